@@ -1,0 +1,105 @@
+# weft — build, test, run. `make help` lists the targets.
+#
+# Every user-facing target first checks the Debian packages it needs and
+# installs the missing ones (apt-get when root; otherwise it prints the
+# exact `sudo apt-get install` line and stops).
+
+BUILD    ?= build
+CC       ?= cc
+SAN      ?=
+OPT      ?= -O2
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS   ?=
+CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -g $(OPT) $(WARN) -MMD -MP
+ifneq ($(SAN),)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+# Evaluated when used, so packages installed by `deps` are seen.
+LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
+LUA_LIBS   = $(shell pkg-config --libs lua5.4)
+CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
+
+HOST_SRC     := $(wildcard host/*.c)
+BINDINGS_SRC := $(filter-out bindings/main.c,$(wildcard bindings/*.c))
+HOST_OBJ     := $(HOST_SRC:%.c=$(BUILD)/%.o)
+BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o)
+CTEST_SRC    := $(wildcard tests/test_*.c)
+CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+# Packages: pkg-config name or command -> Debian package.
+CORE_PKGS := pkg-config liblua5.4-dev libcmocka-dev
+
+.PHONY: all weft deps test test-c test-lua run asan bench fuzz clean help
+
+all: deps
+	@$(MAKE) --no-print-directory weft
+
+help:
+	@echo "make            build build/weft (and build/libweft.a)"
+	@echo "make run        build and start the sample scene (real time)"
+	@echo "make test       build and run every test: C unit tests, then script tests"
+	@echo "make asan       the whole test suite under AddressSanitizer + UBSan"
+	@echo "make bench      build and run the benchmarks, print the figures"
+	@echo "make clean      remove build outputs"
+
+# ---- dependencies ----
+
+deps:
+	@missing=""; \
+	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
+	pkg-config --exists lua5.4 2>/dev/null || missing="$$missing liblua5.4-dev"; \
+	pkg-config --exists cmocka 2>/dev/null || missing="$$missing libcmocka-dev"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing packages; run:"; echo "  sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+# ---- build ----
+
+weft: $(BUILD)/weft $(BUILD)/libweft.a
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -c $< -o $@
+
+$(BUILD)/libweft.a: $(HOST_OBJ) $(BINDINGS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/weft: $(BUILD)/bindings/main.o $(BUILD)/libweft.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) $(CMOCKA_LIBS) -lm -lpthread
+
+# ---- tests ----
+
+test: deps
+	@$(MAKE) --no-print-directory test-c test-lua
+
+test-c: $(CTEST_BIN)
+	@set -e; for t in $(CTEST_BIN); do echo "== $$t"; $$t; done
+
+test-lua: $(BUILD)/weft
+	@echo "== weft test tests/lua scripts"
+	@$(BUILD)/weft test tests/lua scripts
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua
+
+# ---- run ----
+
+run: all
+	$(BUILD)/weft run scripts/sample.lua --realtime
+
+clean:
+	rm -rf build build-asan build-bench
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

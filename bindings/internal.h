@@ -1,0 +1,141 @@
+/* Shared internals of the Lua bindings: the state, per-task data, and the
+   delivery of values to waiting tasks. Not for embedders. */
+#ifndef WEFT_INTERNAL_H
+#define WEFT_INTERNAL_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "weft.h"
+
+#define WEFT_TASK_MT "weft.task"
+#define WEFT_GROUP_MT "weft.group"
+#define WEFT_PRELUDE_CHUNK "=[weft]"
+
+/* Per-task data kept by the scheduler beside each task. */
+typedef struct ltask {
+  lua_State *co;      /* the task's thread; NULL for C tasks */
+  /* C tasks (combinators): called for each completion delivered. */
+  void (*deliver)(weft_state *W, weft_id self, lua_State *from, int idx, int n, int slot,
+                  int failed);
+  int ref;            /* C tasks: registry ref of their own Lua data */
+  uint32_t site;      /* spawn-site chain (sites.c), 0: unknown */
+  int base;           /* stack index on co where delivered values start */
+  int nargs;          /* arguments for the first resume */
+  uint16_t overruns;  /* consecutive preempted resumes */
+  uint8_t started;    /* resumed at least once */
+  uint8_t single;     /* the current wait returns every value of slot 0 */
+  uint8_t preempted;  /* the last resume was stopped by the budget */
+  uint8_t killed;     /* over budget too long: every hook raises */
+  uint8_t raise;      /* the wait ended by a failure: raise the value on top */
+} ltask;
+
+/* A task handle: one userdata per task, created with the task. User
+   value 1 is the thread while the task lives, then its results (one value,
+   or a table with n) or its error; user value 2 is its name. */
+typedef struct thandle {
+  weft_id id;
+  uint8_t final;      /* 0 while live, else WEFT_TASK_DONE/FAILED/CANCELLED */
+  uint8_t packed;     /* results are a table {n=..., ...} */
+  uint32_t site;      /* spawn site chain, kept for reports */
+} thandle;
+
+typedef struct ghandle {
+  weft_id id;
+} ghandle;
+
+struct weft_state {
+  lua_State *L;
+  weft_sched *S;
+  weft_desc desc;
+  char *root;            /* scripts root, owned */
+  size_t mem, mem_limit, mem_peak;
+  int alloc_failing;     /* the next allocations fail (tests) */
+  int ref_api;           /* the shared script API table */
+  int ref_tasks;         /* [index + 1] = handle of each live task */
+  int ref_groups;        /* weak: [index + 1] = handle of a group */
+  int ref_on_error;      /* weft.on_error handler or LUA_NOREF */
+  int ref_cancelled;     /* the cancellation error value */
+  int ref_kept;          /* handles of tasks started from C */
+  int ref_modules;       /* loaded modules by name */
+  int ref_env_mt;        /* metatable of script environments */
+  int in_report;         /* reporting an error: allocation headroom */
+  weft_id cur;           /* running task, 0 outside tasks */
+  lua_State *curL;       /* its thread, or L */
+  uint32_t errors;       /* reports made */
+  struct sites *sites;
+  char errbuf[512];
+};
+
+/* The state from any thread (it is the allocator's user data). */
+static inline weft_state *weft_get(lua_State *L) {
+  void *ud;
+  lua_getallocf(L, &ud);
+  return (weft_state *)ud;
+}
+
+/* The task a thread belongs to, 0 for the main thread and plain
+   coroutines. */
+static inline weft_id weft_thread_task(lua_State *L) {
+  return *(weft_id *)lua_getextraspace(L);
+}
+
+/* Something a task can wait on: a userdata whose metatable has __wait. */
+typedef struct weft_waitable {
+  /* Checks the object at L[idx]. Returns 1 when it is already done, with
+     its values pushed (just the first when `one`), -1 when it already
+     failed, with the error pushed, or 0 with *list set to its waiters. */
+  int (*poll)(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list);
+  const char *what; /* for introspection: "task", "future", ... */
+} weft_waitable;
+
+static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
+  lua_pushliteral(L, "__wait");
+  lua_rawget(L, -2);
+  const weft_waitable *w = (const weft_waitable *)lua_touserdata(L, -1);
+  lua_pop(L, 2);
+  return w;
+}
+
+/* task.c */
+int weft_l_wait(lua_State *L);
+int weft_l_traceback_handler(lua_State *L);
+void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed);
+void weft_complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed);
+void weft_open_tasks(weft_state *W, lua_State *L);
+/* Gives a waiter the values from[idx .. idx+n-1] (or the error at idx when
+   failed) for its slot, then completes the record. */
+void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed);
+/* Creates a task running the callable at L[fidx] with the nargs values
+   above it, in group g (0: the spawner's), as a child of parent (0: none).
+   Pushes the handle; raises a Lua error on failure. */
+weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                      weft_id parent, int site_level);
+/* Runs a NEW task at once, up to its first wait. */
+void weft_run_now(weft_state *W, weft_id task);
+/* Pushes the handle of a live task (or nil). */
+void weft_push_task(weft_state *W, lua_State *L, weft_id task);
+void weft_push_group(weft_state *W, lua_State *L, weft_id g);
+/* Reports an error value at L[idx] for task (0: none) with a traceback
+   string at L[tidx] (0: none). */
+void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace);
+/* A printable form of any error value; never raises. Pushes it. */
+const char *weft_tostring(lua_State *L, int idx);
+
+/* state.c */
+int weft_load_script(weft_state *W, lua_State *L, const char *path);
+const char *weft_module_path(weft_state *W, lua_State *L, const char *name);
+
+/* sites.c: interned spawn-site chains. */
+struct sites *weft_sites_new(weft_state *W);
+void weft_sites_free(weft_state *W, struct sites *st);
+/* The chain for a spawn at (src, line) below parent chain. */
+uint32_t weft_site_intern(struct sites *st, const char *src, int line, uint32_t parent);
+const char *weft_site_where(struct sites *st, uint32_t site);
+uint32_t weft_site_parent(struct sites *st, uint32_t site);
+
+/* prelude.c */
+extern const char weft_prelude[];
+
+#endif

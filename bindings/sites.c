@@ -1,0 +1,106 @@
+/* Interned spawn-site chains: "spawned at file:line" for a task and each
+   ancestor, stored once per distinct chain so a task carries one integer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_SITES 65536u /* distinct chains; more collapse to "?" */
+#define MAX_DEPTH 16     /* ancestors remembered per chain */
+
+typedef struct site {
+  char *where;     /* "file:line", owned */
+  uint32_t parent; /* chain above, 0: none */
+  uint32_t hash;
+  uint16_t depth;
+} site;
+
+struct sites {
+  weft_state *W;
+  site *v;         /* [1 .. n]; 0 is "unknown" */
+  uint32_t n, cap;
+  uint32_t *slots; /* open addressing: site index, 0 empty */
+  uint32_t nslots;
+};
+
+struct sites *weft_sites_new(weft_state *W) {
+  struct sites *st = calloc(1, sizeof *st);
+  if (st) st->W = W;
+  return st;
+}
+
+void weft_sites_free(weft_state *W, struct sites *st) {
+  (void)W;
+  if (!st) return;
+  for (uint32_t i = 1; i <= st->n; i++) free(st->v[i].where);
+  free(st->v);
+  free(st->slots);
+  free(st);
+}
+
+static uint32_t hash_of(const char *src, int line, uint32_t parent) {
+  uint32_t h = 2166136261u ^ (uint32_t)line * 16777619u ^ parent * 2654435761u;
+  for (const unsigned char *p = (const unsigned char *)src; *p; p++) h = (h ^ *p) * 16777619u;
+  return h ? h : 1;
+}
+
+static int rehash(struct sites *st) {
+  uint32_t n = st->nslots ? st->nslots * 2 : 256;
+  uint32_t *s = calloc(n, sizeof *s);
+  if (!s) return 0;
+  for (uint32_t i = 1; i <= st->n; i++) {
+    uint32_t j = st->v[i].hash & (n - 1);
+    while (s[j]) j = (j + 1) & (n - 1);
+    s[j] = i;
+  }
+  free(st->slots);
+  st->slots = s;
+  st->nslots = n;
+  return 1;
+}
+
+static int same(const site *x, const char *src, int line, uint32_t parent) {
+  if (x->parent != parent) return 0;
+  size_t n = strlen(src);
+  return strncmp(x->where, src, n) == 0 && x->where[n] == ':' && atoi(x->where + n + 1) == line;
+}
+
+uint32_t weft_site_intern(struct sites *st, const char *src, int line, uint32_t parent) {
+  if (!st) return 0;
+  if (parent && st->v[parent].depth >= MAX_DEPTH) parent = st->v[parent].parent;
+  uint32_t h = hash_of(src, line, parent);
+  if (st->nslots) {
+    for (uint32_t j = h & (st->nslots - 1); st->slots[j]; j = (j + 1) & (st->nslots - 1)) {
+      site *x = &st->v[st->slots[j]];
+      if (x->hash == h && same(x, src, line, parent)) return st->slots[j];
+    }
+  }
+  if (st->n + 1 >= MAX_SITES) return 0;
+  if ((st->n + 1) * 2 >= st->nslots && !rehash(st)) return 0;
+  if (st->n + 1 >= st->cap) {
+    uint32_t nc = st->cap ? st->cap * 2 : 64;
+    site *v = realloc(st->v, nc * sizeof *v);
+    if (!v) return 0;
+    st->v = v;
+    st->cap = nc;
+  }
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s:%d", src, line);
+  char *w = strdup(buf);
+  if (!w) return 0;
+  uint32_t i = ++st->n;
+  st->v[i] = (site){w, parent, h, (uint16_t)(parent ? st->v[parent].depth + 1 : 1)};
+  uint32_t j = h & (st->nslots - 1);
+  while (st->slots[j]) j = (j + 1) & (st->nslots - 1);
+  st->slots[j] = i;
+  return i;
+}
+
+const char *weft_site_where(struct sites *st, uint32_t s) {
+  return (st && s && s <= st->n) ? st->v[s].where : "?";
+}
+
+uint32_t weft_site_parent(struct sites *st, uint32_t s) {
+  return (st && s && s <= st->n) ? st->v[s].parent : 0;
+}

@@ -1,0 +1,471 @@
+/* The weft state: Lua with a counting allocator, the sandboxed script
+   environment, the module loader, and the frame entry point. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lualib.h>
+
+#include "internal.h"
+
+#define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
+
+/* The Lua allocator: counts bytes and refuses growth past the limit, so a
+   script that hoards memory fails with "not enough memory" instead of
+   taking the process down. */
+static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  weft_state *W = ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    free(ptr);
+    W->mem -= old;
+    return NULL;
+  }
+  if (nsize > old) {
+    size_t limit = W->mem_limit + (W->in_report ? HEADROOM : 0);
+    if (W->alloc_failing || W->mem - old + nsize > limit) return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (!p) return NULL;
+  W->mem = W->mem - old + nsize;
+  if (W->mem > W->mem_peak) W->mem_peak = W->mem;
+  return p;
+}
+
+static void default_log(const char *line) {
+  fputs(line, stdout);
+  fputc('\n', stdout);
+  fflush(stdout);
+}
+
+static int l_print(lua_State *L) {
+  weft_state *W = weft_get(L);
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    size_t len;
+    const char *s = luaL_tolstring(L, i, &len);
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_addvalue(&b);
+    (void)s;
+  }
+  luaL_pushresult(&b);
+  if (W->desc.log) W->desc.log(W->desc.user, lua_tostring(L, -1));
+  else default_log(lua_tostring(L, -1));
+  return 0;
+}
+
+/* ---- environments ---- */
+
+/* Pushes a fresh environment: a table whose missing keys come from the
+   shared script API. Writes stay in it. */
+static void new_env(weft_state *W, lua_State *L) {
+  lua_createtable(L, 0, 2);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_env_mt);
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -2, "_G");
+}
+
+/* Text-only load; the environment defaults to a fresh script environment. */
+static int l_load(lua_State *L) {
+  weft_state *W = weft_get(L);
+  size_t len;
+  const char *s = lua_tolstring(L, 1, &len);
+  const char *name = luaL_optstring(L, 2, s ? s : "=(load)");
+  const char *mode = luaL_optstring(L, 3, "t");
+  if (strchr(mode, 'b')) return luaL_argerror(L, 3, "binary chunks are not allowed");
+  int has_env = !lua_isnone(L, 4);
+  int st;
+  if (!s) return luaL_argerror(L, 1, "string expected (loading from a function is not supported)");
+  st = luaL_loadbufferx(L, s, len, name, "t");
+  if (st != LUA_OK) {
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  if (has_env) lua_pushvalue(L, 4);
+  else new_env(W, L);
+  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+  return 1;
+}
+
+static int l_collectgarbage(lua_State *L) {
+  static const char *const opts[] = {"count", "step", NULL};
+  int o = luaL_checkoption(L, 1, "count", opts);
+  if (o == 0) {
+    int k = lua_gc(L, LUA_GCCOUNT, 0);
+    int b = lua_gc(L, LUA_GCCOUNTB, 0);
+    lua_pushnumber(L, (lua_Number)k + ((lua_Number)b / 1024));
+    return 1;
+  }
+  lua_pushboolean(L, lua_gc(L, LUA_GCSTEP, (int)luaL_optinteger(L, 2, 0)));
+  return 1;
+}
+
+/* ---- modules ---- */
+
+/* Reads a whole file into a Lua string on the stack; NULL + message on
+   failure. */
+static int push_file(lua_State *L, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    lua_pushfstring(L, "cannot open %s: %s", path, strerror(errno));
+    return 0;
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) luaL_addlstring(&b, buf, n);
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    lua_pushfstring(L, "cannot read %s", path);
+    return 0;
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* Loads path as a chunk named "@path" in a fresh environment (pushed
+   below the function). Returns 0 with the message pushed on failure. */
+int weft_load_script(weft_state *W, lua_State *L, const char *path) {
+  if (!push_file(L, path)) return 0;
+  size_t len;
+  const char *src = lua_tolstring(L, -1, &len);
+  lua_pushfstring(L, "@%s", path);
+  int st = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
+  lua_remove(L, -2); /* chunk name */
+  lua_remove(L, -2); /* source */
+  if (st != LUA_OK) return 0;
+  new_env(W, L);
+  lua_pushvalue(L, -1);
+  lua_setupvalue(L, -3, 1);
+  lua_insert(L, -2); /* env, fn */
+  return 1;
+}
+
+static int valid_module_name(const char *s) {
+  if (!*s || *s == '.') return 0;
+  for (const char *p = s; *p; p++) {
+    if (!(*p == '_' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+          (*p >= 'A' && *p <= 'Z') || *p == '-'))
+      return 0;
+    if (p[0] == '.' && (p[1] == '.' || p[1] == 0)) return 0;
+  }
+  return 1;
+}
+
+/* Pushes the file path of a module name under the scripts root. */
+const char *weft_module_path(weft_state *W, lua_State *L, const char *name) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, W->root);
+  luaL_addchar(&b, '/');
+  for (const char *p = name; *p; p++) luaL_addchar(&b, *p == '.' ? '/' : *p);
+  luaL_addstring(&b, ".lua");
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+/* require(name): modules under the scripts root only, loaded once. */
+static int l_require(lua_State *L) {
+  weft_state *W = weft_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  if (!valid_module_name(name))
+    return luaL_argerror(L, 1, "module names are dotted paths under the scripts root");
+  lua_settop(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_modules); /* 2 */
+  if (lua_getfield(L, 2, name) != LUA_TNIL) {
+    if (lua_touserdata(L, -1) == (void *)&W->ref_modules)
+      return luaL_error(L, "module '%s' requires itself (a require loop)", name);
+    return 1;
+  }
+  lua_pop(L, 1);
+  const char *path = weft_module_path(W, L, name); /* 3 */
+  if (!weft_load_script(W, L, path)) {
+    if (strncmp(lua_tostring(L, -1), "cannot open", 11) == 0)
+      return luaL_error(L, "module '%s' not found (looked for %s)", name, path);
+    return lua_error(L);
+  }
+  /* 4 env, 5 fn */
+  lua_pushlightuserdata(L, (void *)&W->ref_modules); /* marks "loading" */
+  lua_setfield(L, 2, name);
+  lua_pushstring(L, name);
+  int st = lua_pcall(L, 1, 1, 0);
+  if (st != LUA_OK) {
+    lua_pushnil(L);
+    lua_setfield(L, 2, name);
+    return lua_error(L);
+  }
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, 2, name);
+  return 1;
+}
+
+/* ---- building the script environment ---- */
+
+/* Copies the listed fields of the library table at L[lib] into a new
+   table. */
+static void copy_fields(lua_State *L, int lib, const char *const *names) {
+  lua_newtable(L);
+  for (const char *const *n = names; *n; n++) {
+    lua_getfield(L, lib, *n);
+    lua_setfield(L, -2, *n);
+  }
+}
+
+/* Copies a whole library table (shallow). */
+static void copy_lib(lua_State *L, const char *name) {
+  lua_getglobal(L, name);
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, -3)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_remove(L, -2);
+}
+
+static void build_api(weft_state *W, lua_State *L) {
+  lua_newtable(L);
+  int api = lua_gettop(L);
+  static const char *const base[] = {"assert",   "error",  "ipairs",   "next",         "pairs",
+                                     "pcall",    "rawequal", "rawget", "rawlen",       "rawset",
+                                     "select",   "setmetatable", "getmetatable", "tonumber",
+                                     "tostring", "type",   "xpcall",   "_VERSION",     NULL};
+  lua_pushglobaltable(L);
+  for (const char *const *n = base; *n; n++) {
+    lua_getfield(L, -1, *n);
+    lua_setfield(L, api, *n);
+  }
+  lua_pop(L, 1);
+  static const char *const libs[] = {"string", "table", "math", "utf8", "coroutine", NULL};
+  for (const char *const *n = libs; *n; n++) {
+    copy_lib(L, *n);
+    lua_setfield(L, api, *n);
+  }
+  static const char *const osf[] = {"clock", "time", "date", NULL};
+  lua_getglobal(L, "os");
+  copy_fields(L, lua_gettop(L), osf);
+  lua_setfield(L, api, "os");
+  lua_pop(L, 1);
+  static const char *const dbgf[] = {"traceback", NULL};
+  lua_getglobal(L, "debug");
+  copy_fields(L, lua_gettop(L), dbgf);
+  lua_setfield(L, api, "debug");
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {{"print", l_print},
+                                 {"load", l_load},
+                                 {"require", l_require},
+                                 {"collectgarbage", l_collectgarbage},
+                                 {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+  lua_newtable(L);
+  lua_setfield(L, api, "weft");
+  weft_open_tasks(W, L);
+}
+
+static void run_prelude(weft_state *W, lua_State *L) {
+  if (luaL_loadbufferx(L, weft_prelude, strlen(weft_prelude), WEFT_PRELUDE_CHUNK, "t") != LUA_OK ||
+      (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
+       lua_pcall(L, 0, 0, 0) != LUA_OK)) {
+    fprintf(stderr, "weft: prelude failed: %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+}
+
+static int l_cancelled_tostring(lua_State *L) {
+  lua_pushliteral(L, "task cancelled");
+  return 1;
+}
+
+static int open_lua(lua_State *L) {
+  weft_state *W = lua_touserdata(L, 1);
+  luaL_openlibs(L);
+  lua_newtable(L);
+  W->ref_tasks = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  W->ref_groups = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  W->ref_kept = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  W->ref_modules = luaL_ref(L, LUA_REGISTRYINDEX);
+  /* the cancellation error: one table, recognised by identity */
+  lua_newtable(L);
+  lua_createtable(L, 0, 2);
+  lua_pushcfunction(L, l_cancelled_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  W->ref_cancelled = luaL_ref(L, LUA_REGISTRYINDEX);
+  build_api(W, L);
+  lua_pushvalue(L, -1);
+  W->ref_api = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_createtable(L, 0, 2);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "__index");
+  W->ref_env_mt = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pop(L, 1);
+  run_prelude(W, L);
+  return 0;
+}
+
+weft_state *weft_open(const weft_desc *desc) {
+  weft_state *W = calloc(1, sizeof *W);
+  if (!W) return NULL;
+  if (desc) W->desc = *desc;
+  if (!W->desc.memory_limit) W->desc.memory_limit = (size_t)256 << 20;
+  if (!W->desc.instr_budget) W->desc.instr_budget = 1000000;
+  if (!W->desc.max_overruns) W->desc.max_overruns = 3;
+  if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
+  W->root = strdup(W->desc.scripts_root ? W->desc.scripts_root : "scripts");
+  W->desc.scripts_root = W->root;
+  W->mem_limit = W->desc.memory_limit;
+  W->ref_on_error = LUA_NOREF;
+  W->sites = weft_sites_new(W);
+  weft_sched_desc sd = {0};
+  sd.frame_budget = W->desc.frame_budget;
+  sd.max_tasks = W->desc.max_tasks;
+  sd.task_udata_size = sizeof(ltask);
+  sd.timer_done = weft_timer_done;
+  sd.user = W;
+  W->S = weft_sched_create(&sd);
+  W->L = lua_newstate(l_alloc, W);
+  if (!W->root || !W->sites || !W->S || !W->L) {
+    weft_close(W);
+    return NULL;
+  }
+  W->curL = W->L;
+  lua_pushcfunction(W->L, open_lua);
+  lua_pushlightuserdata(W->L, W);
+  if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
+    weft_close(W);
+    return NULL;
+  }
+  return W;
+}
+
+int weft_close(weft_state *W) {
+  if (!W) return 0;
+  int leaked = 0;
+  if (W->S && W->L) {
+    /* Cancel everything while Lua is alive; cleanups may start tasks. */
+    for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
+      weft_group_cancel(W->S, weft_sched_root(W->S));
+  }
+  if (W->L) lua_close(W->L); /* group handles release their groups */
+  W->L = NULL;
+  if (W->S) leaked = weft_sched_destroy(W->S);
+  W->S = NULL;
+  weft_sites_free(W, W->sites);
+  free(W->root);
+  free(W);
+  return leaked;
+}
+
+int weft_step(weft_state *W, double dt) { return weft_sched_step(W->S, dt); }
+lua_State *weft_lua(weft_state *W) { return W->L; }
+weft_sched *weft_sched_of(weft_state *W) { return W->S; }
+size_t weft_memory(const weft_state *W) { return W->mem; }
+uint32_t weft_error_count(const weft_state *W) { return W->errors; }
+
+void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_api); }
+
+/* Protected part of weft_spawn: L[1] function, then args; the last
+   argument slot carries the state. */
+static int l_cspawn(lua_State *L) {
+  weft_state *W = weft_get(L);
+  int n = lua_gettop(L);
+  weft_id id = weft_new_task(W, L, 1, n - 1, 0, 0, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, (lua_Integer)id);
+  lua_pop(L, 2);
+  lua_pushinteger(L, (lua_Integer)id);
+  return 1;
+}
+
+weft_id weft_spawn(weft_state *W, int nargs) {
+  lua_State *L = W->L;
+  lua_pushcfunction(L, l_cspawn);
+  lua_insert(L, -(nargs + 2));
+  if (lua_pcall(L, nargs + 1, 1, 0) != LUA_OK) {
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 0;
+  }
+  weft_id id = (weft_id)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  weft_run_now(W, id);
+  return id;
+}
+
+int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err) {
+  lua_State *L = W->L;
+  *task = 0;
+  if (!weft_load_script(W, L, path)) {
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (err) *err = W->errbuf;
+    return WEFT_EINVAL;
+  }
+  lua_remove(L, -2); /* env */
+  *task = weft_spawn(W, 0);
+  if (!*task) {
+    if (err) *err = W->errbuf;
+    return WEFT_ENOMEM;
+  }
+  return WEFT_OK;
+}
+
+/* Pushes the kept handle of a task started from C, or nil. */
+static thandle *kept(weft_state *W, weft_id id) {
+  lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_kept);
+  lua_rawgeti(W->L, -1, (lua_Integer)id);
+  lua_remove(W->L, -2);
+  return luaL_testudata(W->L, -1, WEFT_TASK_MT);
+}
+
+int weft_task_result(weft_state *W, weft_id id) {
+  thandle *h = kept(W, id);
+  int r = h ? h->final : WEFT_ESTALE;
+  lua_pop(W->L, 1);
+  return r;
+}
+
+const char *weft_task_error(weft_state *W, weft_id id) {
+  thandle *h = kept(W, id);
+  W->errbuf[0] = 0;
+  if (h && (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)) {
+    lua_getiuservalue(W->L, -1, 1);
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(W->L, -1));
+    lua_pop(W->L, 2);
+  }
+  lua_pop(W->L, 1);
+  return W->errbuf;
+}
+
+void weft_release(weft_state *W, weft_id id) {
+  lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_kept);
+  lua_pushnil(W->L);
+  lua_rawseti(W->L, -2, (lua_Integer)id);
+  lua_pop(W->L, 1);
+}
+
+void weft_describe_wait(weft_state *W, weft_id id, char *buf, size_t n) {
+  weft_wait_describe(W->S, id, buf, n);
+}

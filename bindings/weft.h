@@ -1,0 +1,80 @@
+/* weft: the Lua 5.4 face of the host scheduler. Embed it by creating a
+   state, loading scripts as tasks, and calling weft_step once per frame. */
+#ifndef WEFT_H
+#define WEFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "../host/sched.h"
+
+typedef struct weft_state weft_state;
+
+typedef struct weft_desc {
+  const char *scripts_root;  /* directory `require` resolves under; NULL: "scripts" */
+  size_t memory_limit;       /* bytes the Lua state may hold; 0: 256 MB */
+  uint32_t instr_budget;     /* instructions per resume before preemption; 0: 1,000,000 */
+  uint32_t max_overruns;     /* consecutive preempted resumes before a kill; 0: 3 */
+  uint32_t frame_budget;     /* most resumes per frame; 0: 1,000,000,000 */
+  uint32_t max_tasks;        /* most live tasks; 0: 1,000,000 */
+  /* Receives `print` output, one line without its newline. NULL: stdout.
+     The string is valid during the call only. */
+  void (*log)(void *user, const char *line);
+  /* Receives each error report that no weft.on_error handler took: the
+     message and the traceback with spawn sites. NULL: stderr. Strings are
+     valid during the call only. */
+  void (*report)(void *user, const char *msg, const char *trace);
+  void *user;                /* passed to log and report */
+} weft_desc;
+
+/* Creates a state: a Lua state with the script environment, a scheduler
+   and its root group. The desc is copied (its strings too). NULL when out
+   of memory. */
+weft_state *weft_open(const weft_desc *desc);
+/* Cancels every task (their cleanups run), closes Lua, frees everything.
+   Returns 0 when nothing leaked. */
+int weft_close(weft_state *W);
+
+/* One frame (see weft_sched_step), then commit pending hot reloads. */
+int weft_step(weft_state *W, double dt);
+
+/* The Lua state (main thread) and the scheduler, owned by W. C code may
+   use them between frames to register functions or inspect state. */
+lua_State *weft_lua(weft_state *W);
+weft_sched *weft_sched_of(weft_state *W);
+/* The environment table scripts see as globals: add entity verbs here. */
+void weft_push_api(weft_state *W);
+
+/* Loads a Lua file (text only) with chunk name "@path" in its own
+   environment and starts it as a task in the root group, run at once up to
+   its first wait. On success returns WEFT_OK and the task in *task; on a
+   syntax or read error returns WEFT_EINVAL and the message in *err
+   (valid until the next call). */
+int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err);
+/* Starts the function below nargs arguments on top of the Lua stack as a
+   task in the root group (popping them) and runs it at once up to its
+   first wait. Returns the task, or 0 when it could not be created (the
+   message is in weft_task_error(W, 0)). The task's outcome stays readable
+   with weft_task_result until weft_release. */
+weft_id weft_spawn(weft_state *W, int nargs);
+/* Final state of a task started by weft_run_file (or any task whose handle
+   is still referenced): WEFT_TASK_DONE, _FAILED, _CANCELLED, or 0 while
+   it runs. */
+int weft_task_result(weft_state *W, weft_id task);
+
+/* The error message of a failed or cancelled task started from C ("" if
+   none); valid until the next call. */
+const char *weft_task_error(weft_state *W, weft_id task);
+/* Forgets a task started from C. */
+void weft_release(weft_state *W, weft_id task);
+/* Describes what a task waits on, e.g. "sleep 1.25 s left". */
+void weft_describe_wait(weft_state *W, weft_id task, char *buf, size_t n);
+
+/* Bytes held by the Lua state. */
+size_t weft_memory(const weft_state *W);
+/* Number of error reports made since the state opened. */
+uint32_t weft_error_count(const weft_state *W);
+
+#endif

@@ -1,0 +1,84 @@
+/* Slot pools with generation-checked handles. */
+#include "pool.h"
+
+#include <string.h>
+
+void weft_pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
+                    void *alloc_ud) {
+  memset(p, 0, sizeof *p);
+  p->elem_size = (elem_size + 7u) & ~7u;
+  p->limit = limit ? limit : UINT32_MAX / 2;
+  p->alloc = alloc;
+  p->alloc_ud = alloc_ud;
+}
+
+void weft_pool_destroy(weft_pool *p) {
+  for (uint32_t i = 0; i < p->nchunks; i++)
+    p->alloc(p->alloc_ud, p->chunks[i], (size_t)p->elem_size * WEFT_POOL_CHUNK, 0);
+  if (p->chunks) p->alloc(p->alloc_ud, p->chunks, sizeof(void *) * p->cap_chunks, 0);
+  p->chunks = NULL;
+  p->nchunks = p->cap_chunks = 0;
+  p->free_head = 0;
+  p->used = 0;
+}
+
+void *weft_pool_at(const weft_pool *p, uint32_t idx) {
+  char *chunk = p->chunks[idx >> WEFT_POOL_CHUNK_SHIFT];
+  return chunk + (size_t)(idx & (WEFT_POOL_CHUNK - 1)) * p->elem_size;
+}
+
+/* Adds one chunk and threads its slots onto the free list in index order. */
+static int grow(weft_pool *p) {
+  if (p->nchunks == p->cap_chunks) {
+    uint32_t ncap = p->cap_chunks ? p->cap_chunks * 2 : 4;
+    void **nc = p->alloc(p->alloc_ud, p->chunks, sizeof(void *) * p->cap_chunks,
+                         sizeof(void *) * ncap);
+    if (!nc) return 0;
+    p->chunks = nc;
+    p->cap_chunks = ncap;
+  }
+  char *chunk = p->alloc(p->alloc_ud, NULL, 0, (size_t)p->elem_size * WEFT_POOL_CHUNK);
+  if (!chunk) return 0;
+  uint32_t base = p->nchunks * WEFT_POOL_CHUNK;
+  p->chunks[p->nchunks++] = chunk;
+  for (uint32_t i = 0; i < WEFT_POOL_CHUNK; i++) {
+    weft_slot *s = (weft_slot *)(chunk + (size_t)i * p->elem_size);
+    s->gen = 0;
+    s->next_free = (i + 1 < WEFT_POOL_CHUNK) ? base + i + 2 : p->free_head;
+  }
+  p->free_head = base + 1;
+  return 1;
+}
+
+void *weft_pool_alloc(weft_pool *p, weft_id *id) {
+  if (p->used >= p->limit) return NULL;
+  if (!p->free_head && !grow(p)) return NULL;
+  uint32_t idx = p->free_head - 1;
+  weft_slot *s = weft_pool_at(p, idx);
+  p->free_head = s->next_free;
+  uint32_t gen = s->gen + 1;
+  if (gen == UINT32_MAX) gen = 1; /* wraps only after 2^31 reuses of one slot */
+  memset(s, 0, p->elem_size);
+  s->gen = gen;
+  s->next_free = idx;
+  p->used++;
+  *id = WEFT_ID_MAKE(idx, gen);
+  return s;
+}
+
+void weft_pool_free(weft_pool *p, weft_id id) {
+  weft_slot *s = weft_pool_get(p, id);
+  if (!s) return;
+  s->gen++;
+  s->next_free = p->free_head;
+  p->free_head = WEFT_ID_INDEX(id) + 1;
+  p->used--;
+}
+
+void *weft_pool_get(const weft_pool *p, weft_id id) {
+  uint32_t idx = WEFT_ID_INDEX(id);
+  if (idx >= weft_pool_capacity(p)) return NULL;
+  weft_slot *s = weft_pool_at(p, idx);
+  return (s->gen == WEFT_ID_GEN(id) && (s->gen & 1u)) ? s : NULL;
+}
+

@@ -1,0 +1,72 @@
+/* Slot pools with generation-checked handles: the storage behind every
+   object weft hands out (tasks, groups, futures, signals, channels). */
+#ifndef WEFT_POOL_H
+#define WEFT_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A handle: slot index in the low 32 bits, generation in the high 32.
+   Generations start at 1, so 0 is never a valid handle. */
+typedef uint64_t weft_id;
+
+#define WEFT_ID_INDEX(id) ((uint32_t)((id) & 0xffffffffu))
+#define WEFT_ID_GEN(id) ((uint32_t)((id) >> 32))
+#define WEFT_ID_MAKE(idx, gen) (((uint64_t)(gen) << 32) | (uint32_t)(idx))
+
+/* The allocator contract is lua_Alloc's: nsize 0 frees, otherwise
+   reallocates (ptr may be NULL) and returns NULL on failure. */
+typedef void *(*weft_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* Slots live in fixed chunks that never move, so a pointer to a live
+   element stays valid until that element is freed. Freed slots are reused
+   last-in first-out; their generation is bumped so old handles go stale. */
+typedef struct weft_pool {
+  void **chunks;        /* chunk pointers; each holds WEFT_POOL_CHUNK slots */
+  uint32_t nchunks;     /* chunks allocated */
+  uint32_t cap_chunks;  /* capacity of the chunks array */
+  uint32_t elem_size;   /* bytes per element, header included */
+  uint32_t free_head;   /* first free slot index + 1, 0 if none */
+  uint32_t used;        /* live slots */
+  uint32_t limit;       /* maximum live slots */
+  weft_alloc_fn alloc;
+  void *alloc_ud;
+} weft_pool;
+
+#define WEFT_POOL_CHUNK_SHIFT 9
+#define WEFT_POOL_CHUNK (1u << WEFT_POOL_CHUNK_SHIFT)
+
+/* Every pooled element starts with this header. */
+typedef struct weft_slot {
+  uint32_t gen;       /* generation; odd while live, even while free */
+  uint32_t next_free; /* while free: next free slot index + 1; while live: own index */
+} weft_slot;
+
+void weft_pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
+                    void *alloc_ud);
+/* Frees every chunk. Live elements are dropped without notice. */
+void weft_pool_destroy(weft_pool *p);
+/* Takes a slot; returns it zeroed past the header and its handle in *id.
+   Returns NULL when out of memory or at the limit (see weft_pool_full). */
+void *weft_pool_alloc(weft_pool *p, weft_id *id);
+/* Gives the slot back; the handle and every copy of it go stale. */
+void weft_pool_free(weft_pool *p, weft_id id);
+/* The live element for a handle, or NULL when it is stale or invalid. */
+void *weft_pool_get(const weft_pool *p, weft_id id);
+/* The element at slot index (live or not); idx must be below the capacity. */
+void *weft_pool_at(const weft_pool *p, uint32_t idx);
+/* The handle of a live element. */
+static inline weft_id weft_pool_id(const void *elem) {
+  const weft_slot *s = (const weft_slot *)elem;
+  return WEFT_ID_MAKE(s->next_free, s->gen);
+}
+static inline int weft_pool_full(const weft_pool *p) { return p->used >= p->limit; }
+/* Slots ever allocated (indices below this may be live). */
+static inline uint32_t weft_pool_capacity(const weft_pool *p) {
+  return p->nchunks * WEFT_POOL_CHUNK;
+}
+static inline int weft_slot_live(const void *elem) {
+  return (((const weft_slot *)elem)->gen & 1u) != 0;
+}
+
+#endif

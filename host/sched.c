@@ -1,0 +1,981 @@
+/* The frame-stepped scheduler: clocks, tasks, groups, timers, wait records. */
+#include "sched.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAKE_EPSILON 1e-9
+#define NONE 0u /* "no index" in index + 1 links */
+
+/* One entry of a timer heap; ordered by (due, seq) so equal deadlines keep
+   the order they went to sleep. The rec is copied in so comparisons never
+   touch the record. */
+typedef struct hent {
+  double due;
+  uint64_t seq;
+  uint32_t rec; /* record index + 1 */
+} hent;
+
+/* A clock and its timer heap (binary min-heap). */
+typedef struct tclock {
+  double now;
+  hent *v;
+  uint32_t n, cap;
+} tclock;
+
+enum { REC_TIMER = 1, REC_FOREVER, REC_LIST, REC_DONE };
+
+typedef struct rec {
+  weft_slot h;
+  uint32_t task;    /* waiter index */
+  uint32_t tnext;   /* next record of the same wait, index + 1 */
+  uint32_t next;    /* REC_LIST: next in list; REC_TIMER: heap position */
+  uint32_t prev;    /* REC_LIST: previous in list */
+  union {
+    weft_wlist *list; /* REC_LIST */
+    tclock *clock;    /* REC_TIMER */
+  } u;
+  double start;     /* clock reading when the wait began (timers) */
+  uint32_t slot;
+  uint8_t kind;
+} rec;
+
+typedef struct task {
+  weft_slot h;
+  const weft_task_class *cls;
+  uint8_t state;
+  uint8_t mode;      /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
+  uint8_t failed;    /* the last wait ended by a failure */
+  uint8_t doomed;    /* a cancel waits for this task to stop running */
+  uint32_t pending;  /* records of the current wait not yet completed */
+  uint32_t recs;     /* first record of the current wait, index + 1 */
+  uint32_t nrecs;    /* records in the current wait */
+  uint32_t group;    /* group index */
+  uint32_t parent;   /* parent task index + 1 */
+  uint32_t child_head, child_tail, sib_next, sib_prev; /* index + 1 */
+  uint32_t gnext, gprev; /* in the group's task list, index + 1 */
+  uint32_t born;     /* creation sequence (wraps) */
+  uint32_t resumes;
+  weft_wlist waiters;
+} task;
+
+typedef struct group {
+  weft_slot h;
+  uint32_t parent;               /* index + 1 */
+  uint32_t child_head, child_tail, sib_next, sib_prev;
+  uint32_t all_next, all_prev;   /* in the scheduler's list of groups */
+  uint32_t task_head, task_tail; /* index + 1 */
+  uint32_t ntasks;
+  uint32_t refs;
+  uint8_t paused;                /* paused itself */
+  uint8_t held;                  /* paused itself or through an ancestor */
+  double scale;
+  double eff;                    /* effective scale this frame */
+  tclock clock;
+} group;
+
+typedef struct idvec {
+  weft_id *v;
+  uint32_t n, cap;
+} idvec;
+
+struct weft_sched {
+  weft_sched_desc desc;
+  weft_pool tasks, recs, groups;
+  tclock real;
+  uint32_t root;                 /* root group index */
+  uint32_t all_head, all_tail;   /* every group in creation order, index + 1 */
+  uint64_t frame;
+  uint64_t seq;                  /* sleep sequence */
+  uint32_t born;                 /* task creation sequence */
+  uint32_t budget;
+  /* ready queue: a ring of task ids */
+  weft_id *ring;
+  uint32_t rhead, rcount, rcap;
+  idvec parked;                  /* ready tasks of paused groups */
+  idvec stack;                   /* resume stack */
+  idvec deferred;                /* cancels waiting for running tasks */
+  tclock **due;                  /* scratch: clocks with due timers */
+  uint32_t ndue, capdue;
+  size_t extra_bytes;            /* heaps, queues and vectors */
+  uint32_t lost;                 /* wakes dropped for lack of memory */
+};
+
+static const char *const errmsg[] = {
+#define WEFT_MSG(name, code, msg) msg,
+    WEFT_ERRORS(WEFT_MSG)
+#undef WEFT_MSG
+};
+
+const char *weft_strerror(int code) {
+  if (code > 0 || -code >= (int)(sizeof errmsg / sizeof errmsg[0])) return "unknown error";
+  return errmsg[-code];
+}
+
+static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
+
+/* Grows an array geometrically; returns 0 when out of memory. */
+static int grow_array(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_t need) {
+  if (need <= *cap) return 1;
+  uint32_t ncap = *cap ? *cap : 16;
+  while (ncap < need) ncap *= 2;
+  void *nv = s->desc.alloc(s->desc.alloc_ud, *v, elem * *cap, elem * ncap);
+  if (!nv) return 0;
+  s->extra_bytes += elem * (ncap - *cap);
+  *v = nv;
+  *cap = ncap;
+  return 1;
+}
+
+static void free_array(weft_sched *s, void *v, uint32_t cap, size_t elem) {
+  if (v) s->desc.alloc(s->desc.alloc_ud, v, elem * cap, 0);
+  s->extra_bytes -= elem * cap;
+}
+
+static int idvec_push(weft_sched *s, idvec *q, weft_id id) {
+  if (!grow_array(s, (void **)&q->v, &q->cap, sizeof(weft_id), q->n + 1)) return 0;
+  q->v[q->n++] = id;
+  return 1;
+}
+
+static inline task *T(const weft_sched *s, uint32_t idx) { return weft_pool_at(&s->tasks, idx); }
+static inline rec *R(const weft_sched *s, uint32_t r) { return weft_pool_at(&s->recs, r - 1); }
+static inline group *G(const weft_sched *s, uint32_t idx) { return weft_pool_at(&s->groups, idx); }
+static inline uint32_t tidx(const task *t) { return t->h.next_free; }
+static inline uint32_t gidx(const group *g) { return g->h.next_free; }
+static inline task *tget(const weft_sched *s, weft_id id) { return weft_pool_get(&s->tasks, id); }
+static inline group *gget(const weft_sched *s, weft_id id) {
+  if (id == 0) return G(s, s->root);
+  return weft_pool_get(&s->groups, id);
+}
+static inline void *udata_of(task *t) { return (char *)t + sizeof(task); }
+
+/* ---- timer heaps ---- */
+
+static inline int hless(const hent *a, const hent *b) {
+  return a->due < b->due || (a->due == b->due && a->seq < b->seq);
+}
+
+static void hset(weft_sched *s, tclock *c, uint32_t i, hent e) {
+  c->v[i] = e;
+  R(s, e.rec)->next = i;
+}
+
+static void sift_up(weft_sched *s, tclock *c, uint32_t i) {
+  hent e = c->v[i];
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!hless(&e, &c->v[p])) break;
+    hset(s, c, i, c->v[p]);
+    i = p;
+  }
+  hset(s, c, i, e);
+}
+
+static void sift_down(weft_sched *s, tclock *c, uint32_t i) {
+  hent e = c->v[i];
+  for (;;) {
+    uint32_t l = 2 * i + 1;
+    if (l >= c->n) break;
+    uint32_t m = (l + 1 < c->n && hless(&c->v[l + 1], &c->v[l])) ? l + 1 : l;
+    if (!hless(&c->v[m], &e)) break;
+    hset(s, c, i, c->v[m]);
+    i = m;
+  }
+  hset(s, c, i, e);
+}
+
+static int heap_push(weft_sched *s, tclock *c, double due, uint32_t r) {
+  if (!grow_array(s, (void **)&c->v, &c->cap, sizeof(hent), c->n + 1)) return 0;
+  c->v[c->n] = (hent){due, s->seq++, r};
+  sift_up(s, c, c->n++);
+  return 1;
+}
+
+static void heap_remove(weft_sched *s, tclock *c, uint32_t i) {
+  c->n--;
+  if (i == c->n) return;
+  c->v[i] = c->v[c->n];
+  R(s, c->v[i].rec)->next = i;
+  if (i > 0 && hless(&c->v[i], &c->v[(i - 1) / 2]))
+    sift_up(s, c, i);
+  else
+    sift_down(s, c, i);
+}
+
+static inline int clock_due(const tclock *c) {
+  return c->n > 0 && c->now >= c->v[0].due - WAKE_EPSILON;
+}
+
+/* ---- records ---- */
+
+static void list_unlink(weft_sched *s, rec *r) {
+  weft_wlist *l = r->u.list;
+  if (r->prev) R(s, r->prev)->next = r->next; else l->head = r->next;
+  if (r->next) R(s, r->next)->prev = r->prev; else l->tail = r->prev;
+  r->next = r->prev = NONE;
+}
+
+/* Takes a record out of whatever holds it (list or heap); it stays in its
+   task's chain. */
+static void rec_detach(weft_sched *s, rec *r) {
+  if (r->kind == REC_LIST) list_unlink(s, r);
+  else if (r->kind == REC_TIMER) heap_remove(s, r->u.clock, r->next);
+  r->kind = REC_DONE;
+}
+
+/* Drops every record of the task's wait. */
+static void drop_wait(weft_sched *s, task *t) {
+  uint32_t r = t->recs;
+  while (r) {
+    rec *x = R(s, r);
+    uint32_t next = x->tnext;
+    rec_detach(s, x);
+    weft_pool_free(&s->recs, weft_pool_id(x));
+    r = next;
+  }
+  t->recs = NONE;
+  t->nrecs = t->pending = 0;
+}
+
+static int ready_push(weft_sched *s, weft_id id) {
+  if (s->rcount == s->rcap) {
+    uint32_t ncap = s->rcap ? s->rcap * 2 : 64;
+    weft_id *nr = s->desc.alloc(s->desc.alloc_ud, NULL, 0, sizeof(weft_id) * ncap);
+    if (!nr) return 0;
+    for (uint32_t i = 0; i < s->rcount; i++) nr[i] = s->ring[(s->rhead + i) % s->rcap];
+    free_array(s, s->ring, s->rcap, sizeof(weft_id));
+    s->extra_bytes += sizeof(weft_id) * ncap;
+    s->ring = nr;
+    s->rcap = ncap;
+    s->rhead = 0;
+  }
+  s->ring[(s->rhead + s->rcount++) % s->rcap] = id;
+  return 1;
+}
+
+/* Makes a task ready: its records go, it joins the back of the queue.
+   The queue only grows when more tasks are ready at once than ever before;
+   if that growth fails the task stays suspended and is counted as lost. */
+static void make_ready(weft_sched *s, task *t) {
+  drop_wait(s, t);
+  if (ready_push(s, weft_pool_id(t))) t->state = WEFT_TASK_READY;
+  else s->lost++;
+}
+
+weft_id weft_rec_waiter(const weft_sched *s, weft_rec r) {
+  return weft_pool_id(T(s, R(s, r)->task));
+}
+
+int weft_rec_slot(const weft_sched *s, weft_rec r) { return (int)R(s, r)->slot; }
+
+void weft_rec_complete(weft_sched *s, weft_rec r, int failed) {
+  rec *x = R(s, r);
+  if (x->kind == REC_DONE) return;
+  rec_detach(s, x);
+  task *t = T(s, x->task);
+  if (t->state != WEFT_TASK_WAITING && t->state != WEFT_TASK_RUNNING) return;
+  if (failed) t->failed = 1;
+  if (t->pending) t->pending--;
+  if (failed || t->mode == WEFT_WAIT_FIRST || t->pending == 0) {
+    /* A wait being built (RUNNING) wakes at commit. */
+    if (t->state == WEFT_TASK_WAITING) make_ready(s, t);
+    else t->pending = 0;
+  }
+}
+
+uint32_t weft_wlist_count(const weft_sched *s, const weft_wlist *l) {
+  uint32_t n = 0;
+  for (uint32_t r = l->head; r; r = R(s, r)->next) n++;
+  return n;
+}
+
+/* ---- scheduler ---- */
+
+static int group_new(weft_sched *s, group *parent, weft_id *out);
+
+weft_sched *weft_sched_create(const weft_sched_desc *desc) {
+  weft_sched_desc d = desc ? *desc : (weft_sched_desc){0};
+  if (!d.alloc) d.alloc = default_alloc;
+  if (!d.frame_budget) d.frame_budget = 1000000000u;
+  if (!d.max_tasks) d.max_tasks = 1u << 24;
+  weft_sched *s = d.alloc(d.alloc_ud, NULL, 0, sizeof *s);
+  if (!s) return NULL;
+  memset(s, 0, sizeof *s);
+  s->desc = d;
+  s->budget = d.frame_budget;
+  weft_pool_init(&s->tasks, sizeof(task) + d.task_udata_size, d.max_tasks, d.alloc, d.alloc_ud);
+  weft_pool_init(&s->recs, sizeof(rec), 0, d.alloc, d.alloc_ud);
+  weft_pool_init(&s->groups, sizeof(group), 0, d.alloc, d.alloc_ud);
+  weft_id root;
+  if (group_new(s, NULL, &root) != WEFT_OK) {
+    weft_sched_destroy(s);
+    return NULL;
+  }
+  s->root = WEFT_ID_INDEX(root);
+  return s;
+}
+
+static void free_group(weft_sched *s, group *g);
+
+int weft_sched_destroy(weft_sched *s) {
+  if (!s) return 0;
+  /* Cancel every task, oldest group first; cleanups may start new tasks,
+     so repeat until none is left (bounded to stop a script that respawns
+     forever from its cleanup). */
+  for (int round = 0; round < 8 && s->tasks.used > 0; round++) {
+    s->deferred.n = 0;
+    s->stack.n = 0;
+    for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next)
+      weft_group_cancel(s, weft_pool_id(G(s, gi - 1)));
+  }
+  int leaked = (int)s->tasks.used;
+  /* Free groups leaves first: walk the creation list backwards. */
+  while (s->all_tail) {
+    group *g = G(s, s->all_tail - 1);
+    if (gidx(g) != s->root && g->refs) leaked++;
+    free_group(s, g);
+  }
+  free_array(s, s->real.v, s->real.cap, sizeof(hent));
+  free_array(s, s->ring, s->rcap, sizeof(weft_id));
+  free_array(s, s->parked.v, s->parked.cap, sizeof(weft_id));
+  free_array(s, s->stack.v, s->stack.cap, sizeof(weft_id));
+  free_array(s, s->deferred.v, s->deferred.cap, sizeof(weft_id));
+  free_array(s, s->due, s->capdue, sizeof(tclock *));
+  if (s->recs.used) leaked++;
+  weft_pool_destroy(&s->tasks);
+  weft_pool_destroy(&s->recs);
+  weft_pool_destroy(&s->groups);
+  s->desc.alloc(s->desc.alloc_ud, s, sizeof *s, 0);
+  return leaked;
+}
+
+double weft_sched_now(const weft_sched *s) { return G(s, s->root)->clock.now; }
+double weft_sched_realtime(const weft_sched *s) { return s->real.now; }
+uint64_t weft_sched_frame(const weft_sched *s) { return s->frame; }
+void weft_sched_set_frame_budget(weft_sched *s, uint32_t b) { s->budget = b ? b : 1000000000u; }
+uint32_t weft_sched_task_count(const weft_sched *s) { return s->tasks.used; }
+void *weft_sched_user(const weft_sched *s) { return s->desc.user; }
+
+size_t weft_sched_memory(const weft_sched *s) {
+  size_t n = sizeof *s + s->extra_bytes;
+  n += (size_t)s->tasks.nchunks * s->tasks.elem_size * WEFT_POOL_CHUNK;
+  n += (size_t)s->recs.nchunks * s->recs.elem_size * WEFT_POOL_CHUNK;
+  n += (size_t)s->groups.nchunks * s->groups.elem_size * WEFT_POOL_CHUNK;
+  return n;
+}
+
+/* Advances every group clock, parents before children (creation order). */
+static void advance_clocks(weft_sched *s, double dt) {
+  for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next) {
+    group *g = G(s, gi - 1);
+    double pe = g->parent ? G(s, g->parent - 1)->eff : 1.0;
+    g->eff = g->paused ? 0.0 : pe * g->scale;
+    g->clock.now += dt * g->eff;
+  }
+  s->real.now += dt;
+}
+
+/* Pops the earliest timer of a clock and completes its record. */
+static void fire_timer(weft_sched *s, tclock *c) {
+  uint32_t r = c->v[0].rec;
+  rec *x = R(s, r);
+  heap_remove(s, c, 0);
+  x->kind = REC_DONE;
+  task *t = T(s, x->task);
+  if (s->desc.timer_done)
+    s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
+  if (t->pending) t->pending--;
+  if (t->state == WEFT_TASK_WAITING && (t->mode == WEFT_WAIT_FIRST || t->pending == 0))
+    make_ready(s, t);
+}
+
+/* Wakes due timers. Within one clock: (due, seq) order. Across clocks that
+   fall due together: the clock whose next due timer slept first goes first.
+   Cost: O(groups) to find the due clocks, then O(log n) per wake. */
+static void wake_timers(weft_sched *s) {
+  s->ndue = 0;
+  if (clock_due(&s->real)) s->due[s->ndue++] = &s->real;
+  for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next) {
+    group *g = G(s, gi - 1);
+    if (g->held || !clock_due(&g->clock)) continue;
+    if (!grow_array(s, (void **)&s->due, &s->capdue, sizeof(tclock *), s->ndue + 1)) break;
+    s->due[s->ndue++] = &g->clock;
+  }
+  while (s->ndue > 0) {
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < s->ndue; i++)
+      if (s->due[i]->v[0].seq < s->due[best]->v[0].seq) best = i;
+    tclock *c = s->due[best];
+    if (s->ndue == 1) {
+      while (clock_due(c)) fire_timer(s, c);
+    } else {
+      fire_timer(s, c);
+    }
+    if (!clock_due(c)) s->due[best] = s->due[--s->ndue];
+  }
+}
+
+static void run_task(weft_sched *s, task *t) {
+  weft_id id = weft_pool_id(t);
+  weft_task_enter(s, id);
+  t->cls->resume(s, id, udata_of(t));
+  weft_task_leave(s, id);
+  if (s->deferred.n) weft_sched_flush_cancels(s);
+}
+
+void weft_sched_run_ready(weft_sched *s) {
+  uint32_t ran = 0;
+  while (s->rcount > 0 && ran < s->budget) {
+    weft_id id = s->ring[s->rhead];
+    s->rhead = (s->rhead + 1) % s->rcap;
+    s->rcount--;
+    task *t = tget(s, id);
+    if (!t || t->state != WEFT_TASK_READY) continue;
+    if (G(s, t->group)->held) {
+      idvec_push(s, &s->parked, id);
+      continue;
+    }
+    ran++;
+    run_task(s, t);
+  }
+}
+
+int weft_sched_step(weft_sched *s, double dt) {
+  if (!(dt >= 0) || isinf(dt)) return WEFT_EINVAL;
+  s->frame++;
+  advance_clocks(s, dt);
+  wake_timers(s);
+  weft_sched_run_ready(s);
+  return WEFT_OK;
+}
+
+/* ---- tasks ---- */
+
+static void do_cancel(weft_sched *s, task *t);
+
+static void child_unlink(weft_sched *s, task *t) {
+  if (!t->parent) return;
+  task *p = T(s, t->parent - 1);
+  if (t->sib_prev) T(s, t->sib_prev - 1)->sib_next = t->sib_next; else p->child_head = t->sib_next;
+  if (t->sib_next) T(s, t->sib_next - 1)->sib_prev = t->sib_prev; else p->child_tail = t->sib_prev;
+  t->parent = t->sib_next = t->sib_prev = NONE;
+}
+
+static void maybe_free_group(weft_sched *s, group *g) {
+  if (g->refs == 0 && g->ntasks == 0 && g->child_head == NONE && gidx(g) != s->root)
+    free_group(s, g);
+}
+
+static void free_task(weft_sched *s, task *t, int state) {
+  drop_wait(s, t);
+  child_unlink(s, t);
+  /* Children that outlive their parent stay in the group, parentless. */
+  while (t->child_head) {
+    task *c = T(s, t->child_head - 1);
+    t->child_head = c->sib_next;
+    c->parent = c->sib_next = c->sib_prev = NONE;
+  }
+  t->child_tail = NONE;
+  /* A waiter still listed (a task class without a cancel callback) fails. */
+  while (t->waiters.head) weft_rec_complete(s, t->waiters.head, 1);
+  group *g = G(s, t->group);
+  if (t->gprev) T(s, t->gprev - 1)->gnext = t->gnext; else g->task_head = t->gnext;
+  if (t->gnext) T(s, t->gnext - 1)->gprev = t->gprev; else g->task_tail = t->gprev;
+  g->ntasks--;
+  t->state = (uint8_t)state;
+  weft_pool_free(&s->tasks, weft_pool_id(t));
+  maybe_free_group(s, g);
+}
+
+int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task_class *cls,
+                     weft_id *out, void **udata) {
+  group *g = gget(s, gid);
+  if (!g || !cls || !cls->resume) return g ? WEFT_EINVAL : WEFT_ESTALE;
+  task *p = NULL;
+  if (parent) {
+    p = tget(s, parent);
+    if (!p) return WEFT_ESTALE;
+    /* A task being unwound cannot adopt: what it starts is parentless. */
+    if (p->state >= WEFT_TASK_CANCELLING || p->group != gidx(g)) p = NULL;
+  }
+  if (weft_pool_full(&s->tasks)) return WEFT_ELIMIT;
+  weft_id id;
+  task *t = weft_pool_alloc(&s->tasks, &id);
+  if (!t) return WEFT_ENOMEM;
+  uint32_t i = WEFT_ID_INDEX(id);
+  t->cls = cls;
+  t->state = WEFT_TASK_NEW;
+  t->group = gidx(g);
+  t->born = s->born++;
+  t->gprev = g->task_tail;
+  if (g->task_tail) T(s, g->task_tail - 1)->gnext = i + 1; else g->task_head = i + 1;
+  g->task_tail = i + 1;
+  g->ntasks++;
+  if (p) {
+    t->parent = tidx(p) + 1;
+    t->sib_prev = p->child_tail;
+    if (p->child_tail) T(s, p->child_tail - 1)->sib_next = i + 1; else p->child_head = i + 1;
+    p->child_tail = i + 1;
+  }
+  *out = id;
+  if (udata) *udata = udata_of(t);
+  return WEFT_OK;
+}
+
+void *weft_task_udata(const weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return t ? udata_of(t) : NULL;
+}
+
+int weft_task_state(const weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return t ? t->state : WEFT_ESTALE;
+}
+
+weft_id weft_task_group(const weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return t ? weft_pool_id(G(s, t->group)) : 0;
+}
+
+weft_id weft_task_parent(const weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return (t && t->parent) ? weft_pool_id(T(s, t->parent - 1)) : 0;
+}
+
+uint32_t weft_task_resumes(const weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return t ? t->resumes : 0;
+}
+
+void weft_task_enter(weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  if (!t) return;
+  idvec_push(s, &s->stack, id);
+  t->state = WEFT_TASK_RUNNING;
+  t->resumes++;
+}
+
+void weft_task_leave(weft_sched *s, weft_id id) {
+  if (s->stack.n && s->stack.v[s->stack.n - 1] == id) s->stack.n--;
+  task *t = tget(s, id);
+  /* Neither waiting nor finished: suspended until woken or cancelled. */
+  if (t && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
+}
+
+weft_id weft_sched_current(const weft_sched *s) {
+  return s->stack.n ? s->stack.v[s->stack.n - 1] : 0;
+}
+
+int weft_task_wake(weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  if (!t) return WEFT_ESTALE;
+  if (t->state != WEFT_TASK_NEW && t->state != WEFT_TASK_WAITING) return WEFT_ESTATE;
+  make_ready(s, t);
+  return WEFT_OK;
+}
+
+weft_wlist *weft_task_waiters(weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return t ? &t->waiters : NULL;
+}
+
+int weft_task_cancel_children(weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  if (!t) return WEFT_ESTALE;
+  uint8_t st = t->state;
+  t->state = WEFT_TASK_CANCELLING; /* children may not re-attach meanwhile */
+  while (t->child_head) do_cancel(s, T(s, t->child_head - 1));
+  t->state = st;
+  return WEFT_OK;
+}
+
+int weft_task_finish(weft_sched *s, weft_id id, int state) {
+  task *t = tget(s, id);
+  if (!t) return WEFT_ESTALE;
+  if (state != WEFT_TASK_DONE && state != WEFT_TASK_FAILED && state != WEFT_TASK_CANCELLED)
+    return WEFT_EINVAL;
+  if (state != WEFT_TASK_DONE) {
+    t->state = WEFT_TASK_CANCELLING; /* children may not re-attach */
+    while (t->child_head) do_cancel(s, T(s, t->child_head - 1));
+  }
+  free_task(s, t, state);
+  return WEFT_OK;
+}
+
+/* Nonzero when a task on the resume stack is t or below t. */
+static int subtree_busy(const weft_sched *s, const task *t) {
+  uint32_t ti = tidx(t) + 1;
+  for (uint32_t i = 0; i < s->stack.n; i++) {
+    task *r = tget(s, s->stack.v[i]);
+    for (; r; r = r->parent ? T(s, r->parent - 1) : NULL)
+      if (tidx(r) + 1 == ti) return 1;
+  }
+  return 0;
+}
+
+static void do_cancel(weft_sched *s, task *t) {
+  weft_id id = weft_pool_id(t);
+  t->state = WEFT_TASK_CANCELLING;
+  child_unlink(s, t);
+  while (t->child_head) {
+    task *c = T(s, t->child_head - 1);
+    if (c->state >= WEFT_TASK_CANCELLING) child_unlink(s, c);
+    else do_cancel(s, c);
+  }
+  drop_wait(s, t);
+  if (t->cls->cancel) t->cls->cancel(s, id, udata_of(t));
+  t = tget(s, id);
+  if (t) free_task(s, t, WEFT_TASK_CANCELLED);
+}
+
+int weft_task_cancel(weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  if (!t) return WEFT_ESTALE;
+  if (t->state >= WEFT_TASK_CANCELLING) return WEFT_OK;
+  if (subtree_busy(s, t)) {
+    if (!t->doomed) {
+      t->doomed = 1;
+      if (!idvec_push(s, &s->deferred, id)) return WEFT_ENOMEM;
+    }
+    return WEFT_EBUSY;
+  }
+  do_cancel(s, t);
+  return WEFT_OK;
+}
+
+int weft_task_doomed(const weft_sched *s, weft_id id) {
+  for (task *t = tget(s, id); t; t = t->parent ? T(s, t->parent - 1) : NULL)
+    if (t->doomed) return 1;
+  return 0;
+}
+
+void weft_sched_flush_cancels(weft_sched *s) {
+  uint32_t i = 0;
+  while (i < s->deferred.n) {
+    task *t = tget(s, s->deferred.v[i]);
+    if (t && t->state < WEFT_TASK_CANCELLING && subtree_busy(s, t)) {
+      i++;
+      continue;
+    }
+    s->deferred.v[i] = s->deferred.v[--s->deferred.n];
+    if (t && t->state < WEFT_TASK_CANCELLING) {
+      do_cancel(s, t);
+      i = 0; /* the cancel may have changed what is busy or live */
+    }
+  }
+}
+
+void weft_sched_each_task(weft_sched *s, void (*fn)(void *ud, weft_id task), void *ud) {
+  for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next)
+    for (uint32_t ti = G(s, gi - 1)->task_head; ti; ti = T(s, ti - 1)->gnext)
+      fn(ud, weft_pool_id(T(s, ti - 1)));
+}
+
+/* ---- waiting ---- */
+
+int weft_wait_begin(weft_sched *s, weft_id id, int mode) {
+  task *t = tget(s, id);
+  if (!t) return WEFT_ESTALE;
+  if (t->state != WEFT_TASK_RUNNING && t->state != WEFT_TASK_NEW) return WEFT_ESTATE;
+  drop_wait(s, t);
+  t->mode = (uint8_t)(mode == WEFT_WAIT_FIRST ? WEFT_WAIT_FIRST : WEFT_WAIT_ALL);
+  t->failed = 0;
+  t->state = WEFT_TASK_RUNNING;
+  return WEFT_OK;
+}
+
+static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
+  weft_id rid;
+  rec *x = weft_pool_alloc(&s->recs, &rid);
+  if (!x) return NULL;
+  x->task = tidx(t);
+  x->slot = (uint32_t)slot;
+  x->kind = (uint8_t)kind;
+  x->tnext = t->recs;
+  t->recs = WEFT_ID_INDEX(rid) + 1;
+  t->nrecs++;
+  t->pending++;
+  return x;
+}
+
+int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int real) {
+  task *t = tget(s, id);
+  if (!t) return WEFT_ESTALE;
+  if (t->state != WEFT_TASK_RUNNING || isnan(seconds)) return WEFT_EINVAL;
+  tclock *c = real ? &s->real : &G(s, t->group)->clock;
+  rec *x = add_rec(s, t, slot, isinf(seconds) && seconds > 0 ? REC_FOREVER : REC_TIMER);
+  if (!x) return WEFT_ENOMEM;
+  x->start = c->now;
+  x->u.clock = c;
+  if (x->kind == REC_TIMER) {
+    double due = seconds > 0 ? c->now + seconds : c->now;
+    if (!heap_push(s, c, due, t->recs)) {
+      x->kind = REC_DONE;
+      return WEFT_ENOMEM;
+    }
+  }
+  return WEFT_OK;
+}
+
+int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {
+  task *t = tget(s, id);
+  if (!t) return WEFT_ESTALE;
+  if (t->state != WEFT_TASK_RUNNING || !l) return WEFT_EINVAL;
+  rec *x = add_rec(s, t, slot, REC_LIST);
+  if (!x) return WEFT_ENOMEM;
+  uint32_t r = t->recs;
+  x->u.list = l;
+  x->prev = l->tail;
+  x->next = NONE;
+  if (l->tail) R(s, l->tail)->next = r; else l->head = r;
+  l->tail = r;
+  return WEFT_OK;
+}
+
+void weft_wait_commit(weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  if (!t || t->state != WEFT_TASK_RUNNING) return;
+  int satisfied = t->failed || (t->nrecs > 0 && t->pending == 0) ||
+                  (t->mode == WEFT_WAIT_FIRST && t->pending < t->nrecs);
+  t->state = WEFT_TASK_WAITING;
+  if (satisfied) make_ready(s, t);
+}
+
+uint32_t weft_wait_pending(const weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return t ? t->pending : 0;
+}
+
+int weft_wait_failed(const weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return t ? t->failed : 0;
+}
+
+void weft_wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
+  task *t = tget(s, id);
+  buf[0] = 0;
+  if (!t) return;
+  if (t->state == WEFT_TASK_READY) {
+    snprintf(buf, n, "ready");
+    return;
+  }
+  if (t->nrecs == 0) {
+    snprintf(buf, n, t->state == WEFT_TASK_NEW ? "not started" : "suspended");
+    return;
+  }
+  if (t->nrecs == 1) {
+    rec *x = R(s, t->recs);
+    if (x->kind == REC_TIMER) {
+      double left = x->u.clock->v[x->next].due - x->u.clock->now;
+      snprintf(buf, n, "sleep %.2f s left", left > 0 ? left : 0.0);
+      return;
+    }
+    if (x->kind == REC_FOREVER) {
+      snprintf(buf, n, "sleep forever");
+      return;
+    }
+    snprintf(buf, n, "wait");
+    return;
+  }
+  snprintf(buf, n, "%s %u/%u", t->mode == WEFT_WAIT_FIRST ? "first" : "all",
+           t->nrecs - t->pending, t->nrecs);
+}
+
+/* ---- groups ---- */
+
+static int group_new(weft_sched *s, group *parent, weft_id *out) {
+  weft_id id;
+  uint32_t pidx = parent ? gidx(parent) : 0;
+  group *g = weft_pool_alloc(&s->groups, &id);
+  if (!g) return WEFT_ENOMEM;
+  uint32_t i = WEFT_ID_INDEX(id);
+  g->scale = 1.0;
+  g->eff = 1.0;
+  g->refs = 1;
+  if (parent) {
+    parent = G(s, pidx);
+    g->parent = pidx + 1;
+    g->held = parent->held;
+    g->clock.now = parent->clock.now;
+    g->eff = parent->eff;
+    g->sib_prev = parent->child_tail;
+    if (parent->child_tail) G(s, parent->child_tail - 1)->sib_next = i + 1;
+    else parent->child_head = i + 1;
+    parent->child_tail = i + 1;
+  }
+  g->all_prev = s->all_tail;
+  if (s->all_tail) G(s, s->all_tail - 1)->all_next = i + 1; else s->all_head = i + 1;
+  s->all_tail = i + 1;
+  *out = id;
+  return WEFT_OK;
+}
+
+static void free_group(weft_sched *s, group *g) {
+  uint32_t i = gidx(g) + 1;
+  /* Orphaned subgroups (only at destroy) lose their parent link. */
+  while (g->child_head) {
+    group *c = G(s, g->child_head - 1);
+    g->child_head = c->sib_next;
+    c->parent = c->sib_next = c->sib_prev = NONE;
+  }
+  if (g->parent) {
+    group *p = G(s, g->parent - 1);
+    if (g->sib_prev) G(s, g->sib_prev - 1)->sib_next = g->sib_next; else p->child_head = g->sib_next;
+    if (g->sib_next) G(s, g->sib_next - 1)->sib_prev = g->sib_prev; else p->child_tail = g->sib_prev;
+  }
+  if (g->all_prev) G(s, g->all_prev - 1)->all_next = g->all_next; else s->all_head = g->all_next;
+  if (g->all_next) G(s, g->all_next - 1)->all_prev = g->all_prev; else s->all_tail = g->all_prev;
+  (void)i;
+  free_array(s, g->clock.v, g->clock.cap, sizeof(hent));
+  group *p = g->parent ? G(s, g->parent - 1) : NULL;
+  weft_pool_free(&s->groups, weft_pool_id(g));
+  if (p) maybe_free_group(s, p);
+}
+
+int weft_group_create(weft_sched *s, weft_id parent, weft_id *out) {
+  group *p = gget(s, parent);
+  if (!p) return WEFT_ESTALE;
+  return group_new(s, p, out);
+}
+
+weft_id weft_sched_root(const weft_sched *s) { return weft_pool_id(G(s, s->root)); }
+
+void weft_group_release(weft_sched *s, weft_id id) {
+  group *g = weft_pool_get(&s->groups, id);
+  if (!g || g->refs == 0) return;
+  g->refs--;
+  maybe_free_group(s, g);
+}
+
+int weft_group_retain(weft_sched *s, weft_id id) {
+  group *g = weft_pool_get(&s->groups, id);
+  if (!g) return WEFT_ESTALE;
+  g->refs++;
+  return WEFT_OK;
+}
+
+int weft_group_live(const weft_sched *s, weft_id id) {
+  return weft_pool_get(&s->groups, id) != NULL;
+}
+
+weft_id weft_group_parent(const weft_sched *s, weft_id id) {
+  group *g = weft_pool_get(&s->groups, id);
+  return (g && g->parent) ? weft_pool_id(G(s, g->parent - 1)) : 0;
+}
+
+/* Recomputes `held` below g after a pause or resume. O(subgroups). */
+static void update_held(weft_sched *s, group *g) {
+  uint32_t ph = g->parent ? G(s, g->parent - 1)->held : 0;
+  g->held = (uint8_t)(g->paused || ph);
+  for (uint32_t c = g->child_head; c; c = G(s, c - 1)->sib_next) update_held(s, G(s, c - 1));
+}
+
+int weft_group_pause(weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  if (!g) return WEFT_ESTALE;
+  g->paused = 1;
+  update_held(s, g);
+  return WEFT_OK;
+}
+
+int weft_group_resume(weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  if (!g) return WEFT_ESTALE;
+  g->paused = 0;
+  update_held(s, g);
+  /* Requeue parked tasks whose groups run again, in the order parked. */
+  uint32_t keep = 0;
+  for (uint32_t i = 0; i < s->parked.n; i++) {
+    weft_id tid = s->parked.v[i];
+    task *t = tget(s, tid);
+    if (!t || t->state != WEFT_TASK_READY) continue;
+    if (G(s, t->group)->held) s->parked.v[keep++] = tid;
+    else ready_push(s, tid);
+  }
+  s->parked.n = keep;
+  return WEFT_OK;
+}
+
+int weft_group_paused(const weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  return g ? g->held : 0;
+}
+
+int weft_group_set_scale(weft_sched *s, weft_id id, double scale) {
+  group *g = gget(s, id);
+  if (!g) return WEFT_ESTALE;
+  if (!(scale >= 0) || isinf(scale)) return WEFT_EINVAL;
+  g->scale = scale;
+  return WEFT_OK;
+}
+
+double weft_group_scale(const weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  return g ? g->scale : 0.0;
+}
+
+double weft_group_now(const weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  return g ? g->clock.now : 0.0;
+}
+
+int weft_group_cancel(weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  if (!g) return WEFT_ESTALE;
+  g->refs++; /* keep it while cleanups run */
+  uint32_t gi = gidx(g);
+  for (uint32_t c = g->child_head; c;) {
+    group *cg = G(s, c - 1);
+    cg->refs++;
+    weft_group_cancel(s, weft_pool_id(cg));
+    uint32_t next = cg->sib_next;
+    cg->refs--;
+    maybe_free_group(s, cg);
+    c = next;
+    g = G(s, gi);
+  }
+  g = G(s, gi);
+  int busy = 0;
+  if (g->task_tail) {
+    uint32_t limit = T(s, g->task_tail - 1)->born;
+    for (;;) {
+      g = G(s, gi);
+      task *pick = NULL;
+      for (uint32_t ti = g->task_head; ti; ti = T(s, ti - 1)->gnext) {
+        task *t = T(s, ti - 1);
+        if ((int32_t)(t->born - limit) > 0) break;
+        if (t->state >= WEFT_TASK_CANCELLING || t->doomed) continue;
+        pick = t;
+        break;
+      }
+      if (!pick) break;
+      if (weft_task_cancel(s, weft_pool_id(pick)) == WEFT_EBUSY) busy = 1;
+    }
+  }
+  g = G(s, gi);
+  g->refs--;
+  maybe_free_group(s, g);
+  return busy ? WEFT_EBUSY : WEFT_OK;
+}
+
+uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_t n) {
+  group *g = gget(s, id);
+  if (!g) return 0;
+  uint32_t k = 0;
+  for (uint32_t ti = g->task_head; ti; ti = T(s, ti - 1)->gnext) {
+    if (k < n) out[k] = weft_pool_id(T(s, ti - 1));
+    k++;
+  }
+  return k;
+}

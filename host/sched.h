@@ -1,0 +1,235 @@
+/* The frame-stepped scheduler: clocks, tasks, groups, timers and the wait
+   records that connect a waiting task to what it waits on. Plain C11. */
+#ifndef WEFT_SCHED_H
+#define WEFT_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pool.h"
+
+/* Result codes of host calls: 0 is success, the rest are negative. */
+#define WEFT_ERRORS(X)                                                                           \
+  X(OK, 0, "ok")                                                                                 \
+  X(EINVAL, -1, "invalid argument")                                                              \
+  X(ENOMEM, -2, "out of memory")                                                                 \
+  X(ESTALE, -3, "dead handle")                                                                   \
+  X(ELIMIT, -4, "limit reached")                                                                 \
+  X(ESTATE, -5, "not allowed in this state")                                                     \
+  X(EBUSY, -6, "target is running")                                                              \
+  X(ECLOSED, -7, "closed")
+
+enum {
+#define WEFT_ENUM(name, code, msg) WEFT_##name = code,
+  WEFT_ERRORS(WEFT_ENUM)
+#undef WEFT_ENUM
+};
+
+/* The message for a result code (static storage). */
+const char *weft_strerror(int code);
+
+typedef struct weft_sched weft_sched;
+
+/* Task states. A finished task (DONE, FAILED, CANCELLED) is freed at once:
+   its handle goes stale and weft_task_status reports WEFT_ESTALE. */
+typedef enum weft_task_status {
+  WEFT_TASK_NEW = 1,  /* created, never run */
+  WEFT_TASK_READY,    /* woken, queued to run */
+  WEFT_TASK_WAITING,  /* suspended on its wait records */
+  WEFT_TASK_RUNNING,  /* being resumed (possibly resuming a nested task) */
+  WEFT_TASK_CANCELLING, /* its cancel callback is running */
+  WEFT_TASK_DONE,
+  WEFT_TASK_FAILED,
+  WEFT_TASK_CANCELLED
+} weft_task_status;
+
+/* What a task is: two callbacks shared by every task of a kind. */
+typedef struct weft_task_class {
+  /* Runs the task. Called by weft_sched_step (or by whoever resumes it)
+     between weft_task_enter and weft_task_leave. Before returning, the
+     callee either begins a new wait, leaves the task suspended with no
+     records (it then waits for weft_task_wake or cancel), or finishes it. */
+  void (*resume)(weft_sched *s, weft_id task, void *udata);
+  /* Releases what the task holds when it is cancelled. Called after its
+     children were cancelled and its wait records removed, and before it is
+     freed; the task's waiters are still listed so the callee can fail them
+     (weft_task_waiters). May be NULL. */
+  void (*cancel)(weft_sched *s, weft_id task, void *udata);
+} weft_task_class;
+
+/* A list of waiters (wait records) kept inside whatever can be waited on.
+   Oldest waiter first. Zero-initialised means empty. The list must not move
+   while it has records (pooled objects never move). */
+typedef struct weft_wlist {
+  uint32_t head, tail; /* record index + 1, 0 when empty */
+} weft_wlist;
+
+/* A wait record: index + 1 into the scheduler's record pool, 0 for none. */
+typedef uint32_t weft_rec;
+
+enum { WEFT_WAIT_ALL = 0, WEFT_WAIT_FIRST = 1 };
+
+typedef struct weft_sched_desc {
+  weft_alloc_fn alloc;       /* lua_Alloc-style allocator; NULL: realloc/free */
+  void *alloc_ud;            /* passed to alloc */
+  uint32_t frame_budget;     /* most resumes per frame; 0: 1,000,000,000 */
+  uint32_t max_tasks;        /* most live tasks; 0: 1 << 24 */
+  uint32_t task_udata_size;  /* bytes of user data kept with every task; 0: none */
+  /* Delivers a timer's completion to its waiter (slot of its wait, the
+     game or real seconds elapsed since the wait began) just before the
+     record completes. May be NULL. */
+  void (*timer_done)(void *user, weft_id waiter, int slot, double elapsed);
+  void *user;                /* passed to timer_done */
+} weft_sched_desc;
+
+/* Creates a scheduler with a root group. The desc is copied. Returns NULL
+   when out of memory. */
+weft_sched *weft_sched_create(const weft_sched_desc *desc);
+/* Cancels every task (children first, calling cancel callbacks), then frees
+   everything. Returns the number of objects still alive that should not be
+   (groups referenced from outside are released here too); 0 means clean. */
+int weft_sched_destroy(weft_sched *s);
+
+/* One frame, as the design defines it: advance the clocks (game by
+   dt × time scales, real by dt), wake due timers earliest first with ties
+   in sleep order, then resume ready tasks in wake order, including those
+   woken during the pass, until the queue is empty or the frame budget is
+   spent (the rest runs first next frame). Allocates nothing in a steady
+   state. dt must be finite and >= 0 (else WEFT_EINVAL). */
+int weft_sched_step(weft_sched *s, double dt);
+/* Resumes ready tasks until the queue is empty or the budget is spent,
+   without advancing time: used to run work queued before the first step. */
+void weft_sched_run_ready(weft_sched *s);
+
+double weft_sched_now(const weft_sched *s);      /* game time of the root group */
+double weft_sched_realtime(const weft_sched *s); /* unscaled, unpaused time */
+uint64_t weft_sched_frame(const weft_sched *s);  /* 0 before the first step */
+void weft_sched_set_frame_budget(weft_sched *s, uint32_t budget);
+uint32_t weft_sched_task_count(const weft_sched *s);
+/* The user pointer given in the desc. */
+void *weft_sched_user(const weft_sched *s);
+/* Bytes currently held by the scheduler's own pools and queues. */
+size_t weft_sched_memory(const weft_sched *s);
+
+/* ---- tasks ---- */
+
+/* Creates a task in state NEW in group (0: the root group), as a child of
+   parent (0: none; the parent must be live and in the same group). udata
+   (task_udata_size bytes, zeroed) is returned in *udata and stays at that
+   address until the task is freed. Errors: WEFT_ESTALE (dead group or
+   parent), WEFT_ELIMIT (max_tasks), WEFT_ENOMEM. */
+int weft_task_create(weft_sched *s, weft_id group, weft_id parent, const weft_task_class *cls,
+                     weft_id *out, void **udata);
+/* The task's user data, or NULL for a stale handle. */
+void *weft_task_udata(const weft_sched *s, weft_id task);
+/* The task's state, or WEFT_ESTALE once it is finished and freed. */
+int weft_task_state(const weft_sched *s, weft_id task);
+weft_id weft_task_group(const weft_sched *s, weft_id task);
+weft_id weft_task_parent(const weft_sched *s, weft_id task);
+uint32_t weft_task_resumes(const weft_sched *s, weft_id task);
+/* Marks task RUNNING on the resume stack / takes it off again. Resumes
+   nest (a task may resume another); depth is bounded by the caller. */
+void weft_task_enter(weft_sched *s, weft_id task);
+void weft_task_leave(weft_sched *s, weft_id task);
+/* The innermost running task, or 0. */
+weft_id weft_sched_current(const weft_sched *s);
+/* Queues a NEW or suspended task to run in this frame's pass (or the next
+   pass when called outside a step). Its wait records are dropped. */
+int weft_task_wake(weft_sched *s, weft_id task);
+/* Finishes a running task with WEFT_TASK_DONE, _FAILED or _CANCELLED (it
+   ended itself by a cancellation passing through). Its waiters must have
+   been completed by the caller (weft_task_waiters). Unless DONE its
+   children are cancelled, children first; on DONE they live on in the
+   group. The handle goes stale. */
+int weft_task_finish(weft_sched *s, weft_id task, int state);
+/* Cancels the task's children (not the task), children first, in spawn
+   order. Used before a failing task runs its own cleanups. */
+int weft_task_cancel_children(weft_sched *s, weft_id task);
+/* Cancels the task and its descendants, children first in spawn order,
+   each leaving every wait list and its cancel callback run. A finished
+   task: WEFT_ESTALE, nothing happens. When the task or a descendant is on
+   the resume stack it cannot be unwound here: it is marked, WEFT_EBUSY is
+   returned, and the cancel completes at weft_sched_flush_cancels once the
+   running tasks have yielded. */
+int weft_task_cancel(weft_sched *s, weft_id task);
+/* Nonzero when the task or an ancestor awaits a cancel that could not run
+   yet (see weft_task_cancel): the running task should yield at once. */
+int weft_task_doomed(const weft_sched *s, weft_id task);
+/* Runs the cancels that were put off because their targets were running.
+   Called by resume drivers after every resume returns. */
+void weft_sched_flush_cancels(weft_sched *s);
+/* The list of records waiting for this task to finish. */
+weft_wlist *weft_task_waiters(weft_sched *s, weft_id task);
+/* Calls fn for each live task in creation order within each group (groups
+   in creation order). Do not create or free tasks from fn. */
+void weft_sched_each_task(weft_sched *s, void (*fn)(void *ud, weft_id task), void *ud);
+
+/* ---- waiting ---- */
+
+/* Begins a wait for a RUNNING task in mode WEFT_WAIT_ALL (wake when every
+   record completed, or at the first failure) or WEFT_WAIT_FIRST (wake at
+   the first completion). Drops any previous records. */
+int weft_wait_begin(weft_sched *s, weft_id task, int mode);
+/* Adds a sleep of `seconds` on the task's group clock (real = 1: on the
+   real clock). The record completes on the first later frame whose clock
+   reaches start + seconds - 1e-9; seconds <= 0 means the next frame;
+   infinity never completes. */
+int weft_wait_sleep(weft_sched *s, weft_id task, int slot, double seconds, int real);
+/* Adds a record to list, completed by its owner with weft_rec_complete. */
+int weft_wait_on(weft_sched *s, weft_id task, int slot, weft_wlist *list);
+/* Ends adding records: the task becomes WAITING, or READY at once when
+   every record already completed. */
+void weft_wait_commit(weft_sched *s, weft_id task);
+/* Records still pending for a WAITING task. */
+uint32_t weft_wait_pending(const weft_sched *s, weft_id task);
+/* Nonzero when the task's last wait was ended by a failure. */
+int weft_wait_failed(const weft_sched *s, weft_id task);
+/* Describes the task's current wait into buf (e.g. "sleep 1.25 s left",
+   "all 1/2"); returns the slot kind count. Used by introspection. */
+void weft_wait_describe(const weft_sched *s, weft_id task, char *buf, size_t n);
+
+/* The oldest record in list, or 0. */
+static inline weft_rec weft_wlist_head(const weft_wlist *l) { return l->head; }
+static inline int weft_wlist_empty(const weft_wlist *l) { return l->head == 0; }
+/* The waiting task and its slot for a record. */
+weft_id weft_rec_waiter(const weft_sched *s, weft_rec r);
+int weft_rec_slot(const weft_sched *s, weft_rec r);
+/* Completes a record: it leaves its list; its waiter wakes when its wait
+   is satisfied (failed != 0 wakes it at once with the failure flag). */
+void weft_rec_complete(weft_sched *s, weft_rec r, int failed);
+/* Number of records in a list. O(n). */
+uint32_t weft_wlist_count(const weft_sched *s, const weft_wlist *l);
+
+/* ---- groups ---- */
+
+/* Creates a group under parent (0: the root) with one reference held by
+   the caller. Errors: WEFT_ESTALE, WEFT_ENOMEM. */
+int weft_group_create(weft_sched *s, weft_id parent, weft_id *out);
+weft_id weft_sched_root(const weft_sched *s);
+/* Drops the caller's reference. The group is freed once it has no
+   references, tasks or subgroups. */
+void weft_group_release(weft_sched *s, weft_id g);
+/* Adds a reference (for a second owner). */
+int weft_group_retain(weft_sched *s, weft_id g);
+int weft_group_live(const weft_sched *s, weft_id g);
+weft_id weft_group_parent(const weft_sched *s, weft_id g);
+/* Pause stops the group's clock (and its subgroups'); its tasks do not run
+   until resumed. */
+int weft_group_pause(weft_sched *s, weft_id g);
+int weft_group_resume(weft_sched *s, weft_id g);
+int weft_group_paused(const weft_sched *s, weft_id g);
+/* The group's own scale (the root's is the global time scale). Must be
+   finite and >= 0. Sleeps already running follow the new scale. */
+int weft_group_set_scale(weft_sched *s, weft_id g, double scale);
+double weft_group_scale(const weft_sched *s, weft_id g);
+/* The group's clock: game seconds as seen by its tasks. */
+double weft_group_now(const weft_sched *s, weft_id g);
+/* Cancels every task in the group and its subgroups (subgroups first,
+   then tasks oldest first, each with its children). Tasks created by
+   cleanups while this runs are left alone. */
+int weft_group_cancel(weft_sched *s, weft_id g);
+/* Live tasks in the group (not subgroups): fills up to n ids, returns the
+   count. */
+uint32_t weft_group_tasks(const weft_sched *s, weft_id g, weft_id *out, uint32_t n);
+
+#endif
