@@ -6,7 +6,11 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "../host/jobs.h"
+#include "../host/sync.h"
 #include "weft.h"
+
+#define WEFT_MAX_JOB_KINDS 32
 
 #define WEFT_TASK_MT "weft.task"
 #define WEFT_GROUP_MT "weft.group"
@@ -28,6 +32,8 @@ typedef struct ltask {
   uint8_t preempted;  /* the last resume was stopped by the budget */
   uint8_t killed;     /* over budget too long: every hook raises */
   uint8_t raise;      /* the wait ended by a failure: raise the value on top */
+  uint8_t comb;       /* C tasks: which combinator */
+  int chval;          /* a waiting channel sender's value (ref), 0: none */
 } ltask;
 
 /* A task handle: one userdata per task, created with the task. User
@@ -47,6 +53,11 @@ typedef struct ghandle {
 struct weft_state {
   lua_State *L;
   weft_sched *S;
+  weft_sync *Y;
+  weft_jobs *J;          /* started by the first job() */
+  weft_job_kind kinds[WEFT_MAX_JOB_KINDS];
+  int nkinds;
+  char *assets;          /* assets root, owned */
   weft_desc desc;
   char *root;            /* scripts root, owned */
   size_t mem, mem_limit, mem_peak;
@@ -60,6 +71,9 @@ struct weft_state {
   int ref_modules;       /* loaded modules by name */
   int ref_env_mt;        /* metatable of script environments */
   int in_report;         /* reporting an error: allocation headroom */
+  int ref_syncs;         /* weak: handles of futures, signals, channels */
+  int ref_values;        /* values buffered in channels, by ref */
+  int ref_timeout;       /* the weft.TIMEOUT error value */
   weft_id cur;           /* running task, 0 outside tasks */
   lua_State *curL;       /* its thread, or L */
   uint32_t errors;       /* reports made */
@@ -122,6 +136,18 @@ void weft_push_group(weft_state *W, lua_State *L, weft_id g);
 void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace);
 /* A printable form of any error value; never raises. Pushes it. */
 const char *weft_tostring(lua_State *L, int idx);
+
+/* sync.c */
+void weft_open_sync(weft_state *W, lua_State *L);
+/* Pushes a future resolving to {v1, ..., vn} for the list at L[list]. */
+void weft_push_all(weft_state *W, lua_State *L, int list);
+void weft_drop_sender(weft_state *W, lua_State *L, ltask *lt);
+int weft_future_state_of(weft_state *W, weft_id f);
+
+/* jobs.c */
+void weft_open_jobs(weft_state *W, lua_State *L);
+void weft_poll_jobs(weft_state *W);
+void weft_stop_jobs(weft_state *W);
 
 /* state.c */
 int weft_load_script(weft_state *W, lua_State *L, const char *path);

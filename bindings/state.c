@@ -272,6 +272,8 @@ static void build_api(weft_state *W, lua_State *L) {
   lua_newtable(L);
   lua_setfield(L, api, "weft");
   weft_open_tasks(W, L);
+  weft_open_sync(W, L);
+  weft_open_jobs(W, L);
 }
 
 static void run_prelude(weft_state *W, lua_State *L) {
@@ -285,6 +287,11 @@ static void run_prelude(weft_state *W, lua_State *L) {
 
 static int l_cancelled_tostring(lua_State *L) {
   lua_pushliteral(L, "task cancelled");
+  return 1;
+}
+
+static int l_timeout_tostring(lua_State *L) {
+  lua_pushliteral(L, "timed out");
   return 1;
 }
 
@@ -303,6 +310,23 @@ static int open_lua(lua_State *L) {
   W->ref_kept = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   W->ref_modules = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  W->ref_values = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  W->ref_syncs = luaL_ref(L, LUA_REGISTRYINDEX);
+  /* weft.TIMEOUT: one table, recognised by identity */
+  lua_newtable(L);
+  lua_createtable(L, 0, 2);
+  lua_pushcfunction(L, l_timeout_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  W->ref_timeout = luaL_ref(L, LUA_REGISTRYINDEX);
   /* the cancellation error: one table, recognised by identity */
   lua_newtable(L);
   lua_createtable(L, 0, 2);
@@ -334,6 +358,8 @@ weft_state *weft_open(const weft_desc *desc) {
   if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
   W->root = strdup(W->desc.scripts_root ? W->desc.scripts_root : "scripts");
   W->desc.scripts_root = W->root;
+  W->assets = strdup(W->desc.assets_root ? W->desc.assets_root : "assets");
+  W->desc.assets_root = W->assets;
   W->mem_limit = W->desc.memory_limit;
   W->ref_on_error = LUA_NOREF;
   W->sites = weft_sites_new(W);
@@ -344,8 +370,9 @@ weft_state *weft_open(const weft_desc *desc) {
   sd.timer_done = weft_timer_done;
   sd.user = W;
   W->S = weft_sched_create(&sd);
+  W->Y = weft_sync_create(NULL, NULL);
   W->L = lua_newstate(l_alloc, W);
-  if (!W->root || !W->sites || !W->S || !W->L) {
+  if (!W->root || !W->assets || !W->sites || !W->S || !W->Y || !W->L) {
     weft_close(W);
     return NULL;
   }
@@ -367,17 +394,29 @@ int weft_close(weft_state *W) {
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
       weft_group_cancel(W->S, weft_sched_root(W->S));
   }
-  if (W->L) lua_close(W->L); /* group handles release their groups */
+  weft_stop_jobs(W);
+  if (W->L) lua_close(W->L); /* handles release their objects */
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
   W->S = NULL;
+  if (W->Y) leaked += weft_sync_destroy(W->Y);
+  W->Y = NULL;
   weft_sites_free(W, W->sites);
   free(W->root);
+  free(W->assets);
   free(W);
   return leaked;
 }
 
-int weft_step(weft_state *W, double dt) { return weft_sched_step(W->S, dt); }
+/* One frame: clocks move, finished jobs resolve their futures, then due
+   timers wake and tasks run. */
+int weft_step(weft_state *W, double dt) {
+  int rc = weft_sched_advance(W->S, dt);
+  if (rc != WEFT_OK) return rc;
+  weft_poll_jobs(W);
+  weft_sched_run_frame(W->S);
+  return WEFT_OK;
+}
 lua_State *weft_lua(weft_state *W) { return W->L; }
 weft_sched *weft_sched_of(weft_state *W) { return W->S; }
 size_t weft_memory(const weft_state *W) { return W->mem; }

@@ -331,6 +331,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   ltask *lt = ud;
   lua_State *L = W->curL ? W->curL : W->L;
   lua_checkstack(L, 8);
+  weft_drop_sender(W, L, lt);
   if (lt->co) close_thread(W, L, id, lt->co, 0);
   lt = LT(W, id);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
@@ -502,10 +503,13 @@ static int add_element(weft_state *W, lua_State *L, weft_id id, int idx, int slo
     }
     return 0;
   }
+  if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) { /* a nested list waits like all{...} */
+    weft_push_all(W, L, idx);
+    lua_replace(L, idx);
+  }
   const weft_waitable *wt = weft_waitable_of(L, idx);
   if (!wt) {
     weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-    if (t == LUA_TTABLE) luaL_argerror(L, argn, "a list inside a list: wrap it in all{...}");
     return luaL_argerror(L, argn, lua_pushfstring(L, "cannot wait on a %s", luaL_typename(L, idx)));
   }
   weft_wlist *list = NULL;

@@ -9,6 +9,7 @@
 #include <lua.h>
 
 #include "../host/sched.h"
+#include "../host/sync.h"
 
 typedef struct weft_state weft_state;
 
@@ -19,6 +20,8 @@ typedef struct weft_desc {
   uint32_t max_overruns;     /* consecutive preempted resumes before a kill; 0: 3 */
   uint32_t frame_budget;     /* most resumes per frame; 0: 1,000,000,000 */
   uint32_t max_tasks;        /* most live tasks; 0: 1,000,000 */
+  const char *assets_root;   /* directory job("read_file") reads under; NULL: "assets" */
+  uint32_t job_threads;      /* worker threads, started at the first job; 0: one per core */
   /* Receives `print` output, one line without its newline. NULL: stdout.
      The string is valid during the call only. */
   void (*log)(void *user, const char *line);
@@ -71,6 +74,44 @@ const char *weft_task_error(weft_state *W, weft_id task);
 void weft_release(weft_state *W, weft_id task);
 /* Describes what a task waits on, e.g. "sleep 1.25 s left". */
 void weft_describe_wait(weft_state *W, weft_id task, char *buf, size_t n);
+
+/* ---- futures from C ----
+   Every long action a game offers (walk to, say, load) returns a future
+   to the script and completes it from C later. */
+
+/* Creates a pending future owned by C until C completes it: it stays
+   alive even if no script holds it. Returns its id, 0 when out of memory. */
+weft_id weft_future_new(weft_state *W);
+/* Pushes the future's handle onto L (nil once it is gone). */
+void weft_push_future(weft_state *W, lua_State *L, weft_id f);
+/* Completes a future with the nvalues on top of weft_lua(W)'s stack
+   (popped); state is WEFT_FUTURE_RESOLVED, or _FAILED / _CANCELLED with
+   one error value. Waiting tasks wake this frame. Returns WEFT_ESTATE when
+   it was already complete, WEFT_ESTALE for a dead future. Call between
+   frames or from C code called by Lua, never from a worker thread. */
+int weft_future_complete(weft_state *W, weft_id f, int state, int nvalues);
+
+/* ---- jobs ---- */
+
+typedef struct weft_job_kind {
+  const char *name; /* job("name", ...) in scripts; static storage */
+  /* Main thread: turns the Lua arguments L[first .. first+n-1] into job
+     data the callee allocates. May raise a Lua error for bad arguments
+     (before allocating). */
+  void *(*prepare)(lua_State *L, int first, int n, void *user);
+  /* Worker thread: does the work, writing results into data. No Lua. */
+  void (*run)(void *data);
+  /* Main thread: pushes the results and returns how many, or pushes an
+     error value and returns -1. Not called when the future was cancelled. */
+  int (*finish)(lua_State *L, void *data);
+  /* Frees data: after finish, or for a cancelled or dropped job. */
+  void (*free)(void *data);
+  void *user;       /* passed to prepare */
+} weft_job_kind;
+
+/* Registers (or replaces) a job kind; the struct is copied. Built in:
+   "read_file" and "find_path". WEFT_ELIMIT past 32 kinds. */
+int weft_register_job(weft_state *W, const weft_job_kind *kind);
 
 /* Bytes held by the Lua state. */
 size_t weft_memory(const weft_state *W);

@@ -451,13 +451,22 @@ void weft_sched_run_ready(weft_sched *s) {
   }
 }
 
-int weft_sched_step(weft_sched *s, double dt) {
+int weft_sched_advance(weft_sched *s, double dt) {
   if (!(dt >= 0) || isinf(dt)) return WEFT_EINVAL;
   s->frame++;
   advance_clocks(s, dt);
+  return WEFT_OK;
+}
+
+void weft_sched_run_frame(weft_sched *s) {
   wake_timers(s);
   weft_sched_run_ready(s);
-  return WEFT_OK;
+}
+
+int weft_sched_step(weft_sched *s, double dt) {
+  int rc = weft_sched_advance(s, dt);
+  if (rc == WEFT_OK) weft_sched_run_frame(s);
+  return rc;
 }
 
 /* ---- tasks ---- */

@@ -97,6 +97,11 @@ int weft_sched_destroy(weft_sched *s);
    spent (the rest runs first next frame). Allocates nothing in a steady
    state. dt must be finite and >= 0 (else WEFT_EINVAL). */
 int weft_sched_step(weft_sched *s, double dt);
+/* weft_sched_step in two halves, so a host can deliver completions from
+   other sources (finished jobs) after the clocks moved and before timers
+   wake: advance the frame counter and clocks, then wake and run. */
+int weft_sched_advance(weft_sched *s, double dt);
+void weft_sched_run_frame(weft_sched *s);
 /* Resumes ready tasks until the queue is empty or the budget is spent,
    without advancing time: used to run work queued before the first step. */
 void weft_sched_run_ready(weft_sched *s);

@@ -1,0 +1,312 @@
+/* job(kind, ...): work on the worker pool, answered by a future resolved
+   on the main thread. Also the built-in kinds read_file and find_path. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* One submitted job: its kind and the kind's data. */
+typedef struct jrun {
+  const weft_job_kind *kind;
+  void *data;
+} jrun;
+
+static void trampoline(void *p) {
+  jrun *r = p;
+  r->kind->run(r->data);
+}
+
+int weft_register_job(weft_state *W, const weft_job_kind *kind) {
+  if (!kind || !kind->name || !kind->prepare || !kind->run || !kind->finish || !kind->free)
+    return WEFT_EINVAL;
+  for (int i = 0; i < W->nkinds; i++)
+    if (strcmp(W->kinds[i].name, kind->name) == 0) {
+      W->kinds[i] = *kind; /* re-registering replaces */
+      return WEFT_OK;
+    }
+  if (W->nkinds >= WEFT_MAX_JOB_KINDS) return WEFT_ELIMIT;
+  W->kinds[W->nkinds++] = *kind;
+  return WEFT_OK;
+}
+
+static const weft_job_kind *find_kind(weft_state *W, const char *name) {
+  for (int i = 0; i < W->nkinds; i++)
+    if (strcmp(W->kinds[i].name, name) == 0) return &W->kinds[i];
+  return NULL;
+}
+
+static int l_job(lua_State *L) {
+  weft_state *W = weft_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  const weft_job_kind *k = find_kind(W, name);
+  if (!k) return luaL_argerror(L, 1, lua_pushfstring(L, "no job kind '%s'", name));
+  if (!W->J) {
+    W->J = weft_jobs_create((int)W->desc.job_threads);
+    if (!W->J) return luaL_error(L, "cannot start the job threads");
+  }
+  void *data = k->prepare(L, 2, lua_gettop(L) - 1, k->user);
+  weft_id f = weft_future_new(W);
+  jrun *run = malloc(sizeof *run);
+  if (!f || !run || !data) {
+    free(run);
+    if (data) k->free(data);
+    return luaL_error(L, "not enough memory");
+  }
+  run->kind = k;
+  run->data = data;
+  if (weft_jobs_submit(W->J, trampoline, run, f) != 0) {
+    k->free(data);
+    free(run);
+    return luaL_error(L, "not enough memory");
+  }
+  weft_push_future(W, L, f);
+  return 1;
+}
+
+/* Completes one job's future inside a protected call. */
+static int l_job_done(lua_State *L) {
+  weft_state *W = weft_get(L);
+  jrun *r = lua_touserdata(L, 1);
+  weft_id f = (weft_id)lua_tointeger(L, 2);
+  lua_settop(L, 0);
+  int n = r->kind->finish(L, r->data);
+  if (n < 0) weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1);
+  else weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, n);
+  return 0;
+}
+
+static void job_done(void *ud, void *p, uint64_t tag) {
+  weft_state *W = ud;
+  jrun *r = p;
+  /* A cancelled or collected future drops the result. */
+  if (weft_future_state_of(W, tag) == WEFT_FUTURE_PENDING) {
+    lua_State *L = W->L;
+    lua_pushcfunction(L, l_job_done);
+    lua_pushlightuserdata(L, r);
+    lua_pushinteger(L, (lua_Integer)tag);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+      weft_report(W, L, -1, 0, NULL);
+      lua_pop(L, 1);
+    }
+  }
+  r->kind->free(r->data);
+  free(r);
+}
+
+void weft_poll_jobs(weft_state *W) {
+  if (W->J) weft_jobs_poll(W->J, job_done, W);
+}
+
+static void drop_job(void *ud, void *p, uint64_t tag) {
+  (void)ud;
+  (void)tag;
+  jrun *r = p;
+  r->kind->free(r->data);
+  free(r);
+}
+
+void weft_stop_jobs(weft_state *W) {
+  if (W->J) weft_jobs_destroy(W->J, drop_job, W);
+  W->J = NULL;
+}
+
+/* ---- read_file: a file under the assets root ---- */
+
+typedef struct rfile {
+  char *path;
+  char *buf;
+  size_t len;
+  int err;
+} rfile;
+
+static void *rf_prepare(lua_State *L, int first, int n, void *user) {
+  weft_state *W = user;
+  const char *p = n >= 1 ? luaL_checkstring(L, first) : (luaL_argerror(L, 2, "path expected"), "");
+  if (p[0] == '/' || strstr(p, "..") || p[0] == 0)
+    luaL_argerror(L, first, "path must be relative to the assets directory, without '..'");
+  rfile *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  size_t len = strlen(W->assets) + strlen(p) + 2;
+  f->path = malloc(len);
+  if (!f->path) {
+    free(f);
+    return NULL;
+  }
+  snprintf(f->path, len, "%s/%s", W->assets, p);
+  return f;
+}
+
+static void rf_run(void *d) {
+  rfile *f = d;
+  FILE *fp = fopen(f->path, "rb");
+  if (!fp) {
+    f->err = errno;
+    return;
+  }
+  size_t cap = 4096;
+  f->buf = malloc(cap);
+  size_t n;
+  while (f->buf && (n = fread(f->buf + f->len, 1, cap - f->len, fp)) > 0) {
+    f->len += n;
+    if (f->len == cap) {
+      char *nb = realloc(f->buf, cap * 2);
+      if (!nb) {
+        free(f->buf);
+        f->buf = NULL;
+        break;
+      }
+      f->buf = nb;
+      cap *= 2;
+    }
+  }
+  if (!f->buf) f->err = ENOMEM;
+  else if (ferror(fp)) f->err = EIO;
+  fclose(fp);
+}
+
+static int rf_finish(lua_State *L, void *d) {
+  rfile *f = d;
+  if (f->err) {
+    lua_pushfstring(L, "cannot read %s: %s", f->path, strerror(f->err));
+    return -1;
+  }
+  lua_pushlstring(L, f->buf, f->len);
+  return 1;
+}
+
+static void rf_free(void *d) {
+  rfile *f = d;
+  free(f->path);
+  free(f->buf);
+  free(f);
+}
+
+/* ---- find_path: shortest 4-way path on a grid of strings ---- */
+
+typedef struct gpath {
+  int w, h, sx, sy, gx, gy;
+  char *grid; /* w*h, 1 = wall */
+  int *path;  /* cell indices from start to goal */
+  int plen;   /* -1: unreachable */
+} gpath;
+
+static void *fp_prepare(lua_State *L, int first, int n, void *user) {
+  (void)user;
+  (void)n;
+  luaL_checktype(L, first, LUA_TTABLE);
+  int h = (int)lua_rawlen(L, first), w = 0;
+  if (h <= 0 || h > 4096) luaL_argerror(L, first, "rows: a list of 1 to 4096 strings");
+  for (int y = 1; y <= h; y++) {
+    lua_rawgeti(L, first, y);
+    size_t len;
+    if (!lua_isstring(L, -1)) luaL_argerror(L, first, "rows must be strings");
+    lua_tolstring(L, -1, &len);
+    if ((int)len > w) w = (int)len;
+    lua_pop(L, 1);
+  }
+  if (w <= 0 || w > 4096) luaL_argerror(L, first, "rows: 1 to 4096 columns");
+  int c[4];
+  for (int i = 0; i < 4; i++) {
+    lua_Integer v = luaL_checkinteger(L, first + 1 + i);
+    if (v < 1 || v > ((i % 2 == 0) ? w : h)) luaL_argerror(L, first + 1 + i, "outside the grid");
+    c[i] = (int)v - 1;
+  }
+  gpath *g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  g->grid = malloc((size_t)w * (size_t)h);
+  if (!g->grid) {
+    free(g);
+    return NULL;
+  }
+  g->w = w;
+  g->h = h;
+  g->sx = c[0];
+  g->sy = c[1];
+  g->gx = c[2];
+  g->gy = c[3];
+  for (int y = 0; y < h; y++) {
+    lua_rawgeti(L, first, y + 1);
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    for (int x = 0; x < w; x++) g->grid[y * w + x] = (x >= (int)len || s[x] == '#');
+    lua_pop(L, 1);
+  }
+  return g;
+}
+
+static void fp_run(void *d) {
+  gpath *g = d;
+  int n = g->w * g->h, start = g->sy * g->w + g->sx, goal = g->gy * g->w + g->gx;
+  g->plen = -1;
+  if (g->grid[start] || g->grid[goal]) return;
+  int *prev = malloc(sizeof(int) * (size_t)n), *queue = malloc(sizeof(int) * (size_t)n);
+  if (!prev || !queue) {
+    free(prev);
+    free(queue);
+    return;
+  }
+  for (int i = 0; i < n; i++) prev[i] = -2;
+  int qh = 0, qt = 0;
+  queue[qt++] = start;
+  prev[start] = -1;
+  static const int dx[4] = {1, -1, 0, 0}, dy[4] = {0, 0, 1, -1};
+  while (qh < qt && prev[goal] == -2) {
+    int cell = queue[qh++], x = cell % g->w, y = cell / g->w;
+    for (int k = 0; k < 4; k++) {
+      int nx = x + dx[k], ny = y + dy[k];
+      if (nx < 0 || ny < 0 || nx >= g->w || ny >= g->h) continue;
+      int nc = ny * g->w + nx;
+      if (g->grid[nc] || prev[nc] != -2) continue;
+      prev[nc] = cell;
+      queue[qt++] = nc;
+    }
+  }
+  if (prev[goal] != -2) {
+    int len = 0;
+    for (int c = goal; c != -1; c = prev[c]) len++;
+    g->path = malloc(sizeof(int) * (size_t)len);
+    if (g->path) {
+      g->plen = len;
+      int i = len;
+      for (int c = goal; c != -1; c = prev[c]) g->path[--i] = c;
+    }
+  }
+  free(prev);
+  free(queue);
+}
+
+static int fp_finish(lua_State *L, void *d) {
+  gpath *g = d;
+  if (g->plen < 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_createtable(L, g->plen, 0);
+  for (int i = 0; i < g->plen; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, g->path[i] % g->w + 1);
+    lua_setfield(L, -2, "x");
+    lua_pushinteger(L, g->path[i] / g->w + 1);
+    lua_setfield(L, -2, "y");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static void fp_free(void *d) {
+  gpath *g = d;
+  free(g->grid);
+  free(g->path);
+  free(g);
+}
+
+void weft_open_jobs(weft_state *W, lua_State *L) {
+  weft_job_kind rf = {"read_file", rf_prepare, rf_run, rf_finish, rf_free, W};
+  weft_job_kind fp = {"find_path", fp_prepare, fp_run, fp_finish, fp_free, W};
+  weft_register_job(W, &rf);
+  weft_register_job(W, &fp);
+  lua_pushcfunction(L, l_job);
+  lua_setfield(L, -2, "job");
+}

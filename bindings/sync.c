@@ -1,0 +1,1047 @@
+/* Futures, signals, channels and the combinators first/all/timeout as Lua
+   values a task can wait on. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define FUTURE_MT "weft.future"
+#define SIGNAL_MT "weft.signal"
+#define CHANNEL_MT "weft.channel"
+#define CONN_MT "weft.connection"
+
+enum { K_FUTURE = 1, K_SIGNAL = 2, K_CHANNEL = 3 };
+enum { C_FIRST = 1, C_ALL, C_TIMEOUT };
+
+typedef struct shandle {
+  weft_id id;
+  uint8_t kind;
+  uint8_t packed; /* futures: user value 1 is {n=..., ...} */
+  uint8_t firing; /* signals: inside fire, connections are not compacted */
+} shandle;
+
+typedef struct conn {
+  weft_id signal;
+  weft_id group;
+  uint8_t live;
+} conn;
+
+static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
+
+/* ---- handles ---- */
+
+static lua_Integer cache_key(int kind, weft_id id) {
+  return (lua_Integer)WEFT_ID_INDEX(id) * 4 + kind;
+}
+
+/* Creates a handle for a new object and caches it (weakly). */
+static shandle *new_handle(weft_state *W, lua_State *L, const char *mt, int kind, int nuv) {
+  shandle *h = lua_newuserdatauv(L, sizeof *h, nuv);
+  memset(h, 0, sizeof *h);
+  h->kind = (uint8_t)kind;
+  luaL_setmetatable(L, mt);
+  (void)W;
+  return h;
+}
+
+static void cache_handle(weft_state *W, lua_State *L, int idx, shandle *h) {
+  idx = lua_absindex(L, idx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_syncs);
+  lua_pushvalue(L, idx);
+  lua_rawseti(L, -2, cache_key(h->kind, h->id));
+  lua_pop(L, 1);
+}
+
+/* Pushes the cached handle of a live object, or nil. */
+static shandle *push_handle(weft_state *W, lua_State *L, int kind, weft_id id) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_syncs);
+  lua_rawgeti(L, -1, cache_key(kind, id));
+  lua_remove(L, -2);
+  shandle *h = lua_touserdata(L, -1);
+  if (!h || h->id != id || h->kind != kind) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    return NULL;
+  }
+  return h;
+}
+
+static shandle *check_live(lua_State *L, int idx, const char *mt, const char *what) {
+  shandle *h = luaL_checkudata(L, idx, mt);
+  if (!h->id) luaL_argerror(L, idx, lua_pushfstring(L, "dead %s", what));
+  return h;
+}
+
+/* ---- futures ---- */
+
+static void keep_future(weft_state *W, lua_State *L, int idx, weft_id id, int on) {
+  idx = lua_absindex(L, idx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
+  if (on) lua_pushvalue(L, idx);
+  else lua_pushnil(L);
+  lua_rawseti(L, -2, -(lua_Integer)WEFT_ID_INDEX(id) - 1);
+  lua_pop(L, 1);
+}
+
+static shandle *new_future(weft_state *W, lua_State *L) {
+  shandle *h = new_handle(W, L, FUTURE_MT, K_FUTURE, 2);
+  weft_id id;
+  if (weft_future_create(W->Y, &id) != WEFT_OK) luaL_error(L, "not enough memory");
+  h->id = id;
+  cache_handle(W, L, -1, h);
+  return h;
+}
+
+/* Completes the future whose handle is at L[hidx] with n values at
+   L[vidx] (the error value for FAILED and CANCELLED). Returns WEFT_ESTATE
+   when it was already complete. */
+static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int vidx, int n) {
+  hidx = lua_absindex(L, hidx);
+  vidx = lua_absindex(L, vidx);
+  shandle *h = lua_touserdata(L, hidx);
+  int rc = weft_future_settle(W->Y, h->id, state);
+  if (rc != WEFT_OK) return rc;
+  luaL_checkstack(L, 8, NULL);
+  if (n == 1) {
+    lua_pushvalue(L, vidx);
+  } else if (n > 1) {
+    lua_createtable(L, n, 1);
+    for (int i = 0; i < n; i++) {
+      lua_pushvalue(L, vidx + i);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "n");
+    h->packed = 1;
+  } else {
+    lua_pushnil(L);
+  }
+  lua_setiuservalue(L, hidx, 1);
+  weft_complete_all(W, weft_future_waiters(W->Y, h->id), L, vidx, n,
+                    state != WEFT_FUTURE_RESOLVED);
+  keep_future(W, L, hidx, h->id, 0);
+  /* on_done callbacks run as new tasks, oldest first */
+  if (lua_getiuservalue(L, hidx, 2) == LUA_TTABLE) {
+    lua_pushnil(L);
+    lua_setiuservalue(L, hidx, 2);
+    lua_Integer k = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer i = 1; i <= k; i++) {
+      lua_rawgeti(L, -1, i);
+      lua_pushvalue(L, hidx);
+      weft_id t = weft_new_task(W, L, -2, 1, weft_sched_root(W->S), 0, 1);
+      lua_pop(L, 3);
+      weft_run_now(W, t);
+    }
+  }
+  lua_pop(L, 1);
+  return WEFT_OK;
+}
+
+static const char *const future_states[] = {"?", "pending", "resolved", "failed", "cancelled"};
+
+static int l_future_new(lua_State *L) {
+  new_future(weft_get(L), L);
+  return 1;
+}
+
+static int future_complete(lua_State *L, int state, int vidx, int n) {
+  weft_state *W = weft_get(L);
+  check_live(L, 1, FUTURE_MT, "future");
+  if (complete_future(W, L, 1, state, vidx, n) == WEFT_ESTATE)
+    return luaL_error(L, "future already completed (%s)",
+                      future_states[weft_future_state(W->Y, ((shandle *)lua_touserdata(L, 1))->id)]);
+  return 0;
+}
+
+static int l_future_resolve(lua_State *L) {
+  check_live(L, 1, FUTURE_MT, "future");
+  return future_complete(L, WEFT_FUTURE_RESOLVED, 2, lua_gettop(L) - 1);
+}
+
+static int l_future_fail(lua_State *L) {
+  check_live(L, 1, FUTURE_MT, "future");
+  lua_settop(L, 2);
+  return future_complete(L, WEFT_FUTURE_FAILED, 2, 1);
+}
+
+static int l_future_cancel(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, FUTURE_MT, "future");
+  if (weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING) return 0; /* like a finished task */
+  lua_settop(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
+  return future_complete(L, WEFT_FUTURE_CANCELLED, 2, 1);
+}
+
+/* Pushes a done future's values (all, or the first when `one`). */
+static int push_future_values(lua_State *L, int idx, shandle *h, int one) {
+  lua_getiuservalue(L, idx, 1);
+  if (!h->packed) {
+    if (!one && lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      return 0;
+    }
+    return 1;
+  }
+  int t = lua_gettop(L);
+  lua_getfield(L, t, "n");
+  int n = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (one) n = 1;
+  luaL_checkstack(L, n, "too many values");
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, t, i);
+  lua_remove(L, t);
+  return n;
+}
+
+static int poll_future(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list) {
+  shandle *h = lua_touserdata(L, idx);
+  int st = weft_future_state(W->Y, h->id);
+  if (st == WEFT_FUTURE_PENDING) {
+    *list = weft_future_waiters(W->Y, h->id);
+    return 0;
+  }
+  if (st == WEFT_FUTURE_RESOLVED) {
+    push_future_values(L, idx, h, one);
+    return 1;
+  }
+  lua_getiuservalue(L, idx, 1);
+  return -1;
+}
+
+static int l_future_result(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, FUTURE_MT, "future");
+  int st = weft_future_state(W->Y, h->id);
+  if (st == WEFT_FUTURE_PENDING) return luaL_error(L, "future is still pending");
+  if (st != WEFT_FUTURE_RESOLVED) {
+    lua_getiuservalue(L, 1, 1);
+    return lua_error(L);
+  }
+  return push_future_values(L, 1, h, 0);
+}
+
+static int l_future_done(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, FUTURE_MT, "future");
+  lua_pushboolean(L, weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING);
+  return 1;
+}
+
+static int l_future_on_done(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, FUTURE_MT, "future");
+  if (lua_type(L, 2) != LUA_TFUNCTION && luaL_getmetafield(L, 2, "__call") == LUA_TNIL)
+    luaL_typeerror(L, 2, "function");
+  lua_settop(L, 2);
+  if (weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING) {
+    lua_pushvalue(L, 1);
+    weft_id t = weft_new_task(W, L, 2, 1, weft_sched_root(W->S), 0, 1);
+    weft_run_now(W, t);
+    return 0;
+  }
+  if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, 1, 2);
+  }
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  return 0;
+}
+
+static int l_future_index(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = luaL_checkudata(L, 1, FUTURE_MT);
+  const char *k = luaL_checkstring(L, 2);
+  static const luaL_Reg m[] = {{"resolve", l_future_resolve}, {"fail", l_future_fail},
+                               {"cancel", l_future_cancel},   {"result", l_future_result},
+                               {"done", l_future_done},       {"on_done", l_future_on_done},
+                               {NULL, NULL}};
+  for (const luaL_Reg *r = m; r->name; r++)
+    if (strcmp(k, r->name) == 0) {
+      lua_pushcfunction(L, r->func);
+      return 1;
+    }
+  if (strcmp(k, "state") == 0) {
+    int st = h->id ? weft_future_state(W->Y, h->id) : 0;
+    lua_pushstring(L, st > 0 ? future_states[st] : "dead");
+  } else if (strcmp(k, "error") == 0) {
+    int st = h->id ? weft_future_state(W->Y, h->id) : 0;
+    if (st == WEFT_FUTURE_FAILED || st == WEFT_FUTURE_CANCELLED) lua_getiuservalue(L, 1, 1);
+    else lua_pushnil(L);
+  } else {
+    lua_pushnil(L);
+  }
+  return 1;
+}
+
+static int l_future_tostring(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = luaL_checkudata(L, 1, FUTURE_MT);
+  int st = h->id ? weft_future_state(W->Y, h->id) : 0;
+  lua_pushfstring(L, "future (%s)", st > 0 ? future_states[st] : "dead");
+  return 1;
+}
+
+static int l_future_gc(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = lua_touserdata(L, 1);
+  if (h->id && W->Y) weft_future_destroy(W->Y, h->id);
+  h->id = 0;
+  return 0;
+}
+
+/* ---- C API for futures ---- */
+
+weft_id weft_future_new(weft_state *W) {
+  lua_State *L = W->L;
+  if (!lua_checkstack(L, 4)) return 0;
+  lua_pushcfunction(L, l_future_new);
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  shandle *h = lua_touserdata(L, -1);
+  weft_id id = h->id;
+  keep_future(W, L, -1, id, 1);
+  lua_pop(L, 1);
+  return id;
+}
+
+void weft_push_future(weft_state *W, lua_State *L, weft_id id) {
+  push_handle(W, L, K_FUTURE, id);
+}
+
+typedef struct ccomplete {
+  weft_id id;
+  int state, n;
+} ccomplete;
+
+static int l_ccomplete(lua_State *L) {
+  weft_state *W = weft_get(L);
+  ccomplete *c = lua_touserdata(L, 1);
+  int n = c->n;
+  if (!push_handle(W, L, K_FUTURE, c->id)) return luaL_error(L, "dead future");
+  lua_insert(L, 2); /* handle below the values */
+  int rc = complete_future(W, L, 2, c->state, 3, n);
+  lua_pushinteger(L, rc);
+  return 1;
+}
+
+int weft_future_complete(weft_state *W, weft_id id, int state, int nvalues) {
+  lua_State *L = W->L;
+  ccomplete c = {id, state, nvalues};
+  if (!lua_checkstack(L, nvalues + 8)) return WEFT_ENOMEM;
+  lua_pushcfunction(L, l_ccomplete);
+  lua_pushlightuserdata(L, &c);
+  lua_rotate(L, -(nvalues + 2), 2);
+  if (lua_pcall(L, nvalues + 1, 1, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    return WEFT_ESTALE;
+  }
+  int rc = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return rc;
+}
+
+int weft_future_state_of(weft_state *W, weft_id id) { return weft_future_state(W->Y, id); }
+
+/* ---- signals ---- */
+
+static int l_signal_new(lua_State *L) {
+  weft_state *W = weft_get(L);
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TSTRING);
+  lua_settop(L, 1);
+  shandle *h = new_handle(W, L, SIGNAL_MT, K_SIGNAL, 3);
+  weft_id id;
+  if (weft_signal_create(W->Y, &id) != WEFT_OK) return luaL_error(L, "not enough memory");
+  h->id = id;
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 3);
+  cache_handle(W, L, -1, h);
+  return 1;
+}
+
+/* Drops disconnected entries from the connection list at L[t]. */
+static void compact(lua_State *L, int t) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, t), k = 0;
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, t, i);
+    conn *c = lua_touserdata(L, -1);
+    if (c && c->live) lua_rawseti(L, t, ++k);
+    else lua_pop(L, 1);
+  }
+  for (lua_Integer i = k + 1; i <= n; i++) {
+    lua_pushnil(L);
+    lua_rawseti(L, t, i);
+  }
+}
+
+/* Fires: wakes the current waiters with L[2..top], then starts each live
+   connection as a task in the group it was connected from. */
+static void fire(weft_state *W, lua_State *L, shandle *h) {
+  int n = lua_gettop(L) - 1;
+  weft_complete_all(W, weft_signal_waiters(W->Y, h->id), L, 2, n, 0);
+  if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  int t = lua_gettop(L);
+  lua_Integer k = (lua_Integer)lua_rawlen(L, t);
+  h->firing++;
+  for (lua_Integer i = 1; i <= k; i++) {
+    lua_rawgeti(L, t, i);
+    conn *c = lua_touserdata(L, -1);
+    if (!c || !c->live) {
+      lua_pop(L, 1);
+      continue;
+    }
+    if (!weft_group_live(W->S, c->group)) {
+      c->live = 0; /* its owner is gone */
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_getiuservalue(L, -1, 1);
+    for (int a = 0; a < n; a++) lua_pushvalue(L, 2 + a);
+    weft_id task = weft_new_task(W, L, -(n + 1), n, c->group, 0, 1);
+    lua_settop(L, t);
+    weft_run_now(W, task);
+  }
+  h->firing--;
+  if (!h->firing) compact(L, t);
+  lua_settop(L, t - 1);
+}
+
+static int l_signal_fire(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, SIGNAL_MT, "signal");
+  fire(W, L, h);
+  return 0;
+}
+
+static int l_signal_set(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, SIGNAL_MT, "signal");
+  int n = lua_gettop(L) - 1;
+  lua_createtable(L, n, 1);
+  for (int i = 0; i < n; i++) {
+    lua_pushvalue(L, 2 + i);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_pushinteger(L, n);
+  lua_setfield(L, -2, "n");
+  lua_setiuservalue(L, 1, 1);
+  weft_signal_set_latched(W->Y, h->id, 1);
+  fire(W, L, h);
+  return 0;
+}
+
+static int l_signal_reset(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, SIGNAL_MT, "signal");
+  weft_signal_set_latched(W->Y, h->id, 0);
+  lua_pushnil(L);
+  lua_setiuservalue(L, 1, 1);
+  return 0;
+}
+
+static int l_signal_connect(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, SIGNAL_MT, "signal");
+  if (lua_type(L, 2) != LUA_TFUNCTION && luaL_getmetafield(L, 2, "__call") == LUA_TNIL)
+    luaL_typeerror(L, 2, "function");
+  lua_settop(L, 2);
+  conn *c = lua_newuserdatauv(L, sizeof *c, 1);
+  c->signal = h->id;
+  c->group = W->cur ? weft_task_group(W->S, W->cur) : weft_sched_root(W->S);
+  c->live = 1;
+  luaL_setmetatable(L, CONN_MT);
+  lua_pushvalue(L, 2);
+  lua_setiuservalue(L, -2, 1);
+  if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, 1, 2);
+  }
+  if (!h->firing) compact(L, lua_gettop(L));
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+  return 1;
+}
+
+static int l_conn_disconnect(lua_State *L) {
+  conn *c = luaL_checkudata(L, 1, CONN_MT);
+  c->live = 0;
+  return 0;
+}
+
+static int l_conn_index(lua_State *L) {
+  conn *c = luaL_checkudata(L, 1, CONN_MT);
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "disconnect") == 0) lua_pushcfunction(L, l_conn_disconnect);
+  else if (strcmp(k, "connected") == 0) lua_pushboolean(L, c->live);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static int poll_signal(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list) {
+  shandle *h = lua_touserdata(L, idx);
+  if (!h->id) {
+    lua_pushliteral(L, "dead signal");
+    return -1;
+  }
+  if (!weft_signal_latched(W->Y, h->id)) {
+    *list = weft_signal_waiters(W->Y, h->id);
+    return 0;
+  }
+  lua_getiuservalue(L, idx, 1);
+  int t = lua_gettop(L);
+  lua_getfield(L, t, "n");
+  int n = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (one) n = 1;
+  luaL_checkstack(L, n, NULL);
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, t, i);
+  lua_remove(L, t);
+  return 1;
+}
+
+static int l_signal_index(lua_State *L) {
+  luaL_checkudata(L, 1, SIGNAL_MT);
+  const char *k = luaL_checkstring(L, 2);
+  static const luaL_Reg m[] = {{"fire", l_signal_fire},     {"set", l_signal_set},
+                               {"reset", l_signal_reset},   {"connect", l_signal_connect},
+                               {NULL, NULL}};
+  for (const luaL_Reg *r = m; r->name; r++)
+    if (strcmp(k, r->name) == 0) {
+      lua_pushcfunction(L, r->func);
+      return 1;
+    }
+  if (strcmp(k, "name") == 0) lua_getiuservalue(L, 1, 3);
+  else if (strcmp(k, "is_set") == 0) {
+    shandle *h = lua_touserdata(L, 1);
+    lua_pushboolean(L, h->id && weft_signal_latched(weft_get(L)->Y, h->id));
+  } else lua_pushnil(L);
+  return 1;
+}
+
+static int l_signal_tostring(lua_State *L) {
+  luaL_checkudata(L, 1, SIGNAL_MT);
+  lua_getiuservalue(L, 1, 3);
+  lua_pushfstring(L, "signal %s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "(unnamed)");
+  return 1;
+}
+
+static int l_signal_gc(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = lua_touserdata(L, 1);
+  if (h->id && W->Y) weft_signal_destroy(W->Y, h->id);
+  h->id = 0;
+  return 0;
+}
+
+/* ---- channels ---- */
+
+static int l_channel_new(lua_State *L) {
+  weft_state *W = weft_get(L);
+  uint32_t cap = WEFT_UNBOUNDED;
+  if (!lua_isnoneornil(L, 1)) {
+    lua_Integer c = luaL_checkinteger(L, 1);
+    if (c < 0 || c > 0x7fffffff) return luaL_argerror(L, 1, "capacity must be >= 0");
+    cap = (uint32_t)c;
+  }
+  shandle *h = new_handle(W, L, CHANNEL_MT, K_CHANNEL, 1);
+  weft_id id;
+  if (weft_channel_create(W->Y, cap, &id) != WEFT_OK) return luaL_error(L, "not enough memory");
+  h->id = id;
+  cache_handle(W, L, -1, h);
+  return 1;
+}
+
+static void push_ref(weft_state *W, lua_State *L, int ref) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_values);
+  lua_rawgeti(L, -1, ref);
+  lua_remove(L, -2);
+}
+
+static void unref(weft_state *W, lua_State *L, int ref) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_values);
+  luaL_unref(L, -1, ref);
+  lua_pop(L, 1);
+}
+
+static int make_ref(weft_state *W, lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_values);
+  lua_pushvalue(L, idx);
+  int r = luaL_ref(L, -2);
+  lua_pop(L, 1);
+  return r;
+}
+
+void weft_drop_sender(weft_state *W, lua_State *L, ltask *lt) {
+  if (lt->chval > 0) unref(W, L, lt->chval);
+  lt->chval = 0;
+}
+
+/* Takes the oldest waiting sender's value: into the buffer when `buffer`,
+   else pushed on L. The sender wakes. Returns 0 when none waits. */
+static int take_sender(weft_state *W, lua_State *L, weft_id ch, int buffer) {
+  weft_wlist *senders = weft_channel_senders(W->Y, ch);
+  weft_rec r = weft_wlist_head(senders);
+  if (!r) return 0;
+  ltask *lt = LT(W, weft_rec_waiter(W->S, r));
+  int ref = lt->chval;
+  lt->chval = 0;
+  if (buffer) {
+    weft_channel_push(W->Y, ch, (uint64_t)ref);
+  } else {
+    push_ref(W, L, ref);
+    unref(W, L, ref);
+  }
+  weft_complete(W, r, L, lua_gettop(L), 0, 0);
+  return 1;
+}
+
+/* Tries to hand v (at L[idx]) over without waiting: to the oldest waiting
+   receiver, else into the buffer. Returns WEFT_OK, WEFT_ELIMIT (full) or
+   WEFT_ECLOSED. */
+static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
+  if (weft_channel_closed(W->Y, ch)) return WEFT_ECLOSED;
+  weft_rec r = weft_wlist_head(weft_channel_receivers(W->Y, ch));
+  if (r) {
+    weft_complete(W, r, L, idx, 1, 0);
+    return WEFT_OK;
+  }
+  if (weft_channel_count(W->Y, ch) >= weft_channel_capacity(W->Y, ch)) return WEFT_ELIMIT;
+  int ref = make_ref(W, L, idx);
+  int rc = weft_channel_push(W->Y, ch, (uint64_t)ref);
+  if (rc != WEFT_OK) {
+    unref(W, L, ref);
+    if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
+  }
+  return rc;
+}
+
+/* Tries to take a value without waiting; pushes it and returns 1, or
+   returns 0 (empty). */
+static int take(weft_state *W, lua_State *L, weft_id ch) {
+  uint64_t v;
+  if (weft_channel_pop(W->Y, ch, &v) == WEFT_OK) {
+    push_ref(W, L, (int)v);
+    unref(W, L, (int)v);
+    take_sender(W, L, ch, 1); /* a waiting sender fills the freed room */
+    return 1;
+  }
+  return take_sender(W, L, ch, 0);
+}
+
+static int send_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  weft_state *W = weft_get(L);
+  ltask *lt = LT(W, weft_thread_task(L));
+  if (lt->raise) {
+    lt->raise = 0;
+    return luaL_error(L, "send on a closed channel");
+  }
+  return 0;
+}
+
+static int l_channel_send(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
+  luaL_checkany(L, 2);
+  if (lua_isnil(L, 2)) return luaL_argerror(L, 2, "cannot send nil");
+  lua_settop(L, 2);
+  int rc = offer(W, L, h->id, 2);
+  if (rc == WEFT_OK) return 0;
+  if (rc == WEFT_ECLOSED) return luaL_error(L, "send on a closed channel");
+  weft_id id = weft_thread_task(L);
+  if (!id || id != W->cur || !lua_isyieldable(L))
+    return luaL_error(L, "channel is full and send can only wait inside a task (use try_send)");
+  ltask *lt = LT(W, id);
+  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+  if (weft_wait_on(W->S, id, 0, weft_channel_senders(W->Y, h->id)) != WEFT_OK)
+    return luaL_error(L, "not enough memory");
+  lt->chval = make_ref(W, L, 2);
+  lt->single = 1;
+  lt->base = lua_gettop(L) + 1;
+  lt->overruns = 0;
+  weft_wait_commit(W->S, id);
+  return lua_yieldk(L, 0, 0, send_k);
+}
+
+static int l_channel_try_send(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
+  luaL_checkany(L, 2);
+  if (lua_isnil(L, 2)) return luaL_argerror(L, 2, "cannot send nil");
+  int rc = offer(W, L, h->id, 2);
+  lua_pushboolean(L, rc == WEFT_OK);
+  if (rc == WEFT_OK) return 1;
+  lua_pushstring(L, rc == WEFT_ECLOSED ? "closed" : "full");
+  return 2;
+}
+
+static int poll_channel(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list) {
+  shandle *h = lua_touserdata(L, idx);
+  (void)one;
+  if (!h->id) {
+    lua_pushliteral(L, "dead channel");
+    return -1;
+  }
+  if (take(W, L, h->id)) return 1;
+  if (weft_channel_closed(W->Y, h->id)) {
+    lua_pushnil(L);
+    if (!one) {
+      lua_pushliteral(L, "closed");
+    }
+    return 1;
+  }
+  *list = weft_channel_receivers(W->Y, h->id);
+  return 0;
+}
+
+static int l_channel_recv(lua_State *L) {
+  check_live(L, 1, CHANNEL_MT, "channel");
+  lua_settop(L, 1);
+  return weft_l_wait(L);
+}
+
+static int l_channel_try_recv(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
+  if (take(W, L, h->id)) return 1;
+  lua_pushnil(L);
+  lua_pushstring(L, weft_channel_closed(W->Y, h->id) ? "closed" : "empty");
+  return 2;
+}
+
+static int l_channel_close(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
+  if (weft_channel_closed(W->Y, h->id)) return 0;
+  weft_channel_close(W->Y, h->id);
+  lua_settop(L, 1);
+  /* Receivers only wait on an empty channel: they all get nil, "closed". */
+  lua_pushnil(L);
+  lua_pushliteral(L, "closed");
+  weft_complete_all(W, weft_channel_receivers(W->Y, h->id), L, 2, 2, 0);
+  lua_pushliteral(L, "send on a closed channel");
+  weft_wlist *senders = weft_channel_senders(W->Y, h->id);
+  weft_rec r;
+  while ((r = weft_wlist_head(senders)) != 0) {
+    weft_drop_sender(W, L, LT(W, weft_rec_waiter(W->S, r)));
+    weft_complete(W, r, L, 4, 1, 1);
+  }
+  return 0;
+}
+
+static int l_channel_len(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
+  lua_pushinteger(L, weft_channel_count(W->Y, h->id));
+  return 1;
+}
+
+static int l_channel_index(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = luaL_checkudata(L, 1, CHANNEL_MT);
+  const char *k = luaL_checkstring(L, 2);
+  static const luaL_Reg m[] = {{"send", l_channel_send},         {"recv", l_channel_recv},
+                               {"try_send", l_channel_try_send}, {"try_recv", l_channel_try_recv},
+                               {"close", l_channel_close},       {NULL, NULL}};
+  for (const luaL_Reg *r = m; r->name; r++)
+    if (strcmp(k, r->name) == 0) {
+      lua_pushcfunction(L, r->func);
+      return 1;
+    }
+  if (strcmp(k, "closed") == 0) lua_pushboolean(L, !h->id || weft_channel_closed(W->Y, h->id));
+  else if (strcmp(k, "capacity") == 0) {
+    uint32_t c = h->id ? weft_channel_capacity(W->Y, h->id) : 0;
+    if (c == WEFT_UNBOUNDED) lua_pushnil(L);
+    else lua_pushinteger(L, c);
+  } else lua_pushnil(L);
+  return 1;
+}
+
+static void drop_value(void *ud, uint64_t v) {
+  weft_state *W = ud;
+  unref(W, W->L, (int)v);
+}
+
+static int l_channel_gc(lua_State *L) {
+  weft_state *W = weft_get(L);
+  shandle *h = lua_touserdata(L, 1);
+  if (h->id && W->Y) weft_channel_destroy(W->Y, h->id, drop_value, W);
+  h->id = 0;
+  return 0;
+}
+
+/* ---- combinators ---- */
+
+static void comb_resume(weft_sched *S, weft_id id, void *ud);
+static void comb_cancel(weft_sched *S, weft_id id, void *ud);
+static const weft_task_class comb_class = {comb_resume, comb_cancel};
+
+/* A combinator's Lua data, in the registry at lt->ref: {out, list, results}. */
+static void push_comb(weft_state *W, lua_State *L, ltask *lt, int field) {
+  (void)W;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lt->ref);
+  lua_rawgeti(L, -1, field);
+  lua_remove(L, -2);
+}
+
+static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, int n, int slot,
+                         int failed) {
+  ltask *lt = LT(W, self);
+  lua_State *L = from;
+  if (!lua_checkstack(L, n + 8)) return;
+  push_comb(W, L, lt, 1);
+  int out = lua_gettop(L);
+  shandle *h = lua_touserdata(L, out);
+  if (!h || weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING) {
+    lua_settop(L, out - 1);
+    return;
+  }
+  if (failed) {
+    complete_future(W, L, out, WEFT_FUTURE_FAILED, idx, 1);
+  } else if (lt->comb == C_FIRST) {
+    lua_pushinteger(L, slot + 1);
+    for (int i = 0; i < n; i++) lua_pushvalue(L, idx + i);
+    complete_future(W, L, out, WEFT_FUTURE_RESOLVED, out + 1, n + 1);
+  } else if (lt->comb == C_TIMEOUT) {
+    if (slot == 0) {
+      complete_future(W, L, out, WEFT_FUTURE_RESOLVED, idx, n);
+    } else {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_timeout);
+      complete_future(W, L, out, WEFT_FUTURE_FAILED, -1, 1);
+    }
+  } else { /* C_ALL: keep the first value */
+    push_comb(W, L, lt, 3);
+    if (n > 0) lua_pushvalue(L, idx);
+    else lua_pushnil(L);
+    lua_rawseti(L, -2, slot + 1);
+  }
+  lua_settop(L, out - 1);
+}
+
+static void comb_finish(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
+  if (lt->ref > 0) luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
+  lt->ref = LUA_NOREF;
+  weft_task_finish(W->S, id, WEFT_TASK_DONE);
+}
+
+static void comb_resume(weft_sched *S, weft_id id, void *ud) {
+  weft_state *W = weft_sched_user(S);
+  ltask *lt = ud;
+  lua_State *L = W->curL;
+  lua_checkstack(L, 8);
+  if (lt->comb == C_ALL) {
+    push_comb(W, L, lt, 1);
+    shandle *h = lua_touserdata(L, -1);
+    if (h && weft_future_state(W->Y, h->id) == WEFT_FUTURE_PENDING) {
+      push_comb(W, L, lt, 3);
+      complete_future(W, L, -2, WEFT_FUTURE_RESOLVED, -1, 1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  comb_finish(W, id, lt, L);
+}
+
+static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
+  weft_state *W = weft_sched_user(S);
+  ltask *lt = ud;
+  lua_State *L = W->curL;
+  (void)id;
+  lua_checkstack(L, 8);
+  push_comb(W, L, lt, 1);
+  shandle *h = lua_touserdata(L, -1);
+  if (h && h->id && weft_future_state(W->Y, h->id) == WEFT_FUTURE_PENDING) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
+    complete_future(W, L, -2, WEFT_FUTURE_CANCELLED, -1, 1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (lt->ref > 0) luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
+  lt->ref = LUA_NOREF;
+}
+
+static int add_comb_element(weft_state *W, lua_State *L, weft_id task, int idx, int slot, int one);
+
+/* Builds a combinator over the list at L[list] (timeout: x at L[list] and
+   seconds at L[list+1]). Pushes the out future. */
+static void combinator(weft_state *W, lua_State *L, int list, int mode) {
+  list = lua_absindex(L, list);
+  int n = mode == C_TIMEOUT ? 2 : (int)lua_rawlen(L, list);
+  if (n > 65536) luaL_argerror(L, 1, "list too long");
+  luaL_checkstack(L, 16, NULL);
+  shandle *out = new_future(W, L);
+  int outi = lua_gettop(L);
+  lua_createtable(L, 3, 0); /* {out, list, results} */
+  lua_pushvalue(L, outi);
+  lua_rawseti(L, -2, 1);
+  if (mode == C_TIMEOUT) {
+    lua_createtable(L, 2, 0);
+    lua_pushvalue(L, list);
+    lua_rawseti(L, -2, 1);
+    lua_pushvalue(L, list + 1);
+    lua_rawseti(L, -2, 2);
+  } else {
+    lua_pushvalue(L, list);
+  }
+  lua_rawseti(L, -2, 2);
+  lua_createtable(L, mode == C_ALL ? n : 0, 0);
+  lua_rawseti(L, -2, 3);
+  int data = lua_gettop(L);
+  if (n == 0 && mode == C_ALL) {
+    lua_newtable(L);
+    complete_future(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
+    lua_settop(L, outi);
+    return;
+  }
+  weft_id task;
+  ltask *lt;
+  weft_id g = W->cur ? weft_task_group(W->S, W->cur) : 0;
+  int rc = weft_task_create(W->S, g, 0, &comb_class, &task, (void **)&lt);
+  if (rc != WEFT_OK) luaL_error(L, "cannot create combinator: %s", weft_strerror(rc));
+  lt->deliver = comb_deliver;
+  lt->comb = (uint8_t)mode;
+  lua_pushvalue(L, data);
+  lt->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  weft_wait_begin(W->S, task, mode == C_ALL ? WEFT_WAIT_ALL : WEFT_WAIT_FIRST);
+  int added = 0;
+  for (int i = 0; i < n; i++) {
+    if (weft_future_state(W->Y, out->id) != WEFT_FUTURE_PENDING) break;
+    int top = lua_gettop(L);
+    lua_rawgeti(L, data, 2);
+    lua_rawgeti(L, -1, i + 1);
+    int r = add_comb_element(W, L, task, top + 2, i, mode == C_ALL);
+    if (r == 0) added++;
+    else {
+      int vn = lua_gettop(L) - (top + 2);
+      comb_deliver(W, task, L, top + 3, vn, i, r < 0);
+    }
+    lua_settop(L, top);
+  }
+  if (weft_future_state(W->Y, out->id) != WEFT_FUTURE_PENDING || !added) {
+    /* settled at once (or nothing to wait for): finish now */
+    weft_wait_begin(W->S, task, WEFT_WAIT_ALL);
+    if (weft_future_state(W->Y, out->id) == WEFT_FUTURE_PENDING && mode == C_ALL) {
+      lua_rawgeti(L, data, 3);
+      complete_future(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
+      lua_pop(L, 1);
+    }
+    comb_finish(W, task, lt, L);
+  } else {
+    weft_wait_commit(W->S, task);
+  }
+  lua_settop(L, outi);
+}
+
+/* Like the wait dispatch, for a combinator's own task. */
+static int add_comb_element(weft_state *W, lua_State *L, weft_id task, int idx, int slot, int one) {
+  const int argn = 1;
+  int t = lua_type(L, idx);
+  if (t == LUA_TNIL || t == LUA_TNUMBER) {
+    double s = t == LUA_TNUMBER ? lua_tonumber(L, idx) : 0;
+    if (isnan(s)) luaL_argerror(L, argn, "cannot wait for NaN seconds");
+    if (weft_wait_sleep(W->S, task, slot, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
+    return 0;
+  }
+  if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) {
+    combinator(W, L, idx, C_ALL);
+    lua_replace(L, idx);
+  }
+  const weft_waitable *wt = weft_waitable_of(L, idx);
+  if (!wt) return luaL_argerror(L, argn, lua_pushfstring(L, "cannot wait on a %s", luaL_typename(L, idx)));
+  weft_wlist *l = NULL;
+  int r = wt->poll(W, L, idx, one, &l);
+  if (r != 0) return r;
+  if (weft_wait_on(W->S, task, slot, l) != WEFT_OK) luaL_error(L, "not enough memory");
+  return 0;
+}
+
+static void check_list(lua_State *L, int idx, const char *name) {
+  if (lua_type(L, idx) != LUA_TTABLE || weft_waitable_of(L, idx))
+    luaL_error(L, "bad argument #1 to '%s' (list expected, got %s)", name, luaL_typename(L, idx));
+}
+
+static int l_first(lua_State *L) {
+  check_list(L, 1, "first");
+  combinator(weft_get(L), L, 1, C_FIRST);
+  return 1;
+}
+
+static int l_all(lua_State *L) {
+  check_list(L, 1, "all");
+  combinator(weft_get(L), L, 1, C_ALL);
+  return 1;
+}
+
+static int l_timeout(lua_State *L) {
+  luaL_checkany(L, 1);
+  double s = luaL_checknumber(L, 2);
+  if (isnan(s)) return luaL_argerror(L, 2, "seconds must not be NaN");
+  lua_settop(L, 2);
+  combinator(weft_get(L), L, 1, C_TIMEOUT);
+  return 1;
+}
+
+void weft_push_all(weft_state *W, lua_State *L, int list) { combinator(W, L, list, C_ALL); }
+
+/* ---- registration ---- */
+
+static const weft_waitable future_waitable = {poll_future, "future"};
+static const weft_waitable signal_waitable = {poll_signal, "signal"};
+static const weft_waitable channel_waitable = {poll_channel, "channel"};
+
+static void meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
+                 lua_CFunction gc, const weft_waitable *w, const char *short_name) {
+  luaL_newmetatable(L, name);
+  lua_pushcfunction(L, index);
+  lua_setfield(L, -2, "__index");
+  if (tostring) {
+    lua_pushcfunction(L, tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  if (gc) {
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  if (w) {
+    lua_pushlightuserdata(L, (void *)w);
+    lua_setfield(L, -2, "__wait");
+  }
+  lua_pushstring(L, short_name);
+  lua_setfield(L, -2, "__name");
+}
+
+void weft_open_sync(weft_state *W, lua_State *L) {
+  (void)W;
+  meta(L, FUTURE_MT, l_future_index, l_future_tostring, l_future_gc, &future_waitable, "future");
+  lua_pop(L, 1);
+  meta(L, SIGNAL_MT, l_signal_index, l_signal_tostring, l_signal_gc, &signal_waitable, "signal");
+  lua_pop(L, 1);
+  meta(L, CHANNEL_MT, l_channel_index, NULL, l_channel_gc, &channel_waitable, "channel");
+  lua_pushcfunction(L, l_channel_len);
+  lua_setfield(L, -2, "__len");
+  lua_pop(L, 1);
+  meta(L, CONN_MT, l_conn_index, NULL, NULL, NULL, "connection");
+  lua_pop(L, 1);
+  static const luaL_Reg api[] = {{"future", l_future_new}, {"signal", l_signal_new},
+                                 {"channel", l_channel_new}, {"first", l_first},
+                                 {"all", l_all},           {"timeout", l_timeout},
+                                 {NULL, NULL}};
+  luaL_setfuncs(L, api, 0);
+  lua_getfield(L, -1, "weft");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_timeout);
+  lua_setfield(L, -2, "TIMEOUT");
+  lua_pop(L, 1);
+}

@@ -1,0 +1,30 @@
+/* A worker thread pool for jobs: plain C functions run off the main
+   thread, their completions collected back on it. No Lua here. */
+#ifndef WEFT_JOBS_H
+#define WEFT_JOBS_H
+
+#include <stdint.h>
+
+typedef struct weft_jobs weft_jobs;
+
+/* Runs on a worker thread. data is the caller's; the function may change
+   it in place (write its results there). */
+typedef void (*weft_job_fn)(void *data);
+
+/* Starts `threads` workers (0: one per online core). NULL on failure. */
+weft_jobs *weft_jobs_create(int threads);
+/* Stops accepting jobs, lets running jobs finish, joins the workers, then
+   hands every job that did not reach weft_jobs_poll (queued, running or
+   finished) to drop(ud, data, tag) so the caller can free it. */
+void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud);
+/* Queues run(data) for a worker. tag is returned with the completion.
+   Returns 0, or -1 when out of memory (run is then never called). */
+int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag);
+/* Calls done(ud, data, tag) on the calling thread for every finished job,
+   oldest completion first. Returns how many. Never blocks on workers. */
+int weft_jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud);
+/* Jobs queued or running (not yet polled). */
+uint32_t weft_jobs_pending(weft_jobs *J);
+int weft_jobs_threads(const weft_jobs *J);
+
+#endif

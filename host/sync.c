@@ -1,0 +1,217 @@
+/* Futures, signals and channels in generation-checked pools. */
+#include "sync.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct future {
+  weft_slot h;
+  weft_wlist waiters;
+  uint8_t state;
+} future;
+
+typedef struct signal_ {
+  weft_slot h;
+  weft_wlist waiters;
+  uint8_t latched;
+} signal_;
+
+/* A channel buffers payloads in a ring that grows geometrically up to its
+   capacity; it never shrinks while the channel lives. */
+typedef struct channel {
+  weft_slot h;
+  weft_wlist senders, receivers;
+  uint64_t *ring;
+  uint32_t head, count, cap_ring, capacity;
+  uint8_t closed;
+} channel;
+
+struct weft_sync {
+  weft_pool futures, signals, channels;
+  weft_alloc_fn alloc;
+  void *alloc_ud;
+};
+
+static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
+
+weft_sync *weft_sync_create(weft_alloc_fn alloc, void *alloc_ud) {
+  if (!alloc) alloc = default_alloc;
+  weft_sync *y = alloc(alloc_ud, NULL, 0, sizeof *y);
+  if (!y) return NULL;
+  memset(y, 0, sizeof *y);
+  y->alloc = alloc;
+  y->alloc_ud = alloc_ud;
+  weft_pool_init(&y->futures, sizeof(future), 0, alloc, alloc_ud);
+  weft_pool_init(&y->signals, sizeof(signal_), 0, alloc, alloc_ud);
+  weft_pool_init(&y->channels, sizeof(channel), 0, alloc, alloc_ud);
+  return y;
+}
+
+int weft_sync_destroy(weft_sync *y) {
+  if (!y) return 0;
+  int live = (int)weft_sync_count(y);
+  for (uint32_t i = 0; i < weft_pool_capacity(&y->channels); i++) {
+    channel *c = weft_pool_at(&y->channels, i);
+    if (weft_slot_live(c) && c->ring)
+      y->alloc(y->alloc_ud, c->ring, sizeof(uint64_t) * c->cap_ring, 0);
+  }
+  weft_pool_destroy(&y->futures);
+  weft_pool_destroy(&y->signals);
+  weft_pool_destroy(&y->channels);
+  y->alloc(y->alloc_ud, y, sizeof *y, 0);
+  return live;
+}
+
+uint32_t weft_sync_count(const weft_sync *y) {
+  return y->futures.used + y->signals.used + y->channels.used;
+}
+
+/* ---- futures ---- */
+
+int weft_future_create(weft_sync *y, weft_id *out) {
+  future *f = weft_pool_alloc(&y->futures, out);
+  if (!f) return WEFT_ENOMEM;
+  f->state = WEFT_FUTURE_PENDING;
+  return WEFT_OK;
+}
+
+void weft_future_destroy(weft_sync *y, weft_id id) { weft_pool_free(&y->futures, id); }
+
+int weft_future_state(const weft_sync *y, weft_id id) {
+  future *f = weft_pool_get(&y->futures, id);
+  return f ? f->state : WEFT_ESTALE;
+}
+
+int weft_future_settle(weft_sync *y, weft_id id, int state) {
+  future *f = weft_pool_get(&y->futures, id);
+  if (!f) return WEFT_ESTALE;
+  if (state < WEFT_FUTURE_RESOLVED || state > WEFT_FUTURE_CANCELLED) return WEFT_EINVAL;
+  if (f->state != WEFT_FUTURE_PENDING) return WEFT_ESTATE;
+  f->state = (uint8_t)state;
+  return WEFT_OK;
+}
+
+weft_wlist *weft_future_waiters(weft_sync *y, weft_id id) {
+  future *f = weft_pool_get(&y->futures, id);
+  return f ? &f->waiters : NULL;
+}
+
+/* ---- signals ---- */
+
+int weft_signal_create(weft_sync *y, weft_id *out) {
+  return weft_pool_alloc(&y->signals, out) ? WEFT_OK : WEFT_ENOMEM;
+}
+
+void weft_signal_destroy(weft_sync *y, weft_id id) { weft_pool_free(&y->signals, id); }
+
+int weft_signal_live(const weft_sync *y, weft_id id) {
+  return weft_pool_get(&y->signals, id) != NULL;
+}
+
+weft_wlist *weft_signal_waiters(weft_sync *y, weft_id id) {
+  signal_ *s = weft_pool_get(&y->signals, id);
+  return s ? &s->waiters : NULL;
+}
+
+int weft_signal_set_latched(weft_sync *y, weft_id id, int on) {
+  signal_ *s = weft_pool_get(&y->signals, id);
+  if (!s) return WEFT_ESTALE;
+  s->latched = (uint8_t)(on != 0);
+  return WEFT_OK;
+}
+
+int weft_signal_latched(const weft_sync *y, weft_id id) {
+  signal_ *s = weft_pool_get(&y->signals, id);
+  return s ? s->latched : 0;
+}
+
+/* ---- channels ---- */
+
+int weft_channel_create(weft_sync *y, uint32_t capacity, weft_id *out) {
+  channel *c = weft_pool_alloc(&y->channels, out);
+  if (!c) return WEFT_ENOMEM;
+  c->capacity = capacity;
+  return WEFT_OK;
+}
+
+void weft_channel_destroy(weft_sync *y, weft_id id, void (*drop)(void *ud, uint64_t v), void *ud) {
+  channel *c = weft_pool_get(&y->channels, id);
+  if (!c) return;
+  for (uint32_t i = 0; drop && i < c->count; i++) drop(ud, c->ring[(c->head + i) % c->cap_ring]);
+  if (c->ring) y->alloc(y->alloc_ud, c->ring, sizeof(uint64_t) * c->cap_ring, 0);
+  weft_pool_free(&y->channels, id);
+}
+
+int weft_channel_live(const weft_sync *y, weft_id id) {
+  return weft_pool_get(&y->channels, id) != NULL;
+}
+
+int weft_channel_push(weft_sync *y, weft_id id, uint64_t v) {
+  channel *c = weft_pool_get(&y->channels, id);
+  if (!c) return WEFT_ESTALE;
+  if (c->closed) return WEFT_ECLOSED;
+  if (c->count >= c->capacity) return WEFT_ELIMIT;
+  if (c->count == c->cap_ring) {
+    uint32_t n = c->cap_ring ? c->cap_ring * 2 : 8;
+    if (n > c->capacity) n = c->capacity;
+    uint64_t *r = y->alloc(y->alloc_ud, NULL, 0, sizeof(uint64_t) * n);
+    if (!r) return WEFT_ENOMEM;
+    for (uint32_t i = 0; i < c->count; i++) r[i] = c->ring[(c->head + i) % c->cap_ring];
+    if (c->ring) y->alloc(y->alloc_ud, c->ring, sizeof(uint64_t) * c->cap_ring, 0);
+    c->ring = r;
+    c->cap_ring = n;
+    c->head = 0;
+  }
+  c->ring[(c->head + c->count++) % c->cap_ring] = v;
+  return WEFT_OK;
+}
+
+int weft_channel_pop(weft_sync *y, weft_id id, uint64_t *v) {
+  channel *c = weft_pool_get(&y->channels, id);
+  if (!c) return WEFT_ESTALE;
+  if (c->count == 0) return WEFT_ELIMIT;
+  *v = c->ring[c->head];
+  c->head = (c->head + 1) % c->cap_ring;
+  c->count--;
+  return WEFT_OK;
+}
+
+int weft_channel_close(weft_sync *y, weft_id id) {
+  channel *c = weft_pool_get(&y->channels, id);
+  if (!c) return WEFT_ESTALE;
+  c->closed = 1;
+  return WEFT_OK;
+}
+
+int weft_channel_closed(const weft_sync *y, weft_id id) {
+  channel *c = weft_pool_get(&y->channels, id);
+  return c ? c->closed : 1;
+}
+
+uint32_t weft_channel_count(const weft_sync *y, weft_id id) {
+  channel *c = weft_pool_get(&y->channels, id);
+  return c ? c->count : 0;
+}
+
+uint32_t weft_channel_capacity(const weft_sync *y, weft_id id) {
+  channel *c = weft_pool_get(&y->channels, id);
+  return c ? c->capacity : 0;
+}
+
+weft_wlist *weft_channel_senders(weft_sync *y, weft_id id) {
+  channel *c = weft_pool_get(&y->channels, id);
+  return c ? &c->senders : NULL;
+}
+
+weft_wlist *weft_channel_receivers(weft_sync *y, weft_id id) {
+  channel *c = weft_pool_get(&y->channels, id);
+  return c ? &c->receivers : NULL;
+}

@@ -1,0 +1,71 @@
+/* Futures, signals and channels: the things tasks wait on besides time and
+   other tasks. Each keeps wait lists (see sched.h); whoever completes one
+   delivers values to its waiters and calls weft_rec_complete. Values are
+   opaque here: a channel carries uint64_t payloads the caller interprets. */
+#ifndef WEFT_SYNC_H
+#define WEFT_SYNC_H
+
+#include "sched.h"
+
+typedef struct weft_sync weft_sync;
+
+/* Creates the object pools; alloc as in sched.h (NULL: realloc/free). */
+weft_sync *weft_sync_create(weft_alloc_fn alloc, void *alloc_ud);
+/* Frees everything; returns the number of objects still alive (leaks). */
+int weft_sync_destroy(weft_sync *y);
+/* Live objects of all kinds. */
+uint32_t weft_sync_count(const weft_sync *y);
+
+/* ---- futures ---- */
+
+enum {
+  WEFT_FUTURE_PENDING = 1,
+  WEFT_FUTURE_RESOLVED,
+  WEFT_FUTURE_FAILED,
+  WEFT_FUTURE_CANCELLED
+};
+
+int weft_future_create(weft_sync *y, weft_id *out);
+/* Frees a future. Its waiters must have been completed first. */
+void weft_future_destroy(weft_sync *y, weft_id f);
+/* WEFT_FUTURE_* or WEFT_ESTALE. */
+int weft_future_state(const weft_sync *y, weft_id f);
+/* Moves a pending future to RESOLVED, FAILED or CANCELLED. Returns
+   WEFT_ESTATE when it was already complete (nothing changes): completing
+   twice is an error. The caller then completes the waiters. */
+int weft_future_settle(weft_sync *y, weft_id f, int state);
+weft_wlist *weft_future_waiters(weft_sync *y, weft_id f);
+
+/* ---- signals ---- */
+
+int weft_signal_create(weft_sync *y, weft_id *out);
+void weft_signal_destroy(weft_sync *y, weft_id s);
+int weft_signal_live(const weft_sync *y, weft_id s);
+weft_wlist *weft_signal_waiters(weft_sync *y, weft_id s);
+/* A set signal stays fired (waits return at once) until reset. */
+int weft_signal_set_latched(weft_sync *y, weft_id s, int on);
+int weft_signal_latched(const weft_sync *y, weft_id s);
+
+/* ---- channels ---- */
+
+#define WEFT_UNBOUNDED UINT32_MAX
+
+/* capacity: values buffered before senders wait; 0 hands each value
+   straight from sender to receiver; WEFT_UNBOUNDED never makes senders
+   wait. */
+int weft_channel_create(weft_sync *y, uint32_t capacity, weft_id *out);
+/* Frees a channel; returns its buffered payloads through drop first. */
+void weft_channel_destroy(weft_sync *y, weft_id c, void (*drop)(void *ud, uint64_t v), void *ud);
+int weft_channel_live(const weft_sync *y, weft_id c);
+/* Buffers v. WEFT_ELIMIT when full, WEFT_ECLOSED when closed, WEFT_ENOMEM. */
+int weft_channel_push(weft_sync *y, weft_id c, uint64_t v);
+/* Takes the oldest buffered value. WEFT_ELIMIT when empty. */
+int weft_channel_pop(weft_sync *y, weft_id c, uint64_t *v);
+int weft_channel_close(weft_sync *y, weft_id c);
+int weft_channel_closed(const weft_sync *y, weft_id c);
+uint32_t weft_channel_count(const weft_sync *y, weft_id c);
+uint32_t weft_channel_capacity(const weft_sync *y, weft_id c);
+weft_wlist *weft_channel_senders(weft_sync *y, weft_id c);
+weft_wlist *weft_channel_receivers(weft_sync *y, weft_id c);
+
+#endif
