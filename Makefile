@@ -28,10 +28,15 @@ BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o)
 CTEST_SRC    := $(wildcard tests/test_*.c)
 CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-# Packages: pkg-config name or command -> Debian package.
-CORE_PKGS := pkg-config liblua5.4-dev libcmocka-dev
+# What the build needs, as kind:name:debian-package, where kind is pc (a
+# pkg-config module), cmd (a command) or file (a path). Included makefiles
+# (demo/demo.mk, tests/bench/bench.mk) append to DEPS.
+DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev
 
-.PHONY: all weft deps test test-c test-lua run asan bench fuzz clean help
+-include demo/demo.mk
+-include tests/bench/bench.mk
+
+.PHONY: all weft deps test test-c test-lua test-demo run asan bench fuzz clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -48,9 +53,14 @@ help:
 
 deps:
 	@missing=""; \
-	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
-	pkg-config --exists lua5.4 2>/dev/null || missing="$$missing liblua5.4-dev"; \
-	pkg-config --exists cmocka 2>/dev/null || missing="$$missing libcmocka-dev"; \
+	for d in $(DEPS); do \
+	  kind=$${d%%:*}; rest=$${d#*:}; name=$${rest%%:*}; pkg=$${rest#*:}; \
+	  case $$kind in \
+	    pc) pkg-config --exists $$name 2>/dev/null || missing="$$missing $$pkg";; \
+	    cmd) command -v $$name >/dev/null 2>&1 || missing="$$missing $$pkg";; \
+	    file) [ -e $$name ] || missing="$$missing $$pkg";; \
+	  esac; \
+	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
@@ -82,7 +92,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 # ---- tests ----
 
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua
+	@$(MAKE) --no-print-directory test-c test-lua test-demo
 
 test-c: $(CTEST_BIN)
 	@set -e; for t in $(CTEST_BIN); do echo "== $$t"; $$t; done
@@ -92,12 +102,27 @@ test-lua: $(BUILD)/weft
 	@$(BUILD)/weft test tests/lua scripts
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-demo
+
+bench: deps
+	@$(MAKE) --no-print-directory bench-run
 
 # ---- run ----
 
-run: all
+run: deps
+	@$(MAKE) --no-print-directory demo-run
+
+# Fallbacks while the demo or the benchmarks are not part of the tree.
+ifeq ($(wildcard demo/demo.mk),)
+test-demo:
+	@true
+demo-run: weft
 	$(BUILD)/weft run scripts/sample.lua --realtime
+endif
+ifeq ($(wildcard tests/bench/bench.mk),)
+bench-run:
+	@echo "no benchmarks in this tree"
+endif
 
 clean:
 	rm -rf build build-asan build-bench

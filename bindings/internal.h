@@ -61,6 +61,8 @@ struct weft_state {
   weft_desc desc;
   char *root;            /* scripts root, owned */
   size_t mem, mem_limit, mem_peak;
+  uint64_t allocs;       /* allocations made (Lua and host), ever */
+  uint64_t alloc_bytes;  /* bytes those allocations added, ever */
   int alloc_failing;     /* the next allocations fail (tests) */
   int ref_api;           /* the shared script API table */
   int ref_tasks;         /* [index + 1] = handle of each live task */

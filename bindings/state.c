@@ -28,6 +28,8 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   }
   void *p = realloc(ptr, nsize);
   if (!p) return NULL;
+  W->allocs++;
+  if (nsize > old) W->alloc_bytes += nsize - old;
   W->mem = W->mem - old + nsize;
   if (W->mem > W->mem_peak) W->mem_peak = W->mem;
   return p;
@@ -364,13 +366,15 @@ weft_state *weft_open(const weft_desc *desc) {
   W->ref_on_error = LUA_NOREF;
   W->sites = weft_sites_new(W);
   weft_sched_desc sd = {0};
+  sd.alloc = host_alloc;
+  sd.alloc_ud = W;
   sd.frame_budget = W->desc.frame_budget;
   sd.max_tasks = W->desc.max_tasks;
   sd.task_udata_size = sizeof(ltask);
   sd.timer_done = weft_timer_done;
   sd.user = W;
   W->S = weft_sched_create(&sd);
-  W->Y = weft_sync_create(NULL, NULL);
+  W->Y = weft_sync_create(host_alloc, W);
   W->L = lua_newstate(l_alloc, W);
   if (!W->root || !W->assets || !W->sites || !W->S || !W->Y || !W->L) {
     weft_close(W);
@@ -420,6 +424,32 @@ int weft_step(weft_state *W, double dt) {
 lua_State *weft_lua(weft_state *W) { return W->L; }
 weft_sched *weft_sched_of(weft_state *W) { return W->S; }
 size_t weft_memory(const weft_state *W) { return W->mem; }
+
+/* The host's allocator: plain realloc, counted like Lua's so a frame's
+   allocations can be measured across both. */
+static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  weft_state *W = ud;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p) {
+    W->allocs++;
+    if (nsize > osize || !ptr) W->alloc_bytes += nsize - (ptr ? osize : 0);
+  }
+  return p;
+}
+
+void weft_get_stats(const weft_state *W, weft_stats *out) {
+  out->lua_bytes = W->mem;
+  out->lua_peak = W->mem_peak;
+  out->host_bytes = weft_sched_memory(W->S);
+  out->allocs = W->allocs;
+  out->alloc_bytes = W->alloc_bytes;
+  out->tasks = weft_sched_task_count(W->S);
+  out->errors = W->errors;
+}
 uint32_t weft_error_count(const weft_state *W) { return W->errors; }
 
 void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_api); }

@@ -113,6 +113,20 @@ typedef struct weft_job_kind {
    "read_file" and "find_path". WEFT_ELIMIT past 32 kinds. */
 int weft_register_job(weft_state *W, const weft_job_kind *kind);
 
+typedef struct weft_stats {
+  size_t lua_bytes;     /* held by the Lua state now */
+  size_t lua_peak;      /* most ever held */
+  size_t host_bytes;    /* held by the scheduler's pools and queues */
+  uint64_t allocs;      /* allocation calls (Lua and host) since open */
+  uint64_t alloc_bytes; /* bytes those calls added since open */
+  uint32_t tasks;       /* live tasks */
+  uint32_t errors;      /* error reports made */
+} weft_stats;
+
+/* Counters for benchmarks and overlays: a steady frame leaves allocs and
+   alloc_bytes unchanged. */
+void weft_get_stats(const weft_state *W, weft_stats *out);
+
 /* Bytes held by the Lua state. */
 size_t weft_memory(const weft_state *W);
 /* Number of error reports made since the state opened. */
