@@ -350,6 +350,22 @@ static int open_lua(lua_State *L) {
   return 0;
 }
 
+/* The host's allocator: plain realloc, counted like Lua's so a frame's
+   allocations can be measured across both. */
+static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  weft_state *W = ud;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p) {
+    W->allocs++;
+    if (nsize > osize || !ptr) W->alloc_bytes += nsize - (ptr ? osize : 0);
+  }
+  return p;
+}
+
 weft_state *weft_open(const weft_desc *desc) {
   weft_state *W = calloc(1, sizeof *W);
   if (!W) return NULL;
@@ -424,22 +440,6 @@ int weft_step(weft_state *W, double dt) {
 lua_State *weft_lua(weft_state *W) { return W->L; }
 weft_sched *weft_sched_of(weft_state *W) { return W->S; }
 size_t weft_memory(const weft_state *W) { return W->mem; }
-
-/* The host's allocator: plain realloc, counted like Lua's so a frame's
-   allocations can be measured across both. */
-static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  weft_state *W = ud;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  void *p = realloc(ptr, nsize);
-  if (p) {
-    W->allocs++;
-    if (nsize > osize || !ptr) W->alloc_bytes += nsize - (ptr ? osize : 0);
-  }
-  return p;
-}
 
 void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->lua_bytes = W->mem;
