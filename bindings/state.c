@@ -255,6 +255,15 @@ static void build_api(weft_state *W, lua_State *L) {
     copy_lib(L, *n);
     lua_setfield(L, api, *n);
   }
+  /* No string.dump (it makes binary chunks); strings index the copy. */
+  lua_getfield(L, api, "string");
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 3);
   static const char *const osf[] = {"clock", "time", "date", NULL};
   lua_getglobal(L, "os");
   copy_fields(L, lua_gettop(L), osf);
@@ -397,6 +406,7 @@ weft_state *weft_open(const weft_desc *desc) {
     return NULL;
   }
   W->curL = W->L;
+  *(weft_id *)lua_getextraspace(W->L) = 0; /* threads copy it: 0 = not a task */
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {

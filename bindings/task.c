@@ -178,7 +178,13 @@ static void hook(lua_State *L, lua_Debug *ar) {
     lua_sethook(lt->co, hook, LUA_MASKCOUNT, 1);
     if (L != lt->co) lua_sethook(L, hook, LUA_MASKCOUNT, 1);
   }
-  luaL_error(L, "script ran too long without waiting");
+  /* Inside a hook, level 0 is the function that was running. */
+  lua_Debug d;
+  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
+    lua_pushfstring(L, "%s:%d: script ran too long without waiting", d.short_src, d.currentline);
+  else
+    lua_pushliteral(L, "script ran too long without waiting");
+  lua_error(L);
 }
 
 /* ---- finishing ---- */

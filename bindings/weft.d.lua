@@ -51,8 +51,8 @@
 ---Job kinds built into weft. The game (C code) can register more, so any
 ---string is accepted.
 ---@alias weft.JobKind
----| "read_file" # read a file under assets/; resolves to its contents
----| "find_path" # grid path search; resolves to a list of points or nil
+---| "read_file" # read a file under assets/; resolves to its contents (a string)
+---| "find_path" # grid path search; resolves to a list of {x =, y =} points, or nil
 ---| string
 
 -- ---------------------------------------------------------------------------
@@ -358,7 +358,7 @@ function frame() end
 ---return one; wait for it with `wait(f)`. Completing a future twice raises
 ---an error.
 ---@class weft.Future
----@field state weft.FutureState (read-only)
+---@field state weft.FutureState pending, resolved, failed or cancelled (read-only)
 ---@field error any the failure or cancellation error once failed or cancelled; nil otherwise (read-only)
 local Future = {}
 
@@ -518,7 +518,7 @@ function channel(capacity) end
 -- Jobs
 -- ---------------------------------------------------------------------------
 
----A grid cell on a path from `job("find_path", ...)`.
+---A grid cell on a path from `job("find_path", ...)`, 1-based.
 ---@class weft.Point
 ---@field x integer column: the character's position in its row string
 ---@field y integer row: the string's index in `rows`
@@ -526,18 +526,21 @@ function channel(capacity) end
 ---Run work on a worker thread; the future resolves on the main thread.
 ---No Lua runs off the main thread.
 ---
----* "read_file", path: the contents (a string) of a file under assets/.
----* "find_path", rows, sx, sy, gx, gy: a path on a grid (`rows` is a list of
----  strings, '#' marks a wall) from (sx, sy) to (gx, gy), as a list of points,
+---* "read_file", path: the contents (a string) of a file; `path` is relative
+---  to the assets directory, without "..". Fails if the file can't be read.
+---* "find_path", rows, sx, sy, gx, gy: the shortest 4-way path on a grid
+---  (`rows` is a list of strings, '#' marks a wall) from (sx, sy) to (gx, gy),
+---  1-based, as a list of `{x =, y =}` points from start to goal inclusive,
 ---  or nil when the goal cannot be reached.
 ---
 ---```lua
----local text = wait(job("read_file", path))
----local path = wait(job("find_path", level.rows, 1, 1, 8, 5))
----if path then for _, p in ipairs(path) do wait(e:move_to(p)) end end
+---local text = wait(job("read_file", "levels/one.txt"))   -- assets/levels/one.txt
+---local path = wait(job("find_path", {"....", ".##.", "...."}, 1, 1, 4, 3))
+---if path then for _, p in ipairs(path) do print(p.x, p.y) end end
 ---```
 ---@overload fun(kind: "read_file", path: string): weft.Future
 ---@overload fun(kind: "find_path", rows: string[], sx: integer, sy: integer, gx: integer, gy: integer): weft.Future
+---@nodiscard
 ---@param kind weft.JobKind
 ---@param ... any the job's arguments
 ---@return weft.Future future resolves to the job's result
@@ -549,11 +552,11 @@ function job(kind, ...) end
 
 ---What a script module returns. Module tables keep their identity across
 ---reloads; runtime state belongs in the state table or in `persist`.
----Declare your module as a subclass so your own fields complete too:
+---To get completion for your own fields too, put the annotation
+---`---@class ai.patrol: weft.Module` on the line above `local M = {}`:
 ---
 ---```lua
-------@class ai.patrol: weft.Module
----local M = {}
+---local M = { reload = "keep" }   -- (the @class line goes above this one)
 ---M.SPEED = 60
 ---function M.start(e) ... end
 ---return M
@@ -561,7 +564,7 @@ function job(kind, ...) end
 ---@class weft.Module
 ---@field start? async fun(state: table, ...) the entry `weft.start` runs as a task; state is kept across reloads
 ---@field on_reload? async fun(state: table, old_version: integer) run instead of `start` when the module reloads
----@field reload? "keep" "keep": running tasks finish on the old code; only new starts get the new code
+---@field reload? "keep" set to keep running tasks on the old code across a reload; only new starts get the new code
 
 ---One row of `weft.modules()`.
 ---@class weft.ModuleInfo
@@ -727,7 +730,8 @@ function os.date(format, time) end
 ---@class weft.debuglib
 debug = {}
 
----A traceback of the current call stack, with `message` first.
+---A traceback of the current call stack (or of `thread`), with `message` first.
+---@overload fun(thread: thread, message?: any, level?: integer): string
 ---@param message? any
 ---@param level? integer
 ---@return string

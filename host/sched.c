@@ -405,7 +405,8 @@ static void fire_timer(weft_sched *s, tclock *c) {
    Cost: O(groups) to find the due clocks, then O(log n) per wake. */
 static void wake_timers(weft_sched *s) {
   s->ndue = 0;
-  if (clock_due(&s->real)) s->due[s->ndue++] = &s->real;
+  if (clock_due(&s->real) && grow_array(s, (void **)&s->due, &s->capdue, sizeof(tclock *), 1))
+    s->due[s->ndue++] = &s->real;
   for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next) {
     group *g = G(s, gi - 1);
     if (g->held || !clock_due(&g->clock)) continue;

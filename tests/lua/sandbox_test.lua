@@ -1,0 +1,117 @@
+-- The sandbox: what a script can and cannot reach.
+
+local function keys(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = tostring(k) end
+  table.sort(ks)
+  return table.concat(ks, ",")
+end
+
+test("os offers only clock, time and date", function()
+  assert(keys(os) == "clock,date,time", "os has " .. keys(os))
+  assert(type(os.clock()) == "number", "os.clock broken")
+  assert(math.type(os.time()) == "integer", "os.time broken")
+  assert(type(os.date("%Y")) == "string", "os.date broken")
+  assert(os.execute == nil and os.exit == nil and os.getenv == nil and os.remove == nil,
+    "dangerous os functions reachable")
+end)
+
+test("io, loadfile and dofile are not reachable", function()
+  assert(io == nil, "io is reachable")
+  assert(loadfile == nil, "loadfile is reachable")
+  assert(dofile == nil, "dofile is reachable")
+end)
+
+test("package.loadlib is not reachable", function()
+  assert(package == nil or package.loadlib == nil, "package.loadlib is reachable")
+end)
+
+test("debug offers only traceback", function()
+  assert(keys(debug) == "traceback", "debug has " .. keys(debug))
+  assert(type(debug.traceback()) == "string", "debug.traceback broken")
+end)
+
+test("string.dump is not reachable", function()
+  assert(string.dump == nil, "string.dump is reachable")
+end)
+
+test("string.dump is not reachable through the string metatable", function()
+  assert(("").dump == nil, '("").dump is reachable')
+  local mt = getmetatable("")
+  local idx = type(mt) == "table" and rawget(mt, "__index")
+  assert(type(idx) ~= "table" or rawget(idx, "dump") == nil,
+    "getmetatable('').__index.dump is reachable")
+end)
+
+test("string methods still work on string values", function()
+  assert(("abc"):upper() == "ABC", "s:upper() broken")
+  assert(("%d"):format(5) == "5", "s:format() broken")
+  assert(string.rep("ab", 3) == "ababab", "string.rep broken")
+end)
+
+test("load compiles text chunks", function()
+  local f = load("return 1 + 1")
+  assert(type(f) == "function", "load failed: " .. tostring(f))
+  assert(f() == 2, "chunk returned " .. tostring(f()))
+  local g = load("return x", "chunk", "t", {x = 7})
+  assert(g() == 7, "env argument ignored")
+end)
+
+test("load refuses binary mode", function()
+  local ok, f, msg = pcall(load, "return 1", "chunk", "b")
+  assert(not ok or f == nil, "load accepted mode 'b'")
+  ok, f, msg = pcall(load, "return 1", "chunk", "bt")
+  assert(not ok or f == nil, "load accepted mode 'bt'")
+end)
+
+test("load refuses a binary chunk", function()
+  local bin = "\27LuaT\0\25\147\r\n\26\n\4\8\8xV\0\0\0\0\0\0\0\0\0\0\0(w@\1"
+  local ok, f, msg = pcall(load, bin)
+  assert(not ok or f == nil, "load accepted a binary chunk")
+  local why = ok and msg or f
+  assert(tostring(why):match("binary"), "message " .. tostring(why))
+end)
+
+test("load reports a syntax error instead of raising", function()
+  local f, msg = load("return +", "=bad")
+  assert(f == nil, "bad chunk compiled")
+  assert(tostring(msg):match("bad:1:"), "message " .. tostring(msg))
+end)
+
+test("require of a missing module gives a clear error", function()
+  local ok, err = pcall(require, "no.such.module")
+  assert(not ok, "require succeeded")
+  assert(tostring(err):match("no%.such%.module"), "error does not name the module: " .. tostring(err))
+  assert(tostring(err):match("not found"), "error does not say not found: " .. tostring(err))
+end)
+
+test("require error names the caller's line", function()
+  local ok, err = pcall(function() require("no.such.module") end)
+  assert(not ok, "require succeeded")
+  assert(tostring(err):match("sandbox_test%.lua:%d+:"), "error has no file:line: " .. tostring(err))
+end)
+
+test("require cannot reach system modules", function()
+  for _, name in ipairs{"os", "io", "debug", "socket", "lfs"} do
+    local ok, mod = pcall(require, name)
+    assert(not ok, "require('" .. name .. "') succeeded")
+  end
+end)
+
+test("require rejects paths that leave the scripts root", function()
+  for _, name in ipairs{"../secret", "/etc/passwd", "..x", "a..b", ""} do
+    local ok, err = pcall(require, name)
+    assert(not ok, "require('" .. name .. "') succeeded")
+  end
+end)
+
+test("collectgarbage offers count", function()
+  local c = collectgarbage("count")
+  assert(type(c) == "number" and c > 0, "count " .. tostring(c))
+end)
+
+test("global writes stay in the script's environment", function()
+  some_global_from_a_test = 1
+  assert(some_global_from_a_test == 1, "global write lost")
+  assert(_G.some_global_from_a_test == 1, "_G is not the environment")
+end)

@@ -1,0 +1,389 @@
+-- Tasks: spawn, defer, after, every, handles, status, waiting on tasks.
+
+local DT = 1 / 60
+
+local function near(a, b, eps)
+  return math.abs(a - b) <= (eps or 1e-9)
+end
+
+test("spawn runs the function at once up to its first wait", function()
+  local steps = {}
+  local t = spawn(function()
+    steps[#steps + 1] = "before wait"
+    wait()
+    steps[#steps + 1] = "after wait"
+  end)
+  assert(#steps == 1 and steps[1] == "before wait", "ran " .. table.concat(steps, ","))
+  assert(t.status == "waiting", "status " .. t.status)
+  wait()
+  assert(#steps == 2, "ran " .. table.concat(steps, ","))
+end)
+
+test("spawn returns a task handle", function()
+  local t = spawn(function() wait() end)
+  assert(type(t) == "userdata", "spawn returned a " .. type(t))
+  assert(tostring(t):match("^task"), "tostring " .. tostring(t))
+  assert(type(t.cancel) == "function", "no cancel method")
+  t:cancel()
+end)
+
+test("spawn passes its extra arguments to the function", function()
+  local got
+  spawn(function(...) got = table.pack(...) end, 1, nil, "three")
+  assert(got.n == 3 and got[1] == 1 and got[2] == nil and got[3] == "three",
+    "got " .. tostring(got and got.n) .. " arguments")
+end)
+
+test("a task that never waits is done when spawn returns", function()
+  local t = spawn(function() return 42 end)
+  assert(t.status == "done", "status " .. t.status)
+end)
+
+test("defer starts the task next frame", function()
+  local ran_in
+  local f = frame()
+  local t = defer(function() ran_in = frame() end)
+  assert(ran_in == nil, "defer ran at once")
+  assert(t.status == "waiting", "status " .. t.status)
+  wait(t)
+  assert(ran_in == f + 1, "ran in frame " .. tostring(ran_in) .. " after " .. f)
+end)
+
+test("defer passes its extra arguments", function()
+  local t = defer(function(a, b, c) return a, b, c end, "x", nil, 3)
+  local a, b, c = wait(t)
+  assert(a == "x" and b == nil and c == 3, "got " .. tostring(a) .. tostring(b) .. tostring(c))
+end)
+
+test("deferred tasks start in the order they were deferred", function()
+  local order = {}
+  local ts = {}
+  for i = 1, 5 do ts[i] = defer(function() order[#order + 1] = i end) end
+  wait(ts)
+  assert(table.concat(order, ",") == "1,2,3,4,5", "order " .. table.concat(order, ","))
+end)
+
+test("after(s, fn) runs fn once after s seconds", function()
+  local runs = {}
+  local t = after(0.5, function(a, b)
+    runs[#runs + 1] = frame()
+    return a + b
+  end, 1, 2)
+  assert(#runs == 0, "after ran at once")
+  local v = wait(t)
+  assert(v == 3, "after's task returned " .. tostring(v))
+  assert(#runs == 1 and runs[1] == 30, "ran in frames " .. table.concat(runs, ","))
+  wait(1)
+  assert(#runs == 1, "ran " .. #runs .. " times")
+end)
+
+test("after returns a task handle that can be cancelled before it runs", function()
+  local ran = false
+  local t = after(0.5, function() ran = true end)
+  assert(t.status == "waiting", "status " .. t.status)
+  wait(0.25)
+  t:cancel()
+  wait(0.5)
+  assert(not ran, "cancelled after() still ran")
+  assert(t.status == "cancelled", "status " .. t.status)
+end)
+
+test("every(s, fn) runs 100 times in 10 s at s = 0.1 without drift", function()
+  local times = {}
+  local start = now()
+  local t = every(0.1, function() times[#times + 1] = now() end)
+  wait(10)
+  wait() -- the frame holding 10 s has certainly run; the next run is at 10.1
+  assert(#times == 100, "ran " .. #times .. " times in 10 s")
+  for k, at in ipairs(times) do
+    local due = start + k * 0.1
+    assert(at >= due - 1e-9, "run " .. k .. " at " .. at .. " before its time " .. due)
+    assert(at < due - 1e-9 + DT, "run " .. k .. " at " .. at .. " a frame late for " .. due)
+  end
+  t:cancel()
+end, {frames = 700})
+
+test("every runs first at start + s", function()
+  local first
+  local t = every(0.5, function() first = first or frame() end)
+  wait(0.25)
+  assert(first == nil, "every ran early, frame " .. tostring(first))
+  wait(0.5)
+  assert(first == 30, "first run in frame " .. tostring(first))
+  t:cancel()
+end)
+
+test("every runs at most once per frame", function()
+  local frames = {}
+  local t = every(0.001, function() frames[#frames + 1] = frame() end)
+  wait(0.5)
+  for i = 2, #frames do
+    assert(frames[i] > frames[i - 1], "two runs in frame " .. frames[i])
+  end
+  assert(#frames >= 29, "ran " .. #frames .. " times in 30 frames")
+  t:cancel()
+end)
+
+test("every passes its extra arguments on every run", function()
+  local got = {}
+  local t = every(0.1, function(a, b) got[#got + 1] = a .. b end, "x", "y")
+  wait(0.35)
+  t:cancel()
+  assert(#got == 3, "ran " .. #got .. " times")
+  for _, v in ipairs(got) do assert(v == "xy", "got " .. v) end
+end)
+
+test("every's task stops when cancelled", function()
+  local n = 0
+  local t = every(0.1, function() n = n + 1 end)
+  wait(0.55)
+  t:cancel()
+  local at = n
+  wait(1)
+  assert(n == at, "ran " .. (n - at) .. " times after cancel")
+  assert(t.status == "cancelled", "status " .. t.status)
+end)
+
+test("status is running only for the executing task", function()
+  local me = current()
+  assert(me.status == "running", "current().status " .. me.status)
+  local inner_sees_outer
+  local t = spawn(function()
+    assert(current().status == "running", "child sees itself as " .. current().status)
+    inner_sees_outer = me.status
+    wait()
+  end)
+  assert(inner_sees_outer == "waiting", "parent seen from child as " .. tostring(inner_sees_outer))
+  assert(t.status == "waiting", "suspended child is " .. t.status)
+  t:cancel()
+end)
+
+test("a task woken but not yet resumed is waiting", function()
+  local a, b
+  local seen
+  a = spawn(function()
+    wait(0.5)
+    seen = b.status -- b is due in this frame too, but not resumed yet
+  end)
+  b = spawn(function() wait(0.5) end)
+  wait{a, b}
+  assert(seen == "waiting", "b seen as " .. tostring(seen))
+end)
+
+test("status is done after a normal return", function()
+  local t = spawn(function() wait() return 1 end)
+  wait(t)
+  assert(t.status == "done", "status " .. t.status)
+end)
+
+test("status is failed after an error", function()
+  weft.on_error(function() end)
+  local t = spawn(function() wait() error("boom") end)
+  pcall(wait, t)
+  assert(t.status == "failed", "status " .. t.status)
+end)
+
+test("status is cancelled after cancel", function()
+  local t = spawn(function() wait(10) end)
+  t:cancel()
+  assert(t.status == "cancelled", "status " .. t.status)
+end)
+
+test("current() is the handle spawn returned", function()
+  local inside
+  local t = spawn(function()
+    inside = current()
+    wait()
+    assert(current() == inside, "current() changed across a wait")
+  end)
+  assert(inside == t, "current() inside differs from spawn's handle")
+  assert(rawequal(inside, t), "handles are not the same object")
+  wait(t)
+end)
+
+test("current() in a case is its task and stays the same", function()
+  local me = current()
+  assert(me ~= nil, "current() is nil in a task")
+  wait()
+  assert(current() == me, "current() changed")
+end)
+
+test("handles of different tasks differ", function()
+  local a = spawn(function() wait() end)
+  local b = spawn(function() wait() end)
+  assert(a ~= b, "two tasks compare equal")
+  wait{a, b}
+end)
+
+test("a handle keeps comparing equal after the task finished", function()
+  local inside
+  local t = spawn(function() inside = current(); wait() end)
+  wait(t)
+  assert(t == inside, "handle changed identity after finishing")
+  local set = {[t] = true}
+  assert(set[inside], "handle is not usable as a table key")
+end)
+
+test("wait(t) returns the task's return values", function()
+  local t = spawn(function() wait(0.1); return 1, nil, "three", nil end)
+  local r = table.pack(wait(t))
+  assert(r.n == 4, "got " .. r.n .. " values")
+  assert(r[1] == 1 and r[2] == nil and r[3] == "three" and r[4] == nil, "wrong values")
+end)
+
+test("wait(t) on a finished task returns the same values again", function()
+  local t = spawn(function() return "a", "b" end)
+  local a, b = wait(t)
+  local c, d = wait(t)
+  assert(a == "a" and b == "b" and c == "a" and d == "b", "values differ")
+end)
+
+test("wait(t) on a task that returned nothing returns nothing", function()
+  local t = spawn(function() wait() end)
+  local n = select("#", wait(t))
+  assert(n == 0, "got " .. n .. " values")
+end)
+
+test("wait(t) raises the task's error", function()
+  weft.on_error(function() end)
+  local t = spawn(function() wait(0.1); error("boom") end)
+  local ok, err = pcall(wait, t)
+  assert(not ok, "wait on a failed task succeeded")
+  assert(type(err) == "string" and err:match("task_test%.lua:%d+: boom"), "err " .. tostring(err))
+end)
+
+test("wait(t) raises a table error unchanged", function()
+  weft.on_error(function() end)
+  local e = {code = 7}
+  local t = spawn(function() wait(0.1); error(e) end)
+  local ok, err = pcall(wait, t)
+  assert(not ok, "wait on a failed task succeeded")
+  assert(rawequal(err, e), "error table changed: " .. tostring(err))
+  local ok2, err2 = pcall(wait, t) -- already finished: raises at once
+  assert(not ok2 and rawequal(err2, e), "second wait: " .. tostring(err2))
+end)
+
+test("wait(t) on an already failed task raises at once", function()
+  weft.on_error(function() end)
+  local t = spawn(function() error("early") end)
+  assert(t.status == "failed", "status " .. t.status)
+  local f = frame()
+  local ok, err = pcall(wait, t)
+  assert(not ok and tostring(err):match("early"), "err " .. tostring(err))
+  assert(frame() == f, "raised after yielding")
+end)
+
+test("a list wait returns one value per element in order", function()
+  local a = spawn(function() wait(0.3); return "a", "extra" end)
+  local b = spawn(function() wait(0.1); return "b" end)
+  local c = spawn(function() return "c" end)
+  local d = spawn(function() wait(0.2) end)
+  local r = table.pack(wait{a, b, c, d, 0.05})
+  assert(r.n == 5, "got " .. r.n .. " values")
+  assert(r[1] == "a" and r[2] == "b" and r[3] == "c" and r[4] == nil,
+    "values " .. tostring(r[1]) .. tostring(r[2]) .. tostring(r[3]) .. tostring(r[4]))
+  assert(type(r[5]) == "number", "timer value " .. tostring(r[5]))
+end)
+
+test("a list wait raises the first failure", function()
+  weft.on_error(function() end)
+  local e = {}
+  local a = spawn(function() wait(1); return 1 end)
+  local b = spawn(function() wait(0.1); error(e) end)
+  local ok, err = pcall(wait, {a, b})
+  assert(not ok and rawequal(err, e), "err " .. tostring(err))
+  assert(frame() == 6, "failure reached the waiter in frame " .. frame())
+  a:cancel()
+end)
+
+test("a task cannot wait for itself", function()
+  local ok, err = pcall(wait, current())
+  assert(not ok, "waiting on itself succeeded")
+  assert(tostring(err):match("itself"), "err " .. tostring(err))
+end)
+
+test("20,000 tasks spawned and finished in one script", function()
+  local ts = {}
+  local done = 0
+  for i = 1, 20000 do
+    ts[i] = spawn(function()
+      wait(0.1)
+      done = done + 1
+      return i
+    end)
+  end
+  local r = table.pack(wait(ts))
+  assert(done == 20000, "finished " .. done)
+  assert(r.n == 20000, "got " .. r.n .. " values")
+  for i = 1, 20000 do
+    if r[i] ~= i then error("value " .. i .. " is " .. tostring(r[i])) end
+  end
+  for i = 1, 20000, 997 do
+    assert(ts[i].status == "done", "task " .. i .. " is " .. ts[i].status)
+  end
+  assert(#weft.tasks() == 1, #weft.tasks() .. " tasks still live")
+end)
+
+test("20,000 tasks that never wait finish at once", function()
+  local n = 0
+  for _ = 1, 20000 do spawn(function() n = n + 1 end) end
+  assert(n == 20000, "ran " .. n)
+  assert(#weft.tasks() == 1, #weft.tasks() .. " tasks still live")
+end)
+
+test("t.name is settable", function()
+  local t = spawn(function() wait() end)
+  assert(type(t.name) == "string", "default name is a " .. type(t.name))
+  t.name = "walker"
+  assert(t.name == "walker", "name " .. tostring(t.name))
+  local found = false
+  for _, info in ipairs(weft.tasks()) do
+    if info.task == t then found = info.name == "walker" end
+  end
+  assert(found, "weft.tasks() does not show the new name")
+  t:cancel()
+end)
+
+test("t.name can be set from inside the task", function()
+  local t = spawn(function()
+    current().name = "self-named"
+    wait()
+  end)
+  assert(t.name == "self-named", "name " .. tostring(t.name))
+  t:cancel()
+end)
+
+test("t.name rejects a non-string", function()
+  local t = spawn(function() wait() end)
+  local ok, err = pcall(function() t.name = {} end)
+  assert(not ok, "a table name was accepted")
+  assert(tostring(err):match("task_test%.lua:%d+:"), "err " .. tostring(err))
+  t:cancel()
+end)
+
+test("other task fields are read-only", function()
+  local t = spawn(function() wait() end)
+  local ok = pcall(function() t.status = "done" end)
+  assert(not ok, "t.status was writable")
+  assert(t.status == "waiting", "status " .. t.status)
+  t:cancel()
+end)
+
+test("weft.tasks() lists live tasks with what they wait on", function()
+  local t = spawn(function() wait(1.25) end)
+  t.name = "sleeper"
+  local info
+  for _, i in ipairs(weft.tasks()) do
+    if i.task == t then info = i end
+  end
+  assert(info, "task not listed")
+  assert(info.name == "sleeper", "name " .. tostring(info.name))
+  assert(info.status == "waiting", "status " .. tostring(info.status))
+  assert(tostring(info.waiting):match("sleep"), "waiting " .. tostring(info.waiting))
+  assert(tostring(info.where):match("task_test%.lua:%d+"), "where " .. tostring(info.where))
+  assert(tostring(info.spawned):match("task_test%.lua:%d+"), "spawned " .. tostring(info.spawned))
+  t:cancel()
+  for _, i in ipairs(weft.tasks()) do
+    assert(i.task ~= t, "cancelled task still listed")
+  end
+end)
