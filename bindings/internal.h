@@ -16,6 +16,8 @@
 #define WEFT_GROUP_MT "weft.group"
 #define WEFT_PRELUDE_CHUNK "=[weft]"
 
+typedef struct weft_waitable weft_waitable;
+
 /* Per-task data kept by the scheduler beside each task. */
 typedef struct ltask {
   lua_State *co;      /* the task's thread; NULL for C tasks */
@@ -34,6 +36,8 @@ typedef struct ltask {
   uint8_t raise;      /* the wait ended by a failure: raise the value on top */
   uint8_t comb;       /* C tasks: which combinator */
   int chval;          /* a waiting channel sender's value (ref), 0: none */
+  const weft_waitable *wwhat; /* what a single wait is on, for weft.tasks() */
+  weft_id wobj;       /* ...and which one */
 } ltask;
 
 /* A task handle: one userdata per task, created with the task. User
@@ -97,13 +101,15 @@ static inline weft_id weft_thread_task(lua_State *L) {
 }
 
 /* Something a task can wait on: a userdata whose metatable has __wait. */
-typedef struct weft_waitable {
+struct weft_waitable {
   /* Checks the object at L[idx]. Returns 1 when it is already done, with
      its values pushed (just the first when `one`), -1 when it already
      failed, with the error pushed, or 0 with *list set to its waiters. */
   int (*poll)(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list);
   const char *what; /* for introspection: "task", "future", ... */
-} weft_waitable;
+  /* Pushes the object's name for introspection (nil when it has none). */
+  void (*name)(weft_state *W, lua_State *L, weft_id obj);
+};
 
 static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
   if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;

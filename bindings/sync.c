@@ -562,6 +562,8 @@ static int l_channel_new(lua_State *L) {
   return 1;
 }
 
+static const weft_waitable channel_send_what = {NULL, "channel send", NULL};
+
 static void push_ref(weft_state *W, lua_State *L, int ref) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_values);
   lua_rawgeti(L, -1, ref);
@@ -669,6 +671,8 @@ static int l_channel_send(lua_State *L) {
   if (weft_wait_on(W->S, id, 0, weft_channel_senders(W->Y, h->id)) != WEFT_OK)
     return luaL_error(L, "not enough memory");
   lt->chval = make_ref(W, L, 2);
+  lt->wwhat = &channel_send_what;
+  lt->wobj = h->id;
   lt->single = 1;
   lt->base = lua_gettop(L) + 1;
   lt->overruns = 0;
@@ -998,9 +1002,17 @@ void weft_push_all(weft_state *W, lua_State *L, int list) { combinator(W, L, lis
 
 /* ---- registration ---- */
 
-static const weft_waitable future_waitable = {poll_future, "future"};
-static const weft_waitable signal_waitable = {poll_signal, "signal"};
-static const weft_waitable channel_waitable = {poll_channel, "channel"};
+static void signal_name(weft_state *W, lua_State *L, weft_id id) {
+  if (push_handle(W, L, K_SIGNAL, id)) {
+    lua_getiuservalue(L, -1, 3);
+    lua_remove(L, -2);
+  }
+}
+
+static const weft_waitable future_waitable = {poll_future, "future", NULL};
+static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name};
+static const weft_waitable channel_waitable = {poll_channel, "channel recv", NULL};
+
 
 static void meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
                  lua_CFunction gc, const weft_waitable *w, const char *short_name) {

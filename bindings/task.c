@@ -521,6 +521,9 @@ static int add_element(weft_state *W, lua_State *L, weft_id id, int idx, int slo
   weft_wlist *list = NULL;
   int r = wt->poll(W, L, idx, one, &list);
   if (r != 0) return r;
+  ltask *lt = LT(W, id);
+  lt->wwhat = wt;
+  lt->wobj = *(weft_id *)lua_touserdata(L, idx);
   if (list == weft_task_waiters(W->S, id)) {
     weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
     luaL_argerror(L, argn, "a task cannot wait for itself");
@@ -566,6 +569,7 @@ int weft_l_wait(lua_State *L) {
   weft_id id = wait_task_of(W, L, "wait");
   ltask *lt = LT(W, id);
   lua_settop(L, 1);
+  lt->wwhat = NULL;
   if (lua_type(L, 1) == LUA_TTABLE && !weft_waitable_of(L, 1)) return wait_list(W, L, id, lt);
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   int r = add_element(W, L, id, 1, 0, 0, 1);
@@ -657,7 +661,15 @@ static int poll_task(weft_state *W, lua_State *L, int idx, int one, weft_wlist *
   return 1;
 }
 
-static const weft_waitable task_waitable = {poll_task, "task"};
+static void task_name(weft_state *W, lua_State *L, weft_id id) {
+  weft_push_task(W, L, id);
+  if (!lua_isnil(L, -1)) {
+    lua_getfield(L, -1, "name");
+    lua_remove(L, -2);
+  }
+}
+
+static const weft_waitable task_waitable = {poll_task, "task", task_name};
 
 static int l_task_cancel(lua_State *L) {
   weft_state *W = weft_get(L);
@@ -1035,7 +1047,21 @@ static void snap_one(void *ud, weft_id id) {
   lua_pop(L, 1);
   char buf[256];
   weft_wait_describe(W->S, id, buf, sizeof buf);
-  lua_pushstring(L, buf);
+  if (lt->wwhat && strcmp(buf, "wait") == 0) {
+    lua_pushstring(L, lt->wwhat->what);
+    if (lt->wwhat->name) {
+      lt->wwhat->name(W, L, lt->wobj);
+      if (lua_isstring(L, -1)) {
+        lua_pushliteral(L, " ");
+        lua_insert(L, -2);
+        lua_concat(L, 3);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+  } else {
+    lua_pushstring(L, buf);
+  }
   lua_setfield(L, -2, "waiting");
   where_suspended(lt->co, buf, sizeof buf);
   lua_pushstring(L, buf);
