@@ -74,12 +74,16 @@ struct weft_state {
   int ref_on_error;      /* weft.on_error handler or LUA_NOREF */
   int ref_cancelled;     /* the cancellation error value */
   int ref_kept;          /* handles of tasks started from C */
-  int ref_modules;       /* loaded modules by name */
   int ref_env_mt;        /* metatable of script environments */
   int in_report;         /* reporting an error: allocation headroom */
   int ref_syncs;         /* weak: handles of futures, signals, channels */
   int ref_values;        /* values buffered in channels, by ref */
   int ref_timeout;       /* the weft.TIMEOUT error value */
+  int ref_group_start;   /* module system: g:start */
+  int ref_reload;        /* module system: reload(name) */
+  int ref_changed;       /* module system: changed(path) */
+  struct weft_watch *watch; /* scripts watcher, NULL when off */
+  uint32_t reloads;      /* successful reload transactions */
   weft_id cur;           /* running task, 0 outside tasks */
   lua_State *curL;       /* its thread, or L */
   uint32_t errors;       /* reports made */
@@ -157,9 +161,13 @@ void weft_open_jobs(weft_state *W, lua_State *L);
 void weft_poll_jobs(weft_state *W);
 void weft_stop_jobs(weft_state *W);
 
+/* reload.c */
+int weft_open_modules(weft_state *W);
+void weft_poll_reload(weft_state *W);
+int weft_l_group_start(lua_State *L);
+
 /* state.c */
 int weft_load_script(weft_state *W, lua_State *L, const char *path);
-const char *weft_module_path(weft_state *W, lua_State *L, const char *name);
 
 /* sites.c: interned spawn-site chains. */
 struct sites *weft_sites_new(weft_state *W);

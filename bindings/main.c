@@ -106,7 +106,6 @@ static int cmd_run(int argc, char **argv) {
     usage();
     return 1;
   }
-  if (watch) fprintf(stderr, "weft: --watch: hot reload is not available in this build\n");
   d.memory_limit = (size_t)(mem * 1024 * 1024);
   d.instr_budget = (uint32_t)budget;
   weft_state *W = weft_open(&d);
@@ -114,6 +113,8 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "weft: cannot create the state (out of memory)\n");
     return 1;
   }
+  if (watch && weft_watch_scripts(W, 1) != WEFT_OK)
+    fprintf(stderr, "weft: --watch: cannot watch %s\n", d.scripts_root ? d.scripts_root : "scripts");
   weft_id task;
   const char *err;
   if (weft_run_file(W, file, &task, &err) != WEFT_OK) {

@@ -150,68 +150,6 @@ int weft_load_script(weft_state *W, lua_State *L, const char *path) {
   return 1;
 }
 
-static int valid_module_name(const char *s) {
-  if (!*s || *s == '.') return 0;
-  for (const char *p = s; *p; p++) {
-    if (!(*p == '_' || *p == '.' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-          (*p >= 'A' && *p <= 'Z') || *p == '-'))
-      return 0;
-    if (p[0] == '.' && (p[1] == '.' || p[1] == 0)) return 0;
-  }
-  return 1;
-}
-
-/* Pushes the file path of a module name under the scripts root. */
-const char *weft_module_path(weft_state *W, lua_State *L, const char *name) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addstring(&b, W->root);
-  luaL_addchar(&b, '/');
-  for (const char *p = name; *p; p++) luaL_addchar(&b, *p == '.' ? '/' : *p);
-  luaL_addstring(&b, ".lua");
-  luaL_pushresult(&b);
-  return lua_tostring(L, -1);
-}
-
-/* require(name): modules under the scripts root only, loaded once. */
-static int l_require(lua_State *L) {
-  weft_state *W = weft_get(L);
-  const char *name = luaL_checkstring(L, 1);
-  if (!valid_module_name(name))
-    return luaL_argerror(L, 1, "module names are dotted paths under the scripts root");
-  lua_settop(L, 1);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_modules); /* 2 */
-  if (lua_getfield(L, 2, name) != LUA_TNIL) {
-    if (lua_touserdata(L, -1) == (void *)&W->ref_modules)
-      return luaL_error(L, "module '%s' requires itself (a require loop)", name);
-    return 1;
-  }
-  lua_pop(L, 1);
-  const char *path = weft_module_path(W, L, name); /* 3 */
-  if (!weft_load_script(W, L, path)) {
-    if (strncmp(lua_tostring(L, -1), "cannot open", 11) == 0)
-      return luaL_error(L, "module '%s' not found (looked for %s)", name, path);
-    return lua_error(L);
-  }
-  /* 4 env, 5 fn */
-  lua_pushlightuserdata(L, (void *)&W->ref_modules); /* marks "loading" */
-  lua_setfield(L, 2, name);
-  lua_pushstring(L, name);
-  int st = lua_pcall(L, 1, 1, 0);
-  if (st != LUA_OK) {
-    lua_pushnil(L);
-    lua_setfield(L, 2, name);
-    return lua_error(L);
-  }
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    lua_pushboolean(L, 1);
-  }
-  lua_pushvalue(L, -1);
-  lua_setfield(L, 2, name);
-  return 1;
-}
-
 /* ---- building the script environment ---- */
 
 /* Copies the listed fields of the library table at L[lib] into a new
@@ -276,7 +214,6 @@ static void build_api(weft_state *W, lua_State *L) {
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {{"print", l_print},
                                  {"load", l_load},
-                                 {"require", l_require},
                                  {"collectgarbage", l_collectgarbage},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
@@ -319,8 +256,6 @@ static int open_lua(lua_State *L) {
   W->ref_groups = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   W->ref_kept = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
-  W->ref_modules = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   W->ref_values = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
@@ -409,7 +344,7 @@ weft_state *weft_open(const weft_desc *desc) {
   *(weft_id *)lua_getextraspace(W->L) = 0; /* threads copy it: 0 = not a task */
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
-  if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
+  if (lua_pcall(W->L, 1, 0, 0) != LUA_OK || weft_open_modules(W) != WEFT_OK) {
     weft_close(W);
     return NULL;
   }
@@ -425,6 +360,7 @@ int weft_close(weft_state *W) {
       weft_group_cancel(W->S, weft_sched_root(W->S));
   }
   weft_stop_jobs(W);
+  weft_watch_scripts(W, 0);
   if (W->L) lua_close(W->L); /* handles release their objects */
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
@@ -441,6 +377,8 @@ int weft_close(weft_state *W) {
 /* One frame: clocks move, finished jobs resolve their futures, then due
    timers wake and tasks run. */
 int weft_step(weft_state *W, double dt) {
+  if (!(dt >= 0) || dt > 1e9) return WEFT_EINVAL;
+  weft_poll_reload(W); /* commits happen before the frame's clocks move */
   int rc = weft_sched_advance(W->S, dt);
   if (rc != WEFT_OK) return rc;
   weft_poll_jobs(W);

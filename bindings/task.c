@@ -852,8 +852,17 @@ static int l_group_tasks(lua_State *L) {
 
 static int l_group_index(lua_State *L) {
   weft_state *W = weft_get(L);
-  ghandle *g = check_group(L, 1);
+  ghandle *gh = luaL_checkudata(L, 1, WEFT_GROUP_MT);
   const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "alive") == 0) {
+    lua_pushboolean(L, gh->id == weft_sched_root(W->S) || weft_group_live(W->S, gh->id));
+    return 1;
+  }
+  if (strcmp(k, "start") == 0) {
+    lua_pushcfunction(L, weft_l_group_start);
+    return 1;
+  }
+  ghandle *g = check_group(L, 1);
   static const luaL_Reg methods[] = {{"spawn", l_group_spawn},   {"pause", l_group_pause},
                                      {"resume", l_group_resume}, {"cancel", l_group_cancel},
                                      {"tasks", l_group_tasks},   {NULL, NULL}};

@@ -127,6 +127,21 @@ typedef struct weft_stats {
    alloc_bytes unchanged. */
 void weft_get_stats(const weft_state *W, weft_stats *out);
 
+/* ---- hot reload ---- */
+
+/* Starts (on) or stops watching the scripts root; while on, weft_step
+   reloads saved modules at the start of each frame. WEFT_EINVAL when the
+   root cannot be watched. */
+int weft_watch_scripts(weft_state *W, int on);
+/* Reloads one module by name ("ai.patrol") or by path relative to the
+   scripts root ("ai/patrol.lua"), with its dependents, as one transaction:
+   WEFT_OK when committed, WEFT_EINVAL when it was not loaded or failed
+   (the error is reported and nothing changed). */
+int weft_reload_module(weft_state *W, const char *name);
+int weft_reload_file(weft_state *W, const char *relpath);
+/* Reload transactions committed so far. */
+uint32_t weft_reload_count(const weft_state *W);
+
 /* Bytes held by the Lua state. */
 size_t weft_memory(const weft_state *W);
 /* Number of error reports made since the state opened. */

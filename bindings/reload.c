@@ -1,0 +1,344 @@
+/* Modules and hot reload: require under the scripts root, weft.start,
+   persist, and reload transactions driven by the file watcher. The
+   bookkeeping is Lua (below); C gives it text-only loading, a budget for
+   staging, error reports and the watcher. */
+#include <string.h>
+
+#include "../host/watch.h"
+#include "internal.h"
+
+/* The module system. Runs once per state in the host's own environment
+   with (api, loadfile, run_budget, report, root, group_start) as
+   arguments; returns the function the watcher calls with a changed
+   file's path relative to the root. */
+static const char modules_lua[] =
+    "local api, loadfile_, run_budget, report, root, getinfo = ...\n"
+    "local weft, type, pairs, ipairs, error, pcall, setmetatable, getmetatable, select =\n"
+    "  api.weft, type, pairs, ipairs, error, pcall, setmetatable, getmetatable, select\n"
+    "local spawn_in, current, pack, unpack, sort = api.weft.root.spawn, api.current, table.pack, table.unpack, table.sort\n"
+    "local mods, loading, seq, store, broken, nstart = {}, {}, 0, {}, {}, 0\n"
+    "local prefix = '@' .. root .. '/'\n"
+    "\n"
+    "local function name_of_source(src)\n"
+    "  if type(src) ~= 'string' or src:sub(1, #prefix) ~= prefix then return nil end\n"
+    "  local rel = src:sub(#prefix + 1)\n"
+    "  if rel:sub(-4) ~= '.lua' then return nil end\n"
+    "  return (rel:sub(1, -5):gsub('/', '.'))\n"
+    "end\n"
+    "\n"
+    "local function caller_module(level)\n"
+    "  local info = getinfo(level + 1, 'S')\n"
+    "  return info and name_of_source(info.source)\n"
+    "end\n"
+    "\n"
+    "local function valid(name)\n"
+    "  return type(name) == 'string' and name:match('^[%w_%-]+[%w_%-%.]*$') and not name:find('%.%.') and name:sub(-1) ~= '.'\n"
+    "end\n"
+    "\n"
+    "-- Errors point `level` frames up; `by` is the requiring module, if any.\n"
+    "local function require_at(name, level, by)\n"
+    "  if not valid(name) then\n"
+    "    error(\"bad argument #1 to 'require' (module names are dotted paths under the scripts root, got \" .. tostring(name) .. ')', level)\n"
+    "  end\n"
+    "  local rec = mods[name]\n"
+    "  if not rec then\n"
+    "    if loading[name] then error(\"module '\" .. name .. \"' requires itself (a require loop)\", level) end\n"
+    "    local path = root .. '/' .. name:gsub('%.', '/') .. '.lua'\n"
+    "    local fn, err = loadfile_(path)\n"
+    "    if not fn then\n"
+    "      if err:match('^cannot open') then error(\"module '\" .. name .. \"' not found (looked for \" .. path .. ')', level) end\n"
+    "      error(err, 0)\n"
+    "    end\n"
+    "    loading[name] = true\n"
+    "    local ok, M = pcall(fn, name)\n"
+    "    loading[name] = nil\n"
+    "    if not ok then error(M, 0) end\n"
+    "    if M == nil then M = true end\n"
+    "    seq = seq + 1\n"
+    "    rec = {name = name, file = path, M = M, version = 1, seq = seq, dependents = {}, starts = {}}\n"
+    "    mods[name] = rec\n"
+    "  end\n"
+    "  if by and by ~= name then rec.dependents[by] = true end\n"
+    "  return rec.M\n"
+    "end\n"
+    "\n"
+    "function api.require(name) return require_at(name, 3, caller_module(2)) end\n"
+    "\n"
+    "function api.persist(key, init)\n"
+    "  if type(key) ~= 'string' then\n"
+    "    error(\"bad argument #1 to 'persist' (string expected, got \" .. type(key) .. ')', 2)\n"
+    "  end\n"
+    "  local t = store[key]\n"
+    "  if t == nil then\n"
+    "    if type(init) == 'function' then t = init() elseif init == nil then t = {} else t = init end\n"
+    "    store[key] = t\n"
+    "  end\n"
+    "  return t\n"
+    "end\n"
+    "\n"
+    "-- A start: the module's entry running for one state table. Kept while its\n"
+    "-- task lives, and after a failure so the next good reload retries it.\n"
+    "local function launch(rec, entry, fn, ...)\n"
+    "  entry.version = rec.version\n"
+    "  entry.task = spawn_in(entry.group, fn, ...)\n"
+    "  entry.task.name = rec.name\n"
+    "  return entry.task\n"
+    "end\n"
+    "\n"
+    "local function prune(rec)\n"
+    "  for entry in pairs(rec.starts) do\n"
+    "    local st = entry.task.status\n"
+    "    if st == 'done' or st == 'cancelled' or not entry.group.alive then rec.starts[entry] = nil end\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "local function start_in(g, level, name, state, ...)\n"
+    "  if not valid(name) then\n"
+    "    error(\"bad argument #1 to 'start' (module name expected, got \" .. tostring(name) .. ')', level)\n"
+    "  end\n"
+    "  local M = require_at(name, level + 1)\n"
+    "  if type(M) ~= 'table' or type(M.start) ~= 'function' then\n"
+    "    error(\"module '\" .. name .. \"' has no start function\", level)\n"
+    "  end\n"
+    "  local rec = mods[name]\n"
+    "  prune(rec)\n"
+    "  if not g then local t = current(); g = t and t.group or weft.root end\n"
+    "  nstart = nstart + 1\n"
+    "  local entry = {state = state, args = pack(...), group = g, order = nstart}\n"
+    "  rec.starts[entry] = true\n"
+    "  return launch(rec, entry, M.start, state, ...)\n"
+    "end\n"
+    "\n"
+    "function weft.start(name, state, ...) return start_in(nil, 3, name, state, ...) end\n"
+    "local function group_start(g, name, state, ...) return start_in(g, 4, name, state, ...) end\n"
+    "\n"
+    "function weft.modules()\n"
+    "  local list = {}\n"
+    "  for _, rec in pairs(mods) do\n"
+    "    prune(rec)\n"
+    "    local live, old = 0, 0\n"
+    "    for entry in pairs(rec.starts) do\n"
+    "      local st = entry.task.status\n"
+    "      if st == 'waiting' or st == 'running' then\n"
+    "        live = live + 1\n"
+    "        if entry.version < rec.version then old = old + 1 end\n"
+    "      end\n"
+    "    end\n"
+    "    list[#list + 1] = {name = rec.name, file = rec.file, version = rec.version, tasks = live,\n"
+    "                       old = old, error = broken[rec.file]}\n"
+    "  end\n"
+    "  sort(list, function(a, b) return a.name < b.name end)\n"
+    "  return list\n"
+    "end\n"
+    "\n"
+    "function weft.reload_errors()\n"
+    "  local list = {}\n"
+    "  for file, msg in pairs(broken) do list[#list + 1] = {file = file, error = msg} end\n"
+    "  sort(list, function(a, b) return a.file < b.file end)\n"
+    "  return list\n"
+    "end\n"
+    "\n"
+    "-- New values win, removed keys go, nested plain tables are updated in\n"
+    "-- place so references into the module stay valid.\n"
+    "local function merge(live, new, seen)\n"
+    "  seen[live] = true\n"
+    "  for k in pairs(live) do if new[k] == nil then live[k] = nil end end\n"
+    "  for k, v in pairs(new) do\n"
+    "    local lv = live[k]\n"
+    "    if type(v) == 'table' and type(lv) == 'table' and lv ~= v and not seen[lv]\n"
+    "       and getmetatable(v) == nil and getmetatable(lv) == nil then\n"
+    "      merge(lv, v, seen)\n"
+    "    else\n"
+    "      live[k] = v\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "local function fail(file, err)\n"
+    "  broken[file] = tostring(err)\n"
+    "  report(err)\n"
+    "  return false\n"
+    "end\n"
+    "\n"
+    "local function restart(rec, entry, old_version)\n"
+    "  local st = entry.task.status\n"
+    "  if not entry.group.alive then rec.starts[entry] = nil return end\n"
+    "  if st == 'done' or st == 'cancelled' then rec.starts[entry] = nil return end\n"
+    "  if st ~= 'failed' then entry.task:cancel() end\n"
+    "  local M = rec.M\n"
+    "  if type(M.on_reload) == 'function' then\n"
+    "    launch(rec, entry, M.on_reload, entry.state, old_version)\n"
+    "  else\n"
+    "    launch(rec, entry, M.start, entry.state, unpack(entry.args, 1, entry.args.n))\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "-- One transaction: the module and every module that required it,\n"
+    "-- dependencies first. Any failure changes nothing.\n"
+    "local function reload(name)\n"
+    "  local rec = mods[name]\n"
+    "  if not rec then return false end\n"
+    "  local set, list = {}, {}\n"
+    "  local function add(n)\n"
+    "    if set[n] or not mods[n] then return end\n"
+    "    set[n] = true\n"
+    "    list[#list + 1] = mods[n]\n"
+    "    for d in pairs(mods[n].dependents) do add(d) end\n"
+    "  end\n"
+    "  add(name)\n"
+    "  sort(list, function(a, b) return a.seq < b.seq end)\n"
+    "  local staged = {}\n"
+    "  for i, r in ipairs(list) do\n"
+    "    local fn, err = loadfile_(r.file)\n"
+    "    if not fn then return fail(r.file, err) end\n"
+    "    local ok, M = run_budget(fn, r.name)\n"
+    "    if not ok then return fail(r.file, M) end\n"
+    "    if M == nil then M = true end\n"
+    "    if type(r.M) == 'table' and type(M) ~= 'table' then\n"
+    "      return fail(r.file, r.file .. ': the module must return a table')\n"
+    "    end\n"
+    "    staged[i] = M\n"
+    "  end\n"
+    "  for i, r in ipairs(list) do\n"
+    "    if type(r.M) == 'table' then merge(r.M, staged[i], {}) else r.M = staged[i] end\n"
+    "    r.version = r.version + 1\n"
+    "    broken[r.file] = nil\n"
+    "  end\n"
+    "  for _, r in ipairs(list) do\n"
+    "    if type(r.M) == 'table' and r.M.reload ~= 'keep' then\n"
+    "      local entries = {}\n"
+    "      for entry in pairs(r.starts) do entries[#entries + 1] = entry end\n"
+    "      sort(entries, function(a, b) return a.order < b.order end)\n"
+    "      for _, entry in ipairs(entries) do restart(r, entry, r.version - 1) end\n"
+    "    end\n"
+    "  end\n"
+    "  return true\n"
+    "end\n"
+    "\n"
+    "local function changed(rel)\n"
+    "  if rel:sub(-4) ~= '.lua' then return false end\n"
+    "  return reload((rel:sub(1, -5):gsub('/', '.')))\n"
+    "end\n"
+    "return changed, reload, group_start\n";
+
+/* Staging hook: a module's top level must finish within the budget. */
+static void stage_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  luaL_error(L, "module took too long to load (over the instruction budget)");
+}
+
+/* run_budget(fn, ...): pcall under the instruction budget. */
+static int l_run_budget(lua_State *L) {
+  weft_state *W = weft_get(L);
+  int n = lua_gettop(L);
+  lua_Hook old = lua_gethook(L);
+  int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
+  lua_sethook(L, stage_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
+  int st = lua_pcall(L, n - 1, 1, 0);
+  lua_sethook(L, old, omask, ocount);
+  lua_pushboolean(L, st == LUA_OK);
+  lua_insert(L, -2);
+  return 2;
+}
+
+static int l_loadfile(lua_State *L) {
+  weft_state *W = weft_get(L);
+  const char *path = luaL_checkstring(L, 1);
+  if (!weft_load_script(W, L, path)) {
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lua_remove(L, -2); /* env */
+  return 1;
+}
+
+static int l_report(lua_State *L) {
+  weft_report(weft_get(L), L, 1, 0, NULL);
+  return 0;
+}
+
+/* g:start(name, state, ...) */
+int weft_l_group_start(lua_State *L) {
+  weft_state *W = weft_get(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_group_start);
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+static int open_modules(lua_State *L) {
+  weft_state *W = weft_get(L);
+  if (luaL_loadbufferx(L, modules_lua, sizeof modules_lua - 1, WEFT_PRELUDE_CHUNK, "t") != LUA_OK)
+    return lua_error(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
+  lua_pushcfunction(L, l_loadfile);
+  lua_pushcfunction(L, l_run_budget);
+  lua_pushcfunction(L, l_report);
+  lua_pushstring(L, W->root);
+  lua_getglobal(L, "debug");
+  lua_getfield(L, -1, "getinfo");
+  lua_remove(L, -2);
+  lua_call(L, 6, 3);
+  W->ref_group_start = luaL_ref(L, LUA_REGISTRYINDEX);
+  W->ref_reload = luaL_ref(L, LUA_REGISTRYINDEX);
+  W->ref_changed = luaL_ref(L, LUA_REGISTRYINDEX);
+  return 0;
+}
+
+int weft_open_modules(weft_state *W) {
+  lua_State *L = W->L;
+  lua_pushcfunction(L, open_modules);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+    lua_pop(L, 1);
+    return WEFT_ENOMEM;
+  }
+  return WEFT_OK;
+}
+
+/* Calls the module system's changed(path) or reload(name). */
+static int call_reload(weft_state *W, int ref, const char *arg) {
+  lua_State *L = W->L;
+  if (!lua_checkstack(L, 4)) return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  lua_pushstring(L, arg);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    weft_report(W, L, -1, 0, NULL);
+    lua_pop(L, 1);
+    return 0;
+  }
+  int ok = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (ok) W->reloads++;
+  return ok;
+}
+
+int weft_reload_module(weft_state *W, const char *name) {
+  return call_reload(W, W->ref_reload, name) ? WEFT_OK : WEFT_EINVAL;
+}
+
+int weft_reload_file(weft_state *W, const char *relpath) {
+  return call_reload(W, W->ref_changed, relpath) ? WEFT_OK : WEFT_EINVAL;
+}
+
+static void on_change(void *ud, const char *path) {
+  weft_state *W = ud;
+  call_reload(W, W->ref_changed, path);
+}
+
+int weft_watch_scripts(weft_state *W, int on) {
+  if (!on) {
+    weft_watch_close(W->watch);
+    W->watch = NULL;
+    return WEFT_OK;
+  }
+  if (W->watch) return WEFT_OK;
+  W->watch = weft_watch_open(W->root, NULL);
+  return W->watch ? WEFT_OK : WEFT_EINVAL;
+}
+
+void weft_poll_reload(weft_state *W) {
+  if (W->watch) weft_watch_poll(W->watch, weft_watch_clock(), on_change, W);
+}
+
+uint32_t weft_reload_count(const weft_state *W) { return W->reloads; }

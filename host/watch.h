@@ -1,0 +1,39 @@
+/* Watches a scripts directory tree for saved *.lua files: inotify on every
+   directory (new ones too), a trailing quiet window per file so any
+   editor's save sequence gives one change, and a content hash so a touch
+   or an identical save gives none. Falls back to polling stat() every
+   250 ms where inotify is unavailable (or WEFT_WATCH=poll). */
+#ifndef WEFT_WATCH_H
+#define WEFT_WATCH_H
+
+#include <stdint.h>
+
+typedef struct weft_watch weft_watch;
+
+typedef struct weft_watch_desc {
+  double quiet;      /* seconds a file must stay untouched; 0: 0.1 */
+  double poll_every; /* polling fallback period in seconds; 0: 0.25 */
+  int force_poll;    /* nonzero: poll even when inotify works */
+} weft_watch_desc;
+
+/* Starts watching root (a directory). Records the content hash of every
+   *.lua file now present. NULL when root cannot be read. */
+weft_watch *weft_watch_open(const char *root, const weft_watch_desc *desc);
+void weft_watch_close(weft_watch *w);
+
+/* Reads pending events without blocking. `now` is the caller's monotonic
+   clock in seconds (tests pass their own). For every file whose quiet
+   window ended and whose content changed, calls changed(ud, path) with
+   the path relative to root ("ai/patrol.lua"; valid during the call).
+   Returns the number of changes reported. */
+int weft_watch_poll(weft_watch *w, double now, void (*changed)(void *ud, const char *path),
+                    void *ud);
+/* Nonzero when the watcher polls instead of using inotify. */
+int weft_watch_polling(const weft_watch *w);
+/* Seconds on CLOCK_MONOTONIC, for callers without a clock of their own. */
+double weft_watch_clock(void);
+/* Nonzero for names a save may produce that are not scripts: editor
+   temporaries, locks, backups, hidden files, anything not *.lua. */
+int weft_watch_ignored(const char *name);
+
+#endif
