@@ -175,6 +175,70 @@ static void copy_lib(lua_State *L, const char *name) {
   lua_remove(L, -2);
 }
 
+/* ---- read-only library tables ---- */
+
+static int l_ro_index(lua_State *L) {
+  lua_getiuservalue(L, 1, 1);
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  return 1;
+}
+
+static int l_ro_newindex(lua_State *L) {
+  return luaL_error(L, "attempt to modify read-only library table (field '%s')",
+                    lua_isstring(L, 2) ? lua_tostring(L, 2) : luaL_typename(L, 2));
+}
+
+static int l_ro_next(lua_State *L) {
+  lua_settop(L, 2);
+  lua_getiuservalue(L, 1, 1);
+  lua_replace(L, 1);
+  return lua_next(L, 1) ? 2 : 0;
+}
+
+static int l_ro_pairs(lua_State *L) {
+  lua_pushcfunction(L, l_ro_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+/* Replaces the table api[name] by a read-only view shared by every
+   script: a userdata (so rawset cannot write through it) that reads,
+   iterates (pairs) and refuses writes. */
+static void freeze(lua_State *L, int api, const char *name) {
+  api = lua_absindex(L, api);
+  lua_getfield(L, api, name);
+  lua_newuserdatauv(L, 0, 1);
+  lua_insert(L, -2);
+  lua_setiuservalue(L, -2, 1);
+  if (luaL_newmetatable(L, "weft.readonly")) {
+    static const luaL_Reg m[] = {{"__index", l_ro_index}, {"__newindex", l_ro_newindex},
+                                 {"__pairs", l_ro_pairs}, {NULL, NULL}};
+    luaL_setfuncs(L, m, 0);
+    lua_pushliteral(L, "library");
+    lua_setfield(L, -2, "__name");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_setmetatable(L, -2);
+  lua_setfield(L, api, name);
+}
+
+/* Called once the API is complete: library tables become read-only. */
+static void lock_api(weft_state *W, lua_State *L) {
+  static const char *const libs[] = {"string", "table", "math", "utf8", "coroutine",
+                                     "os",     "debug", "weft", NULL};
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
+  for (const char *const *n = libs; *n; n++) freeze(L, -1, *n);
+  lua_pop(L, 1);
+}
+
+static int l_lock_api(lua_State *L) {
+  lock_api(weft_get(L), L);
+  return 0;
+}
+
 static void build_api(weft_state *W, lua_State *L) {
   lua_newtable(L);
   int api = lua_gettop(L);
@@ -201,6 +265,8 @@ static void build_api(weft_state *W, lua_State *L) {
   lua_getmetatable(L, -1);
   lua_pushvalue(L, -3);
   lua_setfield(L, -2, "__index");
+  lua_pushboolean(L, 0); /* getmetatable("") cannot reach it */
+  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 3);
   static const char *const osf[] = {"clock", "time", "date", NULL};
   lua_getglobal(L, "os");
@@ -288,6 +354,8 @@ static int open_lua(lua_State *L) {
   lua_createtable(L, 0, 2);
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "__index");
+  lua_pushboolean(L, 0); /* scripts cannot reach the shared API through it */
+  lua_setfield(L, -2, "__metatable");
   W->ref_env_mt = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pop(L, 1);
   run_prelude(W, L);
@@ -345,6 +413,11 @@ weft_state *weft_open(const weft_desc *desc) {
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK || weft_open_modules(W) != WEFT_OK) {
+    weft_close(W);
+    return NULL;
+  }
+  lua_pushcfunction(W->L, l_lock_api);
+  if (lua_pcall(W->L, 0, 0, 0) != LUA_OK) {
     weft_close(W);
     return NULL;
   }
