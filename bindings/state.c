@@ -504,22 +504,56 @@ weft_id weft_spawn(weft_state *W, int nargs) {
   return id;
 }
 
-int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err) {
+/* Protected loading for weft_run_file / weft_run_string: L[1] is a path,
+   or L[1] source and L[2] chunk name. Returns the function (in a fresh
+   environment) or raises the message. */
+static int l_load_chunk(lua_State *L) {
+  weft_state *W = weft_get(L);
+  if (lua_gettop(L) == 1) {
+    if (!weft_load_script(W, L, lua_tostring(L, 1))) return lua_error(L);
+    return 1; /* env, fn: the function is on top */
+  }
+  size_t len;
+  const char *src = lua_tolstring(L, 1, &len);
+  if (luaL_loadbufferx(L, src, len, lua_tostring(L, 2), "t") != LUA_OK) return lua_error(L);
+  new_env(W, L);
+  lua_setupvalue(L, -2, 1);
+  return 1;
+}
+
+static int run_loaded(weft_state *W, int nargs, weft_id *task, const char **err) {
   lua_State *L = W->L;
   *task = 0;
-  if (!weft_load_script(W, L, path)) {
-    snprintf(W->errbuf, sizeof W->errbuf, "%s", lua_tostring(L, -1));
-    lua_pop(L, 1);
+  if (lua_pcall(L, nargs, 1, 0) != LUA_OK) {
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(L, -1));
+    lua_pop(L, 2); /* the message and its printable form */
     if (err) *err = W->errbuf;
     return WEFT_EINVAL;
   }
-  lua_remove(L, -2); /* env */
   *task = weft_spawn(W, 0);
   if (!*task) {
     if (err) *err = W->errbuf;
     return WEFT_ENOMEM;
   }
   return WEFT_OK;
+}
+
+int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err) {
+  lua_State *L = W->L;
+  if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
+  lua_pushcfunction(L, l_load_chunk);
+  lua_pushstring(L, path);
+  return run_loaded(W, 1, task, err);
+}
+
+int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_id *task,
+                    const char **err) {
+  lua_State *L = W->L;
+  if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
+  lua_pushcfunction(L, l_load_chunk);
+  lua_pushlstring(L, src, len);
+  lua_pushstring(L, name);
+  return run_loaded(W, 2, task, err);
 }
 
 /* Pushes the kept handle of a task started from C, or nil. */

@@ -62,6 +62,10 @@ int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **e
    message is in weft_task_error(W, 0)). The task's outcome stays readable
    with weft_task_result until weft_release. */
 weft_id weft_spawn(weft_state *W, int nargs);
+/* Like weft_run_file for source text in memory; name is the chunk name
+   ("@scripts/x.lua" or "=label"). */
+int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_id *task,
+                    const char **err);
 /* Final state of a task started by weft_run_file (or any task whose handle
    is still referenced): WEFT_TASK_DONE, _FAILED, _CANCELLED, or 0 while
    it runs. */
