@@ -47,6 +47,7 @@ help:
 	@echo "make test       build and run every test: C unit tests, then script tests"
 	@echo "make asan       the whole test suite under AddressSanitizer + UBSan"
 	@echo "make bench      build and run the benchmarks, print the figures"
+	@echo "make fuzz       run the libFuzzer target for FUZZ_TIME seconds (default 60)"
 	@echo "make clean      remove build outputs"
 
 # ---- dependencies ----
@@ -107,6 +108,16 @@ asan: deps
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
 
+# libFuzzer (clang) over script text; FUZZ_TIME seconds, corpus kept in build-fuzz/.
+FUZZ_TIME ?= 60
+fuzz: deps
+	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
+	@mkdir -p build-fuzz/corpus
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined $(LUA_CFLAGS) \
+	  $(HOST_SRC) $(BINDINGS_SRC) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
+	build-fuzz/fuzz_script -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
+	  build-fuzz/corpus tests/fuzz/seeds
+
 # ---- run ----
 
 run: deps
@@ -125,6 +136,6 @@ bench-run:
 endif
 
 clean:
-	rm -rf build build-asan build-bench
+	rm -rf build build-asan build-bench build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

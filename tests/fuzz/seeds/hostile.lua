@@ -1,0 +1,6 @@
+local x = setmetatable({}, {__tostring = function() error("no") end})
+spawn(function() error(x) end)
+spawn(function() error(nil) end)
+spawn(function() while true do end end)
+spawn(function() local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(100) end end)
+table.sort({3, 2, 1}, function(a, b) while true do end end)

@@ -1,0 +1,12 @@
+local t = spawn(function(a) wait(0.1) return a * 2 end, 21)
+local c = spawn(function() local _ <close> = finally(function() end) wait(10) end)
+defer(function() c:cancel() end)
+after(0.2, function() error({code = 1}) end)
+local e = every(0.05, function() end)
+local g = group{name = "g", time_scale = 0.5}
+g:spawn(function() wait(1) end)
+g:pause() wait() g:resume()
+print(wait(t), wait{0.1, t, nil}, t.status, t.name, current())
+wait_frames(2) wait_until(function() return frame() > 5 end)
+e:cancel() g:cancel()
+print(pcall(wait, "x"), pcall(wait, 0/0), pcall(spawn, 42))
