@@ -22,11 +22,6 @@ void weft_pool_destroy(weft_pool *p) {
   p->used = 0;
 }
 
-void *weft_pool_at(const weft_pool *p, uint32_t idx) {
-  char *chunk = p->chunks[idx >> WEFT_POOL_CHUNK_SHIFT];
-  return chunk + (size_t)(idx & (WEFT_POOL_CHUNK - 1)) * p->elem_size;
-}
-
 /* Adds one chunk and threads its slots onto the free list in index order. */
 static int grow(weft_pool *p) {
   if (p->nchunks == p->cap_chunks) {
@@ -73,12 +68,5 @@ void weft_pool_free(weft_pool *p, weft_id id) {
   s->next_free = p->free_head;
   p->free_head = WEFT_ID_INDEX(id) + 1;
   p->used--;
-}
-
-void *weft_pool_get(const weft_pool *p, weft_id id) {
-  uint32_t idx = WEFT_ID_INDEX(id);
-  if (idx >= weft_pool_capacity(p)) return NULL;
-  weft_slot *s = weft_pool_at(p, idx);
-  return (s->gen == WEFT_ID_GEN(id) && (s->gen & 1u)) ? s : NULL;
 }
 

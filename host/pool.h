@@ -18,6 +18,12 @@ typedef uint64_t weft_id;
    reallocates (ptr may be NULL) and returns NULL on failure. */
 typedef void *(*weft_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
+/* Every pooled element starts with this header. */
+typedef struct weft_slot {
+  uint32_t gen;       /* generation; odd while live, even while free */
+  uint32_t next_free; /* while free: next free slot index + 1; while live: own index */
+} weft_slot;
+
 /* Slots live in fixed chunks that never move, so a pointer to a live
    element stays valid until that element is freed. Freed slots are reused
    last-in first-out; their generation is bumped so old handles go stale. */
@@ -36,12 +42,6 @@ typedef struct weft_pool {
 #define WEFT_POOL_CHUNK_SHIFT 9
 #define WEFT_POOL_CHUNK (1u << WEFT_POOL_CHUNK_SHIFT)
 
-/* Every pooled element starts with this header. */
-typedef struct weft_slot {
-  uint32_t gen;       /* generation; odd while live, even while free */
-  uint32_t next_free; /* while free: next free slot index + 1; while live: own index */
-} weft_slot;
-
 void weft_pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
                     void *alloc_ud);
 /* Frees every chunk. Live elements are dropped without notice. */
@@ -51,10 +51,18 @@ void weft_pool_destroy(weft_pool *p);
 void *weft_pool_alloc(weft_pool *p, weft_id *id);
 /* Gives the slot back; the handle and every copy of it go stale. */
 void weft_pool_free(weft_pool *p, weft_id id);
-/* The live element for a handle, or NULL when it is stale or invalid. */
-void *weft_pool_get(const weft_pool *p, weft_id id);
 /* The element at slot index (live or not); idx must be below the capacity. */
-void *weft_pool_at(const weft_pool *p, uint32_t idx);
+static inline void *weft_pool_at(const weft_pool *p, uint32_t idx) {
+  char *chunk = (char *)p->chunks[idx >> WEFT_POOL_CHUNK_SHIFT];
+  return chunk + (size_t)(idx & (WEFT_POOL_CHUNK - 1)) * p->elem_size;
+}
+/* The live element for a handle, or NULL when it is stale or invalid. */
+static inline void *weft_pool_get(const weft_pool *p, weft_id id) {
+  uint32_t idx = WEFT_ID_INDEX(id);
+  if (idx >= p->nchunks * WEFT_POOL_CHUNK) return NULL;
+  weft_slot *s = (weft_slot *)weft_pool_at(p, idx);
+  return (s->gen == WEFT_ID_GEN(id) && (s->gen & 1u)) ? s : NULL;
+}
 /* The handle of a live element. */
 static inline weft_id weft_pool_id(const void *elem) {
   const weft_slot *s = (const weft_slot *)elem;

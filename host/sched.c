@@ -6,14 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WAKE_EPSILON 1e-9
+/* Deadlines are kept in whole nanoseconds, so two sleeps that end at the
+   same moment compare equal even when the clock's floating-point sum
+   rounds differently (1.5 + 0.5 vs 2.0), and ties fall to sleep order.
+   A timer is due when the clock has reached its deadline, within 1 ns
+   (the design's 1e-9 s). Sleeps beyond MAX_DUE never complete. */
+#define NS 1e9
+#define MAX_DUE 9.0e9 /* seconds: ~285 years, well inside int64 nanoseconds */
 #define NONE 0u /* "no index" in index + 1 links */
 
 /* One entry of a timer heap; ordered by (due, seq) so equal deadlines keep
    the order they went to sleep. The rec is copied in so comparisons never
    touch the record. */
 typedef struct hent {
-  double due;
+  int64_t due;  /* deadline in whole nanoseconds of its clock */
   uint64_t seq;
   uint32_t rec; /* record index + 1 */
 } hent;
@@ -195,7 +201,7 @@ static void sift_down(weft_sched *s, tclock *c, uint32_t i) {
   hset(s, c, i, e);
 }
 
-static int heap_push(weft_sched *s, tclock *c, double due, uint32_t r) {
+static int heap_push(weft_sched *s, tclock *c, int64_t due, uint32_t r) {
   if (!grow_array(s, (void **)&c->v, &c->cap, sizeof(hent), c->n + 1)) return 0;
   c->v[c->n] = (hent){due, s->seq++, r};
   sift_up(s, c, c->n++);
@@ -213,8 +219,10 @@ static void heap_remove(weft_sched *s, tclock *c, uint32_t i) {
     sift_down(s, c, i);
 }
 
+static inline int64_t to_ns(double t) { return (int64_t)llround(t * NS); }
+
 static inline int clock_due(const tclock *c) {
-  return c->n > 0 && c->now >= c->v[0].due - WAKE_EPSILON;
+  return c->n > 0 && to_ns(c->now) >= c->v[0].due - 1;
 }
 
 /* ---- records ---- */
@@ -414,16 +422,24 @@ static void wake_timers(weft_sched *s) {
     s->due[s->ndue++] = &g->clock;
   }
   while (s->ndue > 0) {
-    uint32_t best = 0;
-    for (uint32_t i = 1; i < s->ndue; i++)
-      if (s->due[i]->v[0].seq < s->due[best]->v[0].seq) best = i;
+    /* A wake can remove timers of other clocks (a FIRST wait's other
+       records): drop clocks that are no longer due before picking. */
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < s->ndue;) {
+      if (!clock_due(s->due[i])) {
+        s->due[i] = s->due[--s->ndue];
+        continue;
+      }
+      if (best == UINT32_MAX || s->due[i]->v[0].seq < s->due[best]->v[0].seq) best = i;
+      i++;
+    }
+    if (best == UINT32_MAX) break;
     tclock *c = s->due[best];
     if (s->ndue == 1) {
       while (clock_due(c)) fire_timer(s, c);
     } else {
       fire_timer(s, c);
     }
-    if (!clock_due(c)) s->due[best] = s->due[--s->ndue];
   }
 }
 
@@ -724,13 +740,13 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   if (!t) return WEFT_ESTALE;
   if (t->state != WEFT_TASK_RUNNING || isnan(seconds)) return WEFT_EINVAL;
   tclock *c = real ? &s->real : &G(s, t->group)->clock;
-  rec *x = add_rec(s, t, slot, isinf(seconds) && seconds > 0 ? REC_FOREVER : REC_TIMER);
+  double end = seconds > 0 ? c->now + seconds : c->now;
+  rec *x = add_rec(s, t, slot, end > MAX_DUE ? REC_FOREVER : REC_TIMER);
   if (!x) return WEFT_ENOMEM;
   x->start = c->now;
   x->u.clock = c;
   if (x->kind == REC_TIMER) {
-    double due = seconds > 0 ? c->now + seconds : c->now;
-    if (!heap_push(s, c, due, t->recs)) {
+    if (!heap_push(s, c, to_ns(end), t->recs)) {
       x->kind = REC_DONE;
       return WEFT_ENOMEM;
     }
@@ -787,7 +803,7 @@ void weft_wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
   if (t->nrecs == 1) {
     rec *x = R(s, t->recs);
     if (x->kind == REC_TIMER) {
-      double left = x->u.clock->v[x->next].due - x->u.clock->now;
+      double left = (double)x->u.clock->v[x->next].due / NS - x->u.clock->now;
       snprintf(buf, n, "sleep %.2f s left", left > 0 ? left : 0.0);
       return;
     }
