@@ -4,6 +4,8 @@
 # installs the missing ones (apt-get when root; otherwise it prints the
 # exact `sudo apt-get install` line and stops).
 
+.DEFAULT_GOAL := all
+
 BUILD    ?= build
 CC       ?= cc
 SAN      ?=

@@ -36,6 +36,8 @@ typedef struct ltask {
   uint8_t raise;      /* the wait ended by a failure: raise the value on top */
   uint8_t comb;       /* C tasks: which combinator */
   int chval;          /* a waiting channel sender's value (ref), 0: none */
+  int chslot;         /* ...slot of a value a channel handed to this task */
+  weft_id chrecv;     /* channel that handed it a value it has not run with yet */
   const weft_waitable *wwhat; /* what a single wait is on, for weft.tasks() */
   weft_id wobj;       /* ...and which one */
 } ltask;
@@ -154,6 +156,9 @@ void weft_open_sync(weft_state *W, lua_State *L);
 /* Pushes a future resolving to {v1, ..., vn} for the list at L[list]. */
 void weft_push_all(weft_state *W, lua_State *L, int list);
 void weft_drop_sender(weft_state *W, lua_State *L, ltask *lt);
+/* A task cancelled after a channel handed it a value but before it ran
+   gives the value back: to the next receiver, or the front of the buffer. */
+void weft_return_value(weft_state *W, lua_State *L, ltask *lt);
 int weft_future_state_of(weft_state *W, weft_id f);
 
 /* jobs.c */

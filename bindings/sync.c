@@ -616,6 +616,9 @@ static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
   if (weft_channel_closed(W->Y, ch)) return WEFT_ECLOSED;
   weft_rec r = weft_wlist_head(weft_channel_receivers(W->Y, ch));
   if (r) {
+    ltask *lt = LT(W, weft_rec_waiter(W->S, r));
+    lt->chrecv = ch;
+    lt->chslot = weft_rec_slot(W->S, r);
     weft_complete(W, r, L, idx, 1, 0);
     return WEFT_OK;
   }
@@ -627,6 +630,25 @@ static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
     if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
   }
   return rc;
+}
+
+void weft_return_value(weft_state *W, lua_State *L, ltask *lt) {
+  weft_id ch = lt->chrecv;
+  lt->chrecv = 0;
+  if (!ch || !lt->co || !weft_channel_live(W->Y, ch) || !lua_checkstack(L, 4)) return;
+  lua_pushvalue(lt->co, lt->base + (lt->single ? 0 : lt->chslot));
+  lua_xmove(lt->co, L, 1);
+  weft_rec r = weft_wlist_head(weft_channel_receivers(W->Y, ch));
+  if (r) {
+    ltask *next = LT(W, weft_rec_waiter(W->S, r));
+    next->chrecv = ch;
+    next->chslot = weft_rec_slot(W->S, r);
+    weft_complete(W, r, L, lua_gettop(L), 1, 0);
+  } else {
+    int ref = make_ref(W, L, -1);
+    if (weft_channel_unshift(W->Y, ch, (uint64_t)ref) != WEFT_OK) unref(W, L, ref);
+  }
+  lua_pop(L, 1);
 }
 
 /* Tries to take a value without waiting; pushes it and returns 1, or

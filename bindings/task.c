@@ -297,6 +297,7 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   W->cur = id;
   W->curL = co;
   lt->preempted = 0;
+  lt->chrecv = 0; /* a value handed over is now the task's */
   lua_sethook(co, hook, LUA_MASKCOUNT, lt->killed ? 1 : (int)W->desc.instr_budget);
   int nres = 0;
   int st = lua_resume(co, prevL, nargs, &nres);
@@ -338,6 +339,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   lua_State *L = W->curL ? W->curL : W->L;
   lua_checkstack(L, 8);
   weft_drop_sender(W, L, lt);
+  weft_return_value(W, L, lt);
   if (lt->co) close_thread(W, L, id, lt->co, 0);
   lt = LT(W, id);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);

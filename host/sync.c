@@ -154,14 +154,12 @@ int weft_channel_live(const weft_sync *y, weft_id id) {
   return weft_pool_get(&y->channels, id) != NULL;
 }
 
-int weft_channel_push(weft_sync *y, weft_id id, uint64_t v) {
-  channel *c = weft_pool_get(&y->channels, id);
-  if (!c) return WEFT_ESTALE;
-  if (c->closed) return WEFT_ECLOSED;
-  if (c->count >= c->capacity) return WEFT_ELIMIT;
+/* Makes room for one more payload; the ring may exceed the capacity by
+   the values given back with weft_channel_unshift. */
+static int reserve(weft_sync *y, channel *c) {
   if (c->count == c->cap_ring) {
     uint32_t n = c->cap_ring ? c->cap_ring * 2 : 8;
-    if (n > c->capacity) n = c->capacity;
+    if (n > c->capacity && c->count < c->capacity) n = c->capacity;
     uint64_t *r = y->alloc(y->alloc_ud, NULL, 0, sizeof(uint64_t) * n);
     if (!r) return WEFT_ENOMEM;
     for (uint32_t i = 0; i < c->count; i++) r[i] = c->ring[(c->head + i) % c->cap_ring];
@@ -170,7 +168,26 @@ int weft_channel_push(weft_sync *y, weft_id id, uint64_t v) {
     c->cap_ring = n;
     c->head = 0;
   }
+  return WEFT_OK;
+}
+
+int weft_channel_push(weft_sync *y, weft_id id, uint64_t v) {
+  channel *c = weft_pool_get(&y->channels, id);
+  if (!c) return WEFT_ESTALE;
+  if (c->closed) return WEFT_ECLOSED;
+  if (c->count >= c->capacity) return WEFT_ELIMIT;
+  if (reserve(y, c) != WEFT_OK) return WEFT_ENOMEM;
   c->ring[(c->head + c->count++) % c->cap_ring] = v;
+  return WEFT_OK;
+}
+
+int weft_channel_unshift(weft_sync *y, weft_id id, uint64_t v) {
+  channel *c = weft_pool_get(&y->channels, id);
+  if (!c) return WEFT_ESTALE;
+  if (reserve(y, c) != WEFT_OK) return WEFT_ENOMEM;
+  c->head = (c->head + c->cap_ring - 1) % c->cap_ring;
+  c->ring[c->head] = v;
+  c->count++;
   return WEFT_OK;
 }
 

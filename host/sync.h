@@ -59,6 +59,9 @@ void weft_channel_destroy(weft_sync *y, weft_id c, void (*drop)(void *ud, uint64
 int weft_channel_live(const weft_sync *y, weft_id c);
 /* Buffers v. WEFT_ELIMIT when full, WEFT_ECLOSED when closed, WEFT_ENOMEM. */
 int weft_channel_push(weft_sync *y, weft_id c, uint64_t v);
+/* Puts v back at the front, past the capacity and after a close if need
+   be: for a value handed out that could not be used. */
+int weft_channel_unshift(weft_sync *y, weft_id c, uint64_t v);
 /* Takes the oldest buffered value. WEFT_ELIMIT when empty. */
 int weft_channel_pop(weft_sync *y, weft_id c, uint64_t *v);
 int weft_channel_close(weft_sync *y, weft_id c);
