@@ -88,6 +88,7 @@ struct weft_state {
   uint32_t reloads;      /* successful reload transactions */
   weft_id cur;           /* running task, 0 outside tasks */
   lua_State *curL;       /* its thread, or L */
+  ltask *curlt;          /* its data, or NULL */
   uint32_t errors;       /* reports made */
   struct sites *sites;
   char errbuf[512];

@@ -234,12 +234,15 @@ static int is_cancel_error(weft_state *W, lua_State *L, int idx) {
 static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co, int orig) {
   weft_id prev = W->cur;
   lua_State *prevL = W->curL;
+  ltask *prevlt = W->curlt;
   W->cur = id;
   W->curL = co;
+  W->curlt = LT(W, id);
   lua_sethook(co, hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
   int st = lua_resetthread(co);
   W->cur = prev;
   W->curL = prevL;
+  W->curlt = prevlt;
   if (st != LUA_OK && lua_checkstack(L, 4)) {
     lua_xmove(co, L, 1);
     if (!orig || !lua_rawequal(L, -1, orig)) {
@@ -294,8 +297,10 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   lua_State *co = lt->co;
   weft_id prev = W->cur;
   lua_State *prevL = W->curL;
+  ltask *prevlt = W->curlt;
   W->cur = id;
   W->curL = co;
+  W->curlt = lt;
   lt->preempted = 0;
   lt->chrecv = 0; /* a value handed over is now the task's */
   lua_sethook(co, hook, LUA_MASKCOUNT, lt->killed ? 1 : (int)W->desc.instr_budget);
@@ -303,6 +308,7 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   int st = lua_resume(co, prevL, nargs, &nres);
   W->cur = prev;
   W->curL = prevL;
+  W->curlt = prevlt;
   lt = LT(W, id);
   if (!lt || !lt->co) return; /* cancelled meanwhile */
   if (st == LUA_YIELD) {
@@ -467,7 +473,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
   weft_state *W = weft_get(L);
-  ltask *lt = LT(W, weft_thread_task(L));
+  ltask *lt = W->curlt; /* the resumed task is the current one */
   if (lt->raise) {
     lt->raise = 0;
     return lua_error(L);
@@ -568,7 +574,23 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
 /* wait(x): see the design's table of what x may be. */
 int weft_l_wait(lua_State *L) {
   weft_state *W = weft_get(L);
-  weft_id id = wait_task_of(W, L, "wait");
+  weft_id id = weft_thread_task(L);
+  /* Fast path, the hot one: a task sleeping on a number or to next frame. */
+  int ty = lua_type(L, 1);
+  if (id && id == W->cur && lua_gettop(L) <= 1 && (ty == LUA_TNUMBER || ty <= LUA_TNIL) &&
+      lua_isyieldable(L)) {
+    double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
+    if (s == s) {
+      ltask *lt = W->curlt;
+      lt->overruns = 0;
+      lt->wwhat = NULL;
+      lt->single = 1;
+      lt->base = lua_gettop(L) + 1;
+      if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK) return luaL_error(L, "not enough memory");
+      return lua_yieldk(L, 0, 0, wait_k);
+    }
+  }
+  id = wait_task_of(W, L, "wait");
   ltask *lt = LT(W, id);
   lua_settop(L, 1);
   lt->wwhat = NULL;

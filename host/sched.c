@@ -24,14 +24,26 @@ typedef struct hent {
   uint32_t rec; /* record index + 1 */
 } hent;
 
-/* A clock and its timer heap (binary min-heap). */
+/* A sleep until the next frame, queued in order. */
+typedef struct fent {
+  uint64_t seq;
+  weft_id rec; /* with its generation: a freed record is skipped */
+} fent;
+
+/* A clock, its timer heap (binary min-heap) and its next-frame queue.
+   Sleeps with a deadline of "now" skip the heap: they are due at the next
+   wake pass and precede every heap entry (whose deadlines lie later, or
+   would have woken in an earlier pass), so a FIFO keeps the (due, seq)
+   order at O(1) a sleep. */
 typedef struct tclock {
   double now;
   hent *v;
   uint32_t n, cap;
+  fent *f;
+  uint32_t fhead, fcount, fcap;
 } tclock;
 
-enum { REC_TIMER = 1, REC_FOREVER, REC_LIST, REC_DONE };
+enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
 typedef struct rec {
   weft_slot h;
@@ -219,10 +231,36 @@ static void heap_remove(weft_sched *s, tclock *c, uint32_t i) {
     sift_down(s, c, i);
 }
 
-static inline int64_t to_ns(double t) { return (int64_t)llround(t * NS); }
+static inline int64_t to_ns(double t) { return (int64_t)(t * NS + (t >= 0 ? 0.5 : -0.5)); }
 
 static inline int clock_due(const tclock *c) {
-  return c->n > 0 && to_ns(c->now) >= c->v[0].due - 1;
+  return c->fcount > 0 || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
+}
+
+/* Sequence of the clock's next due sleep. */
+static inline uint64_t clock_head_seq(const tclock *c) {
+  return c->fcount ? c->f[c->fhead].seq : c->v[0].seq;
+}
+
+static int fifo_push(weft_sched *s, tclock *c, weft_id r) {
+  if (c->fcount == c->fcap) {
+    uint32_t ncap = c->fcap ? c->fcap * 2 : 64;
+    fent *nf = s->desc.alloc(s->desc.alloc_ud, NULL, 0, sizeof(fent) * ncap);
+    if (!nf) return 0;
+    for (uint32_t i = 0; i < c->fcount; i++) nf[i] = c->f[(c->fhead + i) % c->fcap];
+    free_array(s, c->f, c->fcap, sizeof(fent));
+    s->extra_bytes += sizeof(fent) * ncap;
+    c->f = nf;
+    c->fcap = ncap;
+    c->fhead = 0;
+  }
+  c->f[(c->fhead + c->fcount++) % c->fcap] = (fent){s->seq++, r};
+  return 1;
+}
+
+static void free_clock(weft_sched *s, tclock *c) {
+  free_array(s, c->v, c->cap, sizeof(hent));
+  free_array(s, c->f, c->fcap, sizeof(fent));
 }
 
 /* ---- records ---- */
@@ -239,7 +277,7 @@ static void list_unlink(weft_sched *s, rec *r) {
 static void rec_detach(weft_sched *s, rec *r) {
   if (r->kind == REC_LIST) list_unlink(s, r);
   else if (r->kind == REC_TIMER) heap_remove(s, r->u.clock, r->next);
-  r->kind = REC_DONE;
+  r->kind = REC_DONE; /* a REC_NEXT entry stays queued and is skipped */
 }
 
 /* Drops every record of the task's wait. */
@@ -354,7 +392,7 @@ int weft_sched_destroy(weft_sched *s) {
     if (gidx(g) != s->root && g->refs) leaked++;
     free_group(s, g);
   }
-  free_array(s, s->real.v, s->real.cap, sizeof(hent));
+  free_clock(s, &s->real);
   free_array(s, s->ring, s->rcap, sizeof(weft_id));
   free_array(s, s->parked.v, s->parked.cap, sizeof(weft_id));
   free_array(s, s->stack.v, s->stack.cap, sizeof(weft_id));
@@ -394,11 +432,20 @@ static void advance_clocks(weft_sched *s, double dt) {
   s->real.now += dt;
 }
 
-/* Pops the earliest timer of a clock and completes its record. */
+/* Pops the clock's next due sleep (queue first, then heap) and completes
+   its record; a queued entry whose record went away is just dropped. */
 static void fire_timer(weft_sched *s, tclock *c) {
-  uint32_t r = c->v[0].rec;
-  rec *x = R(s, r);
-  heap_remove(s, c, 0);
+  rec *x;
+  if (c->fcount) {
+    fent e = c->f[c->fhead];
+    c->fhead = (c->fhead + 1) % c->fcap;
+    c->fcount--;
+    x = weft_pool_get(&s->recs, e.rec);
+    if (!x || x->kind != REC_NEXT) return;
+  } else {
+    x = R(s, c->v[0].rec);
+    heap_remove(s, c, 0);
+  }
   x->kind = REC_DONE;
   task *t = T(s, x->task);
   if (s->desc.timer_done)
@@ -430,7 +477,7 @@ static void wake_timers(weft_sched *s) {
         s->due[i] = s->due[--s->ndue];
         continue;
       }
-      if (best == UINT32_MAX || s->due[i]->v[0].seq < s->due[best]->v[0].seq) best = i;
+      if (best == UINT32_MAX || clock_head_seq(s->due[i]) < clock_head_seq(s->due[best])) best = i;
       i++;
     }
     if (best == UINT32_MAX) break;
@@ -741,17 +788,30 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   if (t->state != WEFT_TASK_RUNNING || isnan(seconds)) return WEFT_EINVAL;
   tclock *c = real ? &s->real : &G(s, t->group)->clock;
   double end = seconds > 0 ? c->now + seconds : c->now;
-  rec *x = add_rec(s, t, slot, end > MAX_DUE ? REC_FOREVER : REC_TIMER);
+  int kind = end > MAX_DUE ? REC_FOREVER : seconds > 0 ? REC_TIMER : REC_NEXT;
+  rec *x = add_rec(s, t, slot, kind);
   if (!x) return WEFT_ENOMEM;
   x->start = c->now;
   x->u.clock = c;
-  if (x->kind == REC_TIMER) {
-    if (!heap_push(s, c, to_ns(end), t->recs)) {
-      x->kind = REC_DONE;
-      return WEFT_ENOMEM;
-    }
+  int ok = 1;
+  if (kind == REC_TIMER) ok = heap_push(s, c, to_ns(end), t->recs);
+  else if (kind == REC_NEXT) ok = fifo_push(s, c, weft_pool_id(x));
+  if (!ok) {
+    x->kind = REC_DONE;
+    return WEFT_ENOMEM;
   }
   return WEFT_OK;
+}
+
+int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real) {
+  task *t = tget(s, id);
+  if (!t || t->state != WEFT_TASK_RUNNING) return t ? WEFT_ESTATE : WEFT_ESTALE;
+  if (t->recs) drop_wait(s, t);
+  t->mode = WEFT_WAIT_ALL;
+  t->failed = 0;
+  int rc = weft_wait_sleep(s, id, 0, seconds, real);
+  if (rc == WEFT_OK) t->state = WEFT_TASK_WAITING;
+  return rc;
 }
 
 int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {
@@ -811,6 +871,10 @@ void weft_wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
       snprintf(buf, n, "sleep forever");
       return;
     }
+    if (x->kind == REC_NEXT) {
+      snprintf(buf, n, "next frame");
+      return;
+    }
     snprintf(buf, n, "wait");
     return;
   }
@@ -863,7 +927,7 @@ static void free_group(weft_sched *s, group *g) {
   if (g->all_prev) G(s, g->all_prev - 1)->all_next = g->all_next; else s->all_head = g->all_next;
   if (g->all_next) G(s, g->all_next - 1)->all_prev = g->all_prev; else s->all_tail = g->all_prev;
   (void)i;
-  free_array(s, g->clock.v, g->clock.cap, sizeof(hent));
+  free_clock(s, &g->clock);
   group *p = g->parent ? G(s, g->parent - 1) : NULL;
   weft_pool_free(&s->groups, weft_pool_id(g));
   if (p) maybe_free_group(s, p);

@@ -180,6 +180,8 @@ int weft_wait_begin(weft_sched *s, weft_id task, int mode);
    reaches start + seconds - 1e-9; seconds <= 0 means the next frame;
    infinity never completes. */
 int weft_wait_sleep(weft_sched *s, weft_id task, int slot, double seconds, int real);
+/* The common case in one call: begin, one sleep in slot 0, commit. */
+int weft_wait_sleep_only(weft_sched *s, weft_id task, double seconds, int real);
 /* Adds a record to list, completed by its owner with weft_rec_complete. */
 int weft_wait_on(weft_sched *s, weft_id task, int slot, weft_wlist *list);
 /* Ends adding records: the task becomes WAITING, or READY at once when
