@@ -129,6 +129,8 @@ static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
 
 /* task.c */
 int weft_l_wait(lua_State *L);
+/* From a hook: raises msg prefixed with the running function's file:line. */
+void weft_raise_here(lua_State *L, const char *msg);
 int weft_l_traceback_handler(lua_State *L);
 void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed);
 void weft_complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed);

@@ -142,7 +142,15 @@ int weft_load_script(weft_state *W, lua_State *L, const char *path) {
   int st = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
   lua_remove(L, -2); /* chunk name */
   lua_remove(L, -2); /* source */
-  if (st != LUA_OK) return 0;
+  if (st != LUA_OK) {
+    /* Syntax errors name the file already; others (a binary chunk) not. */
+    const char *msg = lua_tostring(L, -1);
+    if (msg && strncmp(msg, path, strlen(path)) != 0) {
+      lua_pushfstring(L, "%s: %s", path, msg);
+      lua_remove(L, -2);
+    }
+    return 0;
+  }
   new_env(W, L);
   lua_pushvalue(L, -1);
   lua_setupvalue(L, -3, 1);

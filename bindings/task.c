@@ -158,6 +158,16 @@ void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
 
 /* ---- budget ---- */
 
+void weft_raise_here(lua_State *L, const char *msg) {
+  /* Inside a hook, level 0 is the function that was running. */
+  lua_Debug d;
+  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
+    lua_pushfstring(L, "%s:%d: %s", d.short_src, d.currentline, msg);
+  else
+    lua_pushstring(L, msg);
+  lua_error(L);
+}
+
 /* The count hook: preempts a task over its instruction budget (it goes on
    next frame), and kills it after max_overruns consecutive overruns or
    where it cannot yield. */
@@ -178,13 +188,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
     lua_sethook(lt->co, hook, LUA_MASKCOUNT, 1);
     if (L != lt->co) lua_sethook(L, hook, LUA_MASKCOUNT, 1);
   }
-  /* Inside a hook, level 0 is the function that was running. */
-  lua_Debug d;
-  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
-    lua_pushfstring(L, "%s:%d: script ran too long without waiting", d.short_src, d.currentline);
-  else
-    lua_pushliteral(L, "script ran too long without waiting");
-  lua_error(L);
+  weft_raise_here(L, "script ran too long without waiting");
 }
 
 /* ---- finishing ---- */

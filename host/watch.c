@@ -159,12 +159,14 @@ static void scan(weft_watch *w, const char *rel, int baseline, double arm_at) {
         scan(w, sub, baseline, arm_at);
       } else if (S_ISREG(st.st_mode) && !weft_watch_ignored(e->d_name)) {
         int known = find_file(w, sub) != NULL;
-        file *f = track(w, sub, baseline || !known);
+        file *f = track(w, sub, baseline);
         if (f) {
           f->seen = 1;
           long long size = f->size, mt = f->mtime, ct = f->ctime;
           stat_into(f, &st);
-          if (!baseline && arm_at > 0 && known && (size != f->size || mt != f->mtime || ct != f->ctime))
+          /* A file new since the last scan, or whose stat changed, is armed. */
+          if (!baseline && arm_at > 0 &&
+              (!known || size != f->size || mt != f->mtime || ct != f->ctime))
             f->due = arm_at;
         }
       }

@@ -1,0 +1,959 @@
+/* Tests for hot reload through a weft_state: modules written to a fresh
+   temporary scripts root, started with weft.start from a small Lua task,
+   frames stepped with weft_step, reloads triggered with weft_reload_file
+   (deterministic) and, in one case, through the real file watcher.
+
+   Script state is read back one way only: the test evaluates a Lua
+   expression on the main thread in an environment whose globals are the
+   script API (weft_push_api), so `persist("e").speed` or
+   `mod("ai.walker").version` reads exactly what the scripts see. */
+#define _DEFAULT_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "../bindings/weft.h"
+
+#define DT60 (1.0 / 60.0)
+
+typedef struct rx {
+  char root[64];
+  weft_state *W;
+  int env;           /* registry ref of the checking environment */
+  int reports;       /* error reports received */
+  char report[4096]; /* every report's message, one per line */
+  char out[256];     /* the last string read by str() */
+} rx;
+
+/* ---- sinks ---- */
+
+static void on_report(void *user, const char *msg, const char *trace) {
+  rx *x = user;
+  (void)trace;
+  x->reports++;
+  size_t n = strlen(x->report);
+  snprintf(x->report + n, sizeof x->report - n, "%s\n", msg);
+}
+
+static void on_log(void *user, const char *line) {
+  (void)user;
+  (void)line;
+}
+
+/* ---- files ---- */
+
+static void write_mod(rx *x, const char *rel, const char *text) {
+  char full[256];
+  snprintf(full, sizeof full, "%s/%s", x->root, rel);
+  FILE *f = fopen(full, "wb");
+  assert_non_null(f);
+  size_t n = strlen(text);
+  assert_int_equal(fwrite(text, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+}
+
+static void rm_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char sub[512];
+    snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) rm_tree(sub);
+    else unlink(sub);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+/* ---- Lua from the test ---- */
+
+/* Helpers every checking expression and starter may use. */
+static const char env_lua[] =
+    "function mod(name)\n"
+    "  for _, m in ipairs(weft.modules()) do if m.name == name then return m end end\n"
+    "end\n"
+    "function join(t) return table.concat(t, ',') end\n";
+
+/* Loads code as a chunk whose globals are a fresh table over the API. */
+static void load_in_env(rx *x, const char *code, const char *name) {
+  lua_State *L = weft_lua(x->W);
+  if (luaL_loadbufferx(L, code, strlen(code), name, "t") != LUA_OK)
+    fail_msg("test Lua does not compile: %s", lua_tostring(L, -1));
+  lua_rawgeti(L, LUA_REGISTRYINDEX, x->env);
+  lua_setupvalue(L, -2, 1);
+}
+
+/* Runs code on the main thread (outside any task); fails the test if it
+   raises. */
+static void exec(rx *x, const char *code) {
+  lua_State *L = weft_lua(x->W);
+  load_in_env(x, code, "=exec");
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) fail_msg("exec '%s': %s", code, lua_tostring(L, -1));
+}
+
+/* Evaluates an expression; leaves its value on the stack. */
+static void eval(rx *x, const char *expr) {
+  lua_State *L = weft_lua(x->W);
+  char code[1024];
+  snprintf(code, sizeof code, "return %s", expr);
+  load_in_env(x, code, "=check");
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK) fail_msg("check '%s': %s", expr, lua_tostring(L, -1));
+}
+
+static double num(rx *x, const char *expr) {
+  lua_State *L = weft_lua(x->W);
+  eval(x, expr);
+  int isnum = 0;
+  double v = lua_tonumberx(L, -1, &isnum);
+  if (!isnum) {
+    const char *s = luaL_tolstring(L, -1, NULL);
+    char shown[128];
+    snprintf(shown, sizeof shown, "%s", s);
+    lua_pop(L, 2);
+    fail_msg("check '%s' is %s, not a number", expr, shown);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static const char *str(rx *x, const char *expr) {
+  lua_State *L = weft_lua(x->W);
+  eval(x, expr);
+  snprintf(x->out, sizeof x->out, "%s", luaL_tolstring(L, -1, NULL));
+  lua_pop(L, 2);
+  return x->out;
+}
+
+static int truth(rx *x, const char *expr) {
+  lua_State *L = weft_lua(x->W);
+  eval(x, expr);
+  int v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* Assertions on script state, reporting the caller's line. */
+#define assert_num(x, expr, want) check_num(x, expr, want, __FILE__, __LINE__)
+#define assert_str(x, expr, want) assert_string_equal(str(x, expr), want)
+#define assert_lua(x, expr) check_true(x, expr, __FILE__, __LINE__)
+
+static void check_num(rx *x, const char *expr, double want, const char *file, int line) {
+  double got = num(x, expr);
+  if (got != want) {
+    print_error("%s is %.17g, expected %.17g\n", expr, got, want);
+    _fail(file, line);
+  }
+}
+
+#define assert_contains(hay, needle) check_contains(hay, needle, __FILE__, __LINE__)
+
+static void check_contains(const char *hay, const char *needle, const char *file, int line) {
+  if (!hay || !strstr(hay, needle)) {
+    print_error("\"%s\" not found in:\n%s\n", needle, hay ? hay : "(null)");
+    _fail(file, line);
+  }
+}
+
+static void check_true(rx *x, const char *expr, const char *file, int line) {
+  if (!truth(x, expr)) {
+    print_error("%s is false (%s)\n", expr, str(x, expr));
+    _fail(file, line);
+  }
+}
+
+/* Starts code as a task in the root group (it runs up to its first wait
+   at once) and checks it did not fail. */
+static weft_id start(rx *x, const char *code) {
+  load_in_env(x, code, "=starter");
+  weft_id t = weft_spawn(x->W, 0);
+  if (!t) fail_msg("spawn: %s", weft_task_error(x->W, 0));
+  if (weft_task_result(x->W, t) == WEFT_TASK_FAILED)
+    fail_msg("starter failed: %s", weft_task_error(x->W, t));
+  return t;
+}
+
+static void step(rx *x, int frames) {
+  for (int i = 0; i < frames; i++) assert_int_equal(weft_step(x->W, DT60), WEFT_OK);
+}
+
+static int reload(rx *x, const char *rel) { return weft_reload_file(x->W, rel); }
+
+/* ---- fixture ---- */
+
+static int setup(void **state) {
+  rx *x = calloc(1, sizeof *x);
+  if (!x) return -1;
+  snprintf(x->root, sizeof x->root, "/tmp/weft-reload-XXXXXX");
+  if (!mkdtemp(x->root)) {
+    free(x);
+    return -1;
+  }
+  char sub[128];
+  snprintf(sub, sizeof sub, "%s/ai", x->root);
+  mkdir(sub, 0755);
+  snprintf(sub, sizeof sub, "%s/lib", x->root);
+  mkdir(sub, 0755);
+  weft_desc d = {0};
+  d.scripts_root = x->root;
+  d.report = on_report;
+  d.log = on_log;
+  d.user = x;
+  x->W = weft_open(&d);
+  if (!x->W) return -1;
+  lua_State *L = weft_lua(x->W);
+  lua_newtable(L);
+  lua_newtable(L);
+  weft_push_api(x->W);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  x->env = luaL_ref(L, LUA_REGISTRYINDEX);
+  *state = x;
+  exec(x, env_lua);
+  return 0;
+}
+
+static int teardown(void **state) {
+  rx *x = *state;
+  int leaked = weft_close(x->W);
+  rm_tree(x->root);
+  free(x);
+  assert_int_equal(leaked, 0);
+  return 0;
+}
+
+/* ---- modules ---- */
+
+/* ai/walker.lua: advances its entity by M.SPEED every frame. */
+static const char *walker(int speed) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "local M = {}\n"
+           "M.SPEED = %d\n"
+           "function M.start(e)\n"
+           "  e.starts = (e.starts or 0) + 1\n"
+           "  local seen = persist('states', {})\n"
+           "  seen[#seen + 1] = e\n"
+           "  while true do\n"
+           "    e.pos = (e.pos or 0) + M.SPEED\n"
+           "    e.speed = M.SPEED\n"
+           "    e.frames = (e.frames or 0) + 1\n"
+           "    wait()\n"
+           "  end\n"
+           "end\n"
+           "return M\n",
+           speed);
+  return buf;
+}
+
+static const char start_walker[] =
+    "local e = persist('e', {name = 'w1'})\n"
+    "weft.start('ai.walker', e)\n";
+
+/* ---- the cases ---- */
+
+static void constant_tweak_is_picked_up_next_frame_with_state_kept(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/walker.lua", walker(1));
+  start(x, start_walker);
+  step(x, 3);
+  assert_num(x, "persist('e').speed", 1);
+  assert_num(x, "persist('e').frames", 4);
+  assert_num(x, "persist('e').pos", 4);
+
+  write_mod(x, "ai/walker.lua", walker(5));
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_OK);
+  step(x, 1);
+  assert_num(x, "persist('e').speed", 5);
+  /* The same state table, its contents kept: started again once (the
+     restart runs at once, then one frame), one walker running. */
+  assert_lua(x, "persist('states')[1] == persist('e') and persist('states')[2] == persist('e')");
+  assert_num(x, "#persist('states')", 2);
+  assert_num(x, "persist('e').starts", 2);
+  assert_str(x, "persist('e').name", "w1");
+  assert_num(x, "persist('e').frames", 6);
+  assert_num(x, "persist('e').pos", 14);
+  step(x, 2);
+  assert_num(x, "persist('e').frames", 8);
+  assert_num(x, "mod('ai.walker').version", 2);
+  assert_num(x, "mod('ai.walker').tasks", 1);
+  assert_int_equal(weft_reload_count(x->W), 1);
+  assert_int_equal(x->reports, 0);
+}
+
+static void syntax_error_keeps_old_code_and_is_shown_until_fixed(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/walker.lua", walker(1));
+  start(x, start_walker);
+  step(x, 1);
+  write_mod(x, "ai/walker.lua",
+            "local M = {}\n"
+            "M.SPEED = 3\n"
+            "M.BROKEN = = 4\n"
+            "return M\n");
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "ai/walker.lua:3:");
+  /* The old code runs on, the same task. */
+  step(x, 3);
+  assert_num(x, "persist('e').speed", 1);
+  assert_num(x, "persist('e').frames", 5);
+  assert_num(x, "persist('e').starts", 1);
+  assert_num(x, "mod('ai.walker').version", 1);
+  assert_num(x, "mod('ai.walker').tasks", 1);
+  /* Shown in weft.modules() and weft.reload_errors() while broken. */
+  assert_lua(x, "mod('ai.walker').error ~= nil");
+  assert_contains(str(x, "mod('ai.walker').error"), "ai/walker.lua:3:");
+  assert_num(x, "#weft.reload_errors()", 1);
+  assert_contains(str(x, "weft.reload_errors()[1].file"), "ai/walker.lua");
+  step(x, 10);
+  assert_lua(x, "mod('ai.walker').error ~= nil");
+  assert_int_equal(weft_reload_count(x->W), 0);
+
+  write_mod(x, "ai/walker.lua", walker(7));
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_OK);
+  step(x, 1);
+  assert_num(x, "persist('e').speed", 7);
+  assert_lua(x, "mod('ai.walker').error == nil");
+  assert_num(x, "#weft.reload_errors()", 0);
+  assert_num(x, "mod('ai.walker').version", 2);
+  assert_int_equal(x->reports, 1);
+}
+
+static void top_level_error_after_partial_assignment_leaves_module_untouched(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/walker.lua", walker(1));
+  start(x, start_walker);
+  exec(x, "persist('ref').M = require('ai.walker')");
+  write_mod(x, "ai/walker.lua",
+            "local M = {}\n"
+            "M.SPEED = 99\n"
+            "M.EXTRA = true\n"
+            "error('half-loaded')\n"
+            "return M\n");
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "ai/walker.lua:4: half-loaded");
+  assert_lua(x, "require('ai.walker') == persist('ref').M");
+  assert_num(x, "require('ai.walker').SPEED", 1);
+  assert_lua(x, "require('ai.walker').EXTRA == nil");
+  assert_num(x, "mod('ai.walker').version", 1);
+  step(x, 2);
+  assert_num(x, "persist('e').speed", 1);
+  assert_num(x, "persist('e').starts", 1);
+
+  /* A top level that never finishes is stopped by the budget, likewise. */
+  write_mod(x, "ai/walker.lua",
+            "local M = {SPEED = 98}\n"
+            "while true do end\n"
+            "return M\n");
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 2);
+  assert_num(x, "require('ai.walker').SPEED", 1);
+  step(x, 1);
+  assert_num(x, "persist('e').speed", 1);
+  assert_num(x, "mod('ai.walker').version", 1);
+  /* ...and reported at its file:line like any staging error. */
+  assert_contains(strchr(x->report, '\n') + 1, "ai/walker.lua:2:");
+}
+
+static void module_table_keeps_identity_removed_keys_go_nested_updated_in_place(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/cfg.lua",
+            "local M = {}\n"
+            "M.OLD = 'gone soon'\n"
+            "M.cfg = {a = 1, b = 2, deep = {x = 1}}\n"
+            "function M.f() return 'f1' end\n"
+            "return M\n");
+  exec(x,
+       "local M = require('ai.cfg')\n"
+       "local r = persist('ref')\n"
+       "r.M, r.cfg, r.deep = M, M.cfg, M.cfg.deep\n");
+  write_mod(x, "ai/cfg.lua",
+            "local M = {}\n"
+            "M.cfg = {a = 5, c = 3, deep = {y = 2}}\n"
+            "M.NEW = 'here'\n"
+            "function M.f() return 'f2' end\n"
+            "return M\n");
+  assert_int_equal(reload(x, "ai/cfg.lua"), WEFT_OK);
+  assert_lua(x, "require('ai.cfg') == persist('ref').M");
+  assert_lua(x, "persist('ref').M.OLD == nil");
+  assert_str(x, "persist('ref').M.NEW", "here");
+  assert_str(x, "persist('ref').M.f()", "f2");
+  assert_lua(x, "persist('ref').M.cfg == persist('ref').cfg");
+  assert_num(x, "persist('ref').cfg.a", 5);
+  assert_lua(x, "persist('ref').cfg.b == nil");
+  assert_num(x, "persist('ref').cfg.c", 3);
+  assert_lua(x, "persist('ref').cfg.deep == persist('ref').deep");
+  assert_lua(x, "persist('ref').deep.x == nil");
+  assert_num(x, "persist('ref').deep.y", 2);
+}
+
+static void version_increments_once_per_commit(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/walker.lua", walker(1));
+  start(x, start_walker);
+  assert_num(x, "mod('ai.walker').version", 1);
+  assert_contains(str(x, "mod('ai.walker').file"), "ai/walker.lua");
+  for (int k = 2; k <= 4; k++) {
+    write_mod(x, "ai/walker.lua", walker(k));
+    assert_int_equal(reload(x, "ai/walker.lua"), WEFT_OK);
+    assert_num(x, "mod('ai.walker').version", k);
+    assert_int_equal(weft_reload_count(x->W), (uint32_t)(k - 1));
+  }
+  write_mod(x, "ai/walker.lua", "return {");
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_EINVAL);
+  assert_num(x, "mod('ai.walker').version", 4);
+  assert_int_equal(weft_reload_count(x->W), 3);
+  write_mod(x, "ai/walker.lua", walker(9));
+  assert_int_equal(weft_reload_module(x->W, "ai.walker"), WEFT_OK);
+  assert_num(x, "mod('ai.walker').version", 5);
+  assert_int_equal(weft_reload_count(x->W), 4);
+  /* Not loaded: nothing to reload, nothing counted. */
+  write_mod(x, "ai/never.lua", "return {}\n");
+  assert_int_equal(reload(x, "ai/never.lua"), WEFT_EINVAL);
+  assert_int_equal(weft_reload_count(x->W), 4);
+}
+
+static const char *waiter(const char *tag) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "local M = {}\n"
+           "function M.start(s)\n"
+           "  local _ <close> = finally(function()\n"
+           "    s.closed_%s = (s.closed_%s or 0) + 1\n"
+           "  end)\n"
+           "  s.began = (s.began or 0) + 1\n"
+           "  local v = wait(s.f)\n"
+           "  s.got = (s.got or '') .. '%s:' .. tostring(v) .. ';'\n"
+           "  wait(math.huge)\n"
+           "end\n"
+           "return M\n",
+           tag, tag, tag);
+  return buf;
+}
+
+static void task_waiting_on_future_is_cancelled_and_never_resumed(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/waiter.lua", waiter("old"));
+  start(x,
+        "local s = persist('s', {})\n"
+        "s.f = future()\n"
+        "weft.start('ai.waiter', s)\n"
+        "local o = persist('other', {wakes = 0})\n"
+        "spawn(function()\n"
+        "  local v = wait(s.f)\n"
+        "  o.wakes = o.wakes + 1\n"
+        "  o.v = v\n"
+        "  wait(math.huge)\n"
+        "end)\n");
+  step(x, 2);
+  assert_num(x, "persist('s').began", 1);
+  assert_str(x, "persist('s').f.state", "pending");
+
+  write_mod(x, "ai/waiter.lua", waiter("new"));
+  assert_int_equal(reload(x, "ai/waiter.lua"), WEFT_OK);
+  /* Cancelled synchronously: its <close> cleanup ran; the future it
+     waited on is untouched; the new start waits on it again. */
+  assert_num(x, "persist('s').closed_old", 1);
+  assert_lua(x, "persist('s').closed_new == nil");
+  assert_str(x, "persist('s').f.state", "pending");
+  assert_num(x, "persist('s').began", 2);
+  step(x, 2);
+  assert_lua(x, "persist('s').got == nil");
+  assert_num(x, "persist('other').wakes", 0);
+
+  exec(x, "persist('s').f:resolve(42)");
+  step(x, 3);
+  assert_str(x, "persist('s').got", "new:42;");
+  assert_num(x, "persist('other').wakes", 1);
+  assert_num(x, "persist('other').v", 42);
+  step(x, 30);
+  assert_str(x, "persist('s').got", "new:42;");
+  assert_num(x, "persist('other').wakes", 1);
+  assert_num(x, "persist('s').closed_old", 1);
+  assert_int_equal(x->reports, 0);
+}
+
+static const char *util(int base) {
+  static char buf[512];
+  snprintf(buf, sizeof buf,
+           "local log = persist('loads', {})\n"
+           "log[#log + 1] = 'lib.util'\n"
+           "local M = {}\n"
+           "M.BASE = %d\n"
+           "return M\n",
+           base);
+  return buf;
+}
+
+static const char patrol[] =
+    "local util = require 'lib.util'\n"
+    "local log = persist('loads', {})\n"
+    "log[#log + 1] = 'ai.patrol'\n"
+    "local M = {}\n"
+    "M.SPEED = util.BASE * 2\n"
+    "function M.start(e)\n"
+    "  e.starts = (e.starts or 0) + 1\n"
+    "  while true do\n"
+    "    e.base, e.speed = util.BASE, M.SPEED\n"
+    "    wait()\n"
+    "  end\n"
+    "end\n"
+    "return M\n";
+
+static void dependency_edit_reloads_dependent_dependencies_first(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/util.lua", util(10));
+  write_mod(x, "ai/patrol.lua", patrol);
+  start(x, "weft.start('ai.patrol', persist('e', {}))\n");
+  assert_str(x, "join(persist('loads'))", "lib.util,ai.patrol");
+  assert_num(x, "persist('e').speed", 20);
+
+  /* Editing the dependent alone leaves the dependency be. */
+  assert_int_equal(reload(x, "ai/patrol.lua"), WEFT_OK);
+  assert_str(x, "join(persist('loads'))", "lib.util,ai.patrol,ai.patrol");
+  assert_num(x, "mod('lib.util').version", 1);
+  assert_num(x, "mod('ai.patrol').version", 2);
+
+  write_mod(x, "lib/util.lua", util(20));
+  assert_int_equal(reload(x, "lib/util.lua"), WEFT_OK);
+  assert_int_equal(weft_reload_count(x->W), 2); /* one transaction */
+  assert_str(x, "join(persist('loads'))", "lib.util,ai.patrol,ai.patrol,lib.util,ai.patrol");
+  assert_num(x, "mod('lib.util').version", 2);
+  assert_num(x, "mod('ai.patrol').version", 3);
+  assert_num(x, "persist('e').starts", 3);
+  step(x, 1);
+  assert_num(x, "persist('e').base", 20);
+  /* The dependent's top level ran against the new dependency. */
+  assert_num(x, "require('ai.patrol').SPEED", 40);
+  assert_num(x, "persist('e').speed", 40);
+}
+
+/* A dependency required lazily (inside start, after the dependent
+   loaded) is still staged before the dependent. */
+static void lazy_dependency_is_staged_before_its_dependent(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/util.lua", util(10));
+  write_mod(x, "ai/lazy.lua",
+            "local log = persist('loads', {})\n"
+            "log[#log + 1] = 'ai.lazy'\n"
+            "local M = {}\n"
+            "function M.start(e)\n"
+            "  local util = require 'lib.util'\n"
+            "  while true do e.base = util.BASE wait() end\n"
+            "end\n"
+            "return M\n");
+  start(x, "weft.start('ai.lazy', persist('e', {}))\n");
+  assert_str(x, "join(persist('loads'))", "ai.lazy,lib.util");
+  write_mod(x, "lib/util.lua", util(30));
+  assert_int_equal(reload(x, "lib/util.lua"), WEFT_OK);
+  assert_num(x, "mod('ai.lazy').version", 2);
+  step(x, 1);
+  assert_num(x, "persist('e').base", 30);
+  assert_str(x, "join(persist('loads'))", "ai.lazy,lib.util,lib.util,ai.lazy");
+}
+
+static const char *guard(int v, int fail_b) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "local M = {}\n"
+           "function M.start(s)\n"
+           "  if %s and s.kind == 'b' then error('guard cannot start ' .. s.kind) end\n"
+           "  s.starts = (s.starts or 0) + 1\n"
+           "  while true do\n"
+           "    s.ver = %d\n"
+           "    s.frames = (s.frames or 0) + 1\n"
+           "    wait()\n"
+           "  end\n"
+           "end\n"
+           "return M\n",
+           fail_b ? "true" : "false", v);
+  return buf;
+}
+
+static void error_in_new_start_stops_only_that_entity_and_is_retried(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/guard.lua", guard(1, 0));
+  start(x,
+        "weft.start('ai.guard', persist('a', {kind = 'a'}))\n"
+        "weft.start('ai.guard', persist('b', {kind = 'b'}))\n");
+  step(x, 2);
+  assert_num(x, "persist('a').ver", 1);
+  assert_num(x, "persist('b').ver", 1);
+
+  write_mod(x, "ai/guard.lua", guard(2, 1));
+  assert_int_equal(reload(x, "ai/guard.lua"), WEFT_OK);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "ai/guard.lua:3:");
+  assert_contains(x->report, "guard cannot start b");
+  double bframes = num(x, "persist('b').frames");
+  double aframes = num(x, "persist('a').frames");
+  step(x, 3);
+  assert_num(x, "persist('a').ver", 2);
+  assert_num(x, "persist('a').frames", aframes + 3);
+  assert_num(x, "persist('b').ver", 1);
+  assert_num(x, "persist('b').frames", bframes); /* stopped */
+  assert_num(x, "mod('ai.guard').tasks", 1);
+  assert_lua(x, "mod('ai.guard').error == nil"); /* the module loaded fine */
+
+  write_mod(x, "ai/guard.lua", guard(3, 0));
+  assert_int_equal(reload(x, "ai/guard.lua"), WEFT_OK);
+  step(x, 2);
+  assert_num(x, "persist('a').ver", 3);
+  assert_num(x, "persist('b').ver", 3);
+  assert_num(x, "persist('b').frames", bframes + 3);
+  assert_num(x, "persist('b').starts", 2);
+  assert_num(x, "mod('ai.guard').tasks", 2);
+  assert_int_equal(x->reports, 1);
+}
+
+static const char *intro(const char *tag) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "local M = {reload = 'keep'}\n"
+           "function M.start(s)\n"
+           "  for i = 1, 3 do\n"
+           "    s.log[#s.log + 1] = '%s:' .. i\n"
+           "    wait()\n"
+           "  end\n"
+           "  s.done = true\n"
+           "end\n"
+           "return M\n",
+           tag);
+  return buf;
+}
+
+static void keep_lets_running_tasks_finish_on_old_code(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/intro.lua", intro("v1"));
+  start(x, "persist('first', {log = {}}) weft.start('ai.intro', persist('first'))\n");
+  step(x, 1);
+  assert_str(x, "join(persist('first').log)", "v1:1,v1:2");
+  write_mod(x, "ai/intro.lua", intro("v2"));
+  assert_int_equal(reload(x, "ai/intro.lua"), WEFT_OK);
+  assert_num(x, "mod('ai.intro').version", 2);
+  assert_num(x, "mod('ai.intro').old", 1);
+  assert_str(x, "join(persist('first').log)", "v1:1,v1:2"); /* not restarted */
+  start(x, "persist('second', {log = {}}) weft.start('ai.intro', persist('second'))\n");
+  step(x, 4);
+  assert_str(x, "join(persist('first').log)", "v1:1,v1:2,v1:3");
+  assert_lua(x, "persist('first').done");
+  assert_str(x, "join(persist('second').log)", "v2:1,v2:2,v2:3");
+  assert_lua(x, "persist('second').done");
+  assert_num(x, "mod('ai.intro').tasks", 0);
+}
+
+static const char *hooked(int v, int with_hook) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "local M = {}\n"
+           "function M.start(s)\n"
+           "  s.starts = (s.starts or 0) + 1\n"
+           "  while true do s.mode = 'start-v%d' wait() end\n"
+           "end\n"
+           "%s"
+           "return M\n",
+           v,
+           with_hook ? "function M.on_reload(s, old)\n"
+                       "  s.reloads = (s.reloads or 0) + 1\n"
+                       "  s.old_version, s.self = old, s\n"
+                       "  while true do s.mode = 'on_reload' wait() end\n"
+                       "end\n"
+                     : "");
+  return buf;
+}
+
+static void on_reload_is_called_instead_of_start(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/hooked.lua", hooked(1, 0));
+  start(x, "weft.start('ai.hooked', persist('s', {}))\n");
+  write_mod(x, "ai/hooked.lua", hooked(2, 1));
+  assert_int_equal(reload(x, "ai/hooked.lua"), WEFT_OK);
+  step(x, 1);
+  assert_num(x, "persist('s').starts", 1);
+  assert_num(x, "persist('s').reloads", 1);
+  assert_num(x, "persist('s').old_version", 1);
+  assert_lua(x, "persist('s').self == persist('s')");
+  assert_str(x, "persist('s').mode", "on_reload");
+  assert_int_equal(reload(x, "ai/hooked.lua"), WEFT_OK);
+  step(x, 1);
+  assert_num(x, "persist('s').starts", 1);
+  assert_num(x, "persist('s').reloads", 2);
+  assert_num(x, "persist('s').old_version", 2);
+  assert_num(x, "mod('ai.hooked').tasks", 1);
+  /* New starts still use start. */
+  start(x, "weft.start('ai.hooked', persist('t', {}))\n");
+  assert_str(x, "persist('t').mode", "start-v2");
+}
+
+static void persist_returns_same_table_across_reloads(void **state) {
+  rx *x = *state;
+  const char *src =
+      "local store = persist('walker.store', {loads = 0})\n"
+      "store.loads = store.loads + 1\n"
+      "local made = persist('made', function() local n = persist('inits', {n = 0}) n.n = n.n + 1 return {} end)\n"
+      "return {store = store, made = made}\n";
+  write_mod(x, "ai/kept.lua", src);
+  exec(x, "persist('ref').store = require('ai.kept').store");
+  for (int i = 0; i < 3; i++) assert_int_equal(reload(x, "ai/kept.lua"), WEFT_OK);
+  assert_num(x, "persist('walker.store').loads", 4);
+  assert_lua(x, "persist('walker.store') == persist('ref').store");
+  assert_lua(x, "require('ai.kept').store == persist('ref').store");
+  assert_lua(x, "require('ai.kept').made == persist('made')");
+  assert_num(x, "persist('inits').n", 1);
+}
+
+static const char *idle(int k) {
+  static char buf[512];
+  snprintf(buf, sizeof buf,
+           "local M = {K = %d, cfg = {k = %d}}\n"
+           "function M.start(s)\n"
+           "  local _ <close> = finally(function() s.closes = s.closes + 1 end)\n"
+           "  s.k = M.K\n"
+           "  wait(math.huge)\n"
+           "end\n"
+           "return M\n",
+           k, k);
+  return buf;
+}
+
+static void thousand_reloads_keep_memory_flat(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/idle.lua", idle(0));
+  start(x,
+        "local all = persist('all', {})\n"
+        "for i = 1, 100 do\n"
+        "  all[i] = {closes = 0}\n"
+        "  weft.start('ai.idle', all[i])\n"
+        "end\n");
+  step(x, 1);
+  lua_State *L = weft_lua(x->W);
+  weft_stats s100 = {0}, s1000 = {0};
+  for (int k = 1; k <= 1000; k++) {
+    write_mod(x, "ai/idle.lua", idle(k));
+    assert_int_equal(reload(x, "ai/idle.lua"), WEFT_OK);
+    step(x, 1);
+    if (k == 100 || k == 1000) {
+      lua_gc(L, LUA_GCCOLLECT, 0);
+      lua_gc(L, LUA_GCCOLLECT, 0);
+      weft_get_stats(x->W, k == 100 ? &s100 : &s1000);
+    }
+  }
+  print_message("lua_bytes after 100 reloads: %zu, after 1000: %zu (%+lld); host_bytes %zu -> %zu; "
+                "tasks %u -> %u\n",
+                s100.lua_bytes, s1000.lua_bytes,
+                (long long)s1000.lua_bytes - (long long)s100.lua_bytes, s100.host_bytes,
+                s1000.host_bytes, s100.tasks, s1000.tasks);
+  assert_num(x, "mod('ai.idle').version", 1001);
+  assert_num(x, "mod('ai.idle').tasks", 100);
+  assert_num(x, "persist('all')[1].closes", 1000);
+  assert_num(x, "persist('all')[100].k", 1000);
+  assert_int_equal(s1000.tasks, s100.tasks);
+  /* Flat: within 2% (and 16 KiB) of the figure at reload 100. */
+  size_t slack = s100.lua_bytes / 50 + 16384;
+  assert_true(s1000.lua_bytes <= s100.lua_bytes + slack);
+  assert_true(s1000.host_bytes <= s100.host_bytes + 16384);
+  assert_int_equal(x->reports, 0);
+}
+
+static const char *grouped(int v) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "local M = {}\n"
+           "function M.start(e)\n"
+           "  e.starts = (e.starts or 0) + 1\n"
+           "  while true do\n"
+           "    local g = current().group\n"
+           "    while g and g ~= persist('ref').g do g = g.parent end\n"
+           "    e.ver, e.in_group = %d, g ~= nil -- g or a group under it\n"
+           "    e.frames = (e.frames or 0) + 1\n"
+           "    wait()\n"
+           "  end\n"
+           "end\n"
+           "return M\n",
+           v);
+  return buf;
+}
+
+static void group_start_restarts_in_its_group_and_dead_groups_are_dropped(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/grouped.lua", grouped(1));
+  start(x,
+        "local g = group{name = 'enemy1'}\n"
+        "persist('ref').g = g\n"
+        "persist('ref').t = g:start('ai.grouped', persist('e', {}))\n");
+  assert_lua(x, "persist('e').in_group");
+  write_mod(x, "ai/grouped.lua", grouped(2));
+  assert_int_equal(reload(x, "ai/grouped.lua"), WEFT_OK);
+  step(x, 1);
+  assert_num(x, "persist('e').ver", 2);
+  assert_lua(x, "persist('e').in_group");
+  assert_num(x, "persist('e').starts", 2);
+  /* The entity dies with its group; a reload does not bring it back. */
+  exec(x, "persist('ref').g:cancel()");
+  double frames = num(x, "persist('e').frames");
+  write_mod(x, "ai/grouped.lua", grouped(3));
+  assert_int_equal(reload(x, "ai/grouped.lua"), WEFT_OK);
+  step(x, 3);
+  assert_num(x, "persist('e').starts", 2);
+  assert_num(x, "persist('e').frames", frames);
+  assert_num(x, "mod('ai.grouped').tasks", 0);
+  assert_int_equal(x->reports, 0);
+}
+
+static const char *spawner(const char *tag) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "local M = {}\n"
+           "function M.start(s)\n"
+           "  s.starts = (s.starts or 0) + 1\n"
+           "  spawn(function()\n"
+           "    while true do s.%s = (s.%s or 0) + 1 wait() end\n"
+           "  end)\n"
+           "end\n"
+           "return M\n",
+           tag, tag);
+  return buf;
+}
+
+/* A start that spawns its behaviour and returns: the child inherits the
+   module as owner, so a reload replaces it too. */
+static void children_of_a_started_task_are_replaced_on_reload(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/spawner.lua", spawner("v1"));
+  start(x, "weft.start('ai.spawner', persist('s', {}))\n");
+  step(x, 2);
+  assert_num(x, "persist('s').v1", 3);
+  write_mod(x, "ai/spawner.lua", spawner("v2"));
+  assert_int_equal(reload(x, "ai/spawner.lua"), WEFT_OK);
+  step(x, 3);
+  assert_num(x, "persist('s').v1", 3); /* the old child was cancelled */
+  assert_num(x, "persist('s').starts", 2);
+  assert_num(x, "persist('s').v2", 4);
+}
+
+static void failing_dependent_aborts_the_whole_transaction(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/util.lua", util(10));
+  write_mod(x, "ai/patrol.lua", patrol);
+  start(x, "weft.start('ai.patrol', persist('e', {}))\n");
+  write_mod(x, "ai/patrol.lua", "local util = require 'lib.util'\nlocal M = {\nreturn M\n");
+  write_mod(x, "lib/util.lua", util(20));
+  assert_int_equal(reload(x, "lib/util.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "ai/patrol.lua:3:");
+  assert_num(x, "require('lib.util').BASE", 10);
+  assert_num(x, "mod('lib.util').version", 1);
+  assert_num(x, "mod('ai.patrol').version", 1);
+  assert_lua(x, "mod('ai.patrol').error ~= nil");
+  assert_lua(x, "mod('lib.util').error == nil");
+  step(x, 2);
+  assert_num(x, "persist('e').base", 10);
+  assert_num(x, "persist('e').starts", 1);
+  assert_int_equal(weft_reload_count(x->W), 0);
+}
+
+static void binary_or_non_table_module_is_refused_naming_its_file(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/walker.lua", walker(1));
+  start(x, start_walker);
+  write_mod(x, "ai/walker.lua", "return 42\n");
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "ai/walker.lua");
+  assert_num(x, "require('ai.walker').SPEED", 1);
+  /* Text mode only: a precompiled chunk is refused. */
+  write_mod(x, "ai/walker.lua", "\x1bLua\x54");
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 2);
+  assert_contains(x->report, "binary");
+  assert_num(x, "mod('ai.walker').version", 1);
+  step(x, 1);
+  assert_num(x, "persist('e').speed", 1);
+  /* ...and the report says which file it was. */
+  assert_contains(strchr(x->report, '\n') + 1, "ai/walker.lua");
+}
+
+/* Through the watcher, end to end: an identical save of the dependency
+   and then a real edit of the dependent. Frames are stepped (5 ms of real
+   time apart: the watcher's quiet window is real time) until the edit
+   lands; the identical save must not even be staged. */
+static void watcher_lands_edit_within_frames_and_skips_identical_save(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/util.lua", util(10));
+  write_mod(x, "ai/patrol.lua", patrol);
+  start(x, "weft.start('ai.patrol', persist('e', {}))\n");
+  assert_int_equal(weft_watch_scripts(x->W, 1), WEFT_OK);
+  step(x, 2);
+  assert_str(x, "join(persist('loads'))", "lib.util,ai.patrol");
+
+  write_mod(x, "lib/util.lua", util(10)); /* identical save */
+  char edited[sizeof patrol + 16];
+  snprintf(edited, sizeof edited, "%s", patrol);
+  char *p = strstr(edited, "util.BASE * 2");
+  assert_non_null(p);
+  p[strlen("util.BASE * ")] = '3';
+  write_mod(x, "ai/patrol.lua", edited);
+
+  int frames = 0;
+  const struct timespec pause = {0, 5 * 1000 * 1000};
+  while (frames < 400 && num(x, "persist('e').speed") != 30) {
+    step(x, 1);
+    frames++;
+    nanosleep(&pause, NULL);
+  }
+  print_message("the edit landed after %d frames\n", frames);
+  assert_true(frames < 400);
+  assert_true(frames >= 2); /* not before the quiet window */
+  assert_num(x, "persist('e').speed", 30);
+  assert_num(x, "mod('ai.patrol').version", 2);
+  assert_num(x, "mod('lib.util').version", 1);
+  assert_str(x, "join(persist('loads'))", "lib.util,ai.patrol,ai.patrol");
+  assert_int_equal(weft_reload_count(x->W), 1);
+  step(x, 3);
+  assert_int_equal(weft_reload_count(x->W), 1);
+  assert_int_equal(weft_watch_scripts(x->W, 0), WEFT_OK);
+  assert_int_equal(x->reports, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+      T(constant_tweak_is_picked_up_next_frame_with_state_kept),
+      T(syntax_error_keeps_old_code_and_is_shown_until_fixed),
+      T(top_level_error_after_partial_assignment_leaves_module_untouched),
+      T(module_table_keeps_identity_removed_keys_go_nested_updated_in_place),
+      T(version_increments_once_per_commit),
+      T(task_waiting_on_future_is_cancelled_and_never_resumed),
+      T(dependency_edit_reloads_dependent_dependencies_first),
+      T(lazy_dependency_is_staged_before_its_dependent),
+      T(error_in_new_start_stops_only_that_entity_and_is_retried),
+      T(keep_lets_running_tasks_finish_on_old_code),
+      T(on_reload_is_called_instead_of_start),
+      T(persist_returns_same_table_across_reloads),
+      T(group_start_restarts_in_its_group_and_dead_groups_are_dropped),
+      T(children_of_a_started_task_are_replaced_on_reload),
+      T(failing_dependent_aborts_the_whole_transaction),
+      T(binary_or_non_table_module_is_refused_naming_its_file),
+      T(thousand_reloads_keep_memory_flat),
+      T(watcher_lands_edit_within_frames_and_skips_identical_save),
+#undef T
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
