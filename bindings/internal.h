@@ -81,6 +81,8 @@ struct weft_state {
   int ref_syncs;         /* weak: handles of futures, signals, channels */
   int ref_values;        /* values buffered in channels, by ref */
   int ref_timeout;       /* the weft.TIMEOUT error value */
+  int ref_threads;       /* finished threads kept for reuse */
+  int nthreads;          /* ...how many */
   int ref_group_start;   /* module system: g:start */
   int ref_reload;        /* module system: reload(name) */
   int ref_changed;       /* module system: changed(path) */

@@ -333,6 +333,8 @@ static int open_lua(lua_State *L) {
   lua_newtable(L);
   W->ref_values = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
+  W->ref_threads = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "v");
   lua_setfield(L, -2, "__mode");

@@ -325,6 +325,11 @@ static int l_ccomplete(lua_State *L) {
   int n = c->n;
   if (!push_handle(W, L, K_FUTURE, c->id)) return luaL_error(L, "dead future");
   lua_insert(L, 2); /* handle below the values */
+  if (c->state == WEFT_FUTURE_CANCELLED) { /* waiters get the one cancellation error */
+    lua_settop(L, 2);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
+    n = 1;
+  }
   int rc = complete_future(W, L, 2, c->state, 3, n);
   lua_pushinteger(L, rc);
   return 1;

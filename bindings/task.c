@@ -260,6 +260,34 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   lua_settop(co, 0);
 }
 
+/* Finished threads are kept (up to THREAD_POOL) and reused by the next
+   spawn: a spawn then allocates no thread, and the collector has fewer
+   to free. A thread is only kept when it is clean (status OK, empty). */
+#define THREAD_POOL 1024
+
+static void recycle(weft_state *W, lua_State *L, lua_State *co) {
+  if (W->nthreads >= THREAD_POOL || lua_status(co) != LUA_OK || lua_gettop(co) != 0 ||
+      !lua_checkstack(L, 2))
+    return;
+  *(weft_id *)lua_getextraspace(co) = 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_threads);
+  lua_pushthread(co);
+  lua_xmove(co, L, 1);
+  lua_rawseti(L, -2, ++W->nthreads);
+  lua_pop(L, 1);
+}
+
+/* Pushes a thread for a new task: a recycled one or a new one. */
+static lua_State *take_thread(weft_state *W, lua_State *L) {
+  if (W->nthreads == 0) return lua_newthread(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_threads);
+  lua_rawgeti(L, -1, W->nthreads);
+  lua_pushnil(L);
+  lua_rawseti(L, -3, W->nthreads--);
+  lua_remove(L, -2);
+  return lua_tothread(L, -1);
+}
+
 static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   lua_State *co = lt->co;
   int idx = lua_gettop(co) - nres + 1;
@@ -269,6 +297,7 @@ static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   lt->co = NULL;
   lua_settop(co, 0);
   weft_task_finish(W->S, id, WEFT_TASK_DONE);
+  recycle(W, W->curL ? W->curL : W->L, co);
 }
 
 /* A task's body raised: report it (unless it is a cancellation passing
@@ -294,6 +323,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   lt->co = NULL;
   lua_settop(L, e - 1);
   weft_task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
+  recycle(W, L, co);
 }
 
 /* Resumes a task's thread once and handles how it stopped. */
@@ -350,13 +380,15 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   lua_checkstack(L, 8);
   weft_drop_sender(W, L, lt);
   weft_return_value(W, L, lt);
-  if (lt->co) close_thread(W, L, id, lt->co, 0);
+  lua_State *co = lt->co;
+  if (co) close_thread(W, L, id, co, 0);
   lt = LT(W, id);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
   weft_complete_all(W, weft_task_waiters(S, id), L, lua_gettop(L), 1, 1);
   if (lt->co) settle(W, L, id, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
   lua_pop(L, 1);
   lt->co = NULL;
+  if (co) recycle(W, L, co);
   if (lt->ref != LUA_NOREF && lt->ref != 0) {
     luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
     lt->ref = LUA_NOREF;
@@ -383,7 +415,7 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
     luaL_typeerror(L, fidx, "function");
   if (lua_type(L, fidx) != LUA_TFUNCTION) lua_pop(L, 1);
   luaL_checkstack(L, nargs + 8, "too many arguments");
-  lua_State *co = lua_newthread(L);
+  lua_State *co = take_thread(W, L);
   thandle *h = lua_newuserdatauv(L, sizeof *h, 2);
   memset(h, 0, sizeof *h);
   luaL_setmetatable(L, WEFT_TASK_MT);
@@ -422,6 +454,10 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
 void weft_run_now(weft_state *W, weft_id id) {
   ltask *lt = LT(W, id);
   if (!lt || !lt->co) return;
+  if (weft_group_paused(W->S, weft_task_group(W->S, id))) {
+    weft_task_wake(W->S, id); /* runs when its group resumes */
+    return;
+  }
   weft_task_enter(W->S, id);
   lt->started = 1;
   resume_task(W, id, lt, lt->nargs);

@@ -89,8 +89,9 @@ weft_id weft_future_new(weft_state *W);
 /* Pushes the future's handle onto L (nil once it is gone). */
 void weft_push_future(weft_state *W, lua_State *L, weft_id f);
 /* Completes a future with the nvalues on top of weft_lua(W)'s stack
-   (popped); state is WEFT_FUTURE_RESOLVED, or _FAILED / _CANCELLED with
-   one error value. Waiting tasks wake this frame. Returns WEFT_ESTATE when
+   (popped); state is WEFT_FUTURE_RESOLVED, _FAILED with one error value,
+   or _CANCELLED (values ignored: waiters get the cancellation error that
+   weft.is_cancelled recognises, and end cancelled unless they catch it). Waiting tasks wake this frame. Returns WEFT_ESTATE when
    it was already complete, WEFT_ESTALE for a dead future. Call between
    frames or from C code called by Lua, never from a worker thread. */
 int weft_future_complete(weft_state *W, weft_id f, int state, int nvalues);

@@ -90,7 +90,7 @@ test("a task that waits again after a fire waits for the next fire", function()
   t:cancel()
 end)
 
-test("fire does not return before waking: waiters are ready, not run, when fire returns", function()
+test("fire wakes waiters to run after the firing task, not inside fire", function()
   local s = signal()
   local ran = false
   local t = spawn(function() wait(s) ran = true end)

@@ -1,0 +1,539 @@
+/* Tests of the C API a game uses (bindings/weft.h): futures completed
+   from C, custom job kinds, shutdown with work in flight, and the
+   no-allocation steady frame. Scripts are Lua strings; their output is
+   captured through desc.log. No sleeps: loops step frames and yield. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "../bindings/weft.h"
+
+#define DT60 (1.0 / 60.0)
+
+/* ---- captured output ---- */
+
+typedef struct out {
+  char log[16384]; /* print lines, each ended by '\n' */
+  size_t len;
+  int lines;
+  int reports;     /* error reports no handler took */
+  char last_report[512];
+} out;
+
+static void on_log(void *user, const char *line) {
+  out *o = user;
+  size_t n = strlen(line);
+  if (o->len + n + 2 < sizeof o->log) {
+    memcpy(o->log + o->len, line, n);
+    o->len += n;
+    o->log[o->len++] = '\n';
+    o->log[o->len] = 0;
+  }
+  o->lines++;
+}
+
+static void on_report(void *user, const char *msg, const char *trace) {
+  out *o = user;
+  (void)trace;
+  o->reports++;
+  snprintf(o->last_report, sizeof o->last_report, "%s", msg);
+}
+
+static weft_state *open_state(out *o, uint32_t job_threads) {
+  memset(o, 0, sizeof *o);
+  weft_desc d = {0};
+  d.log = on_log;
+  d.report = on_report;
+  d.user = o;
+  d.job_threads = job_threads;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  return W;
+}
+
+/* Loads src as a script function whose globals fall through to the API
+   (like a script file's environment) and starts it as a task. */
+static weft_id spawn_src(weft_state *W, const char *src) {
+  lua_State *L = weft_lua(W);
+  int top = lua_gettop(L);
+  if (luaL_loadstring(L, src) != LUA_OK) {
+    print_error("load: %s\n", lua_tostring(L, -1));
+    fail();
+  }
+  lua_newtable(L);           /* env */
+  lua_createtable(L, 0, 1);  /* its metatable */
+  weft_push_api(W);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  assert_non_null(lua_setupvalue(L, -2, 1));
+  weft_id t = weft_spawn(W, 0);
+  if (!t) print_error("spawn: %s\n", weft_task_error(W, 0));
+  assert_true(t != 0);
+  assert_int_equal(lua_gettop(L), top);
+  return t;
+}
+
+/* Sets API global `name` to the future f. */
+static void expose_future(weft_state *W, const char *name, weft_id f) {
+  lua_State *L = weft_lua(W);
+  weft_push_api(W);
+  weft_push_future(W, L, f);
+  assert_int_equal(lua_type(L, -1), LUA_TUSERDATA);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+static void steps(weft_state *W, int n) {
+  for (int i = 0; i < n; i++) assert_int_equal(weft_step(W, DT60), WEFT_OK);
+}
+
+/* Steps until the task finished (jobs take real time); yields between. */
+static int step_until_done(weft_state *W, weft_id t) {
+  for (long i = 0; i < 50000000L; i++) {
+    int r = weft_task_result(W, t);
+    if (r != 0) return r;
+    assert_int_equal(weft_step(W, DT60), WEFT_OK);
+    sched_yield();
+  }
+  fail_msg("task did not finish");
+  return 0;
+}
+
+static void expect_log(const out *o, const char *want) {
+  if (strcmp(o->log, want) != 0) print_error("log:\n%s---\nwant:\n%s---\n", o->log, want);
+  assert_string_equal(o->log, want);
+}
+
+/* ---- futures from C ---- */
+
+static void test_script_waits_on_a_future_completed_from_c(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_id f = weft_future_new(W);
+  assert_true(f != 0);
+  expose_future(W, "door", f);
+  weft_id t = spawn_src(W,
+                        "local a, b, c, d = wait(door)\n"
+                        "print('got', a, b, c, d, select('#', wait(door)))\n"
+                        "return frame()\n");
+  steps(W, 3);
+  assert_int_equal(weft_task_result(W, t), 0);
+  assert_int_equal(o.lines, 0);
+
+  int top = lua_gettop(L);
+  lua_pushstring(L, "open");
+  lua_pushinteger(L, 3);
+  lua_pushnil(L);
+  lua_pushboolean(L, 1);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 4), WEFT_OK);
+  assert_int_equal(lua_gettop(L), top); /* the values were popped */
+  assert_int_equal(weft_task_result(W, t), 0); /* it runs in the next frame */
+  steps(W, 1);
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  expect_log(&o, "got\topen\t3\tnil\ttrue\t4\n");
+
+  /* completing twice is refused and leaves the stack balanced */
+  lua_pushstring(L, "again");
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1), WEFT_ESTATE);
+  assert_int_equal(lua_gettop(L), top);
+  lua_pushstring(L, "late failure");
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1), WEFT_ESTATE);
+  assert_int_equal(lua_gettop(L), top);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_CANCELLED, 0), WEFT_ESTATE);
+  assert_int_equal(lua_gettop(L), top);
+
+  weft_release(W, t);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
+static void test_failure_from_c_reaches_the_script_unchanged(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_id f = weft_future_new(W);
+  expose_future(W, "gate", f);
+  weft_id t = spawn_src(W,
+                        "local ok, err = pcall(wait, gate)\n"
+                        "print(ok, type(err), err.code, err == gate_err)\n");
+  steps(W, 1);
+  lua_newtable(L);
+  lua_pushinteger(L, 42);
+  lua_setfield(L, -2, "code");
+  weft_push_api(W);
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, "gate_err"); /* the same table, for identity */
+  lua_pop(L, 1);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1), WEFT_OK);
+  steps(W, 1);
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  expect_log(&o, "false\ttable\t42\ttrue\n");
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+static void test_uncaught_failure_fails_the_task_and_is_reported_once(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_id f = weft_future_new(W);
+  expose_future(W, "walk", f);
+  weft_id t = spawn_src(W, "wait(walk)\nprint('not reached')\n");
+  lua_pushstring(L, "path blocked");
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1), WEFT_OK);
+  steps(W, 1);
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_FAILED);
+  assert_non_null(strstr(weft_task_error(W, t), "path blocked"));
+  assert_int_equal(o.reports, 1);
+  assert_non_null(strstr(o.last_report, "path blocked"));
+  assert_int_equal(o.lines, 0);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* README, "Cancellation passing through a wait": a task that waits on a
+   cancelled future and does not catch the error ends "cancelled", not
+   "failed", and is not reported. Futures cancelled from C included. */
+static void test_cancel_from_c_ends_the_waiting_task_cancelled(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_id f = weft_future_new(W);
+  expose_future(W, "anim", f);
+  weft_id t = spawn_src(W, "wait(anim)\n");
+  weft_id w = spawn_src(W, "pcall(wait, anim) print(anim.state)\n");
+  lua_pushstring(L, "interrupted");
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_CANCELLED, 1), WEFT_OK);
+  steps(W, 1);
+  assert_int_equal(weft_task_result(W, w), WEFT_TASK_DONE);
+  expect_log(&o, "cancelled\n");
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_CANCELLED);
+  assert_int_equal(o.reports, 0); /* a cancellation passing through is not an error */
+  weft_release(W, t);
+  weft_release(W, w);
+  assert_int_equal(weft_close(W), 0);
+}
+
+static void test_future_owned_by_c_survives_collection_until_completed(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_id f = weft_future_new(W);
+  assert_true(f != 0);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  weft_push_future(W, L, f); /* nobody in Lua held it: still there */
+  assert_int_equal(lua_type(L, -1), LUA_TUSERDATA);
+  lua_pop(L, 1);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 0), WEFT_OK);
+  /* completed and unreferenced: collected, the id goes stale */
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  weft_push_future(W, L, f);
+  assert_int_equal(lua_type(L, -1), LUA_TNIL);
+  lua_pop(L, 1);
+  int top = lua_gettop(L);
+  lua_pushinteger(L, 1);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1), WEFT_ESTALE);
+  assert_int_equal(lua_gettop(L), top);
+  /* an id never handed out is stale too */
+  assert_int_equal(weft_future_complete(W, WEFT_ID_MAKE(4000, 1), WEFT_FUTURE_RESOLVED, 0),
+                   WEFT_ESTALE);
+  weft_push_future(W, L, 0);
+  assert_int_equal(lua_type(L, -1), LUA_TNIL);
+  lua_pop(L, 1);
+  assert_int_equal(weft_close(W), 0);
+}
+
+static void test_a_wait_after_completion_returns_at_once(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_id f = weft_future_new(W);
+  expose_future(W, "loaded", f);
+  lua_pushstring(L, "img");
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1), WEFT_OK);
+  weft_id t = spawn_src(W, "print(wait(loaded), frame())\n");
+  /* no step needed: it ran to the end inside weft_spawn */
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  expect_log(&o, "img\t0\n");
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* ---- custom job kinds ---- */
+
+typedef struct dbl {
+  lua_Integer in, out;
+  pthread_t runner;
+  int gated;
+} dbl;
+
+static pthread_t main_thread;
+static atomic_int prepared, ran, finished, freed, started, gate;
+static atomic_int prepare_off_main, finish_off_main;
+
+static void reset_counters(void) {
+  main_thread = pthread_self();
+  atomic_store(&prepared, 0);
+  atomic_store(&ran, 0);
+  atomic_store(&finished, 0);
+  atomic_store(&freed, 0);
+  atomic_store(&started, 0);
+  atomic_store(&gate, 0);
+  atomic_store(&prepare_off_main, 0);
+  atomic_store(&finish_off_main, 0);
+}
+
+static void *dbl_prepare(lua_State *L, int first, int n, void *user) {
+  (void)n;
+  if (!pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&prepare_off_main, 1);
+  lua_Integer v = luaL_checkinteger(L, first); /* may raise: nothing allocated yet */
+  dbl *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  d->in = v;
+  d->gated = user != NULL;
+  atomic_fetch_add(&prepared, 1);
+  return d;
+}
+
+static void dbl_run(void *p) {
+  dbl *d = p;
+  d->runner = pthread_self();
+  atomic_fetch_add(&started, 1);
+  if (d->gated)
+    while (!atomic_load(&gate)) sched_yield();
+  d->out = d->in * 2;
+  atomic_fetch_add(&ran, 1);
+}
+
+static int dbl_finish(lua_State *L, void *p) {
+  dbl *d = p;
+  if (!pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&finish_off_main, 1);
+  atomic_fetch_add(&finished, 1);
+  if (d->in < 0) {
+    lua_pushfstring(L, "cannot double %d", (int)d->in);
+    return -1;
+  }
+  lua_pushinteger(L, d->out);
+  lua_pushboolean(L, !pthread_equal(d->runner, main_thread)); /* ran off the main thread */
+  return 2;
+}
+
+static void dbl_free(void *p) {
+  atomic_fetch_add(&freed, 1);
+  free(p);
+}
+
+static void register_dbl(weft_state *W, const char *name, int gated) {
+  static int gated_marker;
+  weft_job_kind k = {name, dbl_prepare, dbl_run, dbl_finish, dbl_free,
+                     gated ? (void *)&gated_marker : NULL};
+  assert_int_equal(weft_register_job(W, &k), WEFT_OK);
+}
+
+static void test_custom_job_runs_on_a_worker_and_finishes_on_main(void **state) {
+  (void)state;
+  reset_counters();
+  out o;
+  weft_state *W = open_state(&o, 2);
+  register_dbl(W, "double", 0);
+  weft_id t = spawn_src(W,
+                        "local f = job('double', 21)\n"
+                        "print(f.state)\n"
+                        "local v, off_main = wait(f)\n"
+                        "print('double', v, off_main)\n"
+                        "local ok, err = pcall(wait, job('double', -5))\n"
+                        "print(ok, err)\n"
+                        "local ok2, err2 = pcall(function() return job('double', 'x') end)\n"
+                        "print(ok2, (err2:gsub('^.-: ', '')))\n");
+  assert_int_equal(step_until_done(W, t), WEFT_TASK_DONE);
+  expect_log(&o,
+             "pending\n"
+             "double\t42\ttrue\n"
+             "false\tcannot double -5\n"
+             "false\tbad argument #2 to 'job' (number expected, got string)\n");
+  assert_int_equal(atomic_load(&prepared), 2);
+  assert_int_equal(atomic_load(&ran), 2);
+  assert_int_equal(atomic_load(&finished), 2);
+  assert_int_equal(atomic_load(&freed), 2); /* the refused call allocated nothing */
+  assert_int_equal(atomic_load(&prepare_off_main), 0);
+  assert_int_equal(atomic_load(&finish_off_main), 0);
+  weft_release(W, t);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+  assert_int_equal(atomic_load(&freed), 2);
+}
+
+static void test_cancelled_job_future_skips_finish_and_frees(void **state) {
+  (void)state;
+  reset_counters();
+  out o;
+  weft_state *W = open_state(&o, 1);
+  register_dbl(W, "slow", 1);
+  register_dbl(W, "double", 0);
+  weft_id t = spawn_src(W,
+                        "local f = job('slow', 1)\n"
+                        "f:cancel()\n"
+                        "print(f.state)\n"
+                        "return 0\n");
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  atomic_store(&gate, 1);
+  /* a later job on the single worker finishing proves the slow one ended */
+  weft_id t2 = spawn_src(W, "print(wait(job('double', 4)))\n");
+  assert_int_equal(step_until_done(W, t2), WEFT_TASK_DONE);
+  steps(W, 2);
+  expect_log(&o, "cancelled\n8\ttrue\n");
+  assert_int_equal(atomic_load(&ran), 2);
+  assert_int_equal(atomic_load(&finished), 1); /* only the live one */
+  assert_int_equal(atomic_load(&freed), 2);
+  weft_release(W, t);
+  weft_release(W, t2);
+  assert_int_equal(weft_close(W), 0);
+}
+
+static atomic_int closing;
+static void *open_gate_when_closing(void *arg) {
+  (void)arg;
+  while (!atomic_load(&closing)) sched_yield();
+  for (int i = 0; i < 100; i++) sched_yield();
+  atomic_store(&gate, 1);
+  return NULL;
+}
+
+static void test_close_with_jobs_in_flight_is_clean(void **state) {
+  (void)state;
+  reset_counters();
+  out o;
+  weft_state *W = open_state(&o, 2);
+  register_dbl(W, "slow", 1);
+  weft_id t = spawn_src(W,
+                        "local fs = {}\n"
+                        "for i = 1, 6 do fs[i] = job('slow', i) end\n"
+                        "wait(fs)\n"
+                        "print('not reached')\n");
+  while (atomic_load(&started) < 2) sched_yield(); /* two running, four queued */
+  steps(W, 3);
+  assert_int_equal(weft_task_result(W, t), 0);
+  assert_int_equal(atomic_load(&prepared), 6);
+  weft_release(W, t);
+  atomic_store(&closing, 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, open_gate_when_closing, NULL), 0);
+  atomic_store(&closing, 1);
+  assert_int_equal(weft_close(W), 0); /* joins the workers, frees every job */
+  assert_int_equal(pthread_join(th, NULL), 0);
+  assert_int_equal(atomic_load(&freed), 6);
+  assert_int_equal(atomic_load(&finished), 0);
+  assert_int_equal(o.lines, 0);
+}
+
+static void test_register_job_checks_its_arguments_and_limit(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 1);
+  weft_job_kind bad = {"bad", dbl_prepare, NULL, dbl_finish, dbl_free, NULL};
+  assert_int_equal(weft_register_job(W, &bad), WEFT_EINVAL);
+  assert_int_equal(weft_register_job(W, NULL), WEFT_EINVAL);
+  weft_job_kind noname = {NULL, dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+  assert_int_equal(weft_register_job(W, &noname), WEFT_EINVAL);
+  /* two built in, so 30 more fit; re-registering a name replaces it */
+  static char names[40][16];
+  int ok = 0;
+  for (int i = 0; i < 40; i++) {
+    snprintf(names[i], sizeof names[i], "kind%d", i);
+    weft_job_kind k = {names[i], dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+    int rc = weft_register_job(W, &k);
+    if (rc == WEFT_OK) ok++;
+    else assert_int_equal(rc, WEFT_ELIMIT);
+  }
+  assert_int_equal(ok, 30);
+  weft_job_kind again = {"kind3", dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+  assert_int_equal(weft_register_job(W, &again), WEFT_OK);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* ---- the steady frame ---- */
+
+static void test_steady_frame_allocates_nothing(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_push_api(W);
+  lua_newtable(L);
+  lua_setfield(L, -2, "probe");
+  lua_pop(L, 1);
+  weft_id t = spawn_src(W,
+                        "local sig = signal('tick')\n"
+                        "local woke, slept = 0, 0\n"
+                        "for i = 1, 1000 do\n"
+                        "  spawn(function() while true do wait(sig) woke = woke + 1 end end)\n"
+                        "  spawn(function() while true do wait() slept = slept + 1 end end)\n"
+                        "end\n"
+                        "spawn(function() while true do sig:fire() wait() end end)\n"
+                        "probe.counts = function() return woke, slept end\n"
+                        "wait(math.huge)\n");
+  assert_int_equal(weft_task_result(W, t), 0);
+  steps(W, 60); /* warm-up: pools, queues and Lua stacks reach their size */
+  weft_stats a, b;
+  weft_get_stats(W, &a);
+  assert_int_equal(a.tasks, 2002);
+  steps(W, 100);
+  weft_get_stats(W, &b);
+  if (b.allocs != a.allocs)
+    print_error("%llu allocations (%llu bytes) in 100 steady frames\n",
+                (unsigned long long)(b.allocs - a.allocs),
+                (unsigned long long)(b.alloc_bytes - a.alloc_bytes));
+  assert_int_equal(b.allocs - a.allocs, 0);
+  assert_int_equal(b.alloc_bytes - a.alloc_bytes, 0);
+  assert_int_equal(b.tasks, 2002);
+  assert_int_equal(b.errors, 0);
+  /* the frames did the work: every waiter woke once per frame */
+  weft_push_api(W);
+  lua_getfield(L, -1, "probe");
+  lua_getfield(L, -1, "counts");
+  assert_int_equal(lua_type(L, -1), LUA_TFUNCTION);
+  lua_call(L, 0, 2);
+  lua_Integer woke = lua_tointeger(L, -2), slept = lua_tointeger(L, -1);
+  lua_pop(L, 4);
+  assert_int_equal(woke, 1000 * 161); /* fires in frame 0 (at spawn) and frames 1..160 */
+  assert_int_equal(slept, 1000 * 160);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_script_waits_on_a_future_completed_from_c),
+      cmocka_unit_test(test_failure_from_c_reaches_the_script_unchanged),
+      cmocka_unit_test(test_uncaught_failure_fails_the_task_and_is_reported_once),
+      cmocka_unit_test(test_cancel_from_c_ends_the_waiting_task_cancelled),
+      cmocka_unit_test(test_future_owned_by_c_survives_collection_until_completed),
+      cmocka_unit_test(test_a_wait_after_completion_returns_at_once),
+      cmocka_unit_test(test_custom_job_runs_on_a_worker_and_finishes_on_main),
+      cmocka_unit_test(test_cancelled_job_future_skips_finish_and_frees),
+      cmocka_unit_test(test_close_with_jobs_in_flight_is_clean),
+      cmocka_unit_test(test_register_job_checks_its_arguments_and_limit),
+      cmocka_unit_test(test_steady_frame_allocates_nothing),
+  };
+  return cmocka_run_group_tests_name("api", tests, NULL, NULL);
+}

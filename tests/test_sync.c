@@ -1,0 +1,778 @@
+/* Unit tests for host/sync: futures, signals and channels, driven through
+   host/sched with C tasks that wait on their lists. Virtual clock only. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../host/sync.h"
+
+#define DT60 (1.0 / 60.0)
+
+/* ---- a checking allocator (lua_Alloc contract, sizes verified) ---- */
+
+#define HDR 16
+
+typedef struct memstat {
+  long long live; /* bytes held */
+  long calls;     /* successful allocations and reallocations */
+  int bad_osize;  /* frees or reallocs that passed the wrong old size */
+} memstat;
+
+static void *count_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  memstat *m = ud;
+  char *base = ptr ? (char *)ptr - HDR : NULL;
+  if (base && *(size_t *)base != osize) m->bad_osize++;
+  if (nsize == 0) {
+    if (base) {
+      m->live -= (long long)osize;
+      free(base);
+    }
+    return NULL;
+  }
+  char *nb = realloc(base, nsize + HDR);
+  if (!nb) return NULL;
+  *(size_t *)nb = nsize;
+  m->live += (long long)nsize - (base ? (long long)osize : 0);
+  m->calls++;
+  return nb + HDR;
+}
+
+/* ---- test context and C tasks ---- */
+
+#define MAXRUNS 1024
+
+typedef struct ev {
+  int tag;
+  uint64_t frame;
+  int failed; /* weft_wait_failed seen by that resume */
+  uint64_t value;
+} ev;
+
+typedef struct ctx {
+  memstat smem, ymem;
+  weft_sched *s;
+  weft_sync *y;
+  ev runs[MAXRUNS];
+  int nruns;
+} ctx;
+
+typedef struct tdata tdata;
+typedef void (*act_fn)(ctx *c, weft_id self, tdata *d);
+
+struct tdata {
+  int tag;
+  int runs;
+  act_fn act;          /* what a resume does; NULL: finish */
+  double secs;         /* a sleep before the wait */
+  weft_id obj, obj2;   /* what it waits on */
+  weft_wlist *list;    /* list to wait on (resolved at first use) */
+  int count;           /* per act */
+};
+
+static void on_resume(weft_sched *s, weft_id self, void *ud) {
+  ctx *c = weft_sched_user(s);
+  tdata *d = ud;
+  d->runs++;
+  assert_true(c->nruns < MAXRUNS);
+  c->runs[c->nruns++] = (ev){d->tag, weft_sched_frame(s), weft_wait_failed(s, self), 0};
+  if (d->act)
+    d->act(c, self, d);
+  else
+    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+}
+
+static const weft_task_class cls = {on_resume, NULL};
+
+static int setup(void **state) {
+  ctx *c = calloc(1, sizeof *c);
+  if (!c) return -1;
+  weft_sched_desc d = {0};
+  d.alloc = count_alloc;
+  d.alloc_ud = &c->smem;
+  d.task_udata_size = sizeof(tdata);
+  d.user = c;
+  c->s = weft_sched_create(&d);
+  c->y = weft_sync_create(count_alloc, &c->ymem);
+  if (!c->s || !c->y) return -1;
+  *state = c;
+  return 0;
+}
+
+/* Destroys both and checks nothing leaked. */
+static int teardown(void **state) {
+  ctx *c = *state;
+  int ylive = weft_sync_destroy(c->y);
+  int slive = weft_sched_destroy(c->s);
+  int ok = ylive == 0 && slive == 0 && c->ymem.live == 0 && c->smem.live == 0 &&
+           c->ymem.bad_osize == 0 && c->smem.bad_osize == 0;
+  if (!ok)
+    print_error("leaks: sync %d (%lld bytes), sched %d (%lld bytes), bad sizes %d/%d\n", ylive,
+                c->ymem.live, slive, c->smem.live, c->ymem.bad_osize, c->smem.bad_osize);
+  free(c);
+  return ok ? 0 : -1;
+}
+
+static tdata *TD(ctx *c, weft_id t) {
+  tdata *d = weft_task_udata(c->s, t);
+  assert_non_null(d);
+  return d;
+}
+
+static weft_id spawn(ctx *c, int tag, act_fn act) {
+  weft_id id = 0;
+  void *ud = NULL;
+  assert_int_equal(weft_task_create(c->s, 0, 0, &cls, &id, &ud), WEFT_OK);
+  tdata *d = ud;
+  d->tag = tag;
+  d->act = act;
+  assert_int_equal(weft_task_wake(c->s, id), WEFT_OK);
+  return id;
+}
+
+static void steps(ctx *c, int n) {
+  for (int i = 0; i < n; i++) assert_int_equal(weft_sched_step(c->s, DT60), WEFT_OK);
+}
+
+static void sleep_now(ctx *c, weft_id self, double secs) {
+  assert_int_equal(weft_wait_begin(c->s, self, WEFT_WAIT_ALL), WEFT_OK);
+  assert_int_equal(weft_wait_sleep(c->s, self, 0, secs, 0), WEFT_OK);
+  weft_wait_commit(c->s, self);
+}
+
+static void wait_list(ctx *c, weft_id self, weft_wlist *l) {
+  assert_non_null(l);
+  assert_int_equal(weft_wait_begin(c->s, self, WEFT_WAIT_ALL), WEFT_OK);
+  assert_int_equal(weft_wait_on(c->s, self, 0, l), WEFT_OK);
+  weft_wait_commit(c->s, self);
+  assert_int_equal(weft_task_state(c->s, self), WEFT_TASK_WAITING);
+}
+
+/* Settles future f and completes its waiters, oldest first; returns how
+   many were woken. */
+static int settle_future(ctx *c, weft_id f, int state) {
+  int rc = weft_future_settle(c->y, f, state);
+  if (rc != WEFT_OK) return rc;
+  weft_wlist *l = weft_future_waiters(c->y, f);
+  int n = 0;
+  weft_rec r;
+  while ((r = weft_wlist_head(l)) != 0) {
+    weft_rec_complete(c->s, r, state != WEFT_FUTURE_RESOLVED);
+    n++;
+  }
+  return n;
+}
+
+/* Fires signal sg: completes every current waiter. */
+static int fire(ctx *c, weft_id sg) {
+  weft_wlist *l = weft_signal_waiters(c->y, sg);
+  int n = 0;
+  weft_rec r;
+  while ((r = weft_wlist_head(l)) != 0) {
+    weft_rec_complete(c->s, r, 0);
+    n++;
+  }
+  return n;
+}
+
+/* Frames in which tags ran, in order, for frame f. */
+static int tags_in_frame(const ctx *c, uint64_t f, int *out, int max) {
+  int n = 0;
+  for (int i = 0; i < c->nruns; i++)
+    if (c->runs[i].frame == f) {
+      if (n < max) out[n] = c->runs[i].tag;
+      n++;
+    }
+  return n;
+}
+
+/* ---- what tasks do ---- */
+
+/* Sleeps secs (when > 0), then waits on the future in d->obj, then
+   finishes. */
+static void act_sleep_then_wait_future(ctx *c, weft_id self, tdata *d) {
+  if (d->runs == 1 && d->secs > 0) {
+    sleep_now(c, self, d->secs);
+  } else if (d->list == NULL) {
+    d->list = weft_future_waiters(c->y, d->obj);
+    wait_list(c, self, d->list);
+  } else {
+    assert_int_equal(weft_task_finish(c->s, self, WEFT_TASK_DONE), WEFT_OK);
+  }
+}
+
+/* Waits on the signal in d->obj forever, counting wakes in d->count. */
+static void act_signal_loop(ctx *c, weft_id self, tdata *d) {
+  if (d->runs > 1) d->count++;
+  wait_list(c, self, weft_signal_waiters(c->y, d->obj));
+}
+
+/* Sleeps secs, then settles the future in d->obj (RESOLVED), noting the
+   number of waiters woken in d->count; finishes. */
+static void act_settle_later(ctx *c, weft_id self, tdata *d) {
+  if (d->runs == 1) {
+    sleep_now(c, self, d->secs);
+    return;
+  }
+  d->count = settle_future(c, d->obj, WEFT_FUTURE_RESOLVED);
+  assert_int_equal(weft_task_finish(c->s, self, WEFT_TASK_DONE), WEFT_OK);
+}
+
+/* Waits first on the future d->obj (slot 0) and the signal d->obj2
+   (slot 1), then finishes. */
+static void act_first_future_signal(ctx *c, weft_id self, tdata *d) {
+  if (d->runs == 1) {
+    assert_int_equal(weft_wait_begin(c->s, self, WEFT_WAIT_FIRST), WEFT_OK);
+    assert_int_equal(weft_wait_on(c->s, self, 0, weft_future_waiters(c->y, d->obj)), WEFT_OK);
+    assert_int_equal(weft_wait_on(c->s, self, 1, weft_signal_waiters(c->y, d->obj2)), WEFT_OK);
+    weft_wait_commit(c->s, self);
+  } else {
+    assert_int_equal(weft_task_finish(c->s, self, WEFT_TASK_DONE), WEFT_OK);
+  }
+}
+
+/* A channel receiver: pops from channel d->obj, or waits on its receiver
+   list when empty; logs each value; stops after d->count values or when
+   the channel is closed and drained. */
+static void act_receiver(ctx *c, weft_id self, tdata *d) {
+  uint64_t v;
+  int rc = weft_channel_pop(c->y, d->obj, &v);
+  if (rc == WEFT_OK) {
+    c->runs[c->nruns - 1].value = v;
+    if (--d->count == 0) {
+      assert_int_equal(weft_task_finish(c->s, self, WEFT_TASK_DONE), WEFT_OK);
+      return;
+    }
+    sleep_now(c, self, 0); /* one value per frame */
+    return;
+  }
+  assert_int_equal(rc, WEFT_ELIMIT);
+  if (weft_channel_closed(c->y, d->obj)) {
+    assert_int_equal(weft_task_finish(c->s, self, WEFT_TASK_DONE), WEFT_OK);
+    return;
+  }
+  wait_list(c, self, weft_channel_receivers(c->y, d->obj));
+}
+
+/* Pushes v into channel ch and wakes the oldest waiting receiver. */
+static int send(ctx *c, weft_id ch, uint64_t v) {
+  int rc = weft_channel_push(c->y, ch, v);
+  if (rc == WEFT_OK) {
+    weft_rec r = weft_wlist_head(weft_channel_receivers(c->y, ch));
+    if (r) weft_rec_complete(c->s, r, 0);
+  }
+  return rc;
+}
+
+/* ---- futures ---- */
+
+static void test_future_settles_once(void **state) {
+  ctx *c = *state;
+  weft_id f;
+  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  assert_true(f != 0);
+  assert_int_equal(weft_future_state(c->y, f), WEFT_FUTURE_PENDING);
+  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_RESOLVED), WEFT_OK);
+  assert_int_equal(weft_future_state(c->y, f), WEFT_FUTURE_RESOLVED);
+  /* completing twice is an error and changes nothing */
+  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_RESOLVED), WEFT_ESTATE);
+  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_FAILED), WEFT_ESTATE);
+  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_CANCELLED), WEFT_ESTATE);
+  assert_int_equal(weft_future_state(c->y, f), WEFT_FUTURE_RESOLVED);
+  weft_future_destroy(c->y, f);
+
+  weft_id g;
+  assert_int_equal(weft_future_create(c->y, &g), WEFT_OK);
+  assert_int_equal(weft_future_settle(c->y, g, WEFT_FUTURE_FAILED), WEFT_OK);
+  assert_int_equal(weft_future_settle(c->y, g, WEFT_FUTURE_RESOLVED), WEFT_ESTATE);
+  assert_int_equal(weft_future_state(c->y, g), WEFT_FUTURE_FAILED);
+  weft_future_destroy(c->y, g);
+
+  weft_id h;
+  assert_int_equal(weft_future_create(c->y, &h), WEFT_OK);
+  assert_int_equal(weft_future_settle(c->y, h, WEFT_FUTURE_CANCELLED), WEFT_OK);
+  assert_int_equal(weft_future_settle(c->y, h, WEFT_FUTURE_FAILED), WEFT_ESTATE);
+  assert_int_equal(weft_future_state(c->y, h), WEFT_FUTURE_CANCELLED);
+  weft_future_destroy(c->y, h);
+}
+
+static void test_future_settle_rejects_bad_states(void **state) {
+  ctx *c = *state;
+  weft_id f;
+  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_PENDING), WEFT_EINVAL);
+  assert_int_equal(weft_future_settle(c->y, f, 0), WEFT_EINVAL);
+  assert_int_equal(weft_future_settle(c->y, f, 99), WEFT_EINVAL);
+  assert_int_equal(weft_future_state(c->y, f), WEFT_FUTURE_PENDING);
+  weft_future_destroy(c->y, f);
+}
+
+static void test_ten_waiters_wake_in_one_frame_in_wait_order(void **state) {
+  ctx *c = *state;
+  weft_id f;
+  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  /* Tasks created in tag order 1..10, but each sleeps first so they begin
+     waiting in the order of their sleeps: tag 10 first, tag 1 last. */
+  weft_id t[10];
+  for (int i = 0; i < 10; i++) {
+    t[i] = spawn(c, i + 1, act_sleep_then_wait_future);
+    TD(c, t[i])->obj = f;
+    TD(c, t[i])->secs = (10 - i) * DT60;
+  }
+  weft_sched_run_ready(c->s);
+  steps(c, 10); /* every task is waiting now */
+  assert_int_equal(weft_wlist_count(c->s, weft_future_waiters(c->y, f)), 10);
+  for (int i = 0; i < 10; i++) assert_int_equal(weft_task_state(c->s, t[i]), WEFT_TASK_WAITING);
+  /* settled between frames: the waiters are ready, they run next frame */
+  assert_int_equal(settle_future(c, f, WEFT_FUTURE_RESOLVED), 10);
+  assert_true(weft_wlist_empty(weft_future_waiters(c->y, f)));
+  for (int i = 0; i < 10; i++) assert_int_equal(weft_task_state(c->s, t[i]), WEFT_TASK_READY);
+  uint64_t next = weft_sched_frame(c->s) + 1;
+  steps(c, 1);
+  int got[16];
+  int n = tags_in_frame(c, next, got, 16);
+  assert_int_equal(n, 10);
+  for (int i = 0; i < 10; i++) assert_int_equal(got[i], 10 - i);
+  for (int i = 0; i < 10; i++) assert_int_equal(weft_task_state(c->s, t[i]), WEFT_ESTALE);
+  weft_future_destroy(c->y, f);
+}
+
+static void test_waiters_woken_by_a_task_run_later_in_the_same_frame(void **state) {
+  ctx *c = *state;
+  weft_id f;
+  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  weft_id w[3];
+  for (int i = 0; i < 3; i++) {
+    w[i] = spawn(c, i + 1, act_sleep_then_wait_future);
+    TD(c, w[i])->obj = f;
+  }
+  weft_id k = spawn(c, 9, act_settle_later);
+  TD(c, k)->obj = f;
+  TD(c, k)->secs = 0.5;
+  weft_sched_run_ready(c->s);
+  steps(c, 29);
+  assert_int_equal(weft_wlist_count(c->s, weft_future_waiters(c->y, f)), 3);
+  steps(c, 1);
+  int got[8];
+  assert_int_equal(tags_in_frame(c, 30, got, 8), 4);
+  assert_int_equal(got[0], 9);
+  assert_int_equal(got[1], 1);
+  assert_int_equal(got[2], 2);
+  assert_int_equal(got[3], 3);
+  weft_future_destroy(c->y, f);
+}
+
+static void test_failed_future_wakes_waiters_with_the_failure_flag(void **state) {
+  ctx *c = *state;
+  weft_id f;
+  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  weft_id a = spawn(c, 1, act_sleep_then_wait_future);
+  weft_id b = spawn(c, 2, act_sleep_then_wait_future);
+  TD(c, a)->obj = TD(c, b)->obj = f;
+  weft_sched_run_ready(c->s);
+  assert_int_equal(settle_future(c, f, WEFT_FUTURE_FAILED), 2);
+  steps(c, 1);
+  assert_int_equal(c->nruns, 4);
+  assert_int_equal(c->runs[2].tag, 1);
+  assert_int_equal(c->runs[2].failed, 1);
+  assert_int_equal(c->runs[3].tag, 2);
+  assert_int_equal(c->runs[3].failed, 1);
+  weft_future_destroy(c->y, f);
+}
+
+static void test_cancelled_waiter_leaves_future_and_signal_lists(void **state) {
+  ctx *c = *state;
+  weft_id f, sg;
+  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  assert_int_equal(weft_signal_create(c->y, &sg), WEFT_OK);
+  weft_id w = spawn(c, 1, act_first_future_signal);
+  weft_id o = spawn(c, 2, act_first_future_signal);
+  TD(c, w)->obj = TD(c, o)->obj = f;
+  TD(c, w)->obj2 = TD(c, o)->obj2 = sg;
+  weft_sched_run_ready(c->s);
+  assert_int_equal(weft_wlist_count(c->s, weft_future_waiters(c->y, f)), 2);
+  assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, sg)), 2);
+  assert_int_equal(weft_task_cancel(c->s, w), WEFT_OK);
+  assert_int_equal(weft_wlist_count(c->s, weft_future_waiters(c->y, f)), 1);
+  assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, sg)), 1);
+  assert_true(weft_rec_waiter(c->s, weft_wlist_head(weft_future_waiters(c->y, f))) == o);
+  /* the survivor wakes once: the future's completion drops its signal record */
+  assert_int_equal(settle_future(c, f, WEFT_FUTURE_RESOLVED), 1);
+  assert_true(weft_wlist_empty(weft_signal_waiters(c->y, sg)));
+  assert_int_equal(fire(c, sg), 0);
+  steps(c, 3);
+  assert_int_equal(c->nruns, 3); /* two first resumes, one wake */
+  assert_int_equal(c->runs[2].tag, 2);
+  weft_future_destroy(c->y, f);
+  weft_signal_destroy(c->y, sg);
+}
+
+static void test_waiting_on_a_settled_future_is_for_the_caller_to_skip(void **state) {
+  /* The list of a settled future is empty and stays so: a waiter added to
+     it would never be woken, which is why bindings poll the state first. */
+  ctx *c = *state;
+  weft_id f;
+  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  assert_int_equal(settle_future(c, f, WEFT_FUTURE_RESOLVED), 0);
+  assert_non_null(weft_future_waiters(c->y, f));
+  assert_true(weft_wlist_empty(weft_future_waiters(c->y, f)));
+  weft_future_destroy(c->y, f);
+}
+
+/* ---- signals ---- */
+
+static void test_signal_fire_wakes_current_waiters_once(void **state) {
+  ctx *c = *state;
+  weft_id sg;
+  assert_int_equal(weft_signal_create(c->y, &sg), WEFT_OK);
+  assert_true(weft_signal_live(c->y, sg));
+  weft_id t[3];
+  for (int i = 0; i < 3; i++) {
+    t[i] = spawn(c, i + 1, act_signal_loop);
+    TD(c, t[i])->obj = sg;
+  }
+  weft_sched_run_ready(c->s);
+  assert_int_equal(fire(c, sg), 3);
+  assert_int_equal(fire(c, sg), 0); /* nobody waits until they run again */
+  steps(c, 1);
+  for (int i = 0; i < 3; i++) assert_int_equal(TD(c, t[i])->count, 1);
+  int got[8];
+  assert_int_equal(tags_in_frame(c, 1, got, 8), 3);
+  for (int i = 0; i < 3; i++) assert_int_equal(got[i], i + 1);
+  /* they waited again: the next fire wakes them again */
+  assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, sg)), 3);
+  assert_int_equal(fire(c, sg), 3);
+  steps(c, 1);
+  for (int i = 0; i < 3; i++) assert_int_equal(TD(c, t[i])->count, 2);
+  for (int i = 0; i < 3; i++) assert_int_equal(weft_task_cancel(c->s, t[i]), WEFT_OK);
+  assert_true(weft_wlist_empty(weft_signal_waiters(c->y, sg)));
+  weft_signal_destroy(c->y, sg);
+}
+
+static void test_signal_latch_flag(void **state) {
+  ctx *c = *state;
+  weft_id sg;
+  assert_int_equal(weft_signal_create(c->y, &sg), WEFT_OK);
+  assert_int_equal(weft_signal_latched(c->y, sg), 0);
+  assert_int_equal(weft_signal_set_latched(c->y, sg, 1), WEFT_OK);
+  assert_int_equal(weft_signal_latched(c->y, sg), 1);
+  assert_int_equal(weft_signal_set_latched(c->y, sg, 7), WEFT_OK);
+  assert_int_equal(weft_signal_latched(c->y, sg), 1);
+  assert_int_equal(weft_signal_set_latched(c->y, sg, 0), WEFT_OK);
+  assert_int_equal(weft_signal_latched(c->y, sg), 0);
+  weft_signal_destroy(c->y, sg);
+}
+
+/* ---- channels ---- */
+
+static void test_channel_fifo_across_growth_and_wrap(void **state) {
+  ctx *c = *state;
+  weft_id ch;
+  assert_int_equal(weft_channel_create(c->y, WEFT_UNBOUNDED, &ch), WEFT_OK);
+  assert_int_equal(weft_channel_capacity(c->y, ch), WEFT_UNBOUNDED);
+  uint64_t next_in = 1, next_out = 1;
+  /* push 5, pop 3 repeatedly: the head walks around the ring while it
+     grows from 8 through several doublings */
+  for (int round = 0; round < 200; round++) {
+    for (int i = 0; i < 5; i++) assert_int_equal(weft_channel_push(c->y, ch, next_in++), WEFT_OK);
+    for (int i = 0; i < 3; i++) {
+      uint64_t v = 0;
+      assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+      assert_int_equal(v, next_out);
+      next_out++;
+    }
+    assert_int_equal(weft_channel_count(c->y, ch), next_in - next_out);
+  }
+  uint64_t v;
+  while (weft_channel_pop(c->y, ch, &v) == WEFT_OK) {
+    assert_int_equal(v, next_out);
+    next_out++;
+  }
+  assert_int_equal(next_out, next_in);
+  assert_int_equal(weft_channel_count(c->y, ch), 0);
+  assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_ELIMIT);
+  weft_channel_destroy(c->y, ch, NULL, NULL);
+}
+
+static void test_channel_grows_while_wrapped(void **state) {
+  ctx *c = *state;
+  weft_id ch;
+  assert_int_equal(weft_channel_create(c->y, 100, &ch), WEFT_OK);
+  uint64_t v;
+  /* fill 8, take 5, refill past 8 so growth copies a wrapped ring */
+  for (uint64_t i = 1; i <= 8; i++) assert_int_equal(weft_channel_push(c->y, ch, i), WEFT_OK);
+  for (uint64_t i = 1; i <= 5; i++) {
+    assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+    assert_int_equal(v, i);
+  }
+  for (uint64_t i = 9; i <= 40; i++) assert_int_equal(weft_channel_push(c->y, ch, i), WEFT_OK);
+  for (uint64_t i = 6; i <= 40; i++) {
+    assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+    assert_int_equal(v, i);
+  }
+  assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_ELIMIT);
+  weft_channel_destroy(c->y, ch, NULL, NULL);
+}
+
+static void test_channel_capacity_limit(void **state) {
+  ctx *c = *state;
+  weft_id ch;
+  assert_int_equal(weft_channel_create(c->y, 3, &ch), WEFT_OK);
+  assert_int_equal(weft_channel_capacity(c->y, ch), 3);
+  for (uint64_t i = 1; i <= 3; i++) assert_int_equal(weft_channel_push(c->y, ch, i), WEFT_OK);
+  assert_int_equal(weft_channel_push(c->y, ch, 4), WEFT_ELIMIT);
+  assert_int_equal(weft_channel_count(c->y, ch), 3);
+  uint64_t v;
+  assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+  assert_int_equal(v, 1);
+  assert_int_equal(weft_channel_push(c->y, ch, 4), WEFT_OK);
+  assert_int_equal(weft_channel_push(c->y, ch, 5), WEFT_ELIMIT);
+  for (uint64_t i = 2; i <= 4; i++) {
+    assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+    assert_int_equal(v, i);
+  }
+  weft_channel_destroy(c->y, ch, NULL, NULL);
+
+  /* capacity 0 buffers nothing: values go straight from sender to receiver */
+  weft_id z;
+  assert_int_equal(weft_channel_create(c->y, 0, &z), WEFT_OK);
+  assert_int_equal(weft_channel_push(c->y, z, 1), WEFT_ELIMIT);
+  assert_int_equal(weft_channel_count(c->y, z), 0);
+  assert_int_equal(weft_channel_pop(c->y, z, &v), WEFT_ELIMIT);
+  weft_channel_destroy(c->y, z, NULL, NULL);
+}
+
+static void test_channel_close_refuses_pushes_and_drains(void **state) {
+  ctx *c = *state;
+  weft_id ch;
+  assert_int_equal(weft_channel_create(c->y, 8, &ch), WEFT_OK);
+  assert_int_equal(weft_channel_closed(c->y, ch), 0);
+  assert_int_equal(weft_channel_push(c->y, ch, 10), WEFT_OK);
+  assert_int_equal(weft_channel_push(c->y, ch, 20), WEFT_OK);
+  assert_int_equal(weft_channel_close(c->y, ch), WEFT_OK);
+  assert_int_equal(weft_channel_closed(c->y, ch), 1);
+  assert_int_equal(weft_channel_push(c->y, ch, 30), WEFT_ECLOSED);
+  assert_int_equal(weft_channel_count(c->y, ch), 2);
+  uint64_t v;
+  assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+  assert_int_equal(v, 10);
+  assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+  assert_int_equal(v, 20);
+  assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_ELIMIT);
+  assert_int_equal(weft_channel_close(c->y, ch), WEFT_OK); /* twice is harmless */
+  weft_channel_destroy(c->y, ch, NULL, NULL);
+}
+
+static void test_channel_unshift_puts_a_value_back_in_front(void **state) {
+  ctx *c = *state;
+  weft_id ch;
+  assert_int_equal(weft_channel_create(c->y, 2, &ch), WEFT_OK);
+  assert_int_equal(weft_channel_push(c->y, ch, 2), WEFT_OK);
+  assert_int_equal(weft_channel_push(c->y, ch, 3), WEFT_OK);
+  /* past the capacity and after a close, for a value handed out unused */
+  assert_int_equal(weft_channel_close(c->y, ch), WEFT_OK);
+  assert_int_equal(weft_channel_unshift(c->y, ch, 1), WEFT_OK);
+  assert_int_equal(weft_channel_count(c->y, ch), 3);
+  uint64_t v;
+  for (uint64_t i = 1; i <= 3; i++) {
+    assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+    assert_int_equal(v, i);
+  }
+  weft_channel_destroy(c->y, ch, NULL, NULL);
+  weft_id z;
+  assert_int_equal(weft_channel_create(c->y, 0, &z), WEFT_OK);
+  assert_int_equal(weft_channel_unshift(c->y, z, 7), WEFT_OK);
+  assert_int_equal(weft_channel_pop(c->y, z, &v), WEFT_OK);
+  assert_int_equal(v, 7);
+  weft_channel_destroy(c->y, z, NULL, NULL);
+}
+
+static int ndropped;
+static uint64_t dropped_sum;
+static void drop_payload(void *ud, uint64_t v) {
+  (void)ud;
+  ndropped++;
+  dropped_sum += v;
+}
+
+static void test_channel_destroy_hands_back_buffered_payloads(void **state) {
+  ctx *c = *state;
+  weft_id ch;
+  assert_int_equal(weft_channel_create(c->y, WEFT_UNBOUNDED, &ch), WEFT_OK);
+  for (uint64_t i = 1; i <= 20; i++) assert_int_equal(weft_channel_push(c->y, ch, i), WEFT_OK);
+  uint64_t v;
+  assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
+  ndropped = 0;
+  dropped_sum = 0;
+  weft_channel_destroy(c->y, ch, drop_payload, NULL);
+  assert_int_equal(ndropped, 19);
+  assert_int_equal(dropped_sum, 210 - 1);
+  assert_int_equal(weft_channel_live(c->y, ch), 0);
+}
+
+static void test_channel_receivers_wake_in_order_and_get_fifo_values(void **state) {
+  ctx *c = *state;
+  weft_id ch;
+  assert_int_equal(weft_channel_create(c->y, WEFT_UNBOUNDED, &ch), WEFT_OK);
+  weft_id r[3];
+  for (int i = 0; i < 3; i++) {
+    r[i] = spawn(c, i + 1, act_receiver);
+    TD(c, r[i])->obj = ch;
+    TD(c, r[i])->count = 2;
+  }
+  weft_sched_run_ready(c->s); /* all three wait on the empty channel */
+  assert_int_equal(weft_wlist_count(c->s, weft_channel_receivers(c->y, ch)), 3);
+  assert_true(weft_wlist_empty(weft_channel_senders(c->y, ch)));
+  for (uint64_t v = 101; v <= 106; v++) assert_int_equal(send(c, ch, v), WEFT_OK);
+  steps(c, 3);
+  /* frame 1: receivers 1, 2, 3 take 101, 102, 103; frame 2: 104..106 */
+  int k = 0;
+  uint64_t want = 101;
+  for (int i = 0; i < c->nruns; i++) {
+    if (c->runs[i].frame == 0) continue;
+    assert_int_equal(c->runs[i].tag, k % 3 + 1);
+    assert_int_equal(c->runs[i].value, want);
+    want++;
+    k++;
+  }
+  assert_int_equal(k, 6);
+  for (int i = 0; i < 3; i++) assert_int_equal(weft_task_state(c->s, r[i]), WEFT_ESTALE);
+  weft_channel_destroy(c->y, ch, NULL, NULL);
+}
+
+static void test_closed_channel_ends_waiting_receivers(void **state) {
+  ctx *c = *state;
+  weft_id ch;
+  assert_int_equal(weft_channel_create(c->y, 4, &ch), WEFT_OK);
+  weft_id r = spawn(c, 1, act_receiver);
+  TD(c, r)->obj = ch;
+  TD(c, r)->count = 100;
+  weft_sched_run_ready(c->s);
+  assert_int_equal(send(c, ch, 5), WEFT_OK);
+  steps(c, 2);
+  assert_int_equal(weft_task_state(c->s, r), WEFT_TASK_WAITING);
+  assert_int_equal(weft_channel_close(c->y, ch), WEFT_OK);
+  weft_rec rec;
+  while ((rec = weft_wlist_head(weft_channel_receivers(c->y, ch))) != 0)
+    weft_rec_complete(c->s, rec, 0);
+  steps(c, 1);
+  assert_int_equal(weft_task_state(c->s, r), WEFT_ESTALE);
+  weft_channel_destroy(c->y, ch, NULL, NULL);
+}
+
+/* ---- stale ids and leaks ---- */
+
+static void test_stale_ids_return_errors(void **state) {
+  ctx *c = *state;
+  weft_id f, sg, ch;
+  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  assert_int_equal(weft_signal_create(c->y, &sg), WEFT_OK);
+  assert_int_equal(weft_channel_create(c->y, 4, &ch), WEFT_OK);
+  assert_int_equal(weft_sync_count(c->y), 3);
+  weft_future_destroy(c->y, f);
+  weft_signal_destroy(c->y, sg);
+  weft_channel_destroy(c->y, ch, NULL, NULL);
+  assert_int_equal(weft_sync_count(c->y), 0);
+
+  assert_int_equal(weft_future_state(c->y, f), WEFT_ESTALE);
+  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_RESOLVED), WEFT_ESTALE);
+  assert_null(weft_future_waiters(c->y, f));
+
+  assert_int_equal(weft_signal_live(c->y, sg), 0);
+  assert_null(weft_signal_waiters(c->y, sg));
+  assert_int_equal(weft_signal_set_latched(c->y, sg, 1), WEFT_ESTALE);
+  assert_int_equal(weft_signal_latched(c->y, sg), 0);
+
+  uint64_t v = 77;
+  assert_int_equal(weft_channel_live(c->y, ch), 0);
+  assert_int_equal(weft_channel_push(c->y, ch, 1), WEFT_ESTALE);
+  assert_int_equal(weft_channel_unshift(c->y, ch, 1), WEFT_ESTALE);
+  assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_ESTALE);
+  assert_int_equal(v, 77);
+  assert_int_equal(weft_channel_close(c->y, ch), WEFT_ESTALE);
+  assert_int_equal(weft_channel_count(c->y, ch), 0);
+  assert_null(weft_channel_senders(c->y, ch));
+  assert_null(weft_channel_receivers(c->y, ch));
+  weft_channel_destroy(c->y, ch, drop_payload, NULL); /* a no-op, no crash */
+  weft_future_destroy(c->y, f);
+  weft_signal_destroy(c->y, sg);
+
+  /* A new object reusing the slot gets a new id; the old one stays stale. */
+  weft_id f2;
+  assert_int_equal(weft_future_create(c->y, &f2), WEFT_OK);
+  assert_true(f2 != f);
+  assert_int_equal(WEFT_ID_INDEX(f2), WEFT_ID_INDEX(f));
+  assert_int_equal(weft_future_state(c->y, f), WEFT_ESTALE);
+  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_RESOLVED), WEFT_ESTALE);
+  assert_int_equal(weft_future_state(c->y, f2), WEFT_FUTURE_PENDING);
+  weft_future_destroy(c->y, f2);
+
+  /* ids of one kind are not ids of another */
+  assert_int_equal(weft_future_state(c->y, 0), WEFT_ESTALE);
+  assert_int_equal(weft_channel_push(c->y, 0, 1), WEFT_ESTALE);
+  assert_int_equal(weft_channel_push(c->y, WEFT_ID_MAKE(12345, 1), 1), WEFT_ESTALE);
+}
+
+static void test_destroy_counts_live_objects(void **state) {
+  (void)state;
+  memstat m = {0};
+  weft_sync *y = weft_sync_create(count_alloc, &m);
+  assert_non_null(y);
+  weft_id f, sg, ch;
+  assert_int_equal(weft_future_create(y, &f), WEFT_OK);
+  assert_int_equal(weft_signal_create(y, &sg), WEFT_OK);
+  assert_int_equal(weft_channel_create(y, WEFT_UNBOUNDED, &ch), WEFT_OK);
+  for (uint64_t i = 0; i < 50; i++) assert_int_equal(weft_channel_push(y, ch, i), WEFT_OK);
+  assert_int_equal(weft_sync_destroy(y), 3);
+  /* the leaked objects' memory is still given back */
+  assert_int_equal(m.live, 0);
+  assert_int_equal(m.bad_osize, 0);
+}
+
+static void test_many_objects_across_pool_chunks(void **state) {
+  ctx *c = *state;
+  enum { N = 3 * WEFT_POOL_CHUNK + 7 };
+  static weft_id ids[N];
+  for (int i = 0; i < N; i++) assert_int_equal(weft_future_create(c->y, &ids[i]), WEFT_OK);
+  assert_int_equal(weft_sync_count(c->y), N);
+  for (int i = 0; i < N; i += 2)
+    assert_int_equal(weft_future_settle(c->y, ids[i], WEFT_FUTURE_RESOLVED), WEFT_OK);
+  for (int i = 0; i < N; i++)
+    assert_int_equal(weft_future_state(c->y, ids[i]),
+                     i % 2 ? WEFT_FUTURE_PENDING : WEFT_FUTURE_RESOLVED);
+  for (int i = 0; i < N; i++) weft_future_destroy(c->y, ids[i]);
+  assert_int_equal(weft_sync_count(c->y), 0);
+}
+
+int main(void) {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+  const struct CMUnitTest tests[] = {
+      T(test_future_settles_once),
+      T(test_future_settle_rejects_bad_states),
+      T(test_ten_waiters_wake_in_one_frame_in_wait_order),
+      T(test_waiters_woken_by_a_task_run_later_in_the_same_frame),
+      T(test_failed_future_wakes_waiters_with_the_failure_flag),
+      T(test_cancelled_waiter_leaves_future_and_signal_lists),
+      T(test_waiting_on_a_settled_future_is_for_the_caller_to_skip),
+      T(test_signal_fire_wakes_current_waiters_once),
+      T(test_signal_latch_flag),
+      T(test_channel_fifo_across_growth_and_wrap),
+      T(test_channel_grows_while_wrapped),
+      T(test_channel_capacity_limit),
+      T(test_channel_close_refuses_pushes_and_drains),
+      T(test_channel_unshift_puts_a_value_back_in_front),
+      T(test_channel_destroy_hands_back_buffered_payloads),
+      T(test_channel_receivers_wake_in_order_and_get_fifo_values),
+      T(test_closed_channel_ends_waiting_receivers),
+      T(test_stale_ids_return_errors),
+      T(test_destroy_counts_live_objects),
+      T(test_many_objects_across_pool_chunks),
+  };
+#undef T
+  return cmocka_run_group_tests_name("sync", tests, NULL, NULL);
+}
