@@ -69,7 +69,8 @@ struct weft_state {
   size_t mem, mem_limit, mem_peak;
   uint64_t allocs;       /* allocations made (Lua and host), ever */
   uint64_t alloc_bytes;  /* bytes those allocations added, ever */
-  int alloc_failing;     /* the next allocations fail (tests) */
+  char warnbuf[512];     /* a Lua warning being assembled */
+  int warn_ready;        /* ...and complete, to report after the frame */
   int ref_api;           /* the shared script API table */
   int ref_tasks;         /* [index + 1] = handle of each live task */
   int ref_groups;        /* weak: [index + 1] = handle of a group */
@@ -170,6 +171,8 @@ int weft_future_state_of(weft_state *W, weft_id f);
 void weft_open_jobs(weft_state *W, lua_State *L);
 void weft_poll_jobs(weft_state *W);
 void weft_stop_jobs(weft_state *W);
+
+void weft_flush_warnings(weft_state *W);
 
 /* reload.c */
 int weft_open_modules(weft_state *W);

@@ -11,6 +11,8 @@
 
 typedef struct site {
   char *where;     /* "file:line", owned */
+  uint32_t srclen; /* length of the file part of where */
+  int line;
   uint32_t parent; /* chain above, 0: none */
   uint32_t hash;
   uint16_t depth;
@@ -61,9 +63,8 @@ static int rehash(struct sites *st) {
 }
 
 static int same(const site *x, const char *src, int line, uint32_t parent) {
-  if (x->parent != parent) return 0;
-  size_t n = strlen(src);
-  return strncmp(x->where, src, n) == 0 && x->where[n] == ':' && atoi(x->where + n + 1) == line;
+  return x->parent == parent && x->line == line && strncmp(x->where, src, x->srclen) == 0 &&
+         src[x->srclen] == 0;
 }
 
 uint32_t weft_site_intern(struct sites *st, const char *src, int line, uint32_t parent) {
@@ -90,7 +91,8 @@ uint32_t weft_site_intern(struct sites *st, const char *src, int line, uint32_t 
   char *w = strdup(buf);
   if (!w) return 0;
   uint32_t i = ++st->n;
-  st->v[i] = (site){w, parent, h, (uint16_t)(parent ? st->v[parent].depth + 1 : 1)};
+  st->v[i] = (site){w, (uint32_t)strlen(src), line, parent, h,
+                    (uint16_t)(parent ? st->v[parent].depth + 1 : 1)};
   uint32_t j = h & (st->nslots - 1);
   while (st->slots[j]) j = (j + 1) & (st->nslots - 1);
   st->slots[j] = i;

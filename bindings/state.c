@@ -24,7 +24,8 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   }
   if (nsize > old) {
     size_t limit = W->mem_limit + (W->in_report ? HEADROOM : 0);
-    if (W->alloc_failing || W->mem - old + nsize > limit) return NULL;
+    if (W->mem - old + nsize > limit) return NULL;
+    if (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize)) return NULL;
   }
   void *p = realloc(ptr, nsize);
   if (!p) return NULL;
@@ -307,6 +308,30 @@ static void run_prelude(weft_state *W, lua_State *L) {
   }
 }
 
+/* Lua's warnings (an error in a __gc metamethod, warn()) arrive in pieces
+   from inside the collector, where no Lua may run: they are collected
+   here and reported by weft_step once the frame's tasks have run. */
+static void on_warning(void *ud, const char *msg, int tocont) {
+  weft_state *W = ud;
+  size_t n = strlen(W->warnbuf), m = strlen(msg);
+  if (n + m >= sizeof W->warnbuf) m = sizeof W->warnbuf - n - 1;
+  memcpy(W->warnbuf + n, msg, m);
+  W->warnbuf[n + m] = 0;
+  if (!tocont) W->warn_ready = 1;
+}
+
+void weft_flush_warnings(weft_state *W) {
+  if (!W->warn_ready) return;
+  lua_State *L = W->L;
+  W->warn_ready = 0;
+  if (strcmp(W->warnbuf, "@on") != 0 && strcmp(W->warnbuf, "@off") != 0 && lua_checkstack(L, 2)) {
+    lua_pushfstring(L, "warning: %s", W->warnbuf);
+    weft_report(W, L, -1, 0, NULL);
+    lua_pop(L, 1);
+  }
+  W->warnbuf[0] = 0;
+}
+
 static int l_cancelled_tostring(lua_State *L) {
   lua_pushliteral(L, "task cancelled");
   return 1;
@@ -380,6 +405,7 @@ static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     free(ptr);
     return NULL;
   }
+  if (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize)) return NULL;
   void *p = realloc(ptr, nsize);
   if (p) {
     W->allocs++;
@@ -420,6 +446,7 @@ weft_state *weft_open(const weft_desc *desc) {
   }
   W->curL = W->L;
   *(weft_id *)lua_getextraspace(W->L) = 0; /* threads copy it: 0 = not a task */
+  lua_setwarnf(W->L, on_warning, W);
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK || weft_open_modules(W) != WEFT_OK) {
@@ -466,6 +493,7 @@ int weft_step(weft_state *W, double dt) {
   if (rc != WEFT_OK) return rc;
   weft_poll_jobs(W);
   weft_sched_run_frame(W->S);
+  weft_flush_warnings(W);
   return WEFT_OK;
 }
 lua_State *weft_lua(weft_state *W) { return W->L; }

@@ -29,7 +29,10 @@ typedef struct weft_desc {
      message and the traceback with spawn sites. NULL: stderr. Strings are
      valid during the call only. */
   void (*report)(void *user, const char *msg, const char *trace);
-  void *user;                /* passed to log and report */
+  /* Tests only: return nonzero to make the allocation of nsize bytes
+     fail (Lua's and the host's), for allocation-failure sweeps. */
+  int (*fail_alloc)(void *user, size_t nsize);
+  void *user;                /* passed to log, report and fail_alloc */
 } weft_desc;
 
 /* Creates a state: a Lua state with the script environment, a scheduler
