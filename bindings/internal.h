@@ -35,6 +35,9 @@ typedef struct ltask {
   uint8_t killed;     /* over budget too long: every hook raises */
   uint8_t raise;      /* the wait ended by a failure: raise the value on top */
   uint8_t comb;       /* C tasks: which combinator */
+  uint8_t fast;       /* suspended in a plain sleep: resume with its elapsed time */
+  uint8_t fast_real;  /* ...measured on the real clock */
+  double wstart;      /* ...and the clock reading when it began */
   int chval;          /* a waiting channel sender's value (ref), 0: none */
   int chslot;         /* ...slot of a value a channel handed to this task */
   weft_id chrecv;     /* channel that handed it a value it has not run with yet */

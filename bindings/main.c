@@ -16,7 +16,7 @@
 
 static void usage(void) {
   fputs("usage: weft run FILE.lua [--frames N] [--dt S] [--realtime] [--scripts DIR]\n"
-        "                         [--watch] [--memory MB] [--budget N] [--dump-tasks]\n"
+        "                         [--watch] [--memory MB] [--budget N|off] [--dump-tasks]\n"
         "       weft test [DIR or FILES...]\n",
         stderr);
 }
@@ -85,8 +85,12 @@ static int cmd_run(int argc, char **argv) {
     } else if (strcmp(a, "--memory") == 0 && more) {
       if (!parse_num(argv[++i], &mem) || mem <= 0) return fprintf(stderr, "weft: bad --memory\n"), 1;
     } else if (strcmp(a, "--budget") == 0 && more) {
-      if (!parse_num(argv[++i], &budget) || budget < 1 || budget > 2e9)
+      if (strcmp(argv[i + 1], "off") == 0) {
+        i++;
+        budget = -1;
+      } else if (!parse_num(argv[++i], &budget) || budget < 1 || budget > 2e9) {
         return fprintf(stderr, "weft: bad --budget\n"), 1;
+      }
     } else if (strcmp(a, "--scripts") == 0 && more) {
       d.scripts_root = argv[++i];
     } else if (strcmp(a, "--realtime") == 0) {
@@ -107,7 +111,7 @@ static int cmd_run(int argc, char **argv) {
     return 1;
   }
   d.memory_limit = (size_t)(mem * 1024 * 1024);
-  d.instr_budget = (uint32_t)budget;
+  d.instr_budget = budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)budget;
   weft_state *W = weft_open(&d);
   if (!W) {
     fprintf(stderr, "weft: cannot create the state (out of memory)\n");

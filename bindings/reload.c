@@ -283,7 +283,8 @@ static int l_run_budget(lua_State *L) {
   int n = lua_gettop(L);
   lua_Hook old = lua_gethook(L);
   int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
-  lua_sethook(L, stage_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
+  if (W->desc.instr_budget != WEFT_BUDGET_OFF)
+    lua_sethook(L, stage_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
   int st = lua_pcall(L, n - 1, 1, 0);
   lua_sethook(L, old, omask, ocount);
   lua_pushboolean(L, st == LUA_OK);

@@ -420,6 +420,8 @@ weft_state *weft_open(const weft_desc *desc) {
   if (desc) W->desc = *desc;
   if (!W->desc.memory_limit) W->desc.memory_limit = (size_t)256 << 20;
   if (!W->desc.instr_budget) W->desc.instr_budget = 1000000;
+  if (W->desc.instr_budget != WEFT_BUDGET_OFF && W->desc.instr_budget > 0x7fffffff)
+    W->desc.instr_budget = 0x7fffffff; /* lua_sethook takes an int */
   if (!W->desc.max_overruns) W->desc.max_overruns = 3;
   if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
   W->root = strdup(W->desc.scripts_root ? W->desc.scripts_root : "scripts");

@@ -191,6 +191,16 @@ static void hook(lua_State *L, lua_Debug *ar) {
   weft_raise_here(L, "script ran too long without waiting");
 }
 
+/* Arms the instruction budget for one resume (the count restarts), or one
+   instruction when the task is being killed. With the budget off
+   (WEFT_BUDGET_OFF) no hook is installed: the VM then runs without the
+   per-instruction check a count hook costs. */
+static void set_budget(weft_state *W, lua_State *co, int killed) {
+  if (killed) lua_sethook(co, hook, LUA_MASKCOUNT, 1);
+  else if (W->desc.instr_budget == WEFT_BUDGET_OFF) lua_sethook(co, NULL, 0, 0);
+  else lua_sethook(co, hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
+}
+
 /* ---- finishing ---- */
 
 /* Stores a finished task's outcome (L[idx], n values) in its handle and
@@ -242,7 +252,7 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   W->cur = id;
   W->curL = co;
   W->curlt = LT(W, id);
-  lua_sethook(co, hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
+  set_budget(W, co, 0);
   int st = lua_resetthread(co);
   W->cur = prev;
   W->curL = prevL;
@@ -337,7 +347,14 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   W->curlt = lt;
   lt->preempted = 0;
   lt->chrecv = 0; /* a value handed over is now the task's */
-  lua_sethook(co, hook, LUA_MASKCOUNT, lt->killed ? 1 : (int)W->desc.instr_budget);
+  if (lt->fast) {
+    lt->fast = 0;
+    if (lua_checkstack(co, 1)) {
+      lua_pushnumber(co, weft_task_clock(W->S, id, lt->fast_real) - lt->wstart);
+      nargs = 1;
+    }
+  }
+  set_budget(W, co, lt->killed);
   int nres = 0;
   int st = lua_resume(co, prevL, nargs, &nres);
   W->cur = prev;
@@ -615,7 +632,8 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
 int weft_l_wait(lua_State *L) {
   weft_state *W = weft_get(L);
   weft_id id = weft_thread_task(L);
-  /* Fast path, the hot one: a task sleeping on a number or to next frame. */
+  /* Fast path, the hot one: a task sleeping on a number or to next frame.
+     A plain yield: the resumer passes the elapsed time as wait's result. */
   int ty = lua_type(L, 1);
   if (id && id == W->cur && lua_gettop(L) <= 1 && (ty == LUA_TNUMBER || ty <= LUA_TNIL) &&
       lua_isyieldable(L)) {
@@ -624,10 +642,11 @@ int weft_l_wait(lua_State *L) {
       ltask *lt = W->curlt;
       lt->overruns = 0;
       lt->wwhat = NULL;
-      lt->single = 1;
-      lt->base = lua_gettop(L) + 1;
-      if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK) return luaL_error(L, "not enough memory");
-      return lua_yieldk(L, 0, 0, wait_k);
+      if (weft_wait_sleep_only(W->S, id, s, 0, &lt->wstart) != WEFT_OK)
+        return luaL_error(L, "not enough memory");
+      lt->fast = 1;
+      lt->fast_real = 0;
+      return lua_yield(L, 0);
     }
   }
   id = wait_task_of(W, L, "wait");

@@ -13,10 +13,14 @@
 
 typedef struct weft_state weft_state;
 
+/* instr_budget value that turns the instruction budget off. */
+#define WEFT_BUDGET_OFF UINT32_MAX
+
 typedef struct weft_desc {
   const char *scripts_root;  /* directory `require` resolves under; NULL: "scripts" */
   size_t memory_limit;       /* bytes the Lua state may hold; 0: 256 MB */
-  uint32_t instr_budget;     /* instructions per resume before preemption; 0: 1,000,000 */
+  uint32_t instr_budget;     /* instructions per resume before preemption; 0: 1,000,000;
+                                WEFT_BUDGET_OFF: no budget (trusted scripts only) */
   uint32_t max_overruns;     /* consecutive preempted resumes before a kill; 0: 3 */
   uint32_t frame_budget;     /* most resumes per frame; 0: 1,000,000,000 */
   uint32_t max_tasks;        /* most live tasks; 0: 1,000,000 */

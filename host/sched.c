@@ -27,7 +27,8 @@ typedef struct hent {
 /* A sleep until the next frame, queued in order. */
 typedef struct fent {
   uint64_t seq;
-  weft_id rec; /* with its generation: a freed record is skipped */
+  uint32_t rec;    /* record index (see R) */
+  uint32_t serial; /* the record's serial when queued: a reused record is skipped */
 } fent;
 
 /* A clock, its timer heap (binary min-heap) and its next-frame queue.
@@ -57,8 +58,15 @@ typedef struct rec {
   } u;
   double start;     /* clock reading when the wait began (timers) */
   uint32_t slot;
+  uint32_t serial;  /* changes each time the record is used */
   uint8_t kind;
+  uint8_t quiet;    /* timers: no timer_done call (the waiter asks its clock) */
 } rec;
+
+/* Record indices: pool index + 1, or INLINE | task index for the record
+   every task carries for the first element of its waits, so the common
+   single-element wait allocates nothing. */
+#define INLINE 0x80000000u
 
 typedef struct task {
   weft_slot h;
@@ -77,6 +85,8 @@ typedef struct task {
   uint32_t born;     /* creation sequence (wraps) */
   uint32_t resumes;
   weft_wlist waiters;
+  uint8_t own_used;  /* `own` belongs to the current wait */
+  rec own;           /* the inline record */
 } task;
 
 typedef struct group {
@@ -119,6 +129,7 @@ struct weft_sched {
   uint32_t ndue, capdue;
   size_t extra_bytes;            /* heaps, queues and vectors */
   uint32_t lost;                 /* wakes dropped for lack of memory */
+  uint32_t serial;               /* record serials */
 };
 
 static const char *const errmsg[] = {
@@ -167,7 +178,7 @@ static int idvec_push(weft_sched *s, idvec *q, weft_id id) {
 }
 
 static inline task *T(const weft_sched *s, uint32_t idx) { return weft_pool_at(&s->tasks, idx); }
-static inline rec *R(const weft_sched *s, uint32_t r) { return weft_pool_at(&s->recs, r - 1); }
+static inline rec *R(const weft_sched *s, uint32_t r);
 static inline group *G(const weft_sched *s, uint32_t idx) { return weft_pool_at(&s->groups, idx); }
 static inline uint32_t tidx(const task *t) { return t->h.next_free; }
 static inline uint32_t gidx(const group *g) { return g->h.next_free; }
@@ -177,6 +188,10 @@ static inline group *gget(const weft_sched *s, weft_id id) {
   return weft_pool_get(&s->groups, id);
 }
 static inline void *udata_of(task *t) { return (char *)t + sizeof(task); }
+static inline rec *R(const weft_sched *s, uint32_t r) {
+  if (r & INLINE) return &T(s, r & ~INLINE)->own;
+  return weft_pool_at(&s->recs, r - 1);
+}
 
 /* ---- timer heaps ---- */
 
@@ -242,19 +257,19 @@ static inline uint64_t clock_head_seq(const tclock *c) {
   return c->fcount ? c->f[c->fhead].seq : c->v[0].seq;
 }
 
-static int fifo_push(weft_sched *s, tclock *c, weft_id r) {
+static int fifo_push(weft_sched *s, tclock *c, uint32_t r) {
   if (c->fcount == c->fcap) {
     uint32_t ncap = c->fcap ? c->fcap * 2 : 64;
     fent *nf = s->desc.alloc(s->desc.alloc_ud, NULL, 0, sizeof(fent) * ncap);
     if (!nf) return 0;
-    for (uint32_t i = 0; i < c->fcount; i++) nf[i] = c->f[(c->fhead + i) % c->fcap];
+    for (uint32_t i = 0; i < c->fcount; i++) nf[i] = c->f[(c->fhead + i) & (c->fcap - 1)];
     free_array(s, c->f, c->fcap, sizeof(fent));
     s->extra_bytes += sizeof(fent) * ncap;
     c->f = nf;
     c->fcap = ncap;
     c->fhead = 0;
   }
-  c->f[(c->fhead + c->fcount++) % c->fcap] = (fent){s->seq++, r};
+  c->f[(c->fhead + c->fcount++) & (c->fcap - 1)] = (fent){s->seq++, r, R(s, r)->serial};
   return 1;
 }
 
@@ -287,9 +302,10 @@ static void drop_wait(weft_sched *s, task *t) {
     rec *x = R(s, r);
     uint32_t next = x->tnext;
     rec_detach(s, x);
-    weft_pool_free(&s->recs, weft_pool_id(x));
+    if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(x));
     r = next;
   }
+  t->own_used = 0;
   t->recs = NONE;
   t->nrecs = t->pending = 0;
 }
@@ -299,14 +315,14 @@ static int ready_push(weft_sched *s, weft_id id) {
     uint32_t ncap = s->rcap ? s->rcap * 2 : 64;
     weft_id *nr = s->desc.alloc(s->desc.alloc_ud, NULL, 0, sizeof(weft_id) * ncap);
     if (!nr) return 0;
-    for (uint32_t i = 0; i < s->rcount; i++) nr[i] = s->ring[(s->rhead + i) % s->rcap];
+    for (uint32_t i = 0; i < s->rcount; i++) nr[i] = s->ring[(s->rhead + i) & (s->rcap - 1)];
     free_array(s, s->ring, s->rcap, sizeof(weft_id));
     s->extra_bytes += sizeof(weft_id) * ncap;
     s->ring = nr;
     s->rcap = ncap;
     s->rhead = 0;
   }
-  s->ring[(s->rhead + s->rcount++) % s->rcap] = id;
+  s->ring[(s->rhead + s->rcount++) & (s->rcap - 1)] = id;
   return 1;
 }
 
@@ -438,17 +454,18 @@ static void fire_timer(weft_sched *s, tclock *c) {
   rec *x;
   if (c->fcount) {
     fent e = c->f[c->fhead];
-    c->fhead = (c->fhead + 1) % c->fcap;
+    c->fhead = (c->fhead + 1) & (c->fcap - 1);
     c->fcount--;
-    x = weft_pool_get(&s->recs, e.rec);
-    if (!x || x->kind != REC_NEXT) return;
+    if (!(e.rec & INLINE) && !weft_slot_live(weft_pool_at(&s->recs, e.rec - 1))) return;
+    x = R(s, e.rec);
+    if (x->serial != e.serial || x->kind != REC_NEXT) return;
   } else {
     x = R(s, c->v[0].rec);
     heap_remove(s, c, 0);
   }
   x->kind = REC_DONE;
   task *t = T(s, x->task);
-  if (s->desc.timer_done)
+  if (s->desc.timer_done && !x->quiet)
     s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
   if (t->pending) t->pending--;
   if (t->state == WEFT_TASK_WAITING && (t->mode == WEFT_WAIT_FIRST || t->pending == 0))
@@ -502,7 +519,7 @@ void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->rcount > 0 && ran < s->budget) {
     weft_id id = s->ring[s->rhead];
-    s->rhead = (s->rhead + 1) % s->rcap;
+    s->rhead = (s->rhead + 1) & (s->rcap - 1);
     s->rcount--;
     task *t = tget(s, id);
     if (!t || t->state != WEFT_TASK_READY) continue;
@@ -769,14 +786,25 @@ int weft_wait_begin(weft_sched *s, weft_id id, int mode) {
 }
 
 static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
-  weft_id rid;
-  rec *x = weft_pool_alloc(&s->recs, &rid);
-  if (!x) return NULL;
+  rec *x;
+  uint32_t r;
+  if (!t->own_used) {
+    t->own_used = 1;
+    x = &t->own;
+    memset(x, 0, sizeof *x);
+    r = INLINE | tidx(t);
+  } else {
+    weft_id rid;
+    x = weft_pool_alloc(&s->recs, &rid);
+    if (!x) return NULL;
+    r = WEFT_ID_INDEX(rid) + 1;
+  }
+  x->serial = ++s->serial;
   x->task = tidx(t);
   x->slot = (uint32_t)slot;
   x->kind = (uint8_t)kind;
   x->tnext = t->recs;
-  t->recs = WEFT_ID_INDEX(rid) + 1;
+  t->recs = r;
   t->nrecs++;
   t->pending++;
   return x;
@@ -795,7 +823,7 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   x->u.clock = c;
   int ok = 1;
   if (kind == REC_TIMER) ok = heap_push(s, c, to_ns(end), t->recs);
-  else if (kind == REC_NEXT) ok = fifo_push(s, c, weft_pool_id(x));
+  else if (kind == REC_NEXT) ok = fifo_push(s, c, t->recs);
   if (!ok) {
     x->kind = REC_DONE;
     return WEFT_ENOMEM;
@@ -803,15 +831,25 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   return WEFT_OK;
 }
 
-int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real) {
+int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, double *start) {
   task *t = tget(s, id);
   if (!t || t->state != WEFT_TASK_RUNNING) return t ? WEFT_ESTATE : WEFT_ESTALE;
   if (t->recs) drop_wait(s, t);
   t->mode = WEFT_WAIT_ALL;
   t->failed = 0;
   int rc = weft_wait_sleep(s, id, 0, seconds, real);
-  if (rc == WEFT_OK) t->state = WEFT_TASK_WAITING;
-  return rc;
+  if (rc != WEFT_OK) return rc;
+  rec *x = R(s, t->recs);
+  x->quiet = 1;
+  *start = x->start;
+  t->state = WEFT_TASK_WAITING;
+  return WEFT_OK;
+}
+
+double weft_task_clock(const weft_sched *s, weft_id id, int real) {
+  task *t = tget(s, id);
+  if (real) return s->real.now;
+  return t ? G(s, t->group)->clock.now : 0.0;
 }
 
 int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {

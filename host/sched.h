@@ -180,8 +180,12 @@ int weft_wait_begin(weft_sched *s, weft_id task, int mode);
    reaches start + seconds - 1e-9; seconds <= 0 means the next frame;
    infinity never completes. */
 int weft_wait_sleep(weft_sched *s, weft_id task, int slot, double seconds, int real);
-/* The common case in one call: begin, one sleep in slot 0, commit. */
-int weft_wait_sleep_only(weft_sched *s, weft_id task, double seconds, int real);
+/* The common case in one call: begin, one sleep in slot 0, commit. The
+   timer makes no timer_done call: the clock reading at the start is
+   returned in *start and the waiter asks weft_task_clock when it runs. */
+int weft_wait_sleep_only(weft_sched *s, weft_id task, double seconds, int real, double *start);
+/* The clock a task's sleeps run on now: its group's, or the real one. */
+double weft_task_clock(const weft_sched *s, weft_id task, int real);
 /* Adds a record to list, completed by its owner with weft_rec_complete. */
 int weft_wait_on(weft_sched *s, weft_id task, int slot, weft_wlist *list);
 /* Ends adding records: the task becomes WAITING, or READY at once when
