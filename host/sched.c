@@ -834,15 +834,35 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
 int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, double *start) {
   task *t = tget(s, id);
   if (!t || t->state != WEFT_TASK_RUNNING) return t ? WEFT_ESTATE : WEFT_ESTALE;
+  if (isnan(seconds)) return WEFT_EINVAL;
   if (t->recs) drop_wait(s, t);
+  tclock *c = real ? &s->real : &G(s, t->group)->clock;
+  double end = seconds > 0 ? c->now + seconds : c->now;
+  /* The inline record, filled directly: this is the hottest wait. */
+  rec *x = &t->own;
+  uint32_t r = INLINE | tidx(t);
+  x->serial = ++s->serial;
+  x->task = tidx(t);
+  x->tnext = NONE;
+  x->slot = 0;
+  x->quiet = 1;
+  x->start = c->now;
+  x->u.clock = c;
+  x->kind = end > MAX_DUE ? REC_FOREVER : seconds > 0 ? REC_TIMER : REC_NEXT;
+  int ok = 1;
+  if (x->kind == REC_TIMER) ok = heap_push(s, c, to_ns(end), r);
+  else if (x->kind == REC_NEXT) ok = fifo_push(s, c, r);
+  if (!ok) {
+    x->kind = REC_DONE;
+    return WEFT_ENOMEM;
+  }
+  t->own_used = 1;
+  t->recs = r;
+  t->nrecs = t->pending = 1;
   t->mode = WEFT_WAIT_ALL;
   t->failed = 0;
-  int rc = weft_wait_sleep(s, id, 0, seconds, real);
-  if (rc != WEFT_OK) return rc;
-  rec *x = R(s, t->recs);
-  x->quiet = 1;
-  *start = x->start;
   t->state = WEFT_TASK_WAITING;
+  *start = c->now;
   return WEFT_OK;
 }
 
