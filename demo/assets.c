@@ -1,0 +1,239 @@
+/* The "image" job (decode on a worker, upload on the main thread) and the
+   "level" job (read and parse on a worker). g->jobs_running counts jobs
+   prepared and not yet run, so a headless run can wait for them and stay
+   reproducible frame for frame. */
+#include "assets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <SDL_image.h>
+#include <lauxlib.h>
+
+typedef struct imgjob {
+  game *g;
+  int ran; /* run finished (jobs_running decremented) */
+  char name[64];
+  char path[1200];
+  SDL_Surface *surf; /* decoded on the worker; owned until uploaded */
+  char err[256];
+} imgjob;
+
+/* Main thread: checks the name, allocates the job. */
+static void *img_prepare(lua_State *L, int first, int n, void *user) {
+  game *g = user;
+  const char *name = luaL_checkstring(L, first);
+  (void)n;
+  if (strstr(name, "..") || name[0] == '/' || strlen(name) >= sizeof(((imgjob *)0)->name))
+    luaL_argerror(L, 1, "an image name is a file under assets/");
+  imgjob *j = calloc(1, sizeof *j);
+  if (!j) return NULL;
+  j->g = g;
+  snprintf(j->name, sizeof j->name, "%s", name);
+  snprintf(j->path, sizeof j->path, "%s/%s", g->assets_dir, name);
+  atomic_fetch_add(&g->jobs_running, 1);
+  return j;
+}
+
+/* Worker thread: decode and convert to the texture format. No Lua, no
+   renderer. */
+static void img_run(void *data) {
+  imgjob *j = data;
+  SDL_Surface *s = IMG_Load(j->path);
+  if (!s) {
+    snprintf(j->err, sizeof j->err, "cannot load %s: %s", j->name, IMG_GetError());
+    return;
+  }
+  j->surf = SDL_ConvertSurfaceFormat(s, SDL_PIXELFORMAT_ARGB8888, 0);
+  SDL_FreeSurface(s);
+  if (!j->surf) snprintf(j->err, sizeof j->err, "cannot convert %s: %s", j->name, SDL_GetError());
+}
+
+static void img_run_counted(void *data) {
+  imgjob *j = data;
+  img_run(data);
+  j->ran = 1;
+  atomic_fetch_sub(&j->g->jobs_running, 1);
+}
+
+/* Main thread: upload, then resolve with {name=, w=, h=}. */
+static int img_finish(lua_State *L, void *data) {
+  imgjob *j = data;
+  game *g = j->g;
+  if (!j->surf) {
+    lua_pushstring(L, j->err);
+    return -1;
+  }
+  image *im = assets_get(g, j->name);
+  if (!im) {
+    if (g->nimages == MAX_IMAGES) {
+      lua_pushstring(L, "too many images");
+      return -1;
+    }
+    im = &g->images[g->nimages++];
+    memset(im, 0, sizeof *im);
+    snprintf(im->name, sizeof im->name, "%s", j->name);
+  }
+  SDL_Texture *t = SDL_CreateTextureFromSurface(g->r, j->surf);
+  if (!t) {
+    lua_pushfstring(L, "cannot upload %s: %s", j->name, SDL_GetError());
+    return -1;
+  }
+  SDL_SetTextureBlendMode(t, SDL_BLENDMODE_BLEND);
+  if (im->tex) SDL_DestroyTexture(im->tex);
+  im->tex = t;
+  im->w = j->surf->w;
+  im->h = j->surf->h;
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, im->name);
+  lua_setfield(L, -2, "name");
+  lua_pushinteger(L, im->w);
+  lua_setfield(L, -2, "w");
+  lua_pushinteger(L, im->h);
+  lua_setfield(L, -2, "h");
+  return 1;
+}
+
+static void img_free(void *data) {
+  imgjob *j = data;
+  if (!j->ran) atomic_fetch_sub(&j->g->jobs_running, 1); /* dropped unrun */
+  SDL_FreeSurface(j->surf);
+  free(j);
+}
+
+/* ---- levels ---- */
+
+typedef struct lvljob {
+  game *g;
+  int ran;
+  char name[64];
+  char path[1200];
+  level *lv; /* parsed on the worker; owned until handed over */
+  char err[300];
+} lvljob;
+
+static void *lvl_prepare(lua_State *L, int first, int n, void *user) {
+  game *g = user;
+  const char *name = luaL_checkstring(L, first);
+  (void)n;
+  if (strstr(name, "..") || name[0] == '/' || strlen(name) >= sizeof(((lvljob *)0)->name))
+    luaL_argerror(L, 1, "a level name is a file under assets/");
+  lvljob *j = calloc(1, sizeof *j);
+  if (!j) return NULL;
+  j->g = g;
+  snprintf(j->name, sizeof j->name, "%s", name);
+  snprintf(j->path, sizeof j->path, "%s/%s", g->assets_dir, name);
+  atomic_fetch_add(&g->jobs_running, 1);
+  return j;
+}
+
+static void lvl_run(void *data) {
+  lvljob *j = data;
+  FILE *f = fopen(j->path, "rb");
+  char *text = NULL;
+  long len = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+    text = malloc((size_t)len + 1);
+    if (text && fread(text, 1, (size_t)len, f) != (size_t)len) len = -1;
+  }
+  if (f) fclose(f);
+  if (!text || len < 0)
+    snprintf(j->err, sizeof j->err, "cannot read %s", j->name);
+  else {
+    j->lv = calloc(1, sizeof *j->lv);
+    if (!j->lv)
+      snprintf(j->err, sizeof j->err, "out of memory");
+    else if (level_parse(j->lv, text, (size_t)len, j->err, sizeof j->err) != 0) {
+      free(j->lv);
+      j->lv = NULL;
+    }
+  }
+  free(text);
+  j->ran = 1;
+  atomic_fetch_sub(&j->g->jobs_running, 1);
+}
+
+/* Main thread: keep the parsed level for build_level; resolve with
+   {name =, w =, h =}. */
+static int lvl_finish(lua_State *L, void *data) {
+  lvljob *j = data;
+  if (!j->lv) {
+    lua_pushstring(L, j->err);
+    return -1;
+  }
+  if (j->g->parsed) {
+    level_free(j->g->parsed);
+    free(j->g->parsed);
+  }
+  j->g->parsed = j->lv;
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, j->name);
+  lua_setfield(L, -2, "name");
+  lua_pushinteger(L, j->lv->w);
+  lua_setfield(L, -2, "w");
+  lua_pushinteger(L, j->lv->h);
+  lua_setfield(L, -2, "h");
+  j->lv = NULL;
+  return 1;
+}
+
+static void lvl_free(void *data) {
+  lvljob *j = data;
+  if (!j->ran) atomic_fetch_sub(&j->g->jobs_running, 1);
+  if (j->lv) {
+    level_free(j->lv);
+    free(j->lv);
+  }
+  free(j);
+}
+
+level *assets_take_level(game *g) {
+  level *lv = g->parsed;
+  g->parsed = NULL;
+  return lv;
+}
+
+image *assets_get(game *g, const char *name) {
+  for (int i = 0; i < g->nimages; i++)
+    if (strcmp(g->images[i].name, name) == 0) return g->images[i].tex ? &g->images[i] : NULL;
+  return NULL;
+}
+
+/* load_image(name) / load_level(name) -> future: job(kind, name).
+   Upvalue 1 is job, upvalue 2 the kind. */
+static int l_load(lua_State *L) {
+  luaL_checkstring(L, 1);
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_pushvalue(L, 1);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+void assets_open(game *g) {
+  weft_job_kind img = {"image", img_prepare, img_run_counted, img_finish, img_free, g};
+  weft_job_kind lvl = {"level", lvl_prepare, lvl_run, lvl_finish, lvl_free, g};
+  weft_register_job(g->W, &img);
+  weft_register_job(g->W, &lvl);
+  lua_State *L = g->L;
+  static const char *const kinds[2][2] = {{"image", "load_image"}, {"level", "load_level"}};
+  for (int i = 0; i < 2; i++) {
+    lua_getfield(L, -1, "job");
+    lua_pushstring(L, kinds[i][0]);
+    lua_pushcclosure(L, l_load, 2);
+    lua_setfield(L, -2, kinds[i][1]);
+  }
+}
+
+void assets_close(game *g) {
+  if (g->parsed) {
+    level_free(g->parsed);
+    free(g->parsed);
+    g->parsed = NULL;
+  }
+  for (int i = 0; i < g->nimages; i++)
+    if (g->images[i].tex) SDL_DestroyTexture(g->images[i].tex);
+  g->nimages = 0;
+}

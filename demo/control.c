@@ -1,0 +1,285 @@
+/* Input and test hooks for scripts: the input lock, key signals, keys
+   driven by test scripts, what the overlays show, screenshots, the
+   loading screen; and the per-frame chores of the game loop (held keys,
+   reload notices, pause and slow motion). */
+#include "control.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "verbs.h"
+
+#define G(L) ((game *)lua_touserdata(L, lua_upvalueindex(1)))
+
+static int l_unlock(lua_State *L) {
+  game *g = G(L);
+  if (g->w.input_lock > 0) g->w.input_lock--;
+  return 0;
+}
+
+/* lock_input() -> a to-be-closed value: the player cannot move until it
+   is closed (local _ <close> = lock_input()). Locks nest. */
+static int l_lock_input(lua_State *L) {
+  game *g = G(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_finally);
+  lua_pushlightuserdata(L, g);
+  lua_pushcclosure(L, l_unlock, 1);
+  lua_call(L, 1, 1);
+  g->w.input_lock++;
+  return 1;
+}
+
+static int l_input_locked(lua_State *L) {
+  lua_pushboolean(L, G(L)->w.input_lock > 0);
+  return 1;
+}
+
+static SDL_Scancode check_key(lua_State *L, int arg) {
+  const char *name = luaL_checkstring(L, arg);
+  SDL_Scancode sc = SDL_GetScancodeFromName(name);
+  if (sc == SDL_SCANCODE_UNKNOWN) luaL_argerror(L, arg, lua_pushfstring(L, "unknown key '%s'", name));
+  return sc;
+}
+
+/* key_pressed(name) -> the signal fired each time that key goes down
+   (SDL key names: "escape", "space", "e", "f1", ...). */
+static int l_key_pressed(lua_State *L) {
+  game *g = G(L);
+  SDL_Scancode sc = check_key(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_keys);
+  if (lua_rawgeti(L, -1, sc) == LUA_TNIL) {
+    lua_pop(L, 1);
+    verbs_push_api(g, L);
+    lua_getfield(L, -1, "signal");
+    lua_pushfstring(L, "key %s", lua_tostring(L, 1));
+    lua_call(L, 1, 1);
+    lua_remove(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, sc);
+  }
+  return 1;
+}
+
+/* Test helpers: drive the keyboard like a player. */
+static int l_key_down(lua_State *L) {
+  game_key(G(L), check_key(L, 1), 1);
+  return 0;
+}
+static int l_key_up(lua_State *L) {
+  game_key(G(L), check_key(L, 1), 0);
+  return 0;
+}
+/* tap(name): press and release on the next frame. */
+static int l_tap(lua_State *L) {
+  game *g = G(L);
+  SDL_Scancode sc = check_key(L, 1);
+  game_key(g, sc, 1);
+  for (int i = 0; i < MAX_HOLDS; i++)
+    if (!g->holds[i].frames) {
+      g->holds[i] = (key_hold){sc, 1, 0};
+      return 0;
+    }
+  game_key(g, sc, 0);
+  return 0;
+}
+/* hold(name, seconds) -> future resolving when the key is released. */
+static int l_hold(lua_State *L) {
+  game *g = G(L);
+  SDL_Scancode sc = check_key(L, 1);
+  float secs = verbs_opt_seconds(L, 2, 0.5f);
+  for (int i = 0; i < MAX_HOLDS; i++)
+    if (!g->holds[i].frames) {
+      uint64_t f = verbs_push_future(g, L);
+      g->holds[i] = (key_hold){sc, (int)lroundf(secs * 60.0f) + 1, f};
+      game_key(g, sc, 1);
+      return 1;
+    }
+  return luaL_error(L, "too many keys held");
+}
+
+/* errors() -> list of {message =, trace =, repeats =} shown by the error
+   overlay, oldest first. */
+static int l_errors(lua_State *L) {
+  game *g = G(L);
+  lua_createtable(L, g->nerrors, 0);
+  for (int i = 0; i < g->nerrors; i++) {
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, g->errors[i].msg);
+    lua_setfield(L, -2, "message");
+    lua_pushstring(L, g->errors[i].trace);
+    lua_setfield(L, -2, "trace");
+    lua_pushinteger(L, g->errors[i].repeats);
+    lua_setfield(L, -2, "repeats");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* overlay_shown(name) -> boolean for "errors", "tasks", "graph",
+   "paused", "loading", "dialogue", "letterbox". */
+static int l_overlay_shown(lua_State *L) {
+  game *g = G(L);
+  static const char *const names[] = {"errors",  "tasks",    "graph",     "paused",
+                                      "loading", "dialogue", "letterbox", NULL};
+  int k = luaL_checkoption(L, 1, NULL, names);
+  int v[] = {g->nerrors > 0, g->show_tasks,   g->show_graph,        g->paused,
+             g->loading,     g->w.dlg.active, g->w.letterbox > 0.5f};
+  lua_pushboolean(L, v[k]);
+  return 1;
+}
+
+/* screenshot(path): saves this frame as a PNG once it is drawn. */
+static int l_screenshot(lua_State *L) {
+  game *g = G(L);
+  snprintf(g->shot_path, sizeof g->shot_path, "%s", luaL_checkstring(L, 1));
+  return 0;
+}
+
+/* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
+   following = entity or nil, input_lock =, frame =, headless =, ambient =,
+   dialogue = {speaker =, text =} or nil}: for tests and debug displays. */
+static int l_game_state(lua_State *L) {
+  game *g = G(L);
+  lua_createtable(L, 0, 8);
+  lua_pushboolean(L, g->paused);
+  lua_setfield(L, -2, "paused");
+  lua_pushnumber(L, g->time_scale);
+  lua_setfield(L, -2, "time_scale");
+  lua_pushnumber(L, g->w.fade);
+  lua_setfield(L, -2, "fade");
+  verbs_push_point(L, g->w.cam_x, g->w.cam_y);
+  lua_setfield(L, -2, "camera");
+  verbs_push_ent(g, L, g->w.cam_follow);
+  lua_setfield(L, -2, "following");
+  lua_pushinteger(L, g->w.input_lock);
+  lua_setfield(L, -2, "input_lock");
+  lua_pushinteger(L, (lua_Integer)g->frame);
+  lua_setfield(L, -2, "frame");
+  lua_pushboolean(L, g->headless);
+  lua_setfield(L, -2, "headless");
+  lua_pushnumber(L, g->w.amb[0]);
+  lua_setfield(L, -2, "ambient");
+  if (g->w.dlg.active) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, g->w.dlg.speaker);
+    lua_setfield(L, -2, "speaker");
+    lua_pushstring(L, g->w.dlg.text);
+    lua_setfield(L, -2, "text");
+    lua_setfield(L, -2, "dialogue");
+  }
+  return 1;
+}
+
+/* loading(fraction [, label]) shows the loading screen; loading(false)
+   hides it. */
+static int l_loading(lua_State *L) {
+  game *g = G(L);
+  if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) {
+    g->loading = 0;
+    return 0;
+  }
+  lua_Number f = luaL_checknumber(L, 1);
+  g->loading = 1;
+  g->load_frac = (float)(f < 0 ? 0 : f > 1 ? 1 : f);
+  snprintf(g->load_label, sizeof g->load_label, "%s", luaL_optstring(L, 2, ""));
+  return 0;
+}
+
+static const luaL_Reg fns[] = {{"lock_input", l_lock_input},
+                               {"input_locked", l_input_locked},
+                               {"key_pressed", l_key_pressed},
+                               {"key_down", l_key_down},
+                               {"key_up", l_key_up},
+                               {"tap", l_tap},
+                               {"hold", l_hold},
+                               {"errors", l_errors},
+                               {"overlay_shown", l_overlay_shown},
+                               {"screenshot", l_screenshot},
+                               {"game_state", l_game_state},
+                               {"loading", l_loading},
+                               {NULL, NULL}};
+
+void control_open(game *g) {
+  lua_pushlightuserdata(g->L, g);
+  luaL_setfuncs(g->L, fns, 1);
+}
+
+void control_key(game *g, SDL_Scancode sc) {
+  lua_State *L = g->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_keys);
+  lua_rawgeti(L, -1, sc);
+  lua_remove(L, -2);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  verbs_call_method(g, "fire", 0);
+}
+
+void control_frame(game *g) {
+  for (int i = 0; i < MAX_HOLDS; i++) {
+    key_hold *h = &g->holds[i];
+    if (!h->frames || --h->frames > 0) continue;
+    game_key(g, h->key, 0);
+    if (h->fut) {
+      lua_pushstring(g->L, "released");
+      weft_future_complete(g->W, h->fut, WEFT_FUTURE_RESOLVED, 1);
+    }
+    h->fut = 0;
+  }
+}
+
+void control_check_reload(game *g) {
+  uint32_t n = weft_reload_count(g->W);
+  if (n == g->reloads) return;
+  g->reloads = n;
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  weft_push_api(g->W);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "modules");
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    lua_settop(L, top);
+    return;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_versions);
+  int seen = lua_gettop(L), list = seen - 1;
+  char msg[sizeof g->toast] = "reloaded";
+  size_t used = strlen(msg);
+  int changed = 0;
+  for (lua_Integer i = 1; i <= (lua_Integer)luaL_len(L, list); i++) {
+    lua_rawgeti(L, list, i);
+    lua_getfield(L, -1, "name");
+    lua_getfield(L, -2, "version");
+    const char *name = lua_tostring(L, -2);
+    lua_Integer v = lua_tointeger(L, -1);
+    lua_getfield(L, seen, name ? name : "");
+    lua_Integer old = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (name && v != old) {
+      if (v > 1 && used + strlen(name) + 12 < sizeof msg)
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s %s v%lld", changed ? "," : "", name,
+                                 (long long)v);
+      changed += v > 1;
+      lua_pushinteger(L, v);
+      lua_setfield(L, seen, name);
+    }
+    lua_pop(L, 3);
+  }
+  if (changed) {
+    snprintf(g->toast, sizeof g->toast, "%s", msg);
+    g->toast_at = g->realtime;
+  }
+  lua_settop(L, top);
+}
+
+void control_apply_speed(game *g) {
+  lua_State *L = g->L;
+  verbs_push_group(g, L, "game");
+  lua_pushnumber(L, g->time_scale);
+  lua_setfield(L, -2, "time_scale");
+  verbs_call_method(g, g->paused ? "pause" : "resume", 0);
+}

@@ -1,0 +1,22 @@
+/* Input and test hooks for scripts (lock_input, key_pressed, tap, hold,
+   errors, overlay_shown, screenshot, game_state, loading) and the game
+   loop's per-frame chores. */
+#ifndef DEMO_CONTROL_H
+#define DEMO_CONTROL_H
+
+#include "game.h"
+
+/* Adds the functions above to the API table on top of g->L (called by
+   verbs_open). */
+void control_open(game *g);
+/* A key went down: fires its key_pressed() signal, if a script made one. */
+void control_key(game *g, SDL_Scancode sc);
+/* Once a frame: releases keys held by tap() and hold() whose time is up. */
+void control_frame(game *g);
+/* Once a frame: after a hot reload, names the modules that changed in
+   g->toast. */
+void control_check_reload(game *g);
+/* Applies g->paused and g->time_scale to the game group. */
+void control_apply_speed(game *g);
+
+#endif

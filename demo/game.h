@@ -1,0 +1,99 @@
+/* The demo game's state shared by its modules: the weft state, the world,
+   the renderer and its resources, input, overlays and run options. One
+   game per process; main.c owns it. */
+#ifndef DEMO_GAME_H
+#define DEMO_GAME_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <SDL.h>
+
+#include "../bindings/weft.h"
+#include "text.h"
+#include "world.h"
+
+#define SCREEN_W 1280
+#define SCREEN_H 720
+#define SCALE 3              /* screen pixels per world unit */
+#define STEP_DT (1.0 / 60.0) /* the fixed frame step */
+#define MAX_IMAGES 16
+#define MAX_ERRORS 6
+#define GRAPH_N 240
+#define MAX_HOLDS 16
+
+typedef struct image {
+  char name[64];    /* file name under assets/ */
+  SDL_Texture *tex; /* owned */
+  int w, h;
+} image;
+
+typedef struct error_note {
+  char msg[512];    /* the error, "scripts/x.lua:12: ..." */
+  char trace[2048]; /* traceback and spawn sites */
+  double at;        /* realtime seconds when reported */
+  int repeats;      /* same message reported again */
+} error_note;
+
+typedef struct key_hold {
+  SDL_Scancode key;
+  int frames;   /* frames left before release */
+  uint64_t fut; /* resolved on release */
+} key_hold;
+
+typedef struct game {
+  weft_state *W;
+  lua_State *L; /* weft_lua(W) */
+  world w;
+  /* video */
+  SDL_Window *win;      /* NULL when headless */
+  SDL_Surface *surface; /* headless render target, owned */
+  SDL_Renderer *r;
+  SDL_Texture *light; /* light map render target */
+  SDL_Texture *glow;  /* radial gradient for lights */
+  image images[MAX_IMAGES];
+  int nimages;
+  atomic_int jobs_running; /* demo jobs submitted and not yet run (headless waits) */
+  level *parsed;           /* a level parsed by the "level" job, not built yet; owned */
+  font *f_ui, *f_bold, *f_title, *f_small, *f_mono;
+  char *base; /* per cell: floor drawn under objects; owned */
+  /* Lua references (registry) */
+  int ref_ents;    /* [entity index] = state table */
+  int ref_ent_mt;  /* metatable of entity state tables */
+  int ref_zones;   /* [zone index + 1] = zone table */
+  int ref_keys;    /* [scancode] = signal fired on press */
+  int ref_groups;  /* {game=, world=, cutscenes=} */
+  int ref_finally; /* the script API's finally */
+  /* loading screen */
+  int loading; /* shown while nonzero */
+  float load_frac, load_shown;
+  char load_label[96];
+  /* input */
+  uint8_t held[SDL_NUM_SCANCODES];
+  key_hold holds[MAX_HOLDS];
+  /* modes */
+  int paused;
+  double time_scale;
+  int show_tasks, show_graph;
+  /* overlays */
+  error_note errors[MAX_ERRORS];
+  int nerrors;
+  uint32_t errors_total;
+  float frame_ms[GRAPH_N], script_ms[GRAPH_N];
+  int graph_i;
+  /* run */
+  int headless;
+  uint32_t seed;
+  uint64_t frame;
+  double realtime;
+  int quit;
+  char shot_path[512]; /* screenshot requested by a script, "" none */
+  uint32_t reloads;    /* weft_reload_count last seen */
+  int ref_versions;    /* module name -> version last seen */
+  char toast[200];     /* "reloaded ai.patrol v2", shown a while */
+  double toast_at;     /* realtime it appeared */
+  char root[1024];     /* directory holding scripts/ and assets/ */
+  char scripts_dir[1100], assets_dir[1100];
+} game;
+
+#endif

@@ -1,0 +1,431 @@
+/* weft-demo: the SDL2 game. Owns the window (or an off-screen surface when
+   headless), the fixed-step frame loop that calls weft_step once per
+   frame, keyboard input, screenshots and the test-script driver. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <SDL.h>
+#include <SDL_image.h>
+#include <SDL_ttf.h>
+#include <lauxlib.h>
+
+#include "assets.h"
+#include "control.h"
+#include "game.h"
+#include "overlay.h"
+#include "render.h"
+#include "verbs.h"
+
+static game G;
+
+typedef struct options {
+  int headless;
+  long frames;        /* stop after this many frames; -1: never */
+  const char *shot;   /* screenshot written at the end */
+  const char *script; /* test script run beside the game */
+  const char *root;
+  uint32_t seed;
+  int watch; /* hot reload: 1 on, 0 off, -1 default */
+  int fast;  /* headless: render only when needed */
+} options;
+
+static void usage(void) {
+  fputs("usage: weft-demo [--headless] [--frames N] [--screenshot FILE.png] [--seed S]\n"
+        "                 [--script FILE.lua] [--root DIR] [--watch | --no-watch]\n"
+        "  --headless     no window: draw off-screen on a fixed 1/60 s step\n"
+        "  --frames N     stop after N frames (exit 2 if a --script is still running)\n"
+        "  --screenshot   write the last frame as a PNG\n"
+        "  --seed S       seed the random generators (math.random too)\n"
+        "  --script FILE  run a test script beside the game; exit 0 when it ends,\n"
+        "                 1 when it fails\n"
+        "  --root DIR     directory holding scripts/ and assets/ (default: found)\n"
+        "  --watch        hot-reload scripts/ on save (default in a window)\n",
+        stderr);
+}
+
+static int parse(int argc, char **argv, options *o) {
+  *o = (options){0, -1, NULL, NULL, NULL, 1, -1, 1};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    int more = i + 1 < argc;
+    char *end;
+    if (strcmp(a, "--headless") == 0)
+      o->headless = 1;
+    else if (strcmp(a, "--frames") == 0 && more) {
+      o->frames = strtol(argv[++i], &end, 10);
+      if (*end || o->frames < 0) return fprintf(stderr, "weft-demo: bad --frames\n"), -1;
+    } else if (strcmp(a, "--screenshot") == 0 && more)
+      o->shot = argv[++i];
+    else if (strcmp(a, "--script") == 0 && more)
+      o->script = argv[++i];
+    else if (strcmp(a, "--root") == 0 && more)
+      o->root = argv[++i];
+    else if (strcmp(a, "--seed") == 0 && more) {
+      o->seed = (uint32_t)strtoul(argv[++i], &end, 10);
+      if (*end) return fprintf(stderr, "weft-demo: bad --seed\n"), -1;
+    } else if (strcmp(a, "--watch") == 0)
+      o->watch = 1;
+    else if (strcmp(a, "--no-watch") == 0)
+      o->watch = 0;
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+      return usage(), 1;
+    else
+      return usage(), -1;
+  }
+  return 0;
+}
+
+static int is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The directory with scripts/main.lua: --root, the current directory, or
+   the parent of the directory holding the executable (build/..). */
+static int find_root(game *g, const char *opt) {
+  char p[2400];
+  if (opt) {
+    snprintf(g->root, sizeof g->root, "%s", opt);
+  } else {
+    snprintf(g->root, sizeof g->root, ".");
+    if (!is_file("scripts/main.lua")) {
+      char exe[900];
+      ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+      if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        snprintf(g->root, sizeof g->root, "%s/..", exe);
+      }
+    }
+  }
+  int here = strcmp(g->root, ".") == 0;
+  snprintf(g->scripts_dir, sizeof g->scripts_dir, "%s%s", here ? "" : g->root, here ? "scripts" : "/scripts");
+  snprintf(g->assets_dir, sizeof g->assets_dir, "%s%s", here ? "" : g->root, here ? "assets" : "/assets");
+  snprintf(p, sizeof p, "%s/main.lua", g->scripts_dir);
+  if (!is_file(p)) {
+    fprintf(stderr, "weft-demo: cannot find scripts/main.lua (run from the repository or pass --root)\n");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- weft callbacks ---- */
+
+static void on_log(void *user, const char *line) {
+  (void)user;
+  printf("%s\n", line);
+  fflush(stdout);
+}
+
+static void on_report(void *user, const char *msg, const char *trace) {
+  game *g = user;
+  fprintf(stderr, "script error: %s\n", trace && *trace ? trace : msg);
+  overlay_error(g, msg, trace);
+}
+
+/* ---- input ---- */
+
+static int held(game *g, SDL_Scancode a, SDL_Scancode b) { return g->held[a] || g->held[b]; }
+
+static int save_png(game *g, const char *path) {
+  SDL_Surface *s = g->surface;
+  SDL_Surface *tmp = NULL;
+  if (!s) {
+    int w = SCREEN_W, h = SCREEN_H;
+    SDL_GetRendererOutputSize(g->r, &w, &h); /* the window may be scaled */
+    tmp = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    if (!tmp || SDL_RenderReadPixels(g->r, NULL, SDL_PIXELFORMAT_ARGB8888, tmp->pixels, tmp->pitch) != 0) {
+      fprintf(stderr, "weft-demo: cannot read the screen: %s\n", SDL_GetError());
+      SDL_FreeSurface(tmp);
+      return -1;
+    }
+    s = tmp;
+  }
+  int rc = IMG_SavePNG(s, path);
+  if (rc != 0)
+    fprintf(stderr, "weft-demo: cannot write %s: %s\n", path, IMG_GetError());
+  else
+    fprintf(stderr, "weft-demo: wrote %s (frame %llu)\n", path, (unsigned long long)g->frame);
+  SDL_FreeSurface(tmp);
+  return rc;
+}
+
+static void press(game *g, SDL_Scancode sc) {
+  static const double speeds[] = {1.0, 0.5, 0.25};
+  switch (sc) {
+  case SDL_SCANCODE_F1:
+    g->show_tasks = !g->show_tasks;
+    break;
+  case SDL_SCANCODE_F2:
+    g->show_graph = !g->show_graph;
+    break;
+  case SDL_SCANCODE_F4:
+    g->nerrors = 0;
+    break;
+  case SDL_SCANCODE_P:
+    g->paused = !g->paused;
+    control_apply_speed(g);
+    break;
+  case SDL_SCANCODE_T: {
+    int k = 0;
+    for (int i = 0; i < 3; i++)
+      if (fabs(g->time_scale - speeds[i]) < 1e-9) k = i;
+    g->time_scale = speeds[(k + 1) % 3];
+    control_apply_speed(g);
+    break;
+  }
+  case SDL_SCANCODE_SPACE:
+  case SDL_SCANCODE_RETURN:
+  case SDL_SCANCODE_E:
+    world_advance(&g->w);
+    verbs_dispatch(g);
+    break;
+  case SDL_SCANCODE_F11:
+    if (g->win) {
+      int full = SDL_GetWindowFlags(g->win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
+      SDL_SetWindowFullscreen(g->win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+    }
+    break;
+  case SDL_SCANCODE_F12: {
+    char p[64];
+    snprintf(p, sizeof p, "weft-demo-%06llu.png", (unsigned long long)g->frame);
+    snprintf(g->shot_path, sizeof g->shot_path, "%s", p);
+    break;
+  }
+  default:
+    break;
+  }
+  control_key(g, sc);
+}
+
+void game_key(game *g, SDL_Scancode sc, int down) {
+  if (sc <= SDL_SCANCODE_UNKNOWN || sc >= SDL_NUM_SCANCODES) return;
+  int was = g->held[sc];
+  g->held[sc] = (uint8_t)(down != 0);
+  if (down && !was) press(g, sc);
+}
+
+static void poll_events(game *g) {
+  SDL_Event ev;
+  while (SDL_PollEvent(&ev)) {
+    if (ev.type == SDL_QUIT)
+      g->quit = 1;
+    else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
+      if (ev.key.keysym.scancode == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
+        g->quit = 1;
+      else
+        game_key(g, ev.key.keysym.scancode, 1);
+    } else if (ev.type == SDL_KEYUP)
+      game_key(g, ev.key.keysym.scancode, 0);
+    else if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_FOCUS_LOST)
+      memset(g->held, 0, sizeof g->held);
+  }
+}
+
+/* ---- the frame ---- */
+
+/* One fixed step: input, world, scripts. */
+static void step(game *g) {
+  Uint64 t0 = SDL_GetPerformanceCounter();
+  g->frame++;
+  g->realtime += STEP_DT;
+  control_frame(g);
+  float mx =
+      (float)(held(g, SDL_SCANCODE_RIGHT, SDL_SCANCODE_D) - held(g, SDL_SCANCODE_LEFT, SDL_SCANCODE_A));
+  float my = (float)(held(g, SDL_SCANCODE_DOWN, SDL_SCANCODE_S) - held(g, SDL_SCANCODE_UP, SDL_SCANCODE_W));
+  if (g->w.input_lock > 0 || g->paused || g->loading) mx = my = 0;
+  g->w.move_x = mx;
+  g->w.move_y = my;
+  world_update(&g->w, g->paused ? 0.0f : (float)(STEP_DT * g->time_scale));
+  verbs_dispatch(g);
+  Uint64 t1 = SDL_GetPerformanceCounter();
+  weft_step(g->W, STEP_DT);
+  verbs_dispatch(g);
+  control_check_reload(g);
+  Uint64 t2 = SDL_GetPerformanceCounter();
+  g->load_shown += (g->load_frac - g->load_shown) * 0.25f;
+  double f = (double)SDL_GetPerformanceFrequency() / 1000.0;
+  overlay_record(g, (float)((double)(t2 - t0) / f), (float)((double)(t2 - t1) / f));
+}
+
+static int open_video(game *g, const options *o) {
+  if (o->headless) {
+    if (!getenv("SDL_VIDEODRIVER")) setenv("SDL_VIDEODRIVER", "offscreen", 0);
+    if (SDL_Init(0) != 0) return fprintf(stderr, "weft-demo: SDL_Init: %s\n", SDL_GetError()), -1;
+    g->surface = SDL_CreateRGBSurfaceWithFormat(0, SCREEN_W, SCREEN_H, 32, SDL_PIXELFORMAT_ARGB8888);
+    g->r = g->surface ? SDL_CreateSoftwareRenderer(g->surface) : NULL;
+  } else {
+    if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0)
+      return fprintf(stderr, "weft-demo: SDL_Init: %s\n", SDL_GetError()), -1;
+    g->win = SDL_CreateWindow("Moonwatch Keep - a weft demo", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED,
+                              SCREEN_W, SCREEN_H, SDL_WINDOW_RESIZABLE);
+    if (!g->win) return fprintf(stderr, "weft-demo: cannot open a window: %s\n", SDL_GetError()), -1;
+    g->r = SDL_CreateRenderer(
+        g->win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC | SDL_RENDERER_TARGETTEXTURE);
+    if (!g->r) g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE | SDL_RENDERER_TARGETTEXTURE);
+    if (g->r) SDL_RenderSetLogicalSize(g->r, SCREEN_W, SCREEN_H);
+  }
+  if (!g->r) return fprintf(stderr, "weft-demo: no renderer: %s\n", SDL_GetError()), -1;
+  if (TTF_Init() != 0) return fprintf(stderr, "weft-demo: TTF_Init: %s\n", TTF_GetError()), -1;
+  if (!(IMG_Init(IMG_INIT_PNG) & IMG_INIT_PNG))
+    return fprintf(stderr, "weft-demo: IMG_Init: %s\n", IMG_GetError()), -1;
+  char path[1024];
+  const struct {
+    font **f;
+    int style, px;
+  } fonts[] = {{&g->f_ui, FONT_REGULAR, 21},
+               {&g->f_bold, FONT_BOLD, 22},
+               {&g->f_title, FONT_BOLD, 52},
+               {&g->f_small, FONT_REGULAR, 15},
+               {&g->f_mono, FONT_MONO, 13}};
+  for (size_t i = 0; i < sizeof fonts / sizeof fonts[0]; i++) {
+    if (font_find(fonts[i].style, path, sizeof path) != 0) {
+      fprintf(stderr, "weft-demo: no TrueType font found (install fonts-dejavu-core or set WEFT_FONT)\n");
+      return -1;
+    }
+    *fonts[i].f = font_open(g->r, path, fonts[i].px);
+    if (!*fonts[i].f) return fprintf(stderr, "weft-demo: cannot open %s: %s\n", path, TTF_GetError()), -1;
+  }
+  return render_open(g);
+}
+
+static void close_video(game *g) {
+  font *fs[] = {g->f_ui, g->f_bold, g->f_title, g->f_small, g->f_mono};
+  for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) font_close(fs[i]);
+  assets_close(g);
+  render_close(g);
+  if (g->r) SDL_DestroyRenderer(g->r);
+  if (g->win) SDL_DestroyWindow(g->win);
+  SDL_FreeSurface(g->surface);
+  IMG_Quit();
+  TTF_Quit();
+  SDL_Quit();
+}
+
+static int open_weft(game *g, const options *o) {
+  weft_desc d = {0};
+  d.scripts_root = g->scripts_dir;
+  d.assets_root = g->assets_dir;
+  d.log = on_log;
+  d.report = on_report;
+  d.user = g;
+  g->W = weft_open(&d);
+  if (!g->W) return fprintf(stderr, "weft-demo: cannot create the weft state\n"), -1;
+  g->L = weft_lua(g->W);
+  /* one seed for the world and for math.random: runs repeat exactly */
+  lua_getglobal(g->L, "math");
+  lua_getfield(g->L, -1, "randomseed");
+  lua_pushinteger(g->L, (lua_Integer)o->seed);
+  lua_call(g->L, 1, 0);
+  lua_pop(g->L, 1);
+  weft_push_api(g->W);
+  verbs_open(g);
+  assets_open(g);
+  lua_pop(g->L, 1);
+  int watch = o->watch < 0 ? !o->headless : o->watch;
+  if (watch && weft_watch_scripts(g->W, 1) != WEFT_OK)
+    fprintf(stderr, "weft-demo: cannot watch %s; hot reload is off\n", g->scripts_dir);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  int rc = parse(argc, argv, &o);
+  if (rc) return rc < 0 ? 1 : 0;
+  game *g = &G;
+  g->headless = o.headless;
+  g->seed = o.seed;
+  g->time_scale = 1.0;
+  if (find_root(g, o.root) != 0) return 1;
+  world_init(&g->w, o.seed);
+  if (open_video(g, &o) != 0 || open_weft(g, &o) != 0) {
+    close_video(g);
+    return 1;
+  }
+  weft_id boot = 0, test = 0;
+  const char *err;
+  char path[2400];
+  snprintf(path, sizeof path, "%s/main.lua", g->scripts_dir);
+  if (weft_run_file(g->W, path, &boot, &err) != WEFT_OK)
+    overlay_error(g, err, err), fprintf(stderr, "%s\n", err);
+  if (o.script && weft_run_file(g->W, o.script, &test, &err) != WEFT_OK) {
+    fprintf(stderr, "%s\n", err);
+    rc = 1;
+    g->quit = 1;
+  }
+  double acc = 0;
+  Uint64 last = SDL_GetPerformanceCounter();
+  while (!g->quit) {
+    int steps = 1;
+    if (!g->headless) {
+      poll_events(g);
+      Uint64 now = SDL_GetPerformanceCounter();
+      acc += (double)(now - last) / (double)SDL_GetPerformanceFrequency();
+      last = now;
+      if (acc > 0.25) acc = 0.25;
+      steps = (int)(acc / STEP_DT);
+      acc -= steps * STEP_DT;
+    }
+    for (int i = 0; i < steps && !g->quit; i++) {
+      /* headless: a job finishes in the frame after it was asked for,
+         however fast the frames run, so runs repeat exactly */
+      while (g->headless && atomic_load(&g->jobs_running) > 0) SDL_Delay(1);
+      step(g);
+      if (test) {
+        int res = weft_task_result(g->W, test);
+        if (res == WEFT_TASK_DONE) {
+          fprintf(stderr, "weft-demo: %s passed at frame %llu\n", o.script, (unsigned long long)g->frame);
+          g->quit = 1;
+        } else if (res == WEFT_TASK_FAILED || res == WEFT_TASK_CANCELLED) {
+          fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n", o.script, (unsigned long long)g->frame,
+                  weft_task_error(g->W, test));
+          rc = 1;
+          g->quit = 1;
+        }
+      }
+      if (o.frames >= 0 && (long)g->frame >= o.frames && !g->quit) {
+        if (test) {
+          fprintf(stderr, "weft-demo: %s still running after %ld frames\n", o.script, o.frames);
+          rc = 2;
+        }
+        g->quit = 1;
+      }
+      if (g->shot_path[0] && !g->quit) {
+        Uint64 t0 = SDL_GetPerformanceCounter();
+        render_frame(g);
+        overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
+                                    (double)SDL_GetPerformanceFrequency()));
+        save_png(g, g->shot_path);
+        g->shot_path[0] = 0;
+      }
+    }
+    if (!g->headless && steps == 0) {
+      SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
+    } else if (!g->headless) {
+      Uint64 t0 = SDL_GetPerformanceCounter();
+      render_frame(g);
+      overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
+                                  (double)SDL_GetPerformanceFrequency()));
+      if (g->shot_path[0]) save_png(g, g->shot_path), g->shot_path[0] = 0;
+      SDL_RenderPresent(g->r);
+    }
+  }
+  if (o.shot) {
+    render_frame(g);
+    if (save_png(g, o.shot) != 0) rc = 1;
+  }
+  if (boot) weft_release(g->W, boot);
+  if (test) weft_release(g->W, test);
+  int leaked = weft_close(g->W); /* cleanups may still use the world */
+  if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);
+  world_free(&g->w);
+  close_video(g);
+  return rc;
+}

@@ -1,0 +1,36 @@
+/* The script face of the demo world: entity state tables with verbs
+   (move_to, face, say, play_anim, ...) that return weft futures, the
+   camera, fades, dialogue, doors, zones and the level loader. Uses only
+   weft.h and the Lua C API. Input and test hooks are control.c's. */
+#ifndef DEMO_VERBS_H
+#define DEMO_VERBS_H
+
+#include "game.h"
+
+/* Adds the demo's functions to the script API (this module's and
+   control.c's) and creates the groups game > world (entities) and
+   game > cutscenes. Call once after weft_open, with the API table on top
+   of g->L; it stays there. */
+void verbs_open(game *g);
+/* Turns the world's pending events into future completions and signal
+   fires. Called after world_update and after every verb. */
+void verbs_dispatch(game *g);
+
+/* Helpers shared with control.c. L is the calling thread. */
+void verbs_push_api(game *g, lua_State *L);                     /* the script API table */
+void verbs_push_group(game *g, lua_State *L, const char *name); /* groups.<name> */
+void verbs_push_ent(game *g, lua_State *L, int idx);            /* state table or nil */
+void verbs_push_point(lua_State *L, float x, float y);          /* {x =, y =} */
+/* Creates a future owned by C until completed and pushes its handle. */
+uint64_t verbs_push_future(game *g, lua_State *L);
+/* An optional argument in seconds (>= 0), def when absent. */
+float verbs_opt_seconds(lua_State *L, int arg, float def);
+/* Calls obj:name(args) with obj below nargs arguments on g->L, reporting
+   (not raising) an error; pops them. */
+void verbs_call_method(game *g, const char *name, int nargs);
+
+/* Implemented by main.c: a key press or release from SDL or from a test
+   script (tap, key_down, key_up, hold). */
+void game_key(game *g, SDL_Scancode sc, int down);
+
+#endif

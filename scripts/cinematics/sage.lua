@@ -1,0 +1,24 @@
+-- Zone "garden": old Bram, who has tended the roses for forty years, has
+-- advice for a thief.
+local util = require("lib.util")
+
+local M = { reload = "keep" }
+
+function M.start(scene)
+  local hero, sage = scene.hero, entity("sage")
+  local _ <close> = scene:lock_input()
+  if not sage then return end
+
+  wait(pan_camera(sage, 1.2))
+  wait(sage:say("Psst! You there. Over here."))
+  wait { sage:move_to(util.toward(sage, hero, 22), 30), hero:face(sage) }
+  wait { sage:face(hero), pan_camera(hero, 0.6) }
+  wait(sage:say("The guards see only what their lanterns light."))
+  wait(sage:say("Walls, trees and pillars hide you. Slip past while they look away."))
+  wait(hero:say("And the idol?"))
+  sage:play_anim("nod")
+  wait(sage:say("North, past the great hall. The vault opens for whoever stands before it."))
+  wait(sage:play_anim("wave"))
+end
+
+return M

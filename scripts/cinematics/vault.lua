@@ -1,0 +1,17 @@
+-- Zone "vault_door": the great door grinds open before Wren.
+local M = { reload = "keep" }
+
+function M.start(scene)
+  local hero = scene.hero
+  local _ <close> = scene:lock_input()
+  local _ <close> = finally(function() open_door("vault") end)   -- a skip still opens it
+
+  wait(hero:face("up"))
+  shake_camera(1.5, 1.0)
+  wait(pan_camera(scene.marks.vault_view, 1.5))
+  wait(open_door("vault"))
+  wait(1)
+  wait(hero:say("The Moon Idol. It's real.", 2.5))
+end
+
+return M

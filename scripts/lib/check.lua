@@ -1,0 +1,36 @@
+-- Helpers for the game's end-to-end test scripts (tests/demo/): waiting
+-- with a deadline, and getting past the intro like a player would.
+local game = require("lib.game")
+local cinema = require("lib.cinema")
+
+local M = {}
+
+-- Waits until pred() is true; fails the test after `seconds`.
+function M.within(seconds, what, pred)
+  local t = spawn(wait_until, pred)
+  local ok = pcall(wait, timeout(t, seconds))
+  t:cancel()
+  if not ok then error(what .. ": not within " .. seconds .. " s", 2) end
+end
+
+-- Fails with a message unless v is true.
+function M.expect(v, what)
+  if not v then error("expected: " .. what, 2) end
+  return v
+end
+
+-- Waits for the level, lets the intro start, then presses Escape.
+function M.skip_intro()
+  M.within(5, "the level loads", function() return game.state.phase ~= "loading" end)
+  M.within(5, "the intro starts", function() return cinema.state.current == "cinematics.intro" end)
+  wait(0.5)
+  tap("escape")
+  M.within(2, "control returns", function() return game.state.phase == "play" and not input_locked() end)
+end
+
+-- Distance between two positions.
+function M.dist(a, b)
+  return math.sqrt((a.x - b.x) ^ 2 + (a.y - b.y) ^ 2)
+end
+
+return M

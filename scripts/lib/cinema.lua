@@ -1,0 +1,84 @@
+-- Playing cinematics: one at a time, in the cutscenes group, skippable
+-- with Escape. A cinematic is a module whose M.start(scene) is written
+-- straight through; scene.hero, scene.marks and whatever the caller put in
+-- the scene table are its cast.
+local M = {}
+
+local S = persist("cinema", {
+  current = nil,   -- name of the cinematic playing, or nil
+  last = nil,      -- { name =, status = } of the last one to end
+  played = {},     -- name -> times played
+})
+S.finished = S.finished or signal("cinematic finished")
+M.state = S
+
+local Scene = {}
+Scene.__index = Scene
+
+-- Locks the player's input for the cinematic. Close it with
+--   local _ <close> = scene:lock_input()
+-- When it closes (the end, or a skip) the speech is cleared, the screen
+-- fades back in, the camera returns to the hero and the actors stop.
+function Scene:lock_input()
+  local unlock = lock_input()
+  return finally(function()
+    local _ <close> = unlock
+    clear_speech()
+    fade(0, 0)
+    for _, actor in ipairs(self.actors) do
+      if actor:alive() then actor:stop() end
+    end
+    if self.hero:alive() then follow_camera(self.hero) end
+  end)
+end
+
+local function is_entity(v)
+  return type(v) == "table" and v.id ~= nil and v.kind ~= nil and v.group ~= nil
+end
+
+-- Builds the scene table a cinematic receives.
+function M.scene(fields)
+  local scene = setmetatable(fields or {}, Scene)
+  scene.hero = scene.hero or player()
+  scene.marks = scene.marks or marks()
+  scene.actors = {}
+  for _, v in pairs(scene) do
+    if is_entity(v) then scene.actors[#scene.actors + 1] = v end
+  end
+  return scene
+end
+
+function M.busy()
+  return S.current ~= nil
+end
+
+-- Plays cinematic module `name` and waits for it to end. Escape cancels it
+-- (its <close> cleanups put the world right). Returns "done", "cancelled"
+-- or "failed". Waits first if another cinematic is playing.
+function M.play(name, fields)
+  while S.current do wait(S.finished) end
+  local scene = M.scene(fields)
+  local ok, t = pcall(groups.cutscenes.start, groups.cutscenes, name, scene)
+  if not ok then         -- the module did not load: report it, play on
+    spawn(error, t, 0)
+    S.last = { name = name, status = "failed" }
+    return "failed"
+  end
+  S.current = name
+  local skip = key_pressed("escape"):connect(function() t:cancel() end)
+  pcall(wait, t)                 -- a failure is reported by weft already
+  skip:disconnect()
+  S.current = nil
+  S.played[name] = (S.played[name] or 0) + 1
+  S.last = { name = name, status = t.status }
+  S.finished:fire(name, t.status)
+  return t.status
+end
+
+-- A guard caught the hero: play "caught" unless a cinematic is on.
+function M.catch(guard)
+  if M.busy() then return end
+  M.play("cinematics.caught", { guard = guard })
+end
+
+return M

@@ -1,0 +1,52 @@
+-- Hot reload while the game runs (driven by tests/demo/run.sh, which edits
+-- a copy of scripts/ai/patrol.lua when this script prints a step line):
+--   1. a save with a syntax error: the overlay shows file:line, the old
+--      code keeps running;
+--   2. a good save: the patrol module (and ai.sentry, which requires it)
+--      reload; every guard restarts on the new code with its state table.
+-- Waits on the wall clock (os.time), since headless frames run unpaced.
+local check = require("lib.check")
+
+local function module(name)
+  for _, m in ipairs(weft.modules()) do
+    if m.name == name then return m end
+  end
+end
+
+local function wall_wait(seconds, what, pred)
+  local t0 = os.time()
+  while not pred() do
+    if os.time() - t0 > seconds then error(what .. ": not within " .. seconds .. " s (wall clock)", 2) end
+    wait()
+  end
+end
+
+check.skip_intro()
+local guard = entity("gate_guard")
+guard.note = "kept across reloads"
+local v1 = module("ai.patrol").version
+check.expect(module("ai.patrol").tasks == 8, "eight guards patrol")
+
+print("STEP break")      -- run.sh saves patrol.lua with a syntax error
+wall_wait(20, "the reload error is shown", function() return #errors() > 0 end)
+local e = errors()[#errors()]
+check.expect(e.message:find("ai/patrol.lua:%d+:"), "the error names ai/patrol.lua:line: " .. e.message)
+check.expect(module("ai.patrol").version == v1, "nothing changed")
+check.expect(module("ai.patrol").tasks == 8, "the old code keeps running")
+local at = guard:position()
+wait(2)
+check.expect(check.dist(at, guard:position()) > 0 or guard:mood() == "calm", "the guard still patrols")
+tap("f4")
+
+print("STEP fix")        -- run.sh saves patrol.lua with SPEED = 41
+wall_wait(20, "the good save reloads", function() return module("ai.patrol").version > v1 end)
+wait()
+check.expect(require("ai.patrol").SPEED == 41, "the live module has the new value")
+check.expect(module("ai.sentry").version > 1, "ai.sentry, which requires ai.patrol, reloaded too")
+check.expect(module("ai.patrol").tasks == 8 and module("ai.patrol").old == 0, "every guard runs the new code")
+check.expect(entity("gate_guard") == guard and guard.note == "kept across reloads", "the state table is kept")
+check.expect(guard.leg ~= nil, "the guard remembers its leg")
+local before = guard:position()
+wait(3)
+check.expect(check.dist(before, guard:position()) > 5, "the guard walks on after the reload")
+print("reload: ai.patrol v" .. module("ai.patrol").version .. ", guards back on patrol")

@@ -1,0 +1,84 @@
+-- Not a test: plays through the game's key moments and saves the
+-- screenshots in docs/. From the repository root:
+--   xvfb-run -a build/weft-demo --no-watch --seed 7 --script tests/demo/tour.lua
+-- (in a window, so the frame graph shows real drawing times; --headless
+-- works too and skips that one picture).
+local check = require("lib.check")
+local util = require("lib.util")
+local cinema = require("lib.cinema")
+local dir = "docs/"
+
+local function shot(name) screenshot(dir .. name .. ".png") wait() end
+
+-- the loading screen and the intro
+wait_until(function() return frame() >= 9 end)
+shot("loading")
+check.within(5, "intro", function() return cinema.state.current == "cinematics.intro" end)
+wait(9.5)
+shot("intro-pan")
+check.within(40, "dialogue", function() return overlay_shown("dialogue") end)
+wait(1.5)
+shot("intro-dialogue")
+tap("escape")
+check.within(2, "play", function() return not input_locked() end)
+
+-- at the gate with the frame graph on, then a guard spots the hero
+wait(1)
+if not game_state().headless then
+  tap("f2")
+  wait(4)
+  shot("frame-graph")
+  tap("f2")
+end
+local guard = entity("well_guard")
+local spot
+check.within(20, "a spot", function()
+  if cinema.state.current then return false end
+  for d = 88, 64, -4 do
+    local p = util.ahead(guard, d)
+    if guard:can_see(p) and p.x < tile(41, 0).x then spot = p return true end -- not in the garden
+  end
+end)
+player():teleport(spot)
+wait(0.45)
+shot("chase")
+player():teleport(mark("hero_gate"))
+check.within(40, "no cinematic", function() return cinema.state.current == nil end)
+wait(1.5)
+tap("f1")
+wait(0.2)
+shot("inspector")
+tap("f1")
+
+-- a script error: the overlay shows it, the game goes on
+entity("hall_west").group:spawn(function()
+  wait(0.1)
+  local lantern = nil
+  return lantern.oil
+end)
+wait(0.5)
+shot("error-overlay")
+tap("f4")
+
+-- the garden: the sage's cinematic
+check.within(40, "no cinematic", function() return cinema.state.current == nil end)
+player():teleport(tile(44, 22.5))
+check.within(20, "the sage's advice", function()
+  local d = game_state().dialogue
+  return d and d.text:find("lanterns") and #d.text > 0
+end)
+wait(1.5)
+shot("sage")
+check.within(60, "sage done", function() return cinema.state.current == nil end)
+
+-- the vault and the ending
+player():teleport(tile(29, 12))
+wait(0.2)
+wait(hold("up", 0.6))
+check.within(20, "vault opens", function() return door_open("vault") end)
+check.within(20, "vault done", function() return cinema.state.current == nil end)
+wait(hold("up", 1.2))
+check.within(20, "ending", function() return cinema.state.current == "cinematics.ending" end)
+wait(7.5)
+shot("ending")
+check.within(30, "ending done", function() return cinema.state.current == nil end)
