@@ -48,6 +48,11 @@ static int l_job(lua_State *L) {
   }
   void *data = k->prepare(L, 2, lua_gettop(L) - 1, k->user);
   weft_id f = weft_future_new(W);
+  if (f) {
+    char label[80];
+    snprintf(label, sizeof label, "job %s", k->name);
+    weft_future_set_name(W, f, label);
+  }
   jrun *run = malloc(sizeof *run);
   if (!f || !run || !data) {
     free(run);

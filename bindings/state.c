@@ -583,7 +583,16 @@ int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **e
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
   lua_pushcfunction(L, l_load_chunk);
   lua_pushstring(L, path);
-  return run_loaded(W, 1, task, err);
+  int rc = run_loaded(W, 1, task, err);
+  if (rc == WEFT_OK && weft_task_state(W->S, *task) > 0) { /* name it after its file */
+    weft_push_task(W, L, *task);
+    if (lua_touserdata(L, -1)) {
+      lua_pushstring(L, path);
+      lua_setiuservalue(L, -2, 2);
+    }
+    lua_pop(L, 1);
+  }
+  return rc;
 }
 
 int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_id *task,

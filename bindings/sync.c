@@ -83,8 +83,13 @@ static void keep_future(weft_state *W, lua_State *L, int idx, weft_id id, int on
   lua_pop(L, 1);
 }
 
-static shandle *new_future(weft_state *W, lua_State *L) {
-  shandle *h = new_handle(W, L, FUTURE_MT, K_FUTURE, 2);
+/* Pushes a new pending future; name (may be NULL) shows in weft.tasks(). */
+static shandle *new_future(weft_state *W, lua_State *L, const char *name) {
+  shandle *h = new_handle(W, L, FUTURE_MT, K_FUTURE, 3);
+  if (name) {
+    lua_pushstring(L, name);
+    lua_setiuservalue(L, -2, 3);
+  }
   weft_id id;
   if (weft_future_create(W->Y, &id) != WEFT_OK) luaL_error(L, "not enough memory");
   h->id = id;
@@ -140,7 +145,8 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
 static const char *const future_states[] = {"?", "pending", "resolved", "failed", "cancelled"};
 
 static int l_future_new(lua_State *L) {
-  new_future(weft_get(L), L);
+  const char *name = luaL_optstring(L, 1, NULL);
+  new_future(weft_get(L), L, name);
   return 1;
 }
 
@@ -255,6 +261,10 @@ static int l_future_index(lua_State *L) {
   weft_state *W = weft_get(L);
   shandle *h = luaL_checkudata(L, 1, FUTURE_MT);
   const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "name") == 0) {
+    lua_getiuservalue(L, 1, 3);
+    return 1;
+  }
   static const luaL_Reg m[] = {{"resolve", l_future_resolve}, {"fail", l_future_fail},
                                {"cancel", l_future_cancel},   {"result", l_future_result},
                                {"done", l_future_done},       {"on_done", l_future_on_done},
@@ -913,7 +923,8 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   int n = mode == C_TIMEOUT ? 2 : (int)lua_rawlen(L, list);
   if (n > 65536) luaL_argerror(L, 1, "list too long");
   luaL_checkstack(L, 16, NULL);
-  shandle *out = new_future(W, L);
+  static const char *const names[] = {NULL, "first", "all", "timeout"};
+  shandle *out = new_future(W, L, names[mode]);
   int outi = lua_gettop(L);
   lua_createtable(L, 3, 0); /* {out, list, results} */
   lua_pushvalue(L, outi);
@@ -1029,6 +1040,24 @@ void weft_push_all(weft_state *W, lua_State *L, int list) { combinator(W, L, lis
 
 /* ---- registration ---- */
 
+static void future_name(weft_state *W, lua_State *L, weft_id id) {
+  if (push_handle(W, L, K_FUTURE, id)) {
+    lua_getiuservalue(L, -1, 3);
+    lua_remove(L, -2);
+  }
+}
+
+void weft_future_set_name(weft_state *W, weft_id id, const char *name) {
+  lua_State *L = W->L;
+  if (!lua_checkstack(L, 2) || !push_handle(W, L, K_FUTURE, id)) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushstring(L, name);
+  lua_setiuservalue(L, -2, 3);
+  lua_pop(L, 1);
+}
+
 static void signal_name(weft_state *W, lua_State *L, weft_id id) {
   if (push_handle(W, L, K_SIGNAL, id)) {
     lua_getiuservalue(L, -1, 3);
@@ -1036,7 +1065,7 @@ static void signal_name(weft_state *W, lua_State *L, weft_id id) {
   }
 }
 
-static const weft_waitable future_waitable = {poll_future, "future", NULL};
+static const weft_waitable future_waitable = {poll_future, "future", future_name};
 static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name};
 static const weft_waitable channel_waitable = {poll_channel, "channel recv", NULL};
 

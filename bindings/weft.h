@@ -54,7 +54,9 @@ int weft_step(weft_state *W, double dt);
    use them between frames to register functions or inspect state. */
 lua_State *weft_lua(weft_state *W);
 weft_sched *weft_sched_of(weft_state *W);
-/* The environment table scripts see as globals: add entity verbs here. */
+/* Pushes the table scripts see as globals onto the main thread
+   (weft_lua(W)): add entity verbs here. From a C function running inside a
+   task, lua_xmove it to that task's L. */
 void weft_push_api(weft_state *W);
 
 /* Loads a Lua file (text only) with chunk name "@path" in its own
@@ -93,6 +95,8 @@ void weft_describe_wait(weft_state *W, weft_id task, char *buf, size_t n);
 /* Creates a pending future owned by C until C completes it: it stays
    alive even if no script holds it. Returns its id, 0 when out of memory. */
 weft_id weft_future_new(weft_state *W);
+/* Names a future for weft.tasks() ("future move_to"); the string is copied. */
+void weft_future_set_name(weft_state *W, weft_id f, const char *name);
 /* Pushes the future's handle onto L (nil once it is gone). */
 void weft_push_future(weft_state *W, lua_State *L, weft_id f);
 /* Completes a future with the nvalues on top of weft_lua(W)'s stack

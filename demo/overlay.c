@@ -107,6 +107,46 @@ static void draw_errors(game *g) {
   lines(g, g->f_mono, t, r.x + 14, r.y + 38 + y + 6, nl, 125, DIM);
 }
 
+/* Under the task list: each module from weft.modules() with its version,
+   its running starts, how many still run old code, and a reload error. */
+static void draw_modules(game *g, int x, int y0, int w) {
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  weft_push_api(g->W);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "modules");
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    lua_settop(L, top);
+    return;
+  }
+  int n = (int)luaL_len(L, -1), lh = font_height(g->f_mono);
+  SDL_Rect r = {x, y0, w, 36 + lh * (n + 1)};
+  box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
+  font_draw(g->f_bold, g->r, "Modules (weft.modules)", r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
+  int y = r.y + 34;
+  char line[256];
+  snprintf(line, sizeof line, "%-22s %-8s %-8s %-12s %s", "module", "version", "tasks", "old code",
+           "reload error");
+  font_draw(g->f_mono, g->r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
+  for (int i = 1; i <= n; i++) {
+    y += lh;
+    lua_rawgeti(L, -1, i);
+    lua_getfield(L, -1, "name");
+    lua_getfield(L, -2, "version");
+    lua_getfield(L, -3, "tasks");
+    lua_getfield(L, -4, "old");
+    lua_getfield(L, -5, "error");
+    const char *err = lua_tostring(L, -1);
+    snprintf(line, sizeof line, "%-22.22s v%-7d %-8d %-12d %.40s", lua_tostring(L, -5),
+             (int)lua_tointeger(L, -4), (int)lua_tointeger(L, -3), (int)lua_tointeger(L, -2),
+             err ? err : "");
+    font_draw(g->f_mono, g->r, line, r.x + 12, y,
+              err ? (SDL_Color){255, 150, 140, 255} : (SDL_Color){220, 226, 240, 255});
+    lua_pop(L, 6);
+  }
+  lua_settop(L, top);
+}
+
 /* F1: one line per live task from weft.tasks(). */
 static void draw_tasks(game *g) {
   lua_State *L = g->L;
@@ -165,6 +205,7 @@ static void draw_tasks(game *g) {
     font_draw(g->f_mono, g->r, line, r.x + 12, y, DIM);
   }
   lua_settop(L, top);
+  draw_modules(g, r.x, r.y + r.h + 8, r.w);
 }
 
 /* F2: the last GRAPH_N frames: the whole frame (update, scripts, drawing)

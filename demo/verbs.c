@@ -119,6 +119,9 @@ float verbs_opt_seconds(lua_State *L, int arg, float def) {
 uint64_t verbs_push_future(game *g, lua_State *L) {
   weft_id f = weft_future_new(g->W);
   if (!f) luaL_error(L, "not enough memory");
+  lua_Debug ar; /* name it after the verb, for the task inspector */
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
+    weft_future_set_name(g->W, f, ar.name);
   weft_push_future(g->W, L, f);
   return f;
 }
