@@ -17,6 +17,7 @@
 static void usage(void) {
   fputs("usage: weft run FILE.lua [--frames N] [--dt S] [--realtime] [--scripts DIR]\n"
         "                         [--watch] [--memory MB] [--budget N|off] [--dump-tasks]\n"
+        "                         [--inline-jobs]\n"
         "       weft test [DIR or FILES...]\n",
         stderr);
 }
@@ -99,6 +100,8 @@ static int cmd_run(int argc, char **argv) {
       watch = 1;
     } else if (strcmp(a, "--dump-tasks") == 0) {
       dump = 1;
+    } else if (strcmp(a, "--inline-jobs") == 0) {
+      d.job_threads = WEFT_JOBS_INLINE;
     } else if (a[0] != '-' && !file) {
       file = a;
     } else {

@@ -510,6 +510,7 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->alloc_bytes = W->alloc_bytes;
   out->tasks = weft_sched_task_count(W->S);
   out->errors = W->errors;
+  out->jobs_pending = W->J ? weft_jobs_pending(W->J) : 0;
 }
 uint32_t weft_error_count(const weft_state *W) { return W->errors; }
 

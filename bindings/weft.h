@@ -13,6 +13,9 @@
 
 typedef struct weft_state weft_state;
 
+/* job_threads value: no workers; each frame runs the queued jobs itself. */
+#define WEFT_JOBS_INLINE UINT32_MAX
+
 /* instr_budget value that turns the instruction budget off. */
 #define WEFT_BUDGET_OFF UINT32_MAX
 
@@ -25,7 +28,9 @@ typedef struct weft_desc {
   uint32_t frame_budget;     /* most resumes per frame; 0: 1,000,000,000 */
   uint32_t max_tasks;        /* most live tasks; 0: 1,000,000 */
   const char *assets_root;   /* directory job("read_file") reads under; NULL: "assets" */
-  uint32_t job_threads;      /* worker threads, started at the first job; 0: one per core */
+  uint32_t job_threads;      /* worker threads, started at the first job; 0: one per core;
+                                WEFT_JOBS_INLINE: none, jobs run at the next frame's start
+                                on the main thread (reproducible headless runs) */
   /* Receives `print` output, one line without its newline. NULL: stdout.
      The string is valid during the call only. */
   void (*log)(void *user, const char *line);
@@ -137,6 +142,7 @@ typedef struct weft_stats {
   uint64_t alloc_bytes; /* bytes those calls added since open */
   uint32_t tasks;       /* live tasks */
   uint32_t errors;      /* error reports made */
+  uint32_t jobs_pending; /* jobs submitted and not yet delivered */
 } weft_stats;
 
 /* Counters for benchmarks and overlays: a steady frame leaves allocs and

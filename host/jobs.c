@@ -64,19 +64,21 @@ static void *worker(void *arg) {
 }
 
 weft_jobs *weft_jobs_create(int threads) {
-  if (threads <= 0) {
+  int inline_ = threads < 0;
+  if (threads == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     threads = n > 0 ? (int)n : 1;
   }
   weft_jobs *J = calloc(1, sizeof *J);
   if (!J) return NULL;
-  J->threads = calloc((size_t)threads, sizeof(pthread_t));
+  J->threads = calloc(threads > 0 ? (size_t)threads : 1, sizeof(pthread_t));
   if (!J->threads || pthread_mutex_init(&J->mu, NULL) != 0) {
     free(J->threads);
     free(J);
     return NULL;
   }
   pthread_cond_init(&J->cv, NULL);
+  if (inline_) return J; /* no workers: weft_jobs_poll runs the jobs */
   for (int i = 0; i < threads; i++) {
     if (pthread_create(&J->threads[i], NULL, worker, J) != 0) break;
     J->nthreads++;
@@ -122,6 +124,18 @@ int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag) {
 }
 
 int weft_jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud) {
+  if (J->nthreads == 0) { /* inline: every queued job runs here, in order */
+    for (;;) {
+      pthread_mutex_lock(&J->mu);
+      job *j = pop(&J->todo);
+      pthread_mutex_unlock(&J->mu);
+      if (!j) break;
+      j->run(j->data);
+      pthread_mutex_lock(&J->mu);
+      push(&J->done, j);
+      pthread_mutex_unlock(&J->mu);
+    }
+  }
   pthread_mutex_lock(&J->mu);
   job *list = J->done.head;
   J->done.head = J->done.tail = NULL;

@@ -11,7 +11,9 @@ typedef struct weft_jobs weft_jobs;
    it in place (write its results there). */
 typedef void (*weft_job_fn)(void *data);
 
-/* Starts `threads` workers (0: one per online core). NULL on failure. */
+/* Starts `threads` workers (0: one per online core; negative: none, and
+   weft_jobs_poll runs the queued jobs itself on the calling thread, in
+   order, which makes runs that use jobs reproducible). NULL on failure. */
 weft_jobs *weft_jobs_create(int threads);
 /* Stops accepting jobs, lets running jobs finish, joins the workers, then
    hands every job that did not reach weft_jobs_poll (queued, running or

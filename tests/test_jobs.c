@@ -185,6 +185,27 @@ static void test_one_worker_completes_in_submission_order(void **state) {
   free(d);
 }
 
+static void test_inline_pool_runs_jobs_at_poll_in_order_on_the_caller(void **state) {
+  (void)state;
+  world w;
+  world_init(&w);
+  weft_jobs *J = weft_jobs_create(-1);
+  assert_non_null(J);
+  assert_int_equal(weft_jobs_threads(J), 0);
+  enum { N = 20 };
+  jd *d = new_jobs(N);
+  for (int i = 0; i < N; i++) submit(J, &d[i]);
+  for (int i = 0; i < N; i++) assert_int_equal(atomic_load(&d[i].ran), 0); /* nothing ran yet */
+  assert_int_equal(weft_jobs_poll(J, on_done, &w), N); /* one poll runs and delivers all */
+  for (int i = 0; i < N; i++) assert_int_equal(w.order[i], i);
+  assert_int_equal(w.same_thread, N);
+  assert_int_equal(w.wrong_thread, 0);
+  assert_int_equal(weft_jobs_pending(J), 0);
+  weft_jobs_destroy(J, on_drop, &w);
+  assert_int_equal(w.ndrop, 0);
+  free(d);
+}
+
 static void test_pending_counts_queued_running_and_unpolled(void **state) {
   (void)state;
   world w;
@@ -327,6 +348,7 @@ int main(void) {
       cmocka_unit_test(test_results_come_back_on_the_polling_thread),
       cmocka_unit_test(test_poll_never_blocks_and_runs_nothing_when_idle),
       cmocka_unit_test(test_one_worker_completes_in_submission_order),
+      cmocka_unit_test(test_inline_pool_runs_jobs_at_poll_in_order_on_the_caller),
       cmocka_unit_test(test_pending_counts_queued_running_and_unpolled),
       cmocka_unit_test(test_destroy_with_jobs_in_flight_drops_each_once),
       cmocka_unit_test(test_destroy_without_drop_and_of_an_idle_pool),
