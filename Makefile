@@ -98,7 +98,8 @@ test: deps
 	@$(MAKE) --no-print-directory test-c test-lua test-demo
 
 test-c: $(CTEST_BIN)
-	@set -e; for t in $(CTEST_BIN); do echo "== $$t"; $$t; done
+	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 test-lua: $(BUILD)/weft
 	@echo "== weft test tests/lua scripts"
