@@ -11,6 +11,7 @@
 #include "weft.h"
 
 #define WEFT_MAX_JOB_KINDS 32
+#define MAX_CLOSE_DEPTH 100 /* nested coroutine.close / task unwinds */
 
 #define WEFT_TASK_MT "weft.task"
 #define WEFT_GROUP_MT "weft.group"
@@ -92,6 +93,9 @@ struct weft_state {
   int ref_changed;       /* module system: changed(path) */
   struct weft_watch *watch; /* scripts watcher, NULL when off */
   uint32_t reloads;      /* successful reload transactions */
+  int close_depth;       /* nested coroutine closes and task unwinds */
+  int ref_finalizers;    /* {fn, obj, fn, obj, ...} of script __gc calls to run */
+  int nfinal;            /* ...entries in it */
   weft_id cur;           /* running task, 0 outside tasks */
   lua_State *curL;       /* its thread, or L */
   ltask *curlt;          /* its data, or NULL */

@@ -184,6 +184,79 @@ static void copy_lib(lua_State *L, const char *name) {
   lua_remove(L, -2);
 }
 
+/* ---- finalizers ----
+   Lua runs __gc metamethods inside the collector with hooks off, where no
+   budget could stop a loop. So a script's __gc does not run there: the
+   collector only queues the call, and after the frame each queued call
+   runs as a task named "__gc" (budgeted; its errors reported like any). */
+
+static int l_gc_defer(lua_State *L) {
+  weft_state *W = weft_get(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_finalizers);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_rawseti(L, -2, ++W->nfinal);
+  lua_pushvalue(L, 1); /* the object lives on until its call has run */
+  lua_rawseti(L, -2, ++W->nfinal);
+  return 0;
+}
+
+/* setmetatable for scripts: a __gc function is wrapped so that it queues
+   (see above). Lua only registers a finalizer when the metatable has __gc
+   at this call, so a __gc added later never runs at all. */
+static int l_setmetatable(lua_State *L) {
+  int t = lua_type(L, 2);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+  if (t == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    lua_rawget(L, 2);
+    if (lua_type(L, -1) != LUA_TNIL &&
+        !(lua_tocfunction(L, -1) == l_gc_defer)) {
+      lua_pushcclosure(L, l_gc_defer, 1);
+      lua_pushliteral(L, "__gc");
+      lua_insert(L, -2);
+      lua_rawset(L, 2);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  lua_settop(L, 2);
+  lua_pushvalue(L, lua_upvalueindex(1)); /* the real setmetatable */
+  lua_insert(L, 1);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+static int l_run_finalizers(lua_State *L) {
+  weft_state *W = weft_get(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_finalizers);
+  int t = lua_gettop(L), n = W->nfinal;
+  lua_newtable(L); /* calls queued while these run wait for the next frame */
+  lua_rawseti(L, LUA_REGISTRYINDEX, W->ref_finalizers);
+  W->nfinal = 0;
+  for (int i = 1; i + 1 <= n; i += 2) {
+    lua_rawgeti(L, t, i);
+    lua_rawgeti(L, t, i + 1);
+    weft_id id = weft_new_task(W, L, -2, 1, weft_sched_root(W->S), 0, 1);
+    lua_pushliteral(L, "__gc");
+    lua_setiuservalue(L, -2, 2);
+    lua_settop(L, t);
+    weft_run_now(W, id);
+  }
+  return 0;
+}
+
+static void run_finalizers(weft_state *W) {
+  if (!W->nfinal) return;
+  lua_State *L = W->L;
+  if (!lua_checkstack(L, 8)) return;
+  lua_pushcfunction(L, l_run_finalizers);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+    weft_report(W, L, -1, 0, NULL);
+    lua_pop(L, 1);
+  }
+}
+
 /* ---- read-only library tables ---- */
 
 static int l_ro_index(lua_State *L) {
@@ -287,6 +360,9 @@ static void build_api(weft_state *W, lua_State *L) {
   copy_fields(L, lua_gettop(L), dbgf);
   lua_setfield(L, api, "debug");
   lua_pop(L, 1);
+  lua_getfield(L, api, "setmetatable");
+  lua_pushcclosure(L, l_setmetatable, 1);
+  lua_setfield(L, api, "setmetatable");
   static const luaL_Reg fns[] = {{"print", l_print},
                                  {"load", l_load},
                                  {"collectgarbage", l_collectgarbage},
@@ -357,8 +433,10 @@ static int open_lua(lua_State *L) {
   W->ref_kept = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   W->ref_values = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
+  lua_createtable(L, 1024, 0); /* sized so that keeping a thread never allocates */
   W->ref_threads = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  W->ref_finalizers = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "v");
@@ -495,6 +573,7 @@ int weft_step(weft_state *W, double dt) {
   if (rc != WEFT_OK) return rc;
   weft_poll_jobs(W);
   weft_sched_run_frame(W->S);
+  run_finalizers(W);
   weft_flush_warnings(W);
   return WEFT_OK;
 }

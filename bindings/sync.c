@@ -1089,6 +1089,8 @@ static void meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunct
   }
   lua_pushstring(L, short_name);
   lua_setfield(L, -2, "__name");
+  lua_pushboolean(L, 0); /* scripts cannot reach or change it */
+  lua_setfield(L, -2, "__metatable");
 }
 
 void weft_open_sync(weft_state *W, lua_State *L) {

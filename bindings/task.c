@@ -32,6 +32,13 @@ static thandle *check_task(lua_State *L, int idx) {
 
 /* ---- errors ---- */
 
+#define TOSTRING_BUDGET 100000 /* instructions a __tostring may take */
+
+static void tostring_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  luaL_error(L, "__tostring ran too long");
+}
+
 const char *weft_tostring(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   switch (lua_type(L, idx)) {
@@ -46,9 +53,15 @@ const char *weft_tostring(lua_State *L, int idx) {
   default:
     if (luaL_getmetafield(L, idx, "__tostring") != LUA_TNIL) {
       lua_pushvalue(L, idx);
-      /* A __tostring that errors or returns a non-string is not trusted. */
-      if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING)
-        return lua_tostring(L, -1);
+      /* A __tostring that errors, loops (cut by its own budget, so it
+         neither hangs the host nor spends the budget of the task that
+         happens to report it) or returns a non-string is not trusted. */
+      lua_Hook old = lua_gethook(L);
+      int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
+      lua_sethook(L, tostring_hook, LUA_MASKCOUNT, TOSTRING_BUDGET);
+      int st = lua_pcall(L, 1, 1, 0);
+      lua_sethook(L, old, omask, ocount);
+      if (st == LUA_OK && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
       lua_pop(L, 1);
     }
     return lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
@@ -253,7 +266,17 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   W->curL = co;
   W->curlt = LT(W, id);
   set_budget(W, co, 0);
-  int st = lua_resetthread(co);
+  int st = LUA_OK;
+  if (W->close_depth < MAX_CLOSE_DEPTH) {
+    W->close_depth++;
+    st = lua_resetthread(co);
+    W->close_depth--;
+  } else { /* cleanups cancelling tasks whose cleanups cancel...: stop */
+    lua_pushliteral(co, "cleanups nested too deep: this task's cleanups were skipped");
+    lua_xmove(co, L, 1);
+    weft_report(W, L, -1, id, NULL);
+    lua_pop(L, 1);
+  }
   W->cur = prev;
   W->curL = prevL;
   W->curlt = prevlt;
@@ -705,6 +728,23 @@ static int l_co_resume(lua_State *L) {
   return lua_gettop(L);
 }
 
+/* coroutine.close: Lua 5.4.4 starts each closed coroutine's C-call count
+   afresh, so a chain of closes inside __close handlers recurses in C
+   without limit; weft stops it at MAX_CLOSE_DEPTH. */
+static int l_co_close(lua_State *L) {
+  weft_state *W = weft_get(L);
+  guard_thread(L);
+  if (W->close_depth >= MAX_CLOSE_DEPTH)
+    return luaL_error(L, "coroutine.close nested too deep (over %d)", MAX_CLOSE_DEPTH);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  W->close_depth++;
+  int st = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  W->close_depth--;
+  if (st != LUA_OK) return lua_error(L);
+  return lua_gettop(L);
+}
+
 /* ---- task handles ---- */
 
 static const char *status_name(weft_state *W, thandle *h) {
@@ -1055,10 +1095,13 @@ static int l_finally_close(lua_State *L) {
   lua_pushcfunction(L, weft_l_traceback_handler);
   lua_insert(L, top);
   if (lua_pcall(L, 0, 0, top) != LUA_OK) {
-    /* the handler left {err, trace} */
-    lua_rawgeti(L, -1, 1);
-    lua_rawgeti(L, -2, 2);
-    weft_report(W, L, -2, W->cur, lua_tostring(L, -1));
+    if (lua_type(L, -1) == LUA_TTABLE) { /* the handler left {err, trace} */
+      lua_rawgeti(L, -1, 1);
+      lua_rawgeti(L, -2, 2);
+      weft_report(W, L, -2, W->cur, lua_tostring(L, -1));
+    } else { /* the handler itself could not run (out of memory) */
+      weft_report(W, L, -1, W->cur, NULL);
+    }
   }
   return 0;
 }
@@ -1075,6 +1118,8 @@ static int l_finally(lua_State *L) {
     lua_setfield(L, -2, "__close");
     lua_pushliteral(L, "finally");
     lua_setfield(L, -2, "__name");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
   }
   lua_setmetatable(L, -2);
   return 1;
@@ -1187,6 +1232,8 @@ void weft_open_tasks(weft_state *W, lua_State *L) {
   lua_setfield(L, -2, "__tostring");
   lua_pushliteral(L, "task");
   lua_setfield(L, -2, "__name");
+  lua_pushboolean(L, 0); /* scripts cannot reach or change it */
+  lua_setfield(L, -2, "__metatable");
   lua_pushlightuserdata(L, (void *)&task_waitable);
   lua_setfield(L, -2, "__wait");
   lua_pop(L, 1);
@@ -1202,6 +1249,8 @@ void weft_open_tasks(weft_state *W, lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pushliteral(L, "group");
   lua_setfield(L, -2, "__name");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
 
   /* the API table is at the top of L */
@@ -1239,7 +1288,7 @@ void weft_open_tasks(weft_state *W, lua_State *L) {
   lua_pushcclosure(L, l_co_resume, 1);
   lua_setfield(L, -2, "resume");
   lua_getfield(L, -1, "close");
-  lua_pushcclosure(L, l_co_resume, 1);
+  lua_pushcclosure(L, l_co_close, 1);
   lua_setfield(L, -2, "close");
   lua_pop(L, 1);
 }
