@@ -1,0 +1,22 @@
+# The benchmark suite (included by the top Makefile). `make bench` builds
+# into $(BUILD)/bench/ at -O2 and prints the table; `make bench
+# BENCH_QUICK=1` is a short smoke run; BENCH_ARGS passes more options to
+# weft-bench (e.g. BENCH_ARGS="--only W1,W0 --runs 5"). See README.md.
+
+BENCH_OUT    = $(BUILD)/bench
+BENCH_CFLAGS = $(CFLAGS) -O2 $(LUA_CFLAGS)
+
+.PHONY: bench-run
+
+bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor
+	@$(BENCH_OUT)/weft-bench --dir tests/bench --floor $(BENCH_OUT)/bench-floor \
+	  $(if $(BENCH_QUICK),--quick) $(BENCH_ARGS)
+
+$(BENCH_OUT)/weft-bench: tests/bench/bench.c $(BUILD)/libweft.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread
+
+# The floor links Lua alone: no weft code in it.
+$(BENCH_OUT)/bench-floor: tests/bench/floor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(LUA_LIBS) -lm
