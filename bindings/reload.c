@@ -242,8 +242,19 @@ static const char modules_lua[] =
     "      return fail(r.file, M)\n"
     "    end\n"
     "    if plain(r.M) then\n"
-    "      done[#done + 1] = {r = r, old = snapshot(r.M, {})}\n"
-    "      merge(r.M, M, {})\n"
+    "      local okc, old = pcall(snapshot, r.M, {})\n"
+    "      local okm, merr = false, old\n"
+    "      if okc then\n"
+    "        done[#done + 1] = {r = r, old = old}\n"
+    "        okm, merr = pcall(merge, r.M, M, {})\n"
+    "      end\n"
+    "      if not okm then -- out of memory halfway: put everything back\n"
+    "        for i = #done, 1, -1 do\n"
+    "          local d = done[i]\n"
+    "          if d.old then pcall(merge, d.r.M, d.old, {}) else d.r.M = d.value end\n"
+    "        end\n"
+    "        return fail(r.file, merr)\n"
+    "      end\n"
     "    else\n"
     "      done[#done + 1] = {r = r, value = r.M}\n"
     "      r.M = M\n"
@@ -258,7 +269,10 @@ static const char modules_lua[] =
     "      local entries = {}\n"
     "      for entry in pairs(r.starts) do entries[#entries + 1] = entry end\n"
     "      sort(entries, function(a, b) return a.order < b.order end)\n"
-    "      for _, entry in ipairs(entries) do restart(r, entry, r.version - 1) end\n"
+    "      for _, entry in ipairs(entries) do\n"
+    "        local ok, err = pcall(restart, r, entry, r.version - 1)\n"
+    "        if not ok then report(err) end\n"
+    "      end\n"
     "    end\n"
     "  end\n"
     "  return true\n"
@@ -347,13 +361,22 @@ int weft_open_modules(weft_state *W) {
   return WEFT_OK;
 }
 
+/* Protected: calls the function at 1 with the C string at 2. */
+static int l_call_with_string(lua_State *L) {
+  lua_pushstring(L, (const char *)lua_touserdata(L, 2));
+  lua_replace(L, 2);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
 /* Calls the module system's changed(path) or reload(name). */
 static int call_reload(weft_state *W, int ref, const char *arg) {
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return 0;
+  lua_pushcfunction(L, l_call_with_string);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  lua_pushstring(L, arg);
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+  lua_pushlightuserdata(L, (void *)arg);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
     weft_report(W, L, -1, 0, NULL);
     lua_pop(L, 1);
     return 0;

@@ -396,13 +396,19 @@ static void on_warning(void *ud, const char *msg, int tocont) {
   if (!tocont) W->warn_ready = 1;
 }
 
+static int l_warning_text(lua_State *L) {
+  lua_pushfstring(L, "warning: %s", (const char *)lua_touserdata(L, 1));
+  return 1;
+}
+
 void weft_flush_warnings(weft_state *W) {
   if (!W->warn_ready) return;
   lua_State *L = W->L;
   W->warn_ready = 0;
   if (strcmp(W->warnbuf, "@on") != 0 && strcmp(W->warnbuf, "@off") != 0 && lua_checkstack(L, 2)) {
-    lua_pushfstring(L, "warning: %s", W->warnbuf);
-    weft_report(W, L, -1, 0, NULL);
+    lua_pushcfunction(L, l_warning_text); /* the string allocates: protected */
+    lua_pushlightuserdata(L, W->warnbuf);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK) weft_report(W, L, -1, 0, NULL);
     lua_pop(L, 1);
   }
   W->warnbuf[0] = 0;
@@ -627,26 +633,41 @@ weft_id weft_spawn(weft_state *W, int nargs) {
 /* Protected loading for weft_run_file / weft_run_string: L[1] is a path,
    or L[1] source and L[2] chunk name. Returns the function (in a fresh
    environment) or raises the message. */
+/* What to load: a file, or source text with its chunk name. */
+typedef struct chunk_args {
+  const char *path, *src, *name;
+  size_t len;
+} chunk_args;
+
 static int l_load_chunk(lua_State *L) {
   weft_state *W = weft_get(L);
-  if (lua_gettop(L) == 1) {
-    if (!weft_load_script(W, L, lua_tostring(L, 1))) return lua_error(L);
+  chunk_args *a = lua_touserdata(L, 1);
+  lua_settop(L, 0);
+  if (a->path) {
+    if (!weft_load_script(W, L, a->path)) return lua_error(L);
     return 1; /* env, fn: the function is on top */
   }
-  size_t len;
-  const char *src = lua_tolstring(L, 1, &len);
-  if (luaL_loadbufferx(L, src, len, lua_tostring(L, 2), "t") != LUA_OK) return lua_error(L);
+  if (luaL_loadbufferx(L, a->src, a->len, a->name, "t") != LUA_OK) return lua_error(L);
   new_env(W, L);
   lua_setupvalue(L, -2, 1);
   return 1;
+}
+
+/* handle.name = the C string at 2 (protected: the string allocates). */
+static int l_name_task(lua_State *L) {
+  if (!lua_touserdata(L, 1)) return 0;
+  lua_pushstring(L, (const char *)lua_touserdata(L, 2));
+  lua_setiuservalue(L, 1, 2);
+  return 0;
 }
 
 static int run_loaded(weft_state *W, int nargs, weft_id *task, const char **err) {
   lua_State *L = W->L;
   *task = 0;
   if (lua_pcall(L, nargs, 1, 0) != LUA_OK) {
-    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(L, -1));
-    lua_pop(L, 2); /* the message and its printable form */
+    const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "cannot load the script";
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", m);
+    lua_pop(L, 1);
     if (err) *err = W->errbuf;
     return WEFT_EINVAL;
   }
@@ -661,15 +682,16 @@ static int run_loaded(weft_state *W, int nargs, weft_id *task, const char **err)
 int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err) {
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
+  chunk_args a = {path, NULL, NULL, 0};
   lua_pushcfunction(L, l_load_chunk);
-  lua_pushstring(L, path);
+  lua_pushlightuserdata(L, &a);
   int rc = run_loaded(W, 1, task, err);
   if (rc == WEFT_OK && weft_task_state(W->S, *task) > 0) { /* name it after its file */
     weft_push_task(W, L, *task);
-    if (lua_touserdata(L, -1)) {
-      lua_pushstring(L, path);
-      lua_setiuservalue(L, -2, 2);
-    }
+    lua_pushcfunction(L, l_name_task);
+    lua_pushvalue(L, -2);
+    lua_pushlightuserdata(L, (void *)path);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1); /* keeps its default name */
     lua_pop(L, 1);
   }
   return rc;
@@ -679,10 +701,10 @@ int weft_run_string(weft_state *W, const char *name, const char *src, size_t len
                     const char **err) {
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
+  chunk_args a = {NULL, src, name, len};
   lua_pushcfunction(L, l_load_chunk);
-  lua_pushlstring(L, src, len);
-  lua_pushstring(L, name);
-  return run_loaded(W, 2, task, err);
+  lua_pushlightuserdata(L, &a);
+  return run_loaded(W, 1, task, err);
 }
 
 /* Pushes the kept handle of a task started from C, or nil. */
@@ -701,6 +723,7 @@ int weft_task_result(weft_state *W, weft_id id) {
 }
 
 const char *weft_task_error(weft_state *W, weft_id id) {
+  if (!id) return W->errbuf; /* why the last weft_spawn or weft_run_* failed */
   thandle *h = kept(W, id);
   W->errbuf[0] = 0;
   if (h && (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)) {

@@ -104,9 +104,13 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
   hidx = lua_absindex(L, hidx);
   vidx = lua_absindex(L, vidx);
   shandle *h = lua_touserdata(L, hidx);
-  int rc = weft_future_settle(W->Y, h->id, state);
-  if (rc != WEFT_OK) return rc;
+  if (weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING)
+    return weft_future_state(W->Y, h->id) < 0 ? WEFT_ESTALE : WEFT_ESTATE;
+  /* Everything that may allocate (and raise) comes before the state
+     changes, so a failure leaves the future pending and its waiters as
+     they were. */
   luaL_checkstack(L, 8, NULL);
+  int packed = 0;
   if (n == 1) {
     lua_pushvalue(L, vidx);
   } else if (n > 1) {
@@ -117,10 +121,12 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
     }
     lua_pushinteger(L, n);
     lua_setfield(L, -2, "n");
-    h->packed = 1;
+    packed = 1;
   } else {
     lua_pushnil(L);
   }
+  weft_future_settle(W->Y, h->id, state);
+  h->packed = (uint8_t)packed;
   lua_setiuservalue(L, hidx, 1);
   weft_complete_all(W, weft_future_waiters(W->Y, h->id), L, vidx, n,
                     state != WEFT_FUTURE_RESOLVED);
@@ -352,9 +358,10 @@ int weft_future_complete(weft_state *W, weft_id id, int state, int nvalues) {
   lua_pushcfunction(L, l_ccomplete);
   lua_pushlightuserdata(L, &c);
   lua_rotate(L, -(nvalues + 2), 2);
-  if (lua_pcall(L, nvalues + 1, 1, 0) != LUA_OK) {
+  int st = lua_pcall(L, nvalues + 1, 1, 0);
+  if (st != LUA_OK) {
     lua_pop(L, 1);
-    return WEFT_ESTALE;
+    return st == LUA_ERRMEM ? WEFT_ENOMEM : WEFT_ESTALE;
   }
   int rc = (int)lua_tointeger(L, -1);
   lua_pop(L, 1);

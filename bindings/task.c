@@ -81,36 +81,73 @@ static const char *with_sites(weft_state *W, lua_State *L, const char *trace, ui
   return lua_tostring(L, -1);
 }
 
-void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace) {
-  idx = lua_absindex(L, idx);
-  W->errors++;
-  if (!lua_checkstack(L, 8)) return;
-  W->in_report++;
-  int top = lua_gettop(L);
-  const char *msg = weft_tostring(L, idx);
-  ltask *lt = task ? LT(W, task) : NULL;
+/* The parts of a report, for the protected call below. */
+typedef struct report_args {
+  weft_state *W;
+  weft_id task;
+  const char *trace; /* NULL: the message, or a traceback of `co` */
+  lua_State *co;     /* thread to take the traceback from, or NULL */
+} report_args;
+
+/* Runs protected with the error value at 1 and report_args at 2: builds
+   the message, traceback and spawn sites, and hands them to the handler
+   or the sink. Everything here may allocate. */
+static int l_report(lua_State *L) {
+  report_args *a = lua_touserdata(L, 2);
+  weft_state *W = a->W;
+  lua_settop(L, 1);
+  const char *msg = weft_tostring(L, 1);
+  const char *trace = a->trace;
+  if (!trace && a->co) {
+    luaL_traceback(L, a->co, msg, 0);
+    trace = lua_tostring(L, -1);
+  }
+  ltask *lt = a->task ? LT(W, a->task) : NULL;
   const char *full = with_sites(W, L, trace ? trace : msg, lt ? lt->site : 0);
   if (W->ref_on_error != LUA_NOREF) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_on_error);
-    lua_pushvalue(L, idx);
-    weft_push_task(W, L, task);
+    lua_pushvalue(L, 1);
+    weft_push_task(W, L, a->task);
     lua_pushstring(L, full);
     weft_id saved = W->cur;
     int st = lua_pcall(L, 3, 0, 0);
     W->cur = saved;
-    if (st == LUA_OK) {
-      lua_settop(L, top);
-      W->in_report--;
-      return;
-    }
+    if (st == LUA_OK) return 0;
     const char *herr = weft_tostring(L, -1);
     if (W->desc.report) W->desc.report(W->desc.user, "error in weft.on_error handler", herr);
     else fprintf(stderr, "error in weft.on_error handler: %s\n", herr);
   }
   if (W->desc.report) W->desc.report(W->desc.user, msg, full);
   else fprintf(stderr, "error: %s\n", full);
-  lua_settop(L, top);
+  return 0;
+}
+
+/* Reports the error at L[idx]. Never raises: if building the report runs
+   out of memory (it has some headroom past the limit), a short report
+   without the traceback goes to the sink instead. */
+static void report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace,
+                   lua_State *co) {
+  W->errors++;
+  if (!lua_checkstack(L, 8)) return;
+  idx = lua_absindex(L, idx);
+  report_args a = {W, task, trace, co};
+  W->in_report++;
+  lua_pushcfunction(L, l_report);
+  lua_pushvalue(L, idx);
+  lua_pushlightuserdata(L, &a);
+  int st = lua_pcall(L, 2, 0, 0);
   W->in_report--;
+  if (st != LUA_OK) { /* no memory to build it: the bare message, no traceback */
+    const char *msg = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx)
+                      : lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error";
+    if (W->desc.report) W->desc.report(W->desc.user, msg, msg);
+    else fprintf(stderr, "error: %s\n", msg);
+    lua_pop(L, 1);
+  }
+}
+
+void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace) {
+  report(W, L, idx, task, trace, NULL);
 }
 
 /* ---- delivery ---- */
@@ -218,23 +255,35 @@ static void set_budget(weft_state *W, lua_State *co, int killed) {
 
 /* Stores a finished task's outcome (L[idx], n values) in its handle and
    drops the anchor that kept the handle and thread alive. */
+/* Packs the n values on the stack into {v1, ..., vn, n = n} (protected). */
+static int l_pack(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_createtable(L, n, 1);
+  lua_insert(L, 1);
+  for (int i = n; i >= 1; i--) lua_rawseti(L, 1, i);
+  lua_pushinteger(L, n);
+  lua_setfield(L, 1, "n");
+  return 1;
+}
+
 static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, int n) {
   idx = lua_absindex(L, idx);
+  if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
   weft_push_task(W, L, id);
   thandle *h = lua_touserdata(L, -1);
   if (h) {
     h->final = (uint8_t)final;
-    if (n == 1) {
-      lua_pushvalue(L, idx);
-    } else if (n > 1) {
-      lua_createtable(L, n, 1);
-      for (int i = 0; i < n; i++) {
-        lua_pushvalue(L, idx + i);
-        lua_rawseti(L, -2, i + 1);
+    if (n > 1) { /* several results need a table: out of memory keeps the first */
+      lua_pushcfunction(L, l_pack);
+      for (int i = 0; i < n; i++) lua_pushvalue(L, idx + i);
+      if (lua_pcall(L, n, 1, 0) == LUA_OK) {
+        h->packed = 1;
+      } else {
+        lua_pop(L, 1);
+        lua_pushvalue(L, idx);
       }
-      lua_pushinteger(L, n);
-      lua_setfield(L, -2, "n");
-      h->packed = 1;
+    } else if (n == 1) {
+      lua_pushvalue(L, idx);
     } else {
       lua_pushnil(L);
     }
@@ -282,12 +331,7 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   W->curlt = prevlt;
   if (st != LUA_OK && lua_checkstack(L, 4)) {
     lua_xmove(co, L, 1);
-    if (!orig || !lua_rawequal(L, -1, orig)) {
-      const char *msg = weft_tostring(L, -1);
-      luaL_traceback(L, co, msg, 0);
-      weft_report(W, L, -3, id, lua_tostring(L, -1));
-      lua_pop(L, 2);
-    }
+    if (!orig || !lua_rawequal(L, -1, orig)) report(W, L, -1, id, NULL, co);
     lua_pop(L, 1);
   }
   lua_settop(co, 0);
@@ -343,12 +387,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   lua_xmove(co, L, 1);
   int e = lua_gettop(L);
   int cancelled = is_cancel_error(W, L, e);
-  if (!cancelled) {
-    const char *msg = weft_tostring(L, e);
-    luaL_traceback(L, co, msg, 0);
-    weft_report(W, L, e, id, lua_tostring(L, -1));
-    lua_settop(L, e);
-  }
+  if (!cancelled) report(W, L, e, id, NULL, co);
   weft_task_cancel_children(W->S, id); /* children first */
   close_thread(W, L, id, co, e);
   weft_complete_all(W, weft_task_waiters(W->S, id), L, e, 1, 1);
@@ -437,6 +476,12 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
 
 /* ---- creating and running ---- */
 
+/* t[k] = v for (t, k, v) at 1..3, run protected by weft_new_task. */
+static int l_seti(lua_State *L) {
+  lua_rawset(L, 1);
+  return 0;
+}
+
 static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   lua_Debug ar;
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
@@ -466,11 +511,19 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
   ltask *lt;
   int rc = weft_task_create(W->S, g, parent, &lua_task_class, &id, (void **)&lt);
   if (rc == WEFT_ELIMIT) luaL_error(L, "too many tasks (limit %d)", (int)W->desc.max_tasks);
+  if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
   if (rc != WEFT_OK) luaL_error(L, "cannot create task: %s", weft_strerror(rc));
   h->id = id;
-  /* T[index + 1] = handle (may raise on memory: the task then stays inert) */
+  /* T[index + 1] = handle. The table may have to grow: protected, and on
+     failure the new task is taken back before the error is raised. */
+  lua_pushcfunction(L, l_seti);
   lua_pushvalue(L, -2);
-  lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1);
+  lua_pushinteger(L, (lua_Integer)WEFT_ID_INDEX(id) + 1);
+  lua_pushvalue(L, -5);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+    lua_error(L);
+  }
   lua_pop(L, 1);
   lua_pushvalue(L, -2);
   lua_setiuservalue(L, -2, 1); /* the handle anchors the thread */

@@ -86,6 +86,8 @@ typedef struct task {
   uint32_t resumes;
   weft_wlist waiters;
   uint8_t own_used;  /* `own` belongs to the current wait */
+  uint8_t queued;    /* in s->ready (1) or s->parked (2) */
+  uint32_t qnext, qprev; /* links in that queue, index + 1 */
   rec own;           /* the inline record */
 } task;
 
@@ -104,6 +106,12 @@ typedef struct group {
   tclock clock;
 } group;
 
+/* A queue of tasks linked through the tasks themselves (qnext/qprev), so
+   waking a task never allocates and a freed task leaves its queue in O(1). */
+typedef struct tqueue {
+  uint32_t head, tail; /* task index + 1 */
+} tqueue;
+
 typedef struct idvec {
   weft_id *v;
   uint32_t n, cap;
@@ -119,16 +127,13 @@ struct weft_sched {
   uint64_t seq;                  /* sleep sequence */
   uint32_t born;                 /* task creation sequence */
   uint32_t budget;
-  /* ready queue: a ring of task ids */
-  weft_id *ring;
-  uint32_t rhead, rcount, rcap;
-  idvec parked;                  /* ready tasks of paused groups */
+  tqueue ready;                   /* woken tasks, in wake order */
+  tqueue parked;                 /* ready tasks of paused groups */
   idvec stack;                   /* resume stack */
   idvec deferred;                /* cancels waiting for running tasks */
   tclock **due;                  /* scratch: clocks with due timers */
   uint32_t ndue, capdue;
   size_t extra_bytes;            /* heaps, queues and vectors */
-  uint32_t lost;                 /* wakes dropped for lack of memory */
   uint32_t serial;               /* record serials */
 };
 
@@ -310,29 +315,33 @@ static void drop_wait(weft_sched *s, task *t) {
   t->nrecs = t->pending = 0;
 }
 
-static int ready_push(weft_sched *s, weft_id id) {
-  if (s->rcount == s->rcap) {
-    uint32_t ncap = s->rcap ? s->rcap * 2 : 64;
-    weft_id *nr = s->desc.alloc(s->desc.alloc_ud, NULL, 0, sizeof(weft_id) * ncap);
-    if (!nr) return 0;
-    for (uint32_t i = 0; i < s->rcount; i++) nr[i] = s->ring[(s->rhead + i) & (s->rcap - 1)];
-    free_array(s, s->ring, s->rcap, sizeof(weft_id));
-    s->extra_bytes += sizeof(weft_id) * ncap;
-    s->ring = nr;
-    s->rcap = ncap;
-    s->rhead = 0;
-  }
-  s->ring[(s->rhead + s->rcount++) & (s->rcap - 1)] = id;
-  return 1;
+static tqueue *queue_of(weft_sched *s, const task *t) {
+  return t->queued == 1 ? &s->ready : &s->parked;
 }
 
-/* Makes a task ready: its records go, it joins the back of the queue.
-   The queue only grows when more tasks are ready at once than ever before;
-   if that growth fails the task stays suspended and is counted as lost. */
+static void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
+  uint32_t i = tidx(t) + 1;
+  t->qprev = q->tail;
+  t->qnext = NONE;
+  if (q->tail) T(s, q->tail - 1)->qnext = i; else q->head = i;
+  q->tail = i;
+  t->queued = which;
+}
+
+static void dequeue(weft_sched *s, task *t) {
+  if (!t->queued) return;
+  tqueue *q = queue_of(s, t);
+  if (t->qprev) T(s, t->qprev - 1)->qnext = t->qnext; else q->head = t->qnext;
+  if (t->qnext) T(s, t->qnext - 1)->qprev = t->qprev; else q->tail = t->qprev;
+  t->qnext = t->qprev = NONE;
+  t->queued = 0;
+}
+
+/* Makes a task ready: its records go, it joins the back of the queue. */
 static void make_ready(weft_sched *s, task *t) {
   drop_wait(s, t);
-  if (ready_push(s, weft_pool_id(t))) t->state = WEFT_TASK_READY;
-  else s->lost++;
+  t->state = WEFT_TASK_READY;
+  enqueue(s, &s->ready, t, 1);
 }
 
 weft_id weft_rec_waiter(const weft_sched *s, weft_rec r) {
@@ -409,8 +418,6 @@ int weft_sched_destroy(weft_sched *s) {
     free_group(s, g);
   }
   free_clock(s, &s->real);
-  free_array(s, s->ring, s->rcap, sizeof(weft_id));
-  free_array(s, s->parked.v, s->parked.cap, sizeof(weft_id));
   free_array(s, s->stack.v, s->stack.cap, sizeof(weft_id));
   free_array(s, s->deferred.v, s->deferred.cap, sizeof(weft_id));
   free_array(s, s->due, s->capdue, sizeof(tclock *));
@@ -517,14 +524,11 @@ static void run_task(weft_sched *s, task *t) {
 
 void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
-  while (s->rcount > 0 && ran < s->budget) {
-    weft_id id = s->ring[s->rhead];
-    s->rhead = (s->rhead + 1) & (s->rcap - 1);
-    s->rcount--;
-    task *t = tget(s, id);
-    if (!t || t->state != WEFT_TASK_READY) continue;
+  while (s->ready.head && ran < s->budget) {
+    task *t = T(s, s->ready.head - 1);
+    dequeue(s, t);
     if (G(s, t->group)->held) {
-      idvec_push(s, &s->parked, id);
+      enqueue(s, &s->parked, t, 2);
       continue;
     }
     ran++;
@@ -569,6 +573,7 @@ static void maybe_free_group(weft_sched *s, group *g) {
 
 static void free_task(weft_sched *s, task *t, int state) {
   drop_wait(s, t);
+  dequeue(s, t);
   child_unlink(s, t);
   /* Children that outlive their parent stay in the group, parentless. */
   while (t->child_head) {
@@ -652,6 +657,7 @@ void weft_task_enter(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return;
   idvec_push(s, &s->stack, id);
+  dequeue(s, t); /* resumed directly while it was queued */
   t->state = WEFT_TASK_RUNNING;
   t->resumes++;
 }
@@ -1042,16 +1048,16 @@ int weft_group_resume(weft_sched *s, weft_id id) {
   if (!g) return WEFT_ESTALE;
   g->paused = 0;
   update_held(s, g);
-  /* Requeue parked tasks whose groups run again, in the order parked. */
-  uint32_t keep = 0;
-  for (uint32_t i = 0; i < s->parked.n; i++) {
-    weft_id tid = s->parked.v[i];
-    task *t = tget(s, tid);
-    if (!t || t->state != WEFT_TASK_READY) continue;
-    if (G(s, t->group)->held) s->parked.v[keep++] = tid;
-    else ready_push(s, tid);
+  /* Requeue parked tasks whose groups run again, in the order parked.
+     O(parked tasks). */
+  for (uint32_t i = s->parked.head; i;) {
+    task *t = T(s, i - 1);
+    i = t->qnext;
+    if (!G(s, t->group)->held) {
+      dequeue(s, t);
+      enqueue(s, &s->ready, t, 1);
+    }
   }
-  s->parked.n = keep;
   return WEFT_OK;
 }
 
