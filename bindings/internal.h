@@ -43,7 +43,8 @@ typedef struct ltask {
   int chslot;         /* ...slot of a value a channel handed to this task */
   weft_id chrecv;     /* channel that handed it a value it has not run with yet */
   const weft_waitable *wwhat; /* what a single wait is on, for weft.tasks() */
-  weft_id wobj;       /* ...and which one */
+  weft_id wobj;       /* ...and which one (pools' objects) */
+  const void *wptr;   /* ...its handle (alive while the task waits on it) */
 } ltask;
 
 /* A task handle: one userdata per task, created with the task. User
@@ -93,6 +94,8 @@ struct weft_state {
   int ref_changed;       /* module system: changed(path) */
   struct weft_watch *watch; /* scripts watcher, NULL when off */
   uint32_t reloads;      /* successful reload transactions */
+  weft_id fserial;       /* ids given to futures made from C */
+  int ref_cweak;         /* weak: completed futures made from C, by id */
   int close_depth;       /* nested coroutine closes and task unwinds */
   int ref_finalizers;    /* {fn, obj, fn, obj, ...} of script __gc calls to run */
   int nfinal;            /* ...entries in it */
@@ -125,7 +128,7 @@ struct weft_waitable {
   int (*poll)(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list);
   const char *what; /* for introspection: "task", "future", ... */
   /* Pushes the object's name for introspection (nil when it has none). */
-  void (*name)(weft_state *W, lua_State *L, weft_id obj);
+  void (*name)(weft_state *W, lua_State *L, weft_id obj, const void *ptr);
 };
 
 static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {

@@ -449,6 +449,12 @@ static int open_lua(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   W->ref_syncs = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  W->ref_cweak = luaL_ref(L, LUA_REGISTRYINDEX);
   /* weft.TIMEOUT: one table, recognised by identity */
   lua_newtable(L);
   lua_createtable(L, 0, 2);

@@ -20,6 +20,18 @@ typedef struct shandle {
   uint8_t firing; /* signals: inside fire, connections are not compacted */
 } shandle;
 
+/* A future lives in its handle: no pool slot and no __gc, so the
+   collector frees it like a table. (Lua 5.4 runs only a few finalizers per
+   collection step, and games make futures by the thousand.) Waiters hold
+   it on their stacks, so it cannot go while it has any. */
+typedef struct fhandle {
+  weft_wlist waiters;
+  weft_id cid;       /* its id for C (weft_future_new), 0 if none */
+  uint8_t state;     /* WEFT_FUTURE_* */
+  uint8_t packed;    /* user value 1 is {n=..., ...} */
+  char name[22];     /* for weft.tasks(); "" if none */
+} fhandle;
+
 typedef struct conn {
   weft_id signal;
   weft_id group;
@@ -74,27 +86,47 @@ static shandle *check_live(lua_State *L, int idx, const char *mt, const char *wh
 
 /* ---- futures ---- */
 
-static void keep_future(weft_state *W, lua_State *L, int idx, weft_id id, int on) {
+/* A future made by C is anchored while pending (on), then only weakly
+   known by its id (off): C can still reach it while a script holds it. */
+static void keep_future(weft_state *W, lua_State *L, int idx, weft_id cid, int on) {
   idx = lua_absindex(L, idx);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
-  if (on) lua_pushvalue(L, idx);
-  else lua_pushnil(L);
-  lua_rawseti(L, -2, -(lua_Integer)WEFT_ID_INDEX(id) - 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, on ? W->ref_kept : W->ref_cweak);
+  lua_pushvalue(L, idx);
+  lua_rawseti(L, -2, -(lua_Integer)cid);
   lua_pop(L, 1);
+  if (!on) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
+    lua_pushnil(L);
+    lua_rawseti(L, -2, -(lua_Integer)cid);
+    lua_pop(L, 1);
+  }
+}
+
+/* Pushes the future C made with this id, or nil; returns it. */
+static fhandle *push_cfuture(weft_state *W, lua_State *L, weft_id cid) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
+  if (lua_rawgeti(L, -1, -(lua_Integer)cid) == LUA_TNIL) {
+    lua_pop(L, 2);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cweak);
+    lua_rawgeti(L, -1, -(lua_Integer)cid);
+  }
+  lua_remove(L, -2);
+  return luaL_testudata(L, -1, FUTURE_MT);
+}
+
+static void set_name(fhandle *f, const char *name) {
+  snprintf(f->name, sizeof f->name, "%s", name ? name : "");
 }
 
 /* Pushes a new pending future; name (may be NULL) shows in weft.tasks(). */
-static shandle *new_future(weft_state *W, lua_State *L, const char *name) {
-  shandle *h = new_handle(W, L, FUTURE_MT, K_FUTURE, 3);
-  if (name) {
-    lua_pushstring(L, name);
-    lua_setiuservalue(L, -2, 3);
-  }
-  weft_id id;
-  if (weft_future_create(W->Y, &id) != WEFT_OK) luaL_error(L, "not enough memory");
-  h->id = id;
-  cache_handle(W, L, -1, h);
-  return h;
+static fhandle *new_future(weft_state *W, lua_State *L, const char *name) {
+  (void)W;
+  fhandle *f = lua_newuserdatauv(L, sizeof *f, 2);
+  memset(f, 0, sizeof *f);
+  f->state = WEFT_FUTURE_PENDING;
+  set_name(f, name);
+  luaL_setmetatable(L, FUTURE_MT);
+  return f;
 }
 
 /* Completes the future whose handle is at L[hidx] with n values at
@@ -103,9 +135,8 @@ static shandle *new_future(weft_state *W, lua_State *L, const char *name) {
 static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int vidx, int n) {
   hidx = lua_absindex(L, hidx);
   vidx = lua_absindex(L, vidx);
-  shandle *h = lua_touserdata(L, hidx);
-  if (weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING)
-    return weft_future_state(W->Y, h->id) < 0 ? WEFT_ESTALE : WEFT_ESTATE;
+  fhandle *h = lua_touserdata(L, hidx);
+  if (h->state != WEFT_FUTURE_PENDING) return WEFT_ESTATE;
   /* Everything that may allocate (and raise) comes before the state
      changes, so a failure leaves the future pending and its waiters as
      they were. */
@@ -125,12 +156,11 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
   } else {
     lua_pushnil(L);
   }
-  weft_future_settle(W->Y, h->id, state);
+  h->state = (uint8_t)state;
   h->packed = (uint8_t)packed;
   lua_setiuservalue(L, hidx, 1);
-  weft_complete_all(W, weft_future_waiters(W->Y, h->id), L, vidx, n,
-                    state != WEFT_FUTURE_RESOLVED);
-  keep_future(W, L, hidx, h->id, 0);
+  weft_complete_all(W, &h->waiters, L, vidx, n, state != WEFT_FUTURE_RESOLVED);
+  if (h->cid) keep_future(W, L, hidx, h->cid, 0); /* C is done with it */
   /* on_done callbacks run as new tasks, oldest first */
   if (lua_getiuservalue(L, hidx, 2) == LUA_TTABLE) {
     lua_pushnil(L);
@@ -156,37 +186,38 @@ static int l_future_new(lua_State *L) {
   return 1;
 }
 
+static fhandle *check_future(lua_State *L, int idx) { return luaL_checkudata(L, idx, FUTURE_MT); }
+
 static int future_complete(lua_State *L, int state, int vidx, int n) {
   weft_state *W = weft_get(L);
-  check_live(L, 1, FUTURE_MT, "future");
+  fhandle *f = check_future(L, 1);
   if (complete_future(W, L, 1, state, vidx, n) == WEFT_ESTATE)
-    return luaL_error(L, "future already completed (%s)",
-                      future_states[weft_future_state(W->Y, ((shandle *)lua_touserdata(L, 1))->id)]);
+    return luaL_error(L, "future already completed (%s)", future_states[f->state]);
   return 0;
 }
 
 static int l_future_resolve(lua_State *L) {
-  check_live(L, 1, FUTURE_MT, "future");
+  check_future(L, 1);
   return future_complete(L, WEFT_FUTURE_RESOLVED, 2, lua_gettop(L) - 1);
 }
 
 static int l_future_fail(lua_State *L) {
-  check_live(L, 1, FUTURE_MT, "future");
+  check_future(L, 1);
   lua_settop(L, 2);
   return future_complete(L, WEFT_FUTURE_FAILED, 2, 1);
 }
 
 static int l_future_cancel(lua_State *L) {
   weft_state *W = weft_get(L);
-  shandle *h = check_live(L, 1, FUTURE_MT, "future");
-  if (weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING) return 0; /* like a finished task */
+  fhandle *h = check_future(L, 1);
+  if (h->state != WEFT_FUTURE_PENDING) return 0; /* like a finished task */
   lua_settop(L, 1);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
   return future_complete(L, WEFT_FUTURE_CANCELLED, 2, 1);
 }
 
 /* Pushes a done future's values (all, or the first when `one`). */
-static int push_future_values(lua_State *L, int idx, shandle *h, int one) {
+static int push_future_values(lua_State *L, int idx, fhandle *h, int one) {
   lua_getiuservalue(L, idx, 1);
   if (!h->packed) {
     if (!one && lua_isnil(L, -1)) {
@@ -207,10 +238,11 @@ static int push_future_values(lua_State *L, int idx, shandle *h, int one) {
 }
 
 static int poll_future(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list) {
-  shandle *h = lua_touserdata(L, idx);
-  int st = weft_future_state(W->Y, h->id);
+  (void)W;
+  fhandle *h = lua_touserdata(L, idx);
+  int st = h->state;
   if (st == WEFT_FUTURE_PENDING) {
-    *list = weft_future_waiters(W->Y, h->id);
+    *list = &h->waiters;
     return 0;
   }
   if (st == WEFT_FUTURE_RESOLVED) {
@@ -222,9 +254,8 @@ static int poll_future(weft_state *W, lua_State *L, int idx, int one, weft_wlist
 }
 
 static int l_future_result(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = check_live(L, 1, FUTURE_MT, "future");
-  int st = weft_future_state(W->Y, h->id);
+  fhandle *h = check_future(L, 1);
+  int st = h->state;
   if (st == WEFT_FUTURE_PENDING) return luaL_error(L, "future is still pending");
   if (st != WEFT_FUTURE_RESOLVED) {
     lua_getiuservalue(L, 1, 1);
@@ -234,19 +265,18 @@ static int l_future_result(lua_State *L) {
 }
 
 static int l_future_done(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = check_live(L, 1, FUTURE_MT, "future");
-  lua_pushboolean(L, weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING);
+  fhandle *h = check_future(L, 1);
+  lua_pushboolean(L, h->state != WEFT_FUTURE_PENDING);
   return 1;
 }
 
 static int l_future_on_done(lua_State *L) {
   weft_state *W = weft_get(L);
-  shandle *h = check_live(L, 1, FUTURE_MT, "future");
+  fhandle *h = check_future(L, 1);
   if (lua_type(L, 2) != LUA_TFUNCTION && luaL_getmetafield(L, 2, "__call") == LUA_TNIL)
     luaL_typeerror(L, 2, "function");
   lua_settop(L, 2);
-  if (weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING) {
+  if (h->state != WEFT_FUTURE_PENDING) {
     lua_pushvalue(L, 1);
     weft_id t = weft_new_task(W, L, 2, 1, weft_sched_root(W->S), 0, 1);
     weft_run_now(W, t);
@@ -264,11 +294,11 @@ static int l_future_on_done(lua_State *L) {
 }
 
 static int l_future_index(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = luaL_checkudata(L, 1, FUTURE_MT);
+  fhandle *h = check_future(L, 1);
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "name") == 0) {
-    lua_getiuservalue(L, 1, 3);
+    if (h->name[0]) lua_pushstring(L, h->name);
+    else lua_pushnil(L);
     return 1;
   }
   static const luaL_Reg m[] = {{"resolve", l_future_resolve}, {"fail", l_future_fail},
@@ -281,11 +311,9 @@ static int l_future_index(lua_State *L) {
       return 1;
     }
   if (strcmp(k, "state") == 0) {
-    int st = h->id ? weft_future_state(W->Y, h->id) : 0;
-    lua_pushstring(L, st > 0 ? future_states[st] : "dead");
+    lua_pushstring(L, future_states[h->state]);
   } else if (strcmp(k, "error") == 0) {
-    int st = h->id ? weft_future_state(W->Y, h->id) : 0;
-    if (st == WEFT_FUTURE_FAILED || st == WEFT_FUTURE_CANCELLED) lua_getiuservalue(L, 1, 1);
+    if (h->state == WEFT_FUTURE_FAILED || h->state == WEFT_FUTURE_CANCELLED) lua_getiuservalue(L, 1, 1);
     else lua_pushnil(L);
   } else {
     lua_pushnil(L);
@@ -294,22 +322,20 @@ static int l_future_index(lua_State *L) {
 }
 
 static int l_future_tostring(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = luaL_checkudata(L, 1, FUTURE_MT);
-  int st = h->id ? weft_future_state(W->Y, h->id) : 0;
-  lua_pushfstring(L, "future (%s)", st > 0 ? future_states[st] : "dead");
+  fhandle *h = check_future(L, 1);
+  if (h->name[0]) lua_pushfstring(L, "future %s (%s)", h->name, future_states[h->state]);
+  else lua_pushfstring(L, "future (%s)", future_states[h->state]);
   return 1;
 }
 
-static int l_future_gc(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = lua_touserdata(L, 1);
-  if (h->id && W->Y) weft_future_destroy(W->Y, h->id);
-  h->id = 0;
+/* ---- C API for futures ---- */
+
+/* Protected: anchors the future at 1 under its cid. */
+static int l_keep(lua_State *L) {
+  fhandle *f = lua_touserdata(L, 1);
+  keep_future(weft_get(L), L, 1, f->cid, 1);
   return 0;
 }
-
-/* ---- C API for futures ---- */
 
 weft_id weft_future_new(weft_state *W) {
   lua_State *L = W->L;
@@ -319,15 +345,23 @@ weft_id weft_future_new(weft_state *W) {
     lua_pop(L, 1);
     return 0;
   }
-  shandle *h = lua_touserdata(L, -1);
-  weft_id id = h->id;
-  keep_future(W, L, -1, id, 1);
-  lua_pop(L, 1);
-  return id;
+  fhandle *f = lua_touserdata(L, -1);
+  f->cid = ++W->fserial;
+  lua_pushcfunction(L, l_keep);
+  lua_pushvalue(L, -2);
+  int st = lua_pcall(L, 1, 0, 0); /* the anchor may allocate */
+  lua_pop(L, st == LUA_OK ? 1 : 2);
+  return st == LUA_OK ? f->cid : 0;
 }
 
-void weft_push_future(weft_state *W, lua_State *L, weft_id id) {
-  push_handle(W, L, K_FUTURE, id);
+void weft_push_future(weft_state *W, lua_State *L, weft_id cid) {
+  push_cfuture(W, L, cid);
+}
+
+void weft_future_set_name(weft_state *W, weft_id cid, const char *name) {
+  fhandle *f = lua_checkstack(W->L, 2) ? push_cfuture(W, W->L, cid) : NULL;
+  if (f) set_name(f, name);
+  lua_pop(W->L, 1);
 }
 
 typedef struct ccomplete {
@@ -339,7 +373,10 @@ static int l_ccomplete(lua_State *L) {
   weft_state *W = weft_get(L);
   ccomplete *c = lua_touserdata(L, 1);
   int n = c->n;
-  if (!push_handle(W, L, K_FUTURE, c->id)) return luaL_error(L, "dead future");
+  if (!push_cfuture(W, L, c->id)) {
+    lua_pushinteger(L, WEFT_ESTALE); /* collected after C completed it, or never made */
+    return 1;
+  }
   lua_insert(L, 2); /* handle below the values */
   if (c->state == WEFT_FUTURE_CANCELLED) { /* waiters get the one cancellation error */
     lua_settop(L, 2);
@@ -368,7 +405,12 @@ int weft_future_complete(weft_state *W, weft_id id, int state, int nvalues) {
   return rc;
 }
 
-int weft_future_state_of(weft_state *W, weft_id id) { return weft_future_state(W->Y, id); }
+int weft_future_state_of(weft_state *W, weft_id cid) {
+  fhandle *f = lua_checkstack(W->L, 2) ? push_cfuture(W, W->L, cid) : NULL;
+  int st = f ? f->state : WEFT_ESTALE;
+  lua_pop(W->L, 1);
+  return st;
+}
 
 /* ---- signals ---- */
 
@@ -852,8 +894,8 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
   if (!lua_checkstack(L, n + 8)) return;
   push_comb(W, L, lt, 1);
   int out = lua_gettop(L);
-  shandle *h = lua_touserdata(L, out);
-  if (!h || weft_future_state(W->Y, h->id) != WEFT_FUTURE_PENDING) {
+  fhandle *h = lua_touserdata(L, out);
+  if (!h || h->state != WEFT_FUTURE_PENDING) {
     lua_settop(L, out - 1);
     return;
   }
@@ -892,8 +934,8 @@ static void comb_resume(weft_sched *S, weft_id id, void *ud) {
   lua_checkstack(L, 8);
   if (lt->comb == C_ALL) {
     push_comb(W, L, lt, 1);
-    shandle *h = lua_touserdata(L, -1);
-    if (h && weft_future_state(W->Y, h->id) == WEFT_FUTURE_PENDING) {
+    fhandle *h = lua_touserdata(L, -1);
+    if (h && h->state == WEFT_FUTURE_PENDING) {
       push_comb(W, L, lt, 3);
       complete_future(W, L, -2, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_pop(L, 1);
@@ -910,8 +952,8 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
   (void)id;
   lua_checkstack(L, 8);
   push_comb(W, L, lt, 1);
-  shandle *h = lua_touserdata(L, -1);
-  if (h && h->id && weft_future_state(W->Y, h->id) == WEFT_FUTURE_PENDING) {
+  fhandle *h = lua_touserdata(L, -1);
+  if (h && h->state == WEFT_FUTURE_PENDING) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
     complete_future(W, L, -2, WEFT_FUTURE_CANCELLED, -1, 1);
     lua_pop(L, 1);
@@ -931,7 +973,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   if (n > 65536) luaL_argerror(L, 1, "list too long");
   luaL_checkstack(L, 16, NULL);
   static const char *const names[] = {NULL, "first", "all", "timeout"};
-  shandle *out = new_future(W, L, names[mode]);
+  fhandle *out = new_future(W, L, names[mode]);
   int outi = lua_gettop(L);
   lua_createtable(L, 3, 0); /* {out, list, results} */
   lua_pushvalue(L, outi);
@@ -967,7 +1009,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   weft_wait_begin(W->S, task, mode == C_ALL ? WEFT_WAIT_ALL : WEFT_WAIT_FIRST);
   int added = 0;
   for (int i = 0; i < n; i++) {
-    if (weft_future_state(W->Y, out->id) != WEFT_FUTURE_PENDING) break;
+    if (out->state != WEFT_FUTURE_PENDING) break;
     int top = lua_gettop(L);
     lua_rawgeti(L, data, 2);
     lua_rawgeti(L, -1, i + 1);
@@ -979,10 +1021,10 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
     }
     lua_settop(L, top);
   }
-  if (weft_future_state(W->Y, out->id) != WEFT_FUTURE_PENDING || !added) {
+  if (out->state != WEFT_FUTURE_PENDING || !added) {
     /* settled at once (or nothing to wait for): finish now */
     weft_wait_begin(W->S, task, WEFT_WAIT_ALL);
-    if (weft_future_state(W->Y, out->id) == WEFT_FUTURE_PENDING && mode == C_ALL) {
+    if (out->state == WEFT_FUTURE_PENDING && mode == C_ALL) {
       lua_rawgeti(L, data, 3);
       complete_future(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_pop(L, 1);
@@ -1047,25 +1089,16 @@ void weft_push_all(weft_state *W, lua_State *L, int list) { combinator(W, L, lis
 
 /* ---- registration ---- */
 
-static void future_name(weft_state *W, lua_State *L, weft_id id) {
-  if (push_handle(W, L, K_FUTURE, id)) {
-    lua_getiuservalue(L, -1, 3);
-    lua_remove(L, -2);
-  }
+static void future_name(weft_state *W, lua_State *L, weft_id id, const void *ptr) {
+  (void)W;
+  (void)id;
+  const fhandle *f = ptr;
+  if (f->name[0]) lua_pushstring(L, f->name);
+  else lua_pushnil(L);
 }
 
-void weft_future_set_name(weft_state *W, weft_id id, const char *name) {
-  lua_State *L = W->L;
-  if (!lua_checkstack(L, 2) || !push_handle(W, L, K_FUTURE, id)) {
-    lua_pop(L, 1);
-    return;
-  }
-  lua_pushstring(L, name);
-  lua_setiuservalue(L, -2, 3);
-  lua_pop(L, 1);
-}
-
-static void signal_name(weft_state *W, lua_State *L, weft_id id) {
+static void signal_name(weft_state *W, lua_State *L, weft_id id, const void *ptr) {
+  (void)ptr;
   if (push_handle(W, L, K_SIGNAL, id)) {
     lua_getiuservalue(L, -1, 3);
     lua_remove(L, -2);
@@ -1102,7 +1135,7 @@ static void meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunct
 
 void weft_open_sync(weft_state *W, lua_State *L) {
   (void)W;
-  meta(L, FUTURE_MT, l_future_index, l_future_tostring, l_future_gc, &future_waitable, "future");
+  meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL, &future_waitable, "future");
   lua_pop(L, 1);
   meta(L, SIGNAL_MT, l_signal_index, l_signal_tostring, l_signal_gc, &signal_waitable, "signal");
   lua_pop(L, 1);

@@ -664,7 +664,8 @@ static int add_element(weft_state *W, lua_State *L, weft_id id, int idx, int slo
   if (r != 0) return r;
   ltask *lt = LT(W, id);
   lt->wwhat = wt;
-  lt->wobj = *(weft_id *)lua_touserdata(L, idx);
+  lt->wptr = lua_touserdata(L, idx);
+  lt->wobj = *(weft_id *)lt->wptr; /* every handle is at least 8 bytes */
   if (list == weft_task_waiters(W->S, id)) {
     weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
     luaL_argerror(L, argn, "a task cannot wait for itself");
@@ -837,7 +838,8 @@ static int poll_task(weft_state *W, lua_State *L, int idx, int one, weft_wlist *
   return 1;
 }
 
-static void task_name(weft_state *W, lua_State *L, weft_id id) {
+static void task_name(weft_state *W, lua_State *L, weft_id id, const void *ptr) {
+  (void)ptr;
   weft_push_task(W, L, id);
   if (!lua_isnil(L, -1)) {
     lua_getfield(L, -1, "name");
@@ -1240,7 +1242,7 @@ static void snap_one(void *ud, weft_id id) {
   if (lt->wwhat && strcmp(buf, "wait") == 0) {
     lua_pushstring(L, lt->wwhat->what);
     if (lt->wwhat->name) {
-      lt->wwhat->name(W, L, lt->wobj);
+      lt->wwhat->name(W, L, lt->wobj, lt->wptr);
       if (lua_isstring(L, -1)) {
         lua_pushliteral(L, " ");
         lua_insert(L, -2);

@@ -98,7 +98,8 @@ void weft_describe_wait(weft_state *W, weft_id task, char *buf, size_t n);
    to the script and completes it from C later. */
 
 /* Creates a pending future owned by C until C completes it: it stays
-   alive even if no script holds it. Returns its id, 0 when out of memory. */
+   alive even if no script holds it until it completes. Returns its id,
+   0 when out of memory. */
 weft_id weft_future_new(weft_state *W);
 /* Names a future for weft.tasks() ("future move_to"); the string is copied. */
 void weft_future_set_name(weft_state *W, weft_id f, const char *name);
@@ -107,8 +108,11 @@ void weft_push_future(weft_state *W, lua_State *L, weft_id f);
 /* Completes a future with the nvalues on top of weft_lua(W)'s stack
    (popped); state is WEFT_FUTURE_RESOLVED, _FAILED with one error value,
    or _CANCELLED (values ignored: waiters get the cancellation error that
-   weft.is_cancelled recognises, and end cancelled unless they catch it). Waiting tasks wake this frame. Returns WEFT_ESTATE when
-   it was already complete, WEFT_ESTALE for a dead future. Call between
+   weft.is_cancelled recognises, and end cancelled unless they catch it).
+   Waiting tasks wake this frame. Returns WEFT_ESTATE when it was already
+   complete, WEFT_ESTALE once it was collected after completing (C holds it
+   only until it completes) or for an id never handed out, WEFT_ENOMEM
+   (left pending) when out of memory. Call between
    frames or from C code called by Lua, never from a worker thread. */
 int weft_future_complete(weft_state *W, weft_id f, int state, int nvalues);
 
