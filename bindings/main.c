@@ -327,7 +327,7 @@ static void test_dir(const char *dir, const char *root, tests *t) {
     n++;
   }
   closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
+  if (n) qsort(names, n, sizeof *names, cmp_str);
   for (size_t i = 0; i < n; i++) {
     struct stat st;
     if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) test_dir(names[i], root, t);
