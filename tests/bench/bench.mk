@@ -8,9 +8,16 @@ BENCH_CFLAGS = $(CFLAGS) -O2 $(LUA_CFLAGS)
 
 .PHONY: bench-run
 
-bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor
+bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-latency
 	@$(BENCH_OUT)/weft-bench --dir tests/bench --floor $(BENCH_OUT)/bench-floor \
 	  $(if $(BENCH_QUICK),--quick) $(BENCH_ARGS)
+	@echo "== hot reload: a file's close to the new code running"
+	@$(BENCH_OUT)/reload-latency $(if $(BENCH_QUICK),5,20)
+
+# Real files, the real watcher, frames paced at 60 Hz.
+$(BENCH_OUT)/reload-latency: tests/bench/reload_latency.c $(BUILD)/libweft.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread
 
 $(BENCH_OUT)/weft-bench: tests/bench/bench.c $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
