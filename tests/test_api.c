@@ -230,6 +230,61 @@ static void test_cancel_from_c_ends_the_waiting_task_cancelled(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* Collects the keys of the table at the top of L, sorted, joined by ' '. */
+static void keys_of(lua_State *L, char *buf, size_t n) {
+  const char *k[128];
+  int nk = 0;
+  lua_pushnil(L);
+  while (lua_next(L, -2) && nk < 128) {
+    lua_pop(L, 1);
+    k[nk++] = lua_tostring(L, -1); /* keys stay alive in the table */
+  }
+  for (int i = 1; i < nk; i++)
+    for (int j = i; j > 0 && strcmp(k[j - 1], k[j]) > 0; j--) {
+      const char *x = k[j];
+      k[j] = k[j - 1];
+      k[j - 1] = x;
+    }
+  buf[0] = 0;
+  for (int i = 0; i < nk; i++) {
+    strncat(buf, k[i], n - strlen(buf) - 2);
+    if (i + 1 < nk) strncat(buf, " ", n - strlen(buf) - 1);
+  }
+}
+
+/* The sandbox is an allow-list: the script environment holds exactly
+   these names, and os and debug exactly these fields. */
+static void test_script_globals_are_exactly_the_allow_list(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  char buf[2048];
+  weft_push_api(W);
+  keys_of(L, buf, sizeof buf);
+  assert_string_equal(buf,
+                      "_VERSION after all assert channel collectgarbage coroutine current debug "
+                      "defer error every finally first frame future getmetatable group ipairs job "
+                      "load math next now os pairs pcall persist print rawequal rawget rawlen "
+                      "rawset realtime require select setmetatable signal spawn string table "
+                      "time_scale timeout tonumber tostring type utf8 wait wait_frames "
+                      "wait_realtime wait_until wait_while weft xpcall");
+  /* library tables are read-only views (userdata); pairs walks them */
+  static const char *const probe =
+      "local function keys(t) local k = {} for n in pairs(t) do k[#k + 1] = n end "
+      "table.sort(k) return table.concat(k, ' ') end "
+      "return keys(os), keys(debug), type(io), type(package), type(dofile), type(loadfile)";
+  assert_int_equal(luaL_loadstring(L, probe), LUA_OK);
+  lua_pushvalue(L, -2); /* the API as the chunk's environment */
+  lua_setupvalue(L, -2, 1);
+  assert_int_equal(lua_pcall(L, 0, 6, 0), LUA_OK);
+  assert_string_equal(lua_tostring(L, -6), "clock date time");
+  assert_string_equal(lua_tostring(L, -5), "traceback");
+  for (int i = -4; i <= -1; i++) assert_string_equal(lua_tostring(L, i), "nil");
+  lua_pop(L, 7);
+  assert_int_equal(weft_close(W), 0);
+}
+
 static void test_future_owned_by_c_survives_collection_until_completed(void **state) {
   (void)state;
   out o;
@@ -527,6 +582,7 @@ int main(void) {
       cmocka_unit_test(test_failure_from_c_reaches_the_script_unchanged),
       cmocka_unit_test(test_uncaught_failure_fails_the_task_and_is_reported_once),
       cmocka_unit_test(test_cancel_from_c_ends_the_waiting_task_cancelled),
+      cmocka_unit_test(test_script_globals_are_exactly_the_allow_list),
       cmocka_unit_test(test_future_owned_by_c_survives_collection_until_completed),
       cmocka_unit_test(test_a_wait_after_completion_returns_at_once),
       cmocka_unit_test(test_custom_job_runs_on_a_worker_and_finishes_on_main),
