@@ -424,55 +424,45 @@ static int l_timeout_tostring(lua_State *L) {
   return 1;
 }
 
+/* A new table in the registry (weak values when `weak`), pre-sized for
+   narr array items; returns its reference. */
+static int registry_table(lua_State *L, int narr, int weak) {
+  lua_createtable(L, narr, 0);
+  if (weak) {
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+  }
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* An error value recognised by identity (weft.CANCELLED, weft.TIMEOUT):
+   an empty table whose hidden metatable prints it. Returns its reference. */
+static int sentinel(lua_State *L, lua_CFunction tostring) {
+  lua_newtable(L);
+  lua_createtable(L, 0, 2);
+  lua_pushcfunction(L, tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
 static int open_lua(lua_State *L) {
   weft_state *W = lua_touserdata(L, 1);
   luaL_openlibs(L);
-  lua_newtable(L);
-  W->ref_tasks = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "v");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  W->ref_groups = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
-  W->ref_kept = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
-  W->ref_values = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_createtable(L, 1024, 0); /* sized so that keeping a thread never allocates */
-  W->ref_threads = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
-  W->ref_finalizers = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "v");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  W->ref_syncs = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "v");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  W->ref_cweak = luaL_ref(L, LUA_REGISTRYINDEX);
-  /* weft.TIMEOUT: one table, recognised by identity */
-  lua_newtable(L);
-  lua_createtable(L, 0, 2);
-  lua_pushcfunction(L, l_timeout_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
-  lua_setmetatable(L, -2);
-  W->ref_timeout = luaL_ref(L, LUA_REGISTRYINDEX);
-  /* the cancellation error: one table, recognised by identity */
-  lua_newtable(L);
-  lua_createtable(L, 0, 2);
-  lua_pushcfunction(L, l_cancelled_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
-  lua_setmetatable(L, -2);
-  W->ref_cancelled = luaL_ref(L, LUA_REGISTRYINDEX);
+  W->ref_tasks = registry_table(L, 0, 0);
+  W->ref_groups = registry_table(L, 0, 1);
+  W->ref_kept = registry_table(L, 0, 0);
+  W->ref_values = registry_table(L, 0, 0);
+  W->ref_threads = registry_table(L, 1024, 0); /* sized: keeping a thread never allocates */
+  W->ref_finalizers = registry_table(L, 0, 0);
+  W->ref_syncs = registry_table(L, 0, 1);
+  W->ref_cweak = registry_table(L, 0, 1);
+  W->ref_timeout = sentinel(L, l_timeout_tostring);
+  W->ref_cancelled = sentinel(L, l_cancelled_tostring);
   build_api(W, L);
   lua_pushvalue(L, -1);
   W->ref_api = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -1,7 +1,18 @@
 /* Slot pools with generation-checked handles. */
 #include "pool.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+void *weft_default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  (void)ud;
+  (void)osize;
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  return realloc(ptr, nsize);
+}
 
 void weft_pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
                     void *alloc_ud) {

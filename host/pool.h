@@ -18,6 +18,9 @@ typedef uint64_t weft_id;
    reallocates (ptr may be NULL) and returns NULL on failure. */
 typedef void *(*weft_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
+/* The allocator used when a desc gives none: realloc and free. */
+void *weft_default_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
 /* Every pooled element starts with this header. */
 typedef struct weft_slot {
   uint32_t gen;       /* generation; odd while live, even while free */

@@ -148,15 +148,6 @@ const char *weft_strerror(int code) {
   return errmsg[-code];
 }
 
-static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  return realloc(ptr, nsize);
-}
 
 /* Grows an array geometrically; returns 0 when out of memory. */
 static int grow_array(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_t need) {
@@ -377,7 +368,7 @@ static int group_new(weft_sched *s, group *parent, weft_id *out);
 
 weft_sched *weft_sched_create(const weft_sched_desc *desc) {
   weft_sched_desc d = desc ? *desc : (weft_sched_desc){0};
-  if (!d.alloc) d.alloc = default_alloc;
+  if (!d.alloc) d.alloc = weft_default_alloc;
   if (!d.frame_budget) d.frame_budget = 1000000000u;
   if (!d.max_tasks) d.max_tasks = 1u << 24;
   weft_sched *s = d.alloc(d.alloc_ud, NULL, 0, sizeof *s);

@@ -32,18 +32,9 @@ struct weft_sync {
   void *alloc_ud;
 };
 
-static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  return realloc(ptr, nsize);
-}
 
 weft_sync *weft_sync_create(weft_alloc_fn alloc, void *alloc_ud) {
-  if (!alloc) alloc = default_alloc;
+  if (!alloc) alloc = weft_default_alloc;
   weft_sync *y = alloc(alloc_ud, NULL, 0, sizeof *y);
   if (!y) return NULL;
   memset(y, 0, sizeof *y);
