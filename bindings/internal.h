@@ -37,6 +37,8 @@ typedef struct ltask {
   uint8_t raise;      /* the wait ended by a failure: raise the value on top */
   uint8_t comb;       /* C tasks: which combinator */
   uint8_t fast;       /* suspended in a plain sleep: resume with its elapsed time */
+  uint8_t waited;     /* waited since the budget hook last looked */
+  uint8_t hooked;     /* the budget hook is armed on its thread */
   uint8_t fast_real;  /* ...measured on the real clock */
   double wstart;      /* ...and the clock reading when it began */
   int chval;          /* a waiting channel sender's value (ref), 0: none */

@@ -218,8 +218,10 @@ void weft_raise_here(lua_State *L, const char *msg) {
   lua_error(L);
 }
 
-/* The count hook: preempts a task over its instruction budget (it goes on
-   next frame), and kills it after max_overruns consecutive overruns or
+/* The count hook, every instr_budget instructions a task runs: preempts a
+   task that ran that long without waiting (it goes on next frame), so a
+   stretch without a wait runs between one and two budgets before it is
+   preempted; kills it after max_overruns consecutive overruns, or at once
    where it cannot yield. */
 static void hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
@@ -227,6 +229,13 @@ static void hook(lua_State *L, lua_Debug *ar) {
   ltask *lt = W->cur ? LT(W, W->cur) : NULL;
   if (!lt || !lt->co) return;
   if (!lt->killed) {
+    /* The count is not restarted at every resume (that costs a walk of
+       the thread's call frames): a task that waited since the last check
+       is fine, one that did not has run a whole budget without waiting. */
+    if (lt->waited) {
+      lt->waited = 0;
+      return;
+    }
     lt->overruns++;
     if (lt->overruns < W->desc.max_overruns && L == lt->co && lua_isyieldable(L)) {
       lt->preempted = 1;
@@ -416,7 +425,10 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
       nargs = 1;
     }
   }
-  set_budget(W, co, lt->killed);
+  if (!lt->hooked || lt->killed) { /* armed once per task (see hook) */
+    set_budget(W, co, lt->killed);
+    lt->hooked = 1;
+  }
   int nres = 0;
   int st = lua_resume(co, prevL, nargs, &nres);
   W->cur = prev;
@@ -698,6 +710,7 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
     lua_settop(L, top);
   }
   lt->overruns = 0;
+  lt->waited = 1;
   if (!added) return (int)n;
   lt->single = 0;
   lt->base = base;
@@ -718,6 +731,7 @@ int weft_l_wait(lua_State *L) {
     if (s == s) {
       ltask *lt = W->curlt;
       lt->overruns = 0;
+      lt->waited = 1;
       lt->wwhat = NULL;
       if (weft_wait_sleep_only(W->S, id, s, 0, &lt->wstart) != WEFT_OK)
         return luaL_error(L, "not enough memory");
@@ -734,6 +748,7 @@ int weft_l_wait(lua_State *L) {
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   int r = add_element(W, L, id, 1, 0, 0, 1);
   lt->overruns = 0;
+  lt->waited = 1;
   if (r < 0) {
     weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
     return lua_error(L);
@@ -755,6 +770,7 @@ static int l_wait_realtime(lua_State *L) {
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   if (weft_wait_sleep(W->S, id, 0, s, 1) != WEFT_OK) return luaL_error(L, "not enough memory");
   lt->overruns = 0;
+  lt->waited = 1;
   lt->single = 1;
   lt->base = lua_gettop(L) + 1;
   weft_wait_commit(W->S, id);
