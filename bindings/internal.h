@@ -21,32 +21,32 @@ typedef struct weft_waitable weft_waitable;
 
 /* Per-task data kept by the scheduler beside each task. */
 typedef struct ltask {
-  lua_State *co;      /* the task's thread; NULL for C tasks */
+  lua_State *co; /* the task's thread; NULL for C tasks */
   /* C tasks (combinators): called for each completion delivered. */
   void (*deliver)(weft_state *W, weft_id self, lua_State *from, int idx, int n, int slot,
                   int failed);
-  int ref;            /* C tasks: registry ref of their own Lua data */
-  uint32_t site;      /* spawn-site chain (sites.c), 0: unknown */
-  int base;           /* stack index on co where delivered values start */
-  int nargs;          /* arguments for the first resume */
-  uint16_t overruns;  /* consecutive preempted resumes */
-  uint8_t started;    /* resumed at least once */
-  uint8_t single;     /* the current wait returns every value of slot 0 */
-  uint8_t preempted;  /* the last resume was stopped by the budget */
-  uint8_t killed;     /* over budget too long: every hook raises */
-  uint8_t raise;      /* the wait ended by a failure: raise the value on top */
-  uint8_t comb;       /* C tasks: which combinator */
-  uint8_t fast;       /* suspended in a plain sleep: resume with its elapsed time */
-  uint8_t waited;     /* waited since the budget hook last looked */
-  uint8_t hooked;     /* the budget hook is armed on its thread */
-  uint8_t fast_real;  /* ...measured on the real clock */
-  double wstart;      /* ...and the clock reading when it began */
-  int chval;          /* a waiting channel sender's value (ref), 0: none */
-  int chslot;         /* ...slot of a value a channel handed to this task */
-  weft_id chrecv;     /* channel that handed it a value it has not run with yet */
+  int ref;                    /* C tasks: registry ref of their own Lua data */
+  uint32_t site;              /* spawn-site chain (sites.c), 0: unknown */
+  int base;                   /* stack index on co where delivered values start */
+  int nargs;                  /* arguments for the first resume */
+  uint16_t overruns;          /* consecutive preempted resumes */
+  uint8_t started;            /* resumed at least once */
+  uint8_t single;             /* the current wait returns every value of slot 0 */
+  uint8_t preempted;          /* the last resume was stopped by the budget */
+  uint8_t killed;             /* over budget too long: every hook raises */
+  uint8_t raise;              /* the wait ended by a failure: raise the value on top */
+  uint8_t comb;               /* C tasks: which combinator */
+  uint8_t fast;               /* suspended in a plain sleep: resume with its elapsed time */
+  uint8_t waited;             /* waited since the budget hook last looked */
+  uint8_t hooked;             /* the budget hook is armed on its thread */
+  uint8_t fast_real;          /* ...measured on the real clock */
+  double wstart;              /* ...and the clock reading when it began */
+  int chval;                  /* a waiting channel sender's value (ref), 0: none */
+  int chslot;                 /* ...slot of a value a channel handed to this task */
+  weft_id chrecv;             /* channel that handed it a value it has not run with yet */
   const weft_waitable *wwhat; /* what a single wait is on, for weft.tasks() */
-  weft_id wobj;       /* ...and which one (pools' objects) */
-  const void *wptr;   /* ...its handle (alive while the task waits on it) */
+  weft_id wobj;               /* ...and which one (pools' objects) */
+  const void *wptr;           /* ...its handle (alive while the task waits on it) */
 } ltask;
 
 /* A task handle: one userdata per task, created with the task. User
@@ -54,9 +54,9 @@ typedef struct ltask {
    or a table with n) or its error; user value 2 is its name. */
 typedef struct thandle {
   weft_id id;
-  uint8_t final;      /* 0 while live, else WEFT_TASK_DONE/FAILED/CANCELLED */
-  uint8_t packed;     /* results are a table {n=..., ...} */
-  uint32_t site;      /* spawn site chain, kept for reports */
+  uint8_t final;  /* 0 while live, else WEFT_TASK_DONE/FAILED/CANCELLED */
+  uint8_t packed; /* results are a table {n=..., ...} */
+  uint32_t site;  /* spawn site chain, kept for reports */
 } thandle;
 
 typedef struct ghandle {
@@ -67,44 +67,44 @@ struct weft_state {
   lua_State *L;
   weft_sched *S;
   weft_sync *Y;
-  weft_jobs *J;          /* started by the first job() */
+  weft_jobs *J; /* started by the first job() */
   weft_job_kind kinds[WEFT_MAX_JOB_KINDS];
   int nkinds;
-  char *assets;          /* assets root, owned */
+  char *assets; /* assets root, owned */
   weft_desc desc;
-  char *root;            /* scripts root, owned */
+  char *root; /* scripts root, owned */
   size_t mem, mem_limit, mem_peak;
-  uint64_t allocs;       /* allocations made (Lua and host), ever */
-  uint64_t alloc_bytes;  /* bytes those allocations added, ever */
-  char warnbuf[512];     /* a Lua warning being assembled */
-  int warn_ready;        /* ...and complete, to report after the frame */
-  int ref_api;           /* the shared script API table */
-  int ref_tasks;         /* [index + 1] = handle of each live task */
-  int ref_groups;        /* weak: [index + 1] = handle of a group */
-  int ref_on_error;      /* weft.on_error handler or LUA_NOREF */
-  int ref_cancelled;     /* the cancellation error value */
-  int ref_kept;          /* handles of tasks started from C */
-  int ref_env_mt;        /* metatable of script environments */
-  int in_report;         /* reporting an error: allocation headroom */
-  int ref_syncs;         /* weak: handles of futures, signals, channels */
-  int ref_values;        /* values buffered in channels, by ref */
-  int ref_timeout;       /* the weft.TIMEOUT error value */
-  int ref_threads;       /* finished threads kept for reuse */
-  int nthreads;          /* ...how many */
-  int ref_group_start;   /* module system: g:start */
-  int ref_reload;        /* module system: reload(name) */
-  int ref_changed;       /* module system: changed(path) */
+  uint64_t allocs;          /* allocations made (Lua and host), ever */
+  uint64_t alloc_bytes;     /* bytes those allocations added, ever */
+  char warnbuf[512];        /* a Lua warning being assembled */
+  int warn_ready;           /* ...and complete, to report after the frame */
+  int ref_api;              /* the shared script API table */
+  int ref_tasks;            /* [index + 1] = handle of each live task */
+  int ref_groups;           /* weak: [index + 1] = handle of a group */
+  int ref_on_error;         /* weft.on_error handler or LUA_NOREF */
+  int ref_cancelled;        /* the cancellation error value */
+  int ref_kept;             /* handles of tasks started from C */
+  int ref_env_mt;           /* metatable of script environments */
+  int in_report;            /* reporting an error: allocation headroom */
+  int ref_syncs;            /* weak: handles of futures, signals, channels */
+  int ref_values;           /* values buffered in channels, by ref */
+  int ref_timeout;          /* the weft.TIMEOUT error value */
+  int ref_threads;          /* finished threads kept for reuse */
+  int nthreads;             /* ...how many */
+  int ref_group_start;      /* module system: g:start */
+  int ref_reload;           /* module system: reload(name) */
+  int ref_changed;          /* module system: changed(path) */
   struct weft_watch *watch; /* scripts watcher, NULL when off */
-  uint32_t reloads;      /* successful reload transactions */
-  weft_id fserial;       /* ids given to futures made from C */
-  int ref_cweak;         /* weak: completed futures made from C, by id */
-  int close_depth;       /* nested coroutine closes and task unwinds */
-  int ref_finalizers;    /* {fn, obj, fn, obj, ...} of script __gc calls to run */
-  int nfinal;            /* ...entries in it */
-  weft_id cur;           /* running task, 0 outside tasks */
-  lua_State *curL;       /* its thread, or L */
-  ltask *curlt;          /* its data, or NULL */
-  uint32_t errors;       /* reports made */
+  uint32_t reloads;         /* successful reload transactions */
+  weft_id fserial;          /* ids given to futures made from C */
+  int ref_cweak;            /* weak: completed futures made from C, by id */
+  int close_depth;          /* nested coroutine closes and task unwinds */
+  int ref_finalizers;       /* {fn, obj, fn, obj, ...} of script __gc calls to run */
+  int nfinal;               /* ...entries in it */
+  weft_id cur;              /* running task, 0 outside tasks */
+  lua_State *curL;          /* its thread, or L */
+  ltask *curlt;             /* its data, or NULL */
+  uint32_t errors;          /* reports made */
   struct sites *sites;
   char errbuf[512];
 };
@@ -118,9 +118,7 @@ static inline weft_state *weft_get(lua_State *L) {
 
 /* The task a thread belongs to, 0 for the main thread and plain
    coroutines. */
-static inline weft_id weft_thread_task(lua_State *L) {
-  return *(weft_id *)lua_getextraspace(L);
-}
+static inline weft_id weft_thread_task(lua_State *L) { return *(weft_id *)lua_getextraspace(L); }
 
 /* Something a task can wait on: a userdata whose metatable has __wait. */
 struct weft_waitable {
@@ -156,8 +154,8 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
 /* Creates a task running the callable at L[fidx] with the nargs values
    above it, in group g (0: the spawner's), as a child of parent (0: none).
    Pushes the handle; raises a Lua error on failure. */
-weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
-                      weft_id parent, int site_level);
+weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent,
+                      int site_level);
 /* Runs a NEW task at once, up to its first wait. */
 void weft_run_now(weft_state *W, weft_id task);
 /* Pushes the handle of a live task (or nil). */

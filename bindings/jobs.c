@@ -77,8 +77,10 @@ static int l_job_done(lua_State *L) {
   weft_id f = (weft_id)lua_tointeger(L, 2);
   lua_settop(L, 0);
   int n = r->kind->finish(L, r->data);
-  if (n < 0) weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1);
-  else weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, n);
+  if (n < 0)
+    weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1);
+  else
+    weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, n);
   return 0;
 }
 
@@ -166,8 +168,10 @@ static void rf_run(void *d) {
       cap *= 2;
     }
   }
-  if (!f->buf) f->err = ENOMEM;
-  else if (ferror(fp)) f->err = EIO;
+  if (!f->buf)
+    f->err = ENOMEM;
+  else if (ferror(fp))
+    f->err = EIO;
   fclose(fp);
 }
 

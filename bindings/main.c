@@ -59,7 +59,8 @@ static void dump_tasks(weft_state *W) {
   printf("%lld live task(s)\n", (long long)n);
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, -1, i);
-    static const char *const f[] = {"id", "name", "group", "status", "waiting", "where", "spawned", "resumes"};
+    static const char *const f[] = {"id",      "name",  "group",   "status",
+                                    "waiting", "where", "spawned", "resumes"};
     for (int k = 0; k < 8; k++) {
       lua_getfield(L, -1, f[k]);
       printf("%s%s=%s", k ? "  " : "", f[k], lua_isnil(L, -1) ? "-" : lua_tostring(L, -1));
@@ -80,11 +81,13 @@ static int cmd_run(int argc, char **argv) {
     const char *a = argv[i];
     int more = i + 1 < argc;
     if (strcmp(a, "--frames") == 0 && more) {
-      if (!parse_num(argv[++i], &frames) || frames < 0) return fprintf(stderr, "weft: bad --frames\n"), 1;
+      if (!parse_num(argv[++i], &frames) || frames < 0)
+        return fprintf(stderr, "weft: bad --frames\n"), 1;
     } else if (strcmp(a, "--dt") == 0 && more) {
       if (!parse_num(argv[++i], &dt) || dt < 0) return fprintf(stderr, "weft: bad --dt\n"), 1;
     } else if (strcmp(a, "--memory") == 0 && more) {
-      if (!parse_num(argv[++i], &mem) || mem <= 0) return fprintf(stderr, "weft: bad --memory\n"), 1;
+      if (!parse_num(argv[++i], &mem) || mem <= 0)
+        return fprintf(stderr, "weft: bad --memory\n"), 1;
     } else if (strcmp(a, "--budget") == 0 && more) {
       if (strcmp(argv[i + 1], "off") == 0) {
         i++;
@@ -121,7 +124,8 @@ static int cmd_run(int argc, char **argv) {
     return 1;
   }
   if (watch && weft_watch_scripts(W, 1) != WEFT_OK)
-    fprintf(stderr, "weft: --watch: cannot watch %s\n", d.scripts_root ? d.scripts_root : "scripts");
+    fprintf(stderr, "weft: --watch: cannot watch %s\n",
+            d.scripts_root ? d.scripts_root : "scripts");
   weft_id task;
   const char *err;
   if (weft_run_file(W, file, &task, &err) != WEFT_OK) {
@@ -330,8 +334,10 @@ static void test_dir(const char *dir, const char *root, tests *t) {
   if (n) qsort(names, n, sizeof *names, cmp_str);
   for (size_t i = 0; i < n; i++) {
     struct stat st;
-    if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) test_dir(names[i], root, t);
-    else if (ends_with(names[i], "_test.lua")) test_file(names[i], root, t);
+    if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
+      test_dir(names[i], root, t);
+    else if (ends_with(names[i], "_test.lua"))
+      test_file(names[i], root, t);
     free(names[i]);
   }
   free(names);
@@ -348,8 +354,10 @@ static int cmd_test(int argc, char **argv) {
     }
     struct stat st;
     any = 1;
-    if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) test_dir(argv[i], root, &t);
-    else test_file(argv[i], root, &t);
+    if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+      test_dir(argv[i], root, &t);
+    else
+      test_file(argv[i], root, &t);
   }
   if (!any) test_dir(root, root, &t);
   printf("%d passed, %d failed\n", t.passed, t.failed);

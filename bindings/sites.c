@@ -20,7 +20,7 @@ typedef struct site {
 
 struct sites {
   weft_state *W;
-  site *v;         /* [1 .. n]; 0 is "unknown" */
+  site *v; /* [1 .. n]; 0 is "unknown" */
   uint32_t n, cap;
   uint32_t *slots; /* open addressing: site index, 0 empty */
   uint32_t nslots;
@@ -91,8 +91,8 @@ uint32_t weft_site_intern(struct sites *st, const char *src, int line, uint32_t 
   char *w = strdup(buf);
   if (!w) return 0;
   uint32_t i = ++st->n;
-  st->v[i] = (site){w, (uint32_t)strlen(src), line, parent, h,
-                    (uint16_t)(parent ? st->v[parent].depth + 1 : 1)};
+  st->v[i] = (site){
+      w, (uint32_t)strlen(src), line, parent, h, (uint16_t)(parent ? st->v[parent].depth + 1 : 1)};
   uint32_t j = h & (st->nslots - 1);
   while (st->slots[j]) j = (j + 1) & (st->nslots - 1);
   st->slots[j] = i;

@@ -55,8 +55,10 @@ static int l_print(lua_State *L) {
     (void)s;
   }
   luaL_pushresult(&b);
-  if (W->desc.log) W->desc.log(W->desc.user, lua_tostring(L, -1));
-  else default_log(lua_tostring(L, -1));
+  if (W->desc.log)
+    W->desc.log(W->desc.user, lua_tostring(L, -1));
+  else
+    default_log(lua_tostring(L, -1));
   return 0;
 }
 
@@ -89,8 +91,10 @@ static int l_load(lua_State *L) {
     lua_insert(L, -2);
     return 2;
   }
-  if (has_env) lua_pushvalue(L, 4);
-  else new_env(W, L);
+  if (has_env)
+    lua_pushvalue(L, 4);
+  else
+    new_env(W, L);
   if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
   return 1;
 }
@@ -210,8 +214,7 @@ static int l_setmetatable(lua_State *L) {
   if (t == LUA_TTABLE) {
     lua_pushliteral(L, "__gc");
     lua_rawget(L, 2);
-    if (lua_type(L, -1) != LUA_TNIL &&
-        !(lua_tocfunction(L, -1) == l_gc_defer)) {
+    if (lua_type(L, -1) != LUA_TNIL && !(lua_tocfunction(L, -1) == l_gc_defer)) {
       lua_pushcclosure(L, l_gc_defer, 1);
       lua_pushliteral(L, "__gc");
       lua_insert(L, -2);
@@ -295,8 +298,10 @@ static void freeze(lua_State *L, int api, const char *name) {
   lua_insert(L, -2);
   lua_setiuservalue(L, -2, 1);
   if (luaL_newmetatable(L, "weft.readonly")) {
-    static const luaL_Reg m[] = {{"__index", l_ro_index}, {"__newindex", l_ro_newindex},
-                                 {"__pairs", l_ro_pairs}, {NULL, NULL}};
+    static const luaL_Reg m[] = {{"__index", l_ro_index},
+                                 {"__newindex", l_ro_newindex},
+                                 {"__pairs", l_ro_pairs},
+                                 {NULL, NULL}};
     luaL_setfuncs(L, m, 0);
     lua_pushliteral(L, "library");
     lua_setfield(L, -2, "__name");
@@ -324,10 +329,11 @@ static int l_lock_api(lua_State *L) {
 static void build_api(weft_state *W, lua_State *L) {
   lua_newtable(L);
   int api = lua_gettop(L);
-  static const char *const base[] = {"assert",   "error",  "ipairs",   "next",         "pairs",
-                                     "pcall",    "rawequal", "rawget", "rawlen",       "rawset",
-                                     "select",   "setmetatable", "getmetatable", "tonumber",
-                                     "tostring", "type",   "xpcall",   "_VERSION",     NULL};
+  static const char *const base[] = {"assert",       "error",    "ipairs",   "next",
+                                     "pairs",        "pcall",    "rawequal", "rawget",
+                                     "rawlen",       "rawset",   "select",   "setmetatable",
+                                     "getmetatable", "tonumber", "tostring", "type",
+                                     "xpcall",       "_VERSION", NULL};
   lua_pushglobaltable(L);
   for (const char *const *n = base; *n; n++) {
     lua_getfield(L, -1, *n);
@@ -363,10 +369,8 @@ static void build_api(weft_state *W, lua_State *L) {
   lua_getfield(L, api, "setmetatable");
   lua_pushcclosure(L, l_setmetatable, 1);
   lua_setfield(L, api, "setmetatable");
-  static const luaL_Reg fns[] = {{"print", l_print},
-                                 {"load", l_load},
-                                 {"collectgarbage", l_collectgarbage},
-                                 {NULL, NULL}};
+  static const luaL_Reg fns[] = {
+      {"print", l_print}, {"load", l_load}, {"collectgarbage", l_collectgarbage}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   lua_newtable(L);
   lua_setfield(L, api, "weft");

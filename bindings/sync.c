@@ -26,10 +26,10 @@ typedef struct shandle {
    it on their stacks, so it cannot go while it has any. */
 typedef struct fhandle {
   weft_wlist waiters;
-  weft_id cid;       /* its id for C (weft_future_new), 0 if none */
-  uint8_t state;     /* WEFT_FUTURE_* */
-  uint8_t packed;    /* user value 1 is {n=..., ...} */
-  char name[22];     /* for weft.tasks(); "" if none */
+  weft_id cid;    /* its id for C (weft_future_new), 0 if none */
+  uint8_t state;  /* WEFT_FUTURE_* */
+  uint8_t packed; /* user value 1 is {n=..., ...} */
+  char name[22];  /* for weft.tasks(); "" if none */
 } fhandle;
 
 typedef struct conn {
@@ -297,13 +297,18 @@ static int l_future_index(lua_State *L) {
   fhandle *h = check_future(L, 1);
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "name") == 0) {
-    if (h->name[0]) lua_pushstring(L, h->name);
-    else lua_pushnil(L);
+    if (h->name[0])
+      lua_pushstring(L, h->name);
+    else
+      lua_pushnil(L);
     return 1;
   }
-  static const luaL_Reg m[] = {{"resolve", l_future_resolve}, {"fail", l_future_fail},
-                               {"cancel", l_future_cancel},   {"result", l_future_result},
-                               {"done", l_future_done},       {"on_done", l_future_on_done},
+  static const luaL_Reg m[] = {{"resolve", l_future_resolve},
+                               {"fail", l_future_fail},
+                               {"cancel", l_future_cancel},
+                               {"result", l_future_result},
+                               {"done", l_future_done},
+                               {"on_done", l_future_on_done},
                                {NULL, NULL}};
   for (const luaL_Reg *r = m; r->name; r++)
     if (strcmp(k, r->name) == 0) {
@@ -313,8 +318,10 @@ static int l_future_index(lua_State *L) {
   if (strcmp(k, "state") == 0) {
     lua_pushstring(L, future_states[h->state]);
   } else if (strcmp(k, "error") == 0) {
-    if (h->state == WEFT_FUTURE_FAILED || h->state == WEFT_FUTURE_CANCELLED) lua_getiuservalue(L, 1, 1);
-    else lua_pushnil(L);
+    if (h->state == WEFT_FUTURE_FAILED || h->state == WEFT_FUTURE_CANCELLED)
+      lua_getiuservalue(L, 1, 1);
+    else
+      lua_pushnil(L);
   } else {
     lua_pushnil(L);
   }
@@ -323,8 +330,10 @@ static int l_future_index(lua_State *L) {
 
 static int l_future_tostring(lua_State *L) {
   fhandle *h = check_future(L, 1);
-  if (h->name[0]) lua_pushfstring(L, "future %s (%s)", h->name, future_states[h->state]);
-  else lua_pushfstring(L, "future (%s)", future_states[h->state]);
+  if (h->name[0])
+    lua_pushfstring(L, "future %s (%s)", h->name, future_states[h->state]);
+  else
+    lua_pushfstring(L, "future (%s)", future_states[h->state]);
   return 1;
 }
 
@@ -354,9 +363,7 @@ weft_id weft_future_new(weft_state *W) {
   return st == LUA_OK ? f->cid : 0;
 }
 
-void weft_push_future(weft_state *W, lua_State *L, weft_id cid) {
-  push_cfuture(W, L, cid);
-}
+void weft_push_future(weft_state *W, lua_State *L, weft_id cid) { push_cfuture(W, L, cid); }
 
 void weft_future_set_name(weft_state *W, weft_id cid, const char *name) {
   fhandle *f = lua_checkstack(W->L, 2) ? push_cfuture(W, W->L, cid) : NULL;
@@ -377,7 +384,7 @@ static int l_ccomplete(lua_State *L) {
     lua_pushinteger(L, WEFT_ESTALE); /* collected after C completed it, or never made */
     return 1;
   }
-  lua_insert(L, 2); /* handle below the values */
+  lua_insert(L, 2);                        /* handle below the values */
   if (c->state == WEFT_FUTURE_CANCELLED) { /* waiters get the one cancellation error */
     lua_settop(L, 2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
@@ -434,8 +441,10 @@ static void compact(lua_State *L, int t) {
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, t, i);
     conn *c = lua_touserdata(L, -1);
-    if (c && c->live) lua_rawseti(L, t, ++k);
-    else lua_pop(L, 1);
+    if (c && c->live)
+      lua_rawseti(L, t, ++k);
+    else
+      lua_pop(L, 1);
   }
   for (lua_Integer i = k + 1; i <= n; i++) {
     lua_pushnil(L);
@@ -546,9 +555,12 @@ static int l_conn_disconnect(lua_State *L) {
 static int l_conn_index(lua_State *L) {
   conn *c = luaL_checkudata(L, 1, CONN_MT);
   const char *k = luaL_checkstring(L, 2);
-  if (strcmp(k, "disconnect") == 0) lua_pushcfunction(L, l_conn_disconnect);
-  else if (strcmp(k, "connected") == 0) lua_pushboolean(L, c->live);
-  else lua_pushnil(L);
+  if (strcmp(k, "disconnect") == 0)
+    lua_pushcfunction(L, l_conn_disconnect);
+  else if (strcmp(k, "connected") == 0)
+    lua_pushboolean(L, c->live);
+  else
+    lua_pushnil(L);
   return 1;
 }
 
@@ -577,19 +589,23 @@ static int poll_signal(weft_state *W, lua_State *L, int idx, int one, weft_wlist
 static int l_signal_index(lua_State *L) {
   luaL_checkudata(L, 1, SIGNAL_MT);
   const char *k = luaL_checkstring(L, 2);
-  static const luaL_Reg m[] = {{"fire", l_signal_fire},     {"set", l_signal_set},
-                               {"reset", l_signal_reset},   {"connect", l_signal_connect},
+  static const luaL_Reg m[] = {{"fire", l_signal_fire},
+                               {"set", l_signal_set},
+                               {"reset", l_signal_reset},
+                               {"connect", l_signal_connect},
                                {NULL, NULL}};
   for (const luaL_Reg *r = m; r->name; r++)
     if (strcmp(k, r->name) == 0) {
       lua_pushcfunction(L, r->func);
       return 1;
     }
-  if (strcmp(k, "name") == 0) lua_getiuservalue(L, 1, 3);
+  if (strcmp(k, "name") == 0)
+    lua_getiuservalue(L, 1, 3);
   else if (strcmp(k, "is_set") == 0) {
     shandle *h = lua_touserdata(L, 1);
     lua_pushboolean(L, h->id && weft_signal_latched(weft_get(L)->Y, h->id));
-  } else lua_pushnil(L);
+  } else
+    lua_pushnil(L);
   return 1;
 }
 
@@ -852,12 +868,16 @@ static int l_channel_index(lua_State *L) {
       lua_pushcfunction(L, r->func);
       return 1;
     }
-  if (strcmp(k, "closed") == 0) lua_pushboolean(L, !h->id || weft_channel_closed(W->Y, h->id));
+  if (strcmp(k, "closed") == 0)
+    lua_pushboolean(L, !h->id || weft_channel_closed(W->Y, h->id));
   else if (strcmp(k, "capacity") == 0) {
     uint32_t c = h->id ? weft_channel_capacity(W->Y, h->id) : 0;
-    if (c == WEFT_UNBOUNDED) lua_pushnil(L);
-    else lua_pushinteger(L, c);
-  } else lua_pushnil(L);
+    if (c == WEFT_UNBOUNDED)
+      lua_pushnil(L);
+    else
+      lua_pushinteger(L, c);
+  } else
+    lua_pushnil(L);
   return 1;
 }
 
@@ -915,8 +935,10 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
     }
   } else { /* C_ALL: keep the first value */
     push_comb(W, L, lt, 3);
-    if (n > 0) lua_pushvalue(L, idx);
-    else lua_pushnil(L);
+    if (n > 0)
+      lua_pushvalue(L, idx);
+    else
+      lua_pushnil(L);
     lua_rawseti(L, -2, slot + 1);
   }
   lua_settop(L, out - 1);
@@ -1015,7 +1037,8 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
     lua_rawgeti(L, data, 2);
     lua_rawgeti(L, -1, i + 1);
     int r = add_comb_element(W, L, task, top + 2, i, mode == C_ALL);
-    if (r == 0) added++;
+    if (r == 0)
+      added++;
     else {
       int vn = lua_gettop(L) - (top + 2);
       comb_deliver(W, task, L, top + 3, vn, i, r < 0);
@@ -1052,7 +1075,8 @@ static int add_comb_element(weft_state *W, lua_State *L, weft_id task, int idx, 
     lua_replace(L, idx);
   }
   const weft_waitable *wt = weft_waitable_of(L, idx);
-  if (!wt) return luaL_argerror(L, argn, lua_pushfstring(L, "cannot wait on a %s", luaL_typename(L, idx)));
+  if (!wt)
+    return luaL_argerror(L, argn, lua_pushfstring(L, "cannot wait on a %s", luaL_typename(L, idx)));
   weft_wlist *l = NULL;
   int r = wt->poll(W, L, idx, one, &l);
   if (r != 0) return r;
@@ -1094,8 +1118,10 @@ static void future_name(weft_state *W, lua_State *L, weft_id id, const void *ptr
   (void)W;
   (void)id;
   const fhandle *f = ptr;
-  if (f->name[0]) lua_pushstring(L, f->name);
-  else lua_pushnil(L);
+  if (f->name[0])
+    lua_pushstring(L, f->name);
+  else
+    lua_pushnil(L);
 }
 
 static void signal_name(weft_state *W, lua_State *L, weft_id id, const void *ptr) {
@@ -1109,7 +1135,6 @@ static void signal_name(weft_state *W, lua_State *L, weft_id id, const void *ptr
 static const weft_waitable future_waitable = {poll_future, "future", future_name};
 static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name};
 static const weft_waitable channel_waitable = {poll_channel, "channel recv", NULL};
-
 
 static void meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
                  lua_CFunction gc, const weft_waitable *w, const char *short_name) {
@@ -1146,9 +1171,12 @@ void weft_open_sync(weft_state *W, lua_State *L) {
   lua_pop(L, 1);
   meta(L, CONN_MT, l_conn_index, NULL, NULL, NULL, "connection");
   lua_pop(L, 1);
-  static const luaL_Reg api[] = {{"future", l_future_new}, {"signal", l_signal_new},
-                                 {"channel", l_channel_new}, {"first", l_first},
-                                 {"all", l_all},           {"timeout", l_timeout},
+  static const luaL_Reg api[] = {{"future", l_future_new},
+                                 {"signal", l_signal_new},
+                                 {"channel", l_channel_new},
+                                 {"first", l_first},
+                                 {"all", l_all},
+                                 {"timeout", l_timeout},
                                  {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
   lua_getfield(L, -1, "weft");

@@ -26,9 +26,7 @@ void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
   lua_remove(L, -2);
 }
 
-static thandle *check_task(lua_State *L, int idx) {
-  return luaL_checkudata(L, idx, WEFT_TASK_MT);
-}
+static thandle *check_task(lua_State *L, int idx) { return luaL_checkudata(L, idx, WEFT_TASK_MT); }
 
 /* ---- errors ---- */
 
@@ -114,11 +112,15 @@ static int l_report(lua_State *L) {
     W->cur = saved;
     if (st == LUA_OK) return 0;
     const char *herr = weft_tostring(L, -1);
-    if (W->desc.report) W->desc.report(W->desc.user, "error in weft.on_error handler", herr);
-    else fprintf(stderr, "error in weft.on_error handler: %s\n", herr);
+    if (W->desc.report)
+      W->desc.report(W->desc.user, "error in weft.on_error handler", herr);
+    else
+      fprintf(stderr, "error in weft.on_error handler: %s\n", herr);
   }
-  if (W->desc.report) W->desc.report(W->desc.user, msg, full);
-  else fprintf(stderr, "error: %s\n", full);
+  if (W->desc.report)
+    W->desc.report(W->desc.user, msg, full);
+  else
+    fprintf(stderr, "error: %s\n", full);
   return 0;
 }
 
@@ -138,10 +140,13 @@ static void report(weft_state *W, lua_State *L, int idx, weft_id task, const cha
   int st = lua_pcall(L, 2, 0, 0);
   W->in_report--;
   if (st != LUA_OK) { /* no memory to build it: the bare message, no traceback */
-    const char *msg = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx)
-                      : lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error";
-    if (W->desc.report) W->desc.report(W->desc.user, msg, msg);
-    else fprintf(stderr, "error: %s\n", msg);
+    const char *msg = lua_type(L, idx) == LUA_TSTRING  ? lua_tostring(L, idx)
+                      : lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                                       : "error";
+    if (W->desc.report)
+      W->desc.report(W->desc.user, msg, msg);
+    else
+      fprintf(stderr, "error: %s\n", msg);
     lua_pop(L, 1);
   }
 }
@@ -255,9 +260,12 @@ static void hook(lua_State *L, lua_Debug *ar) {
    (WEFT_BUDGET_OFF) no hook is installed: the VM then runs without the
    per-instruction check a count hook costs. */
 static void set_budget(weft_state *W, lua_State *co, int killed) {
-  if (killed) lua_sethook(co, hook, LUA_MASKCOUNT, 1);
-  else if (W->desc.instr_budget == WEFT_BUDGET_OFF) lua_sethook(co, NULL, 0, 0);
-  else lua_sethook(co, hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
+  if (killed)
+    lua_sethook(co, hook, LUA_MASKCOUNT, 1);
+  else if (W->desc.instr_budget == WEFT_BUDGET_OFF)
+    lua_sethook(co, NULL, 0, 0);
+  else
+    lua_sethook(co, hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
 }
 
 /* ---- finishing ---- */
@@ -281,7 +289,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, 
   weft_push_task(W, L, id);
   thandle *h = lua_touserdata(L, -1);
   if (h) {
-    h->final = (uint8_t)final;
+    h->final = (uint8_t) final;
     if (n > 1) { /* several results need a table: out of memory keeps the first */
       lua_pushcfunction(L, l_pack);
       for (int i = 0; i < n; i++) lua_pushvalue(L, idx + i);
@@ -628,8 +636,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
 
 static weft_id wait_task_of(weft_state *W, lua_State *L, const char *what) {
   weft_id id = weft_thread_task(L);
-  if (!id || id != W->cur)
-    luaL_error(L, "%s can only be called from a task", what);
+  if (!id || id != W->cur) luaL_error(L, "%s can only be called from a task", what);
   if (!lua_isyieldable(L))
     luaL_error(L, "%s cannot wait here (inside a metamethod or C function)", what);
   return id;
@@ -705,8 +712,10 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
       weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
       return lua_error(L);
     }
-    if (r > 0) lua_copy(L, top + 2, base + (int)i);
-    else added++;
+    if (r > 0)
+      lua_copy(L, top + 2, base + (int)i);
+    else
+      added++;
     lua_settop(L, top);
   }
   lt->overruns = 0;
@@ -819,10 +828,14 @@ static int l_co_close(lua_State *L) {
 
 static const char *status_name(weft_state *W, thandle *h) {
   switch (h->final) {
-  case WEFT_TASK_DONE: return "done";
-  case WEFT_TASK_FAILED: return "failed";
-  case WEFT_TASK_CANCELLED: return "cancelled";
-  default: return (h->id == W->cur) ? "running" : "waiting";
+  case WEFT_TASK_DONE:
+    return "done";
+  case WEFT_TASK_FAILED:
+    return "failed";
+  case WEFT_TASK_CANCELLED:
+    return "cancelled";
+  default:
+    return (h->id == W->cur) ? "running" : "waiting";
   }
 }
 
@@ -881,15 +894,20 @@ static int l_task_index(lua_State *L) {
   if (strcmp(k, "status") == 0) {
     lua_pushstring(L, status_name(W, h));
   } else if (strcmp(k, "name") == 0) {
-    if (lua_getiuservalue(L, 1, 2) == LUA_TNIL) lua_pushstring(L, weft_site_where(W->sites, h->site));
+    if (lua_getiuservalue(L, 1, 2) == LUA_TNIL)
+      lua_pushstring(L, weft_site_where(W->sites, h->site));
   } else if (strcmp(k, "cancel") == 0) {
     lua_pushcfunction(L, l_task_cancel);
   } else if (strcmp(k, "group") == 0) {
-    if (h->final) lua_pushnil(L);
-    else weft_push_group(W, L, weft_task_group(W->S, h->id));
+    if (h->final)
+      lua_pushnil(L);
+    else
+      weft_push_group(W, L, weft_task_group(W->S, h->id));
   } else if (strcmp(k, "error") == 0) {
-    if (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED) lua_getiuservalue(L, 1, 1);
-    else lua_pushnil(L);
+    if (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)
+      lua_getiuservalue(L, 1, 1);
+    else
+      lua_pushnil(L);
   } else {
     lua_pushnil(L);
   }
@@ -972,7 +990,8 @@ static int l_group_new(lua_State *L) {
   weft_id parent = W->cur ? weft_task_group(W->S, W->cur) : 0;
   if (lua_getfield(L, 1, "parent") != LUA_TNIL) {
     ghandle *p = luaL_testudata(L, 2, WEFT_GROUP_MT);
-    if (!p || !weft_group_live(W->S, p->id)) return luaL_error(L, "group: parent must be a live group");
+    if (!p || !weft_group_live(W->S, p->id))
+      return luaL_error(L, "group: parent must be a live group");
     parent = p->id;
   }
   lua_pop(L, 1);
@@ -1065,15 +1084,22 @@ static int l_group_index(lua_State *L) {
       lua_pushcfunction(L, m->func);
       return 1;
     }
-  if (strcmp(k, "time_scale") == 0) lua_pushnumber(L, weft_group_scale(W->S, g->id));
-  else if (strcmp(k, "paused") == 0) lua_pushboolean(L, weft_group_paused(W->S, g->id));
-  else if (strcmp(k, "now") == 0) lua_pushnumber(L, weft_group_now(W->S, g->id));
-  else if (strcmp(k, "name") == 0) lua_getiuservalue(L, 1, 1);
+  if (strcmp(k, "time_scale") == 0)
+    lua_pushnumber(L, weft_group_scale(W->S, g->id));
+  else if (strcmp(k, "paused") == 0)
+    lua_pushboolean(L, weft_group_paused(W->S, g->id));
+  else if (strcmp(k, "now") == 0)
+    lua_pushnumber(L, weft_group_now(W->S, g->id));
+  else if (strcmp(k, "name") == 0)
+    lua_getiuservalue(L, 1, 1);
   else if (strcmp(k, "parent") == 0) {
     weft_id p = weft_group_parent(W->S, g->id);
-    if (p) weft_push_group(W, L, p);
-    else lua_pushnil(L);
-  } else lua_pushnil(L);
+    if (p)
+      weft_push_group(W, L, p);
+    else
+      lua_pushnil(L);
+  } else
+    lua_pushnil(L);
   return 1;
 }
 

@@ -20,17 +20,17 @@ typedef struct weft_state weft_state;
 #define WEFT_BUDGET_OFF UINT32_MAX
 
 typedef struct weft_desc {
-  const char *scripts_root;  /* directory `require` resolves under; NULL: "scripts" */
-  size_t memory_limit;       /* bytes the Lua state may hold; 0: 256 MB */
-  uint32_t instr_budget;     /* instructions per resume before preemption; 0: 1,000,000;
-                                WEFT_BUDGET_OFF: no budget (trusted scripts only) */
-  uint32_t max_overruns;     /* consecutive preempted resumes before a kill; 0: 3 */
-  uint32_t frame_budget;     /* most resumes per frame; 0: 1,000,000,000 */
-  uint32_t max_tasks;        /* most live tasks; 0: 1,000,000 */
-  const char *assets_root;   /* directory job("read_file") reads under; NULL: "assets" */
-  uint32_t job_threads;      /* worker threads, started at the first job; 0: one per core;
-                                WEFT_JOBS_INLINE: none, jobs run at the next frame's start
-                                on the main thread (reproducible headless runs) */
+  const char *scripts_root; /* directory `require` resolves under; NULL: "scripts" */
+  size_t memory_limit;      /* bytes the Lua state may hold; 0: 256 MB */
+  uint32_t instr_budget;    /* instructions per resume before preemption; 0: 1,000,000;
+                               WEFT_BUDGET_OFF: no budget (trusted scripts only) */
+  uint32_t max_overruns;    /* consecutive preempted resumes before a kill; 0: 3 */
+  uint32_t frame_budget;    /* most resumes per frame; 0: 1,000,000,000 */
+  uint32_t max_tasks;       /* most live tasks; 0: 1,000,000 */
+  const char *assets_root;  /* directory job("read_file") reads under; NULL: "assets" */
+  uint32_t job_threads;     /* worker threads, started at the first job; 0: one per core;
+                               WEFT_JOBS_INLINE: none, jobs run at the next frame's start
+                               on the main thread (reproducible headless runs) */
   /* Receives `print` output, one line without its newline. NULL: stdout.
      The string is valid during the call only. */
   void (*log)(void *user, const char *line);
@@ -41,7 +41,7 @@ typedef struct weft_desc {
   /* Tests only: return nonzero to make the allocation of nsize bytes
      fail (Lua's and the host's), for allocation-failure sweeps. */
   int (*fail_alloc)(void *user, size_t nsize);
-  void *user;                /* passed to log, report and fail_alloc */
+  void *user; /* passed to log, report and fail_alloc */
 } weft_desc;
 
 /* Creates a state: a Lua state with the script environment, a scheduler
@@ -131,7 +131,7 @@ typedef struct weft_job_kind {
   int (*finish)(lua_State *L, void *data);
   /* Frees data: after finish, or for a cancelled or dropped job. */
   void (*free)(void *data);
-  void *user;       /* passed to prepare */
+  void *user; /* passed to prepare */
 } weft_job_kind;
 
 /* Registers (or replaces) a job kind; the struct is copied. Built in:
@@ -139,13 +139,13 @@ typedef struct weft_job_kind {
 int weft_register_job(weft_state *W, const weft_job_kind *kind);
 
 typedef struct weft_stats {
-  size_t lua_bytes;     /* held by the Lua state now */
-  size_t lua_peak;      /* most ever held */
-  size_t host_bytes;    /* held by the scheduler's pools and queues */
-  uint64_t allocs;      /* allocation calls (Lua and host) since open */
-  uint64_t alloc_bytes; /* bytes those calls added since open */
-  uint32_t tasks;       /* live tasks */
-  uint32_t errors;      /* error reports made */
+  size_t lua_bytes;      /* held by the Lua state now */
+  size_t lua_peak;       /* most ever held */
+  size_t host_bytes;     /* held by the scheduler's pools and queues */
+  uint64_t allocs;       /* allocation calls (Lua and host) since open */
+  uint64_t alloc_bytes;  /* bytes those calls added since open */
+  uint32_t tasks;        /* live tasks */
+  uint32_t errors;       /* error reports made */
   uint32_t jobs_pending; /* jobs submitted and not yet delivered */
 } weft_stats;
 

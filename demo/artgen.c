@@ -380,7 +380,8 @@ static void tile_pedestal(canvas *c, int i, int with_idol) {
     for (int y = -5; y <= 5; y++)
       for (int x = -5; x <= 5; x++) {
         int in = x * x + y * y <= 25, cut = (x - 2) * (x - 2) + (y + 1) * (y + 1) <= 16;
-        if (in && !cut) put(c, ox + 7 + x, oy + 1 + y + 5, x < -2 ? rgb(150, 240, 220) : rgb(96, 206, 190));
+        if (in && !cut)
+          put(c, ox + 7 + x, oy + 1 + y + 5, x < -2 ? rgb(150, 240, 220) : rgb(96, 206, 190));
       }
     put(c, ox + 4, oy + 4, rgb(230, 255, 250));
   }
@@ -428,7 +429,8 @@ static void tile_stairs(canvas *c, int i) {
   int ox, oy;
   cell(i, &ox, &oy);
   for (int y = 0; y < T; y++)
-    for (int x = 0; x < T; x++) put(c, ox + x, oy + y, shade(rgb(120, 116, 128), -(y % 4) * 10 - y * 3));
+    for (int x = 0; x < T; x++)
+      put(c, ox + x, oy + y, shade(rgb(120, 116, 128), -(y % 4) * 10 - y * 3));
 }
 
 static void tile_rune(canvas *c, int i) {
@@ -436,7 +438,8 @@ static void tile_rune(canvas *c, int i) {
   cell(i, &ox, &oy);
   for (int a = 0; a < 360; a += 8) {
     double t = a * 3.14159265 / 180;
-    put(c, ox + 8 + (int)(6.5 * SDL_cos(t)), oy + 8 + (int)(6.5 * SDL_sin(t)), rgba(160, 220, 255, 150));
+    put(c, ox + 8 + (int)(6.5 * SDL_cos(t)), oy + 8 + (int)(6.5 * SDL_sin(t)),
+        rgba(160, 220, 255, 150));
   }
   rect(c, ox + 8, oy + 4, 1, 8, rgba(160, 220, 255, 130));
   rect(c, ox + 5, oy + 8, 7, 1, rgba(160, 220, 255, 130));
@@ -451,8 +454,8 @@ static void flame(canvas *c, int i, int f) {
     int w = y < 2 ? 1 : (y < 5 ? 2 : 3);
     int cx = 8 + (y < 4 ? lean : 0);
     for (int x = -w; x < w; x++) {
-      uint32_t v =
-          y > 5 && x > -w && x < w - 1 ? rgb(255, 244, 190) : (y > 3 ? rgb(255, 176, 60) : rgb(236, 96, 40));
+      uint32_t v = y > 5 && x > -w && x < w - 1 ? rgb(255, 244, 190)
+                                                : (y > 3 ? rgb(255, 176, 60) : rgb(236, 96, 40));
       put(c, ox + cx + x, oy + y + (f == 2 ? 1 : 0), v);
     }
   }
@@ -671,8 +674,8 @@ static void paint_char(canvas *c, int ox, int oy, const look *lk, int dir, int f
     for (int x = 0; x < T; x++) {
       uint32_t v = get(&s, x, y);
       if (!A(v)) {
-        int edge =
-            A(get(&s, x - 1, y)) || A(get(&s, x + 1, y)) || A(get(&s, x, y - 1)) || A(get(&s, x, y + 1));
+        int edge = A(get(&s, x - 1, y)) || A(get(&s, x + 1, y)) || A(get(&s, x, y - 1)) ||
+                   A(get(&s, x, y + 1));
         if (edge && x > 0 && x < T - 1 && y > 0)
           v = ink;
         else if (edge)
@@ -695,8 +698,8 @@ static void paint_chars(canvas *c) {
       {rgb(90, 60, 40), rgb(214, 166, 126), rgb(96, 56, 130), rgb(230, 196, 90), rgb(60, 58, 74),
        rgb(40, 30, 30), 1, 1, 0, 0, 0},
       /* sage: white beard, green robe */
-      {rgb(226, 226, 232), rgb(232, 190, 156), rgb(64, 120, 84), rgb(214, 186, 100), rgb(60, 90, 60),
-       rgb(70, 50, 40), 0, 0, 1, 1, 0},
+      {rgb(226, 226, 232), rgb(232, 190, 156), rgb(64, 120, 84), rgb(214, 186, 100),
+       rgb(60, 90, 60), rgb(70, 50, 40), 0, 0, 1, 1, 0},
   };
   for (int k = 0; k < 4; k++) {
     int col = 0;
@@ -714,7 +717,8 @@ static int save(const canvas *c, const char *dir, const char *name) {
   snprintf(path, sizeof path, "%s/%s", dir, name);
   SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, c->w, c->h, 32, SDL_PIXELFORMAT_RGBA8888);
   if (!s) return 1;
-  for (int y = 0; y < c->h; y++) memcpy((char *)s->pixels + y * s->pitch, c->px + y * c->w, (size_t)c->w * 4);
+  for (int y = 0; y < c->h; y++)
+    memcpy((char *)s->pixels + y * s->pitch, c->px + y * c->w, (size_t)c->w * 4);
   int rc = IMG_SavePNG(s, path);
   SDL_FreeSurface(s);
   if (rc != 0)

@@ -40,7 +40,8 @@ static int l_input_locked(lua_State *L) {
 static SDL_Scancode check_key(lua_State *L, int arg) {
   const char *name = luaL_checkstring(L, arg);
   SDL_Scancode sc = SDL_GetScancodeFromName(name);
-  if (sc == SDL_SCANCODE_UNKNOWN) luaL_argerror(L, arg, lua_pushfstring(L, "unknown key '%s'", name));
+  if (sc == SDL_SCANCODE_UNKNOWN)
+    luaL_argerror(L, arg, lua_pushfstring(L, "unknown key '%s'", name));
   return sc;
 }
 
@@ -261,8 +262,8 @@ void control_check_reload(game *g) {
     lua_pop(L, 1);
     if (name && v != old) {
       if (v > 1 && used + strlen(name) + 12 < sizeof msg)
-        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s %s v%lld", changed ? "," : "", name,
-                                 (long long)v);
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s %s v%lld", changed ? "," : "",
+                                 name, (long long)v);
       changed += v > 1;
       lua_pushinteger(L, v);
       lua_setfield(L, seen, name);

@@ -91,7 +91,8 @@ static int entity_line(parser *p, char **w, int n) {
   if (n > 5 && facing(p, w[5], &e->facing)) return -1;
   e->route = -1;
   for (int i = 0; i < lv->nents; i++)
-    if (strcmp(lv->ents[i].name, e->name) == 0) return fail(p, "entity '%s' appears twice", e->name);
+    if (strcmp(lv->ents[i].name, e->name) == 0)
+      return fail(p, "entity '%s' appears twice", e->name);
   lv->nents++;
   return 0;
 }

@@ -106,11 +106,14 @@ static int find_root(game *g, const char *opt) {
     }
   }
   int here = strcmp(g->root, ".") == 0;
-  snprintf(g->scripts_dir, sizeof g->scripts_dir, "%s%s", here ? "" : g->root, here ? "scripts" : "/scripts");
-  snprintf(g->assets_dir, sizeof g->assets_dir, "%s%s", here ? "" : g->root, here ? "assets" : "/assets");
+  snprintf(g->scripts_dir, sizeof g->scripts_dir, "%s%s", here ? "" : g->root,
+           here ? "scripts" : "/scripts");
+  snprintf(g->assets_dir, sizeof g->assets_dir, "%s%s", here ? "" : g->root,
+           here ? "assets" : "/assets");
   snprintf(p, sizeof p, "%s/main.lua", g->scripts_dir);
   if (!is_file(p)) {
-    fprintf(stderr, "weft-demo: cannot find scripts/main.lua (run from the repository or pass --root)\n");
+    fprintf(stderr,
+            "weft-demo: cannot find scripts/main.lua (run from the repository or pass --root)\n");
     return -1;
   }
   return 0;
@@ -141,7 +144,8 @@ static int save_png(game *g, const char *path) {
     int w = SCREEN_W, h = SCREEN_H;
     SDL_GetRendererOutputSize(g->r, &w, &h); /* the window may be scaled */
     tmp = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
-    if (!tmp || SDL_RenderReadPixels(g->r, NULL, SDL_PIXELFORMAT_ARGB8888, tmp->pixels, tmp->pitch) != 0) {
+    if (!tmp ||
+        SDL_RenderReadPixels(g->r, NULL, SDL_PIXELFORMAT_ARGB8888, tmp->pixels, tmp->pitch) != 0) {
       fprintf(stderr, "weft-demo: cannot read the screen: %s\n", SDL_GetError());
       SDL_FreeSurface(tmp);
       return -1;
@@ -237,9 +241,10 @@ static void step(game *g) {
   g->frame++;
   g->realtime += STEP_DT;
   control_frame(g);
-  float mx =
-      (float)(held(g, SDL_SCANCODE_RIGHT, SDL_SCANCODE_D) - held(g, SDL_SCANCODE_LEFT, SDL_SCANCODE_A));
-  float my = (float)(held(g, SDL_SCANCODE_DOWN, SDL_SCANCODE_S) - held(g, SDL_SCANCODE_UP, SDL_SCANCODE_W));
+  float mx = (float)(held(g, SDL_SCANCODE_RIGHT, SDL_SCANCODE_D) -
+                     held(g, SDL_SCANCODE_LEFT, SDL_SCANCODE_A));
+  float my = (float)(held(g, SDL_SCANCODE_DOWN, SDL_SCANCODE_S) -
+                     held(g, SDL_SCANCODE_UP, SDL_SCANCODE_W));
   if (g->w.input_lock > 0 || g->paused || g->loading) mx = my = 0;
   g->w.move_x = mx;
   g->w.move_y = my;
@@ -259,17 +264,21 @@ static int open_video(game *g, const options *o) {
   if (o->headless) {
     if (!getenv("SDL_VIDEODRIVER")) setenv("SDL_VIDEODRIVER", "offscreen", 0);
     if (SDL_Init(0) != 0) return fprintf(stderr, "weft-demo: SDL_Init: %s\n", SDL_GetError()), -1;
-    g->surface = SDL_CreateRGBSurfaceWithFormat(0, SCREEN_W, SCREEN_H, 32, SDL_PIXELFORMAT_ARGB8888);
+    g->surface =
+        SDL_CreateRGBSurfaceWithFormat(0, SCREEN_W, SCREEN_H, 32, SDL_PIXELFORMAT_ARGB8888);
     g->r = g->surface ? SDL_CreateSoftwareRenderer(g->surface) : NULL;
   } else {
     if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0)
       return fprintf(stderr, "weft-demo: SDL_Init: %s\n", SDL_GetError()), -1;
-    g->win = SDL_CreateWindow("Moonwatch Keep - a weft demo", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED,
-                              SCREEN_W, SCREEN_H, SDL_WINDOW_RESIZABLE);
-    if (!g->win) return fprintf(stderr, "weft-demo: cannot open a window: %s\n", SDL_GetError()), -1;
-    g->r = SDL_CreateRenderer(
-        g->win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC | SDL_RENDERER_TARGETTEXTURE);
-    if (!g->r) g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE | SDL_RENDERER_TARGETTEXTURE);
+    g->win = SDL_CreateWindow("Moonwatch Keep - a weft demo", SDL_WINDOWPOS_CENTERED,
+                              SDL_WINDOWPOS_CENTERED, SCREEN_W, SCREEN_H, SDL_WINDOW_RESIZABLE);
+    if (!g->win)
+      return fprintf(stderr, "weft-demo: cannot open a window: %s\n", SDL_GetError()), -1;
+    g->r = SDL_CreateRenderer(g->win, -1,
+                              SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC |
+                                  SDL_RENDERER_TARGETTEXTURE);
+    if (!g->r)
+      g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE | SDL_RENDERER_TARGETTEXTURE);
     if (g->r) SDL_RenderSetLogicalSize(g->r, SCREEN_W, SCREEN_H);
   }
   if (!g->r) return fprintf(stderr, "weft-demo: no renderer: %s\n", SDL_GetError()), -1;
@@ -287,11 +296,13 @@ static int open_video(game *g, const options *o) {
                {&g->f_mono, FONT_MONO, 13}};
   for (size_t i = 0; i < sizeof fonts / sizeof fonts[0]; i++) {
     if (font_find(fonts[i].style, path, sizeof path) != 0) {
-      fprintf(stderr, "weft-demo: no TrueType font found (install fonts-dejavu-core or set WEFT_FONT)\n");
+      fprintf(stderr,
+              "weft-demo: no TrueType font found (install fonts-dejavu-core or set WEFT_FONT)\n");
       return -1;
     }
     *fonts[i].f = font_open(g->r, path, fonts[i].px);
-    if (!*fonts[i].f) return fprintf(stderr, "weft-demo: cannot open %s: %s\n", path, TTF_GetError()), -1;
+    if (!*fonts[i].f)
+      return fprintf(stderr, "weft-demo: cannot open %s: %s\n", path, TTF_GetError()), -1;
   }
   return render_open(g);
 }
@@ -381,11 +392,12 @@ int main(int argc, char **argv) {
       if (test) {
         int res = weft_task_result(g->W, test);
         if (res == WEFT_TASK_DONE) {
-          fprintf(stderr, "weft-demo: %s passed at frame %llu\n", o.script, (unsigned long long)g->frame);
+          fprintf(stderr, "weft-demo: %s passed at frame %llu\n", o.script,
+                  (unsigned long long)g->frame);
           g->quit = 1;
         } else if (res == WEFT_TASK_FAILED || res == WEFT_TASK_CANCELLED) {
-          fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n", o.script, (unsigned long long)g->frame,
-                  weft_task_error(g->W, test));
+          fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n", o.script,
+                  (unsigned long long)g->frame, weft_task_error(g->W, test));
           rc = 1;
           g->quit = 1;
         }

@@ -48,7 +48,8 @@ static void box(game *g, SDL_Rect r, SDL_Color fill, SDL_Color border) {
 
 /* Draws at most max_lines lines of s (split at newlines, tabs as two
    spaces, cut at max_chars); returns the y after the last. */
-static int lines(game *g, font *f, const char *s, int x, int y, int max_lines, int max_chars, SDL_Color c) {
+static int lines(game *g, font *f, const char *s, int x, int y, int max_lines, int max_chars,
+                 SDL_Color c) {
   char buf[256];
   int n = 0;
   while (*s && n < max_lines) {
@@ -97,7 +98,8 @@ static void draw_errors(game *g) {
   if (g->nerrors > 1)
     snprintf(title, sizeof title, "Script error (%d errors, the game goes on)", g->nerrors);
   else
-    snprintf(title, sizeof title, "Script error%s (the game goes on)", e->repeats ? " (repeated)" : "");
+    snprintf(title, sizeof title, "Script error%s (the game goes on)",
+             e->repeats ? " (repeated)" : "");
   font_draw(g->f_bold, g->r, title, r.x + 12, r.y + 4, WHITE);
   const char *hint = "F4 dismiss";
   font_draw(g->f_small, g->r, hint, r.x + r.w - font_width(g->f_small, hint) - 12, r.y + 7,
@@ -122,7 +124,8 @@ static void draw_modules(game *g, int x, int y0, int w) {
   int n = (int)luaL_len(L, -1), lh = font_height(g->f_mono);
   SDL_Rect r = {x, y0, w, 36 + lh * (n + 1)};
   box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
-  font_draw(g->f_bold, g->r, "Modules (weft.modules)", r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
+  font_draw(g->f_bold, g->r, "Modules (weft.modules)", r.x + 12, r.y + 6,
+            (SDL_Color){150, 200, 255, 255});
   int y = r.y + 34;
   char line[256];
   snprintf(line, sizeof line, "%-22s %-8s %-8s %-12s %s", "module", "version", "tasks", "old code",
@@ -187,16 +190,18 @@ static void draw_tasks(game *g) {
     /* a module started with g:start runs in a group named after it, under
        the entity's group: show the entity */
     if (strcmp(v[0], v[1]) == 0 && lua_getfield(L, -1, "task") == LUA_TUSERDATA &&
-        lua_getfield(L, -1, "group") == LUA_TUSERDATA && lua_getfield(L, -1, "parent") == LUA_TUSERDATA &&
+        lua_getfield(L, -1, "group") == LUA_TUSERDATA &&
+        lua_getfield(L, -1, "parent") == LUA_TUSERDATA &&
         lua_getfield(L, -1, "name") == LUA_TSTRING)
       snprintf(v[1], sizeof v[1], "%s", lua_tostring(L, -1));
     lua_settop(L, row);
     /* shorten "scripts/ai/patrol.lua:12" to "ai/patrol.lua:12" */
     const char *where = strstr(v[4], "scripts/") ? strstr(v[4], "scripts/") + 8 : v[4];
     const char *name = strstr(v[0], "scripts/") ? strstr(v[0], "scripts/") + 8 : v[0];
-    snprintf(line, sizeof line, "%-22.22s %-11.11s %-8.8s %-30.30s %.28s", name, v[1], v[2], v[3], where);
-    SDL_Color c =
-        strcmp(v[2], "running") == 0 ? (SDL_Color){140, 255, 160, 255} : (SDL_Color){220, 226, 240, 255};
+    snprintf(line, sizeof line, "%-22.22s %-11.11s %-8.8s %-30.30s %.28s", name, v[1], v[2], v[3],
+             where);
+    SDL_Color c = strcmp(v[2], "running") == 0 ? (SDL_Color){140, 255, 160, 255}
+                                               : (SDL_Color){220, 226, 240, 255};
     font_draw(g->f_mono, g->r, line, r.x + 12, y, c);
     lua_settop(L, list);
   }
@@ -245,11 +250,11 @@ static void draw_graph(game *g) {
   weft_stats st;
   weft_get_stats(g->W, &st);
   char s[160];
-  snprintf(s, sizeof s, "frame %.2f ms    script %.3f ms  (max %.2f)", sum_f / GRAPH_N, sum_s / GRAPH_N,
-           max_s);
+  snprintf(s, sizeof s, "frame %.2f ms    script %.3f ms  (max %.2f)", sum_f / GRAPH_N,
+           sum_s / GRAPH_N, max_s);
   font_draw(g->f_small, g->r, s, r.x + 10, r.y + 8, WHITE);
-  snprintf(s, sizeof s, "%u tasks    Lua %zu KB    %u errors    scale %g ms", st.tasks, st.lua_bytes / 1024,
-           st.errors, top);
+  snprintf(s, sizeof s, "%u tasks    Lua %zu KB    %u errors    scale %g ms", st.tasks,
+           st.lua_bytes / 1024, st.errors, top);
   font_draw(g->f_small, g->r, s, r.x + 10, r.y + 30, DIM);
   SDL_SetRenderDrawColor(g->r, 70, 96, 150, 255);
 }

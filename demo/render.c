@@ -196,7 +196,11 @@ static void draw_tiles(game *g, SDL_Texture *tiles) {
         int face = !is_wall(below) && below != ' ';
         int idx = T_WALL_TOP;
         if (face)
-          idx = c == 'T' ? T_SCONCE : c == 'W' ? T_WINDOW : c == 'B' ? T_BANNER : c == 'S' ? T_SHELF : T_WALL;
+          idx = c == 'T'   ? T_SCONCE
+                : c == 'W' ? T_WINDOW
+                : c == 'B' ? T_BANNER
+                : c == 'S' ? T_SHELF
+                           : T_WALL;
         tile_at(g, tiles, idx, x, y);
         continue;
       }
@@ -343,7 +347,8 @@ static void cone(game *g, const entity *e) {
     while (d < e->range) {
       float nd = d + 3;
       int tx = (int)floorf((cx + ca * nd) / TILE), ty = (int)floorf((cy + sa * nd) / TILE);
-      if (world_opaque(&g->w, tx, ty) && !(tx == (int)floorf(cx / TILE) && ty == (int)floorf(cy / TILE))) {
+      if (world_opaque(&g->w, tx, ty) &&
+          !(tx == (int)floorf(cx / TILE) && ty == (int)floorf(cy / TILE))) {
         d = nd + 4; /* light the face of the wall a little */
         break;
       }
@@ -366,8 +371,8 @@ static void draw_lights(game *g) {
   world *w = &g->w;
   SDL_SetRenderTarget(g->r, g->light);
   SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_NONE);
-  SDL_SetRenderDrawColor(g->r, (Uint8)(w->amb[0] * 255), (Uint8)(w->amb[1] * 255), (Uint8)(w->amb[2] * 255),
-                         255);
+  SDL_SetRenderDrawColor(g->r, (Uint8)(w->amb[0] * 255), (Uint8)(w->amb[1] * 255),
+                         (Uint8)(w->amb[2] * 255), 255);
   SDL_RenderClear(g->r);
   SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_ADD);
   int x0, y0, x1, y1;
@@ -387,7 +392,8 @@ static void draw_lights(game *g) {
         glow(g, (float)x * TILE + 8, (float)y * TILE + 3, 72 * flick, 255, 190, 100);
       } else if (c == 'i') {
         float p = 0.8f + 0.2f * sinf((float)g->realtime * 2.5f);
-        glow(g, (float)x * TILE + 8, (float)y * TILE + 8, 70 * p, 80, (int)(220 * p), (int)(210 * p));
+        glow(g, (float)x * TILE + 8, (float)y * TILE + 8, 70 * p, 80, (int)(220 * p),
+             (int)(210 * p));
       }
     }
   entity *p = world_ent(w, w->player);
@@ -436,7 +442,8 @@ static void draw_bubbles(game *g, SDL_Texture *tiles) {
     if (!e->bubble[0]) continue;
     if (strcmp(e->bubble, "!") == 0 || strcmp(e->bubble, "?") == 0) {
       int bob = (int)(sinf((float)g->realtime * 8) * 3);
-      blit(g, tiles, e->bubble[0] == '!' ? T_ALERT : T_QUESTION, 16, sx - TS / 2, top - TS + bob, TS, TS, 0);
+      blit(g, tiles, e->bubble[0] == '!' ? T_ALERT : T_QUESTION, 16, sx - TS / 2, top - TS + bob,
+           TS, TS, 0);
       continue;
     }
     int tw = font_width(g->f_small, e->bubble);
@@ -445,8 +452,10 @@ static void draw_bubbles(game *g, SDL_Texture *tiles) {
     SDL_Rect b = {sx - tw / 2 - 10, top - th - 22, tw + 20, th + 12};
     panel(g, b, (SDL_Color){250, 246, 232, 240}, (SDL_Color){40, 34, 50, 255});
     SDL_SetRenderDrawColor(g->r, 250, 246, 232, 240);
-    for (int k = 0; k < 7; k++) SDL_RenderDrawLine(g->r, sx - 6 + k, b.y + b.h, sx, b.y + b.h + 8 - k / 2);
-    font_draw_wrapped(g->f_small, g->r, e->bubble, -1, b.x + 10, b.y + 6, 300, (SDL_Color){40, 34, 50, 255});
+    for (int k = 0; k < 7; k++)
+      SDL_RenderDrawLine(g->r, sx - 6 + k, b.y + b.h, sx, b.y + b.h + 8 - k / 2);
+    font_draw_wrapped(g->f_small, g->r, e->bubble, -1, b.x + 10, b.y + 6, 300,
+                      (SDL_Color){40, 34, 50, 255});
   }
 }
 
@@ -467,8 +476,8 @@ static void draw_dialogue(game *g, SDL_Texture *chars) {
   }
   int tx = pf.x + pf.w + 22;
   font_draw_shadow(g->f_bold, g->r, w->dlg.speaker, tx, box.y + 14, GOLD);
-  font_draw_wrapped(g->f_ui, g->r, w->dlg.text, (int)w->dlg.shown, tx, box.y + 46, box.x + box.w - tx - 24,
-                    WHITE);
+  font_draw_wrapped(g->f_ui, g->r, w->dlg.text, (int)w->dlg.shown, tx, box.y + 46,
+                    box.x + box.w - tx - 24, WHITE);
   if ((int)(g->realtime * 2) & 1 || w->dlg.shown < (float)strlen(w->dlg.text)) {
     const char *hint = "Space";
     int hw = font_width(g->f_small, hint);
@@ -513,8 +522,8 @@ static void draw_banner(game *g) {
                    (SDL_Color){GOLD.r, GOLD.g, GOLD.b, al});
   if (w->banner.sub[0]) {
     int sw = font_width(g->f_ui, w->banner.sub);
-    font_draw_shadow(g->f_ui, g->r, w->banner.sub, (SCREEN_W - sw) / 2, y + font_height(g->f_title) + 4,
-                     (SDL_Color){230, 230, 240, al});
+    font_draw_shadow(g->f_ui, g->r, w->banner.sub, (SCREEN_W - sw) / 2,
+                     y + font_height(g->f_title) + 4, (SDL_Color){230, 230, 240, al});
   }
 }
 
@@ -531,8 +540,8 @@ static void draw_hud(game *g) {
     font_draw(g->f_small, g->r, w->objective, 40, 20, (SDL_Color){235, 230, 210, 255});
   }
   if (w->letterbox < 0.05f) {
-    const char *keys =
-        "WASD / arrows move   Space talk   Esc skip   F1 tasks   F2 frame graph   P pause   T slow motion";
+    const char *keys = "WASD / arrows move   Space talk   Esc skip   F1 tasks   F2 frame graph   P "
+                       "pause   T slow motion";
     font_draw_shadow(g->f_small, g->r, keys, 16, SCREEN_H - 26, (SDL_Color){180, 184, 200, 200});
   }
   if (g->time_scale != 1.0) {
@@ -566,9 +575,11 @@ static void draw_paused(game *g) {
   SDL_SetRenderDrawColor(g->r, 10, 10, 20, 140);
   SDL_RenderFillRect(g->r, NULL);
   const char *s = "PAUSED";
-  font_draw_shadow(g->f_title, g->r, s, (SCREEN_W - font_width(g->f_title, s)) / 2, SCREEN_H / 2 - 50, WHITE);
+  font_draw_shadow(g->f_title, g->r, s, (SCREEN_W - font_width(g->f_title, s)) / 2,
+                   SCREEN_H / 2 - 50, WHITE);
   const char *h = "P to resume";
-  font_draw_shadow(g->f_ui, g->r, h, (SCREEN_W - font_width(g->f_ui, h)) / 2, SCREEN_H / 2 + 10, GREY);
+  font_draw_shadow(g->f_ui, g->r, h, (SCREEN_W - font_width(g->f_ui, h)) / 2, SCREEN_H / 2 + 10,
+                   GREY);
 }
 
 static void draw_loading(game *g) {
@@ -587,7 +598,8 @@ static void draw_loading(game *g) {
   SDL_SetTextureColorMod(g->glow, 255, 255, 255);
   SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_BLEND);
   const char *title = "Moonwatch Keep", *sub = "a weft demo: scripted with straight-line Lua";
-  font_draw_shadow(g->f_title, g->r, title, (SCREEN_W - font_width(g->f_title, title)) / 2, 230, GOLD);
+  font_draw_shadow(g->f_title, g->r, title, (SCREEN_W - font_width(g->f_title, title)) / 2, 230,
+                   GOLD);
   font_draw_shadow(g->f_ui, g->r, sub, (SCREEN_W - font_width(g->f_ui, sub)) / 2, 300, GREY);
   SDL_Rect bar = {SCREEN_W / 2 - 300, 420, 600, 18};
   panel(g, bar, (SDL_Color){20, 22, 40, 255}, (SDL_Color){120, 104, 70, 255});
@@ -612,7 +624,8 @@ void render_frame(game *g) {
     if (!g->base) build_base(g);
     float shx = 0, shy = 0;
     if (w->shake_t > 0)
-      shx = sinf((float)g->realtime * 70) * w->shake, shy = cosf((float)g->realtime * 55) * w->shake;
+      shx = sinf((float)g->realtime * 70) * w->shake,
+      shy = cosf((float)g->realtime * 55) * w->shake;
     ox = (int)lroundf(SCREEN_W / 2.0f - (w->cam_x + shx) * SCALE);
     oy = (int)lroundf(SCREEN_H / 2.0f - (w->cam_y + shy) * SCALE);
     draw_tiles(g, tiles->tex);
@@ -646,8 +659,8 @@ int render_open(game *g) {
   if (!g->glow) return -1;
   SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_BLEND);
   if (SDL_RenderTargetSupported(g->r))
-    g->light =
-        SDL_CreateTexture(g->r, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_TARGET, SCREEN_W, SCREEN_H);
+    g->light = SDL_CreateTexture(g->r, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_TARGET, SCREEN_W,
+                                 SCREEN_H);
   return 0;
 }
 

@@ -157,7 +157,8 @@ int font_draw_shadow(font *f, SDL_Renderer *r, const char *s, int x, int y, SDL_
   return font_draw_n(f, r, s, -1, x, y, c);
 }
 
-int font_draw_wrapped(font *f, SDL_Renderer *r, const char *s, int n, int x, int y, int max_w, SDL_Color c) {
+int font_draw_wrapped(font *f, SDL_Renderer *r, const char *s, int n, int x, int y, int max_w,
+                      SDL_Color c) {
   if (!f) return 0;
   int len = (int)strlen(s), limit = n < 0 ? len : (n < len ? n : len);
   int line_start = 0, cy = y;

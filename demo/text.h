@@ -33,6 +33,7 @@ int font_draw(font *f, SDL_Renderer *r, const char *s, int x, int y, SDL_Color c
 int font_draw_shadow(font *f, SDL_Renderer *r, const char *s, int x, int y, SDL_Color c);
 /* Draws the first n bytes of s (n < 0: all) word-wrapped to max_w pixels;
    returns the height used. With r NULL it only measures. */
-int font_draw_wrapped(font *f, SDL_Renderer *r, const char *s, int n, int x, int y, int max_w, SDL_Color c);
+int font_draw_wrapped(font *f, SDL_Renderer *r, const char *s, int n, int x, int y, int max_w,
+                      SDL_Color c);
 
 #endif

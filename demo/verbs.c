@@ -45,7 +45,8 @@ void verbs_push_ent(game *g, lua_State *L, int idx) {
 static int check_ent(game *g, lua_State *L, int arg) {
   if (lua_type(L, arg) == LUA_TSTRING) {
     int idx = world_find(&g->w, lua_tostring(L, arg));
-    if (idx < 0) luaL_argerror(L, arg, lua_pushfstring(L, "no entity named '%s'", lua_tostring(L, arg)));
+    if (idx < 0)
+      luaL_argerror(L, arg, lua_pushfstring(L, "no entity named '%s'", lua_tostring(L, arg)));
     return idx;
   }
   if (!lua_istable(L, arg)) luaL_typeerror(L, arg, "entity");
@@ -100,7 +101,8 @@ static int check_point(game *g, lua_State *L, int arg, float *x, float *y) {
   }
   lua_getfield(L, arg, "x");
   lua_getfield(L, arg, "y");
-  if (!lua_isnumber(L, -2) || !lua_isnumber(L, -1)) luaL_argerror(L, arg, "position needs numeric x and y");
+  if (!lua_isnumber(L, -2) || !lua_isnumber(L, -1))
+    luaL_argerror(L, arg, "position needs numeric x and y");
   *x = (float)lua_tonumber(L, -2);
   *y = (float)lua_tonumber(L, -1);
   lua_pop(L, 2);
@@ -293,7 +295,8 @@ static int l_say(lua_State *L) {
    none. */
 static int l_play_anim(lua_State *L) {
   game *g = G(L);
-  static const char *const names[] = {"none", "wave", "jump", "shake", "spin", "nod", "sleep", NULL};
+  static const char *const names[] = {"none", "wave", "jump",  "shake",
+                                      "spin", "nod",  "sleep", NULL};
   int idx = check_ent(g, L, 1);
   int anim = luaL_checkoption(L, 2, NULL, names);
   float secs = verbs_opt_seconds(L, 3, 0);
@@ -573,7 +576,8 @@ static int l_mark(lua_State *L) {
   game *g = G(L);
   float x, y;
   const char *name = luaL_checkstring(L, 1);
-  if (!mark_find(g, name, &x, &y)) return luaL_argerror(L, 1, lua_pushfstring(L, "no mark '%s'", name));
+  if (!mark_find(g, name, &x, &y))
+    return luaL_argerror(L, 1, lua_pushfstring(L, "no mark '%s'", name));
   verbs_push_point(L, x, y);
   return 1;
 }
@@ -590,7 +594,8 @@ static int l_marks(lua_State *L) {
 
 /* tile(tx, ty) -> the place at the centre of that tile. */
 static int l_tile(lua_State *L) {
-  verbs_push_point(L, to_world((float)luaL_checknumber(L, 1)), to_world((float)luaL_checknumber(L, 2)));
+  verbs_push_point(L, to_world((float)luaL_checknumber(L, 1)),
+                   to_world((float)luaL_checknumber(L, 2)));
   return 1;
 }
 
@@ -663,7 +668,8 @@ static int l_set_tile(lua_State *L) {
   size_t len;
   const char *c = luaL_checklstring(L, 3, &len);
   if (!g->w.loaded) return luaL_error(L, "no level");
-  if (x < 0 || y < 0 || x >= g->w.lv.w || y >= g->w.lv.h) return luaL_argerror(L, 1, "outside the map");
+  if (x < 0 || y < 0 || x >= g->w.lv.w || y >= g->w.lv.h)
+    return luaL_argerror(L, 1, "outside the map");
   if (len != 1 || c[0] == 'D') return luaL_argerror(L, 3, "one tile character (not a door)");
   world_set_cell(&g->w, (int)x, (int)y, c[0]);
   return 0;
@@ -694,7 +700,8 @@ static int l_build_level(lua_State *L) {
   for (int i = 0; i < l->nents; i++) {
     const level_entity *le = &l->ents[i];
     int kind = world_kind(le->kind);
-    if (kind < 0) return luaL_error(L, "castle.level: entity '%s' has unknown kind '%s'", le->name, le->kind);
+    if (kind < 0)
+      return luaL_error(L, "castle.level: entity '%s' has unknown kind '%s'", le->name, le->kind);
     int idx = world_spawn(&g->w, kind, le->name, to_world(le->x), to_world(le->y), le->facing);
     if (idx < 0) return luaL_error(L, "too many entities");
     make_ent_table(g, L, idx);
@@ -860,8 +867,8 @@ void verbs_dispatch(game *g) {
     case EV_RESOLVE:
     case EV_FAIL:
       lua_pushstring(L, ev.value);
-      weft_future_complete(g->W, ev.fut, ev.kind == EV_RESOLVE ? WEFT_FUTURE_RESOLVED : WEFT_FUTURE_FAILED,
-                           1);
+      weft_future_complete(g->W, ev.fut,
+                           ev.kind == EV_RESOLVE ? WEFT_FUTURE_RESOLVED : WEFT_FUTURE_FAILED, 1);
       break;
     case EV_SAW:
       verbs_push_ent(g, L, ev.ent);

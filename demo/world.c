@@ -122,7 +122,8 @@ int world_line_clear(const world *w, float x0, float y0, float x1, float y1) {
 static int feet_free(const world *w, float x, float y) {
   static const float pts[4][2] = {{-5, -5}, {5, -5}, {-5, 1}, {5, 1}};
   for (int i = 0; i < 4; i++)
-    if (world_solid(w, (int)floorf((x + pts[i][0]) / TILE), (int)floorf((y + pts[i][1]) / TILE))) return 0;
+    if (world_solid(w, (int)floorf((x + pts[i][0]) / TILE), (int)floorf((y + pts[i][1]) / TILE)))
+      return 0;
   return 1;
 }
 
@@ -232,7 +233,8 @@ static int find_path(world *w, entity *e, float x1, float y1) {
     /* cells from goal back to start, reversed into tile centres */
     int cells[WORLD_MAX_PATH], len = 0;
     for (int c = goal; c != -1 && c != start; c = prev[c]) {
-      if (len == WORLD_MAX_PATH) memmove(cells, cells + 1, sizeof(int) * (WORLD_MAX_PATH - 1)), len--;
+      if (len == WORLD_MAX_PATH)
+        memmove(cells, cells + 1, sizeof(int) * (WORLD_MAX_PATH - 1)), len--;
       cells[len++] = c;
     }
     float pts[WORLD_MAX_PATH + 1][2];
@@ -581,7 +583,8 @@ static void update_entity(world *w, int i, float dt) {
   } else if (i == w->player && (w->move_x != 0 || w->move_y != 0) && dt > 0) {
     float mx = w->move_x, my = w->move_y, len = sqrtf(mx * mx + my * my);
     float vx = mx / len * PLAYER_SPEED * dt, vy = my / len * PLAYER_SPEED * dt;
-    int bx = vx != 0 && !feet_free(w, e->x + vx, e->y), by = vy != 0 && !feet_free(w, e->x, e->y + vy);
+    int bx = vx != 0 && !feet_free(w, e->x + vx, e->y),
+        by = vy != 0 && !feet_free(w, e->x, e->y + vy);
     if (!bx) e->x += vx;
     if (!by) e->y += vy;
     /* corner assist: walking into the edge of a doorway slides the hero

@@ -22,8 +22,8 @@ struct weft_jobs {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   jqueue todo, done;
-  uint32_t pending;     /* queued + running + done-unpolled */
-  int running;          /* jobs being run right now */
+  uint32_t pending; /* queued + running + done-unpolled */
+  int running;      /* jobs being run right now */
   int stop;
   int nthreads;
   pthread_t *threads;
@@ -31,8 +31,10 @@ struct weft_jobs {
 
 static void push(jqueue *q, job *j) {
   j->next = NULL;
-  if (q->tail) q->tail->next = j;
-  else q->head = j;
+  if (q->tail)
+    q->tail->next = j;
+  else
+    q->head = j;
   q->tail = j;
 }
 

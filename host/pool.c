@@ -37,8 +37,8 @@ void weft_pool_destroy(weft_pool *p) {
 static int grow(weft_pool *p) {
   if (p->nchunks == p->cap_chunks) {
     uint32_t ncap = p->cap_chunks ? p->cap_chunks * 2 : 4;
-    void **nc = p->alloc(p->alloc_ud, p->chunks, sizeof(void *) * p->cap_chunks,
-                         sizeof(void *) * ncap);
+    void **nc =
+        p->alloc(p->alloc_ud, p->chunks, sizeof(void *) * p->cap_chunks, sizeof(void *) * ncap);
     if (!nc) return 0;
     p->chunks = nc;
     p->cap_chunks = ncap;
@@ -80,4 +80,3 @@ void weft_pool_free(weft_pool *p, weft_id id) {
   p->free_head = WEFT_ID_INDEX(id) + 1;
   p->used--;
 }
-

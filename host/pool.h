@@ -10,7 +10,7 @@
    Generations start at 1, so 0 is never a valid handle. */
 typedef uint64_t weft_id;
 
-#define WEFT_ID_INDEX(id) ((uint32_t)((id) & 0xffffffffu))
+#define WEFT_ID_INDEX(id) ((uint32_t)((id)&0xffffffffu))
 #define WEFT_ID_GEN(id) ((uint32_t)((id) >> 32))
 #define WEFT_ID_MAKE(idx, gen) (((uint64_t)(gen) << 32) | (uint32_t)(idx))
 
@@ -31,13 +31,13 @@ typedef struct weft_slot {
    element stays valid until that element is freed. Freed slots are reused
    last-in first-out; their generation is bumped so old handles go stale. */
 typedef struct weft_pool {
-  void **chunks;        /* chunk pointers; each holds WEFT_POOL_CHUNK slots */
-  uint32_t nchunks;     /* chunks allocated */
-  uint32_t cap_chunks;  /* capacity of the chunks array */
-  uint32_t elem_size;   /* bytes per element, header included */
-  uint32_t free_head;   /* first free slot index + 1, 0 if none */
-  uint32_t used;        /* live slots */
-  uint32_t limit;       /* maximum live slots */
+  void **chunks;       /* chunk pointers; each holds WEFT_POOL_CHUNK slots */
+  uint32_t nchunks;    /* chunks allocated */
+  uint32_t cap_chunks; /* capacity of the chunks array */
+  uint32_t elem_size;  /* bytes per element, header included */
+  uint32_t free_head;  /* first free slot index + 1, 0 if none */
+  uint32_t used;       /* live slots */
+  uint32_t limit;      /* maximum live slots */
   weft_alloc_fn alloc;
   void *alloc_ud;
 } weft_pool;

@@ -13,13 +13,13 @@
    (the design's 1e-9 s). Sleeps beyond MAX_DUE never complete. */
 #define NS 1e9
 #define MAX_DUE 9.0e9 /* seconds: ~285 years, well inside int64 nanoseconds */
-#define NONE 0u /* "no index" in index + 1 links */
+#define NONE 0u       /* "no index" in index + 1 links */
 
 /* One entry of a timer heap; ordered by (due, seq) so equal deadlines keep
    the order they went to sleep. The rec is copied in so comparisons never
    touch the record. */
 typedef struct hent {
-  int64_t due;  /* deadline in whole nanoseconds of its clock */
+  int64_t due; /* deadline in whole nanoseconds of its clock */
   uint64_t seq;
   uint32_t rec; /* record index + 1 */
 } hent;
@@ -48,19 +48,19 @@ enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
 typedef struct rec {
   weft_slot h;
-  uint32_t task;    /* waiter index */
-  uint32_t tnext;   /* next record of the same wait, index + 1 */
-  uint32_t next;    /* REC_LIST: next in list; REC_TIMER: heap position */
-  uint32_t prev;    /* REC_LIST: previous in list */
+  uint32_t task;  /* waiter index */
+  uint32_t tnext; /* next record of the same wait, index + 1 */
+  uint32_t next;  /* REC_LIST: next in list; REC_TIMER: heap position */
+  uint32_t prev;  /* REC_LIST: previous in list */
   union {
     weft_wlist *list; /* REC_LIST */
     tclock *clock;    /* REC_TIMER */
   } u;
-  double start;     /* clock reading when the wait began (timers) */
+  double start; /* clock reading when the wait began (timers) */
   uint32_t slot;
-  uint32_t serial;  /* changes each time the record is used */
+  uint32_t serial; /* changes each time the record is used */
   uint8_t kind;
-  uint8_t quiet;    /* timers: no timer_done call (the waiter asks its clock) */
+  uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
 } rec;
 
 /* Record indices: pool index + 1, or INLINE | task index for the record
@@ -72,37 +72,37 @@ typedef struct task {
   weft_slot h;
   const weft_task_class *cls;
   uint8_t state;
-  uint8_t mode;      /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
-  uint8_t failed;    /* the last wait ended by a failure */
-  uint8_t doomed;    /* a cancel waits for this task to stop running */
-  uint32_t pending;  /* records of the current wait not yet completed */
-  uint32_t recs;     /* first record of the current wait, index + 1 */
-  uint32_t nrecs;    /* records in the current wait */
-  uint32_t group;    /* group index */
-  uint32_t parent;   /* parent task index + 1 */
+  uint8_t mode;     /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
+  uint8_t failed;   /* the last wait ended by a failure */
+  uint8_t doomed;   /* a cancel waits for this task to stop running */
+  uint32_t pending; /* records of the current wait not yet completed */
+  uint32_t recs;    /* first record of the current wait, index + 1 */
+  uint32_t nrecs;   /* records in the current wait */
+  uint32_t group;   /* group index */
+  uint32_t parent;  /* parent task index + 1 */
   uint32_t child_head, child_tail, sib_next, sib_prev; /* index + 1 */
-  uint32_t gnext, gprev; /* in the group's task list, index + 1 */
-  uint32_t born;     /* creation sequence (wraps) */
+  uint32_t gnext, gprev;                               /* in the group's task list, index + 1 */
+  uint32_t born;                                       /* creation sequence (wraps) */
   uint32_t resumes;
   weft_wlist waiters;
-  uint8_t own_used;  /* `own` belongs to the current wait */
-  uint8_t queued;    /* in s->ready (1) or s->parked (2) */
+  uint8_t own_used;      /* `own` belongs to the current wait */
+  uint8_t queued;        /* in s->ready (1) or s->parked (2) */
   uint32_t qnext, qprev; /* links in that queue, index + 1 */
-  rec own;           /* the inline record */
+  rec own;               /* the inline record */
 } task;
 
 typedef struct group {
   weft_slot h;
-  uint32_t parent;               /* index + 1 */
+  uint32_t parent; /* index + 1 */
   uint32_t child_head, child_tail, sib_next, sib_prev;
   uint32_t all_next, all_prev;   /* in the scheduler's list of groups */
   uint32_t task_head, task_tail; /* index + 1 */
   uint32_t ntasks;
   uint32_t refs;
-  uint8_t paused;                /* paused itself */
-  uint8_t held;                  /* paused itself or through an ancestor */
+  uint8_t paused; /* paused itself */
+  uint8_t held;   /* paused itself or through an ancestor */
   double scale;
-  double eff;                    /* effective scale this frame */
+  double eff; /* effective scale this frame */
   tclock clock;
 } group;
 
@@ -121,20 +121,20 @@ struct weft_sched {
   weft_sched_desc desc;
   weft_pool tasks, recs, groups;
   tclock real;
-  uint32_t root;                 /* root group index */
-  uint32_t all_head, all_tail;   /* every group in creation order, index + 1 */
+  uint32_t root;               /* root group index */
+  uint32_t all_head, all_tail; /* every group in creation order, index + 1 */
   uint64_t frame;
-  uint64_t seq;                  /* sleep sequence */
-  uint32_t born;                 /* task creation sequence */
+  uint64_t seq;  /* sleep sequence */
+  uint32_t born; /* task creation sequence */
   uint32_t budget;
-  tqueue ready;                   /* woken tasks, in wake order */
-  tqueue parked;                 /* ready tasks of paused groups */
-  idvec stack;                   /* resume stack */
-  idvec deferred;                /* cancels waiting for running tasks */
-  tclock **due;                  /* scratch: clocks with due timers */
+  tqueue ready;   /* woken tasks, in wake order */
+  tqueue parked;  /* ready tasks of paused groups */
+  idvec stack;    /* resume stack */
+  idvec deferred; /* cancels waiting for running tasks */
+  tclock **due;   /* scratch: clocks with due timers */
   uint32_t ndue, capdue;
-  size_t extra_bytes;            /* heaps, queues and vectors */
-  uint32_t serial;               /* record serials */
+  size_t extra_bytes; /* heaps, queues and vectors */
+  uint32_t serial;    /* record serials */
 };
 
 static const char *const errmsg[] = {
@@ -147,7 +147,6 @@ const char *weft_strerror(int code) {
   if (code > 0 || -code >= (int)(sizeof errmsg / sizeof errmsg[0])) return "unknown error";
   return errmsg[-code];
 }
-
 
 /* Grows an array geometrically; returns 0 when out of memory. */
 static int grow_array(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_t need) {
@@ -278,16 +277,24 @@ static void free_clock(weft_sched *s, tclock *c) {
 
 static void list_unlink(weft_sched *s, rec *r) {
   weft_wlist *l = r->u.list;
-  if (r->prev) R(s, r->prev)->next = r->next; else l->head = r->next;
-  if (r->next) R(s, r->next)->prev = r->prev; else l->tail = r->prev;
+  if (r->prev)
+    R(s, r->prev)->next = r->next;
+  else
+    l->head = r->next;
+  if (r->next)
+    R(s, r->next)->prev = r->prev;
+  else
+    l->tail = r->prev;
   r->next = r->prev = NONE;
 }
 
 /* Takes a record out of whatever holds it (list or heap); it stays in its
    task's chain. */
 static void rec_detach(weft_sched *s, rec *r) {
-  if (r->kind == REC_LIST) list_unlink(s, r);
-  else if (r->kind == REC_TIMER) heap_remove(s, r->u.clock, r->next);
+  if (r->kind == REC_LIST)
+    list_unlink(s, r);
+  else if (r->kind == REC_TIMER)
+    heap_remove(s, r->u.clock, r->next);
   r->kind = REC_DONE; /* a REC_NEXT entry stays queued and is skipped */
 }
 
@@ -314,7 +321,10 @@ static void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
   uint32_t i = tidx(t) + 1;
   t->qprev = q->tail;
   t->qnext = NONE;
-  if (q->tail) T(s, q->tail - 1)->qnext = i; else q->head = i;
+  if (q->tail)
+    T(s, q->tail - 1)->qnext = i;
+  else
+    q->head = i;
   q->tail = i;
   t->queued = which;
 }
@@ -322,8 +332,14 @@ static void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
 static void dequeue(weft_sched *s, task *t) {
   if (!t->queued) return;
   tqueue *q = queue_of(s, t);
-  if (t->qprev) T(s, t->qprev - 1)->qnext = t->qnext; else q->head = t->qnext;
-  if (t->qnext) T(s, t->qnext - 1)->qprev = t->qprev; else q->tail = t->qprev;
+  if (t->qprev)
+    T(s, t->qprev - 1)->qnext = t->qnext;
+  else
+    q->head = t->qnext;
+  if (t->qnext)
+    T(s, t->qnext - 1)->qprev = t->qprev;
+  else
+    q->tail = t->qprev;
   t->qnext = t->qprev = NONE;
   t->queued = 0;
 }
@@ -351,8 +367,10 @@ void weft_rec_complete(weft_sched *s, weft_rec r, int failed) {
   if (t->pending) t->pending--;
   if (failed || t->mode == WEFT_WAIT_FIRST || t->pending == 0) {
     /* A wait being built (RUNNING) wakes at commit. */
-    if (t->state == WEFT_TASK_WAITING) make_ready(s, t);
-    else t->pending = 0;
+    if (t->state == WEFT_TASK_WAITING)
+      make_ready(s, t);
+    else
+      t->pending = 0;
   }
 }
 
@@ -552,8 +570,14 @@ static void do_cancel(weft_sched *s, task *t);
 static void child_unlink(weft_sched *s, task *t) {
   if (!t->parent) return;
   task *p = T(s, t->parent - 1);
-  if (t->sib_prev) T(s, t->sib_prev - 1)->sib_next = t->sib_next; else p->child_head = t->sib_next;
-  if (t->sib_next) T(s, t->sib_next - 1)->sib_prev = t->sib_prev; else p->child_tail = t->sib_prev;
+  if (t->sib_prev)
+    T(s, t->sib_prev - 1)->sib_next = t->sib_next;
+  else
+    p->child_head = t->sib_next;
+  if (t->sib_next)
+    T(s, t->sib_next - 1)->sib_prev = t->sib_prev;
+  else
+    p->child_tail = t->sib_prev;
   t->parent = t->sib_next = t->sib_prev = NONE;
 }
 
@@ -576,8 +600,14 @@ static void free_task(weft_sched *s, task *t, int state) {
   /* A waiter still listed (a task class without a cancel callback) fails. */
   while (t->waiters.head) weft_rec_complete(s, t->waiters.head, 1);
   group *g = G(s, t->group);
-  if (t->gprev) T(s, t->gprev - 1)->gnext = t->gnext; else g->task_head = t->gnext;
-  if (t->gnext) T(s, t->gnext - 1)->gprev = t->gprev; else g->task_tail = t->gprev;
+  if (t->gprev)
+    T(s, t->gprev - 1)->gnext = t->gnext;
+  else
+    g->task_head = t->gnext;
+  if (t->gnext)
+    T(s, t->gnext - 1)->gprev = t->gprev;
+  else
+    g->task_tail = t->gprev;
   g->ntasks--;
   t->state = (uint8_t)state;
   weft_pool_free(&s->tasks, weft_pool_id(t));
@@ -605,13 +635,19 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
   t->group = gidx(g);
   t->born = s->born++;
   t->gprev = g->task_tail;
-  if (g->task_tail) T(s, g->task_tail - 1)->gnext = i + 1; else g->task_head = i + 1;
+  if (g->task_tail)
+    T(s, g->task_tail - 1)->gnext = i + 1;
+  else
+    g->task_head = i + 1;
   g->task_tail = i + 1;
   g->ntasks++;
   if (p) {
     t->parent = tidx(p) + 1;
     t->sib_prev = p->child_tail;
-    if (p->child_tail) T(s, p->child_tail - 1)->sib_next = i + 1; else p->child_head = i + 1;
+    if (p->child_tail)
+      T(s, p->child_tail - 1)->sib_next = i + 1;
+    else
+      p->child_head = i + 1;
     p->child_tail = i + 1;
   }
   *out = id;
@@ -717,8 +753,10 @@ static void do_cancel(weft_sched *s, task *t) {
   child_unlink(s, t);
   while (t->child_head) {
     task *c = T(s, t->child_head - 1);
-    if (c->state >= WEFT_TASK_CANCELLING) child_unlink(s, c);
-    else do_cancel(s, c);
+    if (c->state >= WEFT_TASK_CANCELLING)
+      child_unlink(s, c);
+    else
+      do_cancel(s, c);
   }
   drop_wait(s, t);
   if (t->cls->cancel) t->cls->cancel(s, id, udata_of(t));
@@ -819,8 +857,10 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   x->start = c->now;
   x->u.clock = c;
   int ok = 1;
-  if (kind == REC_TIMER) ok = heap_push(s, c, to_ns(end), t->recs);
-  else if (kind == REC_NEXT) ok = fifo_push(s, c, t->recs);
+  if (kind == REC_TIMER)
+    ok = heap_push(s, c, to_ns(end), t->recs);
+  else if (kind == REC_NEXT)
+    ok = fifo_push(s, c, t->recs);
   if (!ok) {
     x->kind = REC_DONE;
     return WEFT_ENOMEM;
@@ -847,8 +887,10 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, do
   x->u.clock = c;
   x->kind = end > MAX_DUE ? REC_FOREVER : seconds > 0 ? REC_TIMER : REC_NEXT;
   int ok = 1;
-  if (x->kind == REC_TIMER) ok = heap_push(s, c, to_ns(end), r);
-  else if (x->kind == REC_NEXT) ok = fifo_push(s, c, r);
+  if (x->kind == REC_TIMER)
+    ok = heap_push(s, c, to_ns(end), r);
+  else if (x->kind == REC_NEXT)
+    ok = fifo_push(s, c, r);
   if (!ok) {
     x->kind = REC_DONE;
     return WEFT_ENOMEM;
@@ -879,7 +921,10 @@ int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {
   x->u.list = l;
   x->prev = l->tail;
   x->next = NONE;
-  if (l->tail) R(s, l->tail)->next = r; else l->head = r;
+  if (l->tail)
+    R(s, l->tail)->next = r;
+  else
+    l->head = r;
   l->tail = r;
   return WEFT_OK;
 }
@@ -933,8 +978,8 @@ void weft_wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
     snprintf(buf, n, "wait");
     return;
   }
-  snprintf(buf, n, "%s %u/%u", t->mode == WEFT_WAIT_FIRST ? "first" : "all",
-           t->nrecs - t->pending, t->nrecs);
+  snprintf(buf, n, "%s %u/%u", t->mode == WEFT_WAIT_FIRST ? "first" : "all", t->nrecs - t->pending,
+           t->nrecs);
 }
 
 /* ---- groups ---- */
@@ -955,12 +1000,17 @@ static int group_new(weft_sched *s, group *parent, weft_id *out) {
     g->clock.now = parent->clock.now;
     g->eff = parent->eff;
     g->sib_prev = parent->child_tail;
-    if (parent->child_tail) G(s, parent->child_tail - 1)->sib_next = i + 1;
-    else parent->child_head = i + 1;
+    if (parent->child_tail)
+      G(s, parent->child_tail - 1)->sib_next = i + 1;
+    else
+      parent->child_head = i + 1;
     parent->child_tail = i + 1;
   }
   g->all_prev = s->all_tail;
-  if (s->all_tail) G(s, s->all_tail - 1)->all_next = i + 1; else s->all_head = i + 1;
+  if (s->all_tail)
+    G(s, s->all_tail - 1)->all_next = i + 1;
+  else
+    s->all_head = i + 1;
   s->all_tail = i + 1;
   *out = id;
   return WEFT_OK;
@@ -976,11 +1026,23 @@ static void free_group(weft_sched *s, group *g) {
   }
   if (g->parent) {
     group *p = G(s, g->parent - 1);
-    if (g->sib_prev) G(s, g->sib_prev - 1)->sib_next = g->sib_next; else p->child_head = g->sib_next;
-    if (g->sib_next) G(s, g->sib_next - 1)->sib_prev = g->sib_prev; else p->child_tail = g->sib_prev;
+    if (g->sib_prev)
+      G(s, g->sib_prev - 1)->sib_next = g->sib_next;
+    else
+      p->child_head = g->sib_next;
+    if (g->sib_next)
+      G(s, g->sib_next - 1)->sib_prev = g->sib_prev;
+    else
+      p->child_tail = g->sib_prev;
   }
-  if (g->all_prev) G(s, g->all_prev - 1)->all_next = g->all_next; else s->all_head = g->all_next;
-  if (g->all_next) G(s, g->all_next - 1)->all_prev = g->all_prev; else s->all_tail = g->all_prev;
+  if (g->all_prev)
+    G(s, g->all_prev - 1)->all_next = g->all_next;
+  else
+    s->all_head = g->all_next;
+  if (g->all_next)
+    G(s, g->all_next - 1)->all_prev = g->all_prev;
+  else
+    s->all_tail = g->all_prev;
   (void)i;
   free_clock(s, &g->clock);
   group *p = g->parent ? G(s, g->parent - 1) : NULL;

@@ -9,14 +9,14 @@
 #include "pool.h"
 
 /* Result codes of host calls: 0 is success, the rest are negative. */
-#define WEFT_ERRORS(X)                                                                           \
-  X(OK, 0, "ok")                                                                                 \
-  X(EINVAL, -1, "invalid argument")                                                              \
-  X(ENOMEM, -2, "out of memory")                                                                 \
-  X(ESTALE, -3, "dead handle")                                                                   \
-  X(ELIMIT, -4, "limit reached")                                                                 \
-  X(ESTATE, -5, "not allowed in this state")                                                     \
-  X(EBUSY, -6, "target is running")                                                              \
+#define WEFT_ERRORS(X)                                                                             \
+  X(OK, 0, "ok")                                                                                   \
+  X(EINVAL, -1, "invalid argument")                                                                \
+  X(ENOMEM, -2, "out of memory")                                                                   \
+  X(ESTALE, -3, "dead handle")                                                                     \
+  X(ELIMIT, -4, "limit reached")                                                                   \
+  X(ESTATE, -5, "not allowed in this state")                                                       \
+  X(EBUSY, -6, "target is running")                                                                \
   X(ECLOSED, -7, "closed")
 
 enum {
@@ -33,10 +33,10 @@ typedef struct weft_sched weft_sched;
 /* Task states. A finished task (DONE, FAILED, CANCELLED) is freed at once:
    its handle goes stale and weft_task_status reports WEFT_ESTALE. */
 typedef enum weft_task_status {
-  WEFT_TASK_NEW = 1,  /* created, never run */
-  WEFT_TASK_READY,    /* woken, queued to run */
-  WEFT_TASK_WAITING,  /* suspended on its wait records */
-  WEFT_TASK_RUNNING,  /* being resumed (possibly resuming a nested task) */
+  WEFT_TASK_NEW = 1,    /* created, never run */
+  WEFT_TASK_READY,      /* woken, queued to run */
+  WEFT_TASK_WAITING,    /* suspended on its wait records */
+  WEFT_TASK_RUNNING,    /* being resumed (possibly resuming a nested task) */
   WEFT_TASK_CANCELLING, /* its cancel callback is running */
   WEFT_TASK_DONE,
   WEFT_TASK_FAILED,
@@ -70,16 +70,16 @@ typedef uint32_t weft_rec;
 enum { WEFT_WAIT_ALL = 0, WEFT_WAIT_FIRST = 1 };
 
 typedef struct weft_sched_desc {
-  weft_alloc_fn alloc;       /* lua_Alloc-style allocator; NULL: realloc/free */
-  void *alloc_ud;            /* passed to alloc */
-  uint32_t frame_budget;     /* most resumes per frame; 0: 1,000,000,000 */
-  uint32_t max_tasks;        /* most live tasks; 0: 1 << 24 */
-  uint32_t task_udata_size;  /* bytes of user data kept with every task; 0: none */
+  weft_alloc_fn alloc;      /* lua_Alloc-style allocator; NULL: realloc/free */
+  void *alloc_ud;           /* passed to alloc */
+  uint32_t frame_budget;    /* most resumes per frame; 0: 1,000,000,000 */
+  uint32_t max_tasks;       /* most live tasks; 0: 1 << 24 */
+  uint32_t task_udata_size; /* bytes of user data kept with every task; 0: none */
   /* Delivers a timer's completion to its waiter (slot of its wait, the
      game or real seconds elapsed since the wait began) just before the
      record completes. May be NULL. */
   void (*timer_done)(void *user, weft_id waiter, int slot, double elapsed);
-  void *user;                /* passed to timer_done */
+  void *user; /* passed to timer_done */
 } weft_sched_desc;
 
 /* Creates a scheduler with a root group. The desc is copied. Returns NULL

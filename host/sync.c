@@ -32,7 +32,6 @@ struct weft_sync {
   void *alloc_ud;
 };
 
-
 weft_sync *weft_sync_create(weft_alloc_fn alloc, void *alloc_ud) {
   if (!alloc) alloc = weft_default_alloc;
   weft_sync *y = alloc(alloc_ud, NULL, 0, sizeof *y);

@@ -18,12 +18,7 @@ uint32_t weft_sync_count(const weft_sync *y);
 
 /* ---- futures ---- */
 
-enum {
-  WEFT_FUTURE_PENDING = 1,
-  WEFT_FUTURE_RESOLVED,
-  WEFT_FUTURE_FAILED,
-  WEFT_FUTURE_CANCELLED
-};
+enum { WEFT_FUTURE_PENDING = 1, WEFT_FUTURE_RESOLVED, WEFT_FUTURE_FAILED, WEFT_FUTURE_CANCELLED };
 
 int weft_future_create(weft_sync *y, weft_id *out);
 /* Frees a future. Its waiters must have been completed first. */

@@ -17,22 +17,22 @@
 #define EVENTS (IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_MODIFY)
 
 typedef struct file {
-  char *path;        /* relative to root, owned */
-  uint64_t hash;     /* content hash last reported (or seen at start) */
+  char *path;                   /* relative to root, owned */
+  uint64_t hash;                /* content hash last reported (or seen at start) */
   long long size, mtime, ctime; /* stat in nanoseconds, for polling */
-  double due;        /* end of the quiet window, 0 when not armed */
-  int seen;          /* found in the current poll scan */
+  double due;                   /* end of the quiet window, 0 when not armed */
+  int seen;                     /* found in the current poll scan */
 } file;
 
 typedef struct dirw {
   int wd;
-  char *path;        /* relative to root ("" for root), owned */
+  char *path; /* relative to root ("" for root), owned */
 } dirw;
 
 struct weft_watch {
   char *root;
   weft_watch_desc desc;
-  int fd;            /* inotify, -1 when polling */
+  int fd; /* inotify, -1 when polling */
   file *files;
   int nfiles, capfiles;
   dirw *dirs;
@@ -49,7 +49,7 @@ double weft_watch_clock(void) {
 int weft_watch_ignored(const char *name) {
   size_t n = strlen(name);
   if (n < 5 || name[0] == '.' || name[0] == '#') return 1; /* hidden, emacs locks/autosaves */
-  if (strcmp(name + n - 4, ".lua") != 0) return 1;       /* backups~, .swp, 4913, .tmp */
+  if (strcmp(name + n - 4, ".lua") != 0) return 1;         /* backups~, .swp, 4913, .tmp */
   return 0;
 }
 

@@ -17,7 +17,7 @@ typedef struct weft_watch_desc {
 } weft_watch_desc;
 
 /* Starts watching root (a directory). Records the content hash of every
-   *.lua file now present. NULL when root cannot be read. */
+ *.lua file now present. NULL when root cannot be read. */
 weft_watch *weft_watch_open(const char *root, const weft_watch_desc *desc);
 void weft_watch_close(weft_watch *w);
 

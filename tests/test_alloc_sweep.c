@@ -56,16 +56,16 @@ static size_t live_bytes(void) { return 0; }
 /* ---- one run ---- */
 
 typedef struct run {
-  int armed;          /* counting allocations */
-  int persistent;     /* every allocation after #k fails too */
-  long k;             /* the allocation that fails, from 1 */
-  long calls;         /* allocations seen while armed */
-  long refused;       /* allocations made to fail */
-  int reports;        /* reports received */
+  int armed;            /* counting allocations */
+  int persistent;       /* every allocation after #k fails too */
+  long k;               /* the allocation that fails, from 1 */
+  long calls;           /* allocations seen while armed */
+  long refused;         /* allocations made to fail */
+  int reports;          /* reports received */
   char bad_report[200]; /* the first report that is not about memory */
-  const char *root;   /* scripts root (reload) */
-  int S;              /* registry ref of the table shared by a run's scripts */
-  char why[400];      /* set when the run broke the contract */
+  const char *root;     /* scripts root (reload) */
+  int S;                /* registry ref of the table shared by a run's scripts */
+  char why[400];        /* set when the run broke the contract */
 } run;
 
 enum { OUT_SUCCESS, OUT_ERROR, OUT_BAD };
@@ -328,7 +328,8 @@ static const char spawn_check[] =
     "assert(#weft.tasks() == 0, #weft.tasks() .. ' task(s) still alive')\n"
     "if S.want then\n"
     "  assert(#S.kids == 8, #S.kids .. ' kids')\n"
-    "  for i, t in ipairs(S.kids) do assert(t.status == 'done', 'kid ' .. i .. ' ' .. t.status) end\n"
+    "  for i, t in ipairs(S.kids) do assert(t.status == 'done', 'kid ' .. i .. ' ' .. t.status) "
+    "end\n"
     "end\n";
 
 static int op_spawn(run *r) {
@@ -469,13 +470,12 @@ static const char resolve_setup[] =
     "waiter('cf', function() return wait(S.cf) end)\n"
     "S.f:on_done(function(f) S.got.on_done = f.state end)\n";
 
-static const char resolve_src[] =
-    "local S = ...\n"
-    "S.f:resolve(1, 2)\n"
-    "S.s:fire(5)\n"
-    "S.fired = true\n"
-    "S.ch:send(9)\n"
-    "S.recv = S.hand:recv()\n";
+static const char resolve_src[] = "local S = ...\n"
+                                  "S.f:resolve(1, 2)\n"
+                                  "S.s:fire(5)\n"
+                                  "S.fired = true\n"
+                                  "S.ch:send(9)\n"
+                                  "S.recv = S.hand:recv()\n";
 
 /* Every waiter got its value, or failed for lack of memory, or still
    waits on something that was never completed. */
@@ -499,7 +499,8 @@ static const char resolve_check[] =
     "  end\n"
     "end\n"
     "if S.strict then\n"
-    "  for k, want in pairs(S.want) do assert(S.got[k] == want, k .. ' got ' .. tostring(S.got[k])) end\n"
+    "  for k, want in pairs(S.want) do assert(S.got[k] == want, k .. ' got ' .. "
+    "tostring(S.got[k])) end\n"
     "  assert(S.recv == 'handed', 'recv got ' .. tostring(S.recv))\n"
     "end\n";
 
@@ -531,8 +532,10 @@ static int op_resolve(run *r) {
   disarm(r);
   lua_settop(L, top);
   int out = task_outcome(r, W, t, "the resolver");
-  if (left != 0) out = bad(r, "weft_future_complete returned %d and left %d value(s) on the stack", crc, left);
-  else if (crc == WEFT_ESTALE) out = bad(r, "weft_future_complete returned WEFT_ESTALE (dead future) for a live future");
+  if (left != 0)
+    out = bad(r, "weft_future_complete returned %d and left %d value(s) on the stack", crc, left);
+  else if (crc == WEFT_ESTALE)
+    out = bad(r, "weft_future_complete returned WEFT_ESTALE (dead future) for a live future");
   else if (crc != WEFT_OK && out != OUT_BAD)
     out = r->refused ? OUT_ERROR : bad(r, "weft_future_complete returned %d", crc);
   if (out == OUT_SUCCESS && r->refused == 0) {
@@ -564,22 +567,20 @@ static const char base_v2[] =
     "local M = {VALUE = 2, list = {4, 5, 6, 7}, nested = {a = 2, b = 3}, extra = 'new'}\n"
     "for i = 1, 20 do M['k' .. i] = i end\n"
     "return M\n";
-static const char mod_src[] =
-    "local base = require 'lib.base'\n"
-    "local M = {}\n"
-    "function M.start(e)\n"
-    "  e.starts = (e.starts or 0) + 1\n"
-    "  while true do\n"
-    "    e.v = base.VALUE\n"
-    "    wait()\n"
-    "  end\n"
-    "end\n"
-    "return M\n";
+static const char mod_src[] = "local base = require 'lib.base'\n"
+                              "local M = {}\n"
+                              "function M.start(e)\n"
+                              "  e.starts = (e.starts or 0) + 1\n"
+                              "  while true do\n"
+                              "    e.v = base.VALUE\n"
+                              "    wait()\n"
+                              "  end\n"
+                              "end\n"
+                              "return M\n";
 
-static const char reload_setup[] =
-    "local S = ...\n"
-    "S.e = {}\n"
-    "S.t = weft.start('ai.mod', S.e)\n";
+static const char reload_setup[] = "local S = ...\n"
+                                   "S.e = {}\n"
+                                   "S.t = weft.start('ai.mod', S.e)\n";
 
 /* Either the whole transaction committed or nothing changed. */
 static const char reload_check[] =
@@ -588,15 +589,21 @@ static const char reload_check[] =
     "local v = {}\n"
     "for _, m in ipairs(weft.modules()) do v[m.name] = m.version end\n"
     "if committed then\n"
-    "  assert(v['lib.base'] == 2 and v['ai.mod'] == 2, 'versions ' .. tostring(v['lib.base']) .. ',' .. tostring(v['ai.mod']))\n"
-    "  assert(base.VALUE == 2 and #base.list == 4 and base.extra == 'new' and base.k20 == 20, 'contents not new')\n"
+    "  assert(v['lib.base'] == 2 and v['ai.mod'] == 2, 'versions ' .. tostring(v['lib.base']) .. "
+    "',' .. tostring(v['ai.mod']))\n"
+    "  assert(base.VALUE == 2 and #base.list == 4 and base.extra == 'new' and base.k20 == 20, "
+    "'contents not new')\n"
     "  assert(base.nested.b == 3, 'nested not merged')\n"
     "else\n"
-    "  assert(v['lib.base'] == 1 and v['ai.mod'] == 1, 'a failed reload changed versions to ' .. tostring(v['lib.base']) .. ',' .. tostring(v['ai.mod']))\n"
-    "  assert(base.VALUE == 1 and #base.list == 3 and base.list[1] == 1 and base.extra == nil and base.k1 == nil\n"
+    "  assert(v['lib.base'] == 1 and v['ai.mod'] == 1, 'a failed reload changed versions to ' .. "
+    "tostring(v['lib.base']) .. ',' .. tostring(v['ai.mod']))\n"
+    "  assert(base.VALUE == 1 and #base.list == 3 and base.list[1] == 1 and base.extra == nil and "
+    "base.k1 == nil\n"
     "    and base.nested.a == 1 and base.nested.b == nil,\n"
-    "    'a failed reload changed the live module: VALUE ' .. tostring(base.VALUE) .. ', #list ' .. #base.list\n"
-    "    .. ', extra ' .. tostring(base.extra) .. ', k1 ' .. tostring(base.k1) .. ', nested.a ' .. tostring(base.nested.a))\n"
+    "    'a failed reload changed the live module: VALUE ' .. tostring(base.VALUE) .. ', #list ' "
+    ".. #base.list\n"
+    "    .. ', extra ' .. tostring(base.extra) .. ', k1 ' .. tostring(base.k1) .. ', nested.a ' .. "
+    "tostring(base.nested.a))\n"
     "  assert(S.e.starts == 1, 'entity restarted ' .. S.e.starts .. ' times by a failed reload')\n"
     "  assert(S.t.status == 'waiting', 'entity ' .. S.t.status .. ' after a failed reload')\n"
     "end\n";
@@ -637,9 +644,12 @@ static int op_reload(run *r) {
   if (rc == WEFT_OK) {
     if (r->refused && r->reports > before) out = OUT_ERROR; /* the restarted start failed */
   } else {
-    if (!r->refused) out = bad(r, "weft_reload_file returned %d without a failure", rc);
-    else if (r->reports == before) out = bad(r, "a failed reload was not reported");
-    else out = OUT_ERROR;
+    if (!r->refused)
+      out = bad(r, "weft_reload_file returned %d without a failure", rc);
+    else if (r->reports == before)
+      out = bad(r, "a failed reload was not reported");
+    else
+      out = OUT_ERROR;
   }
   if (out != OUT_BAD && reload_state(r, W, rc == WEFT_OK) == OUT_BAD) out = OUT_BAD;
   if (out != OUT_BAD && rc == WEFT_OK && out == OUT_SUCCESS) {
@@ -729,14 +739,14 @@ static void child(const op *o, int persistent, long from, const char *root, int 
 #define MAX_MSGS 8
 
 typedef struct mode_result {
-  long needed;       /* k of the run that completed without a failure, 0: never */
-  long bad;          /* runs that broke the contract */
-  int crashes;       /* children that died during a run */
+  long needed; /* k of the run that completed without a failure, 0: never */
+  long bad;    /* runs that broke the contract */
+  int crashes; /* children that died during a run */
   int nmsgs;
   long msg_k[MAX_MSGS];
   long msg_count[MAX_MSGS];
   char msgs[MAX_MSGS][480];
-  int leak_exit;     /* a child exited nonzero after finishing (LeakSanitizer) */
+  int leak_exit; /* a child exited nonzero after finishing (LeakSanitizer) */
   char leak_said[400];
   double seconds;
 } mode_result;
@@ -813,12 +823,15 @@ static void sweep_mode(const op *o, int persistent, const char *root, mode_resul
         got += (size_t)n;
       }
       if (got < sizeof msg) break;
-      if (msg.type == R_BEGIN) last = msg.k;
-      else if (msg.type == R_BAD) note_bad(m, msg.k, msg.msg);
+      if (msg.type == R_BEGIN)
+        last = msg.k;
+      else if (msg.type == R_BAD)
+        note_bad(m, msg.k, msg.msg);
       else if (msg.type == R_DONE) {
         m->needed = msg.k;
         finished = 1;
-      } else if (msg.type == R_CAP) finished = 1;
+      } else if (msg.type == R_CAP)
+        finished = 1;
     }
     close(fds[0]);
     int status = 0;
@@ -856,8 +869,8 @@ static void print_mode(const char *name, const char *mode, const mode_result *m)
     printf("    BAD %s %s: first at k = %ld (%ld run(s)): %s\n", name, mode, m->msg_k[i],
            m->msg_count[i], m->msgs[i]);
   if (m->leak_exit)
-    printf("    BAD %s %s: the child exited nonzero after its runs (LeakSanitizer?): %s\n", name, mode,
-           m->leak_said);
+    printf("    BAD %s %s: the child exited nonzero after its runs (LeakSanitizer?): %s\n", name,
+           mode, m->leak_said);
   if (m->crashes && !EXACT_BYTES)
     printf("    (the ASan build, make asan, names the weft frame of each crash)\n");
 }
@@ -871,8 +884,10 @@ static void rm_tree(const char *dir) {
     char sub[512];
     snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) rm_tree(sub);
-    else unlink(sub);
+    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+      rm_tree(sub);
+    else
+      unlink(sub);
   }
   closedir(d);
   rmdir(dir);
@@ -910,8 +925,10 @@ static void sweep(const op *o) {
   assert_true(once.needed > 0);
   assert_true(pers.needed > 0);
   assert_int_equal(once.bad, 0);
-  if (known_gap(o)) assert_int_equal(pers.crashes, 0);
-  else assert_int_equal(pers.bad, 0);
+  if (known_gap(o))
+    assert_int_equal(pers.crashes, 0);
+  else
+    assert_int_equal(pers.bad, 0);
   assert_int_equal(once.leak_exit + pers.leak_exit, 0);
 }
 

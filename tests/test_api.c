@@ -27,7 +27,7 @@ typedef struct out {
   char log[16384]; /* print lines, each ended by '\n' */
   size_t len;
   int lines;
-  int reports;     /* error reports no handler took */
+  int reports; /* error reports no handler took */
   char last_report[512];
 } out;
 
@@ -71,8 +71,8 @@ static weft_id spawn_src(weft_state *W, const char *src) {
     print_error("load: %s\n", lua_tostring(L, -1));
     fail();
   }
-  lua_newtable(L);           /* env */
-  lua_createtable(L, 0, 1);  /* its metatable */
+  lua_newtable(L);          /* env */
+  lua_createtable(L, 0, 1); /* its metatable */
   weft_push_api(W);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
@@ -125,10 +125,9 @@ static void test_script_waits_on_a_future_completed_from_c(void **state) {
   weft_id f = weft_future_new(W);
   assert_true(f != 0);
   expose_future(W, "door", f);
-  weft_id t = spawn_src(W,
-                        "local a, b, c, d = wait(door)\n"
-                        "print('got', a, b, c, d, select('#', wait(door)))\n"
-                        "return frame()\n");
+  weft_id t = spawn_src(W, "local a, b, c, d = wait(door)\n"
+                           "print('got', a, b, c, d, select('#', wait(door)))\n"
+                           "return frame()\n");
   steps(W, 3);
   assert_int_equal(weft_task_result(W, t), 0);
   assert_int_equal(o.lines, 0);
@@ -139,7 +138,7 @@ static void test_script_waits_on_a_future_completed_from_c(void **state) {
   lua_pushnil(L);
   lua_pushboolean(L, 1);
   assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 4), WEFT_OK);
-  assert_int_equal(lua_gettop(L), top); /* the values were popped */
+  assert_int_equal(lua_gettop(L), top);        /* the values were popped */
   assert_int_equal(weft_task_result(W, t), 0); /* it runs in the next frame */
   steps(W, 1);
   assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
@@ -167,9 +166,8 @@ static void test_failure_from_c_reaches_the_script_unchanged(void **state) {
   lua_State *L = weft_lua(W);
   weft_id f = weft_future_new(W);
   expose_future(W, "gate", f);
-  weft_id t = spawn_src(W,
-                        "local ok, err = pcall(wait, gate)\n"
-                        "print(ok, type(err), err.code, err == gate_err)\n");
+  weft_id t = spawn_src(W, "local ok, err = pcall(wait, gate)\n"
+                           "print(ok, type(err), err.code, err == gate_err)\n");
   steps(W, 1);
   lua_newtable(L);
   lua_pushinteger(L, 42);
@@ -400,8 +398,8 @@ static void dbl_free(void *p) {
 
 static void register_dbl(weft_state *W, const char *name, int gated) {
   static int gated_marker;
-  weft_job_kind k = {name, dbl_prepare, dbl_run, dbl_finish, dbl_free,
-                     gated ? (void *)&gated_marker : NULL};
+  weft_job_kind k = {name,       dbl_prepare, dbl_run,
+                     dbl_finish, dbl_free,    gated ? (void *)&gated_marker : NULL};
   assert_int_equal(weft_register_job(W, &k), WEFT_OK);
 }
 
@@ -411,21 +409,19 @@ static void test_custom_job_runs_on_a_worker_and_finishes_on_main(void **state) 
   out o;
   weft_state *W = open_state(&o, 2);
   register_dbl(W, "double", 0);
-  weft_id t = spawn_src(W,
-                        "local f = job('double', 21)\n"
-                        "print(f.state)\n"
-                        "local v, off_main = wait(f)\n"
-                        "print('double', v, off_main)\n"
-                        "local ok, err = pcall(wait, job('double', -5))\n"
-                        "print(ok, err)\n"
-                        "local ok2, err2 = pcall(function() return job('double', 'x') end)\n"
-                        "print(ok2, (err2:gsub('^.-: ', '')))\n");
+  weft_id t = spawn_src(W, "local f = job('double', 21)\n"
+                           "print(f.state)\n"
+                           "local v, off_main = wait(f)\n"
+                           "print('double', v, off_main)\n"
+                           "local ok, err = pcall(wait, job('double', -5))\n"
+                           "print(ok, err)\n"
+                           "local ok2, err2 = pcall(function() return job('double', 'x') end)\n"
+                           "print(ok2, (err2:gsub('^.-: ', '')))\n");
   assert_int_equal(step_until_done(W, t), WEFT_TASK_DONE);
-  expect_log(&o,
-             "pending\n"
-             "double\t42\ttrue\n"
-             "false\tcannot double -5\n"
-             "false\tbad argument #2 to 'job' (number expected, got string)\n");
+  expect_log(&o, "pending\n"
+                 "double\t42\ttrue\n"
+                 "false\tcannot double -5\n"
+                 "false\tbad argument #2 to 'job' (number expected, got string)\n");
   assert_int_equal(atomic_load(&prepared), 2);
   assert_int_equal(atomic_load(&ran), 2);
   assert_int_equal(atomic_load(&finished), 2);
@@ -445,11 +441,10 @@ static void test_cancelled_job_future_skips_finish_and_frees(void **state) {
   weft_state *W = open_state(&o, 1);
   register_dbl(W, "slow", 1);
   register_dbl(W, "double", 0);
-  weft_id t = spawn_src(W,
-                        "local f = job('slow', 1)\n"
-                        "f:cancel()\n"
-                        "print(f.state)\n"
-                        "return 0\n");
+  weft_id t = spawn_src(W, "local f = job('slow', 1)\n"
+                           "f:cancel()\n"
+                           "print(f.state)\n"
+                           "return 0\n");
   assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
   atomic_store(&gate, 1);
   /* a later job on the single worker finishing proves the slow one ended */
@@ -480,11 +475,10 @@ static void test_close_with_jobs_in_flight_is_clean(void **state) {
   out o;
   weft_state *W = open_state(&o, 2);
   register_dbl(W, "slow", 1);
-  weft_id t = spawn_src(W,
-                        "local fs = {}\n"
-                        "for i = 1, 6 do fs[i] = job('slow', i) end\n"
-                        "wait(fs)\n"
-                        "print('not reached')\n");
+  weft_id t = spawn_src(W, "local fs = {}\n"
+                           "for i = 1, 6 do fs[i] = job('slow', i) end\n"
+                           "wait(fs)\n"
+                           "print('not reached')\n");
   while (atomic_load(&started) < 2) sched_yield(); /* two running, four queued */
   steps(W, 3);
   assert_int_equal(weft_task_result(W, t), 0);
@@ -517,8 +511,10 @@ static void test_register_job_checks_its_arguments_and_limit(void **state) {
     snprintf(names[i], sizeof names[i], "kind%d", i);
     weft_job_kind k = {names[i], dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
     int rc = weft_register_job(W, &k);
-    if (rc == WEFT_OK) ok++;
-    else assert_int_equal(rc, WEFT_ELIMIT);
+    if (rc == WEFT_OK)
+      ok++;
+    else
+      assert_int_equal(rc, WEFT_ELIMIT);
   }
   assert_int_equal(ok, 30);
   weft_job_kind again = {"kind3", dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
@@ -537,16 +533,15 @@ static void test_steady_frame_allocates_nothing(void **state) {
   lua_newtable(L);
   lua_setfield(L, -2, "probe");
   lua_pop(L, 1);
-  weft_id t = spawn_src(W,
-                        "local sig = signal('tick')\n"
-                        "local woke, slept = 0, 0\n"
-                        "for i = 1, 1000 do\n"
-                        "  spawn(function() while true do wait(sig) woke = woke + 1 end end)\n"
-                        "  spawn(function() while true do wait() slept = slept + 1 end end)\n"
-                        "end\n"
-                        "spawn(function() while true do sig:fire() wait() end end)\n"
-                        "probe.counts = function() return woke, slept end\n"
-                        "wait(math.huge)\n");
+  weft_id t = spawn_src(W, "local sig = signal('tick')\n"
+                           "local woke, slept = 0, 0\n"
+                           "for i = 1, 1000 do\n"
+                           "  spawn(function() while true do wait(sig) woke = woke + 1 end end)\n"
+                           "  spawn(function() while true do wait() slept = slept + 1 end end)\n"
+                           "end\n"
+                           "spawn(function() while true do sig:fire() wait() end end)\n"
+                           "probe.counts = function() return woke, slept end\n"
+                           "wait(math.huge)\n");
   assert_int_equal(weft_task_result(W, t), 0);
   steps(W, 60); /* warm-up: pools, queues and Lua stacks reach their size */
   weft_stats a, b;

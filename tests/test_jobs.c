@@ -19,27 +19,27 @@
 /* One job's data. The run side writes runner/out; the main side counts. */
 typedef struct jd {
   int id;
-  pthread_t runner;    /* the thread run() ran on */
-  atomic_int ran;      /* run() calls */
-  atomic_int started;  /* run() entered */
-  int gated;           /* run() waits for the gate to open */
-  uint64_t out;        /* result written by run() */
-  int delivered;       /* done() calls */
-  int dropped;         /* drop() calls */
+  pthread_t runner;   /* the thread run() ran on */
+  atomic_int ran;     /* run() calls */
+  atomic_int started; /* run() entered */
+  int gated;          /* run() waits for the gate to open */
+  uint64_t out;       /* result written by run() */
+  int delivered;      /* done() calls */
+  int dropped;        /* drop() calls */
 } jd;
 
 /* Shared state of a test. */
 typedef struct world {
   pthread_t main;
-  atomic_int gate;       /* 1: gated jobs may finish */
-  atomic_int started;    /* gated jobs that entered run() */
-  atomic_int finished;   /* run() calls that returned */
+  atomic_int gate;     /* 1: gated jobs may finish */
+  atomic_int started;  /* gated jobs that entered run() */
+  atomic_int finished; /* run() calls that returned */
   int ndone, ndrop;
-  int wrong_thread;      /* done() calls off the main thread */
-  int same_thread;       /* jobs that ran on the main thread */
-  int bad_tag;           /* done() or drop() with a tag not matching data */
-  int order[64];         /* ids in completion order (first 64) */
-  uint64_t sum;          /* checksum of delivered results */
+  int wrong_thread; /* done() calls off the main thread */
+  int same_thread;  /* jobs that ran on the main thread */
+  int bad_tag;      /* done() or drop() with a tag not matching data */
+  int order[64];    /* ids in completion order (first 64) */
+  uint64_t sum;     /* checksum of delivered results */
 } world;
 
 static world *G; /* the current test's world, read by run() */

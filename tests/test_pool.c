@@ -129,12 +129,12 @@ static void test_freed_slot_is_reused_last_in_first_out_with_new_generation(void
   weft_pool_free(&p, b);
   weft_id b2;
   item *xb2 = weft_pool_alloc(&p, &b2);
-  assert_ptr_equal(xb2, xb);                              /* same slot */
+  assert_ptr_equal(xb2, xb); /* same slot */
   assert_int_equal(WEFT_ID_INDEX(b2), WEFT_ID_INDEX(b));
-  assert_true(WEFT_ID_GEN(b2) != WEFT_ID_GEN(b));        /* new generation */
+  assert_true(WEFT_ID_GEN(b2) != WEFT_ID_GEN(b)); /* new generation */
   assert_true(b2 != b);
-  assert_int_equal(xb2->value, 0);                        /* zeroed again */
-  assert_null(weft_pool_get(&p, b));                      /* old handle stays stale */
+  assert_int_equal(xb2->value, 0);   /* zeroed again */
+  assert_null(weft_pool_get(&p, b)); /* old handle stays stale */
   assert_ptr_equal(weft_pool_get(&p, b2), xb2);
   /* Freeing through the old handle must not free the new occupant. */
   weft_pool_free(&p, b);
@@ -226,13 +226,13 @@ static void test_invalid_handles_resolve_to_null(void **state) {
   assert_null(weft_pool_get(&p, WEFT_ID_MAKE(0, 1)));
   weft_id a;
   assert_non_null(weft_pool_alloc(&p, &a));
-  assert_null(weft_pool_get(&p, 0));                           /* 0 is never valid */
+  assert_null(weft_pool_get(&p, 0)); /* 0 is never valid */
   assert_null(weft_pool_get(&p, WEFT_ID_MAKE(WEFT_ID_INDEX(a), WEFT_ID_GEN(a) + 2)));
   assert_null(weft_pool_get(&p, WEFT_ID_MAKE(WEFT_ID_INDEX(a), WEFT_ID_GEN(a) + 1)));
-  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(1u << 30, 1)));   /* beyond capacity */
+  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(1u << 30, 1))); /* beyond capacity */
   assert_null(weft_pool_get(&p, WEFT_ID_MAKE(UINT32_MAX, UINT32_MAX)));
-  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(5, 0)));          /* never-used slot */
-  weft_pool_free(&p, WEFT_ID_MAKE(1u << 30, 1));               /* harmless */
+  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(5, 0))); /* never-used slot */
+  weft_pool_free(&p, WEFT_ID_MAKE(1u << 30, 1));      /* harmless */
   weft_pool_free(&p, 0);
   assert_int_equal(p.used, 1);
   pool_end(&p, &m);

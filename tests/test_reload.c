@@ -74,8 +74,10 @@ static void rm_tree(const char *dir) {
     char sub[512];
     snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) rm_tree(sub);
-    else unlink(sub);
+    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+      rm_tree(sub);
+    else
+      unlink(sub);
   }
   closedir(d);
   rmdir(dir);
@@ -261,9 +263,8 @@ static const char *walker(int speed) {
   return buf;
 }
 
-static const char start_walker[] =
-    "local e = persist('e', {name = 'w1'})\n"
-    "weft.start('ai.walker', e)\n";
+static const char start_walker[] = "local e = persist('e', {name = 'w1'})\n"
+                                   "weft.start('ai.walker', e)\n";
 
 /* ---- the cases ---- */
 
@@ -380,10 +381,9 @@ static void module_table_keeps_identity_removed_keys_go_nested_updated_in_place(
             "M.cfg = {a = 1, b = 2, deep = {x = 1}}\n"
             "function M.f() return 'f1' end\n"
             "return M\n");
-  exec(x,
-       "local M = require('ai.cfg')\n"
-       "local r = persist('ref')\n"
-       "r.M, r.cfg, r.deep = M, M.cfg, M.cfg.deep\n");
+  exec(x, "local M = require('ai.cfg')\n"
+          "local r = persist('ref')\n"
+          "r.M, r.cfg, r.deep = M, M.cfg, M.cfg.deep\n");
   write_mod(x, "ai/cfg.lua",
             "local M = {}\n"
             "M.cfg = {a = 5, c = 3, deep = {y = 2}}\n"
@@ -451,17 +451,16 @@ static const char *waiter(const char *tag) {
 static void task_waiting_on_future_is_cancelled_and_never_resumed(void **state) {
   rx *x = *state;
   write_mod(x, "ai/waiter.lua", waiter("old"));
-  start(x,
-        "local s = persist('s', {})\n"
-        "s.f = future()\n"
-        "weft.start('ai.waiter', s)\n"
-        "local o = persist('other', {wakes = 0})\n"
-        "spawn(function()\n"
-        "  local v = wait(s.f)\n"
-        "  o.wakes = o.wakes + 1\n"
-        "  o.v = v\n"
-        "  wait(math.huge)\n"
-        "end)\n");
+  start(x, "local s = persist('s', {})\n"
+           "s.f = future()\n"
+           "weft.start('ai.waiter', s)\n"
+           "local o = persist('other', {wakes = 0})\n"
+           "spawn(function()\n"
+           "  local v = wait(s.f)\n"
+           "  o.wakes = o.wakes + 1\n"
+           "  o.v = v\n"
+           "  wait(math.huge)\n"
+           "end)\n");
   step(x, 2);
   assert_num(x, "persist('s').began", 1);
   assert_str(x, "persist('s').f.state", "pending");
@@ -502,20 +501,19 @@ static const char *util(int base) {
   return buf;
 }
 
-static const char patrol[] =
-    "local util = require 'lib.util'\n"
-    "local log = persist('loads', {})\n"
-    "log[#log + 1] = 'ai.patrol'\n"
-    "local M = {}\n"
-    "M.SPEED = util.BASE * 2\n"
-    "function M.start(e)\n"
-    "  e.starts = (e.starts or 0) + 1\n"
-    "  while true do\n"
-    "    e.base, e.speed = util.BASE, M.SPEED\n"
-    "    wait()\n"
-    "  end\n"
-    "end\n"
-    "return M\n";
+static const char patrol[] = "local util = require 'lib.util'\n"
+                             "local log = persist('loads', {})\n"
+                             "log[#log + 1] = 'ai.patrol'\n"
+                             "local M = {}\n"
+                             "M.SPEED = util.BASE * 2\n"
+                             "function M.start(e)\n"
+                             "  e.starts = (e.starts or 0) + 1\n"
+                             "  while true do\n"
+                             "    e.base, e.speed = util.BASE, M.SPEED\n"
+                             "    wait()\n"
+                             "  end\n"
+                             "end\n"
+                             "return M\n";
 
 static void dependency_edit_reloads_dependent_dependencies_first(void **state) {
   rx *x = *state;
@@ -590,9 +588,8 @@ static const char *guard(int v, int fail_b) {
 static void error_in_new_start_stops_only_that_entity_and_is_retried(void **state) {
   rx *x = *state;
   write_mod(x, "ai/guard.lua", guard(1, 0));
-  start(x,
-        "weft.start('ai.guard', persist('a', {kind = 'a'}))\n"
-        "weft.start('ai.guard', persist('b', {kind = 'b'}))\n");
+  start(x, "weft.start('ai.guard', persist('a', {kind = 'a'}))\n"
+           "weft.start('ai.guard', persist('b', {kind = 'b'}))\n");
   step(x, 2);
   assert_num(x, "persist('a').ver", 1);
   assert_num(x, "persist('b').ver", 1);
@@ -704,11 +701,11 @@ static void on_reload_is_called_instead_of_start(void **state) {
 
 static void persist_returns_same_table_across_reloads(void **state) {
   rx *x = *state;
-  const char *src =
-      "local store = persist('walker.store', {loads = 0})\n"
-      "store.loads = store.loads + 1\n"
-      "local made = persist('made', function() local n = persist('inits', {n = 0}) n.n = n.n + 1 return {} end)\n"
-      "return {store = store, made = made}\n";
+  const char *src = "local store = persist('walker.store', {loads = 0})\n"
+                    "store.loads = store.loads + 1\n"
+                    "local made = persist('made', function() local n = persist('inits', {n = 0}) "
+                    "n.n = n.n + 1 return {} end)\n"
+                    "return {store = store, made = made}\n";
   write_mod(x, "ai/kept.lua", src);
   exec(x, "persist('ref').store = require('ai.kept').store");
   for (int i = 0; i < 3; i++) assert_int_equal(reload(x, "ai/kept.lua"), WEFT_OK);
@@ -736,12 +733,11 @@ static const char *idle(int k) {
 static void thousand_reloads_keep_memory_flat(void **state) {
   rx *x = *state;
   write_mod(x, "ai/idle.lua", idle(0));
-  start(x,
-        "local all = persist('all', {})\n"
-        "for i = 1, 100 do\n"
-        "  all[i] = {closes = 0}\n"
-        "  weft.start('ai.idle', all[i])\n"
-        "end\n");
+  start(x, "local all = persist('all', {})\n"
+           "for i = 1, 100 do\n"
+           "  all[i] = {closes = 0}\n"
+           "  weft.start('ai.idle', all[i])\n"
+           "end\n");
   step(x, 1);
   lua_State *L = weft_lua(x->W);
   weft_stats s100 = {0}, s1000 = {0};
@@ -794,10 +790,9 @@ static const char *grouped(int v) {
 static void group_start_restarts_in_its_group_and_dead_groups_are_dropped(void **state) {
   rx *x = *state;
   write_mod(x, "ai/grouped.lua", grouped(1));
-  start(x,
-        "local g = group{name = 'enemy1'}\n"
-        "persist('ref').g = g\n"
-        "persist('ref').t = g:start('ai.grouped', persist('e', {}))\n");
+  start(x, "local g = group{name = 'enemy1'}\n"
+           "persist('ref').g = g\n"
+           "persist('ref').t = g:start('ai.grouped', persist('e', {}))\n");
   assert_lua(x, "persist('e').in_group");
   write_mod(x, "ai/grouped.lua", grouped(2));
   assert_int_equal(reload(x, "ai/grouped.lua"), WEFT_OK);

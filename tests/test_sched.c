@@ -65,15 +65,15 @@ typedef struct tev {
 typedef struct ctx {
   memstat mem;
   weft_sched *s;
-  int nolog;          /* count resumes without logging them */
-  long total;         /* resumes */
-  ev runs[MAXRUNS];   /* resumes in order */
+  int nolog;        /* count resumes without logging them */
+  long total;       /* resumes */
+  ev runs[MAXRUNS]; /* resumes in order */
   int nruns;
-  int cancels[256];   /* the first cancelled tags, in callback order */
-  int ncancel;        /* cancel callbacks */
-  tev timers[256];    /* the first timer_done calls, in order */
-  int ntimers;        /* timer_done calls */
-  int note[8];        /* what a task saw inside its resume, kept past its end */
+  int cancels[256]; /* the first cancelled tags, in callback order */
+  int ncancel;      /* cancel callbacks */
+  tev timers[256];  /* the first timer_done calls, in order */
+  int ntimers;      /* timer_done calls */
+  int note[8];      /* what a task saw inside its resume, kept past its end */
 } ctx;
 
 typedef struct tdata tdata;
@@ -81,15 +81,15 @@ typedef void (*act_fn)(weft_sched *s, weft_id self, tdata *d);
 
 struct tdata {
   int tag;
-  int runs;           /* resumes of this task */
-  act_fn act;         /* what a resume does after logging; NULL: finish */
-  double secs;        /* sleep length */
-  double secs2;       /* second sleep length (act_sleep_two); 0: none */
-  int count;          /* a slot number or a count, per act */
-  int mode;           /* WEFT_WAIT_ALL / WEFT_WAIT_FIRST */
+  int runs;     /* resumes of this task */
+  act_fn act;   /* what a resume does after logging; NULL: finish */
+  double secs;  /* sleep length */
+  double secs2; /* second sleep length (act_sleep_two); 0: none */
+  int count;    /* a slot number or a count, per act */
+  int mode;     /* WEFT_WAIT_ALL / WEFT_WAIT_FIRST */
   weft_wlist *list, *list2;
-  weft_id other;      /* a task or group the act touches */
-  act_fn cleanup;     /* run by the cancel callback when set */
+  weft_id other;       /* a task or group the act touches */
+  act_fn cleanup;      /* run by the cancel callback when set */
   int rc, seen, seen2; /* what the act observed */
 };
 
@@ -215,25 +215,27 @@ static void expect_frame_(const ctx *c, uint64_t f, const int *want, int nwant) 
   if (n != nwant) print_error("frame %llu: %d resumes, want %d\n", (unsigned long long)f, n, nwant);
   assert_int_equal(n, nwant);
   for (int i = 0; i < n; i++) {
-    if (got[i] != want[i]) print_error("frame %llu: resume %d is tag %d, want %d\n",
-                                       (unsigned long long)f, i, got[i], want[i]);
+    if (got[i] != want[i])
+      print_error("frame %llu: resume %d is tag %d, want %d\n", (unsigned long long)f, i, got[i],
+                  want[i]);
     assert_int_equal(got[i], want[i]);
   }
 }
-#define EXPECT_FRAME(c, f, ...)                                                                  \
-  expect_frame_((c), (f), (const int[]){__VA_ARGS__},                                            \
+#define EXPECT_FRAME(c, f, ...)                                                                    \
+  expect_frame_((c), (f), (const int[]){__VA_ARGS__},                                              \
                 (int)(sizeof((const int[]){__VA_ARGS__}) / sizeof(int)))
 
 static int runs_in_frame(const ctx *c, uint64_t f) { return frame_tags(c, f, NULL, 0); }
 
 static void expect_cancels_(const ctx *c, const int *want, int nwant) {
   for (int i = 0; i < c->ncancel && i < nwant; i++)
-    if (c->cancels[i] != want[i]) print_error("cancel %d is tag %d, want %d\n", i, c->cancels[i], want[i]);
+    if (c->cancels[i] != want[i])
+      print_error("cancel %d is tag %d, want %d\n", i, c->cancels[i], want[i]);
   assert_int_equal(c->ncancel, nwant);
   for (int i = 0; i < nwant; i++) assert_int_equal(c->cancels[i], want[i]);
 }
-#define EXPECT_CANCELS(c, ...)                                                                   \
-  expect_cancels_((c), (const int[]){__VA_ARGS__},                                               \
+#define EXPECT_CANCELS(c, ...)                                                                     \
+  expect_cancels_((c), (const int[]){__VA_ARGS__},                                                 \
                   (int)(sizeof((const int[]){__VA_ARGS__}) / sizeof(int)))
 
 /* ---- what tasks do ---- */
@@ -652,7 +654,7 @@ static void test_wait_first_wakes_at_first_completion(void **state) {
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 2, 1);
   assert_int_equal(d->seen, 0);
-  steps(s, 8, 0.25); /* past the 1 s sleep: it was dropped with the wait */
+  steps(s, 8, 0.25);               /* past the 1 s sleep: it was dropped with the wait */
   assert_int_equal(c->ntimers, 1); /* only the next wait's sleep (slot 0) */
   assert_int_equal(c->timers[0].slot, 0);
   sched_end(s, c);
@@ -755,7 +757,7 @@ static void test_timer_done_gets_waiter_slot_and_elapsed_seconds(void **state) {
   weft_id b = spawn(s, g, 0, 2, act_sleep_slot, 1.0); /* slot 3, group time */
   TD(s, b)->count = 3;
   weft_id m = spawn(s, 0, 0, 3, act_sleep_slot, 0.25); /* slots 0 and 1, all */
-  TD(s, m)->list = &unused; /* flag: add the second sleep */
+  TD(s, m)->list = &unused;                            /* flag: add the second sleep */
   weft_sched_run_ready(s);
   steps(s, 1, 0.25);
   assert_int_equal(c->ntimers, 1);
@@ -1071,10 +1073,10 @@ static void test_cancel_unwinds_children_first_in_spawn_order(void **state) {
   weft_id p = spawn(s, 0, 0, 10, act_idle, 0);
   weft_id c1 = spawn(s, 0, p, 1, act_sleep_done, 1.0);
   weft_id c2 = task_new(s, 0, p, 2, NULL, 0);           /* never run */
-  weft_id c1a = spawn(s, 0, c1, 11, act_wait_lists, 0);  /* grandchild, spawned later */
+  weft_id c1a = spawn(s, 0, c1, 11, act_wait_lists, 0); /* grandchild, spawned later */
   TD(s, c1a)->list = &l;
   weft_sched_run_ready(s);
-  weft_id c3 = spawn(s, 0, p, 3, NULL, 0);               /* woken, not yet run */
+  weft_id c3 = spawn(s, 0, p, 3, NULL, 0); /* woken, not yet run */
   assert_true(weft_task_parent(s, c1) == p);
   assert_true(weft_task_parent(s, c1a) == c1);
   assert_int_equal(weft_task_state(s, c3), WEFT_TASK_READY);
@@ -1320,7 +1322,8 @@ static void test_stale_group_handles_fail_safely(void **state) {
   weft_group_release(s, g1);
   assert_int_equal(weft_group_create(s, 0, &g2), WEFT_OK); /* takes g1's slot */
   assert_int_equal(WEFT_ID_INDEX(g1), WEFT_ID_INDEX(g2));
-  weft_id bad[] = {g1, WEFT_ID_MAKE(100000, 1), WEFT_ID_MAKE(WEFT_ID_INDEX(g2), WEFT_ID_GEN(g2) + 2)};
+  weft_id bad[] = {g1, WEFT_ID_MAKE(100000, 1),
+                   WEFT_ID_MAKE(WEFT_ID_INDEX(g2), WEFT_ID_GEN(g2) + 2)};
   for (int i = 0; i < 3; i++) {
     weft_id x = bad[i];
     assert_false(weft_group_live(s, x));
@@ -1418,7 +1421,8 @@ static void test_destroy_is_clean_after_normal_use(void **state) {
   assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
   assert_int_equal(weft_group_create(s, g, &h), WEFT_OK);
   assert_int_equal(weft_group_set_scale(s, h, 2.0), WEFT_OK);
-  for (int i = 0; i < 600; i++) spawn(s, i % 3 == 0 ? 0 : i % 3 == 1 ? g : h, 0, i, act_sleep_done, (i % 7) * 0.1);
+  for (int i = 0; i < 600; i++)
+    spawn(s, i % 3 == 0 ? 0 : i % 3 == 1 ? g : h, 0, i, act_sleep_done, (i % 7) * 0.1);
   weft_id w = spawn(s, 0, 0, 900, act_wait_lists, 0);
   TD(s, w)->list = &l;
   weft_sched_run_ready(s);
@@ -1554,7 +1558,7 @@ static void test_first_of_game_and_real_sleep_wakes_once(void **state) {
   weft_id a, b;
   assert_int_equal(weft_group_create(s, 0, &a), WEFT_OK);
   assert_int_equal(weft_group_create(s, 0, &b), WEFT_OK);
-  spawn(s, 0, 0, 1, act_sleep_done, 0);  /* a game timer fires on frame 1 */
+  spawn(s, 0, 0, 1, act_sleep_done, 0); /* a game timer fires on frame 1 */
   weft_id x = spawn(s, a, 0, 2, act_first_game_or_real, 0.5);
   weft_id y = spawn(s, b, 0, 3, act_sleep_done, 0.5);
   weft_sched_run_ready(s);

@@ -34,11 +34,11 @@
 #define STEADY (2 * SAMPLE) /* the sample the later ones are compared with */
 #define QUIET_FRAMES 60     /* frames stepped with the driver stopped before a sample */
 #define NSAMPLES (FRAMES / SAMPLE)
-#define FLAT_FRACTION 0.10  /* allowed growth after STEADY: 10% ... */
-#define FLAT_BYTES 8192     /* ... or a few KB, whichever is larger */
+#define FLAT_FRACTION 0.10 /* allowed growth after STEADY: 10% ... */
+#define FLAT_BYTES 8192    /* ... or a few KB, whichever is larger */
 
 typedef struct sink {
-  int reports;        /* reports no handler took (there should be none) */
+  int reports; /* reports no handler took (there should be none) */
   char first[256];
 } sink;
 
@@ -64,7 +64,8 @@ static const char soak_lua[] =
     "  return seed // 65536 % n + 1\n"
     "end\n"
     "for _, k in ipairs{'spawned', 'cancelled', 'thrown', 'reported', 'resolved', 'failed',\n"
-    "  'fcancelled', 'fired', 'sent', 'received', 'groups', 'gcancelled', 'finished'} do S[k] = 0 end\n"
+    "  'fcancelled', 'fired', 'sent', 'received', 'groups', 'gcancelled', 'finished'} do S[k] = 0 "
+    "end\n"
     "S.unexpected = false\n"
     "local MAXLIVE, MAXFUT, MAXGROUPS = 400, 60, 8\n"
     "local live, futures, groups = {}, {}, {}\n"
@@ -103,7 +104,8 @@ static const char soak_lua[] =
     "    pcall(wait, {a, b})\n"
     "  end,\n"
     "  function() local _, t = pick(live) if t then pcall(wait, t) end end,\n"
-    "  function() wait_frames(rnd(4)) local t = {} for i = 1, rnd(50) do t[i] = ('x'):rep(i) end end,\n"
+    "  function() wait_frames(rnd(4)) local t = {} for i = 1, rnd(50) do t[i] = ('x'):rep(i) end "
+    "end,\n"
     "}\n"
     "worker = function(kind) return kinds[kind]() end\n"
     "\n"
@@ -123,11 +125,15 @@ static const char soak_lua[] =
     "local actions = {\n"
     "  function() for _ = 1, rnd(3) do if #live < MAXLIVE then spawn_one() end end end,\n"
     "  function() for _ = 1, rnd(3) do if #live < MAXLIVE then spawn_one() end end end,\n"
-    "  function() local i, t = pick(live) if t then t:cancel() remove_at(live, i) S.cancelled = S.cancelled + 1 end end,\n"
+    "  function() local i, t = pick(live) if t then t:cancel() remove_at(live, i) S.cancelled = "
+    "S.cancelled + 1 end end,\n"
     "  function() if #futures < MAXFUT then futures[#futures + 1] = future() end end,\n"
-    "  function() local i, f = pick(futures) if f then f:resolve(rnd(9), 'x') remove_at(futures, i) S.resolved = S.resolved + 1 end end,\n"
-    "  function() local i, f = pick(futures) if f then f:fail('nope') remove_at(futures, i) S.failed = S.failed + 1 end end,\n"
-    "  function() local i, f = pick(futures) if f and rnd(3) == 1 then f:cancel() remove_at(futures, i) S.fcancelled = S.fcancelled + 1 end end,\n"
+    "  function() local i, f = pick(futures) if f then f:resolve(rnd(9), 'x') remove_at(futures, "
+    "i) S.resolved = S.resolved + 1 end end,\n"
+    "  function() local i, f = pick(futures) if f then f:fail('nope') remove_at(futures, i) "
+    "S.failed = S.failed + 1 end end,\n"
+    "  function() local i, f = pick(futures) if f and rnd(3) == 1 then f:cancel() "
+    "remove_at(futures, i) S.fcancelled = S.fcancelled + 1 end end,\n"
     "  function() sigs[rnd(3)]:fire(rnd(5)) S.fired = S.fired + 1 end,\n"
     "  function() local ch = chan() if ch:try_send(rnd(7)) then S.sent = S.sent + 1 end end,\n"
     "  function() if chan():try_recv() then S.received = S.received + 1 end end,\n"
@@ -139,7 +145,8 @@ static const char soak_lua[] =
     "  end,\n"
     "  function()\n"
     "    local i, g = pick(groups)\n"
-    "    if g and rnd(3) == 1 then g:cancel() remove_at(groups, i) S.gcancelled = S.gcancelled + 1\n"
+    "    if g and rnd(3) == 1 then g:cancel() remove_at(groups, i) S.gcancelled = S.gcancelled + "
+    "1\n"
     "    elseif g then if g.paused then g:resume() else g:pause() end end\n"
     "  end,\n"
     "}\n"
@@ -271,8 +278,8 @@ static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
          ""
 #endif
   );
-  printf("  %8s %11s %10s %10s %7s %8s %12s\n", "frame", "population", "lua KB", "host KB",
-         "tasks", "errors", "allocs");
+  printf("  %8s %11s %10s %10s %7s %8s %12s\n", "frame", "population", "lua KB", "host KB", "tasks",
+         "errors", "allocs");
   for (int i = 0; i < n; i++)
     printf("  %8ld %11u %10.1f %10.1f %7u %8u %12llu\n", samples[i].frame, samples[i].population,
            (double)samples[i].lua_bytes / 1024, (double)samples[i].host_bytes / 1024,
@@ -293,7 +300,8 @@ static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
   fflush(stdout);
 
   /* the driver ran the whole soak */
-  if (weft_task_result(W, driver) != 0) fail_msg("the driver ended: %s", weft_task_error(W, driver));
+  if (weft_task_result(W, driver) != 0)
+    fail_msg("the driver ended: %s", weft_task_error(W, driver));
   assert_int_equal(n, NSAMPLES);
   /* every error was one the script threw on purpose, each reported once
      through weft.on_error (none fell through to desc.report) */

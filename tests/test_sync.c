@@ -68,11 +68,11 @@ typedef void (*act_fn)(ctx *c, weft_id self, tdata *d);
 struct tdata {
   int tag;
   int runs;
-  act_fn act;          /* what a resume does; NULL: finish */
-  double secs;         /* a sleep before the wait */
-  weft_id obj, obj2;   /* what it waits on */
-  weft_wlist *list;    /* list to wait on (resolved at first use) */
-  int count;           /* per act */
+  act_fn act;        /* what a resume does; NULL: finish */
+  double secs;       /* a sleep before the wait */
+  weft_id obj, obj2; /* what it waits on */
+  weft_wlist *list;  /* list to wait on (resolved at first use) */
+  int count;         /* per act */
 };
 
 static void on_resume(weft_sched *s, weft_id self, void *ud) {

@@ -27,11 +27,11 @@
 /* One test's world: a temp dir, its watcher, the changes it reported. */
 typedef struct fx {
   char root[64];
-  int poll;            /* the watcher under test polls */
+  int poll; /* the watcher under test polls */
   weft_watch *w;
-  double t;            /* the test's clock */
-  long long stamp;     /* next distinct mtime (seconds) for polling saves */
-  int n;               /* changes reported, ever */
+  double t;        /* the test's clock */
+  long long stamp; /* next distinct mtime (seconds) for polling saves */
+  int n;           /* changes reported, ever */
   char path[MAXCH][128];
   char content[MAXCH][256]; /* the file's bytes when it was reported */
 } fx;
@@ -104,8 +104,10 @@ static void rm_tree(const char *dir) {
     char sub[512];
     snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) rm_tree(sub);
-    else unlink(sub);
+    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+      rm_tree(sub);
+    else
+      unlink(sub);
   }
   closedir(d);
   rmdir(dir);
@@ -306,7 +308,7 @@ static void touch_reports_nothing(void **state) {
   for (int k = 0; k < 3; k++) {
     double t = round_start(f);
     struct timespec ts[2] = {{2000000000 + k, 5}, {2000000000 + k, 5}};
-    assert_int_equal(utimensat(AT_FDCWD, full, ts, 0), 0); /* touch -d */
+    assert_int_equal(utimensat(AT_FDCWD, full, ts, 0), 0);   /* touch -d */
     assert_int_equal(utimensat(AT_FDCWD, full, NULL, 0), 0); /* touch */
     assert_int_equal(poll_at(f, t), 0);
     assert_int_equal(settle(f, t), 0);
@@ -412,8 +414,8 @@ static void file_saved_with_its_new_directory_is_reported(void **state) {
 
 static void ignored_names_are_never_reported(void **state) {
   fx *f = *state;
-  static const char *const names[] = {"foo.txt",  ".hidden.lua", "foo.lua~", "#foo.lua#",
-                                      ".foo.lua.swp", "4913",    "foo.lua.tmp", ".#foo.lua"};
+  static const char *const names[] = {"foo.txt",      ".hidden.lua", "foo.lua~",    "#foo.lua#",
+                                      ".foo.lua.swp", "4913",        "foo.lua.tmp", ".#foo.lua"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     assert_true(weft_watch_ignored(names[i]));
   assert_false(weft_watch_ignored("foo.lua"));
@@ -480,9 +482,10 @@ static void queue_overflow_rescans(void **state) {
   assert_string_equal(f->path[0], "other.lua");
 }
 
-#define BOTH(fn) \
-  {"inotify: " #fn, fn, setup_inotify, teardown, NULL}, \
-  {"poll: " #fn, fn, setup_poll, teardown, NULL}
+#define BOTH(fn)                                                                                   \
+  {"inotify: " #fn, fn, setup_inotify, teardown, NULL}, {                                          \
+    "poll: " #fn, fn, setup_poll, teardown, NULL                                                   \
+  }
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -40,9 +40,9 @@ static const char *const impl_name[NIMPL] = {"weft", "floor", "pure", "weft-nb"}
    suite near two minutes on 2 cores. */
 typedef struct workload {
   const char *id, *name;
-  const char *op;      /* what one op is */
-  unsigned impls;      /* 1 << I_* */
-  int futures_per_op;  /* futures a script creates per op (W3) */
+  const char *op;     /* what one op is */
+  unsigned impls;     /* 1 << I_* */
+  int futures_per_op; /* futures a script creates per op (W3) */
   int warm[3], frames[3];
 } workload;
 
@@ -101,8 +101,8 @@ static double p99_ms(uint64_t *ft, int frames) {
 
 typedef struct result {
   double secs, resumes, ops, bytes, allocs, live, gc_ms, p99, check;
-  double cpu;     /* CPU seconds over the measured frames */
-  double afr;     /* measured frames that allocated at all */
+  double cpu;      /* CPU seconds over the measured frames */
+  double afr;      /* measured frames that allocated at all */
   double hostgrow; /* bytes the host's pools and queues grew by meanwhile */
   int frames, ok;
 } result;
@@ -448,14 +448,17 @@ static int retries_left = 40, retries_used; /* re-measurements of preempted runs
 static int nsums;
 
 static void fmt_bytes(char *b, size_t n, double v) {
-  if (v < 0.05) snprintf(b, n, "0");
-  else if (v < 10000) snprintf(b, n, "%.0f", v);
-  else snprintf(b, n, "%.0fk", v / 1000);
+  if (v < 0.05)
+    snprintf(b, n, "0");
+  else if (v < 10000)
+    snprintf(b, n, "%.0f", v);
+  else
+    snprintf(b, n, "%.0fk", v / 1000);
 }
 
 static void print_header(void) {
-  printf("%-4s %-18s %7s %-7s %6s %8s %5s %8s %8s %8s %8s %8s %5s %7s %8s\n", "id", "workload",
-         "N", "impl", "frames", "total s", "+-%", "ns/res", "ns/op", "ms/frame", "p99 ms", "B/frame",
+  printf("%-4s %-18s %7s %-7s %6s %8s %5s %8s %8s %8s %8s %8s %5s %7s %8s\n", "id", "workload", "N",
+         "impl", "frames", "total s", "+-%", "ns/res", "ns/op", "ms/frame", "p99 ms", "B/frame",
          "afr", "live B", "GC ms");
 }
 
@@ -477,8 +480,14 @@ static void measure(const workload *w, int si, int n, int runs, int quick, const
     for (int im = 0; im < NIMPL; im++) {
       if (!(w->impls & (1u << im))) continue;
       char *fargv[] = {(char *)floor_path, (char *)dir, (char *)w->id, ns, ws, fs, NULL};
-      char *wargv[] = {"/proc/self/exe", "one", (char *)impl_name[im], (char *)dir,
-                       (char *)w->id,    ns,    ws,                    fs,
+      char *wargv[] = {"/proc/self/exe",
+                       "one",
+                       (char *)impl_name[im],
+                       (char *)dir,
+                       (char *)w->id,
+                       ns,
+                       ws,
+                       fs,
                        NULL};
       /* A measurement whose process got less than 90% of a core was
          preempted by other load: take it again (within a budget). */
@@ -554,8 +563,8 @@ static void measure(const workload *w, int si, int n, int runs, int quick, const
        apart: each future is one allocation (its handle). */
     double ops = MED(rs[I_WEFT], runs, ops), allocs = MED(rs[I_WEFT], runs, allocs);
     s->wait_allocs = ops > 0 ? allocs / ops - w->futures_per_op : 0;
-    printf("     %s: %.3f allocations per %s, %d of them the future handle(s): %+.3f beyond\n", w->id,
-           ops > 0 ? allocs / ops : 0, w->op, w->futures_per_op, s->wait_allocs);
+    printf("     %s: %.3f allocations per %s, %d of them the future handle(s): %+.3f beyond\n",
+           w->id, ops > 0 ? allocs / ops : 0, w->op, w->futures_per_op, s->wait_allocs);
   }
   if (s->ok[I_FLOOR] || s->ok[I_PURE]) {
     printf("     ratios (median of per-run):");
@@ -615,16 +624,19 @@ static void print_targets(void) {
       if (!s) continue;
       int fut = s->w->futures_per_op != 0;
       double b = fut ? s->wait_allocs : s->bframe[I_WEFT];
-      snprintf(what, sizeof what, fut ? "%s waits allocate nothing at N=%d" : "%s 0 B per steady frame at N=%d",
+      snprintf(what, sizeof what,
+               fut ? "%s waits allocate nothing at N=%d" : "%s 0 B per steady frame at N=%d",
                zero[z], s->n);
       /* Allocation confined to a few frames and all of it host queues or
          pools growing: a new high-water mark, not a per-frame cost. */
       int growth = !fut && b > 0 && s->hostgrow > 0 && s->afr[I_WEFT] <= 1 + s->frames / 100;
-      verdict(what, fut ? b < 0.01 * s->w->futures_per_op : b < 0.5 || growth, fut ? "%+.3f allocs/op" : "%.0f B", b, 0);
+      verdict(what, fut ? b < 0.01 * s->w->futures_per_op : b < 0.5 || growth,
+              fut ? "%+.3f allocs/op" : "%.0f B", b, 0);
       if (growth)
-        printf("  %-44s (only %.0f of %d frames allocated, %.0f B in all, while the host's queues\n"
-               "  %-44s  grew: a new high-water mark of tasks ready at once, not a per-frame cost)\n",
-               "", s->afr[I_WEFT], s->frames, s->bytes, "");
+        printf(
+            "  %-44s (only %.0f of %d frames allocated, %.0f B in all, while the host's queues\n"
+            "  %-44s  grew: a new high-water mark of tasks ready at once, not a per-frame cost)\n",
+            "", s->afr[I_WEFT], s->frames, s->bytes, "");
     }
   for (int si = 0; si < 3; si++) {
     const summary *s = find_sum("W1", sizes[si]);
@@ -644,12 +656,18 @@ static int suite(int argc, char **argv) {
   int quick = 0, runs = 3;
   const char *only = NULL, *nlist = NULL, *floor_path = NULL, *dir = "tests/bench";
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--quick") == 0) quick = 1;
-    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
-    else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) nlist = argv[++i];
-    else if (strcmp(argv[i], "--floor") == 0 && i + 1 < argc) floor_path = argv[++i];
-    else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
+    if (strcmp(argv[i], "--quick") == 0)
+      quick = 1;
+    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
+      nlist = argv[++i];
+    else if (strcmp(argv[i], "--floor") == 0 && i + 1 < argc)
+      floor_path = argv[++i];
+    else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+      dir = argv[++i];
     else {
       fprintf(stderr, "usage: weft-bench [--quick] [--runs R] [--only W1,W0,...] [--n N,...] "
                       "[--floor PATH] [--dir DIR]\n");
@@ -720,8 +738,7 @@ static int suite(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "one") == 0) {
-    if (argc != 8)
-      die("one", "usage: weft-bench one weft|weft-nb|pure DIR WORKLOAD N WARM FRAMES");
+    if (argc != 8) die("one", "usage: weft-bench one weft|weft-nb|pure DIR WORKLOAD N WARM FRAMES");
     const workload *w = find_wl(argv[4]);
     if (!w) die(argv[4], "no such workload");
     int n = atoi(argv[5]), warm = atoi(argv[6]), frames = atoi(argv[7]);

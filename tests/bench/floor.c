@@ -161,8 +161,10 @@ int main(int argc, char **argv) {
     lua_pushinteger(L, i);
     lua_xmove(L, co, 3);
     double s = resume(L, co, 2);
-    if (every) all[i - 1] = co;
-    else push(now + (s > 0 ? s : 0), co);
+    if (every)
+      all[i - 1] = co;
+    else
+      push(now + (s > 0 ? s : 0), co);
   }
   lua_gc(L, LUA_GCCOLLECT, 0);
   double live = (double)(mem - base + (every ? sizeof *all : sizeof *heap) * (size_t)n) / n;
@@ -208,7 +210,10 @@ int main(int argc, char **argv) {
     lua_pop(L, 2);
   }
   qsort(ft, (size_t)frames, sizeof *ft, cmp_u64);
-  double p99 = frames > 0 ? (double)ft[(size_t)(frames * 0.99 < frames - 1 ? frames * 0.99 : frames - 1)] / 1e6 : 0;
+  double p99 =
+      frames > 0
+          ? (double)ft[(size_t)(frames * 0.99 < frames - 1 ? frames * 0.99 : frames - 1)] / 1e6
+          : 0;
   printf("secs=%.6f frames=%d resumes=%llu ops=%llu bytes=%llu allocs=%llu live=%.1f gc_ms=%.3f "
          "p99_ms=%.4f check=%llu afr=%llu cpu=%.6f\n",
          secs, frames, (unsigned long long)(resumes - r0), (unsigned long long)(resumes - r0),

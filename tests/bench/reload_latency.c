@@ -77,15 +77,14 @@ static int write_module(const char *root, int v) {
             "  return false\n"
             "end\n",
             i);
-  fprintf(f,
-          "function M.start(e)\n"
-          "  while true do\n"
-          "    e.v = M.V\n"
-          "    if M.helper0(e, 1 / 60) then e.leg = (e.leg or 1) %% #M.route + 1 end\n"
-          "    wait()\n"
-          "  end\n"
-          "end\n"
-          "return M\n");
+  fprintf(f, "function M.start(e)\n"
+             "  while true do\n"
+             "    e.v = M.V\n"
+             "    if M.helper0(e, 1 / 60) then e.leg = (e.leg or 1) %% #M.route + 1 end\n"
+             "    wait()\n"
+             "  end\n"
+             "end\n"
+             "return M\n");
   return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -98,8 +97,10 @@ static void rm_tree(const char *dir) {
     char sub[512];
     snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) rm_tree(sub);
-    else unlink(sub);
+    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+      rm_tree(sub);
+    else
+      unlink(sub);
   }
   closedir(d);
   rmdir(dir);
