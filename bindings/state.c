@@ -240,7 +240,7 @@ static int l_run_finalizers(lua_State *L) {
   for (int i = 1; i + 1 <= n; i += 2) {
     lua_rawgeti(L, t, i);
     lua_rawgeti(L, t, i + 1);
-    weft_id id = weft_new_task(W, L, -2, 1, weft_sched_root(W->S), 0, 1);
+    weft_id id = weft_new_task(W, L, -2, 1, weft_sched_root(W->S), 0);
     lua_pushliteral(L, "__gc");
     lua_setiuservalue(L, -2, 2);
     lua_settop(L, t);
@@ -606,7 +606,7 @@ void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_
 static int l_cspawn(lua_State *L) {
   weft_state *W = weft_get(L);
   int n = lua_gettop(L);
-  weft_id id = weft_new_task(W, L, 1, n - 1, 0, 0, 1);
+  weft_id id = weft_new_task(W, L, 1, n - 1, 0, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
   lua_pushvalue(L, -2);
   lua_rawseti(L, -2, (lua_Integer)id);

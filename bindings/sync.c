@@ -169,7 +169,7 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
     for (lua_Integer i = 1; i <= k; i++) {
       lua_rawgeti(L, -1, i);
       lua_pushvalue(L, hidx);
-      weft_id t = weft_new_task(W, L, -2, 1, weft_sched_root(W->S), 0, 1);
+      weft_id t = weft_new_task(W, L, -2, 1, weft_sched_root(W->S), 0);
       lua_pop(L, 3);
       weft_run_now(W, t);
     }
@@ -278,7 +278,7 @@ static int l_future_on_done(lua_State *L) {
   lua_settop(L, 2);
   if (h->state != WEFT_FUTURE_PENDING) {
     lua_pushvalue(L, 1);
-    weft_id t = weft_new_task(W, L, 2, 1, weft_sched_root(W->S), 0, 1);
+    weft_id t = weft_new_task(W, L, 2, 1, weft_sched_root(W->S), 0);
     weft_run_now(W, t);
     return 0;
   }
@@ -478,7 +478,7 @@ static void fire(weft_state *W, lua_State *L, shandle *h) {
     }
     lua_getiuservalue(L, -1, 1);
     for (int a = 0; a < n; a++) lua_pushvalue(L, 2 + a);
-    weft_id task = weft_new_task(W, L, -(n + 1), n, c->group, 0, 1);
+    weft_id task = weft_new_task(W, L, -(n + 1), n, c->group, 0);
     lua_settop(L, t);
     weft_run_now(W, task);
   }

@@ -512,9 +512,8 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   return parent_site;
 }
 
-weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent,
-                      int site_level) {
-  (void)site_level;
+weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                      weft_id parent) {
   fidx = lua_absindex(L, fidx);
   if (lua_type(L, fidx) != LUA_TFUNCTION && luaL_getmetafield(L, fidx, "__call") == LUA_TNIL)
     luaL_typeerror(L, fidx, "function");
@@ -589,7 +588,7 @@ static void yield_if_doomed(weft_state *W, lua_State *L) {
 static int spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   weft_state *W = weft_get(L);
   int nargs = lua_gettop(L) - fidx;
-  weft_id id = weft_new_task(W, L, fidx, nargs, g, parent, 1);
+  weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
   weft_run_now(W, id);
   if (W->cur && weft_task_doomed(W->S, W->cur)) {
     lua_settop(L, 0);
@@ -608,7 +607,7 @@ static int l_defer(lua_State *L) {
   weft_state *W = weft_get(L);
   luaL_checkany(L, 1);
   int nargs = lua_gettop(L) - 1;
-  weft_id id = weft_new_task(W, L, 1, nargs, 0, W->cur, 1);
+  weft_id id = weft_new_task(W, L, 1, nargs, 0, W->cur);
   ltask *lt = LT(W, id);
   lt->single = 1;
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);

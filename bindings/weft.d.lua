@@ -273,6 +273,7 @@ function finally(fn) end
 ---@field time_scale number this group's own speed factor (finite, >= 0); settable
 ---@field paused boolean true while paused (read-only; use `pause`/`resume`)
 ---@field now number this group's clock, in game seconds (read-only)
+---@field alive boolean false once the group is gone (never raises, unlike the other fields of a dead group)
 ---@field name string|nil a label for logs; settable
 ---@field parent weft.Group|nil the enclosing group; nil for the root (read-only)
 local Group = {}
@@ -360,6 +361,7 @@ function frame() end
 ---@class weft.Future
 ---@field state weft.FutureState pending, resolved, failed or cancelled (read-only)
 ---@field error any the failure or cancellation error once failed or cancelled; nil otherwise (read-only)
+---@field name string|nil its label: given to `future(name)`, the verb that made it ("move_to"), "first", "all", "timeout" or "job KIND" (read-only)
 local Future = {}
 
 ---Complete the future with values; its waiters get them.
@@ -400,9 +402,10 @@ function Future:on_done(fn) end
 ---ui:ask("Open the gate?", function(yes) answer:resolve(yes) end)
 ---if wait(answer) then gate:open() end
 ---```
+---@param name? string a label shown by `weft.tasks()` ("future door")
 ---@return weft.Future future
 ---@nodiscard
-function future() end
+function future(name) end
 
 -- ---------------------------------------------------------------------------
 -- Signals
@@ -571,6 +574,9 @@ function job(kind, ...) end
 ---@field name string module name, e.g. "ai.patrol"
 ---@field file string its file, e.g. "scripts/ai/patrol.lua"
 ---@field version integer 1 when first loaded, +1 on each reload
+---@field tasks integer tasks started from it with `weft.start` / `g:start` that are running
+---@field old integer of those, how many still run code from an older version (`reload = "keep"`)
+---@field error string|nil the error of its last failed reload, until it loads cleanly
 
 ---Load a module from the scripts root (once; later calls return the same
 ---table). Names are dotted paths: "ai.patrol" is scripts/ai/patrol.lua.
@@ -633,6 +639,11 @@ function weft.start(module_name, state, ...) end
 ---@return weft.ModuleInfo[]
 ---@nodiscard
 function weft.modules() end
+
+---Files whose last save failed to load, with the error: shown until the file loads cleanly.
+---@return {file: string, error: string}[]
+---@nodiscard
+function weft.reload_errors() end
 
 ---True if `err` is the error of a cancellation (a cancelled task or future).
 ---
