@@ -192,6 +192,10 @@ int weft_l_group_start(lua_State *L);
 /* state.c */
 int weft_load_script(weft_state *W, lua_State *L, const char *path);
 
+/* patterns.c: wraps find, match, gmatch and gsub of the string table at
+   idx so that a search that would run too long fails instead. */
+void weft_guard_patterns(lua_State *L, int idx);
+
 /* sites.c: interned spawn-site chains. */
 struct sites *weft_sites_new(weft_state *W);
 void weft_sites_free(weft_state *W, struct sites *st);

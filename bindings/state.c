@@ -345,10 +345,12 @@ static void build_api(weft_state *W, lua_State *L) {
     copy_lib(L, *n);
     lua_setfield(L, api, *n);
   }
-  /* No string.dump (it makes binary chunks); strings index the copy. */
+  /* No string.dump (it makes binary chunks); pattern functions guarded;
+     strings index the copy. */
   lua_getfield(L, api, "string");
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
+  weft_guard_patterns(L, -1);
   lua_pushliteral(L, "");
   lua_getmetatable(L, -1);
   lua_pushvalue(L, -3);

@@ -1,0 +1,375 @@
+/* A guard for Lua's pattern functions. Lua's matcher runs in C, where the
+   instruction budget cannot reach, and some patterns backtrack for a time
+   that grows as a power of the subject's length. Before string.find,
+   match, gmatch or gsub runs, a matcher of our own walks the same search
+   with a step counter and stops at a limit; over it, the call fails with
+   an error at the script's line. Under it, Lua's own function runs, so
+   results are exactly Lua's: this matcher only measures. Its control flow
+   follows the reference manual's pattern rules (§6.4.1). */
+#include <ctype.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_CAPTURES 32
+#define CAP_UNFINISHED (-1)
+#define CAP_POSITION (-2)
+#define STEPS_PER_BUDGET 4 /* matcher steps allowed per instruction of budget */
+
+typedef struct mstate {
+  const char *src_init, *src_end, *p_end;
+  long steps, limit;
+  int level, depth, bad; /* bad: a malformed pattern (Lua will say why) */
+  struct {
+    const char *init;
+    ptrdiff_t len;
+  } capture[MAX_CAPTURES];
+} mstate;
+
+static const char *match(mstate *ms, const char *s, const char *p);
+
+static int class_end_ok(mstate *ms, const char **pp) {
+  const char *p = *pp;
+  if (*p++ == '%') {
+    if (p >= ms->p_end) return ms->bad = 1, 0;
+    *pp = p + 1;
+    return 1;
+  }
+  if (*(p - 1) == '[') {
+    if (*p == '^') p++;
+    do {
+      if (p >= ms->p_end) return ms->bad = 1, 0;
+      if (*(p++) == '%' && p < ms->p_end) p++;
+    } while (*p != ']');
+    *pp = p + 1;
+    return 1;
+  }
+  *pp = p;
+  return 1;
+}
+
+static int class_has(int c, int cl) {
+  int res;
+  switch (tolower(cl)) {
+  case 'a': res = isalpha(c); break;
+  case 'c': res = iscntrl(c); break;
+  case 'd': res = isdigit(c); break;
+  case 'g': res = isgraph(c); break;
+  case 'l': res = islower(c); break;
+  case 'p': res = ispunct(c); break;
+  case 's': res = isspace(c); break;
+  case 'u': res = isupper(c); break;
+  case 'w': res = isalnum(c); break;
+  case 'x': res = isxdigit(c); break;
+  default: return cl == c;
+  }
+  if (isupper(cl)) res = !res;
+  return res != 0;
+}
+
+static int in_set(int c, const char *p, const char *ec) {
+  int sig = 1;
+  if (*(p + 1) == '^') {
+    sig = 0;
+    p++;
+  }
+  while (++p < ec) {
+    if (*p == '%') {
+      p++;
+      if (class_has(c, (unsigned char)*p)) return sig;
+    } else if (*(p + 1) == '-' && p + 2 < ec) {
+      p += 2;
+      if ((unsigned char)*(p - 2) <= c && c <= (unsigned char)*p) return sig;
+    } else if ((unsigned char)*p == c) {
+      return sig;
+    }
+  }
+  return !sig;
+}
+
+static int single(mstate *ms, const char *s, const char *p, const char *ep) {
+  if (s >= ms->src_end) return 0;
+  int c = (unsigned char)*s;
+  switch (*p) {
+  case '.': return 1;
+  case '%': return class_has(c, (unsigned char)*(p + 1));
+  case '[': return in_set(c, p, ep - 1);
+  default: return (unsigned char)*p == c;
+  }
+}
+
+/* Counts a step; past the limit every match fails at once. */
+static int step(mstate *ms) { return ++ms->steps <= ms->limit; }
+
+static const char *max_expand(mstate *ms, const char *s, const char *p, const char *ep) {
+  ptrdiff_t i = 0;
+  while (single(ms, s + i, p, ep) && step(ms)) i++;
+  while (i >= 0 && step(ms)) {
+    const char *res = match(ms, s + i, ep + 1);
+    if (res) return res;
+    i--;
+  }
+  return NULL;
+}
+
+static const char *min_expand(mstate *ms, const char *s, const char *p, const char *ep) {
+  for (;;) {
+    if (!step(ms)) return NULL;
+    const char *res = match(ms, s, ep + 1);
+    if (res) return res;
+    if (single(ms, s, p, ep)) s++;
+    else return NULL;
+  }
+}
+
+static const char *start_capture(mstate *ms, const char *s, const char *p, int what) {
+  if (ms->level >= MAX_CAPTURES) return ms->bad = 1, NULL;
+  ms->capture[ms->level].init = s;
+  ms->capture[ms->level].len = what;
+  ms->level++;
+  const char *res = match(ms, s, p);
+  if (!res) ms->level--;
+  return res;
+}
+
+static const char *end_capture(mstate *ms, const char *s, const char *p) {
+  int l = -1;
+  for (int i = ms->level - 1; i >= 0; i--)
+    if (ms->capture[i].len == CAP_UNFINISHED) {
+      l = i;
+      break;
+    }
+  if (l < 0) return ms->bad = 1, NULL;
+  ms->capture[l].len = s - ms->capture[l].init;
+  const char *res = match(ms, s, p);
+  if (!res) ms->capture[l].len = CAP_UNFINISHED;
+  return res;
+}
+
+static const char *match_balance(mstate *ms, const char *s, const char *p) {
+  if (p + 1 >= ms->p_end) return ms->bad = 1, NULL;
+  if (s >= ms->src_end || *s != *p) return NULL;
+  int b = *p, e = *(p + 1), cont = 1;
+  while (++s < ms->src_end && step(ms)) {
+    if (*s == e) {
+      if (--cont == 0) return s + 1;
+    } else if (*s == b) {
+      cont++;
+    }
+  }
+  return NULL;
+}
+
+static const char *match(mstate *ms, const char *s, const char *p) {
+  if (ms->depth++ > 190 || ms->bad) { /* Lua stops at 200 too ("pattern too complex") */
+    ms->depth--;
+    return NULL;
+  }
+  while (p != ms->p_end && step(ms)) {
+    const char *ep;
+    switch (*p) {
+    case '(':
+      s = *(p + 1) == ')' ? start_capture(ms, s, p + 2, CAP_POSITION)
+                          : start_capture(ms, s, p + 1, CAP_UNFINISHED);
+      goto done;
+    case ')':
+      s = end_capture(ms, s, p + 1);
+      goto done;
+    case '$':
+      if (p + 1 != ms->p_end) goto dflt;
+      s = (s == ms->src_end) ? s : NULL;
+      goto done;
+    case '%':
+      switch (*(p + 1)) {
+      case 'b':
+        s = match_balance(ms, s, p + 2);
+        if (s) {
+          p += 4;
+          continue;
+        }
+        goto done;
+      case 'f': {
+        p += 2;
+        if (*p != '[') {
+          ms->bad = 1;
+          s = NULL;
+          goto done;
+        }
+        ep = p;
+        if (!class_end_ok(ms, &ep)) {
+          s = NULL;
+          goto done;
+        }
+        int prev = (s == ms->src_init) ? 0 : (unsigned char)*(s - 1);
+        int cur = (s < ms->src_end) ? (unsigned char)*s : 0;
+        if (!in_set(prev, p, ep - 1) && in_set(cur, p, ep - 1)) {
+          p = ep;
+          continue;
+        }
+        s = NULL;
+        goto done;
+      }
+      default:
+        if (isdigit((unsigned char)*(p + 1))) { /* back reference %1-%9 */
+          int l = *(p + 1) - '1';
+          if (l < 0 || l >= ms->level || ms->capture[l].len == CAP_UNFINISHED) {
+            ms->bad = 1;
+            s = NULL;
+            goto done;
+          }
+          size_t len = (size_t)ms->capture[l].len;
+          if ((size_t)(ms->src_end - s) >= len && memcmp(ms->capture[l].init, s, len) == 0) {
+            s += len;
+            p += 2;
+            continue;
+          }
+          s = NULL;
+          goto done;
+        }
+        goto dflt;
+      }
+    default:
+    dflt:
+      ep = p;
+      if (!class_end_ok(ms, &ep)) {
+        s = NULL;
+        goto done;
+      }
+      if (!single(ms, s, p, ep)) {
+        if (*ep == '*' || *ep == '?' || *ep == '-') {
+          p = ep + 1;
+          continue;
+        }
+        s = NULL;
+      } else {
+        switch (*ep) {
+        case '?': {
+          const char *res = match(ms, s + 1, ep + 1);
+          if (res) s = res;
+          else {
+            p = ep + 1;
+            continue;
+          }
+          break;
+        }
+        case '+': s = max_expand(ms, s + 1, p, ep); break;
+        case '*': s = max_expand(ms, s, p, ep); break;
+        case '-': s = min_expand(ms, s, p, ep); break;
+        default:
+          s++;
+          p = ep;
+          continue;
+        }
+      }
+      goto done;
+    }
+  }
+  if (ms->steps > ms->limit) s = NULL;
+done:
+  ms->depth--;
+  return s;
+}
+
+static int has_specials(const char *p, size_t l) {
+  for (size_t i = 0; i < l; i++)
+    if (strchr("^$*+?.([%-", p[i])) return 1;
+  return 0;
+}
+
+/* Walks the search a call would make. Returns 0 when it stays within the
+   limit (or the pattern is malformed: Lua reports that itself). mode: 0
+   find/match (stop at the first match), 1 gmatch/gsub (every match). */
+static int too_costly(const char *s, size_t ls, const char *p, size_t lp, size_t init, int all,
+                      long limit) {
+  mstate ms;
+  memset(&ms, 0, sizeof ms);
+  ms.src_init = s;
+  ms.src_end = s + ls;
+  ms.limit = limit;
+  int anchor = (lp > 0 && *p == '^');
+  if (anchor) {
+    p++;
+    lp--;
+  }
+  ms.p_end = p + lp;
+  const char *src = s + init, *lastmatch = NULL;
+  while (src <= ms.src_end) {
+    ms.level = 0;
+    ms.depth = 0;
+    const char *e = match(&ms, src, p);
+    if (ms.bad) return 0;
+    if (ms.steps > ms.limit) return 1;
+    if (e && e != lastmatch) {
+      if (!all) return 0;
+      src = lastmatch = e;
+      if (e == ms.src_end) break;
+    } else {
+      src++;
+    }
+    if (anchor) break;
+  }
+  return 0;
+}
+
+/* The steps a call may take: a few per instruction of the budget, so a
+   pattern cannot stall a frame much longer than a script could. 0: no
+   guard (the budget is off). */
+static long step_limit(lua_State *L) {
+  weft_state *W = weft_get(L);
+  if (W->desc.instr_budget == WEFT_BUDGET_OFF) return 0;
+  return (long)W->desc.instr_budget * STEPS_PER_BUDGET;
+}
+
+static int refuse(lua_State *L, size_t ls, long limit) {
+  return luaL_error(L, "pattern too costly for this subject (%d bytes): the search would take "
+                    "more than %d steps",
+                    (int)ls, (int)limit);
+}
+
+/* string.find / match / gmatch / gsub for scripts: upvalue 1 is Lua's. */
+static int guarded(lua_State *L, int all, int plain_arg) {
+  size_t ls, lp;
+  const char *s = lua_tolstring(L, 1, &ls);
+  const char *p = lua_tolstring(L, 2, &lp);
+  long limit = step_limit(L);
+  if (limit && s && p && !(plain_arg && lua_toboolean(L, 4)) && has_specials(p, lp)) {
+    lua_Integer init = luaL_optinteger(L, 3, 1);
+    if (init < 0) init = (lua_Integer)ls + init + 1;
+    if (init < 1) init = 1;
+    if ((size_t)init <= ls + 1 && too_costly(s, ls, p, lp, (size_t)init - 1, all, limit))
+      return refuse(L, ls, limit);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+static int l_find(lua_State *L) { return guarded(L, 0, 1); }
+static int l_match(lua_State *L) { return guarded(L, 0, 0); }
+static int l_gmatch(lua_State *L) { return guarded(L, 1, 0); }
+
+/* gsub's third argument is the replacement, so init does not apply. */
+static int l_gsub(lua_State *L) {
+  size_t ls, lp;
+  const char *s = lua_tolstring(L, 1, &ls);
+  const char *p = lua_tolstring(L, 2, &lp);
+  long limit = step_limit(L);
+  if (limit && s && p && has_specials(p, lp) && too_costly(s, ls, p, lp, 0, 1, limit))
+    return refuse(L, ls, limit);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+void weft_guard_patterns(lua_State *L, int string_table) {
+  static const luaL_Reg fns[] = {
+      {"find", l_find}, {"match", l_match}, {"gmatch", l_gmatch}, {"gsub", l_gsub}, {NULL, NULL}};
+  string_table = lua_absindex(L, string_table);
+  for (const luaL_Reg *f = fns; f->name; f++) {
+    lua_getfield(L, string_table, f->name);
+    lua_pushcclosure(L, f->func, 1);
+    lua_setfield(L, string_table, f->name);
+  }
+}
