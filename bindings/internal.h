@@ -154,8 +154,9 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
 /* Creates a task running the callable at L[fidx] with the nargs values
    above it, in group g (0: the spawner's), as a child of parent (0: none).
    Pushes the handle; raises a Lua error on failure. */
-weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
-                      weft_id parent);
+weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent);
+/* Takes back a NEW task that could not be completely set up. */
+void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
 /* Runs a NEW task at once, up to its first wait. */
 void weft_run_now(weft_state *W, weft_id task);
 /* Pushes the handle of a live task (or nil). */

@@ -51,17 +51,38 @@ static int class_end_ok(mstate *ms, const char **pp) {
 static int class_has(int c, int cl) {
   int res;
   switch (tolower(cl)) {
-  case 'a': res = isalpha(c); break;
-  case 'c': res = iscntrl(c); break;
-  case 'd': res = isdigit(c); break;
-  case 'g': res = isgraph(c); break;
-  case 'l': res = islower(c); break;
-  case 'p': res = ispunct(c); break;
-  case 's': res = isspace(c); break;
-  case 'u': res = isupper(c); break;
-  case 'w': res = isalnum(c); break;
-  case 'x': res = isxdigit(c); break;
-  default: return cl == c;
+  case 'a':
+    res = isalpha(c);
+    break;
+  case 'c':
+    res = iscntrl(c);
+    break;
+  case 'd':
+    res = isdigit(c);
+    break;
+  case 'g':
+    res = isgraph(c);
+    break;
+  case 'l':
+    res = islower(c);
+    break;
+  case 'p':
+    res = ispunct(c);
+    break;
+  case 's':
+    res = isspace(c);
+    break;
+  case 'u':
+    res = isupper(c);
+    break;
+  case 'w':
+    res = isalnum(c);
+    break;
+  case 'x':
+    res = isxdigit(c);
+    break;
+  default:
+    return cl == c;
   }
   if (isupper(cl)) res = !res;
   return res != 0;
@@ -91,10 +112,14 @@ static int single(mstate *ms, const char *s, const char *p, const char *ep) {
   if (s >= ms->src_end) return 0;
   int c = (unsigned char)*s;
   switch (*p) {
-  case '.': return 1;
-  case '%': return class_has(c, (unsigned char)*(p + 1));
-  case '[': return in_set(c, p, ep - 1);
-  default: return (unsigned char)*p == c;
+  case '.':
+    return 1;
+  case '%':
+    return class_has(c, (unsigned char)*(p + 1));
+  case '[':
+    return in_set(c, p, ep - 1);
+  default:
+    return (unsigned char)*p == c;
   }
 }
 
@@ -117,8 +142,10 @@ static const char *min_expand(mstate *ms, const char *s, const char *p, const ch
     if (!step(ms)) return NULL;
     const char *res = match(ms, s, ep + 1);
     if (res) return res;
-    if (single(ms, s, p, ep)) s++;
-    else return NULL;
+    if (single(ms, s, p, ep))
+      s++;
+    else
+      return NULL;
   }
 }
 
@@ -245,16 +272,23 @@ static const char *match(mstate *ms, const char *s, const char *p) {
         switch (*ep) {
         case '?': {
           const char *res = match(ms, s + 1, ep + 1);
-          if (res) s = res;
+          if (res)
+            s = res;
           else {
             p = ep + 1;
             continue;
           }
           break;
         }
-        case '+': s = max_expand(ms, s + 1, p, ep); break;
-        case '*': s = max_expand(ms, s, p, ep); break;
-        case '-': s = min_expand(ms, s, p, ep); break;
+        case '+':
+          s = max_expand(ms, s + 1, p, ep);
+          break;
+        case '*':
+          s = max_expand(ms, s, p, ep);
+          break;
+        case '-':
+          s = min_expand(ms, s, p, ep);
+          break;
         default:
           s++;
           p = ep;
@@ -321,7 +355,8 @@ static long step_limit(lua_State *L) {
 }
 
 static int refuse(lua_State *L, size_t ls, long limit) {
-  return luaL_error(L, "pattern too costly for this subject (%d bytes): the search would take "
+  return luaL_error(L,
+                    "pattern too costly for this subject (%d bytes): the search would take "
                     "more than %d steps",
                     (int)ls, (int)limit);
 }

@@ -605,14 +605,25 @@ void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_
 
 /* Protected part of weft_spawn: L[1] function, then args; the last
    argument slot carries the state. */
+/* kept[id] = handle, for (kept, id, handle) at 1..3 (protected). */
+static int l_keep_task(lua_State *L) {
+  lua_rawset(L, 1);
+  return 0;
+}
+
 static int l_cspawn(lua_State *L) {
   weft_state *W = weft_get(L);
   int n = lua_gettop(L);
   weft_id id = weft_new_task(W, L, 1, n - 1, 0, 0);
+  lua_pushcfunction(L, l_keep_task);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
-  lua_pushvalue(L, -2);
-  lua_rawseti(L, -2, (lua_Integer)id);
-  lua_pop(L, 2);
+  lua_pushinteger(L, (lua_Integer)id);
+  lua_pushvalue(L, -4);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) { /* the new task is taken back */
+    weft_discard_task(W, L, id);
+    return lua_error(L);
+  }
+  lua_pop(L, 1);
   lua_pushinteger(L, (lua_Integer)id);
   return 1;
 }

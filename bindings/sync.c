@@ -129,6 +129,14 @@ static fhandle *new_future(weft_state *W, lua_State *L, const char *name) {
   return f;
 }
 
+/* Runs on_done(fn) for the future: fn at 1, the handle at 2. */
+static int l_spawn_done(lua_State *L) {
+  weft_state *W = weft_get(L);
+  weft_id t = weft_new_task(W, L, 1, 1, weft_sched_root(W->S), 0);
+  weft_run_now(W, t);
+  return 0;
+}
+
 /* Completes the future whose handle is at L[hidx] with n values at
    L[vidx] (the error value for FAILED and CANCELLED). Returns WEFT_ESTATE
    when it was already complete. */
@@ -161,17 +169,26 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
   lua_setiuservalue(L, hidx, 1);
   weft_complete_all(W, &h->waiters, L, vidx, n, state != WEFT_FUTURE_RESOLVED);
   if (h->cid) keep_future(W, L, hidx, h->cid, 0); /* C is done with it */
-  /* on_done callbacks run as new tasks, oldest first */
+  /* on_done callbacks run as new tasks, oldest first. Past this point
+     nothing may raise: a callback that cannot get a task (out of memory)
+     is called directly, and if even that fails its error is reported. */
   if (lua_getiuservalue(L, hidx, 2) == LUA_TTABLE) {
     lua_pushnil(L);
     lua_setiuservalue(L, hidx, 2);
     lua_Integer k = (lua_Integer)lua_rawlen(L, -1);
     for (lua_Integer i = 1; i <= k; i++) {
-      lua_rawgeti(L, -1, i);
+      lua_pushcfunction(L, l_spawn_done);
+      lua_rawgeti(L, -2, i);
       lua_pushvalue(L, hidx);
-      weft_id t = weft_new_task(W, L, -2, 1, weft_sched_root(W->S), 0);
-      lua_pop(L, 3);
-      weft_run_now(W, t);
+      if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+        lua_pop(L, 1);
+        lua_rawgeti(L, -1, i);
+        lua_pushvalue(L, hidx);
+        if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+          weft_report(W, L, -1, 0, NULL);
+          lua_pop(L, 1);
+        }
+      }
     }
   }
   lua_pop(L, 1);
@@ -908,6 +925,36 @@ static void push_comb(weft_state *W, lua_State *L, ltask *lt, int field) {
   lua_remove(L, -2);
 }
 
+typedef struct settle_args {
+  weft_state *W;
+  int state, n;
+} settle_args;
+
+static int l_settle(lua_State *L) {
+  settle_args *a = lua_touserdata(L, 1);
+  complete_future(a->W, L, 2, a->state, 3, a->n);
+  return 0;
+}
+
+/* Completes a combinator's future from inside a delivery, where nothing
+   may raise: if packing its values runs out of memory, the future fails
+   with that error instead (one value, nothing to pack). */
+static void settle_safe(weft_state *W, lua_State *L, int out, int state, int vidx, int n) {
+  out = lua_absindex(L, out);
+  vidx = lua_absindex(L, vidx);
+  settle_args a = {W, state, n};
+  if (!lua_checkstack(L, n + 8)) return;
+  lua_pushcfunction(L, l_settle);
+  lua_pushlightuserdata(L, &a);
+  lua_pushvalue(L, out);
+  for (int i = 0; i < n; i++) lua_pushvalue(L, vidx + i);
+  if (lua_pcall(L, n + 2, 0, 0) != LUA_OK) {
+    if (((fhandle *)lua_touserdata(L, out))->state == WEFT_FUTURE_PENDING)
+      complete_future(W, L, out, WEFT_FUTURE_FAILED, -1, 1);
+    lua_pop(L, 1);
+  }
+}
+
 static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, int n, int slot,
                          int failed) {
   ltask *lt = LT(W, self);
@@ -921,17 +968,17 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
     return;
   }
   if (failed) {
-    complete_future(W, L, out, WEFT_FUTURE_FAILED, idx, 1);
+    settle_safe(W, L, out, WEFT_FUTURE_FAILED, idx, 1);
   } else if (lt->comb == C_FIRST) {
     lua_pushinteger(L, slot + 1);
     for (int i = 0; i < n; i++) lua_pushvalue(L, idx + i);
-    complete_future(W, L, out, WEFT_FUTURE_RESOLVED, out + 1, n + 1);
+    settle_safe(W, L, out, WEFT_FUTURE_RESOLVED, out + 1, n + 1);
   } else if (lt->comb == C_TIMEOUT) {
     if (slot == 0) {
-      complete_future(W, L, out, WEFT_FUTURE_RESOLVED, idx, n);
+      settle_safe(W, L, out, WEFT_FUTURE_RESOLVED, idx, n);
     } else {
       lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_timeout);
-      complete_future(W, L, out, WEFT_FUTURE_FAILED, -1, 1);
+      settle_safe(W, L, out, WEFT_FUTURE_FAILED, -1, 1);
     }
   } else { /* C_ALL: keep the first value */
     push_comb(W, L, lt, 3);

@@ -512,8 +512,7 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   return parent_site;
 }
 
-weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
-                      weft_id parent) {
+weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent) {
   fidx = lua_absindex(L, fidx);
   if (lua_type(L, fidx) != LUA_TFUNCTION && luaL_getmetafield(L, fidx, "__call") == LUA_TNIL)
     luaL_typeerror(L, fidx, "function");
@@ -561,6 +560,23 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
   lt->co = co;
   lua_remove(L, -2); /* the thread; the handle stays on top */
   return id;
+}
+
+void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
+  ltask *lt = LT(W, id);
+  if (!lt) return;
+  if (lt->co && lua_checkstack(L, 4)) { /* never ran: nothing to unwind */
+    weft_push_task(W, L, id);
+    thandle *h = lua_touserdata(L, -1);
+    if (h) h->final = WEFT_TASK_CANCELLED;
+    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+    lua_pushnil(L);
+    lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1); /* an existing key: no allocation */
+    lua_pop(L, 1);
+  }
+  lt->co = NULL;
+  weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
 }
 
 void weft_run_now(weft_state *W, weft_id id) {

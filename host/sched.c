@@ -403,6 +403,12 @@ weft_sched *weft_sched_create(const weft_sched_desc *desc) {
     return NULL;
   }
   s->root = WEFT_ID_INDEX(root);
+  /* The resume stack never grows later: entering a task cannot fail.
+     Lua itself stops nesting at 200 C calls. */
+  if (!grow_array(s, (void **)&s->stack.v, &s->stack.cap, sizeof(weft_id), 256)) {
+    weft_sched_destroy(s);
+    return NULL;
+  }
   return s;
 }
 
