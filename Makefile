@@ -38,7 +38,7 @@ DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-de
 -include demo/demo.mk
 -include tests/bench/bench.mk
 
-.PHONY: all weft deps test test-c test-lua test-demo run asan bench fuzz clean help
+.PHONY: all weft deps test test-c test-lua test-cli test-demo run asan bench fuzz clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -95,7 +95,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 # ---- tests ----
 
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua test-demo
+	@$(MAKE) --no-print-directory test-c test-lua test-cli test-demo
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -105,8 +105,12 @@ test-lua: $(BUILD)/weft
 	@echo "== weft test tests/lua scripts"
 	@$(BUILD)/weft test tests/lua scripts
 
+test-cli: $(BUILD)/weft
+	@echo "== the weft program"
+	@sh tests/cli/run.sh $(BUILD)/weft
+
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-demo
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-demo
 
 bench: deps
 	@$(MAKE) --no-print-directory bench-run

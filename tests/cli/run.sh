@@ -1,0 +1,65 @@
+#!/bin/sh
+# The weft program as a user runs it: exit codes, where output goes, the
+# test runner's report. Usage: run.sh path/to/weft
+weft=${1:-build/weft}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+pass=0
+fail=0
+check() { # name, condition (shell expression)
+  if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $1"; fi
+}
+
+printf 'print("hello", now(), frame())\nwait(0.5)\nprint("woke", frame())\n' > "$dir/ok.lua"
+"$weft" run "$dir/ok.lua" > "$dir/out" 2> "$dir/err"
+check "a finished script exits 0" "[ $? -eq 0 ]"
+check "print goes to stdout" "grep -q '^hello	0.0	0$' '$dir/out'"
+check "wait(0.5) at the default dt resumes on frame 30" "grep -q '^woke	30$' '$dir/out'"
+check "nothing on stderr" "[ ! -s '$dir/err' ]"
+
+printf 'wait(1)\nerror("boom")\n' > "$dir/fail.lua"
+"$weft" run "$dir/fail.lua" > "$dir/out" 2> "$dir/err"
+check "a failing script exits 1" "[ $? -eq 1 ]"
+check "its error names file:line on stderr" "grep -q 'fail.lua:2: boom' '$dir/err'"
+check "with a traceback" "grep -q 'stack traceback' '$dir/err'"
+
+printf 'x = = 1\n' > "$dir/syntax.lua"
+"$weft" run "$dir/syntax.lua" > "$dir/out" 2> "$dir/err"
+check "a syntax error exits 1" "[ $? -eq 1 ]"
+check "and names file:line" "grep -q 'syntax.lua:1:' '$dir/err'"
+
+printf 'while true do wait() end\n' > "$dir/forever.lua"
+"$weft" run "$dir/forever.lua" --frames 10 > "$dir/out" 2> "$dir/err"
+check "--frames N stops a script that goes on: exit 2" "[ $? -eq 2 ]"
+
+printf 'spawn(function() local _ <close> = finally(function() print("cleanup") end) wait(100) end)\nwait(0.1)\n' > "$dir/left.lua"
+"$weft" run "$dir/left.lua" > "$dir/out" 2> "$dir/err"
+check "tasks left when the file's task ends are cancelled, cleanups run" "grep -q '^cleanup$' '$dir/out'"
+
+printf 'print(frame(), now())\n' > "$dir/dt.lua"
+printf 'wait(1)\nprint(frame())\n' > "$dir/dt.lua"
+"$weft" run "$dir/dt.lua" --dt 0.25 > "$dir/out" 2> "$dir/err"
+check "--dt sets the virtual frame time" "grep -q '^4$' '$dir/out'"
+
+printf 'local t = {} for i = 1, 1e8 do t[i] = i end\n' > "$dir/hog.lua"
+"$weft" run "$dir/hog.lua" --memory 8 > "$dir/out" 2> "$dir/err"
+check "--memory limits Lua memory: the hog fails with not enough memory" "grep -q 'not enough memory' '$dir/err'"
+
+printf 'spawn(function() wait(math.huge) end)\nwait()\n' > "$dir/dump.lua"
+"$weft" run "$dir/dump.lua" --dump-tasks > "$dir/out" 2> "$dir/err"
+check "--dump-tasks lists the live tasks" "grep -q 'sleep forever' '$dir/out'"
+
+mkdir -p "$dir/t"
+cat > "$dir/t/a_test.lua" <<'LUA'
+test("passes", function() wait(0.1) end)
+test("fails", function() error("nope") end)
+test("never ends", function() wait(math.huge) end, {frames = 5})
+LUA
+"$weft" test "$dir/t" > "$dir/out" 2> "$dir/err"
+check "weft test exits 1 when a case failed" "[ $? -eq 1 ]"
+check "it ends with N passed, N failed" "tail -1 '$dir/out' | grep -q '^1 passed, 2 failed$'"
+check "a failure names file:line" "grep -q 'FAIL .*a_test.lua:2: fails: .*a_test.lua:2: nope' '$dir/out'"
+check "a case over its frame limit fails" "grep -q 'never ends: not finished after 5 frames' '$dir/out'"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
