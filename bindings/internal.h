@@ -142,6 +142,11 @@ static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
 
 /* task.c */
 int weft_l_wait(lua_State *L);
+/* Pushes a new metatable for a handle type: __index, __tostring and __gc
+   (either may be NULL), __wait when w is given, __name, and a hidden
+   __metatable so scripts cannot reach it. */
+void weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
+                   lua_CFunction gc, const weft_waitable *w, const char *short_name);
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
 int weft_l_traceback_handler(lua_State *L);

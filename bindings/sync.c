@@ -1183,40 +1183,18 @@ static const weft_waitable future_waitable = {poll_future, "future", future_name
 static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name};
 static const weft_waitable channel_waitable = {poll_channel, "channel recv", NULL};
 
-static void meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
-                 lua_CFunction gc, const weft_waitable *w, const char *short_name) {
-  luaL_newmetatable(L, name);
-  lua_pushcfunction(L, index);
-  lua_setfield(L, -2, "__index");
-  if (tostring) {
-    lua_pushcfunction(L, tostring);
-    lua_setfield(L, -2, "__tostring");
-  }
-  if (gc) {
-    lua_pushcfunction(L, gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  if (w) {
-    lua_pushlightuserdata(L, (void *)w);
-    lua_setfield(L, -2, "__wait");
-  }
-  lua_pushstring(L, short_name);
-  lua_setfield(L, -2, "__name");
-  lua_pushboolean(L, 0); /* scripts cannot reach or change it */
-  lua_setfield(L, -2, "__metatable");
-}
-
 void weft_open_sync(weft_state *W, lua_State *L) {
   (void)W;
-  meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL, &future_waitable, "future");
+  weft_new_meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL, &future_waitable, "future");
   lua_pop(L, 1);
-  meta(L, SIGNAL_MT, l_signal_index, l_signal_tostring, l_signal_gc, &signal_waitable, "signal");
+  weft_new_meta(L, SIGNAL_MT, l_signal_index, l_signal_tostring, l_signal_gc, &signal_waitable,
+                "signal");
   lua_pop(L, 1);
-  meta(L, CHANNEL_MT, l_channel_index, NULL, l_channel_gc, &channel_waitable, "channel");
+  weft_new_meta(L, CHANNEL_MT, l_channel_index, NULL, l_channel_gc, &channel_waitable, "channel");
   lua_pushcfunction(L, l_channel_len);
   lua_setfield(L, -2, "__len");
   lua_pop(L, 1);
-  meta(L, CONN_MT, l_conn_index, NULL, NULL, NULL, "connection");
+  weft_new_meta(L, CONN_MT, l_conn_index, NULL, NULL, NULL, "connection");
   lua_pop(L, 1);
   static const luaL_Reg api[] = {{"future", l_future_new},
                                  {"signal", l_signal_new},

@@ -1334,35 +1334,37 @@ static int l_tasks(lua_State *L) {
 
 /* ---- registration ---- */
 
-void weft_open_tasks(weft_state *W, lua_State *L) {
-  luaL_newmetatable(L, WEFT_TASK_MT);
-  lua_pushcfunction(L, l_task_index);
+void weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
+                   lua_CFunction gc, const weft_waitable *w, const char *short_name) {
+  luaL_newmetatable(L, name);
+  lua_pushcfunction(L, index);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, l_task_newindex);
-  lua_setfield(L, -2, "__newindex");
-  lua_pushcfunction(L, l_task_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pushliteral(L, "task");
+  if (tostring) {
+    lua_pushcfunction(L, tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  if (gc) {
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  if (w) {
+    lua_pushlightuserdata(L, (void *)w);
+    lua_setfield(L, -2, "__wait");
+  }
+  lua_pushstring(L, short_name);
   lua_setfield(L, -2, "__name");
   lua_pushboolean(L, 0); /* scripts cannot reach or change it */
   lua_setfield(L, -2, "__metatable");
-  lua_pushlightuserdata(L, (void *)&task_waitable);
-  lua_setfield(L, -2, "__wait");
-  lua_pop(L, 1);
+}
 
-  luaL_newmetatable(L, WEFT_GROUP_MT);
-  lua_pushcfunction(L, l_group_index);
-  lua_setfield(L, -2, "__index");
+void weft_open_tasks(weft_state *W, lua_State *L) {
+  weft_new_meta(L, WEFT_TASK_MT, l_task_index, l_task_tostring, NULL, &task_waitable, "task");
+  lua_pushcfunction(L, l_task_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pop(L, 1);
+  weft_new_meta(L, WEFT_GROUP_MT, l_group_index, l_group_tostring, l_group_gc, NULL, "group");
   lua_pushcfunction(L, l_group_newindex);
   lua_setfield(L, -2, "__newindex");
-  lua_pushcfunction(L, l_group_tostring);
-  lua_setfield(L, -2, "__tostring");
-  lua_pushcfunction(L, l_group_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pushliteral(L, "group");
-  lua_setfield(L, -2, "__name");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
 
   /* the API table is at the top of L */
