@@ -587,7 +587,6 @@ int weft_step(weft_state *W, double dt) {
 }
 lua_State *weft_lua(weft_state *W) { return W->L; }
 weft_sched *weft_sched_of(weft_state *W) { return W->S; }
-size_t weft_memory(const weft_state *W) { return W->mem; }
 
 void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->lua_bytes = W->mem;
@@ -599,7 +598,6 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->errors = W->errors;
   out->jobs_pending = W->J ? weft_jobs_pending(W->J) : 0;
 }
-uint32_t weft_error_count(const weft_state *W) { return W->errors; }
 
 void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_api); }
 

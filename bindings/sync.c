@@ -10,7 +10,7 @@
 #define CHANNEL_MT "weft.channel"
 #define CONN_MT "weft.connection"
 
-enum { K_FUTURE = 1, K_SIGNAL = 2, K_CHANNEL = 3 };
+enum { K_SIGNAL = 2, K_CHANNEL = 3 }; /* pooled handle kinds (futures live in their handles) */
 enum { C_FIRST = 1, C_ALL, C_TIMEOUT };
 
 typedef struct shandle {

@@ -168,9 +168,5 @@ int weft_reload_file(weft_state *W, const char *relpath);
 /* Reload transactions committed so far. */
 uint32_t weft_reload_count(const weft_state *W);
 
-/* Bytes held by the Lua state. */
-size_t weft_memory(const weft_state *W);
-/* Number of error reports made since the state opened. */
-uint32_t weft_error_count(const weft_state *W);
 
 #endif
