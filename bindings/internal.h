@@ -160,6 +160,10 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
    above it, in group g (0: the spawner's), as a child of parent (0: none).
    Pushes the handle; raises a Lua error on failure. */
 weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent);
+/* The spawn site of a task the calling script line would start now. */
+uint32_t weft_caller_site(weft_state *W, lua_State *L);
+/* Gives the task whose handle is at L[hidx] another spawn site. */
+void weft_task_set_site(weft_state *W, lua_State *L, int hidx, uint32_t site);
 /* Takes back a NEW task that could not be completely set up. */
 void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
 /* Runs a NEW task at once, up to its first wait. */

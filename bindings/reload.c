@@ -8,11 +8,11 @@
 #include "internal.h"
 
 /* The module system. Runs once per state in the host's own environment
-   with (api, loadfile, run_budget, report, root, group_start) as
+   with (api, loadfile, run_budget, report, root, getinfo, commit) as
    arguments; returns the function the watcher calls with a changed
    file's path relative to the root. */
 static const char modules_lua[] =
-    "local api, loadfile_, run_budget, report, root, getinfo = ...\n"
+    "local api, loadfile_, run_budget, report, root, getinfo, commit = ...\n"
     "local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable =\n"
     "  api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable\n"
     "local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, "
@@ -170,29 +170,16 @@ static const char modules_lua[] =
     "\n"
     "local function plain(t) return type(t) == 'table' and getmetatable(t) == nil end\n"
     "\n"
-    "-- New values win, removed keys go, nested plain tables are updated in\n"
-    "-- place so references into the module stay valid.\n"
-    "local function merge(live, new, seen)\n"
-    "  seen[live] = true\n"
-    "  for k in pairs(live) do if new[k] == nil then live[k] = nil end end\n"
-    "  for k, v in pairs(new) do\n"
-    "    local lv = live[k]\n"
-    "    if plain(v) and plain(lv) and lv ~= v and not seen[lv] then\n"
-    "      merge(lv, v, seen)\n"
-    "    else\n"
-    "      live[k] = v\n"
-    "    end\n"
-    "  end\n"
-    "end\n"
-    "\n"
-    "-- What merge would change, copied so a failed transaction can put it back.\n"
-    "local function snapshot(t, seen)\n"
-    "  seen[t] = true\n"
-    "  local copy = {}\n"
-    "  for k, v in pairs(t) do\n"
-    "    if plain(v) and not seen[v] then copy[k] = snapshot(v, seen) else copy[k] = v end\n"
-    "  end\n"
-    "  return copy\n"
+    "-- A module's new value, staged under the budget; raises on failure.\n"
+    "local function stage(r)\n"
+    "  local fn, err = loadfile_(r.file)\n"
+    "  if not fn then error(err, 0) end\n"
+    "  local ok, M = run_budget(fn, r.name)\n"
+    "  if not ok then error(M, 0) end\n"
+    "  if M == nil then M = true end\n"
+    "  if plain(r.M) and not plain(M) then error(r.file .. ': the module must return a table', "
+    "0) end\n"
+    "  return M\n"
     "end\n"
     "\n"
     "local function fail(file, err)\n"
@@ -231,9 +218,6 @@ static const char modules_lua[] =
     "  return list\n"
     "end\n"
     "\n"
-    "-- One transaction: staged in order, each merged into its live table as\n"
-    "-- it succeeds so its dependents see the new values; any failure puts\n"
-    "-- every merged table back and changes nothing.\n"
     "local function restart_all(list)\n"
     "  for _, r in ipairs(list) do\n"
     "    if plain(r.M) and r.M.reload ~= 'keep' then\n"
@@ -248,46 +232,14 @@ static const char modules_lua[] =
     "  end\n"
     "end\n"
     "\n"
+    "-- One transaction (see commit in reload.c): every module staged in\n"
+    "-- order and merged as it succeeds, so dependents see new values; any\n"
+    "-- failure puts every merged table back and changes nothing.\n"
     "local function reload(name)\n"
     "  if not mods[name] then return false end\n"
-    "  local list, done = transaction(name), {}\n"
-    "  for _, r in ipairs(list) do\n"
-    "    local fn, err = loadfile_(r.file)\n"
-    "    local ok, M = fn ~= nil, err\n"
-    "    if ok then ok, M = run_budget(fn, r.name) end\n"
-    "    if ok and M == nil then M = true end\n"
-    "    if ok and plain(r.M) and not plain(M) then ok, M = false, r.file .. ': the module must "
-    "return a table' end\n"
-    "    if not ok then\n"
-    "      for i = #done, 1, -1 do\n"
-    "        local d = done[i]\n"
-    "        if d.old then merge(d.r.M, d.old, {}) else d.r.M = d.value end\n"
-    "      end\n"
-    "      return fail(r.file, M)\n"
-    "    end\n"
-    "    if plain(r.M) then\n"
-    "      local okc, old = pcall(snapshot, r.M, {})\n"
-    "      local okm, merr = false, old\n"
-    "      if okc then\n"
-    "        done[#done + 1] = {r = r, old = old}\n"
-    "        okm, merr = pcall(merge, r.M, M, {})\n"
-    "      end\n"
-    "      if not okm then -- out of memory halfway: put everything back\n"
-    "        for i = #done, 1, -1 do\n"
-    "          local d = done[i]\n"
-    "          if d.old then pcall(merge, d.r.M, d.old, {}) else d.r.M = d.value end\n"
-    "        end\n"
-    "        return fail(r.file, merr)\n"
-    "      end\n"
-    "    else\n"
-    "      done[#done + 1] = {r = r, value = r.M}\n"
-    "      r.M = M\n"
-    "    end\n"
-    "  end\n"
-    "  for _, r in ipairs(list) do\n"
-    "    r.version = r.version + 1\n"
-    "    broken[r.file] = nil\n"
-    "  end\n"
+    "  local list = transaction(name)\n"
+    "  local ok, r, err = commit(list, stage, broken)\n"
+    "  if not ok then return fail(r.file, err) end\n"
     "  -- committed: a failure from here on is reported, never undone\n"
     "  local okr, rerr = pcall(restart_all, list)\n"
     "  if not okr then report(rerr) end\n"
@@ -300,6 +252,251 @@ static const char modules_lua[] =
     "end\n"
     "\n"
     "return changed, reload, group_start\n";
+
+/* ---- the reload transaction ----
+
+   commit(list, stage, broken) stages each module record of `list` in
+   order (stage(rec) returns its new value or raises) and merges the value
+   into the live module at once, so the modules staged after it see it.
+   A plain table merges into the live table: new values win, removed keys
+   go, nested plain tables merge in place, so references into a module
+   stay valid. Any other value replaces rec.M.
+
+   A failure at any point (a script error, the budget, memory) must leave
+   every module as it was, even when no allocation succeeds any more. So
+   the work is split by what may allocate:
+   - planning (protected; changes nothing): every write the merge makes
+     goes into a log as (table, key, old value, new value);
+   - applying (protected): the logged writes in order. Overwriting a key
+     that holds a value never allocates; adding a key may, and may fail;
+   - undoing (allocates nothing): the applied writes backwards, each
+     table[key] = old. Keys the merge removes are removed only at commit,
+     so every key written keeps a value until then and each undo either
+     overwrites in place or clears a key that was added;
+   - committing (allocates nothing): the removals, the version numbers,
+     the modules' broken marks.
+   Modules staged after a merge see the removed keys until the commit. */
+
+#define MERGE_DEPTH 100 /* deeper nested tables are replaced, not merged */
+#define LOG_STRIDE 4    /* table, key, old, new */
+#define DEL_STRIDE 3    /* table, key, value to remove */
+
+static const char absent; /* lightuserdata: "the key had no value" */
+
+typedef struct txn {
+  lua_Integer logged;  /* writes in the log */
+  lua_Integer applied; /* writes applied, from the first */
+  lua_Integer dels;    /* removals */
+} txn;
+
+typedef struct planner {
+  int log, dels, seen;
+  txn *x;
+} planner;
+
+static int is_plain(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TTABLE) return 0;
+  if (!lua_getmetatable(L, idx)) return 1;
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* Appends the values at the given indices to log entry `at` (from 0). */
+static void log_put(lua_State *L, int log, lua_Integer at, int stride, const int *idx) {
+  for (int i = 0; i < stride; i++) {
+    if (lua_isnil(L, idx[i]))
+      lua_pushlightuserdata(L, (void *)&absent);
+    else
+      lua_pushvalue(L, idx[i]);
+    lua_rawseti(L, log, at * stride + i + 1);
+  }
+}
+
+static void plan_table(lua_State *L, planner *p, int live, int nw, int depth) {
+  luaL_checkstack(L, 8, NULL);
+  lua_pushvalue(L, live);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, p->seen);
+  lua_pushnil(L);
+  while (lua_next(L, nw)) { /* k v */
+    int k = lua_gettop(L) - 1, v = k + 1;
+    lua_pushvalue(L, k);
+    lua_rawget(L, live); /* lv */
+    int lv = v + 1;
+    if (!lua_rawequal(L, v, lv)) {
+      int nested = depth < MERGE_DEPTH && is_plain(L, v) && is_plain(L, lv);
+      if (nested) {
+        lua_pushvalue(L, lv);
+        nested = lua_rawget(L, p->seen) == LUA_TNIL;
+        lua_pop(L, 1);
+      }
+      if (nested) {
+        plan_table(L, p, lv, v, depth + 1);
+      } else {
+        const int e[LOG_STRIDE] = {live, k, lv, v};
+        log_put(L, p->log, p->x->logged++, LOG_STRIDE, e);
+      }
+    }
+    lua_pop(L, 2);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, live)) { /* k lv */
+    int k = lua_gettop(L) - 1;
+    lua_pushvalue(L, k);
+    if (lua_rawget(L, nw) == LUA_TNIL) {
+      const int e[DEL_STRIDE] = {live, k, k + 1};
+      log_put(L, p->dels, p->x->dels++, DEL_STRIDE, e);
+    }
+    lua_pop(L, 2);
+  }
+}
+
+/* Protected: plan(rec, M, log, dels, txn, "M") logs the writes that put
+   M into rec. */
+static int p_plan(lua_State *L) {
+  planner p = {3, 4, 0, lua_touserdata(L, 5)};
+  lua_pushvalue(L, 6);
+  lua_rawget(L, 1); /* 7: rec.M */
+  if (is_plain(L, 7) && is_plain(L, 2)) {
+    if (!lua_rawequal(L, 7, 2)) {
+      lua_newtable(L);
+      p.seen = lua_gettop(L);
+      plan_table(L, &p, 7, 2, 0);
+    }
+  } else {
+    const int e[LOG_STRIDE] = {1, 6, 7, 2};
+    log_put(L, p.log, p.x->logged++, LOG_STRIDE, e);
+  }
+  return 0;
+}
+
+/* Pushes field i of log entry `at`, nil for `absent`. */
+static void log_get(lua_State *L, int log, lua_Integer at, int stride, int i) {
+  lua_rawgeti(L, log, at * stride + i + 1);
+  if (lua_touserdata(L, -1) == &absent) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+}
+
+/* Protected: apply(log, txn) makes the logged writes not yet applied. */
+static int p_apply(lua_State *L) {
+  txn *x = lua_touserdata(L, 2);
+  luaL_checkstack(L, 4, NULL);
+  while (x->applied < x->logged) {
+    lua_Integer at = x->applied++; /* counted first: undo covers a write that fails */
+    log_get(L, 1, at, LOG_STRIDE, 0);
+    log_get(L, 1, at, LOG_STRIDE, 1);
+    log_get(L, 1, at, LOG_STRIDE, 3);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* Undoes the applied writes, newest first. Allocates nothing (see
+   above): an old value goes back over a value, an added key is cleared. */
+static void undo(lua_State *L, int log, txn *x) {
+  while (x->applied > 0) {
+    lua_Integer at = --x->applied;
+    int top = lua_gettop(L);
+    log_get(L, log, at, LOG_STRIDE, 0); /* t */
+    log_get(L, log, at, LOG_STRIDE, 1); /* k */
+    log_get(L, log, at, LOG_STRIDE, 2); /* old */
+    int set = !lua_isnil(L, -1);
+    if (!set) {
+      lua_pushvalue(L, top + 2);
+      set = lua_rawget(L, top + 1) != LUA_TNIL;
+      lua_pop(L, 1);
+    }
+    if (set) lua_rawset(L, top + 1);
+    lua_settop(L, top);
+  }
+}
+
+/* The rest of a failed commit: puts everything back and returns
+   false, rec, err (the error at the top, rec at 9). */
+static int abort_commit(lua_State *L, txn *x) {
+  undo(L, 4, x);
+  lua_pushboolean(L, 0);
+  lua_pushvalue(L, 9);
+  lua_pushvalue(L, -3);
+  return 3;
+}
+
+/* commit(list, stage, broken): true, or false, rec, err. */
+static int l_commit(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 3);
+  /* Everything that may raise comes first; past the first merge only
+     protected calls may fail. The undo needs 4 slots above 10 values. */
+  luaL_checkstack(L, 24, NULL);
+  lua_newtable(L);               /* 4: the log */
+  lua_newtable(L);               /* 5: the removals */
+  lua_pushliteral(L, "M");       /* 6 */
+  lua_pushliteral(L, "version"); /* 7 */
+  lua_pushliteral(L, "file");    /* 8 */
+  txn x = {0, 0, 0};
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_settop(L, 8);
+    lua_rawgeti(L, 1, i); /* 9: rec */
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, 9);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) return abort_commit(L, &x);
+    lua_pushcfunction(L, p_plan); /* 10: M */
+    lua_pushvalue(L, 9);
+    lua_pushvalue(L, 10);
+    lua_pushvalue(L, 4);
+    lua_pushvalue(L, 5);
+    lua_pushlightuserdata(L, &x);
+    lua_pushvalue(L, 6);
+    if (lua_pcall(L, 6, 0, 0) != LUA_OK) return abort_commit(L, &x);
+    lua_pushcfunction(L, p_apply);
+    lua_pushvalue(L, 4);
+    lua_pushlightuserdata(L, &x);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) return abort_commit(L, &x);
+  }
+  /* Committed. Removes what the merges removed (unless a later module of
+     the transaction wrote it since), then counts the versions. */
+  lua_settop(L, 8);
+  for (lua_Integer d = 0; d < x.dels; d++) {
+    log_get(L, 5, d, DEL_STRIDE, 0);
+    log_get(L, 5, d, DEL_STRIDE, 1);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, -3);
+    log_get(L, 5, d, DEL_STRIDE, 2);
+    if (lua_rawequal(L, -1, -2)) {
+      lua_pop(L, 2);
+      lua_pushnil(L);
+      lua_rawset(L, -3);
+    }
+    lua_settop(L, 8);
+  }
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, 1, i); /* 9: rec */
+    lua_pushvalue(L, 7);
+    lua_pushvalue(L, 7);
+    lua_rawget(L, 9);
+    lua_pushinteger(L, lua_tointeger(L, -1) + 1);
+    lua_remove(L, -2);
+    lua_rawset(L, 9);
+    lua_pushvalue(L, 8);
+    if (lua_rawget(L, 9) == LUA_TSTRING) {
+      lua_pushvalue(L, -1);
+      if (lua_rawget(L, 3) != LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        lua_rawset(L, 3);
+      }
+    }
+    lua_settop(L, 8);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
 
 /* Staging hook: a module's top level must finish within the budget. */
 static void stage_hook(lua_State *L, lua_Debug *ar) {
@@ -360,7 +557,8 @@ static int open_modules(lua_State *L) {
   lua_getglobal(L, "debug");
   lua_getfield(L, -1, "getinfo");
   lua_remove(L, -2);
-  lua_call(L, 6, 3);
+  lua_pushcfunction(L, l_commit);
+  lua_call(L, 7, 3);
   W->ref_group_start = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_reload = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_changed = luaL_ref(L, LUA_REGISTRYINDEX);

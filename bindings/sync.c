@@ -129,10 +129,14 @@ static fhandle *new_future(weft_state *W, lua_State *L, const char *name) {
   return f;
 }
 
-/* Runs on_done(fn) for the future: fn at 1, the handle at 2. */
+/* Runs on_done(fn) for the future as a task spawned where on_done was
+   called: fn at 1, the handle at 2, that site at 3. */
 static int l_spawn_done(lua_State *L) {
   weft_state *W = weft_get(L);
+  uint32_t site = (uint32_t)lua_tointeger(L, 3);
+  lua_settop(L, 2);
   weft_id t = weft_new_task(W, L, 1, 1, weft_sched_root(W->S), 0);
+  weft_task_set_site(W, L, -1, site);
   weft_run_now(W, t);
   return 0;
 }
@@ -171,21 +175,32 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
   if (h->cid) keep_future(W, L, hidx, h->cid, 0); /* C is done with it */
   /* on_done callbacks run as new tasks, oldest first. Past this point
      nothing may raise: a callback that cannot get a task (out of memory)
-     is called directly, and if even that fails its error is reported. */
+     is called directly, and if even that fails the report names the
+     callback and says why. */
   if (lua_getiuservalue(L, hidx, 2) == LUA_TTABLE) {
     lua_pushnil(L);
     lua_setiuservalue(L, hidx, 2);
     lua_Integer k = (lua_Integer)lua_rawlen(L, -1);
-    for (lua_Integer i = 1; i <= k; i++) {
+    for (lua_Integer i = 1; i < k; i += 2) { /* fn, site */
       lua_pushcfunction(L, l_spawn_done);
       lua_rawgeti(L, -2, i);
       lua_pushvalue(L, hidx);
-      if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+      lua_rawgeti(L, -4, i + 1);
+      if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
         lua_pop(L, 1);
         lua_rawgeti(L, -1, i);
         lua_pushvalue(L, hidx);
         if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-          weft_report(W, L, -1, 0, NULL);
+          char what[300];
+          lua_rawgeti(L, -2, i + 1);
+          uint32_t site = (uint32_t)lua_tointeger(L, -1);
+          lua_pop(L, 1);
+          const char *e = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error";
+          snprintf(what, sizeof what,
+                   "%s\non_done callback set at %s, called without a task "
+                   "(out of memory)",
+                   e, weft_site_where(W->sites, site));
+          weft_report(W, L, -1, 0, what);
           lua_pop(L, 1);
         }
       }
@@ -287,15 +302,27 @@ static int l_future_done(lua_State *L) {
   return 1;
 }
 
+/* t[#t + 1], t[#t + 2] = a, b for (t, a, b) at 1..3. */
+static int l_append_pair(lua_State *L) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, 1, n + 1);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, 1, n + 2);
+  return 0;
+}
+
 static int l_future_on_done(lua_State *L) {
   weft_state *W = weft_get(L);
   fhandle *h = check_future(L, 1);
   if (lua_type(L, 2) != LUA_TFUNCTION && luaL_getmetafield(L, 2, "__call") == LUA_TNIL)
     luaL_typeerror(L, 2, "function");
   lua_settop(L, 2);
+  uint32_t site = weft_caller_site(W, L);
   if (h->state != WEFT_FUTURE_PENDING) {
     lua_pushvalue(L, 1);
     weft_id t = weft_new_task(W, L, 2, 1, weft_sched_root(W->S), 0);
+    weft_task_set_site(W, L, -1, site);
     weft_run_now(W, t);
     return 0;
   }
@@ -305,8 +332,18 @@ static int l_future_on_done(lua_State *L) {
     lua_pushvalue(L, -1);
     lua_setiuservalue(L, 1, 2);
   }
+  /* callbacks[n + 1], [n + 2] = fn, site; protected, as a half-added pair
+     would shift every later one. */
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+  lua_pushcfunction(L, l_append_pair);
+  lua_pushvalue(L, -2);
   lua_pushvalue(L, 2);
-  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pushinteger(L, site);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    lua_pushnil(L);
+    lua_rawseti(L, -3, n + 1); /* an existing key, or none: no allocation */
+    return lua_error(L);
+  }
   return 0;
 }
 

@@ -139,14 +139,21 @@ static void report(weft_state *W, lua_State *L, int idx, weft_id task, const cha
   lua_pushlightuserdata(L, &a);
   int st = lua_pcall(L, 2, 0, 0);
   W->in_report--;
-  if (st != LUA_OK) { /* no memory to build it: the bare message, no traceback */
+  if (st != LUA_OK) { /* no memory to build it: the message or trace and the sites */
     const char *msg = lua_type(L, idx) == LUA_TSTRING  ? lua_tostring(L, idx)
                       : lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
                                                        : "error";
+    char full[512];
+    int len = snprintf(full, sizeof full, "%s", trace ? trace : msg);
+    ltask *lt = task ? LT(W, task) : NULL;
+    for (uint32_t s = lt ? lt->site : 0; s && len >= 0 && (size_t)len < sizeof full;
+         s = weft_site_parent(W->sites, s))
+      len += snprintf(full + len, sizeof full - (size_t)len, "\nspawned at %s",
+                      weft_site_where(W->sites, s));
     if (W->desc.report)
-      W->desc.report(W->desc.user, msg, msg);
+      W->desc.report(W->desc.user, msg, full);
     else
-      fprintf(stderr, "error: %s\n", msg);
+      fprintf(stderr, "error: %s\n", full);
     lua_pop(L, 1);
   }
 }
@@ -510,6 +517,17 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
     return weft_site_intern(W->sites, ar.short_src, ar.currentline, parent_site);
   }
   return parent_site;
+}
+
+uint32_t weft_caller_site(weft_state *W, lua_State *L) {
+  return spawn_site(W, L, W->cur ? LT(W, W->cur)->site : 0);
+}
+
+void weft_task_set_site(weft_state *W, lua_State *L, int hidx, uint32_t site) {
+  thandle *h = lua_touserdata(L, hidx);
+  ltask *lt = LT(W, h->id);
+  if (lt) lt->site = site;
+  h->site = site;
 }
 
 weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent) {

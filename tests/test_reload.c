@@ -864,6 +864,76 @@ static void failing_dependent_aborts_the_whole_transaction(void **state) {
   assert_int_equal(weft_reload_count(x->W), 0);
 }
 
+/* The dependent is staged after the new lib.cfg is merged (it sees the
+   new values) and then fails: every key of lib.cfg that the merge added,
+   changed or removed is put back, nested tables keep their identity. */
+static void failing_dependent_puts_back_every_key_its_dependency_merged(void **state) {
+  rx *x = *state;
+  write_mod(
+      x, "lib/cfg.lua",
+      "return {SPEED = 1, OLD = 'old', list = {1, 2, 3}, nested = {a = 1, deep = {x = 1}}}\n");
+  write_mod(x, "ai/user.lua", "local cfg = require 'lib.cfg'\nreturn {speed = cfg.SPEED}\n");
+  exec(x, "local r = persist('ref')\n"
+          "r.cfg = require('lib.cfg')\n"
+          "r.list, r.nested, r.deep = r.cfg.list, r.cfg.nested, r.cfg.nested.deep\n"
+          "require('ai.user')\n");
+  write_mod(x, "lib/cfg.lua",
+            "local M = {SPEED = 2, NEW = 'new', list = {4, 5, 6, 7, 8},\n"
+            "           nested = {a = 2, b = 3, deep = {y = 2}}}\n"
+            "for i = 1, 50 do M['k' .. i] = i end\n"
+            "return M\n");
+  write_mod(x, "ai/user.lua",
+            "local cfg = require 'lib.cfg'\n"
+            "persist('seen').speed, persist('seen').new = cfg.SPEED, cfg.NEW\n"
+            "error('dependent broke')\n");
+  assert_int_equal(reload(x, "lib/cfg.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "ai/user.lua:3: dependent broke");
+  /* staged after the merge: it saw the new values */
+  assert_num(x, "persist('seen').speed", 2);
+  assert_str(x, "persist('seen').new", "new");
+  /* and every one of them is back as it was */
+  assert_lua(x, "require('lib.cfg') == persist('ref').cfg");
+  assert_num(x, "require('lib.cfg').SPEED", 1);
+  assert_str(x, "require('lib.cfg').OLD", "old");
+  assert_lua(x, "require('lib.cfg').NEW == nil and require('lib.cfg').k1 == nil");
+  assert_num(x,
+             "(function() local n = 0 for _ in pairs(require('lib.cfg')) do n = n + 1 end "
+             "return n end)()",
+             4);
+  assert_lua(x, "require('lib.cfg').list == persist('ref').list");
+  assert_str(x, "table.concat(require('lib.cfg').list, ',')", "1,2,3");
+  assert_lua(x, "require('lib.cfg').nested == persist('ref').nested");
+  assert_lua(x, "persist('ref').nested.a == 1 and persist('ref').nested.b == nil");
+  assert_lua(x, "persist('ref').nested.deep == persist('ref').deep");
+  assert_lua(x, "persist('ref').deep.x == 1 and persist('ref').deep.y == nil");
+  assert_num(x, "mod('lib.cfg').version", 1);
+}
+
+/* Nesting far past what is merged in place (100 levels) still reloads:
+   the deeper part is replaced, and nothing overflows. */
+static void deeply_nested_module_reloads(void **state) {
+  rx *x = *state;
+  static const char deep[] = "local M, t = {}, nil\n"
+                             "t = M\n"
+                             "for i = 1, 10000 do t.next = {i = i} t = t.next end\n"
+                             "t.leaf = %d\n"
+                             "return M\n";
+  char src[256];
+  snprintf(src, sizeof src, deep, 1);
+  write_mod(x, "lib/deep.lua", src);
+  exec(x, "persist('ref').M = require('lib.deep')");
+  snprintf(src, sizeof src, deep, 2);
+  write_mod(x, "lib/deep.lua", src);
+  assert_int_equal(reload(x, "lib/deep.lua"), WEFT_OK);
+  assert_int_equal(x->reports, 0);
+  assert_lua(x, "require('lib.deep') == persist('ref').M");
+  assert_num(x,
+             "(function() local t = require('lib.deep') while t.next do t = t.next end "
+             "return t.leaf end)()",
+             2);
+}
+
 static void binary_or_non_table_module_is_refused_naming_its_file(void **state) {
   rx *x = *state;
   write_mod(x, "ai/walker.lua", walker(1));
@@ -945,6 +1015,8 @@ int main(void) {
       T(group_start_restarts_in_its_group_and_dead_groups_are_dropped),
       T(children_of_a_started_task_are_replaced_on_reload),
       T(failing_dependent_aborts_the_whole_transaction),
+      T(failing_dependent_puts_back_every_key_its_dependency_merged),
+      T(deeply_nested_module_reloads),
       T(binary_or_non_table_module_is_refused_naming_its_file),
       T(thousand_reloads_keep_memory_flat),
       T(watcher_lands_edit_within_frames_and_skips_identical_save),

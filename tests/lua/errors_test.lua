@@ -157,6 +157,24 @@ test("a task's spawn chain survives its parent returning", function()
   assert(sites[1]:match(":" .. lc .. "$") and sites[2]:match(":" .. lp .. "$"), join(sites, " / "))
 end)
 
+test("an on_done callback that fails names the line that set it", function()
+  local got = silence()
+  local f = future()
+  local lo
+  local t = spawn(function()
+    lo = here(); f:on_done(function() error("callback broke") end)
+  end)
+  wait(t)
+  f:resolve()
+  wait()
+  assert(#got == 1, "handler called " .. #got .. " times")
+  assert(tostring(got[1].err):match("callback broke"), "err " .. tostring(got[1].err))
+  local sites = {}
+  for where in got[1].trace:gmatch("spawned at ([^\n]+)") do sites[#sites + 1] = where end
+  assert(sites[1] and sites[1]:match("errors_test%.lua:" .. lo .. "$"),
+    "first site " .. tostring(sites[1]) .. ", want line " .. lo .. " in:\n" .. got[1].trace)
+end)
+
 test("an error in weft.on_error does not crash or hide the failure", function()
   local calls = 0
   weft.on_error(function() calls = calls + 1; error("handler broke") end)
