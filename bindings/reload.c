@@ -494,6 +494,7 @@ static int l_commit(lua_State *L) {
     }
     lua_settop(L, 8);
   }
+  weft_get(L)->reloads++; /* committed, whatever happens after */
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -583,22 +584,18 @@ static int l_call_with_string(lua_State *L) {
   return 1;
 }
 
-/* Calls the module system's changed(path) or reload(name). */
+/* Calls the module system's changed(path) or reload(name); true when a
+   transaction committed (even if restarting its tasks then failed). */
 static int call_reload(weft_state *W, int ref, const char *arg) {
   lua_State *L = W->L;
+  uint32_t before = W->reloads;
   if (!lua_checkstack(L, 4)) return 0;
   lua_pushcfunction(L, l_call_with_string);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   lua_pushlightuserdata(L, (void *)arg);
-  if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
-    weft_report(W, L, -1, 0, NULL);
-    lua_pop(L, 1);
-    return 0;
-  }
-  int ok = lua_toboolean(L, -1);
+  if (lua_pcall(L, 2, 1, 0) != LUA_OK) weft_report(W, L, -1, 0, NULL);
   lua_pop(L, 1);
-  if (ok) W->reloads++;
-  return ok;
+  return W->reloads != before;
 }
 
 int weft_reload_module(weft_state *W, const char *name) {
