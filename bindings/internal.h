@@ -85,6 +85,8 @@ struct weft_state {
   int ref_cancelled;        /* the cancellation error value */
   int ref_kept;             /* handles of tasks started from C */
   int ref_env_mt;           /* metatable of script environments */
+  int ref_task_mt;          /* metatables of task and future handles (hot paths skip */
+  int ref_future_mt;        /* ...luaL_setmetatable's lookup by name) */
   int in_report;            /* reporting an error: allocation headroom */
   int ref_syncs;            /* weak: handles of futures, signals, channels */
   int ref_values;           /* values buffered in channels, by ref */
@@ -144,9 +146,15 @@ static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
 int weft_l_wait(lua_State *L);
 /* Pushes a new metatable for a handle type: __index, __tostring and __gc
    (either may be NULL), __wait when w is given, __name, and a hidden
-   __metatable so scripts cannot reach it. */
-void weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
-                   lua_CFunction gc, const weft_waitable *w, const char *short_name);
+   __metatable so scripts cannot reach it; returns a registry ref to it
+   (for weft_set_meta). */
+int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
+                  lua_CFunction gc, const weft_waitable *w, const char *short_name);
+/* Sets the metatable kept at registry ref on the value on top. */
+static inline void weft_set_meta(lua_State *L, int ref) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  lua_setmetatable(L, -2);
+}
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
 int weft_l_traceback_handler(lua_State *L);
@@ -209,8 +217,11 @@ void weft_guard_patterns(lua_State *L, int idx);
 /* sites.c: interned spawn-site chains. */
 struct sites *weft_sites_new(weft_state *W);
 void weft_sites_free(weft_state *W, struct sites *st);
-/* The chain for a spawn at (src, line) below parent chain. */
-uint32_t weft_site_intern(struct sites *st, const char *src, int line, uint32_t parent);
+/* The chain for a spawn at (src, line) below parent chain; src is the
+   short source, source the address of Lua's full source string (a cache
+   key only). */
+uint32_t weft_site_intern(struct sites *st, const char *source, const char *src, int line,
+                          uint32_t parent);
 const char *weft_site_where(struct sites *st, uint32_t site);
 uint32_t weft_site_parent(struct sites *st, uint32_t site);
 

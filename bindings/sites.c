@@ -18,7 +18,20 @@ typedef struct site {
   uint16_t depth;
 } site;
 
+#define RECENT 256 /* direct-mapped cache of recent lookups */
+
+/* A recent lookup, keyed by the address of Lua's source string: a spawn
+   line asked again (the common case) skips hashing the file name. The
+   hit is still checked against the site's text, so a reused address can
+   only miss. */
+typedef struct recent {
+  const char *key;
+  int line;
+  uint32_t parent, site;
+} recent;
+
 struct sites {
+  recent recent[RECENT];
   weft_state *W;
   site *v; /* [1 .. n]; 0 is "unknown" */
   uint32_t n, cap;
@@ -67,9 +80,24 @@ static int same(const site *x, const char *src, int line, uint32_t parent) {
          src[x->srclen] == 0;
 }
 
-uint32_t weft_site_intern(struct sites *st, const char *src, int line, uint32_t parent) {
+static uint32_t intern(struct sites *st, const char *src, int line, uint32_t parent);
+
+uint32_t weft_site_intern(struct sites *st, const char *source, const char *src, int line,
+                          uint32_t parent) {
   if (!st) return 0;
   if (parent && st->v[parent].depth >= MAX_DEPTH) parent = st->v[parent].parent;
+  uintptr_t a = (uintptr_t)source;
+  recent *c = &st->recent[((a >> 4) ^ (a >> 12) ^ (uint32_t)line * 2654435761u ^ parent * 40503u) &
+                          (RECENT - 1)];
+  if (c->key == source && c->line == line && c->parent == parent && c->site &&
+      same(&st->v[c->site], src, line, parent))
+    return c->site;
+  uint32_t i = intern(st, src, line, parent);
+  *c = (recent){source, line, parent, i};
+  return i;
+}
+
+static uint32_t intern(struct sites *st, const char *src, int line, uint32_t parent) {
   uint32_t h = hash_of(src, line, parent);
   if (st->nslots) {
     for (uint32_t j = h & (st->nslots - 1); st->slots[j]; j = (j + 1) & (st->nslots - 1)) {

@@ -120,12 +120,11 @@ static void set_name(fhandle *f, const char *name) {
 
 /* Pushes a new pending future; name (may be NULL) shows in weft.tasks(). */
 static fhandle *new_future(weft_state *W, lua_State *L, const char *name) {
-  (void)W;
   fhandle *f = lua_newuserdatauv(L, sizeof *f, 2);
   memset(f, 0, sizeof *f);
   f->state = WEFT_FUTURE_PENDING;
   set_name(f, name);
-  luaL_setmetatable(L, FUTURE_MT);
+  weft_set_meta(L, W->ref_future_mt);
   return f;
 }
 
@@ -1221,8 +1220,8 @@ static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name
 static const weft_waitable channel_waitable = {poll_channel, "channel recv", NULL};
 
 void weft_open_sync(weft_state *W, lua_State *L) {
-  (void)W;
-  weft_new_meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL, &future_waitable, "future");
+  W->ref_future_mt = weft_new_meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL,
+                                   &future_waitable, "future");
   lua_pop(L, 1);
   weft_new_meta(L, SIGNAL_MT, l_signal_index, l_signal_tostring, l_signal_gc, &signal_waitable,
                 "signal");

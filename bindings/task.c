@@ -22,7 +22,10 @@ void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
     return;
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-  lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
+  if (lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1) != LUA_TUSERDATA) {
+    lua_pop(L, 1);
+    lua_pushnil(L); /* settled already: its slot holds false */
+  }
   lua_remove(L, -2);
 }
 
@@ -315,7 +318,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, 
   }
   lua_pop(L, 1);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-  lua_pushnil(L);
+  lua_pushboolean(L, 0); /* the slot keeps a value: reusing it never allocates */
   lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1);
   lua_pop(L, 1);
 }
@@ -514,7 +517,7 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar)) break;
     if (ar.currentline < 0 || strcmp(ar.source, WEFT_PRELUDE_CHUNK) == 0) continue;
-    return weft_site_intern(W->sites, ar.short_src, ar.currentline, parent_site);
+    return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   }
   return parent_site;
 }
@@ -539,7 +542,7 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
   lua_State *co = take_thread(W, L);
   thandle *h = lua_newuserdatauv(L, sizeof *h, 2);
   memset(h, 0, sizeof *h);
-  luaL_setmetatable(L, WEFT_TASK_MT);
+  weft_set_meta(L, W->ref_task_mt);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks); /* reserve the table before the task */
   if (!lua_checkstack(co, nargs + 8)) luaL_error(L, "not enough memory");
   if (!g) g = W->cur ? weft_task_group(W->S, W->cur) : 0;
@@ -550,15 +553,25 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
   if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
   if (rc != WEFT_OK) luaL_error(L, "cannot create task: %s", weft_strerror(rc));
   h->id = id;
-  /* T[index + 1] = handle. The table may have to grow: protected, and on
-     failure the new task is taken back before the error is raised. */
-  lua_pushcfunction(L, l_seti);
-  lua_pushvalue(L, -2);
-  lua_pushinteger(L, (lua_Integer)WEFT_ID_INDEX(id) + 1);
-  lua_pushvalue(L, -5);
-  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-    weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
-    lua_error(L);
+  /* T[index + 1] = handle. A slot used before holds false (see settle),
+     so overwriting it cannot allocate; a new one may make the table grow:
+     protected, and on failure the new task is taken back before the error
+     is raised. */
+  lua_Integer slot = (lua_Integer)WEFT_ID_INDEX(id) + 1;
+  if (lua_rawgeti(L, -1, slot) != LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, slot);
+  } else {
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_seti);
+    lua_pushvalue(L, -2);
+    lua_pushinteger(L, slot);
+    lua_pushvalue(L, -5);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+      weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+      lua_error(L);
+    }
   }
   lua_pop(L, 1);
   lua_pushvalue(L, -2);
@@ -589,7 +602,7 @@ void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
     if (h) h->final = WEFT_TASK_CANCELLED;
     lua_pop(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-    lua_pushnil(L);
+    lua_pushboolean(L, 0);
     lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1); /* an existing key: no allocation */
     lua_pop(L, 1);
   }
@@ -1352,8 +1365,8 @@ static int l_tasks(lua_State *L) {
 
 /* ---- registration ---- */
 
-void weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
-                   lua_CFunction gc, const weft_waitable *w, const char *short_name) {
+int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
+                  lua_CFunction gc, const weft_waitable *w, const char *short_name) {
   luaL_newmetatable(L, name);
   lua_pushcfunction(L, index);
   lua_setfield(L, -2, "__index");
@@ -1373,10 +1386,13 @@ void weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFun
   lua_setfield(L, -2, "__name");
   lua_pushboolean(L, 0); /* scripts cannot reach or change it */
   lua_setfield(L, -2, "__metatable");
+  lua_pushvalue(L, -1);
+  return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 void weft_open_tasks(weft_state *W, lua_State *L) {
-  weft_new_meta(L, WEFT_TASK_MT, l_task_index, l_task_tostring, NULL, &task_waitable, "task");
+  W->ref_task_mt =
+      weft_new_meta(L, WEFT_TASK_MT, l_task_index, l_task_tostring, NULL, &task_waitable, "task");
   lua_pushcfunction(L, l_task_newindex);
   lua_setfield(L, -2, "__newindex");
   lua_pop(L, 1);

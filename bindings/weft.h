@@ -168,5 +168,4 @@ int weft_reload_file(weft_state *W, const char *relpath);
 /* Reload transactions committed so far. */
 uint32_t weft_reload_count(const weft_state *W);
 
-
 #endif
