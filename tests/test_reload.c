@@ -336,6 +336,26 @@ static void syntax_error_keeps_old_code_and_is_shown_until_fixed(void **state) {
   assert_int_equal(x->reports, 1);
 }
 
+/* A designer saves a broken file that nothing has required yet: the
+   error shows at once; the fixed file clears it and loads on require. */
+static void syntax_error_in_a_module_not_yet_required_is_reported_on_save(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/later.lua", "local M = {}\nM.X = = 1\nreturn M\n");
+  assert_int_equal(reload(x, "ai/later.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "ai/later.lua:2:");
+  assert_num(x, "#weft.reload_errors()", 1);
+  assert_contains(str(x, "weft.reload_errors()[1].file"), "ai/later.lua");
+  write_mod(x, "ai/later.lua", "return {X = 1}\n");
+  assert_int_equal(reload(x, "ai/later.lua"), WEFT_EINVAL); /* nothing to commit */
+  assert_int_equal(x->reports, 1);
+  assert_num(x, "#weft.reload_errors()", 0);
+  assert_num(x, "require('ai.later').X", 1);
+  /* A file that is gone (renamed away) is not an error. */
+  assert_int_equal(reload(x, "ai/never_written.lua"), WEFT_EINVAL);
+  assert_int_equal(x->reports, 1);
+}
+
 static void top_level_error_after_partial_assignment_leaves_module_untouched(void **state) {
   rx *x = *state;
   write_mod(x, "ai/walker.lua", walker(1));
@@ -1002,6 +1022,7 @@ int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
       T(constant_tweak_is_picked_up_next_frame_with_state_kept),
       T(syntax_error_keeps_old_code_and_is_shown_until_fixed),
+      T(syntax_error_in_a_module_not_yet_required_is_reported_on_save),
       T(top_level_error_after_partial_assignment_leaves_module_untouched),
       T(module_table_keeps_identity_removed_keys_go_nested_updated_in_place),
       T(version_increments_once_per_commit),
