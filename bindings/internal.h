@@ -88,6 +88,10 @@ struct weft_state {
   int ref_task_mt;          /* metatables of task and future handles (hot paths skip */
   int ref_future_mt;        /* ...luaL_setmetatable's lookup by name) */
   int in_report;            /* reporting an error: allocation headroom */
+  int in_rollback;          /* undoing a failed reload: the reserve may serve */
+  char *reserve;            /* memory kept for that (see state.c) */
+  size_t reserve_used;      /* ...bytes handed out, from the start */
+  uint32_t reserve_live;    /* ...blocks not yet given back */
   int ref_syncs;            /* weak: handles of futures, signals, channels */
   int ref_values;           /* values buffered in channels, by ref */
   int ref_timeout;          /* the weft.TIMEOUT error value */

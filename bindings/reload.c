@@ -274,34 +274,32 @@ static const char modules_lua[] =
    stay valid. Any other value replaces rec.M.
 
    A failure at any point (a script error, the budget, memory) must leave
-   every module as it was, even when no allocation succeeds any more. So
-   the work is split by what may allocate:
+   every module as it was, even when no allocation succeeds any more:
    - planning (protected; changes nothing): every write the merge makes
      goes into a log as (table, key, old value, new value);
-   - applying (protected): the logged writes in order. Overwriting a key
-     that holds a value never allocates; adding a key may, and may fail;
-   - undoing (allocates nothing): the applied writes backwards, each
-     table[key] = old. Keys the merge removes are removed only at commit,
-     so every key written keeps a value until then and each undo either
-     overwrites in place or clears a key that was added;
-   - committing (allocates nothing): the removals, the version numbers,
-     the modules' broken marks.
-   Modules staged after a merge see the removed keys until the commit. */
+   - applying (protected): the logged writes in order;
+   - undoing, on failure: the applied writes backwards, each
+     table[key] = old. Most undo writes overwrite a value in place, but one
+     that puts back a removed key (or a key a later module's top level
+     removed) may need the table to grow: the undo runs with the state's
+     reserve open (see state.c), so it gets memory when nothing else
+     does, and each write is protected, so an exhausted reserve leaves a
+     report rather than a half-done undo;
+   - committing (allocates nothing): the version numbers and the modules'
+     broken marks. */
 
 #define MERGE_DEPTH 100 /* deeper nested tables are replaced, not merged */
 #define LOG_STRIDE 4    /* table, key, old, new */
-#define DEL_STRIDE 3    /* table, key, value to remove */
 
-static const char absent; /* lightuserdata: "the key had no value" */
+static const char absent; /* lightuserdata in the log: "no value" */
 
 typedef struct txn {
   lua_Integer logged;  /* writes in the log */
   lua_Integer applied; /* writes applied, from the first */
-  lua_Integer dels;    /* removals */
 } txn;
 
 typedef struct planner {
-  int log, dels, seen;
+  int log, seen;
   txn *x;
 } planner;
 
@@ -312,15 +310,29 @@ static int is_plain(lua_State *L, int idx) {
   return 0;
 }
 
-/* Appends the values at the given indices to log entry `at` (from 0). */
-static void log_put(lua_State *L, int log, lua_Integer at, int stride, const int *idx) {
-  for (int i = 0; i < stride; i++) {
+/* The same value, as a merge sees it: 1 and 1.0, or 0.0 and -0.0, differ
+   (an edit from one to the other is an edit); NaN is itself. */
+static int same_value(lua_State *L, int a, int b) {
+  if (lua_type(L, a) != lua_type(L, b)) return 0;
+  if (lua_type(L, a) != LUA_TNUMBER) return lua_rawequal(L, a, b);
+  if (lua_isinteger(L, a) != lua_isinteger(L, b)) return 0;
+  if (lua_isinteger(L, a)) return lua_tointeger(L, a) == lua_tointeger(L, b);
+  lua_Number x = lua_tonumber(L, a), y = lua_tonumber(L, b);
+  return memcmp(&x, &y, sizeof x) == 0;
+}
+
+/* Appends a write (t[k]: old -> new, each a stack index) to the log. */
+static void log_write(lua_State *L, planner *p, int t, int k, int old, int nw) {
+  const int idx[LOG_STRIDE] = {t, k, old, nw};
+  lua_Integer at = p->x->logged * LOG_STRIDE;
+  for (int i = 0; i < LOG_STRIDE; i++) {
     if (lua_isnil(L, idx[i]))
       lua_pushlightuserdata(L, (void *)&absent);
     else
       lua_pushvalue(L, idx[i]);
-    lua_rawseti(L, log, at * stride + i + 1);
+    lua_rawseti(L, p->log, at + i + 1);
   }
+  p->x->logged++;
 }
 
 static void plan_table(lua_State *L, planner *p, int live, int nw, int depth) {
@@ -329,61 +341,54 @@ static void plan_table(lua_State *L, planner *p, int live, int nw, int depth) {
   lua_pushboolean(L, 1);
   lua_rawset(L, p->seen);
   lua_pushnil(L);
-  while (lua_next(L, nw)) { /* k v */
-    int k = lua_gettop(L) - 1, v = k + 1;
+  while (lua_next(L, live)) { /* k lv: keys the new version drops */
+    int k = lua_gettop(L) - 1;
     lua_pushvalue(L, k);
-    lua_rawget(L, live); /* lv */
-    int lv = v + 1;
-    if (!lua_rawequal(L, v, lv)) {
+    if (lua_rawget(L, nw) == LUA_TNIL) log_write(L, p, live, k, k + 1, k + 2);
+    lua_pop(L, 2);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, nw)) { /* k v */
+    int k = lua_gettop(L) - 1, v = k + 1, lv = k + 2;
+    lua_pushvalue(L, k);
+    lua_rawget(L, live);
+    if (!same_value(L, v, lv)) {
       int nested = depth < MERGE_DEPTH && is_plain(L, v) && is_plain(L, lv);
       if (nested) {
         lua_pushvalue(L, lv);
         nested = lua_rawget(L, p->seen) == LUA_TNIL;
         lua_pop(L, 1);
       }
-      if (nested) {
+      if (nested)
         plan_table(L, p, lv, v, depth + 1);
-      } else {
-        const int e[LOG_STRIDE] = {live, k, lv, v};
-        log_put(L, p->log, p->x->logged++, LOG_STRIDE, e);
-      }
-    }
-    lua_pop(L, 2);
-  }
-  lua_pushnil(L);
-  while (lua_next(L, live)) { /* k lv */
-    int k = lua_gettop(L) - 1;
-    lua_pushvalue(L, k);
-    if (lua_rawget(L, nw) == LUA_TNIL) {
-      const int e[DEL_STRIDE] = {live, k, k + 1};
-      log_put(L, p->dels, p->x->dels++, DEL_STRIDE, e);
+      else
+        log_write(L, p, live, k, lv, v);
     }
     lua_pop(L, 2);
   }
 }
 
-/* Protected: plan(rec, M, log, dels, txn, "M") logs the writes that put
-   M into rec. */
+/* Protected: plan(rec, M, log, txn, "M") logs the writes that put M into
+   rec. */
 static int p_plan(lua_State *L) {
-  planner p = {3, 4, 0, lua_touserdata(L, 5)};
-  lua_pushvalue(L, 6);
-  lua_rawget(L, 1); /* 7: rec.M */
-  if (is_plain(L, 7) && is_plain(L, 2)) {
-    if (!lua_rawequal(L, 7, 2)) {
+  planner p = {3, 0, lua_touserdata(L, 4)};
+  lua_pushvalue(L, 5);
+  lua_rawget(L, 1); /* 6: rec.M */
+  if (is_plain(L, 6) && is_plain(L, 2)) {
+    if (!lua_rawequal(L, 6, 2)) {
       lua_newtable(L);
       p.seen = lua_gettop(L);
-      plan_table(L, &p, 7, 2, 0);
+      plan_table(L, &p, 6, 2, 0);
     }
   } else {
-    const int e[LOG_STRIDE] = {1, 6, 7, 2};
-    log_put(L, p.log, p.x->logged++, LOG_STRIDE, e);
+    log_write(L, &p, 1, 5, 6, 2);
   }
   return 0;
 }
 
 /* Pushes field i of log entry `at`, nil for `absent`. */
-static void log_get(lua_State *L, int log, lua_Integer at, int stride, int i) {
-  lua_rawgeti(L, log, at * stride + i + 1);
+static void log_get(lua_State *L, int log, lua_Integer at, int i) {
+  lua_rawgeti(L, log, at * LOG_STRIDE + i + 1);
   if (lua_touserdata(L, -1) == &absent) {
     lua_pop(L, 1);
     lua_pushnil(L);
@@ -396,42 +401,53 @@ static int p_apply(lua_State *L) {
   luaL_checkstack(L, 4, NULL);
   while (x->applied < x->logged) {
     lua_Integer at = x->applied++; /* counted first: undo covers a write that fails */
-    log_get(L, 1, at, LOG_STRIDE, 0);
-    log_get(L, 1, at, LOG_STRIDE, 1);
-    log_get(L, 1, at, LOG_STRIDE, 3);
+    log_get(L, 1, at, 0);
+    log_get(L, 1, at, 1);
+    log_get(L, 1, at, 3);
     lua_rawset(L, -3);
     lua_pop(L, 1);
   }
   return 0;
 }
 
-/* Undoes the applied writes, newest first. Allocates nothing (see
-   above): an old value goes back over a value, an added key is cleared. */
-static void undo(lua_State *L, int log, txn *x) {
+/* Protected: t[k] = v for (t, k, v) at 1..3. */
+static int p_set(lua_State *L) {
+  lua_rawset(L, 1);
+  return 0;
+}
+
+/* Undoes the applied writes, newest first, with the reserve open. Returns
+   0 when one of them could not be made. */
+static int undo(lua_State *L, int log, txn *x) {
+  weft_state *W = weft_get(L);
+  int complete = 1;
+  W->in_rollback++;
   while (x->applied > 0) {
     lua_Integer at = --x->applied;
-    int top = lua_gettop(L);
-    log_get(L, log, at, LOG_STRIDE, 0); /* t */
-    log_get(L, log, at, LOG_STRIDE, 1); /* k */
-    log_get(L, log, at, LOG_STRIDE, 2); /* old */
-    int set = !lua_isnil(L, -1);
-    if (!set) {
-      lua_pushvalue(L, top + 2);
-      set = lua_rawget(L, top + 1) != LUA_TNIL;
+    lua_pushcfunction(L, p_set);
+    log_get(L, log, at, 0); /* t */
+    log_get(L, log, at, 1); /* k */
+    log_get(L, log, at, 2); /* old */
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
       lua_pop(L, 1);
+      complete = 0;
     }
-    if (set) lua_rawset(L, top + 1);
-    lua_settop(L, top);
   }
+  W->in_rollback--;
+  return complete;
 }
 
 /* The rest of a failed commit: puts everything back and returns
-   false, rec, err (the error at the top, rec at 9). */
+   false, rec, err (the error at the top, rec at 8). */
 static int abort_commit(lua_State *L, txn *x) {
-  undo(L, 4, x);
+  weft_state *W = weft_get(L);
+  int err = lua_gettop(L);
+  if (!undo(L, 4, x))
+    weft_report(W, L, err, 0,
+                "a failed reload could not put every module back (not enough memory)");
   lua_pushboolean(L, 0);
-  lua_pushvalue(L, 9);
-  lua_pushvalue(L, -3);
+  lua_pushvalue(L, 8);
+  lua_pushvalue(L, err);
   return 3;
 }
 
@@ -442,60 +458,44 @@ static int l_commit(lua_State *L) {
   luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
   /* Everything that may raise comes first; past the first merge only
-     protected calls may fail. The undo needs 4 slots above 10 values. */
+     protected calls may fail. */
   luaL_checkstack(L, 24, NULL);
   lua_newtable(L);               /* 4: the log */
-  lua_newtable(L);               /* 5: the removals */
-  lua_pushliteral(L, "M");       /* 6 */
-  lua_pushliteral(L, "version"); /* 7 */
-  lua_pushliteral(L, "file");    /* 8 */
-  txn x = {0, 0, 0};
+  lua_pushliteral(L, "M");       /* 5 */
+  lua_pushliteral(L, "version"); /* 6 */
+  lua_pushliteral(L, "file");    /* 7 */
+  txn x = {0, 0};
   lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
   for (lua_Integer i = 1; i <= n; i++) {
-    lua_settop(L, 8);
-    lua_rawgeti(L, 1, i); /* 9: rec */
+    lua_settop(L, 7);
+    lua_rawgeti(L, 1, i); /* 8: rec */
     lua_pushvalue(L, 2);
-    lua_pushvalue(L, 9);
+    lua_pushvalue(L, 8);
     if (lua_pcall(L, 1, 1, 0) != LUA_OK) return abort_commit(L, &x);
-    lua_pushcfunction(L, p_plan); /* 10: M */
+    lua_pushcfunction(L, p_plan); /* 9: M */
+    lua_pushvalue(L, 8);
     lua_pushvalue(L, 9);
-    lua_pushvalue(L, 10);
     lua_pushvalue(L, 4);
-    lua_pushvalue(L, 5);
     lua_pushlightuserdata(L, &x);
-    lua_pushvalue(L, 6);
-    if (lua_pcall(L, 6, 0, 0) != LUA_OK) return abort_commit(L, &x);
+    lua_pushvalue(L, 5);
+    if (lua_pcall(L, 5, 0, 0) != LUA_OK) return abort_commit(L, &x);
     lua_pushcfunction(L, p_apply);
     lua_pushvalue(L, 4);
     lua_pushlightuserdata(L, &x);
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) return abort_commit(L, &x);
   }
-  /* Committed. Removes what the merges removed (unless a later module of
-     the transaction wrote it since), then counts the versions. */
-  lua_settop(L, 8);
-  for (lua_Integer d = 0; d < x.dels; d++) {
-    log_get(L, 5, d, DEL_STRIDE, 0);
-    log_get(L, 5, d, DEL_STRIDE, 1);
-    lua_pushvalue(L, -1);
-    lua_rawget(L, -3);
-    log_get(L, 5, d, DEL_STRIDE, 2);
-    if (lua_rawequal(L, -1, -2)) {
-      lua_pop(L, 2);
-      lua_pushnil(L);
-      lua_rawset(L, -3);
-    }
-    lua_settop(L, 8);
-  }
+  /* Committed: count the versions, clear the broken marks. */
   for (lua_Integer i = 1; i <= n; i++) {
-    lua_rawgeti(L, 1, i); /* 9: rec */
-    lua_pushvalue(L, 7);
-    lua_pushvalue(L, 7);
-    lua_rawget(L, 9);
+    lua_settop(L, 7);
+    lua_rawgeti(L, 1, i); /* 8: rec */
+    lua_pushvalue(L, 6);
+    lua_pushvalue(L, 6);
+    lua_rawget(L, 8);
     lua_pushinteger(L, lua_tointeger(L, -1) + 1);
     lua_remove(L, -2);
-    lua_rawset(L, 9);
-    lua_pushvalue(L, 8);
-    if (lua_rawget(L, 9) == LUA_TSTRING) {
+    lua_rawset(L, 8);
+    lua_pushvalue(L, 7);
+    if (lua_rawget(L, 8) == LUA_TSTRING) {
       lua_pushvalue(L, -1);
       if (lua_rawget(L, 3) != LUA_TNIL) {
         lua_pop(L, 1);
@@ -503,8 +503,8 @@ static int l_commit(lua_State *L) {
         lua_rawset(L, 3);
       }
     }
-    lua_settop(L, 8);
   }
+  lua_settop(L, 7);
   weft_get(L)->reloads++; /* committed, whatever happens after */
   lua_pushboolean(L, 1);
   return 1;

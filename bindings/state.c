@@ -14,21 +14,63 @@
 /* The Lua allocator: counts bytes and refuses growth past the limit, so a
    script that hoards memory fails with "not enough memory" instead of
    taking the process down. */
+/* ---- the reserve ----
+
+   Memory kept aside for putting things back: while W->in_rollback is set
+   (a failed reload undoing its merges), an allocation that fails is
+   served from this block instead, bump-allocated; its blocks are given
+   back as Lua frees them, and the block is reused once all are. */
+#define RESERVE (256u << 10)
+
+static int in_reserve(const weft_state *W, const void *p) {
+  return W->reserve && (const char *)p >= W->reserve && (const char *)p < W->reserve + RESERVE;
+}
+
+static void *reserve_take(weft_state *W, size_t n) {
+  size_t at = (W->reserve_used + 15) & ~(size_t)15;
+  if (!W->reserve || at > RESERVE || n > RESERVE - at) return NULL;
+  W->reserve_used = at + n;
+  W->reserve_live++;
+  return W->reserve + at;
+}
+
+static void reserve_give(weft_state *W) {
+  if (--W->reserve_live == 0) W->reserve_used = 0;
+}
+
 static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   size_t old = ptr ? osize : 0;
+  int reserved = ptr && in_reserve(W, ptr);
+  if (reserved && nsize <= old && nsize > 0) { /* shrinking: stays where it is */
+    W->mem -= old - nsize;
+    return ptr;
+  }
   if (nsize == 0) {
-    free(ptr);
+    if (reserved)
+      reserve_give(W);
+    else
+      free(ptr);
     W->mem -= old;
     return NULL;
   }
+  void *p = NULL;
+  int refused = 0;
   if (nsize > old) {
     size_t limit = W->mem_limit + (W->in_report ? HEADROOM : 0);
-    if (W->mem - old + nsize > limit) return NULL;
-    if (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize)) return NULL;
+    refused = W->mem - old + nsize > limit ||
+              (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize));
   }
-  void *p = realloc(ptr, nsize);
+  if (!refused) p = reserved ? malloc(nsize) : realloc(ptr, nsize);
+  if (!p && W->in_rollback) p = reserve_take(W, nsize);
   if (!p) return NULL;
+  if (reserved || (ptr && in_reserve(W, p))) { /* moved into or out of the reserve */
+    memcpy(p, ptr, old < nsize ? old : nsize);
+    if (reserved)
+      reserve_give(W);
+    else
+      free(ptr);
+  }
   W->allocs++;
   if (nsize > old) W->alloc_bytes += nsize - old;
   W->mem = W->mem - old + nsize;
@@ -515,6 +557,7 @@ weft_state *weft_open(const weft_desc *desc) {
   W->assets = strdup(W->desc.assets_root ? W->desc.assets_root : "assets");
   W->desc.assets_root = W->assets;
   W->mem_limit = W->desc.memory_limit;
+  W->reserve = malloc(RESERVE); /* untouched until needed: not resident */
   W->ref_on_error = LUA_NOREF;
   W->sites = weft_sites_new(W);
   weft_sched_desc sd = {0};
@@ -528,7 +571,7 @@ weft_state *weft_open(const weft_desc *desc) {
   W->S = weft_sched_create(&sd);
   W->Y = weft_sync_create(host_alloc, W);
   W->L = lua_newstate(l_alloc, W);
-  if (!W->root || !W->assets || !W->sites || !W->S || !W->Y || !W->L) {
+  if (!W->root || !W->assets || !W->reserve || !W->sites || !W->S || !W->Y || !W->L) {
     weft_close(W);
     return NULL;
   }
@@ -566,6 +609,7 @@ int weft_close(weft_state *W) {
   if (W->Y) leaked += weft_sync_destroy(W->Y);
   W->Y = NULL;
   weft_sites_free(W, W->sites);
+  free(W->reserve);
   free(W->root);
   free(W->assets);
   free(W);

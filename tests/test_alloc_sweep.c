@@ -585,7 +585,8 @@ static void write_file(const char *root, const char *rel, const char *text) {
   fclose(f);
 }
 
-static const char base_v1[] = "return {VALUE = 1, list = {1, 2, 3}, nested = {a = 1}}\n";
+static const char base_v1[] =
+    "return {VALUE = 1, OLD = 'old', list = {1, 2, 3}, nested = {a = 1, gone = true}}\n";
 static const char base_v2[] =
     "local M = {VALUE = 2, list = {4, 5, 6, 7}, nested = {a = 2, b = 3}, extra = 'new'}\n"
     "for i = 1, 20 do M['k' .. i] = i end\n"
@@ -617,11 +618,13 @@ static const char reload_check[] =
     "  assert(base.VALUE == 2 and #base.list == 4 and base.extra == 'new' and base.k20 == 20, "
     "'contents not new')\n"
     "  assert(base.nested.b == 3, 'nested not merged')\n"
+    "  assert(base.OLD == nil and base.nested.gone == nil, 'dropped keys still there')\n"
     "else\n"
     "  assert(v['lib.base'] == 1 and v['ai.mod'] == 1, 'a failed reload changed versions to ' .. "
     "tostring(v['lib.base']) .. ',' .. tostring(v['ai.mod']))\n"
     "  assert(base.VALUE == 1 and #base.list == 3 and base.list[1] == 1 and base.extra == nil and "
     "base.k1 == nil\n"
+    "    and base.OLD == 'old' and base.nested.gone == true\n"
     "    and base.nested.a == 1 and base.nested.b == nil,\n"
     "    'a failed reload changed the live module: VALUE ' .. tostring(base.VALUE) .. ', #list ' "
     ".. #base.list\n"

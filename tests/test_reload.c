@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ typedef struct rx {
   int reports;       /* error reports received */
   char report[4096]; /* every report's message, one per line */
   char out[256];     /* the last string read by str() */
+  int out_of_memory; /* every allocation fails (set by a module through oom()) */
 } rx;
 
 /* ---- sinks ---- */
@@ -51,6 +53,19 @@ static void on_report(void *user, const char *msg, const char *trace) {
 static void on_log(void *user, const char *line) {
   (void)user;
   (void)line;
+}
+
+static int fail_alloc(void *user, size_t n) {
+  (void)n;
+  return ((rx *)user)->out_of_memory;
+}
+
+/* persist('test').oom(): from here on every allocation fails, until the
+   test says otherwise. */
+static int l_oom(lua_State *L) {
+  rx *x = lua_touserdata(L, lua_upvalueindex(1));
+  x->out_of_memory = 1;
+  return 0;
 }
 
 /* ---- files ---- */
@@ -215,6 +230,7 @@ static int setup(void **state) {
   d.scripts_root = x->root;
   d.report = on_report;
   d.log = on_log;
+  d.fail_alloc = fail_alloc;
   d.user = x;
   x->W = weft_open(&d);
   if (!x->W) return -1;
@@ -224,9 +240,13 @@ static int setup(void **state) {
   weft_push_api(x->W);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
+  lua_pushlightuserdata(L, x);
+  lua_pushcclosure(L, l_oom, 1);
+  lua_setfield(L, -2, "oom_fn");
   x->env = luaL_ref(L, LUA_REGISTRYINDEX);
   *state = x;
   exec(x, env_lua);
+  exec(x, "persist('test').oom = oom_fn");
   return 0;
 }
 
@@ -954,6 +974,74 @@ static void deeply_nested_module_reloads(void **state) {
              2);
 }
 
+/* The dependent's top level removes a key the merge wrote, adds others
+   (so the slot is taken), then every allocation fails: putting the key
+   back needs the table to grow, and the reserve gives it the memory. */
+static void undo_puts_back_a_key_a_later_module_removed_with_no_memory_left(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/a.lua", "return {'old', t = {x = 1}}\n");
+  write_mod(x, "ai/b.lua", "local a = require 'lib.a'\nreturn {}\n");
+  exec(x, "require('ai.b')");
+  write_mod(x, "lib/a.lua", "return {'new', t = {x = 2}}\n");
+  write_mod(x, "ai/b.lua",
+            "local a = require 'lib.a'\n"
+            "a.t.x = nil\n"
+            "for i = 1, 8 do a.t['y' .. i] = i end\n"
+            "persist('test').oom()\n"
+            "return {}\n");
+  int rc = reload(x, "lib/a.lua");
+  x->out_of_memory = 0;
+  assert_int_equal(rc, WEFT_EINVAL);
+  assert_str(x, "require('lib.a')[1]", "old");
+  assert_num(x, "require('lib.a').t.x", 1);
+  assert_num(x, "mod('lib.a').version", 1);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "not enough memory");
+}
+
+/* A dependent that registers itself in a table of the reloaded module,
+   as its top level runs again, finds the table as the new version has it. */
+static void a_dependent_registering_into_a_reloaded_table_sees_the_new_version(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/a.lua", "return {handlers = {}}\n");
+  write_mod(x, "ai/b.lua",
+            "local a = require 'lib.a'\n"
+            "table.insert(a.handlers, 'b')\n"
+            "return {}\n");
+  exec(x, "require('ai.b')");
+  assert_str(x, "join(require('lib.a').handlers)", "b");
+  write_mod(x, "lib/a.lua", "return {handlers = {}, more = true}\n");
+  assert_int_equal(reload(x, "lib/a.lua"), WEFT_OK);
+  assert_str(x, "join(require('lib.a').handlers)", "b");
+  assert_num(x, "#require('lib.a').handlers", 1);
+  assert_lua(x, "require('lib.a').more == true");
+}
+
+/* An edit from 1 to 1.0 (or 0.0 to -0.0) is an edit. */
+static void an_integer_edited_to_a_float_reloads_as_a_float(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/a.lua", "return {speed = 1, zero = 0.0}\n");
+  exec(x, "require('lib.a')");
+  write_mod(x, "lib/a.lua", "return {speed = 1.0, zero = -0.0}\n");
+  assert_int_equal(reload(x, "lib/a.lua"), WEFT_OK);
+  assert_str(x, "math.type(require('lib.a').speed)", "float");
+  assert_num(x, "1 / require('lib.a').zero", -HUGE_VAL);
+}
+
+/* A dependent staged after its dependency already misses what the new
+   version dropped: a rename breaks it at once, naming it. */
+static void a_dependent_staged_after_a_rename_fails_naming_itself(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/a.lua", "return {foo = function() return 1 end}\n");
+  write_mod(x, "ai/b.lua",
+            "local a = require 'lib.a'\nassert(a.foo, 'a.foo is gone')\nreturn {}\n");
+  exec(x, "require('ai.b')");
+  write_mod(x, "lib/a.lua", "return {bar = function() return 1 end}\n");
+  assert_int_equal(reload(x, "lib/a.lua"), WEFT_EINVAL);
+  assert_contains(x->report, "ai/b.lua:2: a.foo is gone");
+  assert_lua(x, "require('lib.a').foo ~= nil and require('lib.a').bar == nil");
+}
+
 static void binary_or_non_table_module_is_refused_naming_its_file(void **state) {
   rx *x = *state;
   write_mod(x, "ai/walker.lua", walker(1));
@@ -1038,6 +1126,10 @@ int main(void) {
       T(failing_dependent_aborts_the_whole_transaction),
       T(failing_dependent_puts_back_every_key_its_dependency_merged),
       T(deeply_nested_module_reloads),
+      T(undo_puts_back_a_key_a_later_module_removed_with_no_memory_left),
+      T(a_dependent_registering_into_a_reloaded_table_sees_the_new_version),
+      T(an_integer_edited_to_a_float_reloads_as_a_float),
+      T(a_dependent_staged_after_a_rename_fails_naming_itself),
       T(binary_or_non_table_module_is_refused_naming_its_file),
       T(thousand_reloads_keep_memory_flat),
       T(watcher_lands_edit_within_frames_and_skips_identical_save),
