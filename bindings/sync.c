@@ -16,7 +16,6 @@ enum { C_FIRST = 1, C_ALL, C_TIMEOUT };
 typedef struct shandle {
   weft_id id;
   uint8_t kind;
-  uint8_t packed; /* futures: user value 1 is {n=..., ...} */
   uint8_t firing; /* signals: inside fire, connections are not compacted */
 } shandle;
 
@@ -28,7 +27,8 @@ typedef struct fhandle {
   weft_wlist waiters;
   weft_id cid;    /* its id for C (weft_future_new), 0 if none */
   uint8_t state;  /* WEFT_FUTURE_* */
-  uint8_t packed; /* user value 1 is {n=..., ...} */
+  uint8_t packed; /* how its values are kept: see complete_future */
+  uint8_t nuv;    /* user values: 2, or 4 for a combinator's future */
   char name[22];  /* for weft.tasks(); "" if none */
 } fhandle;
 
@@ -118,14 +118,21 @@ static void set_name(fhandle *f, const char *name) {
   snprintf(f->name, sizeof f->name, "%s", name ? name : "");
 }
 
-/* Pushes a new pending future; name (may be NULL) shows in weft.tasks(). */
-static fhandle *new_future(weft_state *W, lua_State *L, const char *name) {
-  fhandle *f = lua_newuserdatauv(L, sizeof *f, 2);
+/* Pushes a new pending future; name (may be NULL) shows in weft.tasks().
+   User value 1 holds its value(s), 2 its on_done callbacks; a
+   combinator's future has two more (see combinator). */
+static fhandle *new_future_uv(weft_state *W, lua_State *L, const char *name, int nuv) {
+  fhandle *f = lua_newuserdatauv(L, sizeof *f, nuv);
   memset(f, 0, sizeof *f);
   f->state = WEFT_FUTURE_PENDING;
+  f->nuv = (uint8_t)nuv;
   set_name(f, name);
   weft_set_meta(L, W->ref_future_mt);
   return f;
+}
+
+static fhandle *new_future(weft_state *W, lua_State *L, const char *name) {
+  return new_future_uv(W, L, name, 2);
 }
 
 /* Runs on_done(fn) for the future as a task spawned where on_done was
@@ -152,9 +159,18 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
      changes, so a failure leaves the future pending and its waiters as
      they were. */
   luaL_checkstack(L, 8, NULL);
+  /* packed: 0 = the value (or nothing) in user value 1; 1 = a table
+     {n=..., ...} there; 2 = two values, in user values 1 and 4 (a
+     combinator's future, whose 4th is free once it completes: first's
+     index and value need no table). */
   int packed = 0;
   if (n == 1) {
     lua_pushvalue(L, vidx);
+  } else if (n == 2 && h->nuv == 4) {
+    lua_pushvalue(L, vidx + 1);
+    lua_setiuservalue(L, hidx, 4);
+    lua_pushvalue(L, vidx);
+    packed = 2;
   } else if (n > 1) {
     lua_createtable(L, n, 1);
     for (int i = 0; i < n; i++) {
@@ -250,6 +266,11 @@ static int l_future_cancel(lua_State *L) {
 /* Pushes a done future's values (all, or the first when `one`). */
 static int push_future_values(lua_State *L, int idx, fhandle *h, int one) {
   lua_getiuservalue(L, idx, 1);
+  if (h->packed == 2) {
+    if (one) return 1;
+    lua_getiuservalue(L, idx, 4);
+    return 2;
+  }
   if (!h->packed) {
     if (!one && lua_isnil(L, -1)) {
       lua_pop(L, 1);
@@ -953,12 +974,36 @@ static void comb_resume(weft_sched *S, weft_id id, void *ud);
 static void comb_cancel(weft_sched *S, weft_id id, void *ud);
 static const weft_task_class comb_class = {comb_resume, comb_cancel};
 
-/* A combinator's Lua data, in the registry at lt->ref: {out, list, results}. */
+/* A combinator's Lua data is its out future, anchored in the registry at
+   lt->ref while it runs, with the list in user value 3 (timeout: x in 3
+   and the seconds in 4) and all's results in 4. */
+enum { COMB_OUT = 0, COMB_LIST = 3, COMB_RESULTS = 4 };
+
 static void push_comb(weft_state *W, lua_State *L, ltask *lt, int field) {
   (void)W;
   lua_rawgeti(L, LUA_REGISTRYINDEX, lt->ref);
-  lua_rawgeti(L, -1, field);
+  if (field == COMB_OUT) return;
+  lua_getiuservalue(L, -1, field);
   lua_remove(L, -2);
+}
+
+/* Lets go of a combinator's data: the out future no longer keeps the
+   list (nor all's results, unless they are its value). */
+static void comb_release(weft_state *W, lua_State *L, ltask *lt) {
+  if (lt->ref <= 0) return;
+  if (lua_checkstack(L, 4)) {
+    push_comb(W, L, lt, COMB_OUT);
+    fhandle *h = lua_touserdata(L, -1);
+    lua_pushnil(L);
+    lua_setiuservalue(L, -2, COMB_LIST);
+    if (h && h->packed != 2) {
+      lua_pushnil(L);
+      lua_setiuservalue(L, -2, COMB_RESULTS);
+    }
+    lua_pop(L, 1);
+  }
+  luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
+  lt->ref = LUA_NOREF;
 }
 
 typedef struct settle_args {
@@ -996,7 +1041,7 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
   ltask *lt = LT(W, self);
   lua_State *L = from;
   if (!lua_checkstack(L, n + 8)) return;
-  push_comb(W, L, lt, 1);
+  push_comb(W, L, lt, COMB_OUT);
   int out = lua_gettop(L);
   fhandle *h = lua_touserdata(L, out);
   if (!h || h->state != WEFT_FUTURE_PENDING) {
@@ -1017,7 +1062,7 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
       settle_safe(W, L, out, WEFT_FUTURE_FAILED, -1, 1);
     }
   } else { /* C_ALL: keep the first value */
-    push_comb(W, L, lt, 3);
+    push_comb(W, L, lt, COMB_RESULTS);
     if (n > 0)
       lua_pushvalue(L, idx);
     else
@@ -1028,8 +1073,7 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
 }
 
 static void comb_finish(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
-  if (lt->ref > 0) luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
-  lt->ref = LUA_NOREF;
+  comb_release(W, L, lt);
   weft_task_finish(W->S, id, WEFT_TASK_DONE);
 }
 
@@ -1039,10 +1083,10 @@ static void comb_resume(weft_sched *S, weft_id id, void *ud) {
   lua_State *L = W->curL;
   lua_checkstack(L, 8);
   if (lt->comb == C_ALL) {
-    push_comb(W, L, lt, 1);
+    push_comb(W, L, lt, COMB_OUT);
     fhandle *h = lua_touserdata(L, -1);
     if (h && h->state == WEFT_FUTURE_PENDING) {
-      push_comb(W, L, lt, 3);
+      push_comb(W, L, lt, COMB_RESULTS);
       complete_future(W, L, -2, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_pop(L, 1);
     }
@@ -1057,7 +1101,7 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
   lua_State *L = W->curL;
   (void)id;
   lua_checkstack(L, 8);
-  push_comb(W, L, lt, 1);
+  push_comb(W, L, lt, COMB_OUT);
   fhandle *h = lua_touserdata(L, -1);
   if (h && h->state == WEFT_FUTURE_PENDING) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
@@ -1065,8 +1109,7 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  if (lt->ref > 0) luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
-  lt->ref = LUA_NOREF;
+  comb_release(W, L, lt);
 }
 
 static int add_comb_element(weft_state *W, lua_State *L, weft_id task, int idx, int slot, int one);
@@ -1079,29 +1122,24 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   if (n > 65536) luaL_argerror(L, 1, "list too long");
   luaL_checkstack(L, 16, NULL);
   static const char *const names[] = {NULL, "first", "all", "timeout"};
-  fhandle *out = new_future(W, L, names[mode]);
+  fhandle *out = new_future_uv(W, L, names[mode], 4);
   int outi = lua_gettop(L);
-  lua_createtable(L, 3, 0); /* {out, list, results} */
-  lua_pushvalue(L, outi);
-  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, list);
+  lua_setiuservalue(L, outi, COMB_LIST);
   if (mode == C_TIMEOUT) {
-    lua_createtable(L, 2, 0);
-    lua_pushvalue(L, list);
-    lua_rawseti(L, -2, 1);
     lua_pushvalue(L, list + 1);
-    lua_rawseti(L, -2, 2);
-  } else {
-    lua_pushvalue(L, list);
-  }
-  lua_rawseti(L, -2, 2);
-  lua_createtable(L, mode == C_ALL ? n : 0, 0);
-  lua_rawseti(L, -2, 3);
-  int data = lua_gettop(L);
-  if (n == 0 && mode == C_ALL) {
-    lua_newtable(L);
-    complete_future(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
-    lua_settop(L, outi);
-    return;
+    lua_setiuservalue(L, outi, COMB_RESULTS);
+  } else if (mode == C_ALL) {
+    if (n == 0) {
+      lua_newtable(L);
+      complete_future(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
+      lua_settop(L, outi);
+      lua_pushnil(L);
+      lua_setiuservalue(L, outi, COMB_LIST);
+      return;
+    }
+    lua_createtable(L, n, 0);
+    lua_setiuservalue(L, outi, COMB_RESULTS);
   }
   weft_id task;
   ltask *lt;
@@ -1110,15 +1148,20 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   if (rc != WEFT_OK) luaL_error(L, "cannot create combinator: %s", weft_strerror(rc));
   lt->deliver = comb_deliver;
   lt->comb = (uint8_t)mode;
-  lua_pushvalue(L, data);
+  lua_pushvalue(L, outi);
   lt->ref = luaL_ref(L, LUA_REGISTRYINDEX);
   weft_wait_begin(W->S, task, mode == C_ALL ? WEFT_WAIT_ALL : WEFT_WAIT_FIRST);
   int added = 0;
   for (int i = 0; i < n; i++) {
     if (out->state != WEFT_FUTURE_PENDING) break;
     int top = lua_gettop(L);
-    lua_rawgeti(L, data, 2);
-    lua_rawgeti(L, -1, i + 1);
+    if (mode == C_TIMEOUT) { /* x, then the seconds */
+      lua_pushnil(L);
+      lua_getiuservalue(L, outi, i == 0 ? COMB_LIST : COMB_RESULTS);
+    } else {
+      lua_getiuservalue(L, outi, COMB_LIST);
+      lua_rawgeti(L, -1, i + 1);
+    }
     int r = add_comb_element(W, L, task, top + 2, i, mode == C_ALL);
     if (r == 0)
       added++;
@@ -1132,7 +1175,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
     /* settled at once (or nothing to wait for): finish now */
     weft_wait_begin(W->S, task, WEFT_WAIT_ALL);
     if (out->state == WEFT_FUTURE_PENDING && mode == C_ALL) {
-      lua_rawgeti(L, data, 3);
+      lua_getiuservalue(L, outi, COMB_RESULTS);
       complete_future(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_pop(L, 1);
     }

@@ -133,6 +133,27 @@ end)
 
 -- ---- all ----
 
+test("a done first, timeout or all gives the same values again to result() and later waits", function()
+  local f, g = future(), future()
+  local c1, c2, c3, c4 = first{f, 5}, timeout(g, 5), first{g, 5}, all{f, g}
+  f:resolve("x")
+  g:resolve("p", "q")
+  wait()
+  for i, c in ipairs{c1, c2, c3, c4} do assert(c.state == "resolved", i .. " is " .. c.state) end
+  local r = table.pack(c1:result())
+  assert(r.n == 2 and r[1] == 1 and r[2] == "x", "first: " .. r.n .. " " .. tostring(r[1]) .. " " .. tostring(r[2]))
+  r = table.pack(wait(c1))
+  assert(r.n == 2 and r[1] == 1 and r[2] == "x", "first, waited again: " .. r.n)
+  r = table.pack(c2:result())
+  assert(r.n == 2 and r[1] == "p" and r[2] == "q", "timeout: " .. r.n .. " " .. tostring(r[1]))
+  r = table.pack(wait(c3))
+  assert(r.n == 3 and r[1] == 1 and r[2] == "p" and r[3] == "q", "first of two values: " .. r.n)
+  r = wait(c4)
+  assert(r[1] == "x" and r[2] == "p", "all: " .. tostring(r[1]) .. " " .. tostring(r[2]))
+  local one = wait{c1}
+  assert(one == 1, "a done first in a list gives its first value, got " .. tostring(one))
+end)
+
 test("all resolves to a table of each element's first value", function()
   local a, b, c = future(), future(), future()
   spawn(function()
