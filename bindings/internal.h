@@ -27,6 +27,7 @@ typedef struct ltask {
                   int failed);
   int ref;                    /* C tasks: registry ref of their own Lua data */
   uint32_t site;              /* spawn-site chain (sites.c), 0: unknown */
+  uint32_t kill_site;         /* where it ran too long, once killed (sites.c) */
   int base;                   /* stack index on co where delivered values start */
   int nargs;                  /* arguments for the first resume */
   uint16_t overruns;          /* consecutive preempted resumes */
@@ -105,6 +106,8 @@ struct weft_state {
   weft_id fserial;          /* ids given to futures made from C */
   int ref_cweak;            /* weak: completed futures made from C, by id */
   int close_depth;          /* nested coroutine closes and task unwinds */
+  int in_cleanup;           /* running finally() cleanups */
+  int loading_modules;      /* running modules' top levels */
   int ref_finalizers;       /* {fn, obj, fn, obj, ...} of script __gc calls to run */
   int nfinal;               /* ...entries in it */
   weft_id cur;              /* running task, 0 outside tasks */

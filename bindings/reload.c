@@ -8,11 +8,12 @@
 #include "internal.h"
 
 /* The module system. Runs once per state in the host's own environment
-   with (api, loadfile, run_budget, report, root, getinfo, commit) as
+   with (api, loadfile, run_budget, report, root, getinfo, commit,
+   load_module) as
    arguments; returns the function the watcher calls with a changed
    file's path relative to the root. */
 static const char modules_lua[] =
-    "local api, loadfile_, run_budget, report, root, getinfo, commit = ...\n"
+    "local api, loadfile_, run_budget, report, root, getinfo, commit, load_module = ...\n"
     "local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable =\n"
     "  api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable\n"
     "local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, "
@@ -57,9 +58,7 @@ static const char modules_lua[] =
     "      end\n"
     "      error(err, 0)\n"
     "    end\n"
-    "    loading[name] = true\n"
-    "    local ok, M = pcall(fn, name)\n"
-    "    loading[name] = nil\n"
+    "    local ok, M = load_module(fn, name, loading)\n"
     "    if not ok then error(M, 0) end\n"
     "    if M == nil then M = true end\n"
     "    seq = seq + 1\n"
@@ -516,6 +515,30 @@ static void stage_hook(lua_State *L, lua_Debug *ar) {
   weft_raise_here(L, "module took too long to load (over the instruction budget)");
 }
 
+/* load_module(fn, name, loading): runs a module's top level, protected,
+   marked in `loading` meanwhile; true, M or false, err. From C, so the
+   mark goes even when the load was killed by the budget (every
+   instruction raises then), and so the top level cannot wait: a module
+   loads within one go. */
+static int l_load_module(lua_State *L) {
+  weft_state *W = weft_get(L);
+  lua_settop(L, 3);
+  lua_pushvalue(L, 2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, 3);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  W->loading_modules++;
+  int st = lua_pcall(L, 1, 1, 0);
+  W->loading_modules--;
+  lua_pushvalue(L, 2);
+  lua_pushnil(L);
+  lua_rawset(L, 3); /* an existing key: no allocation */
+  lua_pushboolean(L, st == LUA_OK);
+  lua_insert(L, -2);
+  return 2;
+}
+
 /* run_budget(fn, ...): pcall under the instruction budget. */
 static int l_run_budget(lua_State *L) {
   weft_state *W = weft_get(L);
@@ -524,7 +547,9 @@ static int l_run_budget(lua_State *L) {
   int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
   if (W->desc.instr_budget != WEFT_BUDGET_OFF)
     lua_sethook(L, stage_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
+  W->loading_modules++;
   int st = lua_pcall(L, n - 1, 1, 0);
+  W->loading_modules--;
   lua_sethook(L, old, omask, ocount);
   lua_pushboolean(L, st == LUA_OK);
   lua_insert(L, -2);
@@ -570,7 +595,8 @@ static int open_modules(lua_State *L) {
   lua_getfield(L, -1, "getinfo");
   lua_remove(L, -2);
   lua_pushcfunction(L, l_commit);
-  lua_call(L, 7, 3);
+  lua_pushcfunction(L, l_load_module);
+  lua_call(L, 8, 3);
   W->ref_group_start = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_reload = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_changed = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -82,6 +82,11 @@ static const char *with_sites(weft_state *W, lua_State *L, const char *trace, ui
   return lua_tostring(L, -1);
 }
 
+static void handler_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  weft_raise_here(L, "weft.on_error handler ran too long");
+}
+
 /* The parts of a report, for the protected call below. */
 typedef struct report_args {
   weft_state *W;
@@ -111,7 +116,15 @@ static int l_report(lua_State *L) {
     weft_push_task(W, L, a->task);
     lua_pushstring(L, full);
     weft_id saved = W->cur;
+    /* The handler runs on whatever thread reports, inside no task: it gets
+       a budget of its own, so a handler that loops neither hangs the host
+       nor spends the budget of the task that happens to report. */
+    lua_Hook old = lua_gethook(L);
+    int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
+    if (W->desc.instr_budget != WEFT_BUDGET_OFF)
+      lua_sethook(L, handler_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
     int st = lua_pcall(L, 3, 0, 0);
+    lua_sethook(L, old, omask, ocount);
     W->cur = saved;
     if (st == LUA_OK) return 0;
     const char *herr = weft_tostring(L, -1);
@@ -258,9 +271,19 @@ static void hook(lua_State *L, lua_Debug *ar) {
       return;
     }
     lt->killed = 1;
-    /* From now on every instruction raises, so pcall cannot swallow it. */
+    /* From now on every instruction raises, so pcall cannot swallow it;
+       each time naming the line that ran too long, not wherever the
+       unwinding has got to (a pcall's handler, the module loader). */
+    lua_Debug d;
+    if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
+      lt->kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
     lua_sethook(lt->co, hook, LUA_MASKCOUNT, 1);
     if (L != lt->co) lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+  }
+  if (lt->kill_site) {
+    lua_pushfstring(L, "%s: script ran too long without waiting",
+                    weft_site_where(W->sites, lt->kill_site));
+    lua_error(L);
   }
   weft_raise_here(L, "script ran too long without waiting");
 }
@@ -421,8 +444,12 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   settle(W, L, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
   lt->co = NULL;
   lua_settop(L, e - 1);
+  int killed = lt->killed;
   weft_task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
-  recycle(W, L, co);
+  /* Not a killed task's thread: the kill left the hook's error unwinding
+     past every pcall, and Lua then keeps hooks off on that thread, so the
+     next task on it would run without a budget. */
+  if (!killed) recycle(W, L, co);
 }
 
 /* Resumes a task's thread once and handles how it stopped. */
@@ -683,8 +710,13 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
 static weft_id wait_task_of(weft_state *W, lua_State *L, const char *what) {
   weft_id id = weft_thread_task(L);
   if (!id || id != W->cur) luaL_error(L, "%s can only be called from a task", what);
-  if (!lua_isyieldable(L))
+  if (!lua_isyieldable(L)) {
+    if (W->in_cleanup)
+      luaL_error(L, "%s cannot wait in a cleanup (finally runs while its task ends)", what);
+    if (W->loading_modules)
+      luaL_error(L, "%s cannot wait while a module loads (wait inside its functions)", what);
     luaL_error(L, "%s cannot wait here (inside a metamethod or C function)", what);
+  }
   return id;
 }
 
@@ -1237,7 +1269,10 @@ static int l_finally_close(lua_State *L) {
   int top = lua_gettop(L);
   lua_pushcfunction(L, weft_l_traceback_handler);
   lua_insert(L, top);
-  if (lua_pcall(L, 0, 0, top) != LUA_OK) {
+  W->in_cleanup++;
+  int st = lua_pcall(L, 0, 0, top);
+  W->in_cleanup--;
+  if (st != LUA_OK) {
     if (lua_type(L, -1) == LUA_TTABLE) { /* the handler left {err, trace} */
       lua_rawgeti(L, -1, 1);
       lua_rawgeti(L, -2, 2);

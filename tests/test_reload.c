@@ -1042,6 +1042,33 @@ static void a_dependent_staged_after_a_rename_fails_naming_itself(void **state) 
   assert_lua(x, "require('lib.a').foo ~= nil and require('lib.a').bar == nil");
 }
 
+/* A module whose top level runs away is killed naming its own line (not
+   the loader's), and a later require loads it again (no "require loop"
+   left behind), once it is fixed too. */
+static void runaway_module_is_killed_at_its_line_and_can_be_required_again(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/boot.lua", "local n = 0\nwhile true do n = n + 1 end\n");
+  weft_id t = start(x, "persist('r').t = spawn(function() return require('lib.boot') end)");
+  step(x, 10);
+  assert_str(x, "persist('r').t.status", "failed");
+  assert_contains(str(x, "persist('r').t.error"), "lib/boot.lua:2: script ran too long");
+  write_mod(x, "lib/boot.lua", "return {ok = true}\n");
+  assert_lua(x, "require('lib.boot').ok == true");
+  weft_release(x->W, t);
+}
+
+/* A module loads within one go: its top level cannot wait, on the first
+   require as on a reload, and says so. */
+static void module_top_level_cannot_wait_and_says_so(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/slow.lua", "wait(1)\nreturn {}\n");
+  weft_id t = start(x, "persist('r').ok, persist('r').e = pcall(require, 'lib.slow')");
+  assert_lua(x, "persist('r').ok == false");
+  assert_contains(str(x, "persist('r').e"),
+                  "lib/slow.lua:1: wait cannot wait while a module loads");
+  weft_release(x->W, t);
+}
+
 static void binary_or_non_table_module_is_refused_naming_its_file(void **state) {
   rx *x = *state;
   write_mod(x, "ai/walker.lua", walker(1));
@@ -1130,6 +1157,8 @@ int main(void) {
       T(a_dependent_registering_into_a_reloaded_table_sees_the_new_version),
       T(an_integer_edited_to_a_float_reloads_as_a_float),
       T(a_dependent_staged_after_a_rename_fails_naming_itself),
+      T(runaway_module_is_killed_at_its_line_and_can_be_required_again),
+      T(module_top_level_cannot_wait_and_says_so),
       T(binary_or_non_table_module_is_refused_naming_its_file),
       T(thousand_reloads_keep_memory_flat),
       T(watcher_lands_edit_within_frames_and_skips_identical_save),

@@ -397,6 +397,27 @@ test("pcall does not swallow the kill of a runaway loop", function()
   assert(t.status == "failed", "runaway task " .. t.status)
 end)
 
+test("a task started after a runaway was killed is still held to the budget", function()
+  local got = silence()
+  local t1 = spawn(function() while true do end end)
+  wait(0.5)
+  assert(t1.status == "failed", "first runaway " .. t1.status)
+  -- The next spawn may get the killed task's thread back: it must come
+  -- with its budget (a loop of 3e7 steps is far over three budgets).
+  local t2 = spawn(function() for _ = 1, 3e7 do end return "finished" end)
+  wait(0.5)
+  assert(t2.status == "failed", "second runaway " .. t2.status)
+  assert(tostring(t2.error):match("too long"), tostring(t2.error))
+  assert(#got == 2, "reported " .. #got .. " times")
+end)
+
+test("a wait in a cleanup says that cleanups cannot wait", function()
+  local got = silence()
+  local ok, e = pcall(function() local _ <close> = finally(function() wait(1) end) end)
+  assert(ok, "the cleanup's error is reported, not raised: " .. tostring(e))
+  assert(#got == 1 and tostring(got[1].err):match("cannot wait in a cleanup"), tostring(got[1] and got[1].err))
+end)
+
 test("a task that exhausts memory fails with not enough memory; others keep running", function()
   local got = silence()
   local other = spawn(function() wait(0.2); return "alive" end)
