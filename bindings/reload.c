@@ -298,7 +298,7 @@ typedef struct txn {
 } txn;
 
 typedef struct planner {
-  int log, seen;
+  int log, seen, map;
   txn *x;
 } planner;
 
@@ -339,6 +339,9 @@ static void plan_table(lua_State *L, planner *p, int live, int nw, int depth) {
   lua_pushvalue(L, live);
   lua_pushboolean(L, 1);
   lua_rawset(L, p->seen);
+  lua_pushvalue(L, nw); /* the new table stands for the live one (see p_rebind) */
+  lua_pushvalue(L, live);
+  lua_rawset(L, p->map);
   lua_pushnil(L);
   while (lua_next(L, live)) { /* k lv: keys the new version drops */
     int k = lua_gettop(L) - 1;
@@ -370,9 +373,10 @@ static void plan_table(lua_State *L, planner *p, int live, int nw, int depth) {
 /* Protected: plan(rec, M, log, txn, "M") logs the writes that put M into
    rec. */
 static int p_plan(lua_State *L) {
-  planner p = {3, 0, lua_touserdata(L, 4)};
+  planner p = {3, 0, 7, lua_touserdata(L, 4)};
   lua_pushvalue(L, 5);
-  lua_rawget(L, 1); /* 6: rec.M */
+  lua_rawget(L, 1);          /* 6: rec.M */
+  lua_getfield(L, 3, "map"); /* 7 */
   if (is_plain(L, 6) && is_plain(L, 2)) {
     if (!lua_rawequal(L, 6, 2)) {
       lua_newtable(L);
@@ -404,6 +408,54 @@ static int p_apply(lua_State *L) {
     log_get(L, 1, at, 1);
     log_get(L, 1, at, 3);
     lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* Points the upvalues of the Lua function at L[f] (and of the Lua
+   functions it holds in upvalues) that hold a new table merged into a
+   live one at the live one instead. The new module's functions capture
+   its own tables (`local M = {}` ... `function M.bump() M.n = ... end`);
+   once merged they must work on the live tables, or their writes would
+   go to a copy nobody reads. Upvalues are shared between the closures
+   that capture one local, so fixing it through one fixes it for all. */
+static void rebind(lua_State *L, int f, int map, int seen, int depth) {
+  luaL_checkstack(L, 4, NULL);
+  lua_pushvalue(L, f);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, seen);
+  for (int i = 1; lua_getupvalue(L, f, i); i++) {
+    int v = lua_gettop(L);
+    if (lua_type(L, v) == LUA_TTABLE) {
+      lua_pushvalue(L, v);
+      if (lua_rawget(L, map) == LUA_TTABLE)
+        lua_setupvalue(L, f, i);
+      else
+        lua_pop(L, 1);
+    } else if (lua_type(L, v) == LUA_TFUNCTION && !lua_iscfunction(L, v) && depth < MERGE_DEPTH) {
+      lua_pushvalue(L, v);
+      if (lua_rawget(L, seen) == LUA_TNIL) rebind(L, v, map, seen, depth + 1);
+      lua_pop(L, 1);
+    }
+    lua_settop(L, v - 1);
+  }
+}
+
+/* Protected: rebind(log, txn, from) rebinds the Lua functions the writes
+   from entry `from` on put in place. */
+static int p_rebind(lua_State *L) {
+  txn *x = lua_touserdata(L, 2);
+  lua_Integer from = lua_tointeger(L, 3);
+  lua_getfield(L, 1, "map"); /* 4 */
+  lua_newtable(L);           /* 5: functions seen */
+  for (lua_Integer at = from; at < x->applied; at++) {
+    log_get(L, 1, at, 3);
+    if (lua_type(L, -1) == LUA_TFUNCTION && !lua_iscfunction(L, -1)) {
+      lua_pushvalue(L, -1);
+      if (lua_rawget(L, 5) == LUA_TNIL) rebind(L, lua_gettop(L) - 1, 4, 5, 0);
+      lua_pop(L, 1);
+    }
     lua_pop(L, 1);
   }
   return 0;
@@ -459,7 +511,9 @@ static int l_commit(lua_State *L) {
   /* Everything that may raise comes first; past the first merge only
      protected calls may fail. */
   luaL_checkstack(L, 24, NULL);
-  lua_newtable(L);               /* 4: the log */
+  lua_newtable(L); /* 4: the log, and log.map: new table -> live table */
+  lua_newtable(L);
+  lua_setfield(L, 4, "map");
   lua_pushliteral(L, "M");       /* 5 */
   lua_pushliteral(L, "version"); /* 6 */
   lua_pushliteral(L, "file");    /* 7 */
@@ -478,10 +532,16 @@ static int l_commit(lua_State *L) {
     lua_pushlightuserdata(L, &x);
     lua_pushvalue(L, 5);
     if (lua_pcall(L, 5, 0, 0) != LUA_OK) return abort_commit(L, &x);
+    lua_Integer from = x.applied;
     lua_pushcfunction(L, p_apply);
     lua_pushvalue(L, 4);
     lua_pushlightuserdata(L, &x);
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) return abort_commit(L, &x);
+    lua_pushcfunction(L, p_rebind);
+    lua_pushvalue(L, 4);
+    lua_pushlightuserdata(L, &x);
+    lua_pushinteger(L, from);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) return abort_commit(L, &x);
   }
   /* Committed: count the versions, clear the broken marks. */
   for (lua_Integer i = 1; i <= n; i++) {

@@ -1069,6 +1069,36 @@ static void module_top_level_cannot_wait_and_says_so(void **state) {
   weft_release(x->W, t);
 }
 
+/* The new version's functions work on the live module: their `M` (and
+   the nested tables they captured) are the live tables after the merge,
+   reload after reload. */
+static void reloaded_functions_work_on_the_live_module_table(void **state) {
+  rx *x = *state;
+  static const char counter[] = "local M = {count = 0, label = '%s', cfg = {step = %d}}\n"
+                                "local cfg = M.cfg\n"
+                                "local function add(n) M.count = M.count + n end\n"
+                                "function M.bump() add(cfg.step) end\n"
+                                "function M.same() return require('lib.counter') == M end\n"
+                                "return M\n";
+  char src[512];
+  snprintf(src, sizeof src, counter, "v1", 1);
+  write_mod(x, "lib/counter.lua", src);
+  exec(x, "local C = require('lib.counter') C.bump() C.bump()");
+  for (int v = 2; v <= 3; v++) {
+    snprintf(src, sizeof src, counter, v == 2 ? "v2" : "v3", 10);
+    write_mod(x, "lib/counter.lua", src);
+    assert_int_equal(reload(x, "lib/counter.lua"), WEFT_OK);
+    exec(x, "require('lib.counter').bump()");
+  }
+  assert_lua(x, "require('lib.counter').same()");
+  assert_str(x, "require('lib.counter').label", "v3");
+  /* v3's count = 0 won (new values win), then one bump of 10 */
+  assert_num(x, "require('lib.counter').count", 10);
+  /* its captured cfg is the live nested table */
+  exec(x, "local C = require('lib.counter') C.cfg.step = 100 C.bump()");
+  assert_num(x, "require('lib.counter').count", 110);
+}
+
 static void binary_or_non_table_module_is_refused_naming_its_file(void **state) {
   rx *x = *state;
   write_mod(x, "ai/walker.lua", walker(1));
@@ -1159,6 +1189,7 @@ int main(void) {
       T(a_dependent_staged_after_a_rename_fails_naming_itself),
       T(runaway_module_is_killed_at_its_line_and_can_be_required_again),
       T(module_top_level_cannot_wait_and_says_so),
+      T(reloaded_functions_work_on_the_live_module_table),
       T(binary_or_non_table_module_is_refused_naming_its_file),
       T(thousand_reloads_keep_memory_flat),
       T(watcher_lands_edit_within_frames_and_skips_identical_save),
