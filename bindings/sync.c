@@ -35,6 +35,7 @@ typedef struct fhandle {
 typedef struct conn {
   weft_id signal;
   weft_id group;
+  uint32_t cancels; /* the group's cancel count when connected */
   uint8_t live;
 } conn;
 
@@ -545,8 +546,8 @@ static void fire(weft_state *W, lua_State *L, shandle *h) {
       lua_pop(L, 1);
       continue;
     }
-    if (!weft_group_live(W->S, c->group)) {
-      c->live = 0; /* its owner is gone */
+    if (!weft_group_live(W->S, c->group) || weft_group_cancels(W->S, c->group) != c->cancels) {
+      c->live = 0; /* its group was cancelled */
       lua_pop(L, 1);
       continue;
     }
@@ -600,13 +601,18 @@ static int l_signal_connect(lua_State *L) {
   if (lua_type(L, 2) != LUA_TFUNCTION && luaL_getmetafield(L, 2, "__call") == LUA_TNIL)
     luaL_typeerror(L, 2, "function");
   lua_settop(L, 2);
-  conn *c = lua_newuserdatauv(L, sizeof *c, 1);
+  conn *c = lua_newuserdatauv(L, sizeof *c, 2);
   c->signal = h->id;
   c->group = W->cur ? weft_task_group(W->S, W->cur) : weft_sched_root(W->S);
+  c->cancels = weft_group_cancels(W->S, c->group);
   c->live = 1;
   luaL_setmetatable(L, CONN_MT);
   lua_pushvalue(L, 2);
   lua_setiuservalue(L, -2, 1);
+  /* The connection keeps its group: a cancel of the group (or a
+     disconnect) ends it, not the collector finding the handle unused. */
+  weft_push_group(W, L, c->group);
+  lua_setiuservalue(L, -2, 2);
   if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);

@@ -429,7 +429,8 @@ function Signal:set(...) end
 ---Clear a `set`: waits wait for the next fire again.
 function Signal:reset() end
 
----Run `fn(...)` as a new task on every fire.
+---Run `fn(...)` as a new task on every fire, in the group of the task that
+---connected, until that group is cancelled or the connection is disconnected.
 ---
 ---```lua
 ---local c = alarm:connect(function(where) e:move_to(where) end)

@@ -99,8 +99,9 @@ typedef struct group {
   uint32_t task_head, task_tail; /* index + 1 */
   uint32_t ntasks;
   uint32_t refs;
-  uint8_t paused; /* paused itself */
-  uint8_t held;   /* paused itself or through an ancestor */
+  uint32_t cancels; /* times cancelled, for what outlives a cancel (connections) */
+  uint8_t paused;   /* paused itself */
+  uint8_t held;     /* paused itself or through an ancestor */
   double scale;
   double eff; /* effective scale this frame */
   tclock clock;
@@ -1082,6 +1083,11 @@ int weft_group_live(const weft_sched *s, weft_id id) {
   return weft_pool_get(&s->groups, id) != NULL;
 }
 
+uint32_t weft_group_cancels(const weft_sched *s, weft_id id) {
+  group *g = weft_pool_get(&s->groups, id);
+  return g ? g->cancels : 0;
+}
+
 weft_id weft_group_parent(const weft_sched *s, weft_id id) {
   group *g = weft_pool_get(&s->groups, id);
   return (g && g->parent) ? weft_pool_id(G(s, g->parent - 1)) : 0;
@@ -1147,6 +1153,7 @@ int weft_group_cancel(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
   g->refs++; /* keep it while cleanups run */
+  g->cancels++;
   uint32_t gi = gidx(g);
   for (uint32_t c = g->child_head; c;) {
     group *cg = G(s, c - 1);

@@ -223,6 +223,9 @@ void weft_group_release(weft_sched *s, weft_id g);
 /* Adds a reference (for a second owner). */
 int weft_group_retain(weft_sched *s, weft_id g);
 int weft_group_live(const weft_sched *s, weft_id g);
+/* How many times the group was cancelled (directly or through an
+   ancestor); 0 for a stale id. */
+uint32_t weft_group_cancels(const weft_sched *s, weft_id g);
 weft_id weft_group_parent(const weft_sched *s, weft_id g);
 /* Pause stops the group's clock (and its subgroups'); its tasks do not run
    until resumed. */

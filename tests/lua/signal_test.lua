@@ -309,7 +309,22 @@ test("cancelling the connecting group cancels handlers still running", function(
   assert(not finished)
 end)
 
-test("a connection ends when the group of the task that connected is gone", function()
+test("a connection outlives the collection of its group's last handle; only a cancel ends it", function()
+  local s = signal()
+  local n = 0
+  local conn
+  do
+    local g = group{name = "listeners"}
+    g:spawn(function() conn = s:connect(function() n = n + 1 end) end)
+  end -- nothing holds the group's handle now
+  full_gc()
+  s:fire()
+  wait()
+  assert(n == 1, "the connection ended with its group's handle: ran " .. n)
+  assert(conn.connected, "the connection says it ended")
+end)
+
+test("a connection ends when the group of the task that connected is cancelled", function()
   local s = signal()
   local n = 0
   local g = group{name = "enemy"}
