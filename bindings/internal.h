@@ -181,6 +181,9 @@ uint32_t weft_caller_site(weft_state *W, lua_State *L);
 void weft_task_set_site(weft_state *W, lua_State *L, int hidx, uint32_t site);
 /* Takes back a NEW task that could not be completely set up. */
 void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
+/* After running other tasks' code (cleanups, callbacks) from inside the
+   current task: if that cancelled it, it unwinds now. */
+void weft_yield_if_doomed(weft_state *W, lua_State *L);
 /* Runs a NEW task at once, up to its first wait. */
 void weft_run_now(weft_state *W, weft_id task);
 /* Pushes the handle of a live task (or nil). */

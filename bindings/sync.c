@@ -241,6 +241,7 @@ static int future_complete(lua_State *L, int state, int vidx, int n) {
   fhandle *f = check_future(L, 1);
   if (complete_future(W, L, 1, state, vidx, n) == WEFT_ESTATE)
     return luaL_error(L, "future already completed (%s)", future_states[f->state]);
+  weft_yield_if_doomed(W, L); /* an on_done callback may have cancelled the caller */
   return 0;
 }
 
@@ -566,6 +567,7 @@ static int l_signal_fire(lua_State *L) {
   weft_state *W = weft_get(L);
   shandle *h = check_live(L, 1, SIGNAL_MT, "signal");
   fire(W, L, h);
+  weft_yield_if_doomed(W, L); /* a connection may have cancelled the caller */
   return 0;
 }
 
@@ -583,6 +585,7 @@ static int l_signal_set(lua_State *L) {
   lua_setiuservalue(L, 1, 1);
   weft_signal_set_latched(W->Y, h->id, 1);
   fire(W, L, h);
+  weft_yield_if_doomed(W, L);
   return 0;
 }
 

@@ -653,7 +653,7 @@ void weft_run_now(weft_state *W, weft_id id) {
 
 /* After a nested run or a cancel: a task whose cancel was put off because
    it was running yields now and is unwound by its resumer. */
-static void yield_if_doomed(weft_state *W, lua_State *L) {
+void weft_yield_if_doomed(weft_state *W, lua_State *L) {
   if (W->cur && weft_task_doomed(W->S, W->cur) && weft_thread_task(L) == W->cur &&
       lua_isyieldable(L))
     lua_yield(L, 0);
@@ -666,7 +666,7 @@ static int spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   weft_run_now(W, id);
   if (W->cur && weft_task_doomed(W->S, W->cur)) {
     lua_settop(L, 0);
-    yield_if_doomed(W, L);
+    weft_yield_if_doomed(W, L);
   }
   return 1;
 }
@@ -960,8 +960,8 @@ static int l_task_cancel(lua_State *L) {
   weft_state *W = weft_get(L);
   thandle *h = check_task(L, 1);
   if (h->final) return 0;
-  int rc = weft_task_cancel(W->S, h->id);
-  if (rc == WEFT_EBUSY) yield_if_doomed(W, L);
+  weft_task_cancel(W->S, h->id);
+  weft_yield_if_doomed(W, L); /* a cleanup may have cancelled the caller */
   return 0;
 }
 
@@ -1118,7 +1118,8 @@ static int l_group_resume(lua_State *L) {
 
 static int l_group_cancel(lua_State *L) {
   weft_state *W = weft_get(L);
-  if (weft_group_cancel(W->S, check_group(L, 1)->id) == WEFT_EBUSY) yield_if_doomed(W, L);
+  weft_group_cancel(W->S, check_group(L, 1)->id);
+  weft_yield_if_doomed(W, L); /* the caller's group, or a cleanup cancelling it */
   return 0;
 }
 

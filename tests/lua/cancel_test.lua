@@ -523,3 +523,33 @@ test("finally rejects a non-function", function()
   assert(not ok, "finally(42) accepted")
   assert(tostring(err):match("function expected"), "err " .. tostring(err))
 end)
+
+test("a task cancelled by a cleanup its own cancel ran unwinds at once", function()
+  local after = {}
+  local m = spawn(function()
+    local me = current()
+    local c = spawn(function()
+      local _ <close> = finally(function() me:cancel() end)
+      wait(math.huge)
+    end)
+    c:cancel()
+    after[#after + 1] = "cancel returned"
+    wait(1)
+  end)
+  wait()
+  assert(m.status == "cancelled", "the task is " .. m.status)
+  assert(#after == 0, "it ran on after its cancel: " .. table.concat(after, ","))
+end)
+
+test("a task cancelled by a callback of the future it resolved unwinds at once", function()
+  local after = 0
+  local f = future()
+  local m = spawn(function()
+    local me = current()
+    f:on_done(function() me:cancel() end)
+    f:resolve(1)
+    after = after + 1
+  end)
+  wait()
+  assert(m.status == "cancelled" and after == 0, m.status .. ", ran on " .. after)
+end)
