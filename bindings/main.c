@@ -84,7 +84,8 @@ static int cmd_run(int argc, char **argv) {
       if (!parse_num(argv[++i], &frames) || frames < 0)
         return fprintf(stderr, "weft: bad --frames\n"), 1;
     } else if (strcmp(a, "--dt") == 0 && more) {
-      if (!parse_num(argv[++i], &dt) || dt < 0) return fprintf(stderr, "weft: bad --dt\n"), 1;
+      if (!parse_num(argv[++i], &dt) || !(dt >= 0 && dt <= WEFT_MAX_DT))
+        return fprintf(stderr, "weft: bad --dt (seconds from 0 to 1e6)\n"), 1;
     } else if (strcmp(a, "--memory") == 0 && more) {
       if (!parse_num(argv[++i], &mem) || mem <= 0)
         return fprintf(stderr, "weft: bad --memory\n"), 1;

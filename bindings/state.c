@@ -619,7 +619,7 @@ int weft_close(weft_state *W) {
 /* One frame: clocks move, finished jobs resolve their futures, then due
    timers wake and tasks run. */
 int weft_step(weft_state *W, double dt) {
-  if (!(dt >= 0) || dt > 1e9) return WEFT_EINVAL;
+  if (!(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   weft_poll_reload(W); /* commits happen before the frame's clocks move */
   int rc = weft_sched_advance(W->S, dt);
   if (rc != WEFT_OK) return rc;

@@ -1226,6 +1226,7 @@ static void check_list(lua_State *L, int idx, const char *name) {
 
 static int l_first(lua_State *L) {
   check_list(L, 1, "first");
+  if (lua_rawlen(L, 1) == 0) return luaL_argerror(L, 1, "empty list: nothing can finish first");
   combinator(weft_get(L), L, 1, C_FIRST);
   return 1;
 }
@@ -1237,7 +1238,9 @@ static int l_all(lua_State *L) {
 }
 
 static int l_timeout(lua_State *L) {
-  luaL_checkany(L, 1);
+  /* wait(nil) is a frame, but timeout(nil, s) is a typo (a misspelt
+     field): there is nothing to time out. */
+  if (lua_isnoneornil(L, 1)) return luaL_argerror(L, 1, "something to wait on expected, got nil");
   double s = luaL_checknumber(L, 2);
   if (isnan(s)) return luaL_argerror(L, 2, "seconds must not be NaN");
   lua_settop(L, 2);

@@ -1077,8 +1077,8 @@ static int l_group_new(lua_State *L) {
   if (lua_getfield(L, 1, "time_scale") != LUA_TNIL) {
     if (!lua_isnumber(L, -1)) return luaL_error(L, "group: time_scale must be a number");
     scale = lua_tonumber(L, -1);
-    if (!(scale >= 0) || isinf(scale))
-      return luaL_error(L, "group: time_scale must be finite and >= 0, got %f", scale);
+    if (!(scale >= 0 && scale <= WEFT_MAX_SCALE))
+      return luaL_error(L, "group: time_scale must be between 0 and 1e6, got %f", scale);
   }
   lua_pop(L, 1);
   lua_getfield(L, 1, "name");
@@ -1189,7 +1189,7 @@ static int l_group_newindex(lua_State *L) {
   if (strcmp(k, "time_scale") == 0) {
     double s = luaL_checknumber(L, 3);
     if (weft_group_set_scale(W->S, g->id, s) != WEFT_OK)
-      return luaL_argerror(L, 3, "time_scale must be finite and >= 0");
+      return luaL_argerror(L, 3, "time_scale must be between 0 and 1e6");
   } else if (strcmp(k, "name") == 0) {
     if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TSTRING);
     lua_settop(L, 3);
@@ -1237,7 +1237,7 @@ static int l_time_scale(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) {
     double s = luaL_checknumber(L, 1);
     if (weft_group_set_scale(W->S, root, s) != WEFT_OK)
-      return luaL_argerror(L, 1, "time scale must be finite and >= 0");
+      return luaL_argerror(L, 1, "time scale must be between 0 and 1e6");
   }
   lua_pushnumber(L, weft_group_scale(W->S, root));
   return 1;

@@ -52,7 +52,9 @@ weft_state *weft_open(const weft_desc *desc);
    Returns 0 when nothing leaked. */
 int weft_close(weft_state *W);
 
-/* One frame (see weft_sched_step), then commit pending hot reloads. */
+/* One frame (see weft_sched_step), then commit pending hot reloads.
+   dt is in seconds, 0 to WEFT_MAX_DT (1e6); anything else (NaN, negative,
+   larger) is WEFT_EINVAL and nothing moves. */
 int weft_step(weft_state *W, double dt);
 
 /* The Lua state (main thread) and the scheduler, owned by W. C code may

@@ -12,8 +12,9 @@
    A timer is due when the clock has reached its deadline, within 1 ns
    (the design's 1e-9 s). Sleeps beyond MAX_DUE never complete. */
 #define NS 1e9
-#define MAX_DUE 9.0e9 /* seconds: ~285 years, well inside int64 nanoseconds */
-#define NONE 0u       /* "no index" in index + 1 links */
+#define MAX_DUE 9.0e9   /* seconds: ~285 years, well inside int64 nanoseconds */
+#define MAX_CLOCK 4.5e9 /* seconds a clock reaches at most (see advance_clocks) */
+#define NONE 0u         /* "no index" in index + 1 links */
 
 /* One entry of a timer heap; ordered by (due, seq) so equal deadlines keep
    the order they went to sleep. The rec is copied in so comparisons never
@@ -467,8 +468,12 @@ static void advance_clocks(weft_sched *s, double dt) {
     double pe = g->parent ? G(s, g->parent - 1)->eff : 1.0;
     g->eff = g->paused ? 0.0 : pe * g->scale;
     g->clock.now += dt * g->eff;
+    /* Nested scales multiply; past MAX_CLOCK a clock stops, so its
+       nanoseconds stay inside int64 (sleeps past MAX_DUE never end). */
+    if (g->clock.now > MAX_CLOCK) g->clock.now = MAX_CLOCK;
   }
   s->real.now += dt;
+  if (s->real.now > MAX_CLOCK) s->real.now = MAX_CLOCK;
 }
 
 /* Pops the clock's next due sleep (queue first, then heap) and completes
@@ -553,7 +558,7 @@ void weft_sched_run_ready(weft_sched *s) {
 }
 
 int weft_sched_advance(weft_sched *s, double dt) {
-  if (!(dt >= 0) || isinf(dt)) return WEFT_EINVAL;
+  if (!(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   s->frame++;
   advance_clocks(s, dt);
   return WEFT_OK;
@@ -1134,7 +1139,7 @@ int weft_group_paused(const weft_sched *s, weft_id id) {
 int weft_group_set_scale(weft_sched *s, weft_id id, double scale) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
-  if (!(scale >= 0) || isinf(scale)) return WEFT_EINVAL;
+  if (!(scale >= 0 && scale <= WEFT_MAX_SCALE)) return WEFT_EINVAL;
   g->scale = scale;
   return WEFT_OK;
 }

@@ -222,6 +222,8 @@ weft_id weft_sched_root(const weft_sched *s);
 void weft_group_release(weft_sched *s, weft_id g);
 /* Adds a reference (for a second owner). */
 int weft_group_retain(weft_sched *s, weft_id g);
+#define WEFT_MAX_SCALE 1e6 /* largest time scale (a group's, or the game's) */
+#define WEFT_MAX_DT 1e6    /* largest step, in seconds */
 int weft_group_live(const weft_sched *s, weft_id g);
 /* How many times the group was cancelled (directly or through an
    ancestor); 0 for a stale id. */

@@ -40,6 +40,8 @@ printf 'print(frame(), now())\n' > "$dir/dt.lua"
 printf 'wait(1)\nprint(frame())\n' > "$dir/dt.lua"
 "$weft" run "$dir/dt.lua" --dt 0.25 > "$dir/out" 2> "$dir/err"
 check "--dt sets the virtual frame time" "grep -q '^4$' '$dir/out'"
+"$weft" run "$dir/dt.lua" --dt 1e10 > "$dir/out" 2> "$dir/err"
+check "a --dt beyond 1e6 s is refused" "[ $? -ne 0 ] && grep -q 'bad --dt' '$dir/err'"
 
 printf 'local t = {} for i = 1, 1e8 do t[i] = i end\n' > "$dir/hog.lua"
 "$weft" run "$dir/hog.lua" --memory 8 > "$dir/out" 2> "$dir/err"

@@ -292,6 +292,25 @@ test("time_scale(inf) raises at the caller's line", function()
   raises(here(), function() time_scale(inf) end, "time scale")
 end)
 
+test("time_scale(1e12) raises at the caller's line", function()
+  raises(here(), function() time_scale(1e12) end, "between 0 and 1e6")
+end)
+
+test("group{time_scale = 1e7} raises at the caller's line", function()
+  raises(here(), function() group{time_scale = 1e7} end, "between 0 and 1e6")
+end)
+
+test("nested groups at the largest scales keep their timers working", function()
+  local outer = group{time_scale = 1e6}
+  local inner = group{time_scale = 1e6, parent = outer}
+  local woke = false
+  inner:spawn(function() wait(1) woke = true end)
+  wait()
+  wait()
+  assert(woke, "a 1 s timer on a clock running 1e12 times fast never woke")
+  outer:cancel()
+end)
+
 test("time_scale(-inf) raises at the caller's line", function()
   raises(here(), function() time_scale(-inf) end, "time scale")
 end)
@@ -386,6 +405,14 @@ test("channel({}) raises at the caller's line", function()
   raises(here(), function() channel({}) end, "number expected")
 end)
 
+test("first{} raises at the caller's line", function()
+  raises(here(), function() first{} end, "empty list")
+end)
+
+test("timeout(nil, 1) raises at the caller's line", function()
+  raises(here(), function() timeout(nil, 1) end, "got nil")
+end)
+
 test("first(nil) raises at the caller's line", function()
   raises(here(), function() first(nil) end, "list expected")
 end)
@@ -425,7 +452,7 @@ test("timeout(f, 'x') raises at the caller's line", function()
 end)
 
 test("timeout() raises at the caller's line", function()
-  raises(here(), function() timeout() end, "value expected")
+  raises(here(), function() timeout() end, "something to wait on expected")
 end)
 
 test("timeout('x', 1) raises at the caller's line", function()
