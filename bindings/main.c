@@ -171,18 +171,38 @@ static int cmd_run(int argc, char **argv) {
 
 typedef struct tests {
   int passed, failed;
+  int reports;     /* errors reported during the case (none handled them) */
+  char first[512]; /* ...the first one */
 } tests;
 
-/* test(name, fn [, {frames = N}]): registers a case in the registry list. */
+/* Errors no weft.on_error handled: printed as `weft run` prints them, and
+   counted, so a case whose child task failed unnoticed fails too. */
+static void on_test_report(void *user, const char *msg, const char *trace) {
+  tests *t = user;
+  fprintf(stderr, "error: %s\n", trace ? trace : msg);
+  if (!t->reports++) snprintf(t->first, sizeof t->first, "%s", msg ? msg : "error");
+}
+
+/* test(name, fn [, {frames = N, reports = true}]): registers a case in
+   the registry list. frames: the most it may take (default 3600);
+   reports: errors that reach no weft.on_error are expected (else any
+   fails the case). */
 static int l_test(lua_State *L) {
   luaL_checkstring(L, 1);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_Integer frames = 3600;
+  int reports = 0;
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
     lua_getfield(L, 3, "frames");
-    if (!lua_isnil(L, -1)) frames = luaL_checkinteger(L, -1);
-    lua_pop(L, 1);
+    if (!lua_isnil(L, -1)) {
+      int ok = 0;
+      frames = lua_tointegerx(L, -1, &ok);
+      if (!ok || frames < 1) return luaL_error(L, "test: frames must be a whole number >= 1");
+    }
+    lua_getfield(L, 3, "reports");
+    reports = lua_toboolean(L, -1);
+    lua_pop(L, 2);
   }
   lua_Debug ar;
   int line = 0;
@@ -197,15 +217,19 @@ static int l_test(lua_State *L) {
   lua_setfield(L, -2, "frames");
   lua_pushinteger(L, line);
   lua_setfield(L, -2, "line");
+  lua_pushboolean(L, reports);
+  lua_setfield(L, -2, "reports");
   lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
   return 0;
 }
 
 /* Opens a fresh state and runs the test file's top level. Returns the
    state with the cases in registry "weft.tests", or NULL (reported). */
-static weft_state *load_tests(const char *file, const char *root, int *ncases) {
+static weft_state *load_tests(const char *file, const char *root, int *ncases, tests *t) {
   weft_desc d = {0};
   d.scripts_root = root;
+  d.report = on_test_report;
+  d.user = t;
   weft_state *W = weft_open(&d);
   if (!W) return NULL;
   lua_State *L = weft_lua(W);
@@ -238,11 +262,12 @@ static weft_state *load_tests(const char *file, const char *root, int *ncases) {
 
 static void run_case(const char *file, const char *root, int i, tests *t) {
   int n = 0;
-  weft_state *W = load_tests(file, root, &n);
+  weft_state *W = load_tests(file, root, &n, t);
   if (!W) {
     t->failed++;
     return;
   }
+  t->reports = 0;
   lua_State *L = weft_lua(W);
   lua_getfield(L, LUA_REGISTRYINDEX, "weft.tests");
   lua_rawgeti(L, -1, i);
@@ -253,7 +278,9 @@ static void run_case(const char *file, const char *root, int i, tests *t) {
   int line = (int)lua_tointeger(L, -1);
   lua_getfield(L, -3, "frames");
   lua_Integer limit = lua_tointeger(L, -1);
-  lua_pop(L, 3);
+  lua_getfield(L, -4, "reports");
+  int reports_ok = lua_toboolean(L, -1);
+  lua_pop(L, 4);
   lua_getfield(L, -1, "fn");
   lua_remove(L, -2);
   lua_remove(L, -2);
@@ -264,7 +291,11 @@ static void run_case(const char *file, const char *root, int i, tests *t) {
     f++;
   }
   int r = task ? weft_task_result(W, task) : WEFT_TASK_FAILED;
-  if (r == WEFT_TASK_DONE) {
+  if (r == WEFT_TASK_DONE && t->reports && !reports_ok) {
+    t->failed++;
+    printf("FAIL %s:%d: %s: a task failed and no weft.on_error handled it: %s\n", file, line, name,
+           t->first);
+  } else if (r == WEFT_TASK_DONE) {
     t->passed++;
   } else {
     t->failed++;
@@ -288,7 +319,7 @@ static void run_case(const char *file, const char *root, int i, tests *t) {
 
 static void test_file(const char *file, const char *root, tests *t) {
   int n = 0;
-  weft_state *W = load_tests(file, root, &n);
+  weft_state *W = load_tests(file, root, &n, t);
   if (!W) {
     t->failed++;
     return;
@@ -345,7 +376,7 @@ static void test_dir(const char *dir, const char *root, tests *t) {
 }
 
 static int cmd_test(int argc, char **argv) {
-  tests t = {0, 0};
+  tests t = {0};
   const char *root = "scripts";
   int any = 0;
   for (int i = 0; i < argc; i++) {

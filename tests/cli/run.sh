@@ -56,10 +56,13 @@ cat > "$dir/t/a_test.lua" <<'LUA'
 test("passes", function() wait(0.1) end)
 test("fails", function() error("nope") end)
 test("never ends", function() wait(math.huge) end, {frames = 5})
+test("child fails", function() spawn(function() error("child boom") end) wait(0.1) end)
+test("child fails, expected", function() spawn(function() error("meant") end) end, {reports = true})
 LUA
 "$weft" test "$dir/t" > "$dir/out" 2> "$dir/err"
 check "weft test exits 1 when a case failed" "[ $? -eq 1 ]"
-check "it ends with N passed, N failed" "tail -1 '$dir/out' | grep -q '^1 passed, 2 failed$'"
+check "it ends with N passed, N failed" "tail -1 '$dir/out' | grep -q '^2 passed, 3 failed$'"
+check "a case whose child task failed unhandled fails" "grep -q 'child fails: a task failed and no weft.on_error handled it: .*child boom' '$dir/out'"
 check "a failure names file:line" "grep -q 'FAIL .*a_test.lua:2: fails: .*a_test.lua:2: nope' '$dir/out'"
 check "a case over its frame limit fails" "grep -q 'never ends: not finished after 5 frames' '$dir/out'"
 

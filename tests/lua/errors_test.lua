@@ -185,7 +185,7 @@ test("an error in weft.on_error does not crash or hide the failure", function()
   local t2 = spawn(function() wait(); return "still running" end)
   assert(wait(t2) == "still running", "host stopped running tasks")
   weft.on_error(nil)
-end)
+end, {reports = true}) -- the failure is meant to reach stderr
 
 test("weft.on_error(nil) removes the handler", function()
   local calls = 0
@@ -194,7 +194,7 @@ test("weft.on_error(nil) removes the handler", function()
   local t = spawn(function() error("unhandled (expected on stderr)") end)
   assert(calls == 0, "removed handler called")
   assert(t.status == "failed", "status " .. t.status)
-end)
+end, {reports = true}) -- the failure is meant to reach stderr
 
 test("weft.on_error is not called for a cancelled task", function()
   local got = silence()
