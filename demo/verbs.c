@@ -594,8 +594,9 @@ static int l_marks(lua_State *L) {
 
 /* tile(tx, ty) -> the place at the centre of that tile. */
 static int l_tile(lua_State *L) {
-  verbs_push_point(L, to_world((float)luaL_checknumber(L, 1)),
-                   to_world((float)luaL_checknumber(L, 2)));
+  double tx = luaL_checknumber(L, 1), ty = luaL_checknumber(L, 2);
+  if (!isfinite(tx) || !isfinite(ty)) luaL_argerror(L, isfinite(tx) ? 2 : 1, "tile is not finite");
+  verbs_push_point(L, to_world((float)tx), to_world((float)ty));
   return 1;
 }
 
