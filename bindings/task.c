@@ -646,7 +646,9 @@ void weft_run_now(weft_state *W, weft_id id) {
   }
   weft_task_enter(W->S, id);
   lt->started = 1;
+  W->run_depth++;
   resume_task(W, id, lt, lt->nargs);
+  W->run_depth--;
   weft_task_leave(W->S, id);
   weft_sched_flush_cancels(W->S);
 }
@@ -659,8 +661,16 @@ void weft_yield_if_doomed(weft_state *W, lua_State *L) {
     lua_yield(L, 0);
 }
 
+/* Tasks that each start the next at once nest C calls; past this many
+   Lua's C stack would overflow (with no line to show), so spawn says so
+   first, at the script's line. */
+#define MAX_RUN_DEPTH 100
+
 static int spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   weft_state *W = weft_get(L);
+  if (W->run_depth >= MAX_RUN_DEPTH)
+    return luaL_error(L, "tasks started inside each other too deep (over %d): use defer",
+                      MAX_RUN_DEPTH);
   int nargs = lua_gettop(L) - fidx;
   weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
   weft_run_now(W, id);
