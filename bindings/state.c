@@ -463,7 +463,7 @@ void weft_flush_warnings(weft_state *W) {
 }
 
 static int l_cancelled_tostring(lua_State *L) {
-  lua_pushliteral(L, "task cancelled");
+  lua_pushliteral(L, "cancelled");
   return 1;
 }
 
