@@ -107,6 +107,7 @@ struct weft_state {
   int ref_cweak;            /* weak: completed futures made from C, by id */
   int close_depth;          /* nested coroutine closes and task unwinds */
   int in_cleanup;           /* running finally() cleanups */
+  int in_step;              /* inside weft_step */
   int run_depth;            /* tasks started at once inside each other */
   int loading_modules;      /* running modules' top levels */
   int ref_finalizers;       /* {fn, obj, fn, obj, ...} of script __gc calls to run */

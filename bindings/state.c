@@ -592,8 +592,14 @@ weft_state *weft_open(const weft_desc *desc) {
   return W;
 }
 
+/* True while W steps or runs a task: from there (a verb, a job's finish,
+   the report or log callback) a step or a close would pull the state out
+   from under the code that called it. */
+static int busy(const weft_state *W) { return W->in_step || W->cur; }
+
 int weft_close(weft_state *W) {
   if (!W) return 0;
+  if (busy(W)) return WEFT_EBUSY;
   int leaked = 0;
   if (W->S && W->L) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
@@ -618,8 +624,18 @@ int weft_close(weft_state *W) {
 
 /* One frame: clocks move, finished jobs resolve their futures, then due
    timers wake and tasks run. */
+static int step(weft_state *W, double dt);
+
 int weft_step(weft_state *W, double dt) {
-  if (!(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
+  if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
+  if (busy(W)) return WEFT_EBUSY;
+  W->in_step = 1;
+  int rc = step(W, dt);
+  W->in_step = 0;
+  return rc;
+}
+
+static int step(weft_state *W, double dt) {
   weft_poll_reload(W); /* commits happen before the frame's clocks move */
   int rc = weft_sched_advance(W->S, dt);
   if (rc != WEFT_OK) return rc;
@@ -633,6 +649,7 @@ lua_State *weft_lua(weft_state *W) { return W->L; }
 weft_sched *weft_sched_of(weft_state *W) { return W->S; }
 
 void weft_get_stats(const weft_state *W, weft_stats *out) {
+  if (!W || !out) return;
   out->lua_bytes = W->mem;
   out->lua_peak = W->mem_peak;
   out->host_bytes = weft_sched_memory(W->S);
@@ -671,7 +688,15 @@ static int l_cspawn(lua_State *L) {
 }
 
 weft_id weft_spawn(weft_state *W, int nargs) {
+  if (!W) return 0;
   lua_State *L = W->L;
+  if (nargs < 0 || lua_gettop(L) < nargs + 1) {
+    snprintf(W->errbuf, sizeof W->errbuf,
+             "weft_spawn: %d argument(s) and a function expected on "
+             "the stack, found %d value(s)",
+             nargs, lua_gettop(L));
+    return 0;
+  }
   lua_pushcfunction(L, l_cspawn);
   lua_insert(L, -(nargs + 2));
   if (lua_pcall(L, nargs + 1, 1, 0) != LUA_OK) {
@@ -735,6 +760,7 @@ static int run_loaded(weft_state *W, int nargs, weft_id *task, const char **err)
 }
 
 int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err) {
+  if (!W || !path || !task) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
   chunk_args a = {path, NULL, NULL, 0};
@@ -754,6 +780,7 @@ int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **e
 
 int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_id *task,
                     const char **err) {
+  if (!W || !name || !src || !task) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
   chunk_args a = {NULL, src, name, len};
@@ -798,5 +825,6 @@ void weft_release(weft_state *W, weft_id id) {
 }
 
 void weft_describe_wait(weft_state *W, weft_id id, char *buf, size_t n) {
+  if (!W || !buf || n == 0) return;
   weft_wait_describe(W->S, id, buf, n);
 }

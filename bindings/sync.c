@@ -472,7 +472,13 @@ static int l_ccomplete(lua_State *L) {
 }
 
 int weft_future_complete(weft_state *W, weft_id id, int state, int nvalues) {
+  if (!W) return WEFT_EINVAL;
   lua_State *L = W->L;
+  if (state != WEFT_FUTURE_RESOLVED && state != WEFT_FUTURE_FAILED &&
+      state != WEFT_FUTURE_CANCELLED)
+    return WEFT_EINVAL;
+  if (nvalues < 0 || nvalues > lua_gettop(L) || (state == WEFT_FUTURE_FAILED && nvalues != 1))
+    return WEFT_EINVAL;
   ccomplete c = {id, state, nvalues};
   if (!lua_checkstack(L, nvalues + 8)) return WEFT_ENOMEM;
   lua_pushcfunction(L, l_ccomplete);

@@ -49,12 +49,19 @@ typedef struct weft_desc {
    of memory. */
 weft_state *weft_open(const weft_desc *desc);
 /* Cancels every task (their cleanups run), closes Lua, frees everything.
-   Returns 0 when nothing leaked. */
+   Returns 0 when nothing leaked. From inside the state (a verb, a job's
+   finish, the log or report callback) it refuses with WEFT_EBUSY and
+   closes nothing.
+
+   Every function here takes a W from weft_open; W must not be used from
+   two threads (jobs run their work off the main thread, see below). */
 int weft_close(weft_state *W);
 
 /* One frame (see weft_sched_step), then commit pending hot reloads.
    dt is in seconds, 0 to WEFT_MAX_DT (1e6); anything else (NaN, negative,
-   larger) is WEFT_EINVAL and nothing moves. */
+   larger) is WEFT_EINVAL and nothing moves. From inside the state (a
+   verb, a job's finish, a callback) it is WEFT_EBUSY: frames nest in no
+   engine. */
 int weft_step(weft_state *W, double dt);
 
 /* The Lua state (main thread) and the scheduler, owned by W. C code may
@@ -70,11 +77,12 @@ void weft_push_api(weft_state *W);
    environment and starts it as a task in the root group, run at once up to
    its first wait. On success returns WEFT_OK and the task in *task; on a
    syntax or read error returns WEFT_EINVAL and the message in *err
-   (valid until the next call). */
+   (valid until the next call). NULL path or task: WEFT_EINVAL. */
 int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err);
 /* Starts the function below nargs arguments on top of the Lua stack as a
    task in the root group (popping them) and runs it at once up to its
-   first wait. Returns the task, or 0 when it could not be created (the
+   first wait. Returns the task, or 0 when it could not be created (not a
+   function, fewer than nargs + 1 values on the stack, out of memory: the
    message is in weft_task_error(W, 0)). The task's outcome stays readable
    with weft_task_result until weft_release. */
 weft_id weft_spawn(weft_state *W, int nargs);
@@ -92,7 +100,8 @@ int weft_task_result(weft_state *W, weft_id task);
 const char *weft_task_error(weft_state *W, weft_id task);
 /* Forgets a task started from C. */
 void weft_release(weft_state *W, weft_id task);
-/* Describes what a task waits on, e.g. "sleep 1.25 s left". */
+/* Describes what a task waits on, e.g. "sleep 1.25 s left", into buf (n
+   bytes, always terminated; nothing written when n is 0). */
 void weft_describe_wait(weft_state *W, weft_id task, char *buf, size_t n);
 
 /* ---- futures from C ----
@@ -114,7 +123,9 @@ void weft_push_future(weft_state *W, lua_State *L, weft_id f);
    Waiting tasks wake this frame. Returns WEFT_ESTATE when it was already
    complete, WEFT_ESTALE once it was collected after completing (C holds it
    only until it completes) or for an id never handed out, WEFT_ENOMEM
-   (left pending) when out of memory. Call between
+   (left pending) when out of memory, and WEFT_EINVAL (nothing popped,
+   nothing changed) for another state, nvalues < 0 or more values than the
+   stack holds, or _FAILED without exactly one value. Call between
    frames or from C code called by Lua, never from a worker thread. */
 int weft_future_complete(weft_state *W, weft_id f, int state, int nvalues);
 

@@ -403,6 +403,83 @@ static void register_dbl(weft_state *W, const char *name, int gated) {
   assert_int_equal(weft_register_job(W, &k), WEFT_OK);
 }
 
+/* ---- misuse from C ---- */
+
+static void test_bad_completions_are_refused_and_leave_the_future_pending(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_id f = weft_future_new(W);
+  expose_future(W, "door", f);
+  weft_id t = spawn_src(W, "return wait(door)");
+  int top = lua_gettop(L);
+  lua_pushstring(L, "v");
+  assert_int_equal(weft_future_complete(W, f, 99, 1), WEFT_EINVAL);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_PENDING, 1), WEFT_EINVAL);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, -1), WEFT_EINVAL);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1000), WEFT_EINVAL);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_FAILED, 0), WEFT_EINVAL);
+  assert_int_equal(weft_future_complete(NULL, f, WEFT_FUTURE_RESOLVED, 1), WEFT_EINVAL);
+  assert_int_equal(lua_gettop(L), top + 1); /* refused: nothing popped */
+  steps(W, 2);
+  assert_int_equal(weft_task_result(W, t), 0);
+  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1), WEFT_OK);
+  steps(W, 1);
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+static void test_spawn_without_a_function_fails_with_a_message(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  lua_settop(L, 0);
+  assert_true(weft_spawn(W, 0) == 0);
+  assert_non_null(strstr(weft_task_error(W, 0), "function expected"));
+  lua_pushinteger(L, 1);
+  assert_true(weft_spawn(W, 3) == 0);
+  assert_true(weft_spawn(W, -1) == 0);
+  lua_settop(L, 0);
+  weft_id t = 0;
+  const char *err = NULL;
+  assert_int_equal(weft_run_file(W, NULL, &t, &err), WEFT_EINVAL);
+  char buf[4] = "xyz";
+  weft_describe_wait(W, 0, buf, 0);
+  assert_string_equal(buf, "xyz");
+  assert_int_equal(weft_step(NULL, DT60), WEFT_EINVAL);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* A verb that steps or closes the state it is called from. */
+static int l_step_inside(lua_State *L) {
+  weft_state *W = lua_touserdata(L, lua_upvalueindex(1));
+  lua_pushinteger(L, weft_step(W, DT60));
+  lua_pushinteger(L, weft_close(W));
+  return 2;
+}
+
+static void test_step_or_close_from_inside_a_task_is_refused(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  weft_push_api(W);
+  lua_pushlightuserdata(L, W);
+  lua_pushcclosure(L, l_step_inside, 1);
+  lua_setfield(L, -2, "step_inside");
+  lua_pop(L, 1);
+  weft_id t = spawn_src(W, "local s, c = step_inside() print(s, c, frame())");
+  char want[64];
+  snprintf(want, sizeof want, "%d\t%d\t0\n", WEFT_EBUSY, WEFT_EBUSY);
+  expect_log(&o, want);
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
 static void test_custom_job_runs_on_a_worker_and_finishes_on_main(void **state) {
   (void)state;
   reset_counters();
@@ -585,6 +662,9 @@ int main(void) {
       cmocka_unit_test(test_close_with_jobs_in_flight_is_clean),
       cmocka_unit_test(test_register_job_checks_its_arguments_and_limit),
       cmocka_unit_test(test_steady_frame_allocates_nothing),
+      cmocka_unit_test(test_bad_completions_are_refused_and_leave_the_future_pending),
+      cmocka_unit_test(test_spawn_without_a_function_fails_with_a_message),
+      cmocka_unit_test(test_step_or_close_from_inside_a_task_is_refused),
   };
   return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

@@ -1099,6 +1099,47 @@ static void reloaded_functions_work_on_the_live_module_table(void **state) {
   assert_num(x, "require('lib.counter').count", 110);
 }
 
+/* A version without start (renamed, say) stops the module's entities
+   with an error naming the file; the next version with start brings them
+   back, state kept. */
+static void version_without_start_stops_entities_until_one_has_it(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/walker.lua", walker(1));
+  start(x, start_walker);
+  step(x, 2);
+  write_mod(x, "ai/walker.lua", "local M = {}\nfunction M.begin(e) end\nreturn M\n");
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_OK);
+  assert_int_equal(x->reports, 1);
+  assert_contains(x->report, "ai/walker.lua: module 'ai.walker' has no start function any more");
+  step(x, 2);
+  write_mod(x, "ai/walker.lua", walker(5));
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_OK);
+  step(x, 1);
+  assert_num(x, "persist('e').starts", 2);
+  assert_num(x, "persist('e').speed", 5);
+}
+
+/* A save whose transaction failed in a dependent is not lost: fixing the
+   dependent reloads both, the earlier save included. */
+static void save_whose_dependent_failed_lands_when_the_dependent_is_fixed(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/c.lua", "return {K = 1, tag = function() return 'c1' end}\n");
+  write_mod(x, "ai/b.lua",
+            "local c = require 'lib.c'\nlocal M = {}\nM.fromc = c.K * 10\nreturn M\n");
+  exec(x, "require('ai.b')");
+  write_mod(x, "lib/c.lua", "return {K = 'x', tag = function() return 'c2' end}\n");
+  assert_int_equal(reload(x, "lib/c.lua"), WEFT_EINVAL);
+  assert_contains(x->report, "ai/b.lua:3:");
+  assert_str(x, "require('lib.c').tag()", "c1");
+  write_mod(x, "ai/b.lua",
+            "local c = require 'lib.c'\nlocal M = {}\nM.fromc = tostring(c.K) .. '!'\nreturn M\n");
+  assert_int_equal(reload(x, "ai/b.lua"), WEFT_OK);
+  assert_str(x, "require('lib.c').tag()", "c2");
+  assert_str(x, "require('ai.b').fromc", "x!");
+  assert_num(x, "mod('lib.c').version", 2);
+  assert_num(x, "#weft.reload_errors()", 0);
+}
+
 static void binary_or_non_table_module_is_refused_naming_its_file(void **state) {
   rx *x = *state;
   write_mod(x, "ai/walker.lua", walker(1));
@@ -1190,6 +1231,8 @@ int main(void) {
       T(runaway_module_is_killed_at_its_line_and_can_be_required_again),
       T(module_top_level_cannot_wait_and_says_so),
       T(reloaded_functions_work_on_the_live_module_table),
+      T(version_without_start_stops_entities_until_one_has_it),
+      T(save_whose_dependent_failed_lands_when_the_dependent_is_fixed),
       T(binary_or_non_table_module_is_refused_naming_its_file),
       T(thousand_reloads_keep_memory_flat),
       T(watcher_lands_edit_within_frames_and_skips_identical_save),
