@@ -824,6 +824,12 @@ void weft_release(weft_state *W, weft_id id) {
   lua_pop(W->L, 1);
 }
 
+int weft_cancel(weft_state *W, weft_id id) {
+  if (!W) return WEFT_EINVAL;
+  int rc = weft_task_cancel(W->S, id);
+  return rc == WEFT_EBUSY ? WEFT_OK : rc;
+}
+
 void weft_describe_wait(weft_state *W, weft_id id, char *buf, size_t n) {
   if (!W || !buf || n == 0) return;
   weft_wait_describe(W->S, id, buf, n);

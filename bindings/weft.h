@@ -100,6 +100,11 @@ int weft_task_result(weft_state *W, weft_id task);
 const char *weft_task_error(weft_state *W, weft_id task);
 /* Forgets a task started from C. */
 void weft_release(weft_state *W, weft_id task);
+/* Cancels a task and its children as t:cancel() does: their cleanups
+   run now and the task ends WEFT_TASK_CANCELLED (a task that is running
+   unwinds when it next returns to the scheduler). WEFT_ESTALE for a task
+   that has ended or was never handed out. */
+int weft_cancel(weft_state *W, weft_id task);
 /* Describes what a task waits on, e.g. "sleep 1.25 s left", into buf (n
    bytes, always terminated; nothing written when n is 0). */
 void weft_describe_wait(weft_state *W, weft_id task, char *buf, size_t n);

@@ -453,6 +453,25 @@ static void test_spawn_without_a_function_fails_with_a_message(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+static void test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  weft_id t =
+      spawn_src(W, "local _ <close> = finally(function() print('cleaned') end)\n"
+                   "spawn(function() local _ <close> = finally(function() print('child') end)"
+                   " wait(math.huge) end)\n"
+                   "wait(math.huge)\n");
+  steps(W, 2);
+  assert_int_equal(weft_cancel(W, t), WEFT_OK);
+  expect_log(&o, "child\ncleaned\n");
+  assert_int_equal(weft_task_result(W, t), WEFT_TASK_CANCELLED);
+  assert_int_equal(weft_cancel(W, t), WEFT_ESTALE);
+  weft_release(W, t);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
 /* A verb that steps or closes the state it is called from. */
 static int l_step_inside(lua_State *L) {
   weft_state *W = lua_touserdata(L, lua_upvalueindex(1));
@@ -665,6 +684,7 @@ int main(void) {
       cmocka_unit_test(test_bad_completions_are_refused_and_leave_the_future_pending),
       cmocka_unit_test(test_spawn_without_a_function_fails_with_a_message),
       cmocka_unit_test(test_step_or_close_from_inside_a_task_is_refused),
+      cmocka_unit_test(test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled),
   };
   return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }
