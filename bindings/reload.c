@@ -460,20 +460,41 @@ static void rebind(lua_State *L, int f, int map, int seen, int depth) {
   }
 }
 
+/* Rebinds the Lua function at L[v], or the functions in the plain table
+   at L[v] and its nested plain tables (a table the merge put in whole). */
+static void rebind_value(lua_State *L, int v, int map, int seen, int depth) {
+  luaL_checkstack(L, 4, NULL);
+  int t = lua_type(L, v);
+  if (t == LUA_TFUNCTION ? lua_iscfunction(L, v) : !(t == LUA_TTABLE && is_plain(L, v))) return;
+  if (depth >= MERGE_DEPTH) return;
+  lua_pushvalue(L, v);
+  int was = lua_rawget(L, seen) != LUA_TNIL;
+  lua_pop(L, 1);
+  if (was) return;
+  if (t == LUA_TFUNCTION) {
+    rebind(L, v, map, seen, 0);
+    return;
+  }
+  lua_pushvalue(L, v);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, seen);
+  lua_pushnil(L);
+  while (lua_next(L, v)) {
+    rebind_value(L, lua_gettop(L), map, seen, depth + 1);
+    lua_pop(L, 1);
+  }
+}
+
 /* Protected: rebind(log, txn, from) rebinds the Lua functions the writes
-   from entry `from` on put in place. */
+   from entry `from` on put in place, and those in tables they put in. */
 static int p_rebind(lua_State *L) {
   txn *x = lua_touserdata(L, 2);
   lua_Integer from = lua_tointeger(L, 3);
   lua_getfield(L, 1, "map"); /* 4 */
-  lua_newtable(L);           /* 5: functions seen */
+  lua_newtable(L);           /* 5: functions and tables seen */
   for (lua_Integer at = from; at < x->applied; at++) {
     log_get(L, 1, at, 3);
-    if (lua_type(L, -1) == LUA_TFUNCTION && !lua_iscfunction(L, -1)) {
-      lua_pushvalue(L, -1);
-      if (lua_rawget(L, 5) == LUA_TNIL) rebind(L, lua_gettop(L) - 1, 4, 5, 0);
-      lua_pop(L, 1);
-    }
+    rebind_value(L, lua_gettop(L), 4, 5, 0);
     lua_pop(L, 1);
   }
   return 0;
@@ -593,22 +614,38 @@ static void stage_hook(lua_State *L, lua_Debug *ar) {
   weft_raise_here(L, "module took too long to load (over the instruction budget)");
 }
 
+/* Calls the function below nargs arguments, protected, as a module's top
+   level: it cannot be preempted (it runs from C), so instead of a task's
+   budget it gets max_overruns budgets of its own, fresh, the same on a
+   first require and on a reload; past them it fails at its line. */
+static int load_call(lua_State *L, int nargs) {
+  weft_state *W = weft_get(L);
+  lua_Hook old = lua_gethook(L);
+  int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
+  if (W->desc.instr_budget != WEFT_BUDGET_OFF) {
+    double n = (double)W->desc.instr_budget * W->desc.max_overruns;
+    lua_sethook(L, stage_hook, LUA_MASKCOUNT, n > 0x7fffffff ? 0x7fffffff : (int)n);
+  }
+  W->loading_modules++;
+  int st = lua_pcall(L, nargs, 1, 0);
+  W->loading_modules--;
+  lua_sethook(L, old, omask, ocount);
+  return st;
+}
+
 /* load_module(fn, name, loading): runs a module's top level, protected,
    marked in `loading` meanwhile; true, M or false, err. From C, so the
    mark goes even when the load was killed by the budget (every
    instruction raises then), and so the top level cannot wait: a module
    loads within one go. */
 static int l_load_module(lua_State *L) {
-  weft_state *W = weft_get(L);
   lua_settop(L, 3);
   lua_pushvalue(L, 2);
   lua_pushboolean(L, 1);
   lua_rawset(L, 3);
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);
-  W->loading_modules++;
-  int st = lua_pcall(L, 1, 1, 0);
-  W->loading_modules--;
+  int st = load_call(L, 1);
   lua_pushvalue(L, 2);
   lua_pushnil(L);
   lua_rawset(L, 3); /* an existing key: no allocation */
@@ -617,18 +654,9 @@ static int l_load_module(lua_State *L) {
   return 2;
 }
 
-/* run_budget(fn, ...): pcall under the instruction budget. */
+/* run_budget(fn, ...): pcall under the loading budget. */
 static int l_run_budget(lua_State *L) {
-  weft_state *W = weft_get(L);
-  int n = lua_gettop(L);
-  lua_Hook old = lua_gethook(L);
-  int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
-  if (W->desc.instr_budget != WEFT_BUDGET_OFF)
-    lua_sethook(L, stage_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
-  W->loading_modules++;
-  int st = lua_pcall(L, n - 1, 1, 0);
-  W->loading_modules--;
-  lua_sethook(L, old, omask, ocount);
+  int st = load_call(L, lua_gettop(L) - 1);
   lua_pushboolean(L, st == LUA_OK);
   lua_insert(L, -2);
   return 2;

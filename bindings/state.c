@@ -595,7 +595,7 @@ weft_state *weft_open(const weft_desc *desc) {
 /* True while W steps or runs a task: from there (a verb, a job's finish,
    the report or log callback) a step or a close would pull the state out
    from under the code that called it. */
-static int busy(const weft_state *W) { return W->in_step || W->cur; }
+static int busy(const weft_state *W) { return W->in_step || W->cur || W->in_report; }
 
 int weft_close(weft_state *W) {
   if (!W) return 0;

@@ -111,22 +111,31 @@ static int l_report(lua_State *L) {
   ltask *lt = a->task ? LT(W, a->task) : NULL;
   const char *full = with_sites(W, L, trace ? trace : msg, lt ? lt->site : 0);
   if (W->ref_on_error != LUA_NOREF) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_on_error);
+    /* The handler runs on a thread of its own with a budget of its own:
+       one that loops neither hangs the host nor spends (or resets) the
+       budget of the task that happens to report. */
+    lua_State *h = lua_newthread(L);
+    lua_rawgeti(h, LUA_REGISTRYINDEX, W->ref_on_error);
     lua_pushvalue(L, 1);
     weft_push_task(W, L, a->task);
     lua_pushstring(L, full);
-    weft_id saved = W->cur;
-    /* The handler runs on whatever thread reports, inside no task: it gets
-       a budget of its own, so a handler that loops neither hangs the host
-       nor spends the budget of the task that happens to report. */
-    lua_Hook old = lua_gethook(L);
-    int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
+    lua_xmove(L, h, 3);
     if (W->desc.instr_budget != WEFT_BUDGET_OFF)
-      lua_sethook(L, handler_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
-    int st = lua_pcall(L, 3, 0, 0);
-    lua_sethook(L, old, omask, ocount);
+      lua_sethook(h, handler_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
+    weft_id saved = W->cur;
+    int nres = 0;
+    int st = lua_resume(h, L, 3, &nres);
     W->cur = saved;
-    if (st == LUA_OK) return 0;
+    if (st == LUA_YIELD) {
+      lua_settop(h, 0);
+      lua_pushliteral(h, "weft.on_error handler cannot wait");
+    }
+    if (st == LUA_OK) {
+      lua_pop(L, 1); /* the thread */
+      return 0;
+    }
+    lua_xmove(h, L, 1);
+    lua_remove(L, -2); /* the thread */
     const char *herr = weft_tostring(L, -1);
     if (W->desc.report)
       W->desc.report(W->desc.user, "error in weft.on_error handler", herr);
@@ -154,7 +163,6 @@ static void report(weft_state *W, lua_State *L, int idx, weft_id task, const cha
   lua_pushvalue(L, idx);
   lua_pushlightuserdata(L, &a);
   int st = lua_pcall(L, 2, 0, 0);
-  W->in_report--;
   if (st != LUA_OK) { /* no memory to build it: the message or trace and the sites */
     const char *msg = lua_type(L, idx) == LUA_TSTRING  ? lua_tostring(L, idx)
                       : lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
@@ -172,6 +180,7 @@ static void report(weft_state *W, lua_State *L, int idx, weft_id task, const cha
       fprintf(stderr, "error: %s\n", full);
     lua_pop(L, 1);
   }
+  W->in_report--;
 }
 
 void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace) {

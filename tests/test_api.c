@@ -480,6 +480,40 @@ static int l_step_inside(lua_State *L) {
   return 2;
 }
 
+/* A report callback that tries to step or close the state reporting. */
+typedef struct reentry {
+  weft_state *W;
+  int step_rc, close_rc, calls;
+} reentry;
+
+static void on_report_reenter(void *user, const char *msg, const char *trace) {
+  reentry *r = user;
+  (void)msg;
+  (void)trace;
+  r->calls++;
+  r->step_rc = weft_step(r->W, DT60);
+  r->close_rc = weft_close(r->W);
+}
+
+static void test_step_or_close_from_the_report_callback_is_refused(void **state) {
+  (void)state;
+  reentry r = {0};
+  weft_desc d = {0};
+  d.report = on_report_reenter;
+  d.user = &r;
+  r.W = weft_open(&d);
+  assert_non_null(r.W);
+  lua_State *L = weft_lua(r.W);
+  assert_int_equal(luaL_loadstring(L, "error('boom')"), LUA_OK);
+  weft_id t = weft_spawn(r.W, 0); /* fails at once, outside any frame */
+  assert_int_equal(r.calls, 1);
+  assert_int_equal(r.step_rc, WEFT_EBUSY);
+  assert_int_equal(r.close_rc, WEFT_EBUSY);
+  assert_int_equal(weft_task_result(r.W, t), WEFT_TASK_FAILED);
+  weft_release(r.W, t);
+  assert_int_equal(weft_close(r.W), 0);
+}
+
 static void test_step_or_close_from_inside_a_task_is_refused(void **state) {
   (void)state;
   out o;
@@ -684,6 +718,7 @@ int main(void) {
       cmocka_unit_test(test_bad_completions_are_refused_and_leave_the_future_pending),
       cmocka_unit_test(test_spawn_without_a_function_fails_with_a_message),
       cmocka_unit_test(test_step_or_close_from_inside_a_task_is_refused),
+      cmocka_unit_test(test_step_or_close_from_the_report_callback_is_refused),
       cmocka_unit_test(test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled),
   };
   return cmocka_run_group_tests_name("api", tests, NULL, NULL);

@@ -1042,18 +1042,23 @@ static void a_dependent_staged_after_a_rename_fails_naming_itself(void **state) 
   assert_lua(x, "require('lib.a').foo ~= nil and require('lib.a').bar == nil");
 }
 
-/* A module whose top level runs away is killed naming its own line (not
-   the loader's), and a later require loads it again (no "require loop"
-   left behind), once it is fixed too. */
+/* A module whose top level runs away (past max_overruns budgets of its
+   own: it cannot be preempted) fails at its own line, not the loader's,
+   and a later require loads it again (no "require loop" left behind),
+   once it is fixed too. A heavy one within those budgets loads. */
 static void runaway_module_is_killed_at_its_line_and_can_be_required_again(void **state) {
   rx *x = *state;
   write_mod(x, "lib/boot.lua", "local n = 0\nwhile true do n = n + 1 end\n");
   weft_id t = start(x, "persist('r').t = spawn(function() return require('lib.boot') end)");
   step(x, 10);
   assert_str(x, "persist('r').t.status", "failed");
-  assert_contains(str(x, "persist('r').t.error"), "lib/boot.lua:2: script ran too long");
+  assert_contains(str(x, "persist('r').t.error"), "lib/boot.lua:2: module took too long to load");
   write_mod(x, "lib/boot.lua", "return {ok = true}\n");
   assert_lua(x, "require('lib.boot').ok == true");
+  /* about two budgets (default 1e6 instructions) of work at load time */
+  write_mod(x, "lib/heavy.lua",
+            "local n = 0\nfor i = 1, 700000 do n = n + i end\nreturn {n = n}\n");
+  assert_lua(x, "require('lib.heavy').n > 0");
   weft_release(x->W, t);
 }
 
@@ -1097,6 +1102,15 @@ static void reloaded_functions_work_on_the_live_module_table(void **state) {
   /* its captured cfg is the live nested table */
   exec(x, "local C = require('lib.counter') C.cfg.step = 100 C.bump()");
   assert_num(x, "require('lib.counter').count", 110);
+  /* so is that of a function inside a table the new version added whole */
+  write_mod(x, "lib/counter.lua",
+            "local M = {cfg = {speed = 1}}\n"
+            "local cfg = M.cfg\n"
+            "M.ops = {set = function(v) cfg.speed = v end}\n"
+            "return M\n");
+  assert_int_equal(reload(x, "lib/counter.lua"), WEFT_OK);
+  exec(x, "require('lib.counter').ops.set(7)");
+  assert_num(x, "require('lib.counter').cfg.speed", 7);
 }
 
 /* A version without start (renamed, say) stops the module's entities

@@ -411,6 +411,13 @@ test("a task started after a runaway was killed is still held to the budget", fu
   assert(#got == 2, "reported " .. #got .. " times")
 end)
 
+test("a task whose children fail in a loop is still held to the budget", function()
+  silence() -- the handler runs for every failure, on a thread of its own
+  local t = spawn(function() while true do spawn(function() error("x") end) end end)
+  wait(0.5)
+  assert(t.status == "failed" and tostring(t.error):match("too long"), t.status .. " " .. tostring(t.error))
+end)
+
 test("a wait in a cleanup says that cleanups cannot wait", function()
   local got = silence()
   local ok, e = pcall(function() local _ <close> = finally(function() wait(1) end) end)
