@@ -183,6 +183,10 @@ uint32_t weft_caller_site(weft_state *W, lua_State *L);
 void weft_task_set_site(weft_state *W, lua_State *L, int hidx, uint32_t site);
 /* Takes back a NEW task that could not be completely set up. */
 void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
+/* Tasks that each start the next at once nest C calls; past this many
+   Lua's C stack would overflow (with no line to show), so starting one
+   more raises first, at the script's line. */
+#define MAX_RUN_DEPTH 100
 /* After running other tasks' code (cleanups, callbacks) from inside the
    current task: if that cancelled it, it unwinds now. */
 void weft_yield_if_doomed(weft_state *W, lua_State *L);

@@ -142,6 +142,12 @@ static int l_spawn_done(lua_State *L) {
   weft_state *W = weft_get(L);
   uint32_t site = (uint32_t)lua_tointeger(L, 3);
   lua_settop(L, 2);
+  /* a callback that completes the next future nests four C calls a level */
+  if (W->run_depth >= MAX_RUN_DEPTH / 4)
+    return luaL_error(L,
+                      "on_done callback set at %s: callbacks completing futures inside each "
+                      "other too deep (over %d)",
+                      weft_site_where(W->sites, site), MAX_RUN_DEPTH / 4);
   weft_id t = weft_new_task(W, L, 1, 1, weft_sched_root(W->S), 0);
   weft_task_set_site(W, L, -1, site);
   weft_run_now(W, t);
@@ -202,7 +208,11 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
       lua_rawgeti(L, -2, i);
       lua_pushvalue(L, hidx);
       lua_rawgeti(L, -4, i + 1);
-      if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+      int st = lua_pcall(L, 3, 0, 0);
+      if (st != LUA_OK && st != LUA_ERRMEM) { /* not started, not for memory: say why */
+        weft_report(W, L, -1, 0, NULL);
+        lua_pop(L, 1);
+      } else if (st != LUA_OK) {
         lua_pop(L, 1);
         lua_rawgeti(L, -1, i);
         lua_pushvalue(L, hidx);

@@ -670,11 +670,6 @@ void weft_yield_if_doomed(weft_state *W, lua_State *L) {
     lua_yield(L, 0);
 }
 
-/* Tasks that each start the next at once nest C calls; past this many
-   Lua's C stack would overflow (with no line to show), so spawn says so
-   first, at the script's line. */
-#define MAX_RUN_DEPTH 100
-
 static int spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   weft_state *W = weft_get(L);
   if (W->run_depth >= MAX_RUN_DEPTH)

@@ -1356,6 +1356,18 @@ test("deep nested spawns (each child spawning at once) stop at a clear error, at
   assert(#weft.tasks() == 1, #weft.tasks() .. " tasks left")
 end)
 
+test("on_done callbacks that complete futures inside each other stop at a clear error", function()
+  local got = capture()
+  local fs = {}
+  for i = 1, 300 do fs[i] = future() end
+  local line = here()
+  for i = 1, 299 do fs[i]:on_done(function() fs[i + 1]:resolve(i) end) end
+  fs[1]:resolve(0)
+  assert(#got == 1, #got .. " reports")
+  local e = tostring(got[1].err)
+  assert(e:match("on_done callback set at .*hostile_test%.lua:" .. (line + 1)) and e:match("too deep"), e)
+end)
+
 test("a 10,000-deep chain of spawns is cancelled from its root without crashing", function()
   capture()
   local N, depth, closed = 10000, 0, 0
