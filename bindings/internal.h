@@ -19,6 +19,27 @@
 
 typedef struct weft_waitable weft_waitable;
 
+/* The counters of one stretch of code under an instruction budget
+   (budget.c): a task between waits, a module's top level, a handler. */
+typedef struct weft_stretch {
+  int32_t spent;       /* instructions charged by threads other than home */
+  uint32_t kill_site;  /* where it ran too long, once killed (sites.c) */
+  uint16_t overruns;   /* consecutive budgets overrun (tasks) */
+  uint8_t killed;      /* every instruction raises now */
+  uint8_t waited;      /* tasks: waited since home's hook last fired */
+  uint8_t preempted;   /* tasks: the last resume was stopped by the budget */
+  uint8_t preempt_due; /* tasks: overrun away from home: yield when home runs */
+} weft_stretch;
+
+/* The stretch running now and what it means. */
+typedef struct weft_budget {
+  weft_stretch *s;  /* NULL: no budgeted code runs */
+  lua_State *home;  /* the thread whose own count is a whole budget */
+  const char *msg;  /* what a kill says */
+  int32_t limit;    /* a budget, in instructions; 0: off */
+  uint8_t task;     /* a task's: preempted before it is killed */
+} weft_budget;
+
 /* Per-task data kept by the scheduler beside each task. */
 typedef struct ltask {
   lua_State *co; /* the task's thread; NULL for C tasks */
@@ -27,19 +48,16 @@ typedef struct ltask {
                   int failed);
   int ref;                    /* C tasks: registry ref of their own Lua data */
   uint32_t site;              /* spawn-site chain (sites.c), 0: unknown */
-  uint32_t kill_site;         /* where it ran too long, once killed (sites.c) */
   int base;                   /* stack index on co where delivered values start */
   int nargs;                  /* arguments for the first resume */
-  uint16_t overruns;          /* consecutive preempted resumes */
+  weft_stretch b;             /* its budget (budget.c) */
   uint8_t started;            /* resumed at least once */
   uint8_t single;             /* the current wait returns every value of slot 0 */
-  uint8_t preempted;          /* the last resume was stopped by the budget */
-  uint8_t killed;             /* over budget too long: every hook raises */
   uint8_t raise;              /* the wait ended by a failure: raise the value on top */
   uint8_t comb;               /* C tasks: which combinator */
   uint8_t fast;               /* suspended in a plain sleep: resume with its elapsed time */
-  uint8_t waited;             /* waited since the budget hook last looked */
   uint8_t hooked;             /* the budget hook is armed on its thread */
+  uint8_t seen;               /* a script holds its thread (coroutine.running): never reused */
   uint8_t fast_real;          /* ...measured on the real clock */
   double wstart;              /* ...and the clock reading when it began */
   int chval;                  /* a waiting channel sender's value (ref), 0: none */
@@ -85,7 +103,7 @@ struct weft_state {
   int ref_on_error;         /* weft.on_error handler or LUA_NOREF */
   int ref_cancelled;        /* the cancellation error value */
   int ref_kept;             /* handles of tasks started from C */
-  int ref_env_mt;           /* metatable of script environments */
+  int ref_env_mt;           /* hidden metatable of script environments (sandbox.c) */
   int ref_task_mt;          /* metatables of task and future handles (hot paths skip */
   int ref_future_mt;        /* ...luaL_setmetatable's lookup by name) */
   int in_report;            /* reporting an error: allocation headroom */
@@ -110,8 +128,10 @@ struct weft_state {
   int in_step;              /* inside weft_step */
   int run_depth;            /* tasks started at once inside each other */
   int loading_modules;      /* running modules' top levels */
-  int ref_finalizers;       /* {fn, obj, fn, obj, ...} of script __gc calls to run */
-  int nfinal;               /* ...entries in it */
+  weft_budget bud;          /* the stretch of script code running now (budget.c) */
+  int hook_extra;           /* hook events wanted besides the count (a debugger's) */
+  /* Receives those events (lua_Debug's event is not LUA_HOOKCOUNT). */
+  void (*on_hook)(weft_state *W, lua_State *L, lua_Debug *ar);
   weft_id cur;              /* running task, 0 outside tasks */
   lua_State *curL;          /* its thread, or L */
   ltask *curlt;             /* its data, or NULL */
@@ -164,8 +184,6 @@ static inline void weft_set_meta(lua_State *L, int ref) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   lua_setmetatable(L, -2);
 }
-/* From a hook: raises msg prefixed with the running function's file:line. */
-void weft_raise_here(lua_State *L, const char *msg);
 int weft_l_traceback_handler(lua_State *L);
 void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed);
 void weft_complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed);
@@ -225,6 +243,46 @@ int weft_l_group_start(lua_State *L);
 
 /* state.c */
 int weft_load_script(weft_state *W, lua_State *L, const char *path);
+
+/* budget.c: instruction budgets. */
+/* Makes s (zeroed by the caller) the running stretch, saving the one
+   running before in *saved; home is the thread counting whole budgets. */
+void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
+                       const char *msg, int32_t limit, int task);
+void weft_budget_leave(weft_state *W, const weft_budget *saved);
+/* Arms the running stretch's hook on its home thread: a whole budget, or
+   one instruction while it is being killed. */
+void weft_budget_arm_home(weft_state *W, lua_State *home, int killed);
+/* Around a resume of another thread (a script's coroutine): charges its
+   instructions to the running stretch; after it, raises in L a kill that
+   happened meanwhile. */
+void weft_budget_before_nested(weft_state *W, lua_State *co);
+void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status);
+/* lua_pcall / lua_resume as a stretch of its own (a module's top level, a
+   handler, a __tostring), killed with msg past limit instructions. */
+int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh,
+                      const char *msg, int32_t limit);
+int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
+                       const char *msg, int32_t limit);
+/* From a hook: raises msg prefixed with the running function's file:line. */
+void weft_raise_here(lua_State *L, const char *msg);
+/* A task waits: its stretch ends. */
+static inline void weft_task_waited(ltask *lt) {
+  lt->b.overruns = 0;
+  lt->b.waited = 1;
+  lt->b.spent = 0;
+}
+
+/* coro.c: the coroutine library for scripts. */
+void weft_open_coroutines(weft_state *W, lua_State *L, int api);
+
+/* sandbox.c: the script environment. */
+/* Fills the shared API table at idx with the allowed base functions and
+   libraries (weft's faithful versions where weft must change them). */
+void weft_open_sandbox(weft_state *W, lua_State *L, int api);
+/* Pushes a new script environment: every API name, its own copies of the
+   library tables, _G; absent names fall through to the API. */
+void weft_new_env(weft_state *W, lua_State *L);
 
 /* patterns.c: wraps find, match, gmatch and gsub of the string table at
    idx so that a search that would run too long fails instead. */

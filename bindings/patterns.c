@@ -361,42 +361,45 @@ static int refuse(lua_State *L, size_t ls, long limit) {
                     (int)ls, (int)limit);
 }
 
-/* string.find / match / gmatch / gsub for scripts: upvalue 1 is Lua's. */
-static int guarded(lua_State *L, int all, int plain_arg) {
+/* The string argument at idx as Lua's function will see it (a number
+   converted on a copy pushed on top, so the argument itself is left
+   alone), or NULL: Lua's function will raise. */
+static const char *arg_string(lua_State *L, int idx, size_t *len) {
+  int t = lua_type(L, idx);
+  if (t == LUA_TSTRING) return lua_tolstring(L, idx, len);
+  if (t != LUA_TNUMBER) return NULL;
+  lua_pushvalue(L, idx);
+  return lua_tolstring(L, -1, len);
+}
+
+/* string.find / match / gmatch / gsub for scripts: upvalue 1 is Lua's,
+   called directly (not through lua_call) so its errors name the function
+   and the script's line exactly as plain Lua's do. The check here only
+   reads the arguments; Lua's function checks them. */
+static int guarded(lua_State *L, int all, int has_init, int plain_arg) {
+  int top = lua_gettop(L);
   size_t ls, lp;
-  const char *s = lua_tolstring(L, 1, &ls);
-  const char *p = lua_tolstring(L, 2, &lp);
+  const char *s = arg_string(L, 1, &ls);
+  const char *p = arg_string(L, 2, &lp);
   long limit = step_limit(L);
-  if (limit && s && p && !(plain_arg && lua_toboolean(L, 4)) && has_specials(p, lp)) {
-    lua_Integer init = luaL_optinteger(L, 3, 1);
+  int ok = 1;
+  lua_Integer init = 1;
+  if (has_init && !lua_isnoneornil(L, 3)) init = lua_tointegerx(L, 3, &ok);
+  if (limit && s && p && ok && !(plain_arg && lua_toboolean(L, 4)) && has_specials(p, lp)) {
     if (init < 0) init = (lua_Integer)ls + init + 1;
     if (init < 1) init = 1;
     if ((size_t)init <= ls + 1 && too_costly(s, ls, p, lp, (size_t)init - 1, all, limit))
       return refuse(L, ls, limit);
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
+  lua_settop(L, top);
+  return lua_tocfunction(L, lua_upvalueindex(1))(L); /* Lua's, on this call frame */
 }
 
-static int l_find(lua_State *L) { return guarded(L, 0, 1); }
-static int l_match(lua_State *L) { return guarded(L, 0, 0); }
-static int l_gmatch(lua_State *L) { return guarded(L, 1, 0); }
-
+static int l_find(lua_State *L) { return guarded(L, 0, 1, 1); }
+static int l_match(lua_State *L) { return guarded(L, 0, 1, 0); }
+static int l_gmatch(lua_State *L) { return guarded(L, 1, 1, 0); }
 /* gsub's third argument is the replacement, so init does not apply. */
-static int l_gsub(lua_State *L) {
-  size_t ls, lp;
-  const char *s = lua_tolstring(L, 1, &ls);
-  const char *p = lua_tolstring(L, 2, &lp);
-  long limit = step_limit(L);
-  if (limit && s && p && has_specials(p, lp) && too_costly(s, ls, p, lp, 0, 1, limit))
-    return refuse(L, ls, limit);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
+static int l_gsub(lua_State *L) { return guarded(L, 1, 0, 0); }
 
 void weft_guard_patterns(lua_State *L, int string_table) {
   static const luaL_Reg fns[] = {

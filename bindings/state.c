@@ -78,82 +78,6 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return p;
 }
 
-static void default_log(const char *line) {
-  fputs(line, stdout);
-  fputc('\n', stdout);
-  fflush(stdout);
-}
-
-static int l_print(lua_State *L) {
-  weft_state *W = weft_get(L);
-  int n = lua_gettop(L);
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (int i = 1; i <= n; i++) {
-    size_t len;
-    const char *s = luaL_tolstring(L, i, &len);
-    if (i > 1) luaL_addchar(&b, '\t');
-    luaL_addvalue(&b);
-    (void)s;
-  }
-  luaL_pushresult(&b);
-  if (W->desc.log)
-    W->desc.log(W->desc.user, lua_tostring(L, -1));
-  else
-    default_log(lua_tostring(L, -1));
-  return 0;
-}
-
-/* ---- environments ---- */
-
-/* Pushes a fresh environment: a table whose missing keys come from the
-   shared script API. Writes stay in it. */
-static void new_env(weft_state *W, lua_State *L) {
-  lua_createtable(L, 0, 2);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_env_mt);
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -2, "_G");
-}
-
-/* Text-only load; the environment defaults to a fresh script environment. */
-static int l_load(lua_State *L) {
-  weft_state *W = weft_get(L);
-  size_t len;
-  const char *s = lua_tolstring(L, 1, &len);
-  const char *name = luaL_optstring(L, 2, s ? s : "=(load)");
-  const char *mode = luaL_optstring(L, 3, "t");
-  if (strchr(mode, 'b')) return luaL_argerror(L, 3, "binary chunks are not allowed");
-  int has_env = !lua_isnone(L, 4);
-  int st;
-  if (!s) return luaL_argerror(L, 1, "string expected (loading from a function is not supported)");
-  st = luaL_loadbufferx(L, s, len, name, "t");
-  if (st != LUA_OK) {
-    luaL_pushfail(L);
-    lua_insert(L, -2);
-    return 2;
-  }
-  if (has_env)
-    lua_pushvalue(L, 4);
-  else
-    new_env(W, L);
-  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
-  return 1;
-}
-
-static int l_collectgarbage(lua_State *L) {
-  static const char *const opts[] = {"count", "step", NULL};
-  int o = luaL_checkoption(L, 1, "count", opts);
-  if (o == 0) {
-    int k = lua_gc(L, LUA_GCCOUNT, 0);
-    int b = lua_gc(L, LUA_GCCOUNTB, 0);
-    lua_pushnumber(L, (lua_Number)k + ((lua_Number)b / 1024));
-    return 1;
-  }
-  lua_pushboolean(L, lua_gc(L, LUA_GCSTEP, (int)luaL_optinteger(L, 2, 0)));
-  return 1;
-}
-
 /* ---- modules ---- */
 
 /* Reads a whole file into a Lua string on the stack; NULL + message on
@@ -198,226 +122,19 @@ int weft_load_script(weft_state *W, lua_State *L, const char *path) {
     }
     return 0;
   }
-  new_env(W, L);
+  weft_new_env(W, L);
   lua_pushvalue(L, -1);
   lua_setupvalue(L, -3, 1);
   lua_insert(L, -2); /* env, fn */
   return 1;
 }
 
-/* ---- building the script environment ---- */
-
-/* Copies the listed fields of the library table at L[lib] into a new
-   table. */
-static void copy_fields(lua_State *L, int lib, const char *const *names) {
-  lua_newtable(L);
-  for (const char *const *n = names; *n; n++) {
-    lua_getfield(L, lib, *n);
-    lua_setfield(L, -2, *n);
-  }
-}
-
-/* Copies a whole library table (shallow). */
-static void copy_lib(lua_State *L, const char *name) {
-  lua_getglobal(L, name);
-  lua_newtable(L);
-  lua_pushnil(L);
-  while (lua_next(L, -3)) {
-    lua_pushvalue(L, -2);
-    lua_insert(L, -2);
-    lua_rawset(L, -4);
-  }
-  lua_remove(L, -2);
-}
-
-/* ---- finalizers ----
-   Lua runs __gc metamethods inside the collector with hooks off, where no
-   budget could stop a loop. So a script's __gc does not run there: the
-   collector only queues the call, and after the frame each queued call
-   runs as a task named "__gc" (budgeted; its errors reported like any). */
-
-static int l_gc_defer(lua_State *L) {
-  weft_state *W = weft_get(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_finalizers);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_rawseti(L, -2, ++W->nfinal);
-  lua_pushvalue(L, 1); /* the object lives on until its call has run */
-  lua_rawseti(L, -2, ++W->nfinal);
-  return 0;
-}
-
-/* setmetatable for scripts: a __gc function is wrapped so that it queues
-   (see above). Lua only registers a finalizer when the metatable has __gc
-   at this call, so a __gc added later never runs at all. */
-static int l_setmetatable(lua_State *L) {
-  int t = lua_type(L, 2);
-  luaL_checktype(L, 1, LUA_TTABLE);
-  luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
-  if (t == LUA_TTABLE) {
-    lua_pushliteral(L, "__gc");
-    lua_rawget(L, 2);
-    if (lua_type(L, -1) != LUA_TNIL && !(lua_tocfunction(L, -1) == l_gc_defer)) {
-      lua_pushcclosure(L, l_gc_defer, 1);
-      lua_pushliteral(L, "__gc");
-      lua_insert(L, -2);
-      lua_rawset(L, 2);
-    } else {
-      lua_pop(L, 1);
-    }
-  }
-  lua_settop(L, 2);
-  lua_pushvalue(L, lua_upvalueindex(1)); /* the real setmetatable */
-  lua_insert(L, 1);
-  lua_call(L, 2, 1);
-  return 1;
-}
-
-static int l_run_finalizers(lua_State *L) {
-  weft_state *W = weft_get(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_finalizers);
-  int t = lua_gettop(L), n = W->nfinal;
-  lua_newtable(L); /* calls queued while these run wait for the next frame */
-  lua_rawseti(L, LUA_REGISTRYINDEX, W->ref_finalizers);
-  W->nfinal = 0;
-  for (int i = 1; i + 1 <= n; i += 2) {
-    lua_rawgeti(L, t, i);
-    lua_rawgeti(L, t, i + 1);
-    weft_id id = weft_new_task(W, L, -2, 1, weft_sched_root(W->S), 0);
-    lua_pushliteral(L, "__gc");
-    lua_setiuservalue(L, -2, 2);
-    lua_settop(L, t);
-    weft_run_now(W, id);
-  }
-  return 0;
-}
-
-static void run_finalizers(weft_state *W) {
-  if (!W->nfinal) return;
-  lua_State *L = W->L;
-  if (!lua_checkstack(L, 8)) return;
-  lua_pushcfunction(L, l_run_finalizers);
-  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
-    weft_report(W, L, -1, 0, NULL);
-    lua_pop(L, 1);
-  }
-}
-
-/* ---- read-only library tables ---- */
-
-static int l_ro_index(lua_State *L) {
-  lua_getiuservalue(L, 1, 1);
-  lua_pushvalue(L, 2);
-  lua_rawget(L, -2);
-  return 1;
-}
-
-static int l_ro_newindex(lua_State *L) {
-  return luaL_error(L, "attempt to modify read-only library table (field '%s')",
-                    lua_isstring(L, 2) ? lua_tostring(L, 2) : luaL_typename(L, 2));
-}
-
-static int l_ro_next(lua_State *L) {
-  lua_settop(L, 2);
-  lua_getiuservalue(L, 1, 1);
-  lua_replace(L, 1);
-  return lua_next(L, 1) ? 2 : 0;
-}
-
-static int l_ro_pairs(lua_State *L) {
-  lua_pushcfunction(L, l_ro_next);
-  lua_pushvalue(L, 1);
-  lua_pushnil(L);
-  return 3;
-}
-
-/* Replaces the table api[name] by a read-only view shared by every
-   script: a userdata (so rawset cannot write through it) that reads,
-   iterates (pairs) and refuses writes. */
-static void freeze(lua_State *L, int api, const char *name) {
-  api = lua_absindex(L, api);
-  lua_getfield(L, api, name);
-  lua_newuserdatauv(L, 0, 1);
-  lua_insert(L, -2);
-  lua_setiuservalue(L, -2, 1);
-  if (luaL_newmetatable(L, "weft.readonly")) {
-    static const luaL_Reg m[] = {{"__index", l_ro_index},
-                                 {"__newindex", l_ro_newindex},
-                                 {"__pairs", l_ro_pairs},
-                                 {NULL, NULL}};
-    luaL_setfuncs(L, m, 0);
-    lua_pushliteral(L, "library");
-    lua_setfield(L, -2, "__name");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "__metatable");
-  }
-  lua_setmetatable(L, -2);
-  lua_setfield(L, api, name);
-}
-
-/* Called once the API is complete: library tables become read-only. */
-static void lock_api(weft_state *W, lua_State *L) {
-  static const char *const libs[] = {"string", "table", "math", "utf8", "coroutine",
-                                     "os",     "debug", "weft", NULL};
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
-  for (const char *const *n = libs; *n; n++) freeze(L, -1, *n);
-  lua_pop(L, 1);
-}
-
-static int l_lock_api(lua_State *L) {
-  lock_api(weft_get(L), L);
-  return 0;
-}
-
 static void build_api(weft_state *W, lua_State *L) {
   lua_newtable(L);
   int api = lua_gettop(L);
-  static const char *const base[] = {"assert",       "error",    "ipairs",   "next",
-                                     "pairs",        "pcall",    "rawequal", "rawget",
-                                     "rawlen",       "rawset",   "select",   "setmetatable",
-                                     "getmetatable", "tonumber", "tostring", "type",
-                                     "xpcall",       "_VERSION", NULL};
-  lua_pushglobaltable(L);
-  for (const char *const *n = base; *n; n++) {
-    lua_getfield(L, -1, *n);
-    lua_setfield(L, api, *n);
-  }
-  lua_pop(L, 1);
-  static const char *const libs[] = {"string", "table", "math", "utf8", "coroutine", NULL};
-  for (const char *const *n = libs; *n; n++) {
-    copy_lib(L, *n);
-    lua_setfield(L, api, *n);
-  }
-  /* No string.dump (it makes binary chunks); pattern functions guarded;
-     strings index the copy. */
-  lua_getfield(L, api, "string");
-  lua_pushnil(L);
-  lua_setfield(L, -2, "dump");
-  weft_guard_patterns(L, -1);
-  lua_pushliteral(L, "");
-  lua_getmetatable(L, -1);
-  lua_pushvalue(L, -3);
-  lua_setfield(L, -2, "__index");
-  lua_pushboolean(L, 0); /* getmetatable("") cannot reach it */
-  lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 3);
-  static const char *const osf[] = {"clock", "time", "date", NULL};
-  lua_getglobal(L, "os");
-  copy_fields(L, lua_gettop(L), osf);
-  lua_setfield(L, api, "os");
-  lua_pop(L, 1);
-  static const char *const dbgf[] = {"traceback", NULL};
-  lua_getglobal(L, "debug");
-  copy_fields(L, lua_gettop(L), dbgf);
-  lua_setfield(L, api, "debug");
-  lua_pop(L, 1);
-  lua_getfield(L, api, "setmetatable");
-  lua_pushcclosure(L, l_setmetatable, 1);
-  lua_setfield(L, api, "setmetatable");
-  static const luaL_Reg fns[] = {
-      {"print", l_print}, {"load", l_load}, {"collectgarbage", l_collectgarbage}, {NULL, NULL}};
-  luaL_setfuncs(L, fns, 0);
   lua_newtable(L);
   lua_setfield(L, api, "weft");
+  weft_open_sandbox(W, L, api);
   weft_open_tasks(W, L);
   weft_open_sync(W, L);
   weft_open_jobs(W, L);
@@ -506,21 +223,12 @@ static int open_lua(lua_State *L) {
   W->ref_kept = registry_table(L, 0, 0);
   W->ref_values = registry_table(L, 0, 0);
   W->ref_threads = registry_table(L, 1024, 0); /* sized: keeping a thread never allocates */
-  W->ref_finalizers = registry_table(L, 0, 0);
   W->ref_syncs = registry_table(L, 0, 1);
   W->ref_cweak = registry_table(L, 0, 1);
   W->ref_timeout = sentinel(L, l_timeout_tostring);
   W->ref_cancelled = sentinel(L, l_cancelled_tostring);
   build_api(W, L);
-  lua_pushvalue(L, -1);
   W->ref_api = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_createtable(L, 0, 2);
-  lua_pushvalue(L, -2);
-  lua_setfield(L, -2, "__index");
-  lua_pushboolean(L, 0); /* scripts cannot reach the shared API through it */
-  lua_setfield(L, -2, "__metatable");
-  W->ref_env_mt = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pop(L, 1);
   run_prelude(W, L);
   return 0;
 }
@@ -584,11 +292,6 @@ weft_state *weft_open(const weft_desc *desc) {
     weft_close(W);
     return NULL;
   }
-  lua_pushcfunction(W->L, l_lock_api);
-  if (lua_pcall(W->L, 0, 0, 0) != LUA_OK) {
-    weft_close(W);
-    return NULL;
-  }
   return W;
 }
 
@@ -635,13 +338,27 @@ int weft_step(weft_state *W, double dt) {
   return rc;
 }
 
+/* The frame's tasks run inside a call made the way a Lua host runs a
+   script (lua.c runs its chunk inside lua_pcall): so a task's body starts
+   at the C-call depth a plain Lua chunk starts at, and coroutines nest
+   exactly as deep in a task as in plain Lua. */
+static int l_run_frame(lua_State *L) {
+  weft_sched_run_frame(((weft_state *)lua_touserdata(L, 1))->S);
+  return 0;
+}
+
 static int step(weft_state *W, double dt) {
   weft_poll_reload(W); /* commits happen before the frame's clocks move */
   int rc = weft_sched_advance(W->S, dt);
   if (rc != WEFT_OK) return rc;
   weft_poll_jobs(W);
-  weft_sched_run_frame(W->S);
-  run_finalizers(W);
+  lua_State *L = W->L;
+  lua_pushcfunction(L, l_run_frame);
+  lua_pushlightuserdata(L, W);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) { /* no task's error gets here */
+    weft_report(W, L, -1, 0, NULL);
+    lua_pop(L, 1);
+  }
   weft_flush_warnings(W);
   return WEFT_OK;
 }
@@ -684,6 +401,7 @@ static int l_cspawn(lua_State *L) {
   }
   lua_pop(L, 1);
   lua_pushinteger(L, (lua_Integer)id);
+  weft_run_now(W, id); /* inside this call: see l_run_frame */
   return 1;
 }
 
@@ -706,7 +424,6 @@ weft_id weft_spawn(weft_state *W, int nargs) {
   }
   weft_id id = (weft_id)lua_tointeger(L, -1);
   lua_pop(L, 1);
-  weft_run_now(W, id);
   return id;
 }
 
@@ -728,7 +445,7 @@ static int l_load_chunk(lua_State *L) {
     return 1; /* env, fn: the function is on top */
   }
   if (luaL_loadbufferx(L, a->src, a->len, a->name, "t") != LUA_OK) return lua_error(L);
-  new_env(W, L);
+  weft_new_env(W, L);
   lua_setupvalue(L, -2, 1);
   return 1;
 }

@@ -876,8 +876,7 @@ static int l_channel_send(lua_State *L) {
   lt->wobj = h->id;
   lt->single = 1;
   lt->base = lua_gettop(L) + 1;
-  lt->overruns = 0;
-  lt->waited = 1;
+  weft_task_waited(lt);
   weft_wait_commit(W->S, id);
   return lua_yieldk(L, 0, 0, send_k);
 }

@@ -35,11 +35,6 @@ static thandle *check_task(lua_State *L, int idx) { return luaL_checkudata(L, id
 
 #define TOSTRING_BUDGET 100000 /* instructions a __tostring may take */
 
-static void tostring_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  luaL_error(L, "__tostring ran too long");
-}
-
 const char *weft_tostring(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   switch (lua_type(L, idx)) {
@@ -57,11 +52,8 @@ const char *weft_tostring(lua_State *L, int idx) {
       /* A __tostring that errors, loops (cut by its own budget, so it
          neither hangs the host nor spends the budget of the task that
          happens to report it) or returns a non-string is not trusted. */
-      lua_Hook old = lua_gethook(L);
-      int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
-      lua_sethook(L, tostring_hook, LUA_MASKCOUNT, TOSTRING_BUDGET);
-      int st = lua_pcall(L, 1, 1, 0);
-      lua_sethook(L, old, omask, ocount);
+      int st = weft_budget_pcall(weft_get(L), L, 1, 1, 0, "__tostring ran too long",
+                                 TOSTRING_BUDGET);
       if (st == LUA_OK && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
       lua_pop(L, 1);
     }
@@ -80,11 +72,6 @@ static const char *with_sites(weft_state *W, lua_State *L, const char *trace, ui
   }
   luaL_pushresult(&b);
   return lua_tostring(L, -1);
-}
-
-static void handler_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  weft_raise_here(L, "weft.on_error handler ran too long");
 }
 
 /* The parts of a report, for the protected call below. */
@@ -120,11 +107,10 @@ static int l_report(lua_State *L) {
     weft_push_task(W, L, a->task);
     lua_pushstring(L, full);
     lua_xmove(L, h, 3);
-    if (W->desc.instr_budget != WEFT_BUDGET_OFF)
-      lua_sethook(h, handler_hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
     weft_id saved = W->cur;
     int nres = 0;
-    int st = lua_resume(h, L, 3, &nres);
+    int st = weft_budget_resume(W, h, L, 3, &nres, "weft.on_error handler ran too long",
+                                (int32_t)W->desc.instr_budget);
     W->cur = saved;
     if (st == LUA_YIELD) {
       lua_settop(h, 0);
@@ -228,7 +214,7 @@ void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
   weft_state *W = user;
   ltask *lt = LT(W, waiter);
   /* A deferred start or a preempted task takes no value from its timer. */
-  if (lt->co && (!lt->started || lt->preempted)) return;
+  if (lt->co && (!lt->started || lt->b.preempted)) return;
   if (lt->co) {
     lua_State *co = lt->co;
     if (!lua_checkstack(co, 1)) return;
@@ -241,73 +227,6 @@ void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
     lt->deliver(W, waiter, L, lua_gettop(L), 1, slot, 0);
     lua_pop(L, 1);
   }
-}
-
-/* ---- budget ---- */
-
-void weft_raise_here(lua_State *L, const char *msg) {
-  /* Inside a hook, level 0 is the function that was running. */
-  lua_Debug d;
-  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
-    lua_pushfstring(L, "%s:%d: %s", d.short_src, d.currentline, msg);
-  else
-    lua_pushstring(L, msg);
-  lua_error(L);
-}
-
-/* The count hook, every instr_budget instructions a task runs: preempts a
-   task that ran that long without waiting (it goes on next frame), so a
-   stretch without a wait runs between one and two budgets before it is
-   preempted; kills it after max_overruns consecutive overruns, or at once
-   where it cannot yield. */
-static void hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  weft_state *W = weft_get(L);
-  ltask *lt = W->cur ? LT(W, W->cur) : NULL;
-  if (!lt || !lt->co) return;
-  if (!lt->killed) {
-    /* The count is not restarted at every resume (that costs a walk of
-       the thread's call frames): a task that waited since the last check
-       is fine, one that did not has run a whole budget without waiting. */
-    if (lt->waited) {
-      lt->waited = 0;
-      return;
-    }
-    lt->overruns++;
-    if (lt->overruns < W->desc.max_overruns && L == lt->co && lua_isyieldable(L)) {
-      lt->preempted = 1;
-      lua_yield(L, 0);
-      return;
-    }
-    lt->killed = 1;
-    /* From now on every instruction raises, so pcall cannot swallow it;
-       each time naming the line that ran too long, not wherever the
-       unwinding has got to (a pcall's handler, the module loader). */
-    lua_Debug d;
-    if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
-      lt->kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
-    lua_sethook(lt->co, hook, LUA_MASKCOUNT, 1);
-    if (L != lt->co) lua_sethook(L, hook, LUA_MASKCOUNT, 1);
-  }
-  if (lt->kill_site) {
-    lua_pushfstring(L, "%s: script ran too long without waiting",
-                    weft_site_where(W->sites, lt->kill_site));
-    lua_error(L);
-  }
-  weft_raise_here(L, "script ran too long without waiting");
-}
-
-/* Arms the instruction budget for one resume (the count restarts), or one
-   instruction when the task is being killed. With the budget off
-   (WEFT_BUDGET_OFF) no hook is installed: the VM then runs without the
-   per-instruction check a count hook costs. */
-static void set_budget(weft_state *W, lua_State *co, int killed) {
-  if (killed)
-    lua_sethook(co, hook, LUA_MASKCOUNT, 1);
-  else if (W->desc.instr_budget == WEFT_BUDGET_OFF)
-    lua_sethook(co, NULL, 0, 0);
-  else
-    lua_sethook(co, hook, LUA_MASKCOUNT, (int)W->desc.instr_budget);
 }
 
 /* ---- finishing ---- */
@@ -373,7 +292,11 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   W->cur = id;
   W->curL = co;
   W->curlt = LT(W, id);
-  set_budget(W, co, 0);
+  weft_budget saved;
+  weft_stretch cleanup = {0};
+  weft_budget_enter(W, &saved, &cleanup, co, "cleanup ran too long",
+                    (int32_t)W->desc.instr_budget, 0);
+  weft_budget_arm_home(W, co, 0);
   int st = LUA_OK;
   if (W->close_depth < MAX_CLOSE_DEPTH) {
     W->close_depth++;
@@ -385,6 +308,7 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
     weft_report(W, L, -1, id, NULL);
     lua_pop(L, 1);
   }
+  weft_budget_leave(W, &saved);
   W->cur = prev;
   W->curL = prevL;
   W->curlt = prevlt;
@@ -398,14 +322,16 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
 
 /* Finished threads are kept (up to THREAD_POOL) and reused by the next
    spawn: a spawn then allocates no thread, and the collector has fewer
-   to free. A thread is only kept when it is clean (status OK, empty). */
+   to free. A thread is only kept when it is clean (status OK, empty) and
+   no script ever held it (coroutine.running): a thread a script has seen
+   keeps its identity, and reads as a dead coroutine once its task ends. */
 #define THREAD_POOL 1024
 
-static void recycle(weft_state *W, lua_State *L, lua_State *co) {
-  if (W->nthreads >= THREAD_POOL || lua_status(co) != LUA_OK || lua_gettop(co) != 0 ||
+static void recycle(weft_state *W, lua_State *L, lua_State *co, int seen) {
+  *(weft_id *)lua_getextraspace(co) = 0; /* a plain (dead) coroutine from now on */
+  if (seen || W->nthreads >= THREAD_POOL || lua_status(co) != LUA_OK || lua_gettop(co) != 0 ||
       !lua_checkstack(L, 2))
     return;
-  *(weft_id *)lua_getextraspace(co) = 0;
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_threads);
   lua_pushthread(co);
   lua_xmove(co, L, 1);
@@ -433,7 +359,7 @@ static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   lt->co = NULL;
   lua_settop(co, 0);
   weft_task_finish(W->S, id, WEFT_TASK_DONE);
-  recycle(W, W->curL ? W->curL : W->L, co);
+  recycle(W, W->curL ? W->curL : W->L, co, lt->seen);
 }
 
 /* A task's body raised: report it (unless it is a cancellation passing
@@ -453,12 +379,12 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   settle(W, L, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
   lt->co = NULL;
   lua_settop(L, e - 1);
-  int killed = lt->killed;
+  int keep_out = lt->b.killed || lt->seen;
   weft_task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
   /* Not a killed task's thread: the kill left the hook's error unwinding
      past every pcall, and Lua then keeps hooks off on that thread, so the
      next task on it would run without a budget. */
-  if (!killed) recycle(W, L, co);
+  recycle(W, L, co, keep_out);
 }
 
 /* Resumes a task's thread once and handles how it stopped. */
@@ -470,7 +396,10 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   W->cur = id;
   W->curL = co;
   W->curlt = lt;
-  lt->preempted = 0;
+  weft_budget saved;
+  weft_budget_enter(W, &saved, &lt->b, co, "script ran too long without waiting",
+                    (int32_t)W->desc.instr_budget, 1);
+  lt->b.preempted = 0;
   lt->chrecv = 0; /* a value handed over is now the task's */
   if (lt->fast) {
     lt->fast = 0;
@@ -479,12 +408,13 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
       nargs = 1;
     }
   }
-  if (!lt->hooked || lt->killed) { /* armed once per task (see hook) */
-    set_budget(W, co, lt->killed);
+  if (!lt->hooked || lt->b.killed) { /* armed once per task (see budget.c) */
+    weft_budget_arm_home(W, co, lt->b.killed);
     lt->hooked = 1;
   }
   int nres = 0;
   int st = lua_resume(co, prevL, nargs, &nres);
+  weft_budget_leave(W, &saved);
   W->cur = prev;
   W->curL = prevL;
   W->curlt = prevlt;
@@ -492,7 +422,7 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   if (!lt || !lt->co) return; /* cancelled meanwhile */
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
-    if (lt->preempted) { /* over budget: go on next frame */
+    if (lt->b.preempted) { /* over budget: go on next frame */
       weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
       weft_wait_sleep(W->S, id, 0, 0, 0);
       weft_wait_commit(W->S, id);
@@ -533,7 +463,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   if (lt->co) settle(W, L, id, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
   lua_pop(L, 1);
   lt->co = NULL;
-  if (co) recycle(W, L, co);
+  if (co) recycle(W, L, co, lt->seen || lt->b.killed);
   if (lt->ref != LUA_NOREF && lt->ref != 0) {
     luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
     lt->ref = LUA_NOREF;
@@ -810,8 +740,7 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
       added++;
     lua_settop(L, top);
   }
-  lt->overruns = 0;
-  lt->waited = 1;
+  weft_task_waited(lt);
   if (!added) return (int)n;
   lt->single = 0;
   lt->base = base;
@@ -831,8 +760,7 @@ int weft_l_wait(lua_State *L) {
     double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
     if (s == s) {
       ltask *lt = W->curlt;
-      lt->overruns = 0;
-      lt->waited = 1;
+      weft_task_waited(lt);
       lt->wwhat = NULL;
       if (weft_wait_sleep_only(W->S, id, s, 0, &lt->wstart) != WEFT_OK)
         return luaL_error(L, "not enough memory");
@@ -848,8 +776,7 @@ int weft_l_wait(lua_State *L) {
   if (lua_type(L, 1) == LUA_TTABLE && !weft_waitable_of(L, 1)) return wait_list(W, L, id, lt);
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   int r = add_element(W, L, id, 1, 0, 0, 1);
-  lt->overruns = 0;
-  lt->waited = 1;
+  weft_task_waited(lt);
   if (r < 0) {
     weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
     return lua_error(L);
@@ -870,50 +797,11 @@ static int l_wait_realtime(lua_State *L) {
   lua_settop(L, 1);
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   if (weft_wait_sleep(W->S, id, 0, s, 1) != WEFT_OK) return luaL_error(L, "not enough memory");
-  lt->overruns = 0;
-  lt->waited = 1;
+  weft_task_waited(lt);
   lt->single = 1;
   lt->base = lua_gettop(L) + 1;
   weft_wait_commit(W->S, id);
   return lua_yieldk(L, 0, 0, wait_k);
-}
-
-/* coroutine.yield: a wait in a task's own thread, a plain yield elsewhere. */
-static int l_co_yield(lua_State *L) {
-  if (weft_thread_task(L)) return weft_l_wait(L);
-  return lua_yield(L, lua_gettop(L));
-}
-
-static int guard_thread(lua_State *L) {
-  lua_State *co = lua_tothread(L, 1);
-  if (co && weft_thread_task(co))
-    return luaL_argerror(L, 1, "this is a task's thread: wait for or cancel the task instead");
-  return 0;
-}
-
-static int l_co_resume(lua_State *L) {
-  guard_thread(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
-
-/* coroutine.close: Lua 5.4.4 starts each closed coroutine's C-call count
-   afresh, so a chain of closes inside __close handlers recurses in C
-   without limit; weft stops it at MAX_CLOSE_DEPTH. */
-static int l_co_close(lua_State *L) {
-  weft_state *W = weft_get(L);
-  guard_thread(L);
-  if (W->close_depth >= MAX_CLOSE_DEPTH)
-    return luaL_error(L, "coroutine.close nested too deep (over %d)", MAX_CLOSE_DEPTH);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  W->close_depth++;
-  int st = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
-  W->close_depth--;
-  if (st != LUA_OK) return lua_error(L);
-  return lua_gettop(L);
 }
 
 /* ---- task handles ---- */
@@ -1479,14 +1367,5 @@ void weft_open_tasks(weft_state *W, lua_State *L) {
   lua_setiuservalue(L, -2, 1);
   lua_setfield(L, -2, "root");
   lua_pop(L, 1);
-  lua_getfield(L, -1, "coroutine");
-  lua_pushcfunction(L, l_co_yield);
-  lua_setfield(L, -2, "yield");
-  lua_getfield(L, -1, "resume");
-  lua_pushcclosure(L, l_co_resume, 1);
-  lua_setfield(L, -2, "resume");
-  lua_getfield(L, -1, "close");
-  lua_pushcclosure(L, l_co_close, 1);
-  lua_setfield(L, -2, "close");
-  lua_pop(L, 1);
+  weft_open_coroutines(W, L, lua_gettop(L));
 }

@@ -31,9 +31,10 @@ typedef struct weft_desc {
   uint32_t job_threads;     /* worker threads, started at the first job; 0: one per core;
                                WEFT_JOBS_INLINE: none, jobs run at the next frame's start
                                on the main thread (reproducible headless runs) */
-  /* Receives `print` output, one line without its newline. NULL: stdout.
-     The string is valid during the call only. */
-  void (*log)(void *user, const char *line);
+  /* Receives `print` output, one line of len bytes without its newline
+     (it may hold zero bytes; line[len] is 0). NULL: stdout. The string is
+     valid during the call only. */
+  void (*log)(void *user, const char *line, size_t len);
   /* Receives each error report that no weft.on_error handler took: the
      message and the traceback with spawn sites. NULL: stderr. Strings are
      valid during the call only. */

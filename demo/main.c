@@ -121,7 +121,8 @@ static int find_root(game *g, const char *opt) {
 
 /* ---- weft callbacks ---- */
 
-static void on_log(void *user, const char *line) {
+static void on_log(void *user, const char *line, size_t len) {
+  (void)len;
   (void)user;
   printf("%s\n", line);
   fflush(stdout);

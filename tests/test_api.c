@@ -31,7 +31,8 @@ typedef struct out {
   char last_report[512];
 } out;
 
-static void on_log(void *user, const char *line) {
+static void on_log(void *user, const char *line, size_t len) {
+  (void)len;
   out *o = user;
   size_t n = strlen(line);
   if (o->len + n + 2 < sizeof o->log) {

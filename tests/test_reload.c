@@ -50,7 +50,8 @@ static void on_report(void *user, const char *msg, const char *trace) {
   snprintf(x->report + n, sizeof x->report - n, "%s\n", msg);
 }
 
-static void on_log(void *user, const char *line) {
+static void on_log(void *user, const char *line, size_t len) {
+  (void)len;
   (void)user;
   (void)line;
 }

@@ -48,7 +48,8 @@ static void on_report(void *user, const char *msg, const char *trace) {
   if (k->reports++ == 0) snprintf(k->first, sizeof k->first, "%s", msg);
 }
 
-static void on_log(void *user, const char *line) {
+static void on_log(void *user, const char *line, size_t len) {
+  (void)len;
   (void)user;
   (void)line;
 }

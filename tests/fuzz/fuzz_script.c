@@ -6,7 +6,8 @@
 
 #include "../../bindings/weft.h"
 
-static void quiet_log(void *user, const char *line) {
+static void quiet_log(void *user, const char *line, size_t len) {
+  (void)len;
   (void)user;
   (void)line;
 }

@@ -57,19 +57,21 @@ test("load compiles text chunks", function()
   assert(g() == 7, "env argument ignored")
 end)
 
-test("load refuses binary mode", function()
-  local ok, f, msg = pcall(load, "return 1", "chunk", "b")
-  assert(not ok or f == nil, "load accepted mode 'b'")
-  ok, f, msg = pcall(load, "return 1", "chunk", "bt")
-  assert(not ok or f == nil, "load accepted mode 'bt'")
+test("load takes Lua's modes: 'bt' loads text, 'b' refuses it with Lua's message", function()
+  assert(load("return 1", "chunk", "bt")() == 1, "mode 'bt' refused a text chunk")
+  local f, msg = load("return 1", "chunk", "b")
+  assert(f == nil and msg == "attempt to load a text chunk (mode is 'b')", tostring(msg))
 end)
 
-test("load refuses a binary chunk", function()
+test("load refuses a binary chunk, from a string or a reader function", function()
   local bin = "\27LuaT\0\25\147\r\n\26\n\4\8\8xV\0\0\0\0\0\0\0\0\0\0\0(w@\1"
-  local ok, f, msg = pcall(load, bin)
-  assert(not ok or f == nil, "load accepted a binary chunk")
-  local why = ok and msg or f
-  assert(tostring(why):match("binary"), "message " .. tostring(why))
+  local f, msg = load(bin)
+  assert(f == nil and msg:match("binary chunks are not available"), "message " .. tostring(msg))
+  local parts = {bin:sub(1, 3), bin:sub(4)}
+  f, msg = load(function() return table.remove(parts, 1) end)
+  assert(f == nil and msg:match("binary chunks are not available"), "message " .. tostring(msg))
+  f, msg = load(bin, "c", "t") -- without 'b' in the mode it is Lua's own refusal
+  assert(f == nil and msg == "attempt to load a binary chunk (mode is 't')", tostring(msg))
 end)
 
 test("load reports a syntax error instead of raising", function()

@@ -1,0 +1,196 @@
+/* Instruction budgets. Every piece of script code runs inside a stretch: a
+   task between two waits, a module's top level, a weft.on_error handler, a
+   __tostring. A stretch may run so many instructions; past them a task is
+   preempted (it goes on next frame) and, after max_overruns stretches in a
+   row without a wait, killed; anything else is killed at once. A kill is
+   unstoppable: from then on every instruction of the stretch, in any of
+   its threads, raises the kill again, so no pcall or coroutine.resume can
+   swallow it.
+
+   Counting costs a count hook, which Lua checks at every instruction:
+   - the stretch's home thread (a task's own thread) counts whole budgets:
+     its hook is armed once per task and fires every budget; a task that
+     waited since the last firing starts a fresh stretch instead;
+   - any other thread (a coroutine a script made) counts in quanta of
+     QUANTUM instructions charged to whatever stretch is running, so
+     coroutines cannot hide work from the budget, whoever made them. A
+     coroutine that ends takes its unfinished quantum with it: half a
+     quantum is charged for it, so a loop of short-lived coroutines is
+     counted too. */
+#include <string.h>
+
+#include "internal.h"
+
+#define QUANTUM 1000
+
+static int32_t limit_of(const weft_state *W, int32_t limit) {
+  return W->desc.instr_budget == WEFT_BUDGET_OFF ? 0 : limit;
+}
+
+static void hook(lua_State *L, lua_Debug *ar);
+
+/* Installs the hook on a thread with the given count (0: no count, only
+   the extra events an attached debugger asks for). */
+static void arm(weft_state *W, lua_State *co, int count) {
+  int mask = W->hook_extra | (count > 0 ? LUA_MASKCOUNT : 0);
+  if (mask)
+    lua_sethook(co, hook, mask, count > 0 ? count : 0);
+  else
+    lua_sethook(co, NULL, 0, 0);
+}
+
+void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
+                       const char *msg, int32_t limit, int task) {
+  *saved = W->bud;
+  W->bud.s = s;
+  W->bud.home = home;
+  W->bud.msg = msg;
+  W->bud.limit = limit_of(W, limit);
+  W->bud.task = (uint8_t)task;
+}
+
+void weft_budget_leave(weft_state *W, const weft_budget *saved) { W->bud = *saved; }
+
+void weft_budget_arm_home(weft_state *W, lua_State *home, int killed) {
+  arm(W, home, killed ? 1 : W->bud.limit);
+}
+
+/* Raises the kill of the running stretch in L, naming the line that ran
+   too long (not wherever the unwinding has got to). */
+static void raise_kill(weft_state *W, lua_State *L) {
+  weft_stretch *s = W->bud.s;
+  if (s->kill_site) {
+    lua_pushfstring(L, "%s: %s", weft_site_where(W->sites, s->kill_site), W->bud.msg);
+    lua_error(L);
+  }
+  weft_raise_here(L, W->bud.msg);
+}
+
+static void kill(weft_state *W, lua_State *L) {
+  weft_stretch *s = W->bud.s;
+  s->killed = 1;
+  lua_Debug d;
+  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
+    s->kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
+  arm(W, W->bud.home, 1);
+  if (L != W->bud.home) arm(W, L, 1);
+  raise_kill(W, L);
+}
+
+/* The home thread ran a whole budget without a wait: a task that can
+   yield is preempted, anything else is killed. */
+static void overrun_home(weft_state *W, lua_State *L) {
+  weft_stretch *s = W->bud.s;
+  if (!W->bud.task || ++s->overruns >= W->desc.max_overruns || !lua_isyieldable(L))
+    kill(W, L); /* inside a C call a task cannot go on later */
+  s->preempt_due = 0;
+  s->preempted = 1;
+  lua_yield(L, 0);
+}
+
+/* Charges n instructions run away from the home thread. Past a budget
+   the task cannot yield from here: it does when its home thread runs
+   again (at once: its count is one from then on). */
+static void charge(weft_state *W, lua_State *L, int32_t n) {
+  weft_stretch *s = W->bud.s;
+  s->spent += n;
+  if (s->spent < W->bud.limit) return;
+  s->spent = 0;
+  if (!W->bud.task || ++s->overruns >= W->desc.max_overruns) kill(W, L);
+  s->preempt_due = 1;
+  arm(W, W->bud.home, 1);
+}
+
+static void hook(lua_State *L, lua_Debug *ar) {
+  weft_state *W = weft_get(L);
+  if (ar->event != LUA_HOOKCOUNT) {
+    if (W->on_hook) W->on_hook(W, L, ar);
+    return;
+  }
+  weft_stretch *s = W->bud.s;
+  if (!s || !W->bud.limit) return; /* no budgeted code is running */
+  if (s->killed) raise_kill(W, L);
+  if (L != W->bud.home) {
+    charge(W, L, lua_gethookcount(L));
+  } else if (s->preempt_due) {
+    if (!lua_isyieldable(L)) {
+      charge(W, L, 1); /* one instruction a firing, until it can yield */
+      return;
+    }
+    s->preempt_due = 0;
+    s->preempted = 1;
+    /* Back to whole budgets. Armed here, before the yield: Lua marks a
+       hook's yield so the resumed instruction does not fire the hook
+       again, and a hook set on the suspended thread would leave that mark
+       to swallow the next firing instead. */
+    arm(W, L, W->bud.limit);
+    lua_yield(L, 0);
+  } else if (W->bud.task && s->waited) {
+    /* The count is not restarted at every resume (that costs a walk of
+       the thread's call frames): a task that waited since the last
+       firing is fine, one that did not ran a whole budget without
+       waiting. */
+    s->waited = 0;
+  } else {
+    overrun_home(W, L);
+  }
+}
+
+void weft_budget_before_nested(weft_state *W, lua_State *co) {
+  if (!W->bud.s) return;
+  int want = 0;
+  if (W->bud.s->killed)
+    want = 1;
+  else if (W->bud.limit)
+    want = W->bud.limit < QUANTUM ? W->bud.limit : QUANTUM;
+  if (lua_gethook(co) != hook || lua_gethookcount(co) != want ||
+      lua_gethookmask(co) != (W->hook_extra | (want ? LUA_MASKCOUNT : 0)))
+    arm(W, co, want);
+}
+
+void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status) {
+  weft_stretch *s = W->bud.s;
+  if (!s) return;
+  if (!s->killed && W->bud.limit && status != LUA_YIELD) charge(W, L, lua_gethookcount(co) / 2);
+  if (s->killed) {
+    arm(W, L, 1);
+    raise_kill(W, L);
+  }
+}
+
+void weft_raise_here(lua_State *L, const char *msg) {
+  /* Inside a hook, level 0 is the function that was running. */
+  lua_Debug d;
+  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
+    lua_pushfstring(L, "%s:%d: %s", d.short_src, d.currentline, msg);
+  else
+    lua_pushstring(L, msg);
+  lua_error(L);
+}
+
+int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh,
+                      const char *msg, int32_t limit) {
+  weft_budget saved;
+  weft_stretch s;
+  memset(&s, 0, sizeof s);
+  lua_Hook old = lua_gethook(L);
+  int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
+  weft_budget_enter(W, &saved, &s, L, msg, limit, 0);
+  arm(W, L, W->bud.limit);
+  int st = lua_pcall(L, nargs, nres, msgh);
+  weft_budget_leave(W, &saved);
+  lua_sethook(L, old, omask, ocount);
+  return st;
+}
+
+int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
+                       const char *msg, int32_t limit) {
+  weft_budget saved;
+  weft_stretch s;
+  memset(&s, 0, sizeof s);
+  weft_budget_enter(W, &saved, &s, co, msg, limit, 0);
+  arm(W, co, W->bud.limit);
+  int st = lua_resume(co, from, nargs, nres);
+  weft_budget_leave(W, &saved);
+  return st;
+}

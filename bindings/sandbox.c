@@ -1,0 +1,373 @@
+/* The script environment: the allow-list of Lua's base library, library
+   tables copied into every environment, and the few built-ins weft must
+   change (print, load, getmetatable, setmetatable, collectgarbage) made to
+   behave, and to fail, exactly as Lua's own do.
+
+   How the wrapped built-ins stay faithful: a wrapper does its own check and
+   then calls Lua's C function directly through its pointer, on the same
+   call frame, never through lua_call. So an error Lua's function raises
+   names the function as the script called it ('find', not 'string.find'),
+   counts method arguments the way Lua does, and carries the script's
+   file:line; and no wrapper costs a C-stack level. */
+#include <stdio.h>
+#include <string.h>
+
+#include <lualib.h>
+
+#include "internal.h"
+
+/* The libraries every environment gets its own copy of: a script may
+   read, iterate, rawget and change its copy, and no change reaches another
+   script or the host. */
+static const char *const copied_libs[] = {"string", "table", "math",  "utf8",
+                                          "coroutine", "os", "debug", "weft",
+                                          NULL};
+
+static int is_copied_lib(const char *name) {
+  for (const char *const *n = copied_libs; *n; n++)
+    if (strcmp(*n, name) == 0) return 1;
+  return 0;
+}
+
+/* Lua's own function kept as upvalue 1 of a wrapper. */
+static lua_CFunction original(lua_State *L) { return lua_tocfunction(L, lua_upvalueindex(1)); }
+
+/* Sets api[name] to f with Lua's function api[name] as its upvalue. */
+static void wrap(lua_State *L, int api, const char *name, lua_CFunction f) {
+  lua_getfield(L, api, name);
+  lua_pushcclosure(L, f, 1);
+  lua_setfield(L, api, name);
+}
+
+/* ---- environments ---- */
+
+/* Pushes a shallow copy of the table at idx. */
+static void copy_table(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_createtable(L, 0, 32);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+}
+
+/* The environment's hidden metatable reaches names the host adds to the
+   API after the environment was made. getmetatable does not show it, and
+   a script's own setmetatable(_ENV, mt) replaces it. */
+void weft_new_env(weft_state *W, lua_State *L) {
+  luaL_checkstack(L, 8, NULL);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
+  int api = lua_gettop(L);
+  lua_createtable(L, 0, 96);
+  int env = api + 1;
+  lua_pushnil(L);
+  while (lua_next(L, api)) {
+    if (lua_type(L, -1) == LUA_TTABLE && lua_type(L, -2) == LUA_TSTRING &&
+        is_copied_lib(lua_tostring(L, -2))) {
+      copy_table(L, -1);
+      lua_replace(L, -2);
+    }
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, env);
+  }
+  lua_pushvalue(L, env);
+  lua_setfield(L, env, "_G");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_env_mt);
+  lua_setmetatable(L, env);
+  lua_remove(L, api);
+}
+
+static int is_env_mt(weft_state *W, lua_State *L, int idx) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_env_mt);
+  int eq = lua_rawequal(L, idx < 0 ? idx - 1 : idx, -1);
+  lua_pop(L, 1);
+  return eq;
+}
+
+/* ---- getmetatable / setmetatable ---- */
+
+static int l_getmetatable(lua_State *L) {
+  weft_state *W = weft_get(L);
+  luaL_checkany(L, 1);
+  if (lua_getmetatable(L, 1)) {
+    int hidden = is_env_mt(W, L, -1);
+    lua_pop(L, 1);
+    if (hidden) {
+      lua_pushnil(L);
+      return 1;
+    }
+  }
+  return original(L)(L);
+}
+
+static int callable(lua_State *L, int idx) {
+  if (lua_type(L, idx) == LUA_TFUNCTION) return 1;
+  if (luaL_getmetafield(L, idx, "__call") == LUA_TNIL) return 0;
+  lua_pop(L, 1);
+  return 1;
+}
+
+/* Scripts get no finalizers. Lua runs __gc inside the collector with
+   hooks off, where no budget can stop a loop, whenever the collector
+   happens to run (in any task, or in the host). So a metatable whose __gc
+   is callable is refused, and any other __gc (Lua ignores `true`) is
+   hidden while the metatable is set, so the object is never marked for
+   finalization: a __gc put in later never runs. The metatable itself is
+   left as the script wrote it. */
+static int l_setmetatable(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TTABLE || lua_type(L, 2) != LUA_TTABLE ||
+      luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
+    return original(L)(L); /* Lua's own checks and errors */
+  lua_settop(L, 2);
+  lua_pushliteral(L, "__gc");
+  if (lua_rawget(L, 2) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return original(L)(L);
+  }
+  if (callable(L, 3))
+    return luaL_error(L, "__gc metamethods are not available to scripts (a finalizer would "
+                         "run outside the budget): use a <close> variable or finally(fn)");
+  lua_pushliteral(L, "__gc");
+  lua_pushnil(L);
+  lua_rawset(L, 2); /* an existing key: no allocation, nothing can fail */
+  lua_pushvalue(L, 2);
+  lua_setmetatable(L, 1);
+  lua_pushliteral(L, "__gc");
+  lua_insert(L, 3);
+  lua_rawset(L, 2); /* put back into the same slot */
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* ---- print ---- */
+
+static void default_log(const char *line, size_t len) {
+  fwrite(line, 1, len, stdout);
+  fputc('\n', stdout);
+  fflush(stdout);
+}
+
+static int l_print(lua_State *L) {
+  weft_state *W = weft_get(L);
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    luaL_tolstring(L, i, NULL);
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  size_t len;
+  const char *s = lua_tolstring(L, -1, &len);
+  if (W->desc.log)
+    W->desc.log(W->desc.user, s, len);
+  else
+    default_log(s, len);
+  return 0;
+}
+
+/* ---- load ---- */
+
+#define BINARY_REFUSED "attempt to load a binary chunk (binary chunks are not available to scripts)"
+
+/* A chunk read from a function; refuses a binary chunk at its first byte
+   (the piece is then dropped, so Lua sees an empty chunk). */
+typedef struct reader {
+  int slot;   /* stack slot that anchors the current piece */
+  int first;  /* no piece read yet */
+  int binary; /* the chunk was binary: refused */
+} reader;
+
+static const char *read_piece(lua_State *L, void *ud, size_t *size) {
+  reader *r = ud;
+  luaL_checkstack(L, 2, "too many nested functions");
+  lua_pushvalue(L, 1);
+  lua_call(L, 0, 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    *size = 0;
+    return NULL;
+  }
+  if (!lua_isstring(L, -1)) luaL_error(L, "reader function must return a string");
+  lua_replace(L, r->slot);
+  const char *s = lua_tolstring(L, r->slot, size);
+  if (r->first && *size > 0) {
+    r->first = 0;
+    if (s[0] == LUA_SIGNATURE[0]) {
+      r->binary = 1;
+      *size = 0;
+      return NULL;
+    }
+  }
+  return s;
+}
+
+/* Pushes the global table of the nearest calling Lua function (its _ENV),
+   or a fresh environment when none can be found: a chunk loaded without
+   an env argument sees the globals of the script that loaded it, as in
+   plain Lua where every chunk shares _G. */
+static void push_caller_env(weft_state *W, lua_State *L) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "f", &ar)) break;
+    if (!lua_iscfunction(L, -1)) {
+      for (int i = 1;; i++) {
+        const char *name = lua_getupvalue(L, -1, i);
+        if (!name) break;
+        if (strcmp(name, "_ENV") == 0) {
+          lua_remove(L, -2);
+          return;
+        }
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  weft_new_env(W, L);
+}
+
+/* load(chunk [, chunkname [, mode [, env]]]) as Lua's, but for binary
+   chunks, which scripts cannot load. */
+static int l_load(lua_State *L) {
+  weft_state *W = weft_get(L);
+  size_t len;
+  const char *s = lua_tolstring(L, 1, &len);
+  const char *mode = luaL_optstring(L, 3, "bt");
+  int env = !lua_isnone(L, 4) ? 4 : 0;
+  int st, binary;
+  if (s) {
+    const char *name = luaL_optstring(L, 2, s);
+    binary = len > 0 && s[0] == LUA_SIGNATURE[0] && strchr(mode, 'b');
+    st = binary ? LUA_ERRSYNTAX : luaL_loadbufferx(L, s, len, name, mode);
+  } else {
+    const char *name = luaL_optstring(L, 2, "=(load)");
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 5); /* slot 5 anchors the piece being read */
+    reader r = {5, 1, 0};
+    st = lua_load(L, read_piece, &r, name, mode);
+    binary = r.binary;
+  }
+  if (binary) {
+    if (st == LUA_OK) lua_pop(L, 1);
+    luaL_pushfail(L);
+    lua_pushliteral(L, BINARY_REFUSED);
+    return 2;
+  }
+  if (st != LUA_OK) {
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  if (env)
+    lua_pushvalue(L, env);
+  else
+    push_caller_env(W, L);
+  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+  return 1;
+}
+
+/* ---- collectgarbage ---- */
+
+/* Lua's options, so a misspelt one gets Lua's own error; a full collect
+   (it stalls the frame for the whole heap) and changes to the collector's
+   mode or pace (they are the host's) are refused. */
+static int l_collectgarbage(lua_State *L) {
+  static const char *const opts[] = {"stop",       "restart",  "collect",    "count",
+                                     "step",       "setpause", "setstepmul", "isrunning",
+                                     "generational", "incremental", NULL};
+  int o = luaL_checkoption(L, 1, "collect", opts);
+  if (strcmp(opts[o], "count") != 0 && strcmp(opts[o], "step") != 0 &&
+      strcmp(opts[o], "isrunning") != 0)
+    return luaL_error(L, "collectgarbage('%s') is not available to scripts (the collector "
+                         "belongs to the host)", opts[o]);
+  return original(L)(L);
+}
+
+/* ---- building the API ---- */
+
+/* Copies the listed fields of the global library `lib` into api[name]. */
+static void subset(lua_State *L, int api, const char *lib, const char *const *names) {
+  lua_getglobal(L, lib);
+  lua_createtable(L, 0, 4);
+  for (const char *const *n = names; *n; n++) {
+    lua_getfield(L, -2, *n);
+    lua_setfield(L, -2, *n);
+  }
+  lua_setfield(L, api, lib);
+  lua_pop(L, 1);
+}
+
+void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
+  api = lua_absindex(L, api);
+  static const char *const base[] = {"assert",       "error",    "ipairs",   "next",
+                                     "pairs",        "pcall",    "rawequal", "rawget",
+                                     "rawlen",       "rawset",   "select",   "setmetatable",
+                                     "getmetatable", "tonumber", "tostring", "type",
+                                     "xpcall",       "load",     "collectgarbage",
+                                     "_VERSION",     NULL};
+  lua_pushglobaltable(L);
+  for (const char *const *n = base; *n; n++) {
+    lua_getfield(L, -1, *n);
+    lua_setfield(L, api, *n);
+  }
+  lua_pop(L, 1);
+  static const char *const libs[] = {"string", "table", "math", "utf8", "coroutine", NULL};
+  for (const char *const *n = libs; *n; n++) {
+    lua_getglobal(L, *n);
+    copy_table(L, -1);
+    lua_setfield(L, api, *n);
+    lua_pop(L, 1);
+  }
+  static const char *const osf[] = {"clock", "time", "date", NULL};
+  static const char *const dbgf[] = {"traceback", NULL};
+  subset(L, api, "os", osf);
+  subset(L, api, "debug", dbgf);
+  wrap(L, api, "getmetatable", l_getmetatable);
+  wrap(L, api, "setmetatable", l_setmetatable);
+  wrap(L, api, "load", l_load);
+  wrap(L, api, "collectgarbage", l_collectgarbage);
+  lua_pushcfunction(L, l_print);
+  lua_setfield(L, api, "print");
+  /* No string.dump (it makes binary chunks); the pattern functions are
+     guarded; strings' methods are this table's (the string metatable
+     itself cannot be reached). */
+  lua_getfield(L, api, "string");
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  weft_guard_patterns(L, -1);
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__index");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 3);
+  /* Lua names a function in an error message it cannot name from the
+     call ("bad argument #1 to 'string.find'", in pcall(string.find, ...))
+     by finding it in package.loaded: that is now the scripts' API. */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) { /* io, package, ...: scripts cannot name them */
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, -4);
+  }
+  lua_pushvalue(L, api);
+  lua_setfield(L, -2, "_G");
+  for (const char *const *n = copied_libs; *n; n++) {
+    lua_getfield(L, api, *n);
+    lua_setfield(L, -2, *n);
+  }
+  lua_pop(L, 1);
+  /* The environments' hidden metatable: absent names fall through to the
+     API (names a host adds after an environment was made). */
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, api);
+  lua_setfield(L, -2, "__index");
+  W->ref_env_mt = luaL_ref(L, LUA_REGISTRYINDEX);
+}
