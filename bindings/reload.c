@@ -608,28 +608,19 @@ static int l_commit(lua_State *L) {
   return 1;
 }
 
-/* Staging hook: a module's top level must finish within the budget. */
-static void stage_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
-  weft_raise_here(L, "module took too long to load (over the instruction budget)");
-}
-
 /* Calls the function below nargs arguments, protected, as a module's top
    level: it cannot be preempted (it runs from C), so instead of a task's
    budget it gets max_overruns budgets of its own, fresh, the same on a
-   first require and on a reload; past them it fails at its line. */
+   first require and on a reload; past them it fails at its line, and
+   keeps failing (no pcall inside it can go on). */
 static int load_call(lua_State *L, int nargs) {
   weft_state *W = weft_get(L);
-  lua_Hook old = lua_gethook(L);
-  int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
-  if (W->desc.instr_budget != WEFT_BUDGET_OFF) {
-    double n = (double)W->desc.instr_budget * W->desc.max_overruns;
-    lua_sethook(L, stage_hook, LUA_MASKCOUNT, n > 0x7fffffff ? 0x7fffffff : (int)n);
-  }
+  double n = (double)W->desc.instr_budget * W->desc.max_overruns;
   W->loading_modules++;
-  int st = lua_pcall(L, nargs, 1, 0);
+  int st = weft_budget_pcall(W, L, nargs, 1, 0,
+                             "module took too long to load (over the instruction budget)",
+                             n > 0x7fffffff ? 0x7fffffff : (int32_t)n);
   W->loading_modules--;
-  lua_sethook(L, old, omask, ocount);
   return st;
 }
 

@@ -32,9 +32,8 @@ typedef struct out {
 } out;
 
 static void on_log(void *user, const char *line, size_t len) {
-  (void)len;
   out *o = user;
-  size_t n = strlen(line);
+  size_t n = len;
   if (o->len + n + 2 < sizeof o->log) {
     memcpy(o->log + o->len, line, n);
     o->len += n;
@@ -268,7 +267,7 @@ static void test_script_globals_are_exactly_the_allow_list(void **state) {
                       "rawset realtime require select setmetatable signal spawn string table "
                       "time_scale timeout tonumber tostring type utf8 wait wait_frames "
                       "wait_realtime wait_until wait_while weft xpcall");
-  /* library tables are read-only views (userdata); pairs walks them */
+  /* the sandboxed libraries hold only their allowed functions */
   static const char *const probe =
       "local function keys(t) local k = {} for n in pairs(t) do k[#k + 1] = n end "
       "table.sort(k) return table.concat(k, ' ') end "
@@ -281,6 +280,42 @@ static void test_script_globals_are_exactly_the_allow_list(void **state) {
   assert_string_equal(lua_tostring(L, -5), "traceback");
   for (int i = -4; i <= -1; i++) assert_string_equal(lua_tostring(L, i), "nil");
   lua_pop(L, 7);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* Each script has its own copies of the library tables: what one script
+   writes into them (or into its globals) reaches no other script. */
+static void test_library_writes_stay_in_their_script(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  weft_id a, b;
+  const char *err = NULL;
+  static const char first[] = "string.upper = nil; math.pi = 3; print = nil; weft.tasks = 1\n"
+                              "table.x = 1; shared = 1\n";
+  assert_int_equal(weft_run_string(W, "@a.lua", first, sizeof first - 1, &a, &err), WEFT_OK);
+  static const char second[] =
+      "print(('x'):upper(), string.upper('y'), math.pi == math.acos(-1), type(weft.tasks),\n"
+      "      table.x, shared)\n";
+  assert_int_equal(weft_run_string(W, "@b.lua", second, sizeof second - 1, &b, &err), WEFT_OK);
+  expect_log(&o, "X\tY\ttrue\tfunction\tnil\tnil\n");
+  weft_release(W, a);
+  weft_release(W, b);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* print hands the whole line to desc.log, zero bytes included. */
+static void test_print_keeps_zero_bytes(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  weft_id t;
+  const char *err = NULL;
+  static const char src[] = "print('a\\0b', 1)\n";
+  assert_int_equal(weft_run_string(W, "@p.lua", src, sizeof src - 1, &t, &err), WEFT_OK);
+  assert_int_equal(o.len, 6);
+  assert_memory_equal(o.log, "a\0b\t1\n", 6);
+  weft_release(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -709,6 +744,8 @@ int main(void) {
       cmocka_unit_test(test_uncaught_failure_fails_the_task_and_is_reported_once),
       cmocka_unit_test(test_cancel_from_c_ends_the_waiting_task_cancelled),
       cmocka_unit_test(test_script_globals_are_exactly_the_allow_list),
+      cmocka_unit_test(test_library_writes_stay_in_their_script),
+      cmocka_unit_test(test_print_keeps_zero_bytes),
       cmocka_unit_test(test_future_owned_by_c_survives_collection_until_completed),
       cmocka_unit_test(test_a_wait_after_completion_returns_at_once),
       cmocka_unit_test(test_custom_job_runs_on_a_worker_and_finishes_on_main),

@@ -1063,6 +1063,31 @@ static void runaway_module_is_killed_at_its_line_and_can_be_required_again(void 
   weft_release(x->W, t);
 }
 
+/* The kill of a runaway top level cannot be caught: a pcall around the
+   loop inside the module does not let it go on, on a require as on a
+   reload, and a coroutine the module runs is counted too. */
+static void runaway_module_that_catches_its_kill_still_stops(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/stubborn.lua",
+            "while true do pcall(function() while true do end end) end\nreturn {}\n");
+  weft_id t = start(x, "persist('r').ok, persist('r').e = pcall(require, 'lib.stubborn')");
+  assert_lua(x, "persist('r').ok == false");
+  assert_contains(str(x, "persist('r').e"), "lib/stubborn.lua:1: module took too long to load");
+  write_mod(x, "lib/coro.lua",
+            "while true do coroutine.wrap(function() for i = 1, 900 do end end)() end\n"
+            "return {}\n");
+  exec(x, "persist('r').ok, persist('r').e = pcall(require, 'lib.coro')");
+  assert_lua(x, "persist('r').ok == false");
+  assert_contains(str(x, "persist('r').e"), "module took too long to load");
+  write_mod(x, "lib/fine.lua", "return {v = 1}\n");
+  assert_lua(x, "require('lib.fine').v == 1");
+  write_mod(x, "lib/fine.lua",
+            "while true do pcall(function() while true do end end) end\nreturn {v = 2}\n");
+  assert_int_equal(reload(x, "lib/fine.lua"), WEFT_EINVAL);
+  assert_lua(x, "require('lib.fine').v == 1");
+  weft_release(x->W, t);
+}
+
 /* A module loads within one go: its top level cannot wait, on the first
    require as on a reload, and says so. */
 static void module_top_level_cannot_wait_and_says_so(void **state) {
@@ -1244,6 +1269,7 @@ int main(void) {
       T(an_integer_edited_to_a_float_reloads_as_a_float),
       T(a_dependent_staged_after_a_rename_fails_naming_itself),
       T(runaway_module_is_killed_at_its_line_and_can_be_required_again),
+      T(runaway_module_that_catches_its_kill_still_stops),
       T(module_top_level_cannot_wait_and_says_so),
       T(reloaded_functions_work_on_the_live_module_table),
       T(version_without_start_stops_entities_until_one_has_it),

@@ -17,6 +17,11 @@ check "print goes to stdout" "grep -q '^hello	0.0	0$' '$dir/out'"
 check "wait(0.5) at the default dt resumes on frame 30" "grep -q '^woke	30$' '$dir/out'"
 check "nothing on stderr" "[ ! -s '$dir/err' ]"
 
+printf 'print("a\\0b")\n' > "$dir/nul.lua"
+"$weft" run "$dir/nul.lua" > "$dir/out" 2> "$dir/err"
+printf 'a\000b\n' > "$dir/want"
+check "print writes zero bytes through, as lua5.4 does" "cmp -s '$dir/out' '$dir/want'"
+
 printf 'wait(1)\nerror("boom")\n' > "$dir/fail.lua"
 "$weft" run "$dir/fail.lua" > "$dir/out" 2> "$dir/err"
 check "a failing script exits 1" "[ $? -eq 1 ]"
