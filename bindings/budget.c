@@ -88,15 +88,24 @@ static void overrun_home(weft_state *W, lua_State *L) {
   lua_yield(L, 0);
 }
 
-/* Charges n instructions run away from the home thread. Past a budget
-   the task cannot yield from here: it does when its home thread runs
+/* Charges n instructions run away from the home thread. Past a budget a
+   task is preempted there too: from inside a coroutine that can yield
+   (from its hook), the yield is passed up through each resumer to the
+   task's own thread (coro.c), and every level goes on where it stopped
+   next frame. Where that cannot be (the coroutine is inside a C call, or
+   the charge is made from C), the task yields when its home thread runs
    again (at once: its count is one from then on). */
-static void charge(weft_state *W, lua_State *L, int32_t n) {
+static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
   weft_stretch *s = W->bud.s;
   s->spent += n;
   if (s->spent < W->bud.limit) return;
   s->spent = 0;
   if (!W->bud.task || ++s->overruns >= W->desc.max_overruns) kill(W, L);
+  if (in_hook && lua_isyieldable(L)) {
+    s->yielding = 1;
+    lua_yield(L, 0);
+    return;
+  }
   s->preempt_due = 1;
   arm(W, W->bud.home, 1);
 }
@@ -111,10 +120,10 @@ static void hook(lua_State *L, lua_Debug *ar) {
   if (!s || !W->bud.limit) return; /* no budgeted code is running */
   if (s->killed) raise_kill(W, L);
   if (L != W->bud.home) {
-    charge(W, L, lua_gethookcount(L));
+    charge(W, L, lua_gethookcount(L), 1);
   } else if (s->preempt_due) {
     if (!lua_isyieldable(L)) {
-      charge(W, L, 1); /* one instruction a firing, until it can yield */
+      charge(W, L, 1, 0); /* one instruction a firing, until it can yield */
       return;
     }
     s->preempt_due = 0;
@@ -151,11 +160,27 @@ void weft_budget_before_nested(weft_state *W, lua_State *co) {
 void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status) {
   weft_stretch *s = W->bud.s;
   if (!s) return;
-  if (!s->killed && W->bud.limit && status != LUA_YIELD) charge(W, L, lua_gethookcount(co) / 2);
+  if (!s->killed && W->bud.limit && status != LUA_YIELD) charge(W, L, lua_gethookcount(co) / 2, 0);
   if (s->killed) {
     arm(W, L, 1);
     raise_kill(W, L);
   }
+}
+
+int weft_budget_preempting(weft_state *W, lua_State *L) {
+  weft_stretch *s = W->bud.s;
+  if (!s || !s->yielding) return 0;
+  if (!lua_isyieldable(L)) { /* the yield stops here: yield when home runs */
+    s->yielding = 0;
+    s->preempt_due = 1;
+    arm(W, W->bud.home, 1);
+    return 2;
+  }
+  if (L == W->bud.home) { /* the yield reached the task's own thread */
+    s->yielding = 0;
+    s->preempted = 1;
+  }
+  return 1;
 }
 
 void weft_raise_here(lua_State *L, const char *msg) {

@@ -18,8 +18,16 @@ static lua_State *check_co(lua_State *L) {
   return co;
 }
 
+/* Who resumes: coroutine.resume (the coroutine is argument 1) or a
+   function made by coroutine.wrap (it is upvalue 1). */
+enum { BY_RESUME, BY_WRAP };
+
+#define PREEMPTED (-2)
+
 /* Resumes co with the narg values on top of L. Returns the number of
-   results moved to L, or -1 with the error on top of L. */
+   results moved to L, -1 with the error on top of L, or PREEMPTED when
+   the budget preempted the task inside co: the caller yields (see
+   resume_again). */
 static int resume_co(lua_State *L, lua_State *co, int narg) {
   weft_state *W = weft_get(L);
   if (!lua_checkstack(co, narg)) {
@@ -27,34 +35,31 @@ static int resume_co(lua_State *L, lua_State *co, int narg) {
     return -1;
   }
   lua_xmove(L, co, narg);
-  weft_budget_before_nested(W, co);
-  int nres = 0;
-  int st = lua_resume(co, L, narg, &nres);
-  weft_budget_after_nested(W, L, co, st);
-  if (st == LUA_OK || st == LUA_YIELD) {
-    if (!lua_checkstack(L, nres + 1)) {
-      lua_pop(co, nres);
-      lua_pushliteral(L, "too many results to resume");
-      return -1;
+  for (;;) {
+    weft_budget_before_nested(W, co);
+    int nres = 0;
+    int st = lua_resume(co, L, narg, &nres);
+    weft_budget_after_nested(W, L, co, st);
+    if (st == LUA_YIELD) {
+      int p = weft_budget_preempting(W, L);
+      if (p == 1) return PREEMPTED;
+      if (p == 2) { /* cannot pass it up: co goes on now */
+        narg = 0;
+        continue;
+      }
     }
-    lua_xmove(co, L, nres);
-    return nres;
+    if (st == LUA_OK || st == LUA_YIELD) {
+      if (!lua_checkstack(L, nres + 1)) {
+        lua_pop(co, nres);
+        lua_pushliteral(L, "too many results to resume");
+        return -1;
+      }
+      lua_xmove(co, L, nres);
+      return nres;
+    }
+    lua_xmove(co, L, 1);
+    return -1;
   }
-  lua_xmove(co, L, 1);
-  return -1;
-}
-
-static int l_resume(lua_State *L) {
-  lua_State *co = check_co(L);
-  int r = resume_co(L, co, lua_gettop(L) - 1);
-  if (r < 0) {
-    lua_pushboolean(L, 0);
-    lua_insert(L, -2);
-    return 2;
-  }
-  lua_pushboolean(L, 1);
-  lua_insert(L, -(r + 1));
-  return r + 1;
 }
 
 /* Closes a dead coroutine's pending to-be-closed variables, which may
@@ -70,10 +75,30 @@ static int close_dead(lua_State *L, lua_State *co) {
   return st;
 }
 
-/* The function coroutine.wrap returns: upvalue 1 is the coroutine. */
-static int l_wrapped(lua_State *L) {
-  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
-  int r = resume_co(L, co, lua_gettop(L));
+/* What coroutine.resume or the wrapped function returns for a resume
+   that returned r (see resume_co). */
+static int resumed(lua_State *L, lua_State *co, int r, int by);
+
+static int resume_again(lua_State *L, int status, lua_KContext by) {
+  (void)status;
+  lua_State *co;
+  if (by == BY_WRAP) {
+    lua_settop(L, 0);
+    co = lua_tothread(L, lua_upvalueindex(1));
+  } else {
+    lua_settop(L, 1);
+    co = lua_tothread(L, 1);
+  }
+  return resumed(L, co, resume_co(L, co, 0), (int)by);
+}
+
+static int resumed(lua_State *L, lua_State *co, int r, int by) {
+  if (r == PREEMPTED) return lua_yieldk(L, 0, by, resume_again);
+  if (by == BY_RESUME) {
+    lua_pushboolean(L, r >= 0);
+    lua_insert(L, r >= 0 ? -(r + 1) : -2);
+    return r >= 0 ? r + 1 : 2;
+  }
   if (r >= 0) return r;
   int st = lua_status(co);
   if (st != LUA_OK && st != LUA_YIELD) { /* it died: close it, raise its error */
@@ -86,6 +111,17 @@ static int l_wrapped(lua_State *L) {
     lua_concat(L, 2);
   }
   return lua_error(L);
+}
+
+static int l_resume(lua_State *L) {
+  lua_State *co = check_co(L);
+  return resumed(L, co, resume_co(L, co, lua_gettop(L) - 1), BY_RESUME);
+}
+
+/* The function coroutine.wrap returns: upvalue 1 is the coroutine. */
+static int l_wrapped(lua_State *L) {
+  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+  return resumed(L, co, resume_co(L, co, lua_gettop(L)), BY_WRAP);
 }
 
 /* coroutine.wrap: upvalue 1 is Lua's coroutine.create. */

@@ -29,6 +29,7 @@ typedef struct weft_stretch {
   uint8_t waited;      /* tasks: waited since home's hook last fired */
   uint8_t preempted;   /* tasks: the last resume was stopped by the budget */
   uint8_t preempt_due; /* tasks: overrun away from home: yield when home runs */
+  uint8_t yielding;    /* tasks: a preemption's yield passes up the resumers */
 } weft_stretch;
 
 /* The stretch running now and what it means. */
@@ -258,6 +259,12 @@ void weft_budget_arm_home(weft_state *W, lua_State *home, int killed);
    happened meanwhile. */
 void weft_budget_before_nested(weft_state *W, lua_State *co);
 void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status);
+/* After a resume of another thread yielded: 0 for a script's yield; 1
+   when the yield was a preemption passing up to the task's thread (L, the
+   resumer, yields too, and resumes the other thread when it is resumed;
+   when L is the task's own thread the task is now preempted); 2 when L
+   cannot yield (resume the other thread again at once). */
+int weft_budget_preempting(weft_state *W, lua_State *L);
 /* lua_pcall / lua_resume as a stretch of its own (a module's top level, a
    handler, a __tostring), killed with msg past limit instructions. */
 int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh,

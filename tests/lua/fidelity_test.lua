@@ -197,3 +197,22 @@ test("work spread over coroutine resumes is preempted, not killed, when it waits
   end)
   assert(wait(t) == true)
 end)
+
+test("a long stretch inside a coroutine is preempted there and goes on next frame", function()
+  local gen = coroutine.wrap(function()
+    local n = 0
+    while true do
+      for _ = 1, 6e5 do n = n + 1 end -- about two budgets between yields
+      coroutine.yield(n)
+    end
+  end)
+  for k = 1, 3 do
+    local f0 = frame()
+    assert(gen() == k * 6e5, "the generator lost its place")
+    assert(frame() > f0, "a stretch of two budgets ran within one frame")
+    wait()
+  end
+  local co = coroutine.create(function() local x = 0 for i = 1, 6e5 do x = x + i end return x end)
+  local ok, sum = coroutine.resume(co)
+  assert(ok and sum == 180000300000, tostring(sum))
+end)
