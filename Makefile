@@ -38,19 +38,32 @@ DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-de
 -include demo/demo.mk
 -include tests/bench/bench.mk
 
-.PHONY: all weft deps test test-c test-lua test-cli test-demo run asan bench fuzz clean help
+.PHONY: all weft deps test test-c test-lua test-cli test-demo test-docs usage run asan bench fuzz clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
 
+# Every target, one line each (tests/docs/run.sh checks that none is missing).
 help:
-	@echo "make            build build/weft (and build/libweft.a)"
-	@echo "make run        build and start the sample scene (real time)"
-	@echo "make test       build and run every test: C unit tests, then script tests"
-	@echo "make asan       the whole test suite under AddressSanitizer + UBSan"
-	@echo "make bench      build and run the benchmarks, print the figures"
-	@echo "make fuzz       run the libFuzzer target for FUZZ_TIME seconds (default 60)"
-	@echo "make clean      remove build outputs"
+	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
+	@echo "make run         build and start the demo game in a window, hot reload on"
+	@echo "make test        every suite: test-c, test-lua, test-cli, test-demo, test-docs"
+	@echo "make test-c      the C unit tests (build/tests/test_*)"
+	@echo "make test-lua    the script tests: weft test tests/lua scripts"
+	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
+	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
+	@echo "make test-docs   runs every command README.md and docs/designers.md show"
+	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
+	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
+	@echo "make bench       build and run the benchmarks, print the table"
+	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
+	@echo "make demo-art    repaint assets/*.png with the art generator"
+	@echo "make deps        install the missing Debian packages (or print the apt-get line)"
+	@echo "make weft        build build/weft and build/libweft.a without checking packages"
+	@echo "make demo-run    build and start the demo (what make run does after deps)"
+	@echo "make bench-run   run the benchmarks (what make bench does after deps)"
+	@echo "make clean       remove build outputs"
+	@echo "make help        this list"
 
 # ---- dependencies ----
 
@@ -95,7 +108,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 # ---- tests ----
 
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua test-cli test-demo
+	@$(MAKE) --no-print-directory test-c test-lua test-cli test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -109,8 +122,17 @@ test-cli: $(BUILD)/weft
 	@echo "== the weft program"
 	@sh tests/cli/run.sh $(BUILD)/weft
 
+# The documentation against the programs: usage blocks, make help, and
+# every command README.md and docs/designers.md show.
+test-docs: $(BUILD)/weft $(DOCS_NEEDS)
+	@echo "== the commands the docs show"
+	@sh tests/docs/run.sh $(BUILD)
+
+usage: $(BUILD)/weft $(DOCS_NEEDS)
+	@sh tests/cli/usage.sh write $(BUILD)/weft $(DOCS_NEEDS)
+
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-demo
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-demo test-docs
 
 bench: deps
 	@$(MAKE) --no-print-directory bench-run

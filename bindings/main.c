@@ -14,14 +14,6 @@
 
 #include "weft.h"
 
-static void usage(void) {
-  fputs("usage: weft run FILE.lua [--frames N] [--dt S] [--realtime] [--scripts DIR]\n"
-        "                         [--watch] [--memory MB] [--budget N|off] [--dump-tasks]\n"
-        "                         [--inline-jobs]\n"
-        "       weft test [DIR or FILES...]\n",
-        stderr);
-}
-
 static double mono_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -72,53 +64,143 @@ static void dump_tasks(weft_state *W) {
   lua_pop(L, 3);
 }
 
-static int cmd_run(int argc, char **argv) {
-  const char *file = NULL;
-  double frames = -1, dt = 1.0 / 60, mem = 256, budget = 0;
-  int realtime = 0, watch = 0, dump = 0;
-  weft_desc d = {0};
+/* ---- the command line ---- */
+
+/* What the command line asked for; zero fields are the defaults. */
+typedef struct config {
+  double frames, dt, mem, budget; /* frames < 0: no limit; budget < 0: off */
+  int realtime, watch, dump;
+  weft_desc d;
+} config;
+
+enum { RUN = 1, TEST = 2 };
+
+/* One option. The table below drives parsing, `weft --help` and the
+   usage block in README.md (tests/cli/usage.sh checks that it matches):
+   to add an option, add a row and its setter. */
+typedef struct option {
+  const char *name; /* "--frames" */
+  const char *arg;  /* its value as the usage names it ("N"); NULL: a flag */
+  int cmds;         /* RUN, TEST or both */
+  const char *help; /* one line for --help */
+  /* Applies the option (val is NULL for a flag); returns NULL, or what
+     is wrong with val. */
+  const char *(*set)(config *c, const char *val);
+} option;
+
+static const char *set_frames(config *c, const char *v) {
+  return parse_num(v, &c->frames) && c->frames >= 0 ? NULL : "a number of frames >= 0";
+}
+static const char *set_dt(config *c, const char *v) {
+  return parse_num(v, &c->dt) && c->dt >= 0 && c->dt <= WEFT_MAX_DT ? NULL
+                                                                    : "seconds from 0 to 1e6";
+}
+static const char *set_memory(config *c, const char *v) {
+  return parse_num(v, &c->mem) && c->mem > 0 ? NULL : "megabytes > 0";
+}
+static const char *set_budget(config *c, const char *v) {
+  if (strcmp(v, "off") == 0) return c->budget = -1, NULL;
+  return parse_num(v, &c->budget) && c->budget >= 1 && c->budget <= 2e9
+             ? NULL
+             : "instructions from 1 to 2e9, or off";
+}
+static const char *set_scripts(config *c, const char *v) { return c->d.scripts_root = v, NULL; }
+static const char *set_realtime(config *c, const char *v) { return (void)v, c->realtime = 1, NULL; }
+static const char *set_watch(config *c, const char *v) { return (void)v, c->watch = 1, NULL; }
+static const char *set_dump(config *c, const char *v) { return (void)v, c->dump = 1, NULL; }
+static const char *set_inline(config *c, const char *v) {
+  return (void)v, c->d.job_threads = WEFT_JOBS_INLINE, NULL;
+}
+
+static const option options[] = {
+    {"--frames", "N", RUN, "stop after N frames (exit 2 if FILE is still running)", set_frames},
+    {"--dt", "S", RUN, "seconds per frame of the virtual clock (default 1/60)", set_dt},
+    {"--realtime", NULL, RUN, "pace frames to the wall clock", set_realtime},
+    {"--scripts", "DIR", RUN | TEST, "the scripts root: require and --watch (default scripts)",
+     set_scripts},
+    {"--watch", NULL, RUN, "hot-reload modules under the scripts root when saved", set_watch},
+    {"--memory", "MB", RUN, "the Lua memory limit (default 256)", set_memory},
+    {"--budget", "N|off", RUN, "instructions per resume (default 1000000); off: none",
+     set_budget},
+    {"--dump-tasks", NULL, RUN, "print weft.tasks() at exit", set_dump},
+    {"--inline-jobs", NULL, RUN, "run jobs on the main thread at the next frame", set_inline},
+};
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+/* Prints "PREFIX ARGS [--opt V]..." for one command, wrapped at 80
+   columns under its first option. */
+static void usage_line(FILE *f, const char *prefix, int cmd, const char *args) {
+  int col = fprintf(f, "%s%s", prefix, args), indent = (int)strlen(prefix);
+  for (size_t i = 0; i < NOPTIONS; i++) {
+    if (!(options[i].cmds & cmd)) continue;
+    char item[64];
+    int n = snprintf(item, sizeof item, "[%s%s%s]", options[i].name, options[i].arg ? " " : "",
+                     options[i].arg ? options[i].arg : "");
+    if (col + 1 + n > 80) col = fprintf(f, "\n%*s", indent, "") - 1;
+    col += fprintf(f, " %s", item);
+  }
+  fputc('\n', f);
+}
+
+/* The usage text, from the option table. */
+static void usage(FILE *f) {
+  usage_line(f, "usage: weft run ", RUN, "FILE.lua");
+  usage_line(f, "       weft test ", TEST, "[DIR or FILES...]");
+  fputs("       weft --help\n\n", f);
+  for (size_t i = 0; i < NOPTIONS; i++) {
+    char head[40];
+    snprintf(head, sizeof head, "%s%s%s", options[i].name, options[i].arg ? " " : "",
+             options[i].arg ? options[i].arg : "");
+    fprintf(f, "  %-16s %s\n", head, options[i].help);
+  }
+  fprintf(f, "  %-16s %s\n", "--help", "print this text and exit");
+}
+
+/* Applies the options of cmd in argv to c and moves the other arguments
+   to the front of argv. Returns their count, or -1 after printing what
+   is wrong (and the usage) to stderr. */
+static int parse(int cmd, int argc, char **argv, config *c) {
+  int npos = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
-    int more = i + 1 < argc;
-    if (strcmp(a, "--frames") == 0 && more) {
-      if (!parse_num(argv[++i], &frames) || frames < 0)
-        return fprintf(stderr, "weft: bad --frames\n"), 1;
-    } else if (strcmp(a, "--dt") == 0 && more) {
-      if (!parse_num(argv[++i], &dt) || !(dt >= 0 && dt <= WEFT_MAX_DT))
-        return fprintf(stderr, "weft: bad --dt (seconds from 0 to 1e6)\n"), 1;
-    } else if (strcmp(a, "--memory") == 0 && more) {
-      if (!parse_num(argv[++i], &mem) || mem <= 0)
-        return fprintf(stderr, "weft: bad --memory\n"), 1;
-    } else if (strcmp(a, "--budget") == 0 && more) {
-      if (strcmp(argv[i + 1], "off") == 0) {
-        i++;
-        budget = -1;
-      } else if (!parse_num(argv[++i], &budget) || budget < 1 || budget > 2e9) {
-        return fprintf(stderr, "weft: bad --budget\n"), 1;
-      }
-    } else if (strcmp(a, "--scripts") == 0 && more) {
-      d.scripts_root = argv[++i];
-    } else if (strcmp(a, "--realtime") == 0) {
-      realtime = 1;
-    } else if (strcmp(a, "--watch") == 0) {
-      watch = 1;
-    } else if (strcmp(a, "--dump-tasks") == 0) {
-      dump = 1;
-    } else if (strcmp(a, "--inline-jobs") == 0) {
-      d.job_threads = WEFT_JOBS_INLINE;
-    } else if (a[0] != '-' && !file) {
-      file = a;
-    } else {
-      usage();
-      return 1;
+    if (a[0] != '-' || a[1] == 0) {
+      argv[npos++] = argv[i];
+      continue;
+    }
+    const option *o = NULL;
+    for (size_t k = 0; k < NOPTIONS && !o; k++)
+      if ((options[k].cmds & cmd) && strcmp(options[k].name, a) == 0) o = &options[k];
+    if (!o) {
+      fprintf(stderr, "weft: unknown option %s (weft --help lists them)\n", a);
+      return -1;
+    }
+    if (o->arg && i + 1 >= argc) {
+      fprintf(stderr, "weft: %s needs a value (%s)\n", a, o->arg);
+      return -1;
+    }
+    const char *why = o->set(c, o->arg ? argv[++i] : NULL);
+    if (why) {
+      fprintf(stderr, "weft: bad %s %s (%s)\n", a, argv[i], why);
+      return -1;
     }
   }
-  if (!file) {
-    usage();
+  return npos;
+}
+
+static int cmd_run(int argc, char **argv) {
+  config c = {.frames = -1, .dt = 1.0 / 60, .mem = 256};
+  int npos = parse(RUN, argc, argv, &c);
+  if (npos < 0) return 1;
+  if (npos != 1) {
+    fprintf(stderr, "usage: weft run FILE.lua [options] (weft --help lists them)\n");
     return 1;
   }
-  d.memory_limit = (size_t)(mem * 1024 * 1024);
-  d.instr_budget = budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)budget;
+  const char *file = argv[0];
+  double frames = c.frames, dt = c.dt;
+  int realtime = c.realtime, watch = c.watch, dump = c.dump;
+  weft_desc d = c.d;
+  d.memory_limit = (size_t)(c.mem * 1024 * 1024);
+  d.instr_budget = c.budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c.budget;
   weft_state *W = weft_open(&d);
   if (!W) {
     fprintf(stderr, "weft: cannot create the state (out of memory)\n");
@@ -377,28 +459,35 @@ static void test_dir(const char *dir, const char *root, tests *t) {
 
 static int cmd_test(int argc, char **argv) {
   tests t = {0};
-  const char *root = "scripts";
-  int any = 0;
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--scripts") == 0 && i + 1 < argc) {
-      root = argv[++i];
-      continue;
-    }
+  config c = {0};
+  int npos = parse(TEST, argc, argv, &c);
+  if (npos < 0) return 1;
+  const char *root = c.d.scripts_root ? c.d.scripts_root : "scripts";
+  for (int i = 0; i < npos; i++) {
     struct stat st;
-    any = 1;
     if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
       test_dir(argv[i], root, &t);
     else
       test_file(argv[i], root, &t);
   }
-  if (!any) test_dir(root, root, &t);
+  if (!npos) test_dir(root, root, &t);
   printf("%d passed, %d failed\n", t.passed, t.failed);
   return t.failed ? 1 : 0;
 }
 
+static int wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
   if (argc >= 2 && strcmp(argv[1], "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (argc >= 2 && strcmp(argv[1], "test") == 0) return cmd_test(argc - 2, argv + 2);
-  usage();
+  usage(stderr);
   return 1;
 }

@@ -11,6 +11,7 @@ DEMO_CFLAGS = $(shell pkg-config --cflags sdl2 SDL2_ttf SDL2_image)
 DEMO_LIBS   = $(shell pkg-config --libs sdl2 SDL2_ttf SDL2_image)
 DEMO_SRC    := $(filter-out demo/artgen.c,$(wildcard demo/*.c))
 DEMO_OBJ    := $(DEMO_SRC:%.c=$(BUILD)/%.o)
+DOCS_NEEDS  += $(BUILD)/weft-demo
 
 .PHONY: demo-run test-demo demo-art
 

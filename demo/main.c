@@ -35,48 +35,93 @@ typedef struct options {
   int fast;  /* headless: render only when needed */
 } options;
 
-static void usage(void) {
-  fputs("usage: weft-demo [--headless] [--frames N] [--screenshot FILE.png] [--seed S]\n"
-        "                 [--script FILE.lua] [--root DIR] [--watch | --no-watch]\n"
-        "  --headless     no window: draw off-screen on a fixed 1/60 s step\n"
-        "  --frames N     stop after N frames (exit 2 if a --script is still running)\n"
-        "  --screenshot   write the last frame as a PNG\n"
-        "  --seed S       seed the random generators (math.random too)\n"
-        "  --script FILE  run a test script beside the game; exit 0 when it ends,\n"
-        "                 1 when it fails\n"
-        "  --root DIR     directory holding scripts/ and assets/ (default: found)\n"
-        "  --watch        hot-reload scripts/ on save (default in a window)\n",
-        stderr);
+/* One option. The table below drives parsing, `weft-demo --help` and the
+   usage block in README.md (tests/cli/usage.sh checks that it matches):
+   to add an option, add a row and its setter. */
+typedef struct option {
+  const char *name; /* "--frames" */
+  const char *arg;  /* its value as the usage names it ("N"); NULL: a flag */
+  const char *help; /* one line for --help */
+  /* Applies the option (val is NULL for a flag); returns NULL, or what
+     is wrong with val. */
+  const char *(*set)(options *o, const char *val);
+} option;
+
+static const char *set_headless(options *o, const char *v) { return (void)v, o->headless = 1, NULL; }
+static const char *set_frames(options *o, const char *v) {
+  char *end;
+  errno = 0;
+  o->frames = strtol(v, &end, 10);
+  return *v && !*end && !errno && o->frames >= 0 ? NULL : "a number of frames >= 0";
+}
+static const char *set_shot(options *o, const char *v) { return o->shot = v, NULL; }
+static const char *set_script(options *o, const char *v) { return o->script = v, NULL; }
+static const char *set_root(options *o, const char *v) { return o->root = v, NULL; }
+static const char *set_seed(options *o, const char *v) {
+  char *end;
+  errno = 0;
+  unsigned long s = strtoul(v, &end, 10);
+  if (!*v || *end || errno || s > UINT32_MAX || *v == '-') return "a whole number from 0 to 2^32-1";
+  return o->seed = (uint32_t)s, NULL;
+}
+static const char *set_watch(options *o, const char *v) { return (void)v, o->watch = 1, NULL; }
+static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
+
+static const option table[] = {
+    {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
+    {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
+    {"--seed", "S", "seed math.random, which the scripts draw on (default 1)",
+     set_seed},
+    {"--screenshot", "FILE.png", "write the last frame as a PNG", set_shot},
+    {"--script", "FILE.lua", "run a test script beside the game (exit 0: it ended)",
+     set_script},
+    {"--root", "DIR", "where scripts/ and assets/ are (default: found)", set_root},
+    {"--watch", NULL, "hot-reload scripts/ on save (the default with a window)", set_watch},
+    {"--no-watch", NULL, "no hot reload (the default when headless)", set_no_watch},
+};
+#define NOPTIONS (sizeof table / sizeof table[0])
+
+/* The usage text, from the option table; the synopsis wraps at 80
+   columns. */
+static void usage(FILE *f) {
+  const char *prefix = "usage: weft-demo";
+  int col = fprintf(f, "%s", prefix);
+  for (size_t i = 0; i < NOPTIONS; i++) {
+    char item[64];
+    int n = snprintf(item, sizeof item, "[%s%s%s]", table[i].name, table[i].arg ? " " : "",
+                     table[i].arg ? table[i].arg : "");
+    if (col + 1 + n > 80) col = fprintf(f, "\n%*s", (int)strlen(prefix), "") - 1;
+    col += fprintf(f, " %s", item);
+  }
+  fputs("\n       weft-demo --help\n\n", f);
+  for (size_t i = 0; i < NOPTIONS; i++) {
+    char head[40];
+    snprintf(head, sizeof head, "%s%s%s", table[i].name, table[i].arg ? " " : "",
+             table[i].arg ? table[i].arg : "");
+    fprintf(f, "  %-22s %s\n", head, table[i].help);
+  }
+  fprintf(f, "  %-22s %s\n", "--help", "print this text and exit");
 }
 
+/* Returns 0 to run, 1 after --help, -1 on a bad command line (said on
+   stderr). */
 static int parse(int argc, char **argv, options *o) {
   *o = (options){0, -1, NULL, NULL, NULL, 1, -1, 1};
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout), 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    int more = i + 1 < argc;
-    char *end;
-    if (strcmp(a, "--headless") == 0)
-      o->headless = 1;
-    else if (strcmp(a, "--frames") == 0 && more) {
-      o->frames = strtol(argv[++i], &end, 10);
-      if (*end || o->frames < 0) return fprintf(stderr, "weft-demo: bad --frames\n"), -1;
-    } else if (strcmp(a, "--screenshot") == 0 && more)
-      o->shot = argv[++i];
-    else if (strcmp(a, "--script") == 0 && more)
-      o->script = argv[++i];
-    else if (strcmp(a, "--root") == 0 && more)
-      o->root = argv[++i];
-    else if (strcmp(a, "--seed") == 0 && more) {
-      o->seed = (uint32_t)strtoul(argv[++i], &end, 10);
-      if (*end) return fprintf(stderr, "weft-demo: bad --seed\n"), -1;
-    } else if (strcmp(a, "--watch") == 0)
-      o->watch = 1;
-    else if (strcmp(a, "--no-watch") == 0)
-      o->watch = 0;
-    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-      return usage(), 1;
-    else
-      return usage(), -1;
+    const option *opt = NULL;
+    for (size_t k = 0; k < NOPTIONS && !opt; k++)
+      if (strcmp(table[k].name, a) == 0) opt = &table[k];
+    if (!opt) {
+      fprintf(stderr, "weft-demo: unknown argument %s (weft-demo --help lists the options)\n", a);
+      return -1;
+    }
+    if (opt->arg && i + 1 >= argc)
+      return fprintf(stderr, "weft-demo: %s needs a value (%s)\n", a, opt->arg), -1;
+    const char *why = opt->set(o, opt->arg ? argv[++i] : NULL);
+    if (why) return fprintf(stderr, "weft-demo: bad %s %s (%s)\n", a, argv[i], why), -1;
   }
   return 0;
 }
