@@ -33,12 +33,12 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # What the build needs, as kind:name:debian-package, where kind is pc (a
 # pkg-config module), cmd (a command) or file (a path). Included makefiles
 # (demo/demo.mk, tests/bench/bench.mk) append to DEPS.
-DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev
+DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4
 
 -include demo/demo.mk
 -include tests/bench/bench.mk
 
-.PHONY: all weft deps test test-c test-lua test-cli test-demo test-docs usage run asan bench fuzz clean help
+.PHONY: all weft deps test test-c test-lua test-cli test-conformance test-demo test-docs usage run asan bench fuzz clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -47,10 +47,11 @@ all: deps
 help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
-	@echo "make test        every suite: test-c, test-lua, test-cli, test-demo, test-docs"
+	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
+	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
 	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
 	@echo "make test-docs   runs every command README.md and docs/designers.md show"
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
@@ -108,7 +109,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 # ---- tests ----
 
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua test-cli test-demo test-docs
+	@$(MAKE) --no-print-directory test-c test-lua test-cli test-conformance test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -131,8 +132,12 @@ test-docs: $(BUILD)/weft $(DOCS_NEEDS)
 usage: $(BUILD)/weft $(DOCS_NEEDS)
 	@sh tests/cli/usage.sh write $(BUILD)/weft $(DOCS_NEEDS)
 
+test-conformance: $(BUILD)/weft
+	@echo "== Lua conformance: the same scripts under lua5.4 and in weft tasks"
+	@sh tests/conformance/run.sh $(BUILD)/weft
+
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-demo test-docs
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-demo test-docs
 
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
