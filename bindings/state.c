@@ -402,6 +402,9 @@ static int l_cspawn(lua_State *L) {
   lua_pop(L, 1);
   lua_pushinteger(L, (lua_Integer)id);
   weft_run_now(W, id); /* inside this call: see l_run_frame */
+  /* Outside a frame (the file a host runs before its first step), the
+     tasks the new one woke run now, as later tasks of a frame's pass do. */
+  if (!W->in_step && !W->cur && !W->in_report) weft_sched_run_ready(W->S);
   return 1;
 }
 

@@ -166,10 +166,10 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
      changes, so a failure leaves the future pending and its waiters as
      they were. */
   luaL_checkstack(L, 8, NULL);
-  /* packed: 0 = the value (or nothing) in user value 1; 1 = a table
+  /* packed: 0 = the one value (nil too) in user value 1; 1 = a table
      {n=..., ...} there; 2 = two values, in user values 1 and 4 (a
      combinator's future, whose 4th is free once it completes: first's
-     index and value need no table). */
+     index and value need no table); 3 = no value (nil there). */
   int packed = 0;
   if (n == 1) {
     lua_pushvalue(L, vidx);
@@ -189,6 +189,7 @@ static int complete_future(weft_state *W, lua_State *L, int hidx, int state, int
     packed = 1;
   } else {
     lua_pushnil(L);
+    packed = 3;
   }
   h->state = (uint8_t)state;
   h->packed = (uint8_t)packed;
@@ -283,12 +284,10 @@ static int push_future_values(lua_State *L, int idx, fhandle *h, int one) {
     lua_getiuservalue(L, idx, 4);
     return 2;
   }
-  if (!h->packed) {
-    if (!one && lua_isnil(L, -1)) {
-      lua_pop(L, 1);
-      return 0;
-    }
-    return 1;
+  if (h->packed == 0 || (h->packed == 3 && one)) return 1;
+  if (h->packed == 3) {
+    lua_pop(L, 1);
+    return 0;
   }
   int t = lua_gettop(L);
   lua_getfield(L, t, "n");

@@ -88,6 +88,7 @@ typedef struct task {
   weft_wlist waiters;
   uint8_t own_used;      /* `own` belongs to the current wait */
   uint8_t queued;        /* in s->ready (1) or s->parked (2) */
+  uint8_t realwake;      /* woken by a real-time timer: runs though its group is paused */
   uint32_t qnext, qprev; /* links in that queue, index + 1 */
   rec own;               /* the inline record */
 } task;
@@ -496,8 +497,10 @@ static void fire_timer(weft_sched *s, tclock *c) {
   if (s->desc.timer_done && !x->quiet)
     s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
   if (t->pending) t->pending--;
-  if (t->state == WEFT_TASK_WAITING && (t->mode == WEFT_WAIT_FIRST || t->pending == 0))
+  if (t->state == WEFT_TASK_WAITING && (t->mode == WEFT_WAIT_FIRST || t->pending == 0)) {
     make_ready(s, t);
+    t->realwake = c == &s->real; /* wait_realtime ignores pause */
+  }
 }
 
 /* Wakes due timers. Within one clock: (due, seq) order. Across clocks that
@@ -537,6 +540,7 @@ static void wake_timers(weft_sched *s) {
 
 static void run_task(weft_sched *s, task *t) {
   weft_id id = weft_pool_id(t);
+  t->realwake = 0;
   weft_task_enter(s, id);
   t->cls->resume(s, id, udata_of(t));
   weft_task_leave(s, id);
@@ -548,7 +552,7 @@ void weft_sched_run_ready(weft_sched *s) {
   while (s->ready.head && ran < s->budget) {
     task *t = T(s, s->ready.head - 1);
     dequeue(s, t);
-    if (G(s, t->group)->held) {
+    if (G(s, t->group)->held && !t->realwake) {
       enqueue(s, &s->parked, t, 2);
       continue;
     }
