@@ -41,10 +41,21 @@ static void wrap(lua_State *L, int api, const char *name, lua_CFunction f) {
 
 /* ---- environments ---- */
 
-/* Pushes a shallow copy of the table at idx. */
+/* The number of entries of the table at idx. */
+static int count(lua_State *L, int idx) {
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    n++;
+  }
+  return n;
+}
+
+/* Pushes a shallow copy of the table at idx, sized to fit. */
 static void copy_table(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
-  lua_createtable(L, 0, 32);
+  lua_createtable(L, 0, count(L, idx));
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pushvalue(L, -2);
@@ -60,7 +71,7 @@ void weft_new_env(weft_state *W, lua_State *L) {
   luaL_checkstack(L, 8, NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
   int api = lua_gettop(L);
-  lua_createtable(L, 0, 96);
+  lua_createtable(L, 0, count(L, api) + 1);
   int env = api + 1;
   lua_pushnil(L);
   while (lua_next(L, api)) {
