@@ -76,6 +76,7 @@ typedef struct thandle {
   weft_id id;
   uint8_t final;  /* 0 while live, else WEFT_TASK_DONE/FAILED/CANCELLED */
   uint8_t packed; /* results are a table {n=..., ...} */
+  uint8_t named;  /* a script set t.name */
   uint32_t site;  /* spawn site chain, kept for reports */
 } thandle;
 
@@ -214,6 +215,12 @@ void weft_run_now(weft_state *W, weft_id task);
 /* Pushes the handle of a live task (or nil). */
 void weft_push_task(weft_state *W, lua_State *L, weft_id task);
 void weft_push_group(weft_state *W, lua_State *L, weft_id g);
+/* Pushes who a report about the task names first (its entity or its
+   name: see task.c) and returns 1, or pushes nothing and returns 0. May
+   raise (memory). */
+int weft_push_who(weft_state *W, lua_State *L, weft_id task);
+/* Registry key of the weak set of the groups weft.start makes. */
+#define WEFT_START_GROUPS "weft.start_groups"
 /* Reports an error value at L[idx] for task (0: none) with a traceback
    string at L[tidx] (0: none). */
 void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace);

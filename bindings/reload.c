@@ -9,11 +9,12 @@
 
 /* The module system. Runs once per state in the host's own environment
    with (api, loadfile, run_budget, report, root, getinfo, commit,
-   load_module) as
+   load_module, start_groups) as
    arguments; returns the function the watcher calls with a changed
    file's path relative to the root. */
 static const char modules_lua[] =
-    "local api, loadfile_, run_budget, report, root, getinfo, commit, load_module = ...\n"
+    "local api, loadfile_, run_budget, report, root, getinfo, commit, load_module, start_groups = "
+    "...\n"
     "local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable =\n"
     "  api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable\n"
     "local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, "
@@ -128,7 +129,7 @@ static const char modules_lua[] =
     "  nstart = nstart + 1\n"
     "  local entry = {state = state, args = pack(...), order = nstart, sub = new_group{name = "
     "name, parent = g}}\n"
-    "  rec.starts[entry] = true\n"
+    "  rec.starts[entry] = true\n"    "  start_groups[entry.sub] = true -- reports name the entity around it, not it\n"
     "  return launch(rec, entry, M.start, state, ...)\n"
     "end\n"
     "\n"
@@ -693,7 +694,14 @@ static int open_modules(lua_State *L) {
   lua_remove(L, -2);
   lua_pushcfunction(L, l_commit);
   lua_pushcfunction(L, l_load_module);
-  lua_call(L, 8, 3);
+  lua_newtable(L); /* the groups weft.start makes, weakly: see weft_push_who */
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS);
+  lua_call(L, 9, 3);
   W->ref_group_start = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_reload = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_changed = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -74,6 +74,49 @@ static const char *with_sites(weft_state *W, lua_State *L, const char *trace, ui
   return lua_tostring(L, -1);
 }
 
+/* Who a report names first: the name a script gave the task (t.name =
+   ...; weft.start's own naming after the module does not count), else
+   the innermost named group around it that weft.start did not make (the
+   demo names each entity's group after the entity), else nobody. */
+int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
+  weft_id g = task ? weft_task_group(W->S, task) : 0;
+  if (!g) return 0;
+  luaL_checkstack(L, 6, NULL);
+  int top = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS);
+  int starts = top + 1;
+  weft_push_task(W, L, task);
+  thandle *h = lua_touserdata(L, -1);
+  if (h && h->named && lua_getiuservalue(L, -1, 2) == LUA_TSTRING) {
+    int explicit = 1;
+    weft_push_group(W, L, g);
+    if (lua_istable(L, starts) && lua_rawget(L, starts) != LUA_TNIL) { /* a start's own task? */
+      weft_push_group(W, L, g);
+      lua_getiuservalue(L, -1, 1);
+      explicit = !lua_rawequal(L, -1, top + 3);
+    }
+    if (explicit) {
+      lua_copy(L, top + 3, top + 1);
+      lua_settop(L, top + 1);
+      return 1;
+    }
+  }
+  lua_settop(L, starts);
+  for (weft_id root = weft_sched_root(W->S); g && g != root; g = weft_group_parent(W->S, g)) {
+    weft_push_group(W, L, g);
+    int skip = lua_istable(L, starts) && (lua_pushvalue(L, -1), lua_rawget(L, starts) != LUA_TNIL);
+    if (lua_istable(L, starts)) lua_pop(L, 1);
+    if (!skip && lua_getiuservalue(L, -1, 1) == LUA_TSTRING && lua_rawlen(L, -1) > 0) {
+      lua_copy(L, -1, top + 1);
+      lua_settop(L, top + 1);
+      return 1;
+    }
+    lua_settop(L, starts);
+  }
+  lua_settop(L, top);
+  return 0;
+}
+
 /* The parts of a report, for the protected call below. */
 typedef struct report_args {
   weft_state *W;
@@ -94,6 +137,15 @@ static int l_report(lua_State *L) {
   if (!trace && a->co) {
     luaL_traceback(L, a->co, msg, 0);
     trace = lua_tostring(L, -1);
+  }
+  if (weft_push_who(W, L, a->task)) { /* "gate_guard: patrol.lua:17: ..." */
+    int who = lua_gettop(L);
+    lua_pushfstring(L, "%s: %s", lua_tostring(L, who), msg);
+    msg = lua_tostring(L, -1);
+    if (trace) {
+      lua_pushfstring(L, "%s: %s", lua_tostring(L, who), trace);
+      trace = lua_tostring(L, -1);
+    }
   }
   ltask *lt = a->task ? LT(W, a->task) : NULL;
   const char *full = with_sites(W, L, trace ? trace : msg, lt ? lt->site : 0);
@@ -362,6 +414,18 @@ static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   recycle(W, W->curL ? W->curL : W->L, co, lt->seen);
 }
 
+/* Protected: pushes "file:line: not enough memory" for the innermost
+   line of Lua running in the thread (light userdata at 1), as a script's
+   own errors read. */
+static int l_memory_where(lua_State *L) {
+  lua_State *co = lua_touserdata(L, 1);
+  lua_Debug ar;
+  for (int level = 0; lua_getstack(co, level, &ar); level++)
+    if (lua_getinfo(co, "Sl", &ar) && ar.currentline > 0)
+      return lua_pushfstring(L, "%s:%d: not enough memory", ar.short_src, ar.currentline), 1;
+  return lua_pushliteral(L, "not enough memory"), 1;
+}
+
 /* A task's body raised: report it (unless it is a cancellation passing
    through), cancel its children, close its pending <close> variables,
    fail its waiters. The work happens on the resumer's stack `L`. */
@@ -370,15 +434,23 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   lua_checkstack(L, 8);
   lua_pushvalue(co, -1);
   lua_xmove(co, L, 1);
+  int orig = lua_gettop(L); /* as raised: close_thread knows it by it */
+  if (lua_type(L, orig) == LUA_TSTRING && strcmp(lua_tostring(L, orig), "not enough memory") == 0) {
+    lua_pushcfunction(L, l_memory_where); /* Lua's own message has no line */
+    lua_pushlightuserdata(L, co);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) lua_copy(L, orig, -1);
+  } else {
+    lua_pushvalue(L, orig);
+  }
   int e = lua_gettop(L);
   int cancelled = is_cancel_error(W, L, e);
   if (!cancelled) report(W, L, e, id, NULL, co);
   weft_task_cancel_children(W->S, id); /* children first */
-  close_thread(W, L, id, co, e);
+  close_thread(W, L, id, co, orig);
   weft_complete_all(W, weft_task_waiters(W->S, id), L, e, 1, 1);
   settle(W, L, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
   lt->co = NULL;
-  lua_settop(L, e - 1);
+  lua_settop(L, orig - 1);
   int keep_out = lt->b.killed || lt->seen;
   weft_task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
   /* Not a killed task's thread: the kill left the hook's error unwinding
@@ -901,6 +973,7 @@ static int l_task_newindex(lua_State *L) {
   if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TSTRING);
   lua_settop(L, 3);
   lua_setiuservalue(L, 1, 2);
+  ((thandle *)lua_touserdata(L, 1))->named = !lua_isnil(L, 3);
   return 0;
 }
 
@@ -1259,6 +1332,7 @@ static void snap_one(void *ud, weft_id id) {
   lua_setfield(L, -2, "name");
   lua_getfield(L, h, "status");
   lua_setfield(L, -2, "status");
+  if (weft_push_who(W, L, id)) lua_setfield(L, -2, "who");
   weft_push_group(W, L, weft_task_group(W->S, id));
   lua_getiuservalue(L, -1, 1);
   lua_setfield(L, -3, "group");

@@ -617,6 +617,7 @@ function persist(key, init) end
 ---@field where string file:line where it is suspended
 ---@field spawned string file:line where it was spawned
 ---@field resumes integer how many times it was resumed
+---@field who string? who reports name first: the task's script-given name, else its entity (the innermost named group weft.start did not make)
 
 ---@class weftlib
 ---@field CANCELLED table the error value of a cancellation; test with `weft.is_cancelled(err)`

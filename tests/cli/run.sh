@@ -50,7 +50,7 @@ check "a --dt beyond 1e6 s is refused" "[ $? -ne 0 ] && grep -q 'bad --dt' '$dir
 
 printf 'local t = {} for i = 1, 1e8 do t[i] = i end\n' > "$dir/hog.lua"
 "$weft" run "$dir/hog.lua" --memory 8 > "$dir/out" 2> "$dir/err"
-check "--memory limits Lua memory: the hog fails with not enough memory" "grep -q 'not enough memory' '$dir/err'"
+check "--memory limits Lua memory: the hog fails with not enough memory at its file:line" "grep -q 'hog.lua:1: not enough memory' '$dir/err'"
 
 printf 'spawn(function() wait(math.huge) end)\nwait()\n' > "$dir/dump.lua"
 "$weft" run "$dir/dump.lua" --dump-tasks > "$dir/out" 2> "$dir/err"

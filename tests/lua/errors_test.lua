@@ -442,3 +442,43 @@ test("a task that exhausts memory fails with not enough memory; others keep runn
   local after = spawn(function() return #string.rep("y", 1000) end)
   assert(wait(after) == 1000, "cannot allocate after the failure")
 end)
+
+-- ---- who a report names ----
+
+test("a report names the task's entity (its named group) first", function()
+  local got = silence()
+  local guard = group{ name = "gate_guard" }
+  local t = guard:spawn(function() wait(); error("boom") end)
+  pcall(wait, t)
+  assert(#got == 1, #got .. " reports")
+  assert(got[1].trace:find("^gate_guard: .*errors_test%.lua:%d+: boom"), "trace: " .. got[1].trace)
+  assert(not got[1].err:find("gate_guard"), "the error value changed: " .. got[1].err)
+end)
+
+test("a report names a task's own name first when a script gave it one", function()
+  local got = silence()
+  local t = spawn(function() wait(); error("stuck") end)
+  t.name = "door opener"
+  pcall(wait, t)
+  assert(got[1].trace:find("^door opener: .*errors_test%.lua:%d+: stuck"), "trace: " .. got[1].trace)
+end)
+
+test("a task started by weft.start in an entity's group is reported under the entity", function()
+  local got = silence()
+  local gardener = group{ name = "old_bram" }
+  local t = gardener:start("ai.idle", { name = "old_bram" })   -- no position verb here: fails
+  pcall(wait, t)
+  assert(#got == 1, #got .. " reports")
+  assert(got[1].trace:find("^old_bram: scripts/ai/idle%.lua:%d+:"), "trace: " .. got[1].trace)
+end)
+
+test("weft.tasks() gives each task's entity as who", function()
+  local guard = group{ name = "well_guard" }
+  local t = guard:spawn(function() wait(math.huge) end)
+  local loose = spawn(function() wait(math.huge) end)
+  local who = {}
+  for _, x in ipairs(weft.tasks()) do who[x.task] = x.who or false end
+  assert(who[t] == "well_guard", "who: " .. tostring(who[t]))
+  assert(who[loose] == false, "a task outside any named group has no who: " .. tostring(who[loose]))
+  t:cancel(); loose:cancel()
+end)
