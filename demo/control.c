@@ -10,6 +10,8 @@
 
 #include <lauxlib.h>
 
+#include "overlay.h"
+#include "render.h"
 #include "verbs.h"
 
 #define G(L) ((game *)lua_touserdata(L, lua_upvalueindex(1)))
@@ -101,8 +103,9 @@ static int l_hold(lua_State *L) {
   return luaL_error(L, "too many keys held");
 }
 
-/* errors() -> list of {message =, trace =, repeats =} shown by the error
-   overlay, oldest first. */
+/* errors() -> list of {message =, trace =, repeats =, who =, module =}
+   shown by the error overlay, oldest first (who: the entity or task the
+   report names first; module: the one whose file raised it). */
 static int l_errors(lua_State *L) {
   game *g = G(L);
   lua_createtable(L, g->nerrors, 0);
@@ -114,6 +117,14 @@ static int l_errors(lua_State *L) {
     lua_setfield(L, -2, "trace");
     lua_pushinteger(L, g->errors[i].repeats);
     lua_setfield(L, -2, "repeats");
+    if (g->errors[i].who[0]) {
+      lua_pushstring(L, g->errors[i].who);
+      lua_setfield(L, -2, "who");
+    }
+    if (g->errors[i].module[0]) {
+      lua_pushstring(L, g->errors[i].module);
+      lua_setfield(L, -2, "module");
+    }
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
@@ -132,11 +143,42 @@ static int l_overlay_shown(lua_State *L) {
   return 1;
 }
 
-/* screenshot(path): saves this frame as a PNG once it is drawn. */
+/* screenshot(path): draws the frame as it is at the call (the world,
+   the overlays) and saves it as a PNG. Raises if the file cannot be
+   written. */
 static int l_screenshot(lua_State *L) {
   game *g = G(L);
-  snprintf(g->shot_path, sizeof g->shot_path, "%s", luaL_checkstring(L, 1));
+  const char *path = luaL_checkstring(L, 1);
+  lua_State *main = g->L;
+  g->L = L; /* the overlays call weft.tasks() and weft.modules() on this thread */
+  render_frame(g);
+  g->L = main;
+  if (game_save_png(g, path) != 0) return luaL_error(L, "screenshot: cannot write %s", path);
   return 0;
+}
+
+/* overlay_rects() -> {name = {x =, y =, w =, h =}, ...}: draws the frame
+   as screenshot() would and gives the box of every overlay and piece of
+   text it drew ("errors", "tasks", "modules", "graph", "reload_note",
+   "dialogue", "objective", "paused", "slow_motion", "keys"). */
+static int l_overlay_rects(lua_State *L) {
+  game *g = G(L);
+  lua_State *main = g->L;
+  g->L = L;
+  render_frame(g);
+  g->L = main;
+  lua_createtable(L, 0, g->ndrawn);
+  for (int i = 0; i < g->ndrawn; i++) {
+    lua_createtable(L, 0, 4);
+    const int v[4] = {g->drawn[i].r.x, g->drawn[i].r.y, g->drawn[i].r.w, g->drawn[i].r.h};
+    const char *k[4] = {"x", "y", "w", "h"};
+    for (int j = 0; j < 4; j++) {
+      lua_pushinteger(L, v[j]);
+      lua_setfield(L, -2, k[j]);
+    }
+    lua_setfield(L, -2, g->drawn[i].name);
+  }
+  return 1;
 }
 
 /* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
@@ -199,6 +241,7 @@ static const luaL_Reg fns[] = {{"lock_input", l_lock_input},
                                {"errors", l_errors},
                                {"overlay_shown", l_overlay_shown},
                                {"screenshot", l_screenshot},
+                               {"overlay_rects", l_overlay_rects},
                                {"game_state", l_game_state},
                                {"loading", l_loading},
                                {NULL, NULL}};
@@ -233,9 +276,64 @@ void control_frame(game *g) {
   }
 }
 
+/* After a commit: an entity marked for a script error whose group runs
+   tasks again (its behaviour restarted on the new code) loses the mark. */
+static void unmark_restarted(game *g) {
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) {
+    entity *e = world_ent(&g->w, i);
+    if (!e || !e->script_error) continue;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_ents);
+    if (lua_rawgeti(L, -1, i) == LUA_TTABLE && lua_getfield(L, -1, "group") == LUA_TUSERDATA &&
+        lua_getfield(L, -1, "tasks") == LUA_TFUNCTION) {
+      lua_pushvalue(L, -2);
+      if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) && luaL_len(L, -1) > 0)
+        e->script_error = 0;
+    }
+    lua_settop(L, top);
+  }
+}
+
+/* While reports are shown: the modules weft.reload_errors() lists; a
+   report whose file was listed and is not any more loaded cleanly. */
+static void check_broken(game *g) {
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  weft_push_api(g->W);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "reload_errors");
+  if (lua_pcall(L, 0, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+    enum { MAXB = 32 };
+    char names[MAXB][96];
+    const char *list[MAXB];
+    int n = 0;
+    for (lua_Integer i = 1; i <= (lua_Integer)luaL_len(L, -1) && n < MAXB; i++) {
+      lua_rawgeti(L, -1, i);
+      lua_getfield(L, -1, "file");
+      size_t len;
+      const char *f = lua_tolstring(L, -1, &len);
+      if (f) {
+        overlay_module_of(g, f, len, names[n], sizeof names[n]);
+        list[n] = names[n];
+        n++;
+      }
+      lua_pop(L, 2);
+    }
+    overlay_errors_unbroken(g, list, n);
+  }
+  lua_settop(L, top);
+}
+
+/* Once a frame: the green reload note after a commit, and the error
+   reports a clean reload answered. A report belongs to the module whose
+   file raised it: a commit of a new version of that module drops the
+   reports made before it; reports of other modules stay. */
 void control_check_reload(game *g) {
   uint32_t n = weft_reload_count(g->W);
-  if (n == g->reloads) return;
+  int committed = n != g->reloads;
+  if (!committed && g->nerrors == 0) return;
+  if (g->nerrors) check_broken(g);
   g->reloads = n;
   lua_State *L = g->L;
   int top = lua_gettop(L);
@@ -261,10 +359,11 @@ void control_check_reload(game *g) {
     lua_Integer old = lua_tointeger(L, -1);
     lua_pop(L, 1);
     if (name && v != old) {
-      if (v > 1 && used + strlen(name) + 12 < sizeof msg)
+      if (old) overlay_errors_fixed(g, name, n);
+      if (committed && v > 1 && used + strlen(name) + 12 < sizeof msg)
         used += (size_t)snprintf(msg + used, sizeof msg - used, "%s %s v%lld", changed ? "," : "",
                                  name, (long long)v);
-      changed += v > 1;
+      changed += committed && v > 1;
       lua_pushinteger(L, v);
       lua_setfield(L, seen, name);
     }
@@ -275,6 +374,7 @@ void control_check_reload(game *g) {
     g->toast_at = g->realtime;
   }
   lua_settop(L, top);
+  if (committed) unmark_restarted(g);
 }
 
 void control_apply_speed(game *g) {

@@ -29,8 +29,12 @@ typedef struct image {
 } image;
 
 typedef struct error_note {
-  char msg[512];    /* the error, "scripts/x.lua:12: ..." */
+  char msg[512];    /* the error, "gate_guard: scripts/x.lua:12: ..." */
   char trace[2048]; /* traceback and spawn sites */
+  char who[64];     /* who failed (the entity), "" if the report names nobody */
+  char module[96];  /* the module whose file raised it ("ai.patrol"), "" if none */
+  uint32_t epoch;   /* weft_reload_count when reported */
+  int was_broken;   /* its file was listed by weft.reload_errors() */
   double at;        /* realtime seconds when reported */
   int repeats;      /* same message reported again */
 } error_note;
@@ -87,7 +91,12 @@ typedef struct game {
   uint64_t frame;
   double realtime;
   int quit;
-  char shot_path[512]; /* screenshot requested by a script, "" none */
+  char shot_path[512]; /* screenshot requested by F12, "" none */
+  struct {
+    const char *name; /* static: "errors", "tasks", "dialogue", ... */
+    SDL_Rect r;
+  } drawn[24]; /* the boxes of text the last render_frame drew (overlay_rects()) */
+  int ndrawn;
   uint32_t reloads;    /* weft_reload_count last seen */
   int ref_versions;    /* module name -> version last seen */
   char toast[200];     /* "reloaded ai.patrol v2", shown a while */

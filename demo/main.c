@@ -183,7 +183,7 @@ static void on_report(void *user, const char *msg, const char *trace) {
 
 static int held(game *g, SDL_Scancode a, SDL_Scancode b) { return g->held[a] || g->held[b]; }
 
-static int save_png(game *g, const char *path) {
+int game_save_png(game *g, const char *path) {
   SDL_Surface *s = g->surface;
   SDL_Surface *tmp = NULL;
   if (!s) {
@@ -460,7 +460,7 @@ int main(int argc, char **argv) {
         render_frame(g);
         overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
                                     (double)SDL_GetPerformanceFrequency()));
-        save_png(g, g->shot_path);
+        game_save_png(g, g->shot_path);
         g->shot_path[0] = 0;
       }
     }
@@ -471,13 +471,13 @@ int main(int argc, char **argv) {
       render_frame(g);
       overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
                                   (double)SDL_GetPerformanceFrequency()));
-      if (g->shot_path[0]) save_png(g, g->shot_path), g->shot_path[0] = 0;
+      if (g->shot_path[0]) game_save_png(g, g->shot_path), g->shot_path[0] = 0;
       SDL_RenderPresent(g->r);
     }
   }
   if (o.shot) {
     render_frame(g);
-    if (save_png(g, o.shot) != 0) rc = 1;
+    if (game_save_png(g, o.shot) != 0) rc = 1;
   }
   if (boot) weft_release(g->W, boot);
   if (test) weft_release(g->W, test);

@@ -6,14 +6,50 @@
 
 #include <lauxlib.h>
 
+#include "render.h"
+
 static const SDL_Color WHITE = {255, 255, 255, 255};
 static const SDL_Color DIM = {160, 166, 186, 255};
 
+void overlay_module_of(game *g, const char *path, size_t len, char *out, size_t cap) {
+  char p[512];
+  snprintf(p, sizeof p, "%.*s", (int)(len < sizeof p ? len : sizeof p - 1), path);
+  out[0] = 0;
+  size_t n = strlen(p), rl = strlen(g->scripts_dir);
+  if (n < 5 || strcmp(p + n - 4, ".lua") != 0) return;
+  const char *rel = NULL;
+  if (strncmp(p, g->scripts_dir, rl) == 0 && p[rl] == '/') rel = p + rl + 1;
+  for (const char *q = p; !rel && (q = strstr(q, "scripts/")) != NULL; q++)
+    if (!strstr(q + 1, "scripts/")) rel = q + 8;
+  if (!rel) return;
+  snprintf(out, cap, "%.*s", (int)(strlen(rel) - 4), rel);
+  for (char *c = out; *c; c++)
+    if (*c == '/') *c = '.';
+}
+
+/* Splits "who: path/x.lua:12: text" into who and the module of x.lua. */
+static void parse_note(game *g, error_note *e) {
+  e->who[0] = e->module[0] = 0;
+  const char *p = strstr(e->msg, ".lua:");
+  if (!p) return;
+  const char *s = p;
+  while (s > e->msg && s[-1] != ' ') s--;
+  overlay_module_of(g, s, (size_t)(p + 4 - s), e->module, sizeof e->module);
+  if (s - e->msg >= 3 && s[-2] == ':' && s[-1] == ' ') {
+    size_t n = (size_t)(s - 2 - e->msg);
+    if (n >= sizeof e->who) n = sizeof e->who - 1;
+    memcpy(e->who, e->msg, n);
+    e->who[n] = 0;
+  }
+}
+
 void overlay_error(game *g, const char *msg, const char *trace) {
+  uint32_t epoch = g->W ? weft_reload_count(g->W) : 0;
   if (g->nerrors > 0 && strcmp(g->errors[g->nerrors - 1].msg, msg) == 0) {
     error_note *e = &g->errors[g->nerrors - 1];
     e->repeats++;
     e->at = g->realtime;
+    e->epoch = epoch;
     return;
   }
   if (g->nerrors == MAX_ERRORS) {
@@ -25,7 +61,36 @@ void overlay_error(game *g, const char *msg, const char *trace) {
   snprintf(e->trace, sizeof e->trace, "%s", trace ? trace : "");
   e->at = g->realtime;
   e->repeats = 0;
+  e->epoch = epoch;
+  e->was_broken = 0;
+  parse_note(g, e);
+  int idx = e->who[0] ? world_find(&g->w, e->who) : -1;
+  entity *ent = idx >= 0 ? world_ent(&g->w, idx) : NULL;
+  if (ent) ent->script_error = 1;
   g->errors_total++;
+}
+
+static void drop_note(game *g, int i) {
+  memmove(g->errors + i, g->errors + i + 1, sizeof g->errors[0] * (size_t)(g->nerrors - i - 1));
+  g->nerrors--;
+}
+
+void overlay_errors_fixed(game *g, const char *module, uint32_t epoch) {
+  for (int i = g->nerrors - 1; i >= 0; i--)
+    if (strcmp(g->errors[i].module, module) == 0 && g->errors[i].epoch < epoch) drop_note(g, i);
+}
+
+void overlay_errors_unbroken(game *g, const char *const *broken, int nbroken) {
+  for (int i = g->nerrors - 1; i >= 0; i--) {
+    error_note *e = &g->errors[i];
+    if (!e->module[0]) continue;
+    int is = 0;
+    for (int k = 0; k < nbroken && !is; k++) is = strcmp(broken[k], e->module) == 0;
+    if (is)
+      e->was_broken = 1;
+    else if (e->was_broken)
+      drop_note(g, i);
+  }
 }
 
 void overlay_record(game *g, float frame_ms, float script_ms) {
@@ -36,6 +101,13 @@ void overlay_record(game *g, float frame_ms, float script_ms) {
 
 void overlay_add_draw(game *g, float draw_ms) {
   g->frame_ms[(g->graph_i + GRAPH_N - 1) % GRAPH_N] += draw_ms;
+}
+
+/* Pushes the script API on g->L, which screenshot() points at the
+   calling task's thread while it draws. */
+static void push_api(game *g) {
+  weft_push_api(g->W);
+  if (g->L != weft_lua(g->W)) lua_xmove(weft_lua(g->W), g->L, 1);
 }
 
 static void box(game *g, SDL_Rect r, SDL_Color fill, SDL_Color border) {
@@ -63,7 +135,7 @@ static int lines(game *g, font *f, const char *s, int x, int y, int max_lines, i
     }
     while (*s && *s != '\n') s++;
     if (*s == '\n') s++;
-    if (k > max_chars) k = max_chars;
+    if (k > max_chars && max_chars > 3) k = max_chars, memcpy(buf + k - 3, "...", 3);
     buf[k] = 0;
     font_draw(f, g->r, buf, x, y, c);
     y += font_height(f);
@@ -79,8 +151,38 @@ static int count_lines(const char *s, int max) {
   return n < max ? n : max;
 }
 
-static void draw_errors(game *g) {
-  if (g->nerrors == 0) return;
+/* s cut to width characters from the left ("...ematics/intro.lua:19"),
+   so a file name keeps its line number. */
+static void fit_left(char *out, size_t cap, const char *s, int width) {
+  int n = (int)strlen(s);
+  if (n <= width || width < 4)
+    snprintf(out, cap, "%.*s", width, s);
+  else
+    snprintf(out, cap, "...%s", s + n - (width - 3));
+}
+
+/* s cut to width characters at the right, with "..." when cut. */
+static void fit_right(char *out, size_t cap, const char *s, int width) {
+  int n = (int)strlen(s);
+  if (n <= width || width < 4)
+    snprintf(out, cap, "%.*s", width, s);
+  else
+    snprintf(out, cap, "%.*s...", width - 3, s);
+}
+
+/* The overlays' layout. Every overlay can be on at once and none covers
+   another or the game's own text: they keep below the top bar (objective,
+   slow motion, the reload note at y 52-82) and above the dialogue box,
+   the letterbox or the key line (render_free_bottom). The error panel
+   and the frame graph share the left column, the task inspector has the
+   right one. */
+enum { TOP = 90, GAP = 8, LEFT_X = 16, LEFT_W = 520, RIGHT_X = 548, RIGHT_W = 716 };
+enum { GRAPH_H = 170, GRAPH_W = GRAPH_N * 2 + 16 };
+
+/* The error panel inside area: the newest report, its message wrapped,
+   as much of the trace as fits. */
+static void draw_errors(game *g, SDL_Rect area) {
+  if (g->nerrors == 0 || area.h < 80) return;
   error_note *e = &g->errors[g->nerrors - 1];
   /* the trace without its first line (the message again) */
   const char *t = e->trace;
@@ -88,15 +190,20 @@ static void draw_errors(game *g) {
     t += strlen(e->msg);
     if (*t == '\n') t++;
   }
-  int lh = font_height(g->f_mono), nl = count_lines(t, 10);
-  int ml = font_width(g->f_ui, e->msg) > 900 ? 2 : 1;
-  SDL_Rect r = {SCREEN_W / 2 - 470, 60, 940, 48 + ml * font_height(g->f_ui) + lh * nl + 14};
-  box(g, r, (SDL_Color){28, 8, 12, 232}, (SDL_Color){230, 70, 70, 255});
+  int lh = font_height(g->f_mono), tw = area.w - 28;
+  int mh = font_draw_wrapped(g->f_ui, NULL, e->msg, -1, 0, 0, tw, WHITE);
+  int max_mh = 3 * font_height(g->f_ui);
+  if (mh > max_mh) mh = max_mh;
+  int room = (area.h - 38 - mh - 6 - 10) / lh;
+  int nl = count_lines(t, room < 12 ? (room > 0 ? room : 0) : 12);
+  SDL_Rect r = {area.x, area.y, area.w, 38 + mh + 6 + lh * nl + 10};
+  render_note(g, "errors", r);
+  box(g, r, (SDL_Color){28, 8, 12, 235}, (SDL_Color){230, 70, 70, 255});
   SDL_Rect head = {r.x, r.y, r.w, 30};
   box(g, head, (SDL_Color){150, 28, 36, 255}, (SDL_Color){230, 70, 70, 255});
   char title[96];
   if (g->nerrors > 1)
-    snprintf(title, sizeof title, "Script error (%d errors, the game goes on)", g->nerrors);
+    snprintf(title, sizeof title, "Script error (%d, the game goes on)", g->nerrors);
   else
     snprintf(title, sizeof title, "Script error%s (the game goes on)",
              e->repeats ? " (repeated)" : "");
@@ -104,35 +211,52 @@ static void draw_errors(game *g) {
   const char *hint = "F4 dismiss";
   font_draw(g->f_small, g->r, hint, r.x + r.w - font_width(g->f_small, hint) - 12, r.y + 7,
             (SDL_Color){255, 210, 210, 255});
-  int y = font_draw_wrapped(g->f_ui, g->r, e->msg, -1, r.x + 14, r.y + 38, r.w - 28,
-                            (SDL_Color){255, 226, 200, 255});
-  lines(g, g->f_mono, t, r.x + 14, r.y + 38 + y + 6, nl, 125, DIM);
+  SDL_Rect clip = {r.x, r.y + 38, r.w, mh}; /* at most three lines of message */
+  SDL_RenderSetClipRect(g->r, &clip);
+  font_draw_wrapped(g->f_ui, g->r, e->msg, -1, r.x + 14, r.y + 38, tw,
+                    (SDL_Color){255, 226, 200, 255});
+  SDL_RenderSetClipRect(g->r, NULL);
+  int cw = font_width(g->f_mono, "M");
+  lines(g, g->f_mono, t, r.x + 14, r.y + 38 + mh + 6, nl, cw > 0 ? tw / cw : 60, DIM);
 }
 
-/* Under the task list: each module from weft.modules() with its version,
-   its running starts, how many still run old code, and a reload error. */
-static void draw_modules(game *g, int x, int y0, int w) {
+/* Under the task list: each module from weft.modules() in two columns
+   with its version, its running starts and how many run old code; then
+   the reload errors. Returns the height drawn (0 if it does not fit). */
+static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
   lua_State *L = g->L;
   int top = lua_gettop(L);
-  weft_push_api(g->W);
+  push_api(g);
   lua_getfield(L, -1, "weft");
   lua_getfield(L, -1, "modules");
   if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
     lua_settop(L, top);
-    return;
+    return 0;
   }
-  int n = (int)luaL_len(L, -1), lh = font_height(g->f_mono);
-  SDL_Rect r = {x, y0, w, 36 + lh * (n + 1)};
+  int n = (int)luaL_len(L, -1), lh = font_height(g->f_mono), nerr = 0;
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, -1, i);
+    nerr += lua_getfield(L, -1, "error") == LUA_TSTRING;
+    lua_pop(L, 2);
+  }
+  int rows = (n + 1) / 2, h = 34 + lh * (rows + 1 + nerr) + 6;
+  if (measure || h > max_h) {
+    lua_settop(L, top);
+    return h > max_h ? 0 : h;
+  }
+  SDL_Rect r = {x, y0, w, h};
+  render_note(g, "modules", r);
   box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
   font_draw(g->f_bold, g->r, "Modules (weft.modules)", r.x + 12, r.y + 6,
             (SDL_Color){150, 200, 255, 255});
-  int y = r.y + 34;
-  char line[256];
-  snprintf(line, sizeof line, "%-22s %-8s %-8s %-12s %s", "module", "version", "tasks", "old code",
-           "reload error");
-  font_draw(g->f_mono, g->r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
+  int cw = font_width(g->f_mono, "M"), colw = (w - 24) / 2, chars = cw ? colw / cw - 1 : 40;
+  char line[256], name[96];
+  for (int c = 0; c < 2; c++) {
+    snprintf(line, sizeof line, "%-*s %-4s %5s %4s", chars - 17, "module", "ver", "tasks", "old");
+    font_draw(g->f_mono, g->r, line, r.x + 12 + c * colw, r.y + 34, (SDL_Color){120, 130, 150, 255});
+  }
+  int ey = r.y + 34 + lh * (rows + 1);
   for (int i = 1; i <= n; i++) {
-    y += lh;
     lua_rawgeti(L, -1, i);
     lua_getfield(L, -1, "name");
     lua_getfield(L, -2, "version");
@@ -140,21 +264,31 @@ static void draw_modules(game *g, int x, int y0, int w) {
     lua_getfield(L, -4, "old");
     lua_getfield(L, -5, "error");
     const char *err = lua_tostring(L, -1);
-    snprintf(line, sizeof line, "%-22.22s v%-7d %-8d %-12d %.40s", lua_tostring(L, -5),
-             (int)lua_tointeger(L, -4), (int)lua_tointeger(L, -3), (int)lua_tointeger(L, -2),
-             err ? err : "");
-    font_draw(g->f_mono, g->r, line, r.x + 12, y,
-              err ? (SDL_Color){255, 150, 140, 255} : (SDL_Color){220, 226, 240, 255});
+    fit_left(name, sizeof name, lua_tostring(L, -5) ? lua_tostring(L, -5) : "?", chars - 17);
+    snprintf(line, sizeof line, "%-*s v%-3d %5d %4d", chars - 17, name, (int)lua_tointeger(L, -4),
+             (int)lua_tointeger(L, -3), (int)lua_tointeger(L, -2));
+    int col = (i - 1) / rows, row = (i - 1) % rows;
+    SDL_Color c = err ? (SDL_Color){255, 150, 140, 255} : (SDL_Color){220, 226, 240, 255};
+    font_draw(g->f_mono, g->r, line, r.x + 12 + col * colw, r.y + 34 + lh * (row + 1), c);
+    if (err) {
+      char m[256];
+      fit_right(m, sizeof m, err, cw ? (w - 24) / cw : 80);
+      font_draw(g->f_mono, g->r, m, r.x + 12, ey, c);
+      ey += lh;
+    }
     lua_pop(L, 6);
   }
   lua_settop(L, top);
+  return h;
 }
 
-/* F1: one line per live task from weft.tasks(). */
-static void draw_tasks(game *g) {
+/* F1 inside area: one line per live task from weft.tasks(), who first
+   (the entity, or the task's own name), then the modules. */
+static void draw_tasks(game *g, SDL_Rect area) {
   lua_State *L = g->L;
   int top = lua_gettop(L);
-  weft_push_api(g->W);
+  int mh = draw_modules(g, 0, 0, area.w, area.h - 120, 1);
+  push_api(g);
   lua_getfield(L, -1, "weft");
   lua_getfield(L, -1, "tasks");
   if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
@@ -163,61 +297,67 @@ static void draw_tasks(game *g) {
   }
   int n = (int)luaL_len(L, -1);
   int lh = font_height(g->f_mono);
-  int rows = (SCREEN_H - 140) / lh;
-  SDL_Rect r = {SCREEN_W - 900, 50, 880, 44 + lh * (n < rows ? n + 1 : rows + 1)};
+  int rows = (area.h - (mh ? mh + GAP : 0) - 44) / lh; /* lines: the header included */
+  if (rows < 3) rows = 3;
+  int shown = n + 1 <= rows ? n : rows - 2; /* the last line then says how many more */
+  SDL_Rect r = {area.x, area.y, area.w, 44 + lh * (shown + 1 + (shown < n))};
+  render_note(g, "tasks", r);
   box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
   char head[96];
   snprintf(head, sizeof head, "Task inspector: %d live task%s (weft.tasks)", n, n == 1 ? "" : "s");
   font_draw(g->f_bold, g->r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
   font_draw(g->f_small, g->r, "F1 close", r.x + r.w - 80, r.y + 9, DIM);
+  int cw = font_width(g->f_mono, "M");
+  int chars = cw ? (r.w - 24) / cw : 80;
+  /* columns: who, task, status, waiting on, suspended at (the rest) */
+  int cwho = 12, ctask = 22, cst = 8, cwait = 20, cwhere = chars - cwho - ctask - cst - cwait - 4;
+  if (cwhere < 12) cwhere = 12;
   int y = r.y + 36;
-  char line[256];
-  snprintf(line, sizeof line, "%-22s %-11s %-8s %-30s %s", "task", "group", "status", "waiting on",
-           "suspended at");
+  char line[512];
+  snprintf(line, sizeof line, "%-*s %-*s %-*s %-*s %s", cwho, "who", ctask, "task", cst, "status",
+           cwait, "waiting on", "suspended at");
   font_draw(g->f_mono, g->r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
   y += lh;
-  int list = lua_gettop(L), row = list + 1;
-  for (int i = 1; i <= n && i <= rows - 1; i++, y += lh) {
-    lua_rawgeti(L, -1, i);
-    const char *f[5] = {"name", "group", "status", "waiting", "where"};
-    char v[5][64];
+  int list = lua_gettop(L);
+  for (int i = 1; i <= shown; i++, y += lh) {
+    lua_rawgeti(L, list, i);
+    const char *f[5] = {"who", "name", "status", "waiting", "where"};
+    char v[5][160];
     for (int k = 0; k < 5; k++) {
       lua_getfield(L, -1, f[k]);
       const char *s = lua_tostring(L, -1);
       snprintf(v[k], sizeof v[k], "%s", s ? s : "-");
       lua_pop(L, 1);
     }
-    /* a module started with g:start runs in a group named after it, under
-       the entity's group: show the entity */
-    if (strcmp(v[0], v[1]) == 0 && lua_getfield(L, -1, "task") == LUA_TUSERDATA &&
-        lua_getfield(L, -1, "group") == LUA_TUSERDATA &&
-        lua_getfield(L, -1, "parent") == LUA_TUSERDATA &&
-        lua_getfield(L, -1, "name") == LUA_TSTRING)
-      snprintf(v[1], sizeof v[1], "%s", lua_tostring(L, -1));
-    lua_settop(L, row);
-    /* shorten "scripts/ai/patrol.lua:12" to "ai/patrol.lua:12" */
+    lua_settop(L, list);
+    /* "scripts/ai/patrol.lua:12" reads "ai/patrol.lua:12" */
     const char *where = strstr(v[4], "scripts/") ? strstr(v[4], "scripts/") + 8 : v[4];
-    const char *name = strstr(v[0], "scripts/") ? strstr(v[0], "scripts/") + 8 : v[0];
-    snprintf(line, sizeof line, "%-22.22s %-11.11s %-8.8s %-30.30s %.28s", name, v[1], v[2], v[3],
-             where);
+    const char *name = strstr(v[1], "scripts/") ? strstr(v[1], "scripts/") + 8 : v[1];
+    char who[64], task[64], wait_on[64], at[96];
+    fit_right(who, sizeof who, v[0], cwho);
+    fit_left(task, sizeof task, name, ctask);
+    fit_right(wait_on, sizeof wait_on, v[3], cwait);
+    fit_left(at, sizeof at, where, cwhere);
+    snprintf(line, sizeof line, "%-*s %-*s %-*.*s %-*s %s", cwho, who, ctask, task, cst, cst, v[2],
+             cwait, wait_on, at);
     SDL_Color c = strcmp(v[2], "running") == 0 ? (SDL_Color){140, 255, 160, 255}
                                                : (SDL_Color){220, 226, 240, 255};
     font_draw(g->f_mono, g->r, line, r.x + 12, y, c);
-    lua_settop(L, list);
   }
-  if (n > rows - 1) {
-    snprintf(line, sizeof line, "... and %d more", n - (rows - 1));
+  if (n > shown) {
+    snprintf(line, sizeof line, "... and %d more", n - shown);
     font_draw(g->f_mono, g->r, line, r.x + 12, y, DIM);
   }
   lua_settop(L, top);
-  draw_modules(g, r.x, r.y + r.h + 8, r.w);
+  if (mh) draw_modules(g, r.x, r.y + r.h + GAP, r.w, mh, 0);
 }
 
 /* F2: the last GRAPH_N frames: the whole frame (update, scripts, drawing)
    and the script part (weft_step), on a scale that fits the worst frame. */
-static void draw_graph(game *g) {
+static void draw_graph(game *g, int x, int y) {
   const int W = GRAPH_N * 2, H = 100;
-  SDL_Rect r = {SCREEN_W - W - 30, SCREEN_H - H - 110, W + 16, H + 70};
+  SDL_Rect r = {x, y, W + 16, H + 70};
+  render_note(g, "graph", r);
   box(g, r, (SDL_Color){8, 12, 22, 225}, (SDL_Color){90, 150, 220, 255});
   float sum_f = 0, sum_s = 0, max_f = 0, max_s = 0;
   for (int i = 0; i < GRAPH_N; i++) {
@@ -260,7 +400,18 @@ static void draw_graph(game *g) {
 }
 
 void overlay_draw(game *g) {
-  if (g->show_graph) draw_graph(g);
-  if (g->show_tasks) draw_tasks(g);
-  draw_errors(g);
+  int bottom = render_free_bottom(g), h = bottom - TOP;
+  int errors = g->nerrors > 0;
+  if (g->show_tasks) {
+    SDL_Rect right = {RIGHT_X, TOP, RIGHT_W, h};
+    draw_tasks(g, right);
+    int eh = h - (g->show_graph ? GRAPH_H + GAP : 0);
+    if (g->show_graph) draw_graph(g, LEFT_X, errors && eh >= 80 ? bottom - GRAPH_H : TOP);
+    if (errors) draw_errors(g, (SDL_Rect){LEFT_X, TOP, LEFT_W, eh});
+  } else if (g->show_graph) {
+    draw_graph(g, RIGHT_X + RIGHT_W - GRAPH_W, TOP);
+    if (errors) draw_errors(g, (SDL_Rect){LEFT_X, TOP, RIGHT_X + RIGHT_W - GRAPH_W - GAP - LEFT_X, h});
+  } else if (errors) {
+    draw_errors(g, (SDL_Rect){SCREEN_W / 2 - 470, TOP, 940, h});
+  }
 }

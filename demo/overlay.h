@@ -6,8 +6,18 @@
 
 #include "game.h"
 
-/* Records an error report (strings are copied). */
+/* Records an error report (strings are copied): who failed (the report's
+   "who: " prefix; that entity gets a marker in the world), the module
+   whose file raised it and the reload count it belongs to. */
 void overlay_error(game *g, const char *msg, const char *trace);
+/* Drops the reports a clean reload answered: those of `module` from
+   before reload `epoch` (module NULL: the ones whose file was broken and
+   is not in `broken`, a list of module names, any more). */
+void overlay_errors_fixed(game *g, const char *module, uint32_t epoch);
+void overlay_errors_unbroken(game *g, const char *const *broken, int nbroken);
+/* The module name of a script path ("scripts/ai/patrol.lua" ->
+   "ai.patrol"), into out; "" when it is not a .lua under scripts/. */
+void overlay_module_of(game *g, const char *path, size_t len, char *out, size_t cap);
 /* Records one frame's total and script milliseconds. */
 void overlay_record(game *g, float frame_ms, float script_ms);
 /* Adds drawing time to the last recorded frame. */

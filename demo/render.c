@@ -459,11 +459,41 @@ static void draw_bubbles(game *g, SDL_Texture *tiles) {
   }
 }
 
+void render_note(game *g, const char *name, SDL_Rect r) {
+  if (g->ndrawn < (int)(sizeof g->drawn / sizeof g->drawn[0]))
+    g->drawn[g->ndrawn].name = name, g->drawn[g->ndrawn++].r = r;
+}
+
+int render_free_bottom(const game *g) {
+  int lb = (int)(g->w.letterbox * 64);
+  if (g->w.dlg.active) return SCREEN_H - lb - 170 - 8; /* the dialogue box's top */
+  return lb > 3 ? SCREEN_H - lb - 8 : SCREEN_H - 34;   /* the letterbox, the key line */
+}
+
+/* Over an entity one of whose scripts failed: a red "!" sign, so a guard
+   that stopped is seen in the world, not only in the error panel. */
+static void draw_markers(game *g) {
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) {
+    entity *e = world_ent(&g->w, i);
+    if (!e || !e->script_error) continue;
+    int sx = ox + (int)lroundf(e->x * SCALE), sy = oy + (int)lroundf(e->y * SCALE) - TS - 34;
+    int pulse = (int)(g->realtime * 3) & 1;
+    SDL_Rect b = {sx - 13, sy, 26, 26};
+    render_note(g, "marker", b);
+    panel(g, b, (SDL_Color){(Uint8)(pulse ? 200 : 170), 30, 36, 240},
+          (SDL_Color){255, 220, 220, 255});
+    font_draw(g->f_bold, g->r, "!", sx - font_width(g->f_bold, "!") / 2, sy + 1, WHITE);
+    SDL_SetRenderDrawColor(g->r, 255, 220, 220, 255);
+    for (int k = 0; k < 6; k++) SDL_RenderDrawLine(g->r, sx - 5 + k, sy + 26 + k, sx + 5 - k, sy + 26 + k);
+  }
+}
+
 static void draw_dialogue(game *g, SDL_Texture *chars) {
   world *w = &g->w;
   if (!w->dlg.active) return;
   int lb = (int)(w->letterbox * 64);
   SDL_Rect box = {170, SCREEN_H - lb - 170, SCREEN_W - 340, 150};
+  render_note(g, "dialogue", box);
   panel(g, box, (SDL_Color){16, 18, 32, 235}, (SDL_Color){200, 170, 96, 255});
   /* portrait: the speaker's front frame, large */
   SDL_Rect pf = {box.x + 16, box.y + 16, 118, 118};
@@ -532,6 +562,7 @@ static void draw_hud(game *g) {
   if (w->letterbox < 0.05f && w->objective[0]) {
     int tw = font_width(g->f_small, w->objective);
     SDL_Rect r = {16, 14, tw + 44, 30};
+    render_note(g, "objective", r);
     panel(g, r, (SDL_Color){12, 14, 26, 190}, (SDL_Color){120, 104, 70, 200});
     SDL_SetRenderDrawColor(g->r, GOLD.r, GOLD.g, GOLD.b, 255);
     for (int k = 0; k < 5; k++)
@@ -539,16 +570,19 @@ static void draw_hud(game *g) {
           SDL_RenderDrawLine(g->r, 28 - k, 29 + 4 - k, 28 + k, 29 + 4 - k);
     font_draw(g->f_small, g->r, w->objective, 40, 20, (SDL_Color){235, 230, 210, 255});
   }
-  if (w->letterbox < 0.05f) {
+  if (w->letterbox < 0.05f && !w->dlg.active) { /* the dialogue box sits there */
     const char *keys = "WASD / arrows move   Space talk   Esc skip   F1 tasks   F2 frame graph   P "
                        "pause   T slow motion";
     font_draw_shadow(g->f_small, g->r, keys, 16, SCREEN_H - 26, (SDL_Color){180, 184, 200, 200});
+    render_note(g, "keys",
+                (SDL_Rect){16, SCREEN_H - 26, font_width(g->f_small, keys), font_height(g->f_small)});
   }
   if (g->time_scale != 1.0) {
     char s[48];
     snprintf(s, sizeof s, "SLOW MOTION  x%.2g", g->time_scale);
     int tw = font_width(g->f_bold, s);
     font_draw_shadow(g->f_bold, g->r, s, SCREEN_W - tw - 20, 16, (SDL_Color){140, 210, 255, 255});
+    render_note(g, "slow_motion", (SDL_Rect){SCREEN_W - tw - 20, 16, tw, font_height(g->f_bold)});
   }
 }
 
@@ -558,6 +592,7 @@ static void draw_toast(game *g) {
   Uint8 a = (Uint8)(age > 3 ? 255 * (4 - age) : 255);
   int tw = font_width(g->f_small, g->toast);
   SDL_Rect r = {SCREEN_W - tw - 44, 52, tw + 28, 30};
+  render_note(g, "reload_note", r);
   panel(g, r, (SDL_Color){10, 30, 20, (Uint8)(a * 0.85)}, (SDL_Color){110, 230, 130, a});
   font_draw(g->f_small, g->r, g->toast, r.x + 14, r.y + 6, (SDL_Color){190, 255, 200, a});
 }
@@ -571,6 +606,15 @@ static void draw_fade(game *g) {
 
 static void draw_paused(game *g) {
   if (!g->paused) return;
+  if (g->show_tasks || g->show_graph || g->nerrors) { /* the overlays need the middle */
+    const char *s = "PAUSED   P to resume";
+    int tw = font_width(g->f_bold, s);
+    SDL_Rect r = {16, 50, tw + 32, 34}; /* under the objective, left of the reload note */
+    render_note(g, "paused", r);
+    panel(g, r, (SDL_Color){10, 10, 20, 220}, (SDL_Color){200, 200, 220, 255});
+    font_draw(g->f_bold, g->r, s, r.x + 16, r.y + 5, WHITE);
+    return;
+  }
   SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_BLEND);
   SDL_SetRenderDrawColor(g->r, 10, 10, 20, 140);
   SDL_RenderFillRect(g->r, NULL);
@@ -612,6 +656,7 @@ static void draw_loading(game *g) {
 }
 
 void render_frame(game *g) {
+  g->ndrawn = 0;
   SDL_SetRenderTarget(g->r, NULL);
   SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_NONE);
   SDL_SetRenderDrawColor(g->r, 6, 8, 14, 255);
@@ -633,6 +678,7 @@ void render_frame(game *g) {
     draw_flames(g, tiles->tex);
     draw_lights(g);
     draw_bubbles(g, tiles->tex);
+    draw_markers(g);
     draw_letterbox(g);
     draw_dialogue(g, chars->tex);
     draw_banner(g);

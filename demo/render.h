@@ -11,5 +11,10 @@ int render_open(game *g);
 void render_close(game *g);
 /* Draws one frame into the renderer's target (not presented). */
 void render_frame(game *g);
+/* The lowest screen y the overlays may use: above the dialogue box when
+   one is open, else above the letterbox or the line of key hints. */
+int render_free_bottom(const game *g);
+/* Notes a box of text drawn this frame (for overlay_rects()). */
+void render_note(game *g, const char *name, SDL_Rect r);
 
 #endif

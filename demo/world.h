@@ -65,6 +65,7 @@ typedef struct entity {
   float walk_t;            /* walk cycle clock */
   int walking;             /* moved this update */
   int solid;               /* blocks the player (NPCs) */
+  int script_error;        /* a script of its group failed: marked in the world */
 } entity;
 
 typedef struct world_door {
