@@ -173,8 +173,49 @@ static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
   return w;
 }
 
-/* task.c */
+/* wait.c: the wait protocol (see there). */
 int weft_l_wait(lua_State *L);
+void weft_open_waits(weft_state *W, lua_State *L);
+/* The task a wait by `what` (for messages) in L belongs to; raises where
+   no task can wait (outside tasks, in a cleanup, a module's top level, a
+   metamethod or C function). */
+weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what);
+/* Adds the element at L[idx] to the wait being built for task `id`, in
+   `slot` (one: only its first value counts). Returns 1 when it is already
+   done (its values pushed), -1 when it already failed (the error pushed),
+   0 when a record was added. Raises (the wait dropped) for what cannot be
+   waited on, at argument argn. */
+int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one, int argn);
+/* Drops the records of a wait being built, so that a task raising out of
+   it (a bad element, no memory) is left waiting on nothing. */
+static inline void weft_wait_abort(weft_state *W, weft_id id) {
+  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+}
+/* Commits the wait of Lua task `id` and yields L; delivered values land
+   from stack index base (single: every value of slot 0), and k (NULL:
+   the standard one) returns them when the task is resumed. */
+int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int base,
+                    lua_KFunction k);
+
+/* report.c */
+void weft_open_reports(weft_state *W, lua_State *L);
+/* Reports the error at L[idx] for task (0: none); the traceback is
+   `trace`, or taken from thread co (NULL: the message alone). Never
+   raises. */
+void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace,
+                        lua_State *co);
+/* group.c */
+void weft_open_groups(weft_state *W, lua_State *L);
+/* inspect.c */
+void weft_open_inspect(weft_state *W, lua_State *L);
+
+/* task.c */
+/* Nonzero when L[idx] is the cancellation error. */
+int weft_is_cancel_error(weft_state *W, lua_State *L, int idx);
+/* spawn/g:spawn: a task for the callable at L[fidx] and the values above
+   it, in group g (0: the spawner's) as a child of parent, run at once;
+   returns its handle. */
+int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent);
 /* Pushes a new metatable for a handle type: __index, __tostring and __gc
    (either may be NULL), __wait when w is given, __name, and a hidden
    __metatable so scripts cannot reach it; returns a registry ref to it

@@ -873,11 +873,7 @@ static int l_channel_send(lua_State *L) {
   lt->chval = make_ref(W, L, 2);
   lt->wwhat = &channel_send_what;
   lt->wobj = h->id;
-  lt->single = 1;
-  lt->base = lua_gettop(L) + 1;
-  weft_task_waited(lt);
-  weft_wait_commit(W->S, id);
-  return lua_yieldk(L, 0, 0, send_k);
+  return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, send_k);
 }
 
 static int l_channel_try_send(lua_State *L) {
@@ -1135,8 +1131,6 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
   comb_release(W, L, lt);
 }
 
-static int add_comb_element(weft_state *W, lua_State *L, weft_id task, int idx, int slot, int one);
-
 /* Builds a combinator over the list at L[list] (timeout: x at L[list] and
    seconds at L[list+1]). Pushes the out future. */
 static void combinator(weft_state *W, lua_State *L, int list, int mode) {
@@ -1185,7 +1179,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
       lua_getiuservalue(L, outi, COMB_LIST);
       lua_rawgeti(L, -1, i + 1);
     }
-    int r = add_comb_element(W, L, task, top + 2, i, mode == C_ALL);
+    int r = weft_wait_add(W, L, task, top + 2, i, mode == C_ALL, 1);
     if (r == 0)
       added++;
     else {
@@ -1196,7 +1190,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   }
   if (out->state != WEFT_FUTURE_PENDING || !added) {
     /* settled at once (or nothing to wait for): finish now */
-    weft_wait_begin(W->S, task, WEFT_WAIT_ALL);
+    weft_wait_abort(W, task);
     if (out->state == WEFT_FUTURE_PENDING && mode == C_ALL) {
       lua_getiuservalue(L, outi, COMB_RESULTS);
       complete_future(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
@@ -1207,30 +1201,6 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
     weft_wait_commit(W->S, task);
   }
   lua_settop(L, outi);
-}
-
-/* Like the wait dispatch, for a combinator's own task. */
-static int add_comb_element(weft_state *W, lua_State *L, weft_id task, int idx, int slot, int one) {
-  const int argn = 1;
-  int t = lua_type(L, idx);
-  if (t == LUA_TNIL || t == LUA_TNUMBER) {
-    double s = t == LUA_TNUMBER ? lua_tonumber(L, idx) : 0;
-    if (isnan(s)) luaL_argerror(L, argn, "cannot wait for NaN seconds");
-    if (weft_wait_sleep(W->S, task, slot, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
-    return 0;
-  }
-  if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) {
-    combinator(W, L, idx, C_ALL);
-    lua_replace(L, idx);
-  }
-  const weft_waitable *wt = weft_waitable_of(L, idx);
-  if (!wt)
-    return luaL_argerror(L, argn, lua_pushfstring(L, "cannot wait on a %s", luaL_typename(L, idx)));
-  weft_wlist *l = NULL;
-  int r = wt->poll(W, L, idx, one, &l);
-  if (r != 0) return r;
-  if (weft_wait_on(W->S, task, slot, l) != WEFT_OK) luaL_error(L, "not enough memory");
-  return 0;
 }
 
 static void check_list(lua_State *L, int idx, const char *name) {

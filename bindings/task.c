@@ -6,7 +6,6 @@
 
 #include "internal.h"
 
-#define MAX_LIST 65536 /* elements in one wait list */
 
 static void lt_resume(weft_sched *S, weft_id id, void *ud);
 static void lt_cancel(weft_sched *S, weft_id id, void *ud);
@@ -30,256 +29,6 @@ void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
 }
 
 static thandle *check_task(lua_State *L, int idx) { return luaL_checkudata(L, idx, WEFT_TASK_MT); }
-
-/* ---- errors ---- */
-
-#define TOSTRING_BUDGET 100000 /* instructions a __tostring may take */
-
-const char *weft_tostring(lua_State *L, int idx) {
-  idx = lua_absindex(L, idx);
-  switch (lua_type(L, idx)) {
-  case LUA_TSTRING:
-  case LUA_TNUMBER:
-    lua_pushvalue(L, idx);
-    return lua_tostring(L, -1);
-  case LUA_TNIL:
-    return lua_pushliteral(L, "nil");
-  case LUA_TBOOLEAN:
-    return lua_pushstring(L, lua_toboolean(L, idx) ? "true" : "false");
-  default:
-    if (luaL_getmetafield(L, idx, "__tostring") != LUA_TNIL) {
-      lua_pushvalue(L, idx);
-      /* A __tostring that errors, loops (cut by its own budget, so it
-         neither hangs the host nor spends the budget of the task that
-         happens to report it) or returns a non-string is not trusted. */
-      int st = weft_budget_pcall(weft_get(L), L, 1, 1, 0, "__tostring ran too long",
-                                 TOSTRING_BUDGET);
-      if (st == LUA_OK && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
-      lua_pop(L, 1);
-    }
-    return lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, idx));
-  }
-}
-
-/* Pushes trace followed by one "spawned at" line per spawn site. */
-static const char *with_sites(weft_state *W, lua_State *L, const char *trace, uint32_t site) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addstring(&b, trace);
-  for (; site; site = weft_site_parent(W->sites, site)) {
-    luaL_addstring(&b, "\nspawned at ");
-    luaL_addstring(&b, weft_site_where(W->sites, site));
-  }
-  luaL_pushresult(&b);
-  return lua_tostring(L, -1);
-}
-
-/* Who a report names first: the name a script gave the task (t.name =
-   ...; weft.start's own naming after the module does not count), else
-   the innermost named group around it that weft.start did not make (the
-   demo names each entity's group after the entity), else nobody. */
-int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
-  weft_id g = task ? weft_task_group(W->S, task) : 0;
-  if (!g) return 0;
-  luaL_checkstack(L, 6, NULL);
-  int top = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS);
-  int starts = top + 1;
-  weft_push_task(W, L, task);
-  thandle *h = lua_touserdata(L, -1);
-  if (h && h->named && lua_getiuservalue(L, -1, 2) == LUA_TSTRING) {
-    int explicit = 1;
-    weft_push_group(W, L, g);
-    if (lua_istable(L, starts) && lua_rawget(L, starts) != LUA_TNIL) { /* a start's own task? */
-      weft_push_group(W, L, g);
-      lua_getiuservalue(L, -1, 1);
-      explicit = !lua_rawequal(L, -1, top + 3);
-    }
-    if (explicit) {
-      lua_copy(L, top + 3, top + 1);
-      lua_settop(L, top + 1);
-      return 1;
-    }
-  }
-  lua_settop(L, starts);
-  for (weft_id root = weft_sched_root(W->S); g && g != root; g = weft_group_parent(W->S, g)) {
-    weft_push_group(W, L, g);
-    int skip = lua_istable(L, starts) && (lua_pushvalue(L, -1), lua_rawget(L, starts) != LUA_TNIL);
-    if (lua_istable(L, starts)) lua_pop(L, 1);
-    if (!skip && lua_getiuservalue(L, -1, 1) == LUA_TSTRING && lua_rawlen(L, -1) > 0) {
-      lua_copy(L, -1, top + 1);
-      lua_settop(L, top + 1);
-      return 1;
-    }
-    lua_settop(L, starts);
-  }
-  lua_settop(L, top);
-  return 0;
-}
-
-/* The parts of a report, for the protected call below. */
-typedef struct report_args {
-  weft_state *W;
-  weft_id task;
-  const char *trace; /* NULL: the message, or a traceback of `co` */
-  lua_State *co;     /* thread to take the traceback from, or NULL */
-} report_args;
-
-/* Runs protected with the error value at 1 and report_args at 2: builds
-   the message, traceback and spawn sites, and hands them to the handler
-   or the sink. Everything here may allocate. */
-static int l_report(lua_State *L) {
-  report_args *a = lua_touserdata(L, 2);
-  weft_state *W = a->W;
-  lua_settop(L, 1);
-  const char *msg = weft_tostring(L, 1);
-  const char *trace = a->trace;
-  if (!trace && a->co) {
-    luaL_traceback(L, a->co, msg, 0);
-    trace = lua_tostring(L, -1);
-  }
-  if (weft_push_who(W, L, a->task)) { /* "gate_guard: patrol.lua:17: ..." */
-    int who = lua_gettop(L);
-    lua_pushfstring(L, "%s: %s", lua_tostring(L, who), msg);
-    msg = lua_tostring(L, -1);
-    if (trace) {
-      lua_pushfstring(L, "%s: %s", lua_tostring(L, who), trace);
-      trace = lua_tostring(L, -1);
-    }
-  }
-  ltask *lt = a->task ? LT(W, a->task) : NULL;
-  const char *full = with_sites(W, L, trace ? trace : msg, lt ? lt->site : 0);
-  if (W->ref_on_error != LUA_NOREF) {
-    /* The handler runs on a thread of its own with a budget of its own:
-       one that loops neither hangs the host nor spends (or resets) the
-       budget of the task that happens to report. */
-    lua_State *h = lua_newthread(L);
-    lua_rawgeti(h, LUA_REGISTRYINDEX, W->ref_on_error);
-    lua_pushvalue(L, 1);
-    weft_push_task(W, L, a->task);
-    lua_pushstring(L, full);
-    lua_xmove(L, h, 3);
-    weft_id saved = W->cur;
-    int nres = 0;
-    int st = weft_budget_resume(W, h, L, 3, &nres, "weft.on_error handler ran too long",
-                                (int32_t)W->desc.instr_budget);
-    W->cur = saved;
-    if (st == LUA_YIELD) {
-      lua_settop(h, 0);
-      lua_pushliteral(h, "weft.on_error handler cannot wait");
-    }
-    if (st == LUA_OK) {
-      lua_pop(L, 1); /* the thread */
-      return 0;
-    }
-    lua_xmove(h, L, 1);
-    lua_remove(L, -2); /* the thread */
-    const char *herr = weft_tostring(L, -1);
-    if (W->desc.report)
-      W->desc.report(W->desc.user, "error in weft.on_error handler", herr);
-    else
-      fprintf(stderr, "error in weft.on_error handler: %s\n", herr);
-  }
-  if (W->desc.report)
-    W->desc.report(W->desc.user, msg, full);
-  else
-    fprintf(stderr, "error: %s\n", full);
-  return 0;
-}
-
-/* Reports the error at L[idx]. Never raises: if building the report runs
-   out of memory (it has some headroom past the limit), a short report
-   without the traceback goes to the sink instead. */
-static void report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace,
-                   lua_State *co) {
-  W->errors++;
-  if (!lua_checkstack(L, 8)) return;
-  idx = lua_absindex(L, idx);
-  report_args a = {W, task, trace, co};
-  W->in_report++;
-  lua_pushcfunction(L, l_report);
-  lua_pushvalue(L, idx);
-  lua_pushlightuserdata(L, &a);
-  int st = lua_pcall(L, 2, 0, 0);
-  if (st != LUA_OK) { /* no memory to build it: the message or trace and the sites */
-    const char *msg = lua_type(L, idx) == LUA_TSTRING  ? lua_tostring(L, idx)
-                      : lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                                       : "error";
-    char full[512];
-    int len = snprintf(full, sizeof full, "%s", trace ? trace : msg);
-    ltask *lt = task ? LT(W, task) : NULL;
-    for (uint32_t s = lt ? lt->site : 0; s && len >= 0 && (size_t)len < sizeof full;
-         s = weft_site_parent(W->sites, s))
-      len += snprintf(full + len, sizeof full - (size_t)len, "\nspawned at %s",
-                      weft_site_where(W->sites, s));
-    if (W->desc.report)
-      W->desc.report(W->desc.user, msg, full);
-    else
-      fprintf(stderr, "error: %s\n", full);
-    lua_pop(L, 1);
-  }
-  W->in_report--;
-}
-
-void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace) {
-  report(W, L, idx, task, trace, NULL);
-}
-
-/* ---- delivery ---- */
-
-void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed) {
-  weft_id w = weft_rec_waiter(W->S, r);
-  int slot = weft_rec_slot(W->S, r);
-  ltask *lt = LT(W, w);
-  idx = lua_absindex(from, idx);
-  if (lt->co) {
-    lua_State *co = lt->co;
-    if (lua_checkstack(co, n + 2) && lua_checkstack(from, 1)) {
-      if (failed) {
-        lua_pushvalue(from, idx);
-        lua_xmove(from, co, 1);
-        lt->raise = 1;
-      } else if (lt->single) {
-        for (int i = 0; i < n; i++) {
-          lua_pushvalue(from, idx + i);
-          lua_xmove(from, co, 1);
-        }
-      } else if (n > 0) {
-        lua_pushvalue(from, idx);
-        lua_xmove(from, co, 1);
-        lua_replace(co, lt->base + slot);
-      }
-    }
-  } else if (lt->deliver) {
-    lt->deliver(W, w, from, idx, n, slot, failed);
-  }
-  weft_rec_complete(W->S, r, failed);
-}
-
-void weft_complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed) {
-  weft_rec r;
-  while ((r = weft_wlist_head(l)) != 0) weft_complete(W, r, from, idx, n, failed);
-}
-
-/* Timer completions from the scheduler: the elapsed seconds. */
-void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
-  weft_state *W = user;
-  ltask *lt = LT(W, waiter);
-  /* A deferred start or a preempted task takes no value from its timer. */
-  if (lt->co && (!lt->started || lt->b.preempted)) return;
-  if (lt->co) {
-    lua_State *co = lt->co;
-    if (!lua_checkstack(co, 1)) return;
-    lua_pushnumber(co, elapsed);
-    if (!lt->single) lua_replace(co, lt->base + slot);
-  } else if (lt->deliver) {
-    lua_State *L = W->L;
-    if (!lua_checkstack(L, 1)) return;
-    lua_pushnumber(L, elapsed);
-    lt->deliver(W, waiter, L, lua_gettop(L), 1, slot, 0);
-    lua_pop(L, 1);
-  }
-}
 
 /* ---- finishing ---- */
 
@@ -326,7 +75,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, 
   lua_pop(L, 1);
 }
 
-static int is_cancel_error(weft_state *W, lua_State *L, int idx) {
+int weft_is_cancel_error(weft_state *W, lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
   int eq = lua_rawequal(L, idx, -1);
@@ -334,20 +83,40 @@ static int is_cancel_error(weft_state *W, lua_State *L, int idx) {
   return eq;
 }
 
+/* Who runs: the task, its thread and data, and its budget. Saved and set
+   around every run of a task's code, restored after. */
+typedef struct running {
+  weft_id cur;
+  lua_State *curL;
+  ltask *curlt;
+  weft_budget bud;
+} running;
+
+static void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
+                      weft_stretch *s, const char *msg, int task) {
+  saved->cur = W->cur;
+  saved->curL = W->curL;
+  saved->curlt = W->curlt;
+  W->cur = id;
+  W->curL = co;
+  W->curlt = lt;
+  weft_budget_enter(W, &saved->bud, s, co, msg, (int32_t)W->desc.instr_budget, task);
+}
+
+static void run_leave(weft_state *W, const running *saved) {
+  weft_budget_leave(W, &saved->bud);
+  W->cur = saved->cur;
+  W->curL = saved->curL;
+  W->curlt = saved->curlt;
+}
+
 /* Closes a suspended or dead thread's pending <close> variables with the
    thread marked as the running task. A cleanup error other than the
    thread's own error (L[orig], 0: none) is reported once. */
 static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co, int orig) {
-  weft_id prev = W->cur;
-  lua_State *prevL = W->curL;
-  ltask *prevlt = W->curlt;
-  W->cur = id;
-  W->curL = co;
-  W->curlt = LT(W, id);
-  weft_budget saved;
+  running saved;
   weft_stretch cleanup = {0};
-  weft_budget_enter(W, &saved, &cleanup, co, "cleanup ran too long",
-                    (int32_t)W->desc.instr_budget, 0);
+  run_enter(W, &saved, id, co, LT(W, id), &cleanup, "cleanup ran too long", 0);
   weft_budget_arm_home(W, co, 0);
   int st = LUA_OK;
   if (W->close_depth < MAX_CLOSE_DEPTH) {
@@ -360,13 +129,10 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
     weft_report(W, L, -1, id, NULL);
     lua_pop(L, 1);
   }
-  weft_budget_leave(W, &saved);
-  W->cur = prev;
-  W->curL = prevL;
-  W->curlt = prevlt;
+  run_leave(W, &saved);
   if (st != LUA_OK && lua_checkstack(L, 4)) {
     lua_xmove(co, L, 1);
-    if (!orig || !lua_rawequal(L, -1, orig)) report(W, L, -1, id, NULL, co);
+    if (!orig || !lua_rawequal(L, -1, orig)) weft_report_thread(W, L, -1, id, NULL, co);
     lua_pop(L, 1);
   }
   lua_settop(co, 0);
@@ -443,8 +209,8 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
     lua_pushvalue(L, orig);
   }
   int e = lua_gettop(L);
-  int cancelled = is_cancel_error(W, L, e);
-  if (!cancelled) report(W, L, e, id, NULL, co);
+  int cancelled = weft_is_cancel_error(W, L, e);
+  if (!cancelled) weft_report_thread(W, L, e, id, NULL, co);
   weft_task_cancel_children(W->S, id); /* children first */
   close_thread(W, L, id, co, orig);
   weft_complete_all(W, weft_task_waiters(W->S, id), L, e, 1, 1);
@@ -462,15 +228,8 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
 /* Resumes a task's thread once and handles how it stopped. */
 static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   lua_State *co = lt->co;
-  weft_id prev = W->cur;
-  lua_State *prevL = W->curL;
-  ltask *prevlt = W->curlt;
-  W->cur = id;
-  W->curL = co;
-  W->curlt = lt;
-  weft_budget saved;
-  weft_budget_enter(W, &saved, &lt->b, co, "script ran too long without waiting",
-                    (int32_t)W->desc.instr_budget, 1);
+  running saved;
+  run_enter(W, &saved, id, co, lt, &lt->b, "script ran too long without waiting", 1);
   lt->b.preempted = 0;
   lt->chrecv = 0; /* a value handed over is now the task's */
   if (lt->fast) {
@@ -485,11 +244,8 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
     lt->hooked = 1;
   }
   int nres = 0;
-  int st = lua_resume(co, prevL, nargs, &nres);
-  weft_budget_leave(W, &saved);
-  W->cur = prev;
-  W->curL = prevL;
-  W->curlt = prevlt;
+  int st = lua_resume(co, saved.curL, nargs, &nres);
+  run_leave(W, &saved);
   lt = LT(W, id);
   if (!lt || !lt->co) return; /* cancelled meanwhile */
   if (st == LUA_YIELD) {
@@ -502,7 +258,7 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   } else if (st == LUA_OK) {
     finish_ok(W, id, lt, nres);
   } else {
-    finish_error(W, id, lt, prevL);
+    finish_error(W, id, lt, saved.curL);
   }
 }
 
@@ -672,7 +428,7 @@ void weft_yield_if_doomed(weft_state *W, lua_State *L) {
     lua_yield(L, 0);
 }
 
-static int spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
+int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   weft_state *W = weft_get(L);
   if (W->run_depth >= MAX_RUN_DEPTH)
     return luaL_error(L, "tasks started inside each other too deep (over %d): use defer",
@@ -690,7 +446,7 @@ static int spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
 static int l_spawn(lua_State *L) {
   weft_state *W = weft_get(L);
   luaL_checkany(L, 1);
-  return spawn_in(L, 1, 0, W->cur);
+  return weft_spawn_in(L, 1, 0, W->cur);
 }
 
 static int l_defer(lua_State *L) {
@@ -707,173 +463,6 @@ static int l_defer(lua_State *L) {
   }
   weft_wait_commit(W->S, id);
   return 1;
-}
-
-/* ---- waiting ---- */
-
-static int wait_k(lua_State *L, int status, lua_KContext ctx) {
-  (void)status;
-  (void)ctx;
-  weft_state *W = weft_get(L);
-  ltask *lt = W->curlt; /* the resumed task is the current one */
-  if (lt->raise) {
-    lt->raise = 0;
-    return lua_error(L);
-  }
-  return lua_gettop(L) - lt->base + 1;
-}
-
-static weft_id wait_task_of(weft_state *W, lua_State *L, const char *what) {
-  weft_id id = weft_thread_task(L);
-  if (!id || id != W->cur) luaL_error(L, "%s can only be called from a task", what);
-  if (!lua_isyieldable(L)) {
-    if (W->in_cleanup)
-      luaL_error(L, "%s cannot wait in a cleanup (finally runs while its task ends)", what);
-    if (W->loading_modules)
-      luaL_error(L, "%s cannot wait while a module loads (wait inside its functions)", what);
-    luaL_error(L, "%s cannot wait here (inside a metamethod or C function)", what);
-  }
-  return id;
-}
-
-static double check_seconds(lua_State *L, int idx) {
-  double s = lua_tonumber(L, idx);
-  if (isnan(s)) luaL_argerror(L, idx, "seconds must be a number, got NaN");
-  return s;
-}
-
-/* Adds one element to the wait. Returns 1 when it is already done (its
-   value(s) pushed), -1 when it already failed (error pushed), 0 when a
-   record was added. */
-static int add_element(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one,
-                       int argn) {
-  int t = lua_type(L, idx);
-  if (t == LUA_TNIL || t == LUA_TNONE || t == LUA_TNUMBER) {
-    double s = 0;
-    if (t == LUA_TNUMBER) {
-      s = lua_tonumber(L, idx);
-      if (isnan(s)) {
-        weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-        luaL_argerror(L, argn, "cannot wait for NaN seconds");
-      }
-    }
-    if (weft_wait_sleep(W->S, id, slot, s, 0) != WEFT_OK) {
-      weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-      luaL_error(L, "not enough memory");
-    }
-    return 0;
-  }
-  if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) { /* a nested list waits like all{...} */
-    weft_push_all(W, L, idx);
-    lua_replace(L, idx);
-  }
-  const weft_waitable *wt = weft_waitable_of(L, idx);
-  if (!wt) {
-    weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-    return luaL_argerror(L, argn, lua_pushfstring(L, "cannot wait on a %s", luaL_typename(L, idx)));
-  }
-  weft_wlist *list = NULL;
-  int r = wt->poll(W, L, idx, one, &list);
-  if (r != 0) return r;
-  ltask *lt = LT(W, id);
-  lt->wwhat = wt;
-  lt->wptr = lua_touserdata(L, idx);
-  lt->wobj = *(weft_id *)lt->wptr; /* every handle is at least 8 bytes */
-  if (list == weft_task_waiters(W->S, id)) {
-    weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-    luaL_argerror(L, argn, "a task cannot wait for itself");
-  }
-  if (weft_wait_on(W->S, id, slot, list) != WEFT_OK) {
-    weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-    luaL_error(L, "not enough memory");
-  }
-  return 0;
-}
-
-static int wait_list(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
-  if (n < 0 || n > MAX_LIST) return luaL_argerror(L, 1, "list too long");
-  luaL_checkstack(L, (int)n + 8, "list too long");
-  int base = lua_gettop(L) + 1;
-  for (lua_Integer i = 0; i < n; i++) lua_pushnil(L);
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  int added = 0;
-  for (lua_Integer i = 0; i < n; i++) {
-    int top = lua_gettop(L);
-    lua_rawgeti(L, 1, i + 1);
-    int r = add_element(W, L, id, top + 1, (int)i, 1, 1);
-    if (r < 0) {
-      weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-      return lua_error(L);
-    }
-    if (r > 0)
-      lua_copy(L, top + 2, base + (int)i);
-    else
-      added++;
-    lua_settop(L, top);
-  }
-  weft_task_waited(lt);
-  if (!added) return (int)n;
-  lt->single = 0;
-  lt->base = base;
-  weft_wait_commit(W->S, id);
-  return lua_yieldk(L, 0, 0, wait_k);
-}
-
-/* wait(x): see the design's table of what x may be. */
-int weft_l_wait(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id id = weft_thread_task(L);
-  /* Fast path, the hot one: a task sleeping on a number or to next frame.
-     A plain yield: the resumer passes the elapsed time as wait's result. */
-  int ty = lua_type(L, 1);
-  if (id && id == W->cur && lua_gettop(L) <= 1 && (ty == LUA_TNUMBER || ty <= LUA_TNIL) &&
-      lua_isyieldable(L)) {
-    double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
-    if (s == s) {
-      ltask *lt = W->curlt;
-      weft_task_waited(lt);
-      lt->wwhat = NULL;
-      if (weft_wait_sleep_only(W->S, id, s, 0, &lt->wstart) != WEFT_OK)
-        return luaL_error(L, "not enough memory");
-      lt->fast = 1;
-      lt->fast_real = 0;
-      return lua_yield(L, 0);
-    }
-  }
-  id = wait_task_of(W, L, "wait");
-  ltask *lt = LT(W, id);
-  lua_settop(L, 1);
-  lt->wwhat = NULL;
-  if (lua_type(L, 1) == LUA_TTABLE && !weft_waitable_of(L, 1)) return wait_list(W, L, id, lt);
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  int r = add_element(W, L, id, 1, 0, 0, 1);
-  weft_task_waited(lt);
-  if (r < 0) {
-    weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-    return lua_error(L);
-  }
-  if (r > 0) return lua_gettop(L) - 1;
-  lt->single = 1;
-  lt->base = lua_gettop(L) + 1;
-  weft_wait_commit(W->S, id);
-  return lua_yieldk(L, 0, 0, wait_k);
-}
-
-static int l_wait_realtime(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id id = wait_task_of(W, L, "wait_realtime");
-  double s = luaL_checknumber(L, 1);
-  check_seconds(L, 1);
-  ltask *lt = LT(W, id);
-  lua_settop(L, 1);
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  if (weft_wait_sleep(W->S, id, 0, s, 1) != WEFT_OK) return luaL_error(L, "not enough memory");
-  weft_task_waited(lt);
-  lt->single = 1;
-  lt->base = lua_gettop(L) + 1;
-  weft_wait_commit(W->S, id);
-  return lua_yieldk(L, 0, 0, wait_k);
 }
 
 /* ---- task handles ---- */
@@ -991,390 +580,6 @@ static int l_current(lua_State *L) {
   return 1;
 }
 
-/* ---- groups ---- */
-
-static ghandle *check_group(lua_State *L, int idx) {
-  ghandle *g = luaL_checkudata(L, idx, WEFT_GROUP_MT);
-  weft_state *W = weft_get(L);
-  if (g->id != weft_sched_root(W->S) && !weft_group_live(W->S, g->id))
-    luaL_argerror(L, idx, "dead group");
-  return g;
-}
-
-void weft_push_group(weft_state *W, lua_State *L, weft_id id) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_groups);
-  lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
-  ghandle *g = lua_touserdata(L, -1);
-  if (g && g->id == id) {
-    lua_remove(L, -2);
-    return;
-  }
-  lua_pop(L, 1);
-  g = lua_newuserdatauv(L, sizeof *g, 1);
-  g->id = 0;
-  luaL_setmetatable(L, WEFT_GROUP_MT);
-  if (weft_group_retain(W->S, id) != WEFT_OK) {
-    lua_pop(L, 2);
-    lua_pushnil(L);
-    return;
-  }
-  g->id = id;
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, -3, (lua_Integer)WEFT_ID_INDEX(id) + 1);
-  lua_remove(L, -2);
-}
-
-static int l_group_gc(lua_State *L) {
-  ghandle *g = lua_touserdata(L, 1);
-  weft_state *W = weft_get(L);
-  if (g->id && W->S) weft_group_release(W->S, g->id);
-  g->id = 0;
-  return 0;
-}
-
-static int l_group_new(lua_State *L) {
-  weft_state *W = weft_get(L);
-  if (lua_isnoneornil(L, 1)) {
-    lua_settop(L, 0);
-    lua_newtable(L);
-  }
-  luaL_checktype(L, 1, LUA_TTABLE);
-  lua_settop(L, 1);
-  weft_id parent = W->cur ? weft_task_group(W->S, W->cur) : 0;
-  if (lua_getfield(L, 1, "parent") != LUA_TNIL) {
-    ghandle *p = luaL_testudata(L, 2, WEFT_GROUP_MT);
-    if (!p || !weft_group_live(W->S, p->id))
-      return luaL_error(L, "group: parent must be a live group");
-    parent = p->id;
-  }
-  lua_pop(L, 1);
-  double scale = 1.0;
-  if (lua_getfield(L, 1, "time_scale") != LUA_TNIL) {
-    if (!lua_isnumber(L, -1)) return luaL_error(L, "group: time_scale must be a number");
-    scale = lua_tonumber(L, -1);
-    if (!(scale >= 0 && scale <= WEFT_MAX_SCALE))
-      return luaL_error(L, "group: time_scale must be between 0 and 1e6, got %f", scale);
-  }
-  lua_pop(L, 1);
-  lua_getfield(L, 1, "name");
-  if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
-    return luaL_error(L, "group: name must be a string");
-  weft_id g;
-  ghandle *h = lua_newuserdatauv(L, sizeof *h, 1);
-  h->id = 0;
-  luaL_setmetatable(L, WEFT_GROUP_MT);
-  if (weft_group_create(W->S, parent, &g) != WEFT_OK) return luaL_error(L, "cannot create group");
-  h->id = g;
-  weft_group_set_scale(W->S, g, scale);
-  lua_pushvalue(L, -2);
-  lua_setiuservalue(L, -2, 1); /* name */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_groups);
-  lua_pushvalue(L, -2);
-  lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(g) + 1);
-  lua_pop(L, 1);
-  return 1;
-}
-
-static int l_group_spawn(lua_State *L) {
-  ghandle *g = check_group(L, 1);
-  luaL_checkany(L, 2);
-  return spawn_in(L, 2, g->id, 0);
-}
-
-static int l_group_pause(lua_State *L) {
-  weft_group_pause(weft_get(L)->S, check_group(L, 1)->id);
-  return 0;
-}
-
-static int l_group_resume(lua_State *L) {
-  weft_group_resume(weft_get(L)->S, check_group(L, 1)->id);
-  return 0;
-}
-
-static int l_group_cancel(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_group_cancel(W->S, check_group(L, 1)->id);
-  weft_yield_if_doomed(W, L); /* the caller's group, or a cleanup cancelling it */
-  return 0;
-}
-
-static int l_group_tasks(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id g = check_group(L, 1)->id;
-  uint32_t n = weft_group_tasks(W->S, g, NULL, 0);
-  lua_createtable(L, (int)n, 0);
-  if (n == 0) return 1;
-  weft_id *ids = lua_newuserdatauv(L, sizeof(weft_id) * n, 0);
-  weft_group_tasks(W->S, g, ids, n);
-  int k = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    ltask *lt = LT(W, ids[i]);
-    if (!lt || !lt->co) continue;
-    weft_push_task(W, L, ids[i]);
-    lua_rawseti(L, -3, ++k);
-  }
-  lua_pop(L, 1);
-  return 1;
-}
-
-static int l_group_index(lua_State *L) {
-  weft_state *W = weft_get(L);
-  ghandle *gh = luaL_checkudata(L, 1, WEFT_GROUP_MT);
-  const char *k = luaL_checkstring(L, 2);
-  if (strcmp(k, "alive") == 0) {
-    lua_pushboolean(L, gh->id == weft_sched_root(W->S) || weft_group_live(W->S, gh->id));
-    return 1;
-  }
-  if (strcmp(k, "start") == 0) {
-    lua_pushcfunction(L, weft_l_group_start);
-    return 1;
-  }
-  ghandle *g = check_group(L, 1);
-  static const luaL_Reg methods[] = {{"spawn", l_group_spawn},   {"pause", l_group_pause},
-                                     {"resume", l_group_resume}, {"cancel", l_group_cancel},
-                                     {"tasks", l_group_tasks},   {NULL, NULL}};
-  for (const luaL_Reg *m = methods; m->name; m++)
-    if (strcmp(k, m->name) == 0) {
-      lua_pushcfunction(L, m->func);
-      return 1;
-    }
-  if (strcmp(k, "time_scale") == 0)
-    lua_pushnumber(L, weft_group_scale(W->S, g->id));
-  else if (strcmp(k, "paused") == 0)
-    lua_pushboolean(L, weft_group_paused(W->S, g->id));
-  else if (strcmp(k, "now") == 0)
-    lua_pushnumber(L, weft_group_now(W->S, g->id));
-  else if (strcmp(k, "name") == 0)
-    lua_getiuservalue(L, 1, 1);
-  else if (strcmp(k, "parent") == 0) {
-    weft_id p = weft_group_parent(W->S, g->id);
-    if (p)
-      weft_push_group(W, L, p);
-    else
-      lua_pushnil(L);
-  } else
-    lua_pushnil(L);
-  return 1;
-}
-
-static int l_group_newindex(lua_State *L) {
-  weft_state *W = weft_get(L);
-  ghandle *g = check_group(L, 1);
-  const char *k = luaL_checkstring(L, 2);
-  if (strcmp(k, "time_scale") == 0) {
-    double s = luaL_checknumber(L, 3);
-    if (weft_group_set_scale(W->S, g->id, s) != WEFT_OK)
-      return luaL_argerror(L, 3, "time_scale must be between 0 and 1e6");
-  } else if (strcmp(k, "name") == 0) {
-    if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TSTRING);
-    lua_settop(L, 3);
-    lua_setiuservalue(L, 1, 1);
-  } else {
-    return luaL_error(L, "group field '%s' cannot be set", k);
-  }
-  return 0;
-}
-
-static int l_group_tostring(lua_State *L) {
-  check_group(L, 1);
-  lua_getiuservalue(L, 1, 1);
-  lua_pushfstring(L, "group %s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
-  return 1;
-}
-
-/* ---- time ---- */
-
-static int l_now(lua_State *L) {
-  lua_pushnumber(L, weft_sched_now(weft_get(L)->S));
-  return 1;
-}
-
-static int l_group_clock(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id g = W->cur ? weft_task_group(W->S, W->cur) : 0;
-  lua_pushnumber(L, weft_group_now(W->S, g));
-  return 1;
-}
-
-static int l_realtime(lua_State *L) {
-  lua_pushnumber(L, weft_sched_realtime(weft_get(L)->S));
-  return 1;
-}
-
-static int l_frame(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)weft_sched_frame(weft_get(L)->S));
-  return 1;
-}
-
-static int l_time_scale(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id root = weft_sched_root(W->S);
-  if (!lua_isnoneornil(L, 1)) {
-    double s = luaL_checknumber(L, 1);
-    if (weft_group_set_scale(W->S, root, s) != WEFT_OK)
-      return luaL_argerror(L, 1, "time scale must be between 0 and 1e6");
-  }
-  lua_pushnumber(L, weft_group_scale(W->S, root));
-  return 1;
-}
-
-/* ---- errors and cancellation ---- */
-
-static int l_is_cancelled(lua_State *L) {
-  weft_state *W = weft_get(L);
-  lua_pushboolean(L, is_cancel_error(W, L, 1));
-  return 1;
-}
-
-static int l_on_error(lua_State *L) {
-  weft_state *W = weft_get(L);
-  if (!lua_isnil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
-  lua_settop(L, 1);
-  if (W->ref_on_error != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, W->ref_on_error);
-  W->ref_on_error = lua_isnil(L, 1) ? LUA_NOREF : luaL_ref(L, LUA_REGISTRYINDEX);
-  return 0;
-}
-
-/* finally(fn): a to-be-closed value whose close runs fn protected. */
-static int l_finally_close(lua_State *L) {
-  weft_state *W = weft_get(L);
-  lua_getiuservalue(L, 1, 1);
-  if (lua_isnil(L, -1)) return 0;
-  lua_pushnil(L);
-  lua_setiuservalue(L, 1, 1); /* runs once */
-  int top = lua_gettop(L);
-  lua_pushcfunction(L, weft_l_traceback_handler);
-  lua_insert(L, top);
-  W->in_cleanup++;
-  int st = lua_pcall(L, 0, 0, top);
-  W->in_cleanup--;
-  if (st != LUA_OK) {
-    if (lua_type(L, -1) == LUA_TTABLE) { /* the handler left {err, trace} */
-      lua_rawgeti(L, -1, 1);
-      lua_rawgeti(L, -2, 2);
-      weft_report(W, L, -2, W->cur, lua_tostring(L, -1));
-    } else { /* the handler itself could not run (out of memory) */
-      weft_report(W, L, -1, W->cur, NULL);
-    }
-  }
-  return 0;
-}
-
-static int l_finally(lua_State *L) {
-  if (lua_type(L, 1) != LUA_TFUNCTION && luaL_getmetafield(L, 1, "__call") == LUA_TNIL)
-    luaL_typeerror(L, 1, "function");
-  lua_settop(L, 1);
-  lua_newuserdatauv(L, 0, 1);
-  lua_pushvalue(L, 1);
-  lua_setiuservalue(L, -2, 1);
-  if (luaL_newmetatable(L, "weft.finally")) {
-    lua_pushcfunction(L, l_finally_close);
-    lua_setfield(L, -2, "__close");
-    lua_pushliteral(L, "finally");
-    lua_setfield(L, -2, "__name");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "__metatable");
-  }
-  lua_setmetatable(L, -2);
-  return 1;
-}
-
-/* Message handler: packs {err, traceback}. */
-int weft_l_traceback_handler(lua_State *L) {
-  lua_createtable(L, 2, 0);
-  lua_pushvalue(L, 1);
-  lua_rawseti(L, -2, 1);
-  const char *msg = weft_tostring(L, 1);
-  luaL_traceback(L, L, msg, 1);
-  lua_rawseti(L, -3, 2);
-  lua_pop(L, 1);
-  return 1;
-}
-
-/* ---- introspection ---- */
-
-typedef struct snap {
-  weft_state *W;
-  lua_State *L;
-  int n;
-} snap;
-
-static void where_suspended(lua_State *co, char *buf, size_t n) {
-  lua_Debug ar;
-  buf[0] = 0;
-  for (int level = 0; co && lua_getstack(co, level, &ar); level++) {
-    if (!lua_getinfo(co, "Sl", &ar)) break;
-    if (ar.currentline >= 0 && strcmp(ar.source, WEFT_PRELUDE_CHUNK) != 0) {
-      snprintf(buf, n, "%s:%d", ar.short_src, ar.currentline);
-      return;
-    }
-  }
-}
-
-static void snap_one(void *ud, weft_id id) {
-  snap *sp = ud;
-  weft_state *W = sp->W;
-  lua_State *L = sp->L;
-  ltask *lt = LT(W, id);
-  if (!lt || !lt->co) return;
-  weft_push_task(W, L, id);
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    return;
-  }
-  int h = lua_gettop(L);
-  lua_createtable(L, 0, 9);
-  lua_pushinteger(L, (lua_Integer)WEFT_ID_INDEX(id) + 1);
-  lua_setfield(L, -2, "id");
-  lua_pushvalue(L, h);
-  lua_setfield(L, -2, "task");
-  lua_getfield(L, h, "name");
-  lua_setfield(L, -2, "name");
-  lua_getfield(L, h, "status");
-  lua_setfield(L, -2, "status");
-  if (weft_push_who(W, L, id)) lua_setfield(L, -2, "who");
-  weft_push_group(W, L, weft_task_group(W->S, id));
-  lua_getiuservalue(L, -1, 1);
-  lua_setfield(L, -3, "group");
-  lua_pop(L, 1);
-  char buf[256];
-  weft_wait_describe(W->S, id, buf, sizeof buf);
-  if (lt->wwhat && strcmp(buf, "wait") == 0) {
-    lua_pushstring(L, lt->wwhat->what);
-    if (lt->wwhat->name) {
-      lt->wwhat->name(W, L, lt->wobj, lt->wptr);
-      if (lua_isstring(L, -1)) {
-        lua_pushliteral(L, " ");
-        lua_insert(L, -2);
-        lua_concat(L, 3);
-      } else {
-        lua_pop(L, 1);
-      }
-    }
-  } else {
-    lua_pushstring(L, buf);
-  }
-  lua_setfield(L, -2, "waiting");
-  where_suspended(lt->co, buf, sizeof buf);
-  lua_pushstring(L, buf);
-  lua_setfield(L, -2, "where");
-  lua_pushstring(L, weft_site_where(W->sites, lt->site));
-  lua_setfield(L, -2, "spawned");
-  lua_pushinteger(L, weft_task_resumes(W->S, id));
-  lua_setfield(L, -2, "resumes");
-  lua_rawseti(L, h - 1, ++sp->n);
-  lua_settop(L, h - 1);
-}
-
-static int l_tasks(lua_State *L) {
-  weft_state *W = weft_get(L);
-  lua_newtable(L);
-  luaL_checkstack(L, 16, NULL);
-  snap sp = {W, L, 0};
-  weft_sched_each_task(W->S, snap_one, &sp);
-  return 1;
-}
-
 /* ---- registration ---- */
 
 int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
@@ -1408,38 +613,14 @@ void weft_open_tasks(weft_state *W, lua_State *L) {
   lua_pushcfunction(L, l_task_newindex);
   lua_setfield(L, -2, "__newindex");
   lua_pop(L, 1);
-  weft_new_meta(L, WEFT_GROUP_MT, l_group_index, l_group_tostring, l_group_gc, NULL, "group");
-  lua_pushcfunction(L, l_group_newindex);
-  lua_setfield(L, -2, "__newindex");
-  lua_pop(L, 1);
 
   /* the API table is at the top of L */
-  static const luaL_Reg api[] = {{"wait", weft_l_wait},
-                                 {"spawn", l_spawn},
-                                 {"defer", l_defer},
-                                 {"current", l_current},
-                                 {"wait_realtime", l_wait_realtime},
-                                 {"now", l_now},
-                                 {"realtime", l_realtime},
-                                 {"frame", l_frame},
-                                 {"time_scale", l_time_scale},
-                                 {"group", l_group_new},
-                                 {"finally", l_finally},
-                                 {NULL, NULL}};
+  static const luaL_Reg api[] = {
+      {"spawn", l_spawn}, {"defer", l_defer}, {"current", l_current}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
-  lua_getfield(L, -1, "weft");
-  static const luaL_Reg weftlib[] = {{"is_cancelled", l_is_cancelled},
-                                     {"on_error", l_on_error},
-                                     {"tasks", l_tasks},
-                                     {"_gnow", l_group_clock},
-                                     {NULL, NULL}};
-  luaL_setfuncs(L, weftlib, 0);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
-  lua_setfield(L, -2, "CANCELLED");
-  weft_push_group(W, L, weft_sched_root(W->S));
-  lua_pushliteral(L, "main");
-  lua_setiuservalue(L, -2, 1);
-  lua_setfield(L, -2, "root");
-  lua_pop(L, 1);
+  weft_open_waits(W, L);
+  weft_open_groups(W, L);
+  weft_open_reports(W, L);
+  weft_open_inspect(W, L);
   weft_open_coroutines(W, L, lua_gettop(L));
 }

@@ -1,0 +1,100 @@
+/* Introspection: weft.tasks(), a snapshot of every live task (name, who,
+   group, status, what it waits on, where it is suspended, its spawn
+   site, its resumes), for overlays, inspectors and debuggers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
+
+
+typedef struct snap {
+  weft_state *W;
+  lua_State *L;
+  int n;
+} snap;
+
+static void where_suspended(lua_State *co, char *buf, size_t n) {
+  lua_Debug ar;
+  buf[0] = 0;
+  for (int level = 0; co && lua_getstack(co, level, &ar); level++) {
+    if (!lua_getinfo(co, "Sl", &ar)) break;
+    if (ar.currentline >= 0 && strcmp(ar.source, WEFT_PRELUDE_CHUNK) != 0) {
+      snprintf(buf, n, "%s:%d", ar.short_src, ar.currentline);
+      return;
+    }
+  }
+}
+
+static void snap_one(void *ud, weft_id id) {
+  snap *sp = ud;
+  weft_state *W = sp->W;
+  lua_State *L = sp->L;
+  ltask *lt = LT(W, id);
+  if (!lt || !lt->co) return;
+  weft_push_task(W, L, id);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  int h = lua_gettop(L);
+  lua_createtable(L, 0, 9);
+  lua_pushinteger(L, (lua_Integer)WEFT_ID_INDEX(id) + 1);
+  lua_setfield(L, -2, "id");
+  lua_pushvalue(L, h);
+  lua_setfield(L, -2, "task");
+  lua_getfield(L, h, "name");
+  lua_setfield(L, -2, "name");
+  lua_getfield(L, h, "status");
+  lua_setfield(L, -2, "status");
+  if (weft_push_who(W, L, id)) lua_setfield(L, -2, "who");
+  weft_push_group(W, L, weft_task_group(W->S, id));
+  lua_getiuservalue(L, -1, 1);
+  lua_setfield(L, -3, "group");
+  lua_pop(L, 1);
+  char buf[256];
+  weft_wait_describe(W->S, id, buf, sizeof buf);
+  if (lt->wwhat && strcmp(buf, "wait") == 0) {
+    lua_pushstring(L, lt->wwhat->what);
+    if (lt->wwhat->name) {
+      lt->wwhat->name(W, L, lt->wobj, lt->wptr);
+      if (lua_isstring(L, -1)) {
+        lua_pushliteral(L, " ");
+        lua_insert(L, -2);
+        lua_concat(L, 3);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+  } else {
+    lua_pushstring(L, buf);
+  }
+  lua_setfield(L, -2, "waiting");
+  where_suspended(lt->co, buf, sizeof buf);
+  lua_pushstring(L, buf);
+  lua_setfield(L, -2, "where");
+  lua_pushstring(L, weft_site_where(W->sites, lt->site));
+  lua_setfield(L, -2, "spawned");
+  lua_pushinteger(L, weft_task_resumes(W->S, id));
+  lua_setfield(L, -2, "resumes");
+  lua_rawseti(L, h - 1, ++sp->n);
+  lua_settop(L, h - 1);
+}
+
+static int l_tasks(lua_State *L) {
+  weft_state *W = weft_get(L);
+  lua_newtable(L);
+  luaL_checkstack(L, 16, NULL);
+  snap sp = {W, L, 0};
+  weft_sched_each_task(W->S, snap_one, &sp);
+  return 1;
+}
+
+void weft_open_inspect(weft_state *W, lua_State *L) {
+  (void)W;
+  lua_getfield(L, -1, "weft");
+  lua_pushcfunction(L, l_tasks);
+  lua_setfield(L, -2, "tasks");
+  lua_pop(L, 1);
+}

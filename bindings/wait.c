@@ -1,0 +1,245 @@
+/* The wait protocol: how a task (a Lua task, or a combinator's C task)
+   waits on things, and how what it waited on is delivered to it.
+
+   A wait is built, then committed: weft_wait_begin, one record per
+   element (a sleep, or a place in something's list of waiters), then
+   commit. A Lua task then yields (wait_yield) and, when every record (or
+   the first, for first{}) has completed, is resumed: wait_k returns the
+   values delivered into its stack, or raises the failure.
+
+   What can be waited on is open: a full userdata whose metatable has a
+   `__wait` field (a light userdata pointing to a weft_waitable, see
+   internal.h) can be waited on, in wait(), in lists, in first/all/timeout.
+   A new primitive gives its metatable `__wait` (weft_new_meta does it),
+   implements poll (done at once? else: which waiter list), and completes
+   its waiters with weft_complete_all when it fires. Numbers (sleeps), nil
+   (the next frame) and plain lists (a nested all{...}) are built in. */
+#include <math.h>
+
+#include "internal.h"
+
+#define MAX_LIST 65536 /* elements in one wait list */
+
+static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
+
+/* ---- delivery ---- */
+
+void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed) {
+  weft_id w = weft_rec_waiter(W->S, r);
+  int slot = weft_rec_slot(W->S, r);
+  ltask *lt = LT(W, w);
+  idx = lua_absindex(from, idx);
+  if (lt->co) {
+    lua_State *co = lt->co;
+    if (lua_checkstack(co, n + 2) && lua_checkstack(from, 1)) {
+      if (failed) {
+        lua_pushvalue(from, idx);
+        lua_xmove(from, co, 1);
+        lt->raise = 1;
+      } else if (lt->single) {
+        for (int i = 0; i < n; i++) {
+          lua_pushvalue(from, idx + i);
+          lua_xmove(from, co, 1);
+        }
+      } else if (n > 0) {
+        lua_pushvalue(from, idx);
+        lua_xmove(from, co, 1);
+        lua_replace(co, lt->base + slot);
+      }
+    }
+  } else if (lt->deliver) {
+    lt->deliver(W, w, from, idx, n, slot, failed);
+  }
+  weft_rec_complete(W->S, r, failed);
+}
+
+void weft_complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed) {
+  weft_rec r;
+  while ((r = weft_wlist_head(l)) != 0) weft_complete(W, r, from, idx, n, failed);
+}
+
+/* Timer completions from the scheduler: the elapsed seconds. */
+void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
+  weft_state *W = user;
+  ltask *lt = LT(W, waiter);
+  /* A deferred start or a preempted task takes no value from its timer. */
+  if (lt->co && (!lt->started || lt->b.preempted)) return;
+  if (lt->co) {
+    lua_State *co = lt->co;
+    if (!lua_checkstack(co, 1)) return;
+    lua_pushnumber(co, elapsed);
+    if (!lt->single) lua_replace(co, lt->base + slot);
+  } else if (lt->deliver) {
+    lua_State *L = W->L;
+    if (!lua_checkstack(L, 1)) return;
+    lua_pushnumber(L, elapsed);
+    lt->deliver(W, waiter, L, lua_gettop(L), 1, slot, 0);
+    lua_pop(L, 1);
+  }
+}
+
+/* ---- building a wait ---- */
+
+static int wait_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  weft_state *W = weft_get(L);
+  ltask *lt = W->curlt; /* the resumed task is the current one */
+  if (lt->raise) {
+    lt->raise = 0;
+    return lua_error(L);
+  }
+  return lua_gettop(L) - lt->base + 1;
+}
+
+int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int base,
+                    lua_KFunction k) {
+  ltask *lt = LT(W, id);
+  lt->single = (uint8_t)single;
+  lt->base = base;
+  weft_task_waited(lt);
+  weft_wait_commit(W->S, id);
+  return lua_yieldk(L, 0, 0, k ? k : wait_k);
+}
+
+weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what) {
+  weft_id id = weft_thread_task(L);
+  if (!id || id != W->cur) luaL_error(L, "%s can only be called from a task", what);
+  if (!lua_isyieldable(L)) {
+    if (W->in_cleanup)
+      luaL_error(L, "%s cannot wait in a cleanup (finally runs while its task ends)", what);
+    if (W->loading_modules)
+      luaL_error(L, "%s cannot wait while a module loads (wait inside its functions)", what);
+    luaL_error(L, "%s cannot wait here (inside a metamethod or C function)", what);
+  }
+  return id;
+}
+
+/* The dispatcher: every element a wait is built from comes here. */
+int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one, int argn) {
+  int t = lua_type(L, idx);
+  if (t == LUA_TNIL || t == LUA_TNONE || t == LUA_TNUMBER) {
+    double s = t == LUA_TNUMBER ? lua_tonumber(L, idx) : 0;
+    if (isnan(s)) {
+      weft_wait_abort(W, id);
+      luaL_argerror(L, argn, "cannot wait for NaN seconds");
+    }
+    if (weft_wait_sleep(W->S, id, slot, s, 0) != WEFT_OK) {
+      weft_wait_abort(W, id);
+      luaL_error(L, "not enough memory");
+    }
+    return 0;
+  }
+  if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) { /* a nested list waits like all{...} */
+    weft_push_all(W, L, idx);
+    lua_replace(L, idx);
+  }
+  const weft_waitable *wt = weft_waitable_of(L, idx);
+  if (!wt) {
+    weft_wait_abort(W, id);
+    return luaL_argerror(L, argn, lua_pushfstring(L, "cannot wait on a %s", luaL_typename(L, idx)));
+  }
+  weft_wlist *list = NULL;
+  int r = wt->poll(W, L, idx, one, &list);
+  if (r != 0) return r;
+  ltask *lt = LT(W, id);
+  lt->wwhat = wt; /* for weft.tasks(): what it waits on */
+  lt->wptr = lua_touserdata(L, idx);
+  lt->wobj = *(weft_id *)lt->wptr; /* every handle is at least 8 bytes */
+  if (list == weft_task_waiters(W->S, id)) {
+    weft_wait_abort(W, id);
+    luaL_argerror(L, argn, "a task cannot wait for itself");
+  }
+  if (weft_wait_on(W->S, id, slot, list) != WEFT_OK) {
+    weft_wait_abort(W, id);
+    luaL_error(L, "not enough memory");
+  }
+  return 0;
+}
+
+/* wait{...}: one value per element, in order. */
+static int wait_list(weft_state *W, lua_State *L, weft_id id) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  if (n < 0 || n > MAX_LIST) return luaL_argerror(L, 1, "list too long");
+  luaL_checkstack(L, (int)n + 8, "list too long");
+  int base = lua_gettop(L) + 1;
+  for (lua_Integer i = 0; i < n; i++) lua_pushnil(L);
+  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+  int added = 0;
+  for (lua_Integer i = 0; i < n; i++) {
+    int top = lua_gettop(L);
+    lua_rawgeti(L, 1, i + 1);
+    int r = weft_wait_add(W, L, id, top + 1, (int)i, 1, 1);
+    if (r < 0) {
+      weft_wait_abort(W, id);
+      return lua_error(L);
+    }
+    if (r > 0)
+      lua_copy(L, top + 2, base + (int)i);
+    else
+      added++;
+    lua_settop(L, top);
+  }
+  if (!added) {
+    weft_task_waited(LT(W, id));
+    return (int)n;
+  }
+  return weft_wait_yield(W, L, id, 0, base, NULL);
+}
+
+/* wait(x): see the design's table of what x may be. */
+int weft_l_wait(lua_State *L) {
+  weft_state *W = weft_get(L);
+  weft_id id = weft_thread_task(L);
+  /* Fast path, the hot one: a task sleeping on a number or to next frame.
+     A plain yield: the resumer passes the elapsed time as wait's result. */
+  int ty = lua_type(L, 1);
+  if (id && id == W->cur && lua_gettop(L) <= 1 && (ty == LUA_TNUMBER || ty <= LUA_TNIL) &&
+      lua_isyieldable(L)) {
+    double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
+    if (s == s) {
+      ltask *lt = W->curlt;
+      weft_task_waited(lt);
+      lt->wwhat = NULL;
+      if (weft_wait_sleep_only(W->S, id, s, 0, &lt->wstart) != WEFT_OK)
+        return luaL_error(L, "not enough memory");
+      lt->fast = 1;
+      lt->fast_real = 0;
+      return lua_yield(L, 0);
+    }
+  }
+  id = weft_wait_task(W, L, "wait");
+  lua_settop(L, 1);
+  LT(W, id)->wwhat = NULL;
+  if (lua_type(L, 1) == LUA_TTABLE && !weft_waitable_of(L, 1)) return wait_list(W, L, id);
+  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+  int r = weft_wait_add(W, L, id, 1, 0, 0, 1);
+  if (r < 0) {
+    weft_wait_abort(W, id);
+    weft_task_waited(LT(W, id));
+    return lua_error(L);
+  }
+  if (r > 0) {
+    weft_task_waited(LT(W, id));
+    return lua_gettop(L) - 1;
+  }
+  return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
+}
+
+static int l_wait_realtime(lua_State *L) {
+  weft_state *W = weft_get(L);
+  weft_id id = weft_wait_task(W, L, "wait_realtime");
+  double s = luaL_checknumber(L, 1);
+  if (isnan(s)) luaL_argerror(L, 1, "seconds must be a number, got NaN");
+  lua_settop(L, 1);
+  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+  if (weft_wait_sleep(W->S, id, 0, s, 1) != WEFT_OK) return luaL_error(L, "not enough memory");
+  return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
+}
+
+void weft_open_waits(weft_state *W, lua_State *L) {
+  (void)W;
+  static const luaL_Reg api[] = {
+      {"wait", weft_l_wait}, {"wait_realtime", l_wait_realtime}, {NULL, NULL}};
+  luaL_setfuncs(L, api, 0);
+}
