@@ -22,7 +22,7 @@ function M.look_around(e, spread)
 end
 
 function M.start(e)
-  e.leg = e.leg or math.min(2, #e.waypoints)   -- guards start on waypoint 1
+  e.leg = e.leg or math.random(#e.waypoints)   -- the first waypoint it heads for: --seed picks it
   while true do
     e:mood("calm")
     local arrived = e:move_to(e.waypoints[e.leg], M.SPEED)

@@ -31,6 +31,7 @@ end)
 check.within(1, "the dialogue box opens", function() return overlay_shown("dialogue") end)
 wait(2)                                   -- the line types out
 
+wait(pan_camera(guard, 0))                -- the camera follows the guard
 tap("f1")
 tap("f2")
 tap("t")
@@ -56,6 +57,7 @@ for na, a in pairs(r) do
 end
 
 -- the same without the dialogue: the overlays take the room it left
+wait()
 tap("p")
 clear_speech()
 wait()
@@ -71,3 +73,14 @@ screenshot(out .. "overlays_play.png")
 
 -- the guard whose script failed carries a marker over it in the world
 check.expect(r.marker, "a marker is drawn over the gate guard")
+
+-- F1 and F2 off: the marker over the guard is in plain sight
+wait()
+tap("f1")
+tap("f2")
+r = overlay_rects()
+local m = r.marker
+check.expect(m and m.x >= 0 and m.y >= 0 and m.x + m.w <= 1280 and m.y + m.h <= 720,
+  "the marker is on screen")
+check.expect(not overlap(m, r.errors), "the error panel leaves the marker in sight")
+screenshot(out .. "overlays_marker.png")

@@ -6,7 +6,8 @@
 demo=${1:-build/weft-demo}
 pngstat=${2:-$(dirname "$demo")/weft-pngstat}
 out=$(dirname "$demo")/demo-test
-mkdir -p "$out"
+mkdir -p "$out" build/demo-test   # the test scripts save screenshots in build/demo-test/
+rm -f build/demo-test/at_call_*.png
 pass=0
 fail=0
 
@@ -22,6 +23,27 @@ for t in tests/demo/*_test.lua; do
     bad "$name" "$log"
   fi
 done
+
+# screenshot() draws the frame at the call (tests/demo/screenshot_test.lua):
+# the picture taken after pressing F1 differs from the one before, and the
+# one taken by the script's last statement exists.
+if [ -s build/demo-test/at_call_last.png ] &&
+   a=$("$pngstat" build/demo-test/at_call_without_f1.png) &&
+   b=$("$pngstat" build/demo-test/at_call_with_f1.png) && [ "$a" != "$b" ]; then
+  ok "screenshot() saves the frame as it is at the call ($a / $b)"
+else
+  bad "screenshot() saves the frame as it is at the call" "$out/screenshot_test.log"
+fi
+
+# --seed picks where each guard heads first: two seeds, two pictures
+if [ -n "$(command -v cmp)" ] &&
+   "$demo" --headless --frames 2400 --seed 7 --screenshot "$out/seed7.png" >/dev/null 2>&1 &&
+   "$demo" --headless --frames 2400 --seed 8 --screenshot "$out/seed8.png" >/dev/null 2>&1 &&
+   ! cmp -s "$out/seed7.png" "$out/seed8.png"; then
+  ok "--seed 7 and --seed 8 give different pictures at frame 2400"
+else
+  bad "--seed 7 and --seed 8 give different pictures at frame 2400"
+fi
 
 # Hot reload while the game runs: a copy of the game, edited when the test
 # script asks (see tests/demo/reload.lua).
