@@ -70,7 +70,7 @@ static const char *set_no_watch(options *o, const char *v) { return (void)v, o->
 static const option table[] = {
     {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
-    {"--seed", "S", "seed math.random, which the scripts draw on (default 1)",
+    {"--seed", "S", "seed math.random, which picks guards' routes (default 1)",
      set_seed},
     {"--screenshot", "FILE.png", "write the last frame as a PNG", set_shot},
     {"--script", "FILE.lua", "run a test script beside the game (exit 0: it ended)",

@@ -40,5 +40,77 @@ else
   bad "make help names every target (missing:$missing)"
 fi
 
+# ---- every command the two documents show, run as written ----
+# Commands are the lines of ```sh blocks, the indented lines that start
+# with build/, make or xvfb-run, and inline `code` that starts with one of
+# those or with weft run/test and has arguments. They run in a scratch
+# directory that links the repository's scripts/, assets/, tests/ and the
+# build as build/, so what they write (out.png, the tour's docs/*.png)
+# stays there. make lines are dry runs (make test would run itself, make
+# clean would remove the build), except make help and make run; a command
+# that runs until the player quits (make run, --watch without --frames)
+# passes if it is still running after a few seconds under Xvfb.
+root=$(pwd)
+absbuild=$(cd "$build" && pwd)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+ln -s "$root/scripts" "$scratch/scripts"
+ln -s "$root/assets" "$scratch/assets"
+ln -s "$root/tests" "$scratch/tests"
+ln -s "$absbuild" "$scratch/build"
+mkdir -p "$scratch/docs"
+extract() { # file
+  awk '
+    /^```sh/ { sh = 1; next }
+    /^```/ { sh = 0; next }
+    sh { print; next }
+    /^    (build\/|make( |$)|xvfb-run )/ { sub(/^    /, ""); print }
+  ' "$1"
+  grep -o '`\(make [^`]*\|build/weft[^`]* [^`]*\|xvfb-run [^`]*\|weft run [^`]*\|weft test [^`]*\)`' "$1" |
+    tr -d '`'
+}
+: >"$out/commands"
+for doc in README.md docs/designers.md; do
+  extract "$doc" | sed 's/  *#.*//; s/[[:space:]]*$//' | grep -v '^usage:\|^ *$\|[[]' |
+    while IFS= read -r c; do printf '%s\t%s\n' "$doc" "$c"; done >>"$out/commands"
+done
+sort -u -k2 -t "$(printf '\t')" "$out/commands" >"$out/commands.u"
+n=0
+while IFS="$(printf '\t')" read -r doc cmd; do
+  n=$((n + 1))
+  log="$out/cmd$n.log"
+  case "$cmd" in
+    "make help") (cd "$root" && make -s help) >"$log" 2>&1; rc=$? ;;
+    "make run")
+      (cd "$root" && timeout 8 xvfb-run -a make -s run) >"$log" 2>&1; rc=$?
+      [ $rc -eq 124 ] && rc=0 ;;
+    make*) (cd "$root" && make -n ${cmd#make }) >"$log" 2>&1; rc=$? ;;
+    "weft "*) (cd "$root" && "$absbuild/weft" ${cmd#weft }) >"$log" 2>&1; rc=$? ;;
+    *--watch*)
+      case "$cmd" in *--frames*) interactive= ;; *) interactive=1 ;; esac
+      if [ -n "$interactive" ]; then
+        (cd "$scratch" && timeout 8 xvfb-run -a sh -c "$cmd") >"$log" 2>&1; rc=$?
+        [ $rc -eq 124 ] && rc=0
+      else
+        (cd "$scratch" && timeout 300 sh -c "$cmd") >"$log" 2>&1; rc=$?
+      fi ;;
+    *) (cd "$scratch" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+         timeout 300 sh -c "$cmd") >"$log" 2>&1; rc=$? ;;
+  esac
+  if [ $rc -eq 0 ]; then ok "$doc: $cmd"; else bad "$doc: $cmd (exit $rc)" "$log"; fi
+done <"$out/commands.u"
+[ "$n" -ge 8 ] || bad "found only $n commands in the docs"
+
+# the abridged chase test in designers.md passes when copied
+awk '/^-- tests\/demo\/chase_test.lua, abridged/ { on = 1 } on && /^```/ { exit } on' \
+  docs/designers.md >"$scratch/abridged_test.lua"
+if [ -s "$scratch/abridged_test.lua" ] &&
+   (cd "$scratch" && timeout 120 build/weft-demo --headless --seed 7 --frames 9000 \
+      --script abridged_test.lua) >"$out/abridged.log" 2>&1; then
+  ok "docs/designers.md: the abridged chase test passes as written"
+else
+  bad "docs/designers.md: the abridged chase test passes as written" "$out/abridged.log"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
