@@ -277,6 +277,13 @@ void weft_drop_sender(weft_state *W, lua_State *L, ltask *lt);
    gives the value back: to the next receiver, or the front of the buffer. */
 void weft_return_value(weft_state *W, lua_State *L, ltask *lt);
 int weft_future_state_of(weft_state *W, weft_id f);
+/* Futures made and completed from C, by id (the public weft_future_* wrap
+   them): new (0 when out of memory), push, name, complete with a
+   WEFT_FUTURE_* state (see weft_future_resolve for the codes). */
+weft_id weft_cfuture_new(weft_state *W);
+void weft_cfuture_push(weft_state *W, lua_State *L, weft_id f);
+void weft_cfuture_set_name(weft_state *W, weft_id f, const char *name);
+int weft_cfuture_complete(weft_state *W, weft_id f, int state, int nvalues);
 
 /* jobs.c */
 void weft_open_jobs(weft_state *W, lua_State *L);

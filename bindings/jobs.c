@@ -43,15 +43,15 @@ static int l_job(lua_State *L) {
   const weft_job_kind *k = find_kind(W, name);
   if (!k) return luaL_argerror(L, 1, lua_pushfstring(L, "no job kind '%s'", name));
   if (!W->J) {
-    W->J = weft_jobs_create((int)W->desc.job_threads);
-    if (!W->J) return luaL_error(L, "cannot start the job threads");
+    int rc = weft_jobs_create((int)W->desc.job_threads, &W->J);
+    if (rc != WEFT_OK) return luaL_error(L, "cannot start the job threads: %s", weft_strerror(rc));
   }
   void *data = k->prepare(L, 2, lua_gettop(L) - 1, k->user);
-  weft_id f = weft_future_new(W);
+  weft_id f = weft_cfuture_new(W);
   if (f) {
     char label[80];
     snprintf(label, sizeof label, "job %s", k->name);
-    weft_future_set_name(W, f, label);
+    weft_cfuture_set_name(W, f, label);
   }
   jrun *run = malloc(sizeof *run);
   if (!f || !run || !data) {
@@ -61,12 +61,12 @@ static int l_job(lua_State *L) {
   }
   run->kind = k;
   run->data = data;
-  if (weft_jobs_submit(W->J, trampoline, run, f) != 0) {
+  if (weft_jobs_submit(W->J, trampoline, run, f) != WEFT_OK) {
     k->free(data);
     free(run);
     return luaL_error(L, "not enough memory");
   }
-  weft_push_future(W, L, f);
+  weft_cfuture_push(W, L, f);
   return 1;
 }
 
@@ -78,9 +78,9 @@ static int l_job_done(lua_State *L) {
   lua_settop(L, 0);
   int n = r->kind->finish(L, r->data);
   if (n < 0)
-    weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1);
+    weft_cfuture_complete(W, f, WEFT_FUTURE_FAILED, 1);
   else
-    weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, n);
+    weft_cfuture_complete(W, f, WEFT_FUTURE_RESOLVED, n);
   return 0;
 }
 

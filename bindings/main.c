@@ -209,7 +209,7 @@ static int cmd_run(int argc, char **argv) {
   if (watch && weft_watch_scripts(W, 1) != WEFT_OK)
     fprintf(stderr, "weft: --watch: cannot watch %s\n",
             d.scripts_root ? d.scripts_root : "scripts");
-  weft_id task;
+  weft_task task;
   const char *err;
   if (weft_run_file(W, file, &task, &err) != WEFT_OK) {
     fprintf(stderr, "%s\n", err);
@@ -221,11 +221,11 @@ static int cmd_run(int argc, char **argv) {
   int rc;
   for (;;) {
     int r = weft_task_result(W, task);
-    if (r == WEFT_TASK_DONE) {
+    if (r == WEFT_DONE) {
       rc = 0;
       break;
     }
-    if (r == WEFT_TASK_FAILED || r == WEFT_TASK_CANCELLED) {
+    if (r == WEFT_FAILED || r == WEFT_CANCELLED) {
       rc = 1;
       break;
     }
@@ -240,7 +240,7 @@ static int cmd_run(int argc, char **argv) {
     weft_step(W, dt);
     done_frames++;
   }
-  if (rc == 1 && weft_task_result(W, task) == WEFT_TASK_CANCELLED)
+  if (rc == 1 && weft_task_result(W, task) == WEFT_CANCELLED)
     fprintf(stderr, "weft: %s was cancelled\n", file);
   if (dump) dump_tasks(W);
   weft_release(W, task);
@@ -321,15 +321,15 @@ static weft_state *load_tests(const char *file, const char *root, int *ncases, t
   lua_pushcfunction(L, l_test);
   lua_setfield(L, -2, "test");
   lua_pop(L, 1);
-  weft_id task;
+  weft_task task;
   const char *err;
   if (weft_run_file(W, file, &task, &err) != WEFT_OK) {
     printf("FAIL %s: %s\n", file, err);
     weft_close(W);
     return NULL;
   }
-  for (int i = 0; i < 600 && weft_task_result(W, task) == 0; i++) weft_step(W, 1.0 / 60);
-  if (weft_task_result(W, task) != WEFT_TASK_DONE) {
+  for (int i = 0; i < 600 && weft_task_result(W, task) == WEFT_RUNNING; i++) weft_step(W, 1.0 / 60);
+  if (weft_task_result(W, task) != WEFT_DONE) {
     printf("FAIL %s: top level: %s\n", file,
            weft_task_result(W, task) ? weft_task_error(W, task) : "did not finish");
     weft_close(W);
@@ -366,22 +366,22 @@ static void run_case(const char *file, const char *root, int i, tests *t) {
   lua_getfield(L, -1, "fn");
   lua_remove(L, -2);
   lua_remove(L, -2);
-  weft_id task = weft_spawn(W, 0);
+  weft_task task = weft_spawn(W, 0);
   lua_Integer f = 0;
-  while (task && weft_task_result(W, task) == 0 && f < limit) {
+  while (task.id && weft_task_result(W, task) == WEFT_RUNNING && f < limit) {
     weft_step(W, 1.0 / 60);
     f++;
   }
-  int r = task ? weft_task_result(W, task) : WEFT_TASK_FAILED;
-  if (r == WEFT_TASK_DONE && t->reports && !reports_ok) {
+  int r = task.id ? weft_task_result(W, task) : WEFT_FAILED;
+  if (r == WEFT_DONE && t->reports && !reports_ok) {
     t->failed++;
     printf("FAIL %s:%d: %s: a task failed and no weft.on_error handled it: %s\n", file, line, name,
            t->first);
-  } else if (r == WEFT_TASK_DONE) {
+  } else if (r == WEFT_DONE) {
     t->passed++;
   } else {
     t->failed++;
-    if (r == 0) {
+    if (r == WEFT_RUNNING) {
       char buf[128];
       weft_describe_wait(W, task, buf, sizeof buf);
       printf("FAIL %s:%d: %s: not finished after %lld frames (%s)\n", file, line, name,
@@ -390,12 +390,12 @@ static void run_case(const char *file, const char *root, int i, tests *t) {
       printf("FAIL %s:%d: %s: %s\n", file, line, name, weft_task_error(W, task));
     }
   }
-  if (task) weft_release(W, task);
+  if (task.id) weft_release(W, task);
   int leaked = weft_close(W);
   if (leaked) {
     printf("FAIL %s:%d: %s: %d object(s) leaked at shutdown\n", file, line, name, leaked);
-    t->passed -= (r == WEFT_TASK_DONE);
-    t->failed += (r == WEFT_TASK_DONE);
+    t->passed -= (r == WEFT_DONE);
+    t->failed += (r == WEFT_DONE);
   }
 }
 

@@ -760,8 +760,7 @@ int weft_watch_scripts(weft_state *W, int on) {
     return WEFT_OK;
   }
   if (W->watch) return WEFT_OK;
-  W->watch = weft_watch_open(W->root, NULL);
-  return W->watch ? WEFT_OK : WEFT_EINVAL;
+  return weft_watch_open(W->root, NULL, &W->watch);
 }
 
 void weft_poll_reload(weft_state *W) {

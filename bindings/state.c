@@ -363,7 +363,7 @@ static int step(weft_state *W, double dt) {
   return WEFT_OK;
 }
 lua_State *weft_lua(weft_state *W) { return W->L; }
-weft_sched *weft_sched_of(weft_state *W) { return W->S; }
+const char *weft_version(void) { return WEFT_VERSION_STRING; }
 
 void weft_get_stats(const weft_state *W, weft_stats *out) {
   if (!W || !out) return;
@@ -372,6 +372,7 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->host_bytes = weft_sched_memory(W->S);
   out->allocs = W->allocs;
   out->alloc_bytes = W->alloc_bytes;
+  out->resumes = weft_sched_resumes(W->S);
   out->tasks = weft_sched_task_count(W->S);
   out->errors = W->errors;
   out->jobs_pending = W->J ? weft_jobs_pending(W->J) : 0;
@@ -408,26 +409,27 @@ static int l_cspawn(lua_State *L) {
   return 1;
 }
 
-weft_id weft_spawn(weft_state *W, int nargs) {
-  if (!W) return 0;
+weft_task weft_spawn(weft_state *W, int nargs) {
+  weft_task none = {0};
+  if (!W) return none;
   lua_State *L = W->L;
   if (nargs < 0 || lua_gettop(L) < nargs + 1) {
     snprintf(W->errbuf, sizeof W->errbuf,
              "weft_spawn: %d argument(s) and a function expected on "
              "the stack, found %d value(s)",
              nargs, lua_gettop(L));
-    return 0;
+    return none;
   }
   lua_pushcfunction(L, l_cspawn);
   lua_insert(L, -(nargs + 2));
   if (lua_pcall(L, nargs + 1, 1, 0) != LUA_OK) {
     snprintf(W->errbuf, sizeof W->errbuf, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
-    return 0;
+    return none;
   }
-  weft_id id = (weft_id)lua_tointeger(L, -1);
+  weft_task t = {(weft_id)lua_tointeger(L, -1)};
   lua_pop(L, 1);
-  return id;
+  return t;
 }
 
 /* Protected loading for weft_run_file / weft_run_string: L[1] is a path,
@@ -461,9 +463,9 @@ static int l_name_task(lua_State *L) {
   return 0;
 }
 
-static int run_loaded(weft_state *W, int nargs, weft_id *task, const char **err) {
+static int run_loaded(weft_state *W, int nargs, weft_task *task, const char **err) {
   lua_State *L = W->L;
-  *task = 0;
+  task->id = 0;
   if (lua_pcall(L, nargs, 1, 0) != LUA_OK) {
     const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "cannot load the script";
     snprintf(W->errbuf, sizeof W->errbuf, "%s", m);
@@ -472,14 +474,14 @@ static int run_loaded(weft_state *W, int nargs, weft_id *task, const char **err)
     return WEFT_EINVAL;
   }
   *task = weft_spawn(W, 0);
-  if (!*task) {
+  if (!task->id) {
     if (err) *err = W->errbuf;
     return WEFT_ENOMEM;
   }
   return WEFT_OK;
 }
 
-int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err) {
+int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err) {
   if (!W || !path || !task) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
@@ -487,8 +489,8 @@ int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **e
   lua_pushcfunction(L, l_load_chunk);
   lua_pushlightuserdata(L, &a);
   int rc = run_loaded(W, 1, task, err);
-  if (rc == WEFT_OK && weft_task_state(W->S, *task) > 0) { /* name it after its file */
-    weft_push_task(W, L, *task);
+  if (rc == WEFT_OK && weft_task_state(W->S, task->id) > 0) { /* name it after its file */
+    weft_push_task(W, L, task->id);
     lua_pushcfunction(L, l_name_task);
     lua_pushvalue(L, -2);
     lua_pushlightuserdata(L, (void *)path);
@@ -498,8 +500,8 @@ int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **e
   return rc;
 }
 
-int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_id *task,
-                    const char **err) {
+int weft_run_string(weft_state *W, const char *name, const char *src, size_t len,
+                    weft_task *task, const char **err) {
   if (!W || !name || !src || !task) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
@@ -517,16 +519,24 @@ static thandle *kept(weft_state *W, weft_id id) {
   return luaL_testudata(W->L, -1, WEFT_TASK_MT);
 }
 
-int weft_task_result(weft_state *W, weft_id id) {
-  thandle *h = kept(W, id);
-  int r = h ? h->final : WEFT_ESTALE;
+int weft_task_result(weft_state *W, weft_task task) {
+  thandle *h = kept(W, task.id);
+  int r = WEFT_ESTALE;
+  if (h) {
+    switch (h->final) {
+    case WEFT_TASK_DONE: r = WEFT_DONE; break;
+    case WEFT_TASK_FAILED: r = WEFT_FAILED; break;
+    case WEFT_TASK_CANCELLED: r = WEFT_CANCELLED; break;
+    default: r = WEFT_RUNNING;
+    }
+  }
   lua_pop(W->L, 1);
   return r;
 }
 
-const char *weft_task_error(weft_state *W, weft_id id) {
-  if (!id) return W->errbuf; /* why the last weft_spawn or weft_run_* failed */
-  thandle *h = kept(W, id);
+const char *weft_task_error(weft_state *W, weft_task task) {
+  if (!task.id) return W->errbuf; /* why the last weft_spawn or weft_run_* failed */
+  thandle *h = kept(W, task.id);
   W->errbuf[0] = 0;
   if (h && (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)) {
     lua_getiuservalue(W->L, -1, 1);
@@ -537,20 +547,20 @@ const char *weft_task_error(weft_state *W, weft_id id) {
   return W->errbuf;
 }
 
-void weft_release(weft_state *W, weft_id id) {
+void weft_release(weft_state *W, weft_task task) {
   lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_kept);
   lua_pushnil(W->L);
-  lua_rawseti(W->L, -2, (lua_Integer)id);
+  lua_rawseti(W->L, -2, (lua_Integer)task.id);
   lua_pop(W->L, 1);
 }
 
-int weft_cancel(weft_state *W, weft_id id) {
+int weft_cancel(weft_state *W, weft_task task) {
   if (!W) return WEFT_EINVAL;
-  int rc = weft_task_cancel(W->S, id);
+  int rc = weft_task_cancel(W->S, task.id);
   return rc == WEFT_EBUSY ? WEFT_OK : rc;
 }
 
-void weft_describe_wait(weft_state *W, weft_id id, char *buf, size_t n) {
+void weft_describe_wait(weft_state *W, weft_task task, char *buf, size_t n) {
   if (!W || !buf || n == 0) return;
-  weft_wait_describe(W->S, id, buf, n);
+  weft_wait_describe(W->S, task.id, buf, n);
 }

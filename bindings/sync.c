@@ -431,7 +431,7 @@ static int l_keep(lua_State *L) {
   return 0;
 }
 
-weft_id weft_future_new(weft_state *W) {
+weft_id weft_cfuture_new(weft_state *W) {
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return 0;
   lua_pushcfunction(L, l_future_new);
@@ -448,9 +448,17 @@ weft_id weft_future_new(weft_state *W) {
   return st == LUA_OK ? f->cid : 0;
 }
 
-void weft_push_future(weft_state *W, lua_State *L, weft_id cid) { push_cfuture(W, L, cid); }
+weft_future weft_future_new(weft_state *W) { return (weft_future){W ? weft_cfuture_new(W) : 0}; }
 
-void weft_future_set_name(weft_state *W, weft_id cid, const char *name) {
+void weft_push_future(weft_state *W, lua_State *L, weft_future f) { push_cfuture(W, L, f.id); }
+
+void weft_cfuture_push(weft_state *W, lua_State *L, weft_id cid) { push_cfuture(W, L, cid); }
+
+void weft_future_set_name(weft_state *W, weft_future f, const char *name) {
+  weft_cfuture_set_name(W, f.id, name);
+}
+
+void weft_cfuture_set_name(weft_state *W, weft_id cid, const char *name) {
   fhandle *f = lua_checkstack(W->L, 2) ? push_cfuture(W, W->L, cid) : NULL;
   if (f) set_name(f, name);
   lua_pop(W->L, 1);
@@ -480,7 +488,7 @@ static int l_ccomplete(lua_State *L) {
   return 1;
 }
 
-int weft_future_complete(weft_state *W, weft_id id, int state, int nvalues) {
+int weft_cfuture_complete(weft_state *W, weft_id id, int state, int nvalues) {
   if (!W) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (state != WEFT_FUTURE_RESOLVED && state != WEFT_FUTURE_FAILED &&
@@ -501,6 +509,18 @@ int weft_future_complete(weft_state *W, weft_id id, int state, int nvalues) {
   int rc = (int)lua_tointeger(L, -1);
   lua_pop(L, 1);
   return rc;
+}
+
+int weft_future_resolve(weft_state *W, weft_future f, int nvalues) {
+  return weft_cfuture_complete(W, f.id, WEFT_FUTURE_RESOLVED, nvalues);
+}
+
+int weft_future_fail(weft_state *W, weft_future f) {
+  return weft_cfuture_complete(W, f.id, WEFT_FUTURE_FAILED, 1);
+}
+
+int weft_future_cancel(weft_state *W, weft_future f) {
+  return weft_cfuture_complete(W, f.id, WEFT_FUTURE_CANCELLED, 0);
 }
 
 int weft_future_state_of(weft_state *W, weft_id cid) {

@@ -1,5 +1,11 @@
-/* weft: the Lua 5.4 face of the host scheduler. Embed it by creating a
-   state, loading scripts as tasks, and calling weft_step once per frame. */
+/* weft: a game scripting host. Lua 5.4 tasks on a frame-stepped
+   scheduler, with futures, signals, channels, groups, jobs and hot
+   reload. Embed it by creating a state, loading scripts as tasks, and
+   calling weft_step once per frame; `pkg-config --cflags --libs weft`.
+
+   This header is the whole public API: it needs Lua's lua.h (for
+   lua_State, to register the engine's own functions) and weft_base.h
+   (result codes), nothing else of weft's. */
 #ifndef WEFT_H
 #define WEFT_H
 
@@ -8,10 +14,38 @@
 
 #include <lua.h>
 
-#include "../host/sched.h"
-#include "../host/sync.h"
+#include "weft_base.h"
+
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 4
+#define WEFT_VERSION_PATCH 0
+#define WEFT_VERSION_STRING "0.4.0"
+
+/* The library's version, "MAJOR.MINOR.PATCH" (static storage): the
+   header's WEFT_VERSION_STRING when the program runs with the library it
+   was built against. */
+const char *weft_version(void);
 
 typedef struct weft_state weft_state;
+
+/* Handles to what C starts and completes: a task (a script running as a
+   task) and a future (a long action C completes later). Plain values;
+   id 0 is none. Functions given the handle of something that has ended
+   and been forgotten return WEFT_ESTALE (or do nothing). */
+typedef struct weft_task {
+  uint64_t id;
+} weft_task;
+typedef struct weft_future {
+  uint64_t id;
+} weft_future;
+
+/* How a task ended (weft_task_result). */
+typedef enum weft_outcome {
+  WEFT_RUNNING = 0, /* not ended yet */
+  WEFT_DONE = 1,    /* returned */
+  WEFT_FAILED = 2,  /* raised an error */
+  WEFT_CANCELLED = 3
+} weft_outcome;
 
 /* job_threads value: no workers; each frame runs the queued jobs itself. */
 #define WEFT_JOBS_INLINE UINT32_MAX
@@ -58,17 +92,18 @@ weft_state *weft_open(const weft_desc *desc);
    two threads (jobs run their work off the main thread, see below). */
 int weft_close(weft_state *W);
 
-/* One frame (see weft_sched_step), then commit pending hot reloads.
+/* One frame: commit pending hot reloads, advance the clocks by dt (game
+   time by dt times the time scales), deliver finished jobs, wake due
+   timers, run the woken tasks.
    dt is in seconds, 0 to WEFT_MAX_DT (1e6); anything else (NaN, negative,
    larger) is WEFT_EINVAL and nothing moves. From inside the state (a
    verb, a job's finish, a callback) it is WEFT_EBUSY: frames nest in no
    engine. */
 int weft_step(weft_state *W, double dt);
 
-/* The Lua state (main thread) and the scheduler, owned by W. C code may
-   use them between frames to register functions or inspect state. */
+/* The Lua state (main thread), owned by W. C code may use it between
+   frames to register functions or inspect state. */
 lua_State *weft_lua(weft_state *W);
-weft_sched *weft_sched_of(weft_state *W);
 /* Pushes the table scripts see as globals onto the main thread
    (weft_lua(W)): add entity verbs here. From a C function running inside a
    task, lua_xmove it to that task's L. */
@@ -78,62 +113,64 @@ void weft_push_api(weft_state *W);
    environment and starts it as a task in the root group, run at once up to
    its first wait. On success returns WEFT_OK and the task in *task; on a
    syntax or read error returns WEFT_EINVAL and the message in *err
-   (valid until the next call). NULL path or task: WEFT_EINVAL. */
-int weft_run_file(weft_state *W, const char *path, weft_id *task, const char **err);
+   (valid until the next call). NULL path or task: WEFT_EINVAL. The task's
+   outcome stays readable with weft_task_result until weft_release. */
+int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err);
 /* Starts the function below nargs arguments on top of the Lua stack as a
    task in the root group (popping them) and runs it at once up to its
-   first wait. Returns the task, or 0 when it could not be created (not a
-   function, fewer than nargs + 1 values on the stack, out of memory: the
-   message is in weft_task_error(W, 0)). The task's outcome stays readable
-   with weft_task_result until weft_release. */
-weft_id weft_spawn(weft_state *W, int nargs);
+   first wait. Returns the task, or id 0 when it could not be created (not
+   a function, fewer than nargs + 1 values on the stack, out of memory:
+   the message is weft_task_error of task 0). The task's outcome stays
+   readable with weft_task_result until weft_release. */
+weft_task weft_spawn(weft_state *W, int nargs);
 /* Like weft_run_file for source text in memory; name is the chunk name
    ("@scripts/x.lua" or "=label"). */
-int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_id *task,
-                    const char **err);
-/* Final state of a task started by weft_run_file (or any task whose handle
-   is still referenced): WEFT_TASK_DONE, _FAILED, _CANCELLED, or 0 while
-   it runs. */
-int weft_task_result(weft_state *W, weft_id task);
+int weft_run_string(weft_state *W, const char *name, const char *src, size_t len,
+                    weft_task *task, const char **err);
+/* How a task started from C ended: a weft_outcome (WEFT_RUNNING while it
+   runs), or WEFT_ESTALE once released or for a task never handed out. */
+int weft_task_result(weft_state *W, weft_task task);
 
 /* The error message of a failed or cancelled task started from C ("" if
    none); valid until the next call. */
-const char *weft_task_error(weft_state *W, weft_id task);
+const char *weft_task_error(weft_state *W, weft_task task);
 /* Forgets a task started from C. */
-void weft_release(weft_state *W, weft_id task);
+void weft_release(weft_state *W, weft_task task);
 /* Cancels a task and its children as t:cancel() does: their cleanups
-   run now and the task ends WEFT_TASK_CANCELLED (a task that is running
+   run now and the task ends WEFT_CANCELLED (a task that is running
    unwinds when it next returns to the scheduler). WEFT_ESTALE for a task
    that has ended or was never handed out. */
-int weft_cancel(weft_state *W, weft_id task);
+int weft_cancel(weft_state *W, weft_task task);
 /* Describes what a task waits on, e.g. "sleep 1.25 s left", into buf (n
    bytes, always terminated; nothing written when n is 0). */
-void weft_describe_wait(weft_state *W, weft_id task, char *buf, size_t n);
+void weft_describe_wait(weft_state *W, weft_task task, char *buf, size_t n);
 
 /* ---- futures from C ----
    Every long action a game offers (walk to, say, load) returns a future
    to the script and completes it from C later. */
 
 /* Creates a pending future owned by C until C completes it: it stays
-   alive even if no script holds it until it completes. Returns its id,
-   0 when out of memory. */
-weft_id weft_future_new(weft_state *W);
+   alive even if no script holds it until it completes. Returns it, id 0
+   when out of memory. */
+weft_future weft_future_new(weft_state *W);
 /* Names a future for weft.tasks() ("future move_to"); the string is copied. */
-void weft_future_set_name(weft_state *W, weft_id f, const char *name);
+void weft_future_set_name(weft_state *W, weft_future f, const char *name);
 /* Pushes the future's handle onto L (nil once it is gone). */
-void weft_push_future(weft_state *W, lua_State *L, weft_id f);
-/* Completes a future with the nvalues on top of weft_lua(W)'s stack
-   (popped); state is WEFT_FUTURE_RESOLVED, _FAILED with one error value,
-   or _CANCELLED (values ignored: waiters get the cancellation error that
+void weft_push_future(weft_state *W, lua_State *L, weft_future f);
+/* Completes a future: resolves it with the nvalues on top of
+   weft_lua(W)'s stack (popped), fails it with the error value on top
+   (popped), or cancels it (its waiters get the cancellation error that
    weft.is_cancelled recognises, and end cancelled unless they catch it).
-   Waiting tasks wake this frame. Returns WEFT_ESTATE when it was already
-   complete, WEFT_ESTALE once it was collected after completing (C holds it
-   only until it completes) or for an id never handed out, WEFT_ENOMEM
-   (left pending) when out of memory, and WEFT_EINVAL (nothing popped,
-   nothing changed) for another state, nvalues < 0 or more values than the
-   stack holds, or _FAILED without exactly one value. Call between
-   frames or from C code called by Lua, never from a worker thread. */
-int weft_future_complete(weft_state *W, weft_id f, int state, int nvalues);
+   Waiting tasks wake this frame. Each returns WEFT_OK; WEFT_ESTATE when
+   it was already complete; WEFT_ESTALE once it was collected after
+   completing (C holds it only until it completes) or for an id never
+   handed out; WEFT_ENOMEM (left pending) when out of memory; WEFT_EINVAL
+   (nothing popped, nothing changed) for nvalues < 0 or more values than
+   the stack holds. Call between frames or from C code called by Lua,
+   never from a worker thread. */
+int weft_future_resolve(weft_state *W, weft_future f, int nvalues);
+int weft_future_fail(weft_state *W, weft_future f);
+int weft_future_cancel(weft_state *W, weft_future f);
 
 /* ---- jobs ---- */
 
@@ -163,6 +200,7 @@ typedef struct weft_stats {
   size_t host_bytes;     /* held by the scheduler's pools and queues */
   uint64_t allocs;       /* allocation calls (Lua and host) since open */
   uint64_t alloc_bytes;  /* bytes those calls added since open */
+  uint64_t resumes;      /* task resumes since open */
   uint32_t tasks;        /* live tasks */
   uint32_t errors;       /* error reports made */
   uint32_t jobs_pending; /* jobs submitted and not yet delivered */

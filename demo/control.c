@@ -270,7 +270,7 @@ void control_frame(game *g) {
     game_key(g, h->key, 0);
     if (h->fut) {
       lua_pushstring(g->L, "released");
-      weft_future_complete(g->W, h->fut, WEFT_FUTURE_RESOLVED, 1);
+      weft_future_resolve(g->W, (weft_future){h->fut}, 1);
     }
     h->fut = 0;
   }

@@ -406,7 +406,7 @@ int main(int argc, char **argv) {
     close_video(g);
     return 1;
   }
-  weft_id boot = 0, test = 0;
+  weft_task boot = {0}, test = {0};
   const char *err;
   char path[2400];
   snprintf(path, sizeof path, "%s/main.lua", g->scripts_dir);
@@ -435,13 +435,13 @@ int main(int argc, char **argv) {
          however fast the frames run, so runs repeat exactly */
       while (g->headless && atomic_load(&g->jobs_running) > 0) SDL_Delay(1);
       step(g);
-      if (test) {
+      if (test.id) {
         int res = weft_task_result(g->W, test);
-        if (res == WEFT_TASK_DONE) {
+        if (res == WEFT_DONE) {
           fprintf(stderr, "weft-demo: %s passed at frame %llu\n", o.script,
                   (unsigned long long)g->frame);
           g->quit = 1;
-        } else if (res == WEFT_TASK_FAILED || res == WEFT_TASK_CANCELLED) {
+        } else if (res == WEFT_FAILED || res == WEFT_CANCELLED) {
           fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n", o.script,
                   (unsigned long long)g->frame, weft_task_error(g->W, test));
           rc = 1;
@@ -449,7 +449,7 @@ int main(int argc, char **argv) {
         }
       }
       if (o.frames >= 0 && (long)g->frame >= o.frames && !g->quit) {
-        if (test) {
+        if (test.id) {
           fprintf(stderr, "weft-demo: %s still running after %ld frames\n", o.script, o.frames);
           rc = 2;
         }
@@ -479,8 +479,8 @@ int main(int argc, char **argv) {
     render_frame(g);
     if (game_save_png(g, o.shot) != 0) rc = 1;
   }
-  if (boot) weft_release(g->W, boot);
-  if (test) weft_release(g->W, test);
+  if (boot.id) weft_release(g->W, boot);
+  if (test.id) weft_release(g->W, test);
   int leaked = weft_close(g->W); /* cleanups may still use the world */
   if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);
   world_free(&g->w);

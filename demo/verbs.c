@@ -119,13 +119,13 @@ float verbs_opt_seconds(lua_State *L, int arg, float def) {
 
 /* Creates a future owned by C and pushes its handle on L. */
 uint64_t verbs_push_future(game *g, lua_State *L) {
-  weft_id f = weft_future_new(g->W);
-  if (!f) luaL_error(L, "not enough memory");
+  weft_future f = weft_future_new(g->W);
+  if (!f.id) luaL_error(L, "not enough memory");
   lua_Debug ar; /* name it after the verb, for the task inspector */
   if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
     weft_future_set_name(g->W, f, ar.name);
   weft_push_future(g->W, L, f);
-  return f;
+  return f.id;
 }
 
 /* Calls obj:name(args) where obj is below its nargs arguments on g->L;
@@ -868,8 +868,10 @@ void verbs_dispatch(game *g) {
     case EV_RESOLVE:
     case EV_FAIL:
       lua_pushstring(L, ev.value);
-      weft_future_complete(g->W, ev.fut,
-                           ev.kind == EV_RESOLVE ? WEFT_FUTURE_RESOLVED : WEFT_FUTURE_FAILED, 1);
+      if (ev.kind == EV_RESOLVE)
+        weft_future_resolve(g->W, (weft_future){ev.fut}, 1);
+      else
+        weft_future_fail(g->W, (weft_future){ev.fut});
       break;
     case EV_SAW:
       verbs_push_ent(g, L, ev.ent);

@@ -2,7 +2,7 @@
    (walking, turning, animations, speech), vision, the camera, fades and
    dialogue. Plain C, no SDL, no Lua: every action that takes time carries
    the id of a weft future, and the world reports its completion as an
-   event that the bindings (verbs.c) turn into weft_future_complete. */
+   event that the bindings (verbs.c) turn into weft_future_resolve or _fail. */
 #ifndef DEMO_WORLD_H
 #define DEMO_WORLD_H
 

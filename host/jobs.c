@@ -65,31 +65,34 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-weft_jobs *weft_jobs_create(int threads) {
+int weft_jobs_create(int threads, weft_jobs **out) {
+  *out = NULL;
   int inline_ = threads < 0;
   if (threads == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     threads = n > 0 ? (int)n : 1;
   }
   weft_jobs *J = calloc(1, sizeof *J);
-  if (!J) return NULL;
+  if (!J) return WEFT_ENOMEM;
   J->threads = calloc(threads > 0 ? (size_t)threads : 1, sizeof(pthread_t));
   if (!J->threads || pthread_mutex_init(&J->mu, NULL) != 0) {
     free(J->threads);
     free(J);
-    return NULL;
+    return WEFT_ENOMEM;
   }
   pthread_cond_init(&J->cv, NULL);
-  if (inline_) return J; /* no workers: weft_jobs_poll runs the jobs */
+  *out = J;
+  if (inline_) return WEFT_OK; /* no workers: weft_jobs_poll runs the jobs */
   for (int i = 0; i < threads; i++) {
     if (pthread_create(&J->threads[i], NULL, worker, J) != 0) break;
     J->nthreads++;
   }
   if (J->nthreads == 0) {
     weft_jobs_destroy(J, NULL, NULL);
-    return NULL;
+    *out = NULL;
+    return WEFT_EIO;
   }
-  return J;
+  return WEFT_OK;
 }
 
 void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud) {
@@ -113,7 +116,7 @@ void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t
 
 int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag) {
   job *j = malloc(sizeof *j);
-  if (!j) return -1;
+  if (!j) return WEFT_ENOMEM;
   j->run = run;
   j->data = data;
   j->tag = tag;
@@ -122,7 +125,7 @@ int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag) {
   J->pending++;
   pthread_cond_signal(&J->cv);
   pthread_mutex_unlock(&J->mu);
-  return 0;
+  return WEFT_OK;
 }
 
 int weft_jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud) {

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "weft_base.h"
+
 typedef struct weft_jobs weft_jobs;
 
 /* Runs on a worker thread. data is the caller's; the function may change
@@ -13,14 +15,16 @@ typedef void (*weft_job_fn)(void *data);
 
 /* Starts `threads` workers (0: one per online core; negative: none, and
    weft_jobs_poll runs the queued jobs itself on the calling thread, in
-   order, which makes runs that use jobs reproducible). NULL on failure. */
-weft_jobs *weft_jobs_create(int threads);
+   order, which makes runs that use jobs reproducible) into *out. Returns
+   WEFT_OK, WEFT_ENOMEM, or WEFT_EIO when no worker thread could start
+   (*out is then NULL). */
+int weft_jobs_create(int threads, weft_jobs **out);
 /* Stops accepting jobs, lets running jobs finish, joins the workers, then
    hands every job that did not reach weft_jobs_poll (queued, running or
    finished) to drop(ud, data, tag) so the caller can free it. */
 void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud);
 /* Queues run(data) for a worker. tag is returned with the completion.
-   Returns 0, or -1 when out of memory (run is then never called). */
+   Returns WEFT_OK, or WEFT_ENOMEM (run is then never called). */
 int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag);
 /* Calls done(ud, data, tag) on the calling thread for every finished job,
    oldest completion first. Returns how many. Never blocks on workers. */

@@ -138,18 +138,8 @@ struct weft_sched {
   uint32_t ndue, capdue;
   size_t extra_bytes; /* heaps, queues and vectors */
   uint32_t serial;    /* record serials */
+  uint64_t resumes;   /* task resumes, ever */
 };
-
-static const char *const errmsg[] = {
-#define WEFT_MSG(name, code, msg) msg,
-    WEFT_ERRORS(WEFT_MSG)
-#undef WEFT_MSG
-};
-
-const char *weft_strerror(int code) {
-  if (code > 0 || -code >= (int)(sizeof errmsg / sizeof errmsg[0])) return "unknown error";
-  return errmsg[-code];
-}
 
 /* Grows an array geometrically; returns 0 when out of memory. */
 static int grow_array(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_t need) {
@@ -452,6 +442,7 @@ double weft_sched_realtime(const weft_sched *s) { return s->real.now; }
 uint64_t weft_sched_frame(const weft_sched *s) { return s->frame; }
 void weft_sched_set_frame_budget(weft_sched *s, uint32_t b) { s->budget = b ? b : 1000000000u; }
 uint32_t weft_sched_task_count(const weft_sched *s) { return s->tasks.used; }
+uint64_t weft_sched_resumes(const weft_sched *s) { return s->resumes; }
 void *weft_sched_user(const weft_sched *s) { return s->desc.user; }
 
 size_t weft_sched_memory(const weft_sched *s) {
@@ -703,6 +694,7 @@ void weft_task_enter(weft_sched *s, weft_id id) {
   dequeue(s, t); /* resumed directly while it was queued */
   t->state = WEFT_TASK_RUNNING;
   t->resumes++;
+  s->resumes++;
 }
 
 void weft_task_leave(weft_sched *s, weft_id id) {

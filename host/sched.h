@@ -7,26 +7,7 @@
 #include <stdint.h>
 
 #include "pool.h"
-
-/* Result codes of host calls: 0 is success, the rest are negative. */
-#define WEFT_ERRORS(X)                                                                             \
-  X(OK, 0, "ok")                                                                                   \
-  X(EINVAL, -1, "invalid argument")                                                                \
-  X(ENOMEM, -2, "out of memory")                                                                   \
-  X(ESTALE, -3, "dead handle")                                                                     \
-  X(ELIMIT, -4, "limit reached")                                                                   \
-  X(ESTATE, -5, "not allowed in this state")                                                       \
-  X(EBUSY, -6, "target is running")                                                                \
-  X(ECLOSED, -7, "closed")
-
-enum {
-#define WEFT_ENUM(name, code, msg) WEFT_##name = code,
-  WEFT_ERRORS(WEFT_ENUM)
-#undef WEFT_ENUM
-};
-
-/* The message for a result code (static storage). */
-const char *weft_strerror(int code);
+#include "weft_base.h"
 
 typedef struct weft_sched weft_sched;
 
@@ -111,6 +92,8 @@ double weft_sched_realtime(const weft_sched *s); /* unscaled, unpaused time */
 uint64_t weft_sched_frame(const weft_sched *s);  /* 0 before the first step */
 void weft_sched_set_frame_budget(weft_sched *s, uint32_t budget);
 uint32_t weft_sched_task_count(const weft_sched *s);
+/* Task resumes since the scheduler was made. */
+uint64_t weft_sched_resumes(const weft_sched *s);
 /* The user pointer given in the desc. */
 void *weft_sched_user(const weft_sched *s);
 /* Bytes currently held by the scheduler's own pools and queues. */
@@ -222,8 +205,6 @@ weft_id weft_sched_root(const weft_sched *s);
 void weft_group_release(weft_sched *s, weft_id g);
 /* Adds a reference (for a second owner). */
 int weft_group_retain(weft_sched *s, weft_id g);
-#define WEFT_MAX_SCALE 1e6 /* largest time scale (a group's, or the game's) */
-#define WEFT_MAX_DT 1e6    /* largest step, in seconds */
 int weft_group_live(const weft_sched *s, weft_id g);
 /* How many times the group was cancelled (directly or through an
    ancestor); 0 for a stale id. */

@@ -177,11 +177,12 @@ static void scan(weft_watch *w, const char *rel, int baseline, double arm_at) {
   closedir(d);
 }
 
-weft_watch *weft_watch_open(const char *root, const weft_watch_desc *desc) {
+int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_watch **out) {
+  *out = NULL;
   struct stat st;
-  if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
+  if (!root || stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) return WEFT_EINVAL;
   weft_watch *w = calloc(1, sizeof *w);
-  if (!w) return NULL;
+  if (!w) return WEFT_ENOMEM;
   if (desc) w->desc = *desc;
   if (w->desc.quiet <= 0) w->desc.quiet = 0.1;
   if (w->desc.poll_every <= 0) w->desc.poll_every = 0.25;
@@ -191,10 +192,11 @@ weft_watch *weft_watch_open(const char *root, const weft_watch_desc *desc) {
   w->fd = w->desc.force_poll ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (!w->root) {
     weft_watch_close(w);
-    return NULL;
+    return WEFT_ENOMEM;
   }
   scan(w, "", 1, 0);
-  return w;
+  *out = w;
+  return WEFT_OK;
 }
 
 void weft_watch_close(weft_watch *w) {

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "weft_base.h"
+
 typedef struct weft_watch weft_watch;
 
 typedef struct weft_watch_desc {
@@ -16,9 +18,10 @@ typedef struct weft_watch_desc {
   int force_poll;    /* nonzero: poll even when inotify works */
 } weft_watch_desc;
 
-/* Starts watching root (a directory). Records the content hash of every
- *.lua file now present. NULL when root cannot be read. */
-weft_watch *weft_watch_open(const char *root, const weft_watch_desc *desc);
+/* Starts watching root (a directory) into *out. Records the content hash
+   of every *.lua file now present. Returns WEFT_OK, WEFT_EINVAL when root
+   is not a readable directory, or WEFT_ENOMEM (*out is then NULL). */
+int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_watch **out);
 void weft_watch_close(weft_watch *w);
 
 /* Reads pending events without blocking. `now` is the caller's monotonic

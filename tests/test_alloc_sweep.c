@@ -191,36 +191,36 @@ static const char *check(run *r, weft_state *W, const char *src) {
 }
 
 /* Starts src(S) as a task, unarmed, and requires it not to fail. */
-static weft_id setup_task(run *r, weft_state *W, const char *src) {
-  if (!push_call(r, W, src, "=setup")) return 0;
-  weft_id t = weft_spawn(W, 1);
-  if (!t) {
-    bad(r, "setup: weft_spawn failed: %s", weft_task_error(W, 0));
-    return 0;
+static weft_task setup_task(run *r, weft_state *W, const char *src) {
+  if (!push_call(r, W, src, "=setup")) return (weft_task){0};
+  weft_task t = weft_spawn(W, 1);
+  if (!t.id) {
+    bad(r, "setup: weft_spawn failed: %s", weft_task_error(W, (weft_task){0}));
+    return (weft_task){0};
   }
-  if (weft_task_result(W, t) == WEFT_TASK_FAILED) {
+  if (weft_task_result(W, t) == WEFT_FAILED) {
     bad(r, "setup failed: %s", weft_task_error(W, t));
-    return 0;
+    return (weft_task){0};
   }
   return t;
 }
 
 /* The outcome of a task started from C: success when done, a clean error
    when it failed for lack of memory. id 0 is a spawn that failed. */
-static int task_outcome(run *r, weft_state *W, weft_id id, const char *what) {
-  if (!id) {
-    const char *e = weft_task_error(W, 0);
+static int task_outcome(run *r, weft_state *W, weft_task id, const char *what) {
+  if (!id.id) {
+    const char *e = weft_task_error(W, (weft_task){0});
     if (is_mem(e)) return OUT_ERROR;
-    return bad(r, "%s: weft_spawn returned 0 and weft_task_error(W, 0) is \"%s\"", what, e);
+    return bad(r, "%s: weft_spawn returned 0 and weft_task_error(W, (weft_task){0}) is \"%s\"", what, e);
   }
   int res = weft_task_result(W, id);
-  if (res == WEFT_TASK_DONE) return OUT_SUCCESS;
-  if (res == WEFT_TASK_FAILED) {
+  if (res == WEFT_DONE) return OUT_SUCCESS;
+  if (res == WEFT_FAILED) {
     const char *e = weft_task_error(W, id);
     if (is_mem(e)) return OUT_ERROR;
     return bad(r, "%s failed with \"%s\"", what, e);
   }
-  if (res == WEFT_TASK_CANCELLED) return bad(r, "%s was cancelled", what);
+  if (res == WEFT_CANCELLED) return bad(r, "%s was cancelled", what);
   char buf[128];
   weft_describe_wait(W, id, buf, sizeof buf);
   return bad(r, "%s never finished (stuck: \"%s\")", what, buf);
@@ -242,13 +242,13 @@ static const char usable_src[] =
     "return wait(c)\n";
 
 static int still_usable(run *r, weft_state *W) {
-  weft_id t = 0;
+  weft_task t = {0};
   const char *err = NULL;
   int rc = weft_run_string(W, "=usable", usable_src, strlen(usable_src), &t, &err);
   if (rc != WEFT_OK) return bad(r, "after the failure, weft_run_string: %s", err ? err : "?");
   steps(W, 3);
   int res = weft_task_result(W, t);
-  if (res != WEFT_TASK_DONE)
+  if (res != WEFT_DONE)
     return bad(r, "after the failure, a new script %s: %s", res ? "failed" : "did not finish",
                weft_task_error(W, t));
   weft_release(W, t);
@@ -295,7 +295,7 @@ static const char load_src[] =
 static int op_load(run *r) {
   weft_state *W = open_run(r);
   if (!W) return bad(r, "weft_open failed unarmed");
-  weft_id t = 0;
+  weft_task t = {0};
   const char *err = NULL;
   arm(r);
   int rc = weft_run_string(W, "=sweep_load", load_src, strlen(load_src), &t, &err);
@@ -342,7 +342,7 @@ static int op_spawn(run *r) {
   make_shared(r, W);
   if (!push_call(r, W, spawn_src, "=spawner")) return finish(r, W, OUT_BAD);
   arm(r);
-  weft_id t = weft_spawn(W, 1);
+  weft_task t = weft_spawn(W, 1);
   disarm(r);
   int out = task_outcome(r, W, t, "the spawner");
   steps(W, 10);
@@ -355,7 +355,7 @@ static int op_spawn(run *r) {
   }
   const char *e = check(r, W, spawn_check);
   if (e && out != OUT_BAD) out = bad(r, "after spawning: %s", e);
-  if (t) weft_release(W, t);
+  if (t.id) weft_release(W, t);
   return finish(r, W, out);
 }
 
@@ -373,8 +373,8 @@ static int op_resume(run *r) {
   weft_state *W = open_run(r);
   if (!W) return bad(r, "weft_open failed unarmed");
   make_shared(r, W);
-  weft_id t = setup_task(r, W, resume_src);
-  if (!t) return finish(r, W, OUT_BAD);
+  weft_task t = setup_task(r, W, resume_src);
+  if (!t.id) return finish(r, W, OUT_BAD);
   arm(r);
   for (int i = 0; i < 60 && weft_task_result(W, t) == 0; i++) weft_step(W, DT60);
   disarm(r);
@@ -430,13 +430,13 @@ static int op_cancel(run *r) {
   weft_state *W = open_run(r);
   if (!W) return bad(r, "weft_open failed unarmed");
   make_shared(r, W);
-  weft_id s = setup_task(r, W, cancel_setup);
-  if (!s) return finish(r, W, OUT_BAD);
+  weft_task s = setup_task(r, W, cancel_setup);
+  if (!s.id) return finish(r, W, OUT_BAD);
   weft_release(W, s);
   steps(W, 1);
   if (!push_call(r, W, cancel_src, "=canceller")) return finish(r, W, OUT_BAD);
   arm(r);
-  weft_id t = weft_spawn(W, 1);
+  weft_task t = weft_spawn(W, 1);
   disarm(r);
   int out = task_outcome(r, W, t, "the canceller");
   if (out == OUT_SUCCESS && r->refused == 0) {
@@ -449,7 +449,7 @@ static int op_cancel(run *r) {
   steps(W, 2);
   const char *e = check(r, W, cancel_check);
   if (e && out != OUT_BAD) out = bad(r, "after cancelling: %s", e);
-  if (t) weft_release(W, t);
+  if (t.id) weft_release(W, t);
   return finish(r, W, out);
 }
 
@@ -524,24 +524,24 @@ static int op_resolve(run *r) {
   if (!W) return bad(r, "weft_open failed unarmed");
   lua_State *L = weft_lua(W);
   make_shared(r, W);
-  weft_id cf = weft_future_new(W);
-  if (!cf) return finish(r, W, bad(r, "weft_future_new failed unarmed"));
+  weft_future cf = weft_future_new(W);
+  if (!cf.id) return finish(r, W, bad(r, "weft_future_new failed unarmed"));
   lua_rawgeti(L, LUA_REGISTRYINDEX, r->S);
   weft_push_future(W, L, cf);
   lua_setfield(L, -2, "cf");
   lua_pop(L, 1);
-  weft_id s = setup_task(r, W, resolve_setup);
-  if (!s) return finish(r, W, OUT_BAD);
+  weft_task s = setup_task(r, W, resolve_setup);
+  if (!s.id) return finish(r, W, OUT_BAD);
   weft_release(W, s);
   steps(W, 1);
   if (!push_call(r, W, resolve_src, "=resolver")) return finish(r, W, OUT_BAD);
   arm(r);
-  weft_id t = weft_spawn(W, 1);
+  weft_task t = weft_spawn(W, 1);
   disarm(r);
   int top = lua_gettop(L);
   lua_pushliteral(L, "c-value");
   arm(r);
-  int crc = weft_future_complete(W, cf, WEFT_FUTURE_RESOLVED, 1);
+  int crc = weft_future_resolve(W, cf, 1);
   int left = lua_gettop(L) - top;
   steps(W, 2);
   disarm(r);
@@ -571,7 +571,7 @@ static int op_resolve(run *r) {
   } else {
     out = OUT_BAD;
   }
-  if (t) weft_release(W, t);
+  if (t.id) weft_release(W, t);
   return finish(r, W, out);
 }
 
@@ -657,8 +657,8 @@ static int op_reload(run *r) {
   weft_state *W = open_run(r);
   if (!W) return bad(r, "weft_open failed unarmed");
   make_shared(r, W);
-  weft_id s = setup_task(r, W, reload_setup);
-  if (!s) return finish(r, W, OUT_BAD);
+  weft_task s = setup_task(r, W, reload_setup);
+  if (!s.id) return finish(r, W, OUT_BAD);
   weft_release(W, s);
   steps(W, 1);
   write_file(r->root, "lib/base.lua", base_v2);

@@ -64,7 +64,7 @@ static weft_state *open_state(out *o, uint32_t job_threads) {
 
 /* Loads src as a script function whose globals fall through to the API
    (like a script file's environment) and starts it as a task. */
-static weft_id spawn_src(weft_state *W, const char *src) {
+static weft_task spawn_src(weft_state *W, const char *src) {
   lua_State *L = weft_lua(W);
   int top = lua_gettop(L);
   if (luaL_loadstring(L, src) != LUA_OK) {
@@ -77,15 +77,15 @@ static weft_id spawn_src(weft_state *W, const char *src) {
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
   assert_non_null(lua_setupvalue(L, -2, 1));
-  weft_id t = weft_spawn(W, 0);
-  if (!t) print_error("spawn: %s\n", weft_task_error(W, 0));
-  assert_true(t != 0);
+  weft_task t = weft_spawn(W, 0);
+  if (!t.id) print_error("spawn: %s\n", weft_task_error(W, (weft_task){0}));
+  assert_true(t.id != 0);
   assert_int_equal(lua_gettop(L), top);
   return t;
 }
 
 /* Sets API global `name` to the future f. */
-static void expose_future(weft_state *W, const char *name, weft_id f) {
+static void expose_future(weft_state *W, const char *name, weft_future f) {
   lua_State *L = weft_lua(W);
   weft_push_api(W);
   weft_push_future(W, L, f);
@@ -99,7 +99,7 @@ static void steps(weft_state *W, int n) {
 }
 
 /* Steps until the task finished (jobs take real time); yields between. */
-static int step_until_done(weft_state *W, weft_id t) {
+static int step_until_done(weft_state *W, weft_task t) {
   for (long i = 0; i < 50000000L; i++) {
     int r = weft_task_result(W, t);
     if (r != 0) return r;
@@ -122,10 +122,10 @@ static void test_script_waits_on_a_future_completed_from_c(void **state) {
   out o;
   weft_state *W = open_state(&o, 0);
   lua_State *L = weft_lua(W);
-  weft_id f = weft_future_new(W);
-  assert_true(f != 0);
+  weft_future f = weft_future_new(W);
+  assert_true(f.id != 0);
   expose_future(W, "door", f);
-  weft_id t = spawn_src(W, "local a, b, c, d = wait(door)\n"
+  weft_task t = spawn_src(W, "local a, b, c, d = wait(door)\n"
                            "print('got', a, b, c, d, select('#', wait(door)))\n"
                            "return frame()\n");
   steps(W, 3);
@@ -137,21 +137,21 @@ static void test_script_waits_on_a_future_completed_from_c(void **state) {
   lua_pushinteger(L, 3);
   lua_pushnil(L);
   lua_pushboolean(L, 1);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 4), WEFT_OK);
+  assert_int_equal(weft_future_resolve(W, f, 4), WEFT_OK);
   assert_int_equal(lua_gettop(L), top);        /* the values were popped */
   assert_int_equal(weft_task_result(W, t), 0); /* it runs in the next frame */
   steps(W, 1);
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   expect_log(&o, "got\topen\t3\tnil\ttrue\t4\n");
 
   /* completing twice is refused and leaves the stack balanced */
   lua_pushstring(L, "again");
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1), WEFT_ESTATE);
+  assert_int_equal(weft_future_resolve(W, f, 1), WEFT_ESTATE);
   assert_int_equal(lua_gettop(L), top);
   lua_pushstring(L, "late failure");
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1), WEFT_ESTATE);
+  assert_int_equal(weft_future_fail(W, f), WEFT_ESTATE);
   assert_int_equal(lua_gettop(L), top);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_CANCELLED, 0), WEFT_ESTATE);
+  assert_int_equal(weft_future_cancel(W, f), WEFT_ESTATE);
   assert_int_equal(lua_gettop(L), top);
 
   weft_release(W, t);
@@ -164,9 +164,9 @@ static void test_failure_from_c_reaches_the_script_unchanged(void **state) {
   out o;
   weft_state *W = open_state(&o, 0);
   lua_State *L = weft_lua(W);
-  weft_id f = weft_future_new(W);
+  weft_future f = weft_future_new(W);
   expose_future(W, "gate", f);
-  weft_id t = spawn_src(W, "local ok, err = pcall(wait, gate)\n"
+  weft_task t = spawn_src(W, "local ok, err = pcall(wait, gate)\n"
                            "print(ok, type(err), err.code, err == gate_err)\n");
   steps(W, 1);
   lua_newtable(L);
@@ -176,9 +176,9 @@ static void test_failure_from_c_reaches_the_script_unchanged(void **state) {
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "gate_err"); /* the same table, for identity */
   lua_pop(L, 1);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1), WEFT_OK);
+  assert_int_equal(weft_future_fail(W, f), WEFT_OK);
   steps(W, 1);
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   expect_log(&o, "false\ttable\t42\ttrue\n");
   weft_release(W, t);
   assert_int_equal(weft_close(W), 0);
@@ -189,13 +189,13 @@ static void test_uncaught_failure_fails_the_task_and_is_reported_once(void **sta
   out o;
   weft_state *W = open_state(&o, 0);
   lua_State *L = weft_lua(W);
-  weft_id f = weft_future_new(W);
+  weft_future f = weft_future_new(W);
   expose_future(W, "walk", f);
-  weft_id t = spawn_src(W, "wait(walk)\nprint('not reached')\n");
+  weft_task t = spawn_src(W, "wait(walk)\nprint('not reached')\n");
   lua_pushstring(L, "path blocked");
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_FAILED, 1), WEFT_OK);
+  assert_int_equal(weft_future_fail(W, f), WEFT_OK);
   steps(W, 1);
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_FAILED);
+  assert_int_equal(weft_task_result(W, t), WEFT_FAILED);
   assert_non_null(strstr(weft_task_error(W, t), "path blocked"));
   assert_int_equal(o.reports, 1);
   assert_non_null(strstr(o.last_report, "path blocked"));
@@ -212,16 +212,16 @@ static void test_cancel_from_c_ends_the_waiting_task_cancelled(void **state) {
   out o;
   weft_state *W = open_state(&o, 0);
   lua_State *L = weft_lua(W);
-  weft_id f = weft_future_new(W);
+  weft_future f = weft_future_new(W);
   expose_future(W, "anim", f);
-  weft_id t = spawn_src(W, "wait(anim)\n");
-  weft_id w = spawn_src(W, "pcall(wait, anim) print(anim.state)\n");
+  weft_task t = spawn_src(W, "wait(anim)\n");
+  weft_task w = spawn_src(W, "pcall(wait, anim) print(anim.state)\n");
   lua_pushstring(L, "interrupted");
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_CANCELLED, 1), WEFT_OK);
+  assert_int_equal(weft_future_cancel(W, f), WEFT_OK);
   steps(W, 1);
-  assert_int_equal(weft_task_result(W, w), WEFT_TASK_DONE);
+  assert_int_equal(weft_task_result(W, w), WEFT_DONE);
   expect_log(&o, "cancelled\n");
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_CANCELLED);
+  assert_int_equal(weft_task_result(W, t), WEFT_CANCELLED);
   assert_int_equal(o.reports, 0); /* a cancellation passing through is not an error */
   weft_release(W, t);
   weft_release(W, w);
@@ -289,7 +289,7 @@ static void test_library_writes_stay_in_their_script(void **state) {
   (void)state;
   out o;
   weft_state *W = open_state(&o, 0);
-  weft_id a, b;
+  weft_task a, b;
   const char *err = NULL;
   static const char first[] = "string.upper = nil; math.pi = 3; print = nil; weft.tasks = 1\n"
                               "table.x = 1; shared = 1\n";
@@ -309,7 +309,7 @@ static void test_print_keeps_zero_bytes(void **state) {
   (void)state;
   out o;
   weft_state *W = open_state(&o, 0);
-  weft_id t;
+  weft_task t;
   const char *err = NULL;
   static const char src[] = "print('a\\0b', 1)\n";
   assert_int_equal(weft_run_string(W, "@p.lua", src, sizeof src - 1, &t, &err), WEFT_OK);
@@ -324,14 +324,14 @@ static void test_future_owned_by_c_survives_collection_until_completed(void **st
   out o;
   weft_state *W = open_state(&o, 0);
   lua_State *L = weft_lua(W);
-  weft_id f = weft_future_new(W);
-  assert_true(f != 0);
+  weft_future f = weft_future_new(W);
+  assert_true(f.id != 0);
   lua_gc(L, LUA_GCCOLLECT, 0);
   lua_gc(L, LUA_GCCOLLECT, 0);
   weft_push_future(W, L, f); /* nobody in Lua held it: still there */
   assert_int_equal(lua_type(L, -1), LUA_TUSERDATA);
   lua_pop(L, 1);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 0), WEFT_OK);
+  assert_int_equal(weft_future_resolve(W, f, 0), WEFT_OK);
   /* completed and unreferenced: collected, the id goes stale */
   lua_gc(L, LUA_GCCOLLECT, 0);
   lua_gc(L, LUA_GCCOLLECT, 0);
@@ -340,12 +340,11 @@ static void test_future_owned_by_c_survives_collection_until_completed(void **st
   lua_pop(L, 1);
   int top = lua_gettop(L);
   lua_pushinteger(L, 1);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1), WEFT_ESTALE);
+  assert_int_equal(weft_future_resolve(W, f, 1), WEFT_ESTALE);
   assert_int_equal(lua_gettop(L), top);
   /* an id never handed out is stale too */
-  assert_int_equal(weft_future_complete(W, WEFT_ID_MAKE(4000, 1), WEFT_FUTURE_RESOLVED, 0),
-                   WEFT_ESTALE);
-  weft_push_future(W, L, 0);
+  assert_int_equal(weft_future_resolve(W, (weft_future){123456789}, 0), WEFT_ESTALE);
+  weft_push_future(W, L, (weft_future){0});
   assert_int_equal(lua_type(L, -1), LUA_TNIL);
   lua_pop(L, 1);
   assert_int_equal(weft_close(W), 0);
@@ -356,13 +355,13 @@ static void test_a_wait_after_completion_returns_at_once(void **state) {
   out o;
   weft_state *W = open_state(&o, 0);
   lua_State *L = weft_lua(W);
-  weft_id f = weft_future_new(W);
+  weft_future f = weft_future_new(W);
   expose_future(W, "loaded", f);
   lua_pushstring(L, "img");
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1), WEFT_OK);
-  weft_id t = spawn_src(W, "print(wait(loaded), frame())\n");
+  assert_int_equal(weft_future_resolve(W, f, 1), WEFT_OK);
+  weft_task t = spawn_src(W, "print(wait(loaded), frame())\n");
   /* no step needed: it ran to the end inside weft_spawn */
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   expect_log(&o, "img\t0\n");
   weft_release(W, t);
   assert_int_equal(weft_close(W), 0);
@@ -446,23 +445,23 @@ static void test_bad_completions_are_refused_and_leave_the_future_pending(void *
   out o;
   weft_state *W = open_state(&o, 0);
   lua_State *L = weft_lua(W);
-  weft_id f = weft_future_new(W);
+  weft_future f = weft_future_new(W);
   expose_future(W, "door", f);
-  weft_id t = spawn_src(W, "return wait(door)");
+  weft_task t = spawn_src(W, "return wait(door)");
   int top = lua_gettop(L);
   lua_pushstring(L, "v");
-  assert_int_equal(weft_future_complete(W, f, 99, 1), WEFT_EINVAL);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_PENDING, 1), WEFT_EINVAL);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, -1), WEFT_EINVAL);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1000), WEFT_EINVAL);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_FAILED, 0), WEFT_EINVAL);
-  assert_int_equal(weft_future_complete(NULL, f, WEFT_FUTURE_RESOLVED, 1), WEFT_EINVAL);
+  assert_int_equal(weft_future_resolve(W, f, -1), WEFT_EINVAL);
+  assert_int_equal(weft_future_resolve(W, f, 1000), WEFT_EINVAL);
+  assert_int_equal(weft_future_resolve(NULL, f, 1), WEFT_EINVAL);
   assert_int_equal(lua_gettop(L), top + 1); /* refused: nothing popped */
   steps(W, 2);
-  assert_int_equal(weft_task_result(W, t), 0);
-  assert_int_equal(weft_future_complete(W, f, WEFT_FUTURE_RESOLVED, 1), WEFT_OK);
+  assert_int_equal(weft_task_result(W, t), WEFT_RUNNING);
+  lua_settop(L, 0); /* fail takes the error value on top: none there */
+  assert_int_equal(weft_future_fail(W, f), WEFT_EINVAL);
+  lua_pushstring(L, "v");
+  assert_int_equal(weft_future_resolve(W, f, 1), WEFT_OK);
   steps(W, 1);
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   weft_release(W, t);
   assert_int_equal(weft_close(W), 0);
 }
@@ -473,17 +472,17 @@ static void test_spawn_without_a_function_fails_with_a_message(void **state) {
   weft_state *W = open_state(&o, 0);
   lua_State *L = weft_lua(W);
   lua_settop(L, 0);
-  assert_true(weft_spawn(W, 0) == 0);
-  assert_non_null(strstr(weft_task_error(W, 0), "function expected"));
+  assert_true(weft_spawn(W, 0).id == 0);
+  assert_non_null(strstr(weft_task_error(W, (weft_task){0}), "function expected"));
   lua_pushinteger(L, 1);
-  assert_true(weft_spawn(W, 3) == 0);
-  assert_true(weft_spawn(W, -1) == 0);
+  assert_true(weft_spawn(W, 3).id == 0);
+  assert_true(weft_spawn(W, -1).id == 0);
   lua_settop(L, 0);
-  weft_id t = 0;
+  weft_task t = {0};
   const char *err = NULL;
   assert_int_equal(weft_run_file(W, NULL, &t, &err), WEFT_EINVAL);
   char buf[4] = "xyz";
-  weft_describe_wait(W, 0, buf, 0);
+  weft_describe_wait(W, (weft_task){0}, buf, 0);
   assert_string_equal(buf, "xyz");
   assert_int_equal(weft_step(NULL, DT60), WEFT_EINVAL);
   assert_int_equal(weft_close(W), 0);
@@ -493,7 +492,7 @@ static void test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled(void **
   (void)state;
   out o;
   weft_state *W = open_state(&o, 0);
-  weft_id t =
+  weft_task t =
       spawn_src(W, "local _ <close> = finally(function() print('cleaned') end)\n"
                    "spawn(function() local _ <close> = finally(function() print('child') end)"
                    " wait(math.huge) end)\n"
@@ -501,7 +500,7 @@ static void test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled(void **
   steps(W, 2);
   assert_int_equal(weft_cancel(W, t), WEFT_OK);
   expect_log(&o, "child\ncleaned\n");
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_CANCELLED);
+  assert_int_equal(weft_task_result(W, t), WEFT_CANCELLED);
   assert_int_equal(weft_cancel(W, t), WEFT_ESTALE);
   weft_release(W, t);
   assert_int_equal(o.reports, 0);
@@ -541,11 +540,11 @@ static void test_step_or_close_from_the_report_callback_is_refused(void **state)
   assert_non_null(r.W);
   lua_State *L = weft_lua(r.W);
   assert_int_equal(luaL_loadstring(L, "error('boom')"), LUA_OK);
-  weft_id t = weft_spawn(r.W, 0); /* fails at once, outside any frame */
+  weft_task t = weft_spawn(r.W, 0); /* fails at once, outside any frame */
   assert_int_equal(r.calls, 1);
   assert_int_equal(r.step_rc, WEFT_EBUSY);
   assert_int_equal(r.close_rc, WEFT_EBUSY);
-  assert_int_equal(weft_task_result(r.W, t), WEFT_TASK_FAILED);
+  assert_int_equal(weft_task_result(r.W, t), WEFT_FAILED);
   weft_release(r.W, t);
   assert_int_equal(weft_close(r.W), 0);
 }
@@ -560,11 +559,11 @@ static void test_step_or_close_from_inside_a_task_is_refused(void **state) {
   lua_pushcclosure(L, l_step_inside, 1);
   lua_setfield(L, -2, "step_inside");
   lua_pop(L, 1);
-  weft_id t = spawn_src(W, "local s, c = step_inside() print(s, c, frame())");
+  weft_task t = spawn_src(W, "local s, c = step_inside() print(s, c, frame())");
   char want[64];
   snprintf(want, sizeof want, "%d\t%d\t0\n", WEFT_EBUSY, WEFT_EBUSY);
   expect_log(&o, want);
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   weft_release(W, t);
   assert_int_equal(weft_close(W), 0);
 }
@@ -575,7 +574,7 @@ static void test_custom_job_runs_on_a_worker_and_finishes_on_main(void **state) 
   out o;
   weft_state *W = open_state(&o, 2);
   register_dbl(W, "double", 0);
-  weft_id t = spawn_src(W, "local f = job('double', 21)\n"
+  weft_task t = spawn_src(W, "local f = job('double', 21)\n"
                            "print(f.state)\n"
                            "local v, off_main = wait(f)\n"
                            "print('double', v, off_main)\n"
@@ -583,7 +582,7 @@ static void test_custom_job_runs_on_a_worker_and_finishes_on_main(void **state) 
                            "print(ok, err)\n"
                            "local ok2, err2 = pcall(function() return job('double', 'x') end)\n"
                            "print(ok2, (err2:gsub('^.-: ', '')))\n");
-  assert_int_equal(step_until_done(W, t), WEFT_TASK_DONE);
+  assert_int_equal(step_until_done(W, t), WEFT_DONE);
   expect_log(&o, "pending\n"
                  "double\t42\ttrue\n"
                  "false\tcannot double -5\n"
@@ -607,15 +606,15 @@ static void test_cancelled_job_future_skips_finish_and_frees(void **state) {
   weft_state *W = open_state(&o, 1);
   register_dbl(W, "slow", 1);
   register_dbl(W, "double", 0);
-  weft_id t = spawn_src(W, "local f = job('slow', 1)\n"
+  weft_task t = spawn_src(W, "local f = job('slow', 1)\n"
                            "f:cancel()\n"
                            "print(f.state)\n"
                            "return 0\n");
-  assert_int_equal(weft_task_result(W, t), WEFT_TASK_DONE);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   atomic_store(&gate, 1);
   /* a later job on the single worker finishing proves the slow one ended */
-  weft_id t2 = spawn_src(W, "print(wait(job('double', 4)))\n");
-  assert_int_equal(step_until_done(W, t2), WEFT_TASK_DONE);
+  weft_task t2 = spawn_src(W, "print(wait(job('double', 4)))\n");
+  assert_int_equal(step_until_done(W, t2), WEFT_DONE);
   steps(W, 2);
   expect_log(&o, "cancelled\n8\ttrue\n");
   assert_int_equal(atomic_load(&ran), 2);
@@ -641,7 +640,7 @@ static void test_close_with_jobs_in_flight_is_clean(void **state) {
   out o;
   weft_state *W = open_state(&o, 2);
   register_dbl(W, "slow", 1);
-  weft_id t = spawn_src(W, "local fs = {}\n"
+  weft_task t = spawn_src(W, "local fs = {}\n"
                            "for i = 1, 6 do fs[i] = job('slow', i) end\n"
                            "wait(fs)\n"
                            "print('not reached')\n");
@@ -699,7 +698,7 @@ static void test_steady_frame_allocates_nothing(void **state) {
   lua_newtable(L);
   lua_setfield(L, -2, "probe");
   lua_pop(L, 1);
-  weft_id t = spawn_src(W, "local sig = signal('tick')\n"
+  weft_task t = spawn_src(W, "local sig = signal('tick')\n"
                            "local woke, slept = 0, 0\n"
                            "for i = 1, 1000 do\n"
                            "  spawn(function() while true do wait(sig) woke = woke + 1 end end)\n"

@@ -16,6 +16,14 @@
 
 #include "../host/jobs.h"
 
+/* A pool that started: WEFT_OK and a pool, or the test fails. */
+static weft_jobs *start_pool(int threads) {
+  weft_jobs *J = NULL;
+  assert_int_equal(weft_jobs_create(threads, &J), WEFT_OK);
+  assert_non_null(J);
+  return J;
+}
+
 /* One job's data. The run side writes runner/out; the main side counts. */
 typedef struct jd {
   int id;
@@ -96,7 +104,7 @@ static jd *new_jobs(int n) {
 }
 
 static void submit(weft_jobs *J, jd *d) {
-  assert_int_equal(weft_jobs_submit(J, run_job, d, (uint64_t)d->id * 7 + 1), 0);
+  assert_int_equal(weft_jobs_submit(J, run_job, d, (uint64_t)d->id * 7 + 1), WEFT_OK);
 }
 
 /* Polls until `want` jobs were delivered in total. */
@@ -123,7 +131,7 @@ static void test_results_come_back_on_the_polling_thread(void **state) {
   (void)state;
   world w;
   world_init(&w);
-  weft_jobs *J = weft_jobs_create(4);
+  weft_jobs *J = start_pool(4);
   assert_non_null(J);
   assert_int_equal(weft_jobs_threads(J), 4);
   enum { N = 64 };
@@ -149,7 +157,7 @@ static void test_poll_never_blocks_and_runs_nothing_when_idle(void **state) {
   (void)state;
   world w;
   world_init(&w);
-  weft_jobs *J = weft_jobs_create(2);
+  weft_jobs *J = start_pool(2);
   assert_non_null(J);
   assert_int_equal(weft_jobs_poll(J, on_done, &w), 0);
   assert_int_equal(weft_jobs_pending(J), 0);
@@ -173,7 +181,7 @@ static void test_one_worker_completes_in_submission_order(void **state) {
   (void)state;
   world w;
   world_init(&w);
-  weft_jobs *J = weft_jobs_create(1);
+  weft_jobs *J = start_pool(1);
   assert_non_null(J);
   assert_int_equal(weft_jobs_threads(J), 1);
   enum { N = 40 };
@@ -189,7 +197,7 @@ static void test_inline_pool_runs_jobs_at_poll_in_order_on_the_caller(void **sta
   (void)state;
   world w;
   world_init(&w);
-  weft_jobs *J = weft_jobs_create(-1);
+  weft_jobs *J = start_pool(-1);
   assert_non_null(J);
   assert_int_equal(weft_jobs_threads(J), 0);
   enum { N = 20 };
@@ -210,7 +218,7 @@ static void test_pending_counts_queued_running_and_unpolled(void **state) {
   (void)state;
   world w;
   world_init(&w);
-  weft_jobs *J = weft_jobs_create(1);
+  weft_jobs *J = start_pool(1);
   assert_non_null(J);
   jd *d = new_jobs(5);
   d[0].gated = 1;
@@ -241,7 +249,7 @@ static void test_destroy_with_jobs_in_flight_drops_each_once(void **state) {
   world w;
   world_init(&w);
   enum { THREADS = 2, FINISHED = 5, QUEUED = 50, N = FINISHED + THREADS + QUEUED };
-  weft_jobs *J = weft_jobs_create(THREADS);
+  weft_jobs *J = start_pool(THREADS);
   assert_non_null(J);
   jd *d = new_jobs(N);
   /* finished, never polled */
@@ -283,13 +291,13 @@ static void test_destroy_without_drop_and_of_an_idle_pool(void **state) {
   (void)state;
   world w;
   world_init(&w);
-  weft_jobs *J = weft_jobs_create(3);
+  weft_jobs *J = start_pool(3);
   assert_non_null(J);
   weft_jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndrop, 0);
   weft_jobs_destroy(NULL, on_drop, &w); /* no-op */
   /* destroy with finished jobs and a NULL drop: no crash, no callback */
-  J = weft_jobs_create(2);
+  J = start_pool(2);
   assert_non_null(J);
   jd *d = new_jobs(8);
   for (int i = 0; i < 8; i++) submit(J, &d[i]);
@@ -301,7 +309,7 @@ static void test_destroy_without_drop_and_of_an_idle_pool(void **state) {
 
 static void test_default_thread_count_is_one_per_core(void **state) {
   (void)state;
-  weft_jobs *J = weft_jobs_create(0);
+  weft_jobs *J = start_pool(0);
   assert_non_null(J);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   assert_int_equal(weft_jobs_threads(J), cores > 0 ? (int)cores : 1);
@@ -313,7 +321,7 @@ static void test_stress_ten_thousand_jobs_with_checksum(void **state) {
   world w;
   world_init(&w);
   enum { N = 10000 };
-  weft_jobs *J = weft_jobs_create(4);
+  weft_jobs *J = start_pool(4);
   assert_non_null(J);
   jd *d = new_jobs(N);
   uint64_t want = 0;

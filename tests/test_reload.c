@@ -197,11 +197,11 @@ static void check_true(rx *x, const char *expr, const char *file, int line) {
 
 /* Starts code as a task in the root group (it runs up to its first wait
    at once) and checks it did not fail. */
-static weft_id start(rx *x, const char *code) {
+static weft_task start(rx *x, const char *code) {
   load_in_env(x, code, "=starter");
-  weft_id t = weft_spawn(x->W, 0);
-  if (!t) fail_msg("spawn: %s", weft_task_error(x->W, 0));
-  if (weft_task_result(x->W, t) == WEFT_TASK_FAILED)
+  weft_task t = weft_spawn(x->W, 0);
+  if (!t.id) fail_msg("spawn: %s", weft_task_error(x->W, (weft_task){0}));
+  if (weft_task_result(x->W, t) == WEFT_FAILED)
     fail_msg("starter failed: %s", weft_task_error(x->W, t));
   return t;
 }
@@ -1050,7 +1050,7 @@ static void a_dependent_staged_after_a_rename_fails_naming_itself(void **state) 
 static void runaway_module_is_killed_at_its_line_and_can_be_required_again(void **state) {
   rx *x = *state;
   write_mod(x, "lib/boot.lua", "local n = 0\nwhile true do n = n + 1 end\n");
-  weft_id t = start(x, "persist('r').t = spawn(function() return require('lib.boot') end)");
+  weft_task t = start(x, "persist('r').t = spawn(function() return require('lib.boot') end)");
   step(x, 10);
   assert_str(x, "persist('r').t.status", "failed");
   assert_contains(str(x, "persist('r').t.error"), "lib/boot.lua:2: module took too long to load");
@@ -1070,7 +1070,7 @@ static void runaway_module_that_catches_its_kill_still_stops(void **state) {
   rx *x = *state;
   write_mod(x, "lib/stubborn.lua",
             "while true do pcall(function() while true do end end) end\nreturn {}\n");
-  weft_id t = start(x, "persist('r').ok, persist('r').e = pcall(require, 'lib.stubborn')");
+  weft_task t = start(x, "persist('r').ok, persist('r').e = pcall(require, 'lib.stubborn')");
   assert_lua(x, "persist('r').ok == false");
   assert_contains(str(x, "persist('r').e"), "lib/stubborn.lua:1: module took too long to load");
   write_mod(x, "lib/coro.lua",
@@ -1093,7 +1093,7 @@ static void runaway_module_that_catches_its_kill_still_stops(void **state) {
 static void module_top_level_cannot_wait_and_says_so(void **state) {
   rx *x = *state;
   write_mod(x, "lib/slow.lua", "wait(1)\nreturn {}\n");
-  weft_id t = start(x, "persist('r').ok, persist('r').e = pcall(require, 'lib.slow')");
+  weft_task t = start(x, "persist('r').ok, persist('r').e = pcall(require, 'lib.slow')");
   assert_lua(x, "persist('r').ok == false");
   assert_contains(str(x, "persist('r').e"),
                   "lib/slow.lua:1: wait cannot wait while a module loads");

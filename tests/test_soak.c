@@ -242,8 +242,8 @@ static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
   lua_setmetatable(L, -2);
   lua_setupvalue(L, -2, 1);
   lua_rawgeti(L, LUA_REGISTRYINDEX, S);
-  weft_id driver = weft_spawn(W, 1);
-  assert_true(driver != 0);
+  weft_task driver = weft_spawn(W, 1);
+  assert_true(driver.id != 0);
 
   sample samples[NSAMPLES];
   int n = 0;
@@ -267,7 +267,7 @@ static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
       samples[n].population = (uint32_t)field(L, S, "population");
       n++;
       set_flag(L, S, "quiesce", 0);
-      if (weft_task_result(W, driver) != 0) break;
+      if (weft_task_result(W, driver) != WEFT_RUNNING) break;
     }
   }
   double secs = now_s() - t0;

@@ -150,7 +150,7 @@ static int settle(fx *f, double t) {
 static void open_watch(fx *f) {
   weft_watch_desc d = {0};
   d.force_poll = f->poll;
-  f->w = weft_watch_open(f->root, &d);
+  assert_int_equal(weft_watch_open(f->root, &d, &f->w), WEFT_OK);
   assert_non_null(f->w);
   assert_int_equal(weft_watch_polling(f->w) != 0, f->poll);
 }

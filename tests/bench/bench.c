@@ -149,17 +149,11 @@ static void report(void *user, const char *msg, const char *trace) {
   fprintf(stderr, "weft-bench: task error: %s\n", trace);
 }
 
-static void add_resumes(void *ud, weft_id task) {
-  void **a = ud;
-  *(uint64_t *)a[1] += weft_task_resumes((weft_sched *)a[0], task);
-}
-
-/* Resumes of every live task so far (an O(n) walk; never timed). */
+/* Task resumes so far. */
 static uint64_t weft_resumes(weft_state *W) {
-  uint64_t n = 0;
-  void *a[2] = {weft_sched_of(W), &n};
-  weft_sched_each_task(weft_sched_of(W), add_resumes, a);
-  return n;
+  weft_stats st;
+  weft_get_stats(W, &st);
+  return st.resumes;
 }
 
 static size_t weft_held(weft_state *W) {
@@ -196,7 +190,7 @@ static result run_weft(const char *dir, const workload *w, int n, int warm, int 
 
   char path[4096];
   snprintf(path, sizeof path, "%s/weft_driver.lua", dir);
-  weft_id main_task;
+  weft_task main_task;
   const char *err;
   if (weft_run_file(W, path, &main_task, &err) != WEFT_OK) die(path, err);
 

@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
            "for i = 1, %d do weft.start('ai.probe', {}) end\n"
            "weft.start('ai.probe', persist('probe', {}))\n",
            entities);
-  if (load_in_api(W, starter) != 0 || !weft_spawn(W, 0) ||
+  if (load_in_api(W, starter) != 0 || !weft_spawn(W, 0).id ||
       load_in_api(W, "return persist('probe').v") != 0) {
     fprintf(stderr, "reload_latency: cannot start the module\n");
     status = 1;

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   d.report = quiet_report;
   weft_state *W = weft_open(&d);
   if (!W) return 0;
-  weft_id task;
+  weft_task task;
   const char *err;
   if (weft_run_string(W, "=fuzz", (const char *)data, size, &task, &err) == WEFT_OK) {
     for (int frame = 0; frame < 120 && weft_task_result(W, task) == 0; frame++)

@@ -1,0 +1,30 @@
+/* What the host modules and the public API share: result codes and the
+   limits of time. Public: installed beside weft.h, which includes it. */
+#ifndef WEFT_BASE_H
+#define WEFT_BASE_H
+
+/* Result codes of host calls: 0 is success, the rest are negative. */
+#define WEFT_ERRORS(X)                                                                             \
+  X(OK, 0, "ok")                                                                                   \
+  X(EINVAL, -1, "invalid argument")                                                                \
+  X(ENOMEM, -2, "out of memory")                                                                   \
+  X(ESTALE, -3, "dead handle")                                                                     \
+  X(ELIMIT, -4, "limit reached")                                                                   \
+  X(ESTATE, -5, "not allowed in this state")                                                       \
+  X(EBUSY, -6, "target is running")                                                                \
+  X(ECLOSED, -7, "closed")                                                                         \
+  X(EIO, -8, "system call failed")
+
+enum {
+#define WEFT_ENUM(name, code, msg) WEFT_##name = code,
+  WEFT_ERRORS(WEFT_ENUM)
+#undef WEFT_ENUM
+};
+
+/* The message for a result code (static storage). */
+const char *weft_strerror(int code);
+
+#define WEFT_MAX_SCALE 1e6 /* largest time scale (a group's, or the game's) */
+#define WEFT_MAX_DT 1e6    /* largest step, in seconds */
+
+#endif
