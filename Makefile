@@ -27,7 +27,16 @@ HOST_SRC     := $(wildcard host/*.c)
 BINDINGS_SRC := $(filter-out bindings/main.c,$(wildcard bindings/*.c))
 HOST_OBJ     := $(HOST_SRC:%.c=$(BUILD)/%.o)
 BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o)
+PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o)
 CTEST_SRC    := $(wildcard tests/test_*.c)
+
+# Installation (make install PREFIX=... DESTDIR=...).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+LIBDIR  := $(PREFIX)/lib
+INCDIR  := $(PREFIX)/include
+VERSION := $(shell sed -n 's/^\#define WEFT_VERSION_STRING "\(.*\)"/\1/p' bindings/weft.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # What the build needs, as kind:name:debian-package, where kind is pc (a
@@ -38,7 +47,7 @@ DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-de
 -include demo/demo.mk
 -include tests/bench/bench.mk
 
-.PHONY: all weft deps test test-c test-lua test-cli test-conformance test-demo test-docs usage run asan bench fuzz clean help
+.PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs usage run asan bench fuzz clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -47,11 +56,12 @@ all: deps
 help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
-	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-demo, test-docs"
+	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
+	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config, run it"
 	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
 	@echo "make test-docs   runs every command README.md and docs/designers.md show"
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
@@ -59,6 +69,8 @@ help:
 	@echo "make bench       build and run the benchmarks, print the table"
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
+	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc and weft (PREFIX=/usr/local, DESTDIR)"
+	@echo "make uninstall   remove what make install put there (same PREFIX and DESTDIR)"
 	@echo "make deps        install the missing Debian packages (or print the apt-get line)"
 	@echo "make weft        build build/weft and build/libweft.a without checking packages"
 	@echo "make demo-run    build and start the demo (what make run does after deps)"
@@ -91,13 +103,48 @@ deps:
 
 weft: $(BUILD)/weft $(BUILD)/libweft.a
 
+# host/ is plain C: it is compiled without Lua's include path, so nothing
+# there can include lua.h.
+$(BUILD)/host/%.o: host/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -c $< -o $@
 
+$(BUILD)/pic/host/%.o: host/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC $(LUA_CFLAGS) -c $< -o $@
+
 $(BUILD)/libweft.a: $(HOST_OBJ) $(BINDINGS_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+$(BUILD)/libweft.so: $(PIC_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libweft.so.$(SOMAJOR) -o $@ $^ $(LUA_LIBS) -lm -lpthread
+
+# ---- install ----
+
+install: all $(BUILD)/libweft.so
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(BUILD)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.a
+	install -m 755 $(BUILD)/libweft.so $(DESTDIR)$(LIBDIR)/libweft.so.$(VERSION)
+	ln -sf libweft.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libweft.so.$(SOMAJOR)
+	ln -sf libweft.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libweft.so
+	install -m 644 bindings/weft.h host/weft_base.h $(DESTDIR)$(INCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' weft.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc
+	install -m 755 $(BUILD)/weft $(DESTDIR)$(PREFIX)/bin/weft
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.so \
+	  $(DESTDIR)$(LIBDIR)/libweft.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libweft.so.$(VERSION) \
+	  $(DESTDIR)$(INCDIR)/weft.h $(DESTDIR)$(INCDIR)/weft_base.h \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft
 
 $(BUILD)/weft: $(BUILD)/bindings/main.o $(BUILD)/libweft.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm
@@ -109,7 +156,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 # ---- tests ----
 
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua test-cli test-conformance test-demo test-docs
+	@$(MAKE) --no-print-directory test-c test-lua test-cli test-conformance test-embed test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -135,6 +182,10 @@ usage: $(BUILD)/weft $(DOCS_NEEDS)
 test-conformance: $(BUILD)/weft
 	@echo "== Lua conformance: the same scripts under lua5.4 and in weft tasks"
 	@sh tests/conformance/run.sh $(BUILD)/weft
+
+test-embed: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so
+	@echo "== embedding from the installed package (examples/embed)"
+	@sh tests/embed/run.sh $(BUILD)
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-demo test-docs
