@@ -25,9 +25,13 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
 BINDINGS_SRC := $(filter-out bindings/main.c,$(wildcard bindings/*.c))
+# The Lua parts of the bindings, embedded as C arrays (xxd -i).
+LUA_PARTS    := $(wildcard bindings/lua/*.lua)
+LUA_GEN      := $(LUA_PARTS:bindings/lua/%.lua=$(BUILD)/gen/lua_%.c)
 HOST_OBJ     := $(HOST_SRC:%.c=$(BUILD)/%.o)
-BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o)
-PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o)
+BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o) $(LUA_GEN:%.c=%.o)
+PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o) \
+                $(LUA_GEN:$(BUILD)/%.c=$(BUILD)/pic/%.o)
 CTEST_SRC    := $(wildcard tests/test_*.c)
 
 # Installation (make install PREFIX=... DESTDIR=...).
@@ -42,7 +46,8 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # What the build needs, as kind:name:debian-package, where kind is pc (a
 # pkg-config module), cmd (a command) or file (a path). Included makefiles
 # (demo/demo.mk, tests/bench/bench.mk) append to DEPS.
-DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4
+DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
+        cmd:xxd:xxd
 
 -include demo/demo.mk
 -include tests/bench/bench.mk
@@ -113,6 +118,17 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -c $< -o $@
 
+$(BUILD)/gen/lua_%.c: bindings/lua/%.lua
+	@mkdir -p $(dir $@)
+	xxd -i -n weft_lua_$* $< > $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
 $(BUILD)/pic/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -c $< -o $@
@@ -163,6 +179,8 @@ test-c: $(CTEST_BIN)
 	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 test-lua: $(BUILD)/weft
+	@echo "== the bindings' and the game's Lua compile (luac5.4 -p)"
+	@for f in $(LUA_PARTS) $$(find scripts -name '*.lua'); do luac5.4 -p $$f || exit 1; done
 	@echo "== weft test tests/lua scripts"
 	@$(BUILD)/weft test tests/lua scripts
 
@@ -195,11 +213,11 @@ bench: deps
 
 # libFuzzer (clang) over script text; FUZZ_TIME seconds, corpus kept in build-fuzz/.
 FUZZ_TIME ?= 60
-fuzz: deps
+fuzz: deps $(LUA_GEN)
 	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
 	@mkdir -p build-fuzz/corpus
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -iquote host $(LUA_CFLAGS) \
-	  $(HOST_SRC) $(BINDINGS_SRC) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
+	  $(HOST_SRC) $(BINDINGS_SRC) $(LUA_GEN) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
 	build-fuzz/fuzz_script -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/corpus tests/fuzz/seeds
 

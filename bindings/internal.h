@@ -361,7 +361,9 @@ uint32_t weft_site_intern(struct sites *st, const char *source, const char *src,
 const char *weft_site_where(struct sites *st, uint32_t site);
 uint32_t weft_site_parent(struct sites *st, uint32_t site);
 
-/* prelude.c */
-extern const char weft_prelude[];
+/* The Lua parts of the bindings, bindings/lua/NAME.lua, embedded at build
+   time (xxd -i). */
+extern unsigned char weft_lua_prelude[], weft_lua_modules[];
+extern unsigned int weft_lua_prelude_len, weft_lua_modules_len;
 
 #endif

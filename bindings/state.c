@@ -141,7 +141,8 @@ static void build_api(weft_state *W, lua_State *L) {
 }
 
 static void run_prelude(weft_state *W, lua_State *L) {
-  if (luaL_loadbufferx(L, weft_prelude, strlen(weft_prelude), WEFT_PRELUDE_CHUNK, "t") != LUA_OK ||
+  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len,
+                       WEFT_PRELUDE_CHUNK, "t") != LUA_OK ||
       (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
        lua_pcall(L, 0, 0, 0) != LUA_OK)) {
     fprintf(stderr, "weft: prelude failed: %s\n", lua_tostring(L, -1));
