@@ -134,6 +134,12 @@ struct weft_state {
   int hook_extra;           /* hook events wanted besides the count (a debugger's) */
   /* Receives those events (lua_Debug's event is not LUA_HOOKCOUNT). */
   void (*on_hook)(weft_state *W, lua_State *L, lua_Debug *ar);
+  /* What a cancelled task gives back to channels (a waiting sender's
+     value, a value handed to it it never ran with); set by sync.c. */
+  void (*give_back)(weft_state *W, lua_State *L, ltask *lt);
+  /* Pushes all{...} for the plain list at L[idx]: a nested list in a
+     wait; set by sync.c, which makes the combinators. */
+  void (*push_all)(weft_state *W, lua_State *L, int idx);
   weft_id cur;              /* running task, 0 outside tasks */
   lua_State *curL;          /* its thread, or L */
   ltask *curlt;             /* its data, or NULL */
@@ -272,10 +278,6 @@ const char *weft_tostring(lua_State *L, int idx);
 void weft_open_sync(weft_state *W, lua_State *L);
 /* Pushes a future resolving to {v1, ..., vn} for the list at L[list]. */
 void weft_push_all(weft_state *W, lua_State *L, int list);
-void weft_drop_sender(weft_state *W, lua_State *L, ltask *lt);
-/* A task cancelled after a channel handed it a value but before it ran
-   gives the value back: to the next receiver, or the front of the buffer. */
-void weft_return_value(weft_state *W, lua_State *L, ltask *lt);
 int weft_future_state_of(weft_state *W, weft_id f);
 /* Futures made and completed from C, by id (the public weft_future_* wrap
    them): new (0 when out of memory), push, name, complete with a
@@ -297,8 +299,6 @@ int weft_open_modules(weft_state *W);
 void weft_poll_reload(weft_state *W);
 int weft_l_group_start(lua_State *L);
 
-/* state.c */
-int weft_load_script(weft_state *W, lua_State *L, const char *path);
 
 /* budget.c: instruction budgets. */
 /* Makes s (zeroed by the caller) the running stretch, saving the one
@@ -345,6 +345,9 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api);
 /* Pushes a new script environment: every API name, its own copies of the
    library tables, _G; absent names fall through to the API. */
 void weft_new_env(weft_state *W, lua_State *L);
+/* Loads the file at path as a text chunk named "@path" with a new
+   environment; pushes env and the function (1), or the message (0). */
+int weft_load_script(weft_state *W, lua_State *L, const char *path);
 
 /* patterns.c: wraps find, match, gmatch and gsub of the string table at
    idx so that a search that would run too long fails instead. */

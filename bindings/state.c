@@ -80,55 +80,6 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 /* ---- modules ---- */
 
-/* Reads a whole file into a Lua string on the stack; NULL + message on
-   failure. */
-static int push_file(lua_State *L, const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    lua_pushfstring(L, "cannot open %s: %s", path, strerror(errno));
-    return 0;
-  }
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) luaL_addlstring(&b, buf, n);
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    lua_pushfstring(L, "cannot read %s", path);
-    return 0;
-  }
-  luaL_pushresult(&b);
-  return 1;
-}
-
-/* Loads path as a chunk named "@path" in a fresh environment (pushed
-   below the function). Returns 0 with the message pushed on failure. */
-int weft_load_script(weft_state *W, lua_State *L, const char *path) {
-  if (!push_file(L, path)) return 0;
-  size_t len;
-  const char *src = lua_tolstring(L, -1, &len);
-  lua_pushfstring(L, "@%s", path);
-  int st = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
-  lua_remove(L, -2); /* chunk name */
-  lua_remove(L, -2); /* source */
-  if (st != LUA_OK) {
-    /* Syntax errors name the file already; others (a binary chunk) not. */
-    const char *msg = lua_tostring(L, -1);
-    if (msg && strncmp(msg, path, strlen(path)) != 0) {
-      lua_pushfstring(L, "%s: %s", path, msg);
-      lua_remove(L, -2);
-    }
-    return 0;
-  }
-  weft_new_env(W, L);
-  lua_pushvalue(L, -1);
-  lua_setupvalue(L, -3, 1);
-  lua_insert(L, -2); /* env, fn */
-  return 1;
-}
-
 static void build_api(weft_state *W, lua_State *L) {
   lua_newtable(L);
   int api = lua_gettop(L);

@@ -783,7 +783,7 @@ static int make_ref(weft_state *W, lua_State *L, int idx) {
   return r;
 }
 
-void weft_drop_sender(weft_state *W, lua_State *L, ltask *lt) {
+static void drop_sender(weft_state *W, lua_State *L, ltask *lt) {
   if (lt->chval > 0) unref(W, L, lt->chval);
   lt->chval = 0;
 }
@@ -830,7 +830,7 @@ static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
   return rc;
 }
 
-void weft_return_value(weft_state *W, lua_State *L, ltask *lt) {
+static void return_value(weft_state *W, lua_State *L, ltask *lt) {
   weft_id ch = lt->chrecv;
   lt->chrecv = 0;
   if (!ch || !lt->co || !weft_channel_live(W->Y, ch) || !lua_checkstack(L, 4)) return;
@@ -956,7 +956,7 @@ static int l_channel_close(lua_State *L) {
   weft_wlist *senders = weft_channel_senders(W->Y, h->id);
   weft_rec r;
   while ((r = weft_wlist_head(senders)) != 0) {
-    weft_drop_sender(W, L, LT(W, weft_rec_waiter(W->S, r)));
+    drop_sender(W, L, LT(W, weft_rec_waiter(W->S, r)));
     weft_complete(W, r, L, 4, 1, 1);
   }
   return 0;
@@ -1278,7 +1278,15 @@ static const weft_waitable future_waitable = {poll_future, "future", future_name
 static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name};
 static const weft_waitable channel_waitable = {poll_channel, "channel recv", NULL};
 
+/* A cancelled task gives back what channels gave it or hold for it. */
+static void give_back(weft_state *W, lua_State *L, ltask *lt) {
+  drop_sender(W, L, lt);
+  return_value(W, L, lt);
+}
+
 void weft_open_sync(weft_state *W, lua_State *L) {
+  W->give_back = give_back;
+  W->push_all = weft_push_all;
   W->ref_future_mt = weft_new_meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL,
                                    &future_waitable, "future");
   lua_pop(L, 1);

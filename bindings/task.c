@@ -281,8 +281,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   ltask *lt = ud;
   lua_State *L = W->curL ? W->curL : W->L;
   lua_checkstack(L, 8);
-  weft_drop_sender(W, L, lt);
-  weft_return_value(W, L, lt);
+  W->give_back(W, L, lt);
   lua_State *co = lt->co;
   if (co) close_thread(W, L, id, co, 0);
   lt = LT(W, id);

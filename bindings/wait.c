@@ -131,7 +131,7 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
     return 0;
   }
   if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) { /* a nested list waits like all{...} */
-    weft_push_all(W, L, idx);
+    W->push_all(W, L, idx);
     lua_replace(L, idx);
   }
   const weft_waitable *wt = weft_waitable_of(L, idx);

@@ -1,6 +1,7 @@
 /* Input and test hooks for scripts: the input lock, key signals, keys
    driven by test scripts, what the overlays show, screenshots, the
-   loading screen; and the per-frame chores of the game loop (held keys,
+   loading screen; what each key does (the keyboard's and a test
+   script's alike); and the per-frame chores of the game loop (held keys,
    reload notices, pause and slow motion). */
 #include "control.h"
 
@@ -247,8 +248,10 @@ static const luaL_Reg fns[] = {{"lock_input", l_lock_input},
                                {NULL, NULL}};
 
 void control_open(game *g) {
+  weft_push_api(g->W);
   lua_pushlightuserdata(g->L, g);
   luaL_setfuncs(g->L, fns, 1);
+  lua_pop(g->L, 1);
 }
 
 void control_key(game *g, SDL_Scancode sc) {
@@ -383,4 +386,61 @@ void control_apply_speed(game *g) {
   lua_pushnumber(L, g->time_scale);
   lua_setfield(L, -2, "time_scale");
   verbs_call_method(g, g->paused ? "pause" : "resume", 0);
+}
+
+/* What a key does when it goes down, from the keyboard or a test
+   script's tap alike: the demo's own keys, then the scripts' key signal. */
+static void press(game *g, SDL_Scancode sc) {
+  static const double speeds[] = {1.0, 0.5, 0.25};
+  switch (sc) {
+  case SDL_SCANCODE_F1:
+    g->show_tasks = !g->show_tasks;
+    break;
+  case SDL_SCANCODE_F2:
+    g->show_graph = !g->show_graph;
+    break;
+  case SDL_SCANCODE_F4:
+    g->nerrors = 0;
+    break;
+  case SDL_SCANCODE_P:
+    g->paused = !g->paused;
+    control_apply_speed(g);
+    break;
+  case SDL_SCANCODE_T: {
+    int k = 0;
+    for (int i = 0; i < 3; i++)
+      if (fabs(g->time_scale - speeds[i]) < 1e-9) k = i;
+    g->time_scale = speeds[(k + 1) % 3];
+    control_apply_speed(g);
+    break;
+  }
+  case SDL_SCANCODE_SPACE:
+  case SDL_SCANCODE_RETURN:
+  case SDL_SCANCODE_E:
+    world_advance(&g->w);
+    verbs_dispatch(g);
+    break;
+  case SDL_SCANCODE_F11:
+    if (g->win) {
+      int full = SDL_GetWindowFlags(g->win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
+      SDL_SetWindowFullscreen(g->win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+    }
+    break;
+  case SDL_SCANCODE_F12: {
+    char p[64];
+    snprintf(p, sizeof p, "weft-demo-%06llu.png", (unsigned long long)g->frame);
+    snprintf(g->shot_path, sizeof g->shot_path, "%s", p);
+    break;
+  }
+  default:
+    break;
+  }
+  control_key(g, sc);
+}
+
+void game_key(game *g, SDL_Scancode sc, int down) {
+  if (sc <= SDL_SCANCODE_UNKNOWN || sc >= SDL_NUM_SCANCODES) return;
+  int was = g->held[sc];
+  g->held[sc] = (uint8_t)(down != 0);
+  if (down && !was) press(g, sc);
 }

@@ -6,9 +6,10 @@
 
 #include "game.h"
 
-/* Adds the functions above to the API table on top of g->L (called by
-   verbs_open). */
+/* Adds the functions above to the script API (after verbs_open). */
 void control_open(game *g);
+/* A key goes down (down != 0) or up, from the keyboard or a test script. */
+void game_key(game *g, SDL_Scancode sc, int down);
 /* A key went down: fires its key_pressed() signal, if a script made one. */
 void control_key(game *g, SDL_Scancode sc);
 /* Once a frame: releases keys held by tap() and hold() whose time is up. */

@@ -207,61 +207,6 @@ int game_save_png(game *g, const char *path) {
   return rc;
 }
 
-static void press(game *g, SDL_Scancode sc) {
-  static const double speeds[] = {1.0, 0.5, 0.25};
-  switch (sc) {
-  case SDL_SCANCODE_F1:
-    g->show_tasks = !g->show_tasks;
-    break;
-  case SDL_SCANCODE_F2:
-    g->show_graph = !g->show_graph;
-    break;
-  case SDL_SCANCODE_F4:
-    g->nerrors = 0;
-    break;
-  case SDL_SCANCODE_P:
-    g->paused = !g->paused;
-    control_apply_speed(g);
-    break;
-  case SDL_SCANCODE_T: {
-    int k = 0;
-    for (int i = 0; i < 3; i++)
-      if (fabs(g->time_scale - speeds[i]) < 1e-9) k = i;
-    g->time_scale = speeds[(k + 1) % 3];
-    control_apply_speed(g);
-    break;
-  }
-  case SDL_SCANCODE_SPACE:
-  case SDL_SCANCODE_RETURN:
-  case SDL_SCANCODE_E:
-    world_advance(&g->w);
-    verbs_dispatch(g);
-    break;
-  case SDL_SCANCODE_F11:
-    if (g->win) {
-      int full = SDL_GetWindowFlags(g->win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
-      SDL_SetWindowFullscreen(g->win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
-    }
-    break;
-  case SDL_SCANCODE_F12: {
-    char p[64];
-    snprintf(p, sizeof p, "weft-demo-%06llu.png", (unsigned long long)g->frame);
-    snprintf(g->shot_path, sizeof g->shot_path, "%s", p);
-    break;
-  }
-  default:
-    break;
-  }
-  control_key(g, sc);
-}
-
-void game_key(game *g, SDL_Scancode sc, int down) {
-  if (sc <= SDL_SCANCODE_UNKNOWN || sc >= SDL_NUM_SCANCODES) return;
-  int was = g->held[sc];
-  g->held[sc] = (uint8_t)(down != 0);
-  if (down && !was) press(g, sc);
-}
-
 static void poll_events(game *g) {
   SDL_Event ev;
   while (SDL_PollEvent(&ev)) {
@@ -384,6 +329,7 @@ static int open_weft(game *g, const options *o) {
   lua_pop(g->L, 1);
   weft_push_api(g->W);
   verbs_open(g);
+  control_open(g);
   assets_open(g);
   lua_pop(g->L, 1);
   int watch = o->watch < 0 ? !o->headless : o->watch;

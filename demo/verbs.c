@@ -11,7 +11,6 @@
 #include <lauxlib.h>
 
 #include "assets.h"
-#include "control.h"
 
 #define G(L) ((game *)lua_touserdata(L, lua_upvalueindex(1)))
 
@@ -853,7 +852,6 @@ void verbs_open(game *g) {
   lua_pushvalue(L, gt);
   lua_setfield(L, api, "groups");
   g->ref_groups = luaL_ref(L, LUA_REGISTRYINDEX);
-  control_open(g);
   lua_settop(L, api); /* leave the API table for the other modules */
 }
 

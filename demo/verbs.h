@@ -31,7 +31,6 @@ void verbs_call_method(game *g, const char *name, int nargs);
 
 /* Implemented by main.c: a key press or release from SDL or from a test
    script (tap, key_down, key_up, hold). */
-void game_key(game *g, SDL_Scancode sc, int down);
 /* Writes what the renderer last drew as a PNG (main.c); 0 or -1 (said on
    stderr). */
 int game_save_png(game *g, const char *path);
