@@ -332,8 +332,6 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
 
 void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_api); }
 
-/* Protected part of weft_spawn: L[1] function, then args; the last
-   argument slot carries the state. */
 /* kept[id] = handle, for (kept, id, handle) at 1..3 (protected). */
 static int l_keep_task(lua_State *L) {
   lua_rawset(L, 1);
@@ -384,15 +382,14 @@ weft_task weft_spawn(weft_state *W, int nargs) {
   return t;
 }
 
-/* Protected loading for weft_run_file / weft_run_string: L[1] is a path,
-   or L[1] source and L[2] chunk name. Returns the function (in a fresh
-   environment) or raises the message. */
 /* What to load: a file, or source text with its chunk name. */
 typedef struct chunk_args {
   const char *path, *src, *name;
   size_t len;
 } chunk_args;
 
+/* Protected loading for weft_run_file / weft_run_string (chunk_args at
+   1): pushes the function in a new environment, or raises the message. */
 static int l_load_chunk(lua_State *L) {
   weft_state *W = weft_get(L);
   chunk_args *a = lua_touserdata(L, 1);

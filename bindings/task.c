@@ -32,8 +32,6 @@ static thandle *check_task(lua_State *L, int idx) { return luaL_checkudata(L, id
 
 /* ---- finishing ---- */
 
-/* Stores a finished task's outcome (L[idx], n values) in its handle and
-   drops the anchor that kept the handle and thread alive. */
 /* Packs the n values on the stack into {v1, ..., vn, n = n} (protected). */
 static int l_pack(lua_State *L) {
   int n = lua_gettop(L);
@@ -45,6 +43,8 @@ static int l_pack(lua_State *L) {
   return 1;
 }
 
+/* Stores a finished task's outcome (L[idx], n values) in its handle and
+   drops the anchor that kept the handle and thread alive. */
 static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, int n) {
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;

@@ -179,7 +179,7 @@ uint32_t weft_wait_pending(const weft_sched *s, weft_id task);
 /* Nonzero when the task's last wait was ended by a failure. */
 int weft_wait_failed(const weft_sched *s, weft_id task);
 /* Describes the task's current wait into buf (e.g. "sleep 1.25 s left",
-   "all 1/2"); returns the slot kind count. Used by introspection. */
+   "all 1/2"), always terminated. Used by introspection. */
 void weft_wait_describe(const weft_sched *s, weft_id task, char *buf, size_t n);
 
 /* The oldest record in list, or 0. */

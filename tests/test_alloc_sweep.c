@@ -35,6 +35,7 @@
 #include <lua.h>
 
 #include "../bindings/weft.h"
+#include "scratch_dir.h"
 
 #define DT60 (1.0 / 60.0)
 #define MAX_K 20000 /* no operation here needs nearly this many allocations */
@@ -900,24 +901,6 @@ static void print_mode(const char *name, const char *mode, const mode_result *m)
            mode, m->leak_said);
   if (m->crashes && !EXACT_BYTES)
     printf("    (the ASan build, make asan, names the weft frame of each crash)\n");
-}
-
-static void rm_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char sub[512];
-    snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-      rm_tree(sub);
-    else
-      unlink(sub);
-  }
-  closedir(d);
-  rmdir(dir);
 }
 
 static void sweep(const op *o) {

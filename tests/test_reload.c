@@ -27,6 +27,7 @@
 #include <lua.h>
 
 #include "../bindings/weft.h"
+#include "scratch_dir.h"
 
 #define DT60 (1.0 / 60.0)
 
@@ -79,24 +80,6 @@ static void write_mod(rx *x, const char *rel, const char *text) {
   size_t n = strlen(text);
   assert_int_equal(fwrite(text, 1, n, f), n);
   assert_int_equal(fclose(f), 0);
-}
-
-static void rm_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char sub[512];
-    snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-      rm_tree(sub);
-    else
-      unlink(sub);
-  }
-  closedir(d);
-  rmdir(dir);
 }
 
 /* ---- Lua from the test ---- */

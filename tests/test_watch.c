@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../host/watch.h"
+#include "scratch_dir.h"
 
 #define MAXCH 64
 #define QUIET 0.1 /* the default quiet window, seconds */
@@ -95,24 +96,6 @@ static void mkdir_in(fx *f, const char *rel) {
 }
 
 /* Removes a directory tree (the temp dir). */
-static void rm_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char sub[512];
-    snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-      rm_tree(sub);
-    else
-      unlink(sub);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 /* ---- the watcher ---- */
 
 static void on_changed(void *ud, const char *path) {

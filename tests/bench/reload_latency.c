@@ -25,6 +25,7 @@
 #include <lua.h>
 
 #include "../../bindings/weft.h"
+#include "../scratch_dir.h"
 
 #define HZ 60.0
 #define MAXTRIALS 200
@@ -86,24 +87,6 @@ static int write_module(const char *root, int v) {
              "end\n"
              "return M\n");
   return fclose(f) == 0 ? 0 : -1;
-}
-
-static void rm_tree(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char sub[512];
-    snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-      rm_tree(sub);
-    else
-      unlink(sub);
-  }
-  closedir(d);
-  rmdir(dir);
 }
 
 static void on_report(void *user, const char *msg, const char *trace) {
