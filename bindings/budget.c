@@ -193,8 +193,8 @@ void weft_raise_here(lua_State *L, const char *msg) {
   lua_error(L);
 }
 
-int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh,
-                      const char *msg, int32_t limit) {
+int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh, const char *msg,
+                      int32_t limit) {
   weft_budget saved;
   weft_stretch s;
   memset(&s, 0, sizeof s);

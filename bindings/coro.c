@@ -178,9 +178,8 @@ void weft_open_coroutines(weft_state *W, lua_State *L, int api) {
     const char *name;
     lua_CFunction f;
     const char *orig;
-  } wrapped[] = {{"wrap", l_wrap, "create"},
-                 {"close", l_close, "close"},
-                 {"running", l_running, "running"}};
+  } wrapped[] = {
+      {"wrap", l_wrap, "create"}, {"close", l_close, "close"}, {"running", l_running, "running"}};
   for (size_t i = 0; i < sizeof wrapped / sizeof *wrapped; i++) {
     lua_getfield(L, co, wrapped[i].orig);
     lua_pushcclosure(L, wrapped[i].f, 1);

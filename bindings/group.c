@@ -7,7 +7,6 @@
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
-
 static ghandle *check_group(lua_State *L, int idx) {
   ghandle *g = luaL_checkudata(L, idx, WEFT_GROUP_MT);
   weft_state *W = weft_get(L);
@@ -238,12 +237,9 @@ void weft_open_groups(weft_state *W, lua_State *L) {
   lua_pushcfunction(L, l_group_newindex);
   lua_setfield(L, -2, "__newindex");
   lua_pop(L, 1);
-  static const luaL_Reg api[] = {{"now", l_now},
-                                 {"realtime", l_realtime},
-                                 {"frame", l_frame},
-                                 {"time_scale", l_time_scale},
-                                 {"group", l_group_new},
-                                 {NULL, NULL}};
+  static const luaL_Reg api[] = {{"now", l_now},         {"realtime", l_realtime},
+                                 {"frame", l_frame},     {"time_scale", l_time_scale},
+                                 {"group", l_group_new}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
   lua_getfield(L, -1, "weft");
   lua_pushcfunction(L, l_group_clock);

@@ -8,7 +8,6 @@
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
-
 typedef struct snap {
   weft_state *W;
   lua_State *L;

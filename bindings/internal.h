@@ -34,11 +34,11 @@ typedef struct weft_stretch {
 
 /* The stretch running now and what it means. */
 typedef struct weft_budget {
-  weft_stretch *s;  /* NULL: no budgeted code runs */
-  lua_State *home;  /* the thread whose own count is a whole budget */
-  const char *msg;  /* what a kill says */
-  int32_t limit;    /* a budget, in instructions; 0: off */
-  uint8_t task;     /* a task's: preempted before it is killed */
+  weft_stretch *s; /* NULL: no budgeted code runs */
+  lua_State *home; /* the thread whose own count is a whole budget */
+  const char *msg; /* what a kill says */
+  int32_t limit;   /* a budget, in instructions; 0: off */
+  uint8_t task;    /* a task's: preempted before it is killed */
 } weft_budget;
 
 /* Per-task data kept by the scheduler beside each task. */
@@ -140,10 +140,10 @@ struct weft_state {
   /* Pushes all{...} for the plain list at L[idx]: a nested list in a
      wait; set by sync.c, which makes the combinators. */
   void (*push_all)(weft_state *W, lua_State *L, int idx);
-  weft_id cur;              /* running task, 0 outside tasks */
-  lua_State *curL;          /* its thread, or L */
-  ltask *curlt;             /* its data, or NULL */
-  uint32_t errors;          /* reports made */
+  weft_id cur;     /* running task, 0 outside tasks */
+  lua_State *curL; /* its thread, or L */
+  ltask *curlt;    /* its data, or NULL */
+  uint32_t errors; /* reports made */
   struct sites *sites;
   char errbuf[512];
 };
@@ -200,8 +200,7 @@ static inline void weft_wait_abort(weft_state *W, weft_id id) {
 /* Commits the wait of Lua task `id` and yields L; delivered values land
    from stack index base (single: every value of slot 0), and k (NULL:
    the standard one) returns them when the task is resumed. */
-int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int base,
-                    lua_KFunction k);
+int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int base, lua_KFunction k);
 
 /* report.c */
 void weft_open_reports(weft_state *W, lua_State *L);
@@ -299,7 +298,6 @@ int weft_open_modules(weft_state *W);
 void weft_poll_reload(weft_state *W);
 int weft_l_group_start(lua_State *L);
 
-
 /* budget.c: instruction budgets. */
 /* Makes s (zeroed by the caller) the running stretch, saving the one
    running before in *saved; home is the thread counting whole budgets. */
@@ -322,8 +320,8 @@ void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int st
 int weft_budget_preempting(weft_state *W, lua_State *L);
 /* lua_pcall / lua_resume as a stretch of its own (a module's top level, a
    handler, a __tostring), killed with msg past limit instructions. */
-int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh,
-                      const char *msg, int32_t limit);
+int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh, const char *msg,
+                      int32_t limit);
 int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
                        const char *msg, int32_t limit);
 /* From a hook: raises msg prefixed with the running function's file:line. */

@@ -120,8 +120,7 @@ static const option options[] = {
      set_scripts},
     {"--watch", NULL, RUN, "hot-reload modules under the scripts root when saved", set_watch},
     {"--memory", "MB", RUN, "the Lua memory limit (default 256)", set_memory},
-    {"--budget", "N|off", RUN, "instructions per resume (default 1000000); off: none",
-     set_budget},
+    {"--budget", "N|off", RUN, "instructions per resume (default 1000000); off: none", set_budget},
     {"--dump-tasks", NULL, RUN, "print weft.tasks() at exit", set_dump},
     {"--inline-jobs", NULL, RUN, "run jobs on the main thread at the next frame", set_inline},
 };

@@ -8,7 +8,6 @@
 #include "../host/watch.h"
 #include "internal.h"
 
-
 /* ---- the reload transaction ----
 
    commit(list, stage, broken) stages each module record of `list` in

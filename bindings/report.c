@@ -8,7 +8,6 @@
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
-
 #define TOSTRING_BUDGET 100000 /* instructions a __tostring may take */
 
 const char *weft_tostring(lua_State *L, int idx) {
@@ -28,8 +27,8 @@ const char *weft_tostring(lua_State *L, int idx) {
       /* A __tostring that errors, loops (cut by its own budget, so it
          neither hangs the host nor spends the budget of the task that
          happens to report it) or returns a non-string is not trusted. */
-      int st = weft_budget_pcall(weft_get(L), L, 1, 1, 0, "__tostring ran too long",
-                                 TOSTRING_BUDGET);
+      int st =
+          weft_budget_pcall(weft_get(L), L, 1, 1, 0, "__tostring ran too long", TOSTRING_BUDGET);
       if (st == LUA_OK && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
       lua_pop(L, 1);
     }

@@ -20,9 +20,8 @@
 /* The libraries every environment gets its own copy of: a script may
    read, iterate, rawget and change its copy, and no change reaches another
    script or the host. */
-static const char *const copied_libs[] = {"string", "table", "math",  "utf8",
-                                          "coroutine", "os", "debug", "weft",
-                                          NULL};
+static const char *const copied_libs[] = {"string", "table", "math", "utf8", "coroutine",
+                                          "os",     "debug", "weft", NULL};
 
 static int is_copied_lib(const char *name) {
   for (const char *const *n = copied_libs; *n; n++)
@@ -337,14 +336,16 @@ static int l_load(lua_State *L) {
    (it stalls the frame for the whole heap) and changes to the collector's
    mode or pace (they are the host's) are refused. */
 static int l_collectgarbage(lua_State *L) {
-  static const char *const opts[] = {"stop",       "restart",  "collect",    "count",
-                                     "step",       "setpause", "setstepmul", "isrunning",
+  static const char *const opts[] = {"stop",         "restart",     "collect",    "count",
+                                     "step",         "setpause",    "setstepmul", "isrunning",
                                      "generational", "incremental", NULL};
   int o = luaL_checkoption(L, 1, "collect", opts);
   if (strcmp(opts[o], "count") != 0 && strcmp(opts[o], "step") != 0 &&
       strcmp(opts[o], "isrunning") != 0)
-    return luaL_error(L, "collectgarbage('%s') is not available to scripts (the collector "
-                         "belongs to the host)", opts[o]);
+    return luaL_error(L,
+                      "collectgarbage('%s') is not available to scripts (the collector "
+                      "belongs to the host)",
+                      opts[o]);
   return original(L)(L);
 }
 
@@ -364,12 +365,10 @@ static void subset(lua_State *L, int api, const char *lib, const char *const *na
 
 void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   api = lua_absindex(L, api);
-  static const char *const base[] = {"assert",       "error",    "ipairs",   "next",
-                                     "pairs",        "pcall",    "rawequal", "rawget",
-                                     "rawlen",       "rawset",   "select",   "setmetatable",
-                                     "getmetatable", "tonumber", "tostring", "type",
-                                     "xpcall",       "load",     "collectgarbage",
-                                     "_VERSION",     NULL};
+  static const char *const base[] = {
+      "assert",   "error",  "ipairs", "next",   "pairs",          "pcall",        "rawequal",
+      "rawget",   "rawlen", "rawset", "select", "setmetatable",   "getmetatable", "tonumber",
+      "tostring", "type",   "xpcall", "load",   "collectgarbage", "_VERSION",     NULL};
   lua_pushglobaltable(L);
   for (const char *const *n = base; *n; n++) {
     lua_getfield(L, -1, *n);

@@ -92,8 +92,8 @@ static void build_api(weft_state *W, lua_State *L) {
 }
 
 static void run_prelude(weft_state *W, lua_State *L) {
-  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len,
-                       WEFT_PRELUDE_CHUNK, "t") != LUA_OK ||
+  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_PRELUDE_CHUNK,
+                       "t") != LUA_OK ||
       (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
        lua_pcall(L, 0, 0, 0) != LUA_OK)) {
     fprintf(stderr, "weft: prelude failed: %s\n", lua_tostring(L, -1));
@@ -449,8 +449,8 @@ int weft_run_file(weft_state *W, const char *path, weft_task *task, const char *
   return rc;
 }
 
-int weft_run_string(weft_state *W, const char *name, const char *src, size_t len,
-                    weft_task *task, const char **err) {
+int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_task *task,
+                    const char **err) {
   if (!W || !name || !src || !task) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
@@ -473,10 +473,17 @@ int weft_task_result(weft_state *W, weft_task task) {
   int r = WEFT_ESTALE;
   if (h) {
     switch (h->final) {
-    case WEFT_TASK_DONE: r = WEFT_DONE; break;
-    case WEFT_TASK_FAILED: r = WEFT_FAILED; break;
-    case WEFT_TASK_CANCELLED: r = WEFT_CANCELLED; break;
-    default: r = WEFT_RUNNING;
+    case WEFT_TASK_DONE:
+      r = WEFT_DONE;
+      break;
+    case WEFT_TASK_FAILED:
+      r = WEFT_FAILED;
+      break;
+    case WEFT_TASK_CANCELLED:
+      r = WEFT_CANCELLED;
+      break;
+    default:
+      r = WEFT_RUNNING;
     }
   }
   lua_pop(W->L, 1);

@@ -6,7 +6,6 @@
 
 #include "internal.h"
 
-
 static void lt_resume(weft_sched *S, weft_id id, void *ud);
 static void lt_cancel(weft_sched *S, weft_id id, void *ud);
 static const weft_task_class lua_task_class = {lt_resume, lt_cancel};

@@ -125,8 +125,8 @@ int weft_run_file(weft_state *W, const char *path, weft_task *task, const char *
 weft_task weft_spawn(weft_state *W, int nargs);
 /* Like weft_run_file for source text in memory; name is the chunk name
    ("@scripts/x.lua" or "=label"). */
-int weft_run_string(weft_state *W, const char *name, const char *src, size_t len,
-                    weft_task *task, const char **err);
+int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_task *task,
+                    const char **err);
 /* How a task started from C ended: a weft_outcome (WEFT_RUNNING while it
    runs), or WEFT_ESTALE once released or for a task never handed out. */
 int weft_task_result(weft_state *W, weft_task task);

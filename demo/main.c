@@ -47,7 +47,9 @@ typedef struct option {
   const char *(*set)(options *o, const char *val);
 } option;
 
-static const char *set_headless(options *o, const char *v) { return (void)v, o->headless = 1, NULL; }
+static const char *set_headless(options *o, const char *v) {
+  return (void)v, o->headless = 1, NULL;
+}
 static const char *set_frames(options *o, const char *v) {
   char *end;
   errno = 0;
@@ -70,11 +72,9 @@ static const char *set_no_watch(options *o, const char *v) { return (void)v, o->
 static const option table[] = {
     {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
-    {"--seed", "S", "seed math.random, which picks guards' routes (default 1)",
-     set_seed},
+    {"--seed", "S", "seed math.random, which picks guards' routes (default 1)", set_seed},
     {"--screenshot", "FILE.png", "write the last frame as a PNG", set_shot},
-    {"--script", "FILE.lua", "run a test script beside the game (exit 0: it ended)",
-     set_script},
+    {"--script", "FILE.lua", "run a test script beside the game (exit 0: it ended)", set_script},
     {"--root", "DIR", "where scripts/ and assets/ are (default: found)", set_root},
     {"--watch", NULL, "hot-reload scripts/ on save (the default with a window)", set_watch},
     {"--no-watch", NULL, "no hot reload (the default when headless)", set_no_watch},
@@ -338,6 +338,40 @@ static int open_weft(game *g, const options *o) {
   return 0;
 }
 
+/* Renders the frame, counting its time for the F2 frame graph. */
+static void draw(game *g) {
+  Uint64 t0 = SDL_GetPerformanceCounter();
+  render_frame(g);
+  overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
+                              (double)SDL_GetPerformanceFrequency()));
+}
+
+/* After a step: ends the run when the test script ended or the frames
+   ran out. Returns the exit code so far. */
+static int check_end(game *g, const options *o, weft_task test, int rc) {
+  if (test.id) {
+    int res = weft_task_result(g->W, test);
+    if (res == WEFT_DONE) {
+      fprintf(stderr, "weft-demo: %s passed at frame %llu\n", o->script,
+              (unsigned long long)g->frame);
+      g->quit = 1;
+    } else if (res == WEFT_FAILED || res == WEFT_CANCELLED) {
+      fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n", o->script,
+              (unsigned long long)g->frame, weft_task_error(g->W, test));
+      rc = 1;
+      g->quit = 1;
+    }
+  }
+  if (o->frames >= 0 && (long)g->frame >= o->frames && !g->quit) {
+    if (test.id) {
+      fprintf(stderr, "weft-demo: %s still running after %ld frames\n", o->script, o->frames);
+      rc = 2;
+    }
+    g->quit = 1;
+  }
+  return rc;
+}
+
 int main(int argc, char **argv) {
   options o;
   int rc = parse(argc, argv, &o);
@@ -381,31 +415,9 @@ int main(int argc, char **argv) {
          however fast the frames run, so runs repeat exactly */
       while (g->headless && atomic_load(&g->jobs_running) > 0) SDL_Delay(1);
       step(g);
-      if (test.id) {
-        int res = weft_task_result(g->W, test);
-        if (res == WEFT_DONE) {
-          fprintf(stderr, "weft-demo: %s passed at frame %llu\n", o.script,
-                  (unsigned long long)g->frame);
-          g->quit = 1;
-        } else if (res == WEFT_FAILED || res == WEFT_CANCELLED) {
-          fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n", o.script,
-                  (unsigned long long)g->frame, weft_task_error(g->W, test));
-          rc = 1;
-          g->quit = 1;
-        }
-      }
-      if (o.frames >= 0 && (long)g->frame >= o.frames && !g->quit) {
-        if (test.id) {
-          fprintf(stderr, "weft-demo: %s still running after %ld frames\n", o.script, o.frames);
-          rc = 2;
-        }
-        g->quit = 1;
-      }
+      rc = check_end(g, &o, test, rc);
       if (g->shot_path[0] && !g->quit) {
-        Uint64 t0 = SDL_GetPerformanceCounter();
-        render_frame(g);
-        overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
-                                    (double)SDL_GetPerformanceFrequency()));
+        draw(g);
         game_save_png(g, g->shot_path);
         g->shot_path[0] = 0;
       }
@@ -413,10 +425,7 @@ int main(int argc, char **argv) {
     if (!g->headless && steps == 0) {
       SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
     } else if (!g->headless) {
-      Uint64 t0 = SDL_GetPerformanceCounter();
-      render_frame(g);
-      overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
-                                  (double)SDL_GetPerformanceFrequency()));
+      draw(g);
       if (g->shot_path[0]) game_save_png(g, g->shot_path), g->shot_path[0] = 0;
       SDL_RenderPresent(g->r);
     }

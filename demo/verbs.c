@@ -678,6 +678,40 @@ static int l_set_tile(lua_State *L) {
 /* build_level(level): builds the world from the level a load_level()
    future resolved to (or from a level file's text) and spawns its
    entities; scripts start their behaviours. */
+/* The level's zones as tables with their entered/left signals, in the
+   registry's zone list. */
+static void push_zones(game *g, lua_State *L, const level *l) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_zones);
+  int zt = lua_gettop(L);
+  verbs_push_api(g, L);
+  int api = lua_gettop(L);
+  for (int i = 0; i < l->nzones; i++) {
+    const level_zone *z = &l->zones[i];
+    lua_createtable(L, 0, 8);
+    lua_pushstring(L, z->name);
+    lua_setfield(L, -2, "name");
+    if (z->cinematic[0]) {
+      lua_pushstring(L, z->cinematic);
+      lua_setfield(L, -2, "cinematic");
+    }
+    static const char *const f[4] = {"x", "y", "w", "h"};
+    const int v[4] = {z->x, z->y, z->w, z->h};
+    for (int k = 0; k < 4; k++) {
+      lua_pushinteger(L, v[k]);
+      lua_setfield(L, -2, f[k]);
+    }
+    static const char *const sig[2] = {"entered", "left"};
+    for (int k = 0; k < 2; k++) {
+      lua_getfield(L, api, "signal");
+      lua_pushfstring(L, "zone %s %s", z->name, sig[k]);
+      lua_call(L, 1, 1);
+      lua_setfield(L, -2, sig[k]);
+    }
+    lua_rawseti(L, zt, i + 1);
+  }
+  lua_settop(L, zt - 1);
+}
+
 static int l_build_level(lua_State *L) {
   game *g = G(L);
   if (g->w.loaded) return luaL_error(L, "a level is already built");
@@ -721,36 +755,7 @@ static int l_build_level(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  /* zone tables with their signals */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_zones);
-  int zt = lua_gettop(L);
-  verbs_push_api(g, L);
-  int api = lua_gettop(L);
-  for (int i = 0; i < l->nzones; i++) {
-    const level_zone *z = &l->zones[i];
-    lua_createtable(L, 0, 8);
-    lua_pushstring(L, z->name);
-    lua_setfield(L, -2, "name");
-    if (z->cinematic[0]) {
-      lua_pushstring(L, z->cinematic);
-      lua_setfield(L, -2, "cinematic");
-    }
-    static const char *const f[4] = {"x", "y", "w", "h"};
-    const int v[4] = {z->x, z->y, z->w, z->h};
-    for (int k = 0; k < 4; k++) {
-      lua_pushinteger(L, v[k]);
-      lua_setfield(L, -2, f[k]);
-    }
-    static const char *const sig[2] = {"entered", "left"};
-    for (int k = 0; k < 2; k++) {
-      lua_getfield(L, api, "signal");
-      lua_pushfstring(L, "zone %s %s", z->name, sig[k]);
-      lua_call(L, 1, 1);
-      lua_setfield(L, -2, sig[k]);
-    }
-    lua_rawseti(L, zt, i + 1);
-  }
-  lua_settop(L, zt - 1);
+  push_zones(g, L, l);
   entity *p = world_ent(&g->w, g->w.player);
   if (p) {
     g->w.cam_x = p->x;

@@ -179,24 +179,69 @@ static int heap_pop(heap *h) {
 }
 
 /* Fills e->path from (x0,y0) to (x1,y1); returns 0, or -1 without a path. */
+/* The free cell nearest the goal cell (within 2 cells); 0 if none. */
+static int nearest_free(world *w, int *gx, int *gy) {
+  int best = -1, W = w->lv.w;
+  float bd = 1e9f;
+  for (int dy = -2; dy <= 2; dy++)
+    for (int dx = -2; dx <= 2; dx++)
+      if (!world_solid(w, *gx + dx, *gy + dy)) {
+        float d = (float)(dx * dx + dy * dy);
+        if (d < bd) bd = d, best = (*gy + dy) * W + *gx + dx;
+      }
+  if (best < 0) return 0;
+  *gx = best % W, *gy = best / W;
+  return 1;
+}
+
+/* Gives e the path the search found (prev links from goal back to
+   start), ending exactly at (x1, y1) when the goal cell was free. */
+static void set_path(world *w, entity *e, const int *prev, int start, int goal, int exact, float x1,
+                     float y1) {
+  int W = w->lv.w;
+  /* cells from goal back to start, reversed into tile centres */
+  int cells[WORLD_MAX_PATH], len = 0;
+  for (int c = goal; c != -1 && c != start; c = prev[c]) {
+    if (len == WORLD_MAX_PATH) memmove(cells, cells + 1, sizeof(int) * (WORLD_MAX_PATH - 1)), len--;
+    cells[len++] = c;
+  }
+  float pts[WORLD_MAX_PATH + 1][2];
+  int np = 0;
+  for (int i = len - 1; i >= 0; i--) {
+    pts[np][0] = (float)(cells[i] % W) * TILE + TILE / 2.0f;
+    pts[np][1] = (float)(cells[i] / W) * TILE + TILE / 2.0f;
+    np++;
+  }
+  if (exact) {
+    if (np == 0) np = 1;
+    pts[np - 1][0] = x1;
+    pts[np - 1][1] = y1;
+  }
+  /* string pulling: from each point, jump to the furthest one reachable
+     in a straight walk */
+  e->npath = 0;
+  e->ipath = 0;
+  float px = e->x, py = e->y;
+  int i = 0;
+  while (i < np && e->npath < WORLD_MAX_PATH) {
+    int j = np - 1;
+    while (j > i && !walk_clear(w, px, py, pts[j][0], pts[j][1])) j--;
+    e->path[e->npath][0] = pts[j][0];
+    e->path[e->npath][1] = pts[j][1];
+    e->npath++;
+    px = pts[j][0];
+    py = pts[j][1];
+    i = j + 1;
+  }
+}
+
 static int find_path(world *w, entity *e, float x1, float y1) {
   int W = w->lv.w, H = w->lv.h, n = W * H;
   int sx = (int)floorf(e->x / TILE), sy = (int)floorf(e->y / TILE);
   int gx = (int)floorf(x1 / TILE), gy = (int)floorf(y1 / TILE);
   if (sx < 0 || sy < 0 || sx >= W || sy >= H) return -1;
-  int exact = 1;
-  if (world_solid(w, gx, gy)) { /* nearest free cell to the goal */
-    int best = -1;
-    float bd = 1e9f;
-    for (int dy = -2; dy <= 2; dy++)
-      for (int dx = -2; dx <= 2; dx++)
-        if (!world_solid(w, gx + dx, gy + dy)) {
-          float d = (float)(dx * dx + dy * dy);
-          if (d < bd) bd = d, best = (gy + dy) * W + gx + dx;
-        }
-    if (best < 0) return -1;
-    gx = best % W, gy = best / W, exact = 0;
-  }
+  int exact = !world_solid(w, gx, gy);
+  if (!exact && !nearest_free(w, &gx, &gy)) return -1;
   if (gx < 0 || gy < 0 || gx >= W || gy >= H) return -1;
   int start = sy * W + sx, goal = gy * W + gx;
   float *g = malloc(sizeof(float) * (size_t)n);
@@ -229,43 +274,7 @@ static int find_path(world *w, entity *e, float x1, float y1) {
       }
     }
   }
-  if (ok == 0) {
-    /* cells from goal back to start, reversed into tile centres */
-    int cells[WORLD_MAX_PATH], len = 0;
-    for (int c = goal; c != -1 && c != start; c = prev[c]) {
-      if (len == WORLD_MAX_PATH)
-        memmove(cells, cells + 1, sizeof(int) * (WORLD_MAX_PATH - 1)), len--;
-      cells[len++] = c;
-    }
-    float pts[WORLD_MAX_PATH + 1][2];
-    int np = 0;
-    for (int i = len - 1; i >= 0; i--) {
-      pts[np][0] = (float)(cells[i] % W) * TILE + TILE / 2.0f;
-      pts[np][1] = (float)(cells[i] / W) * TILE + TILE / 2.0f;
-      np++;
-    }
-    if (exact) {
-      if (np == 0) np = 1;
-      pts[np - 1][0] = x1;
-      pts[np - 1][1] = y1;
-    }
-    /* string pulling: from each point, jump to the furthest one reachable
-       in a straight walk */
-    e->npath = 0;
-    e->ipath = 0;
-    float px = e->x, py = e->y;
-    int i = 0;
-    while (i < np && e->npath < WORLD_MAX_PATH) {
-      int j = np - 1;
-      while (j > i && !walk_clear(w, px, py, pts[j][0], pts[j][1])) j--;
-      e->path[e->npath][0] = pts[j][0];
-      e->path[e->npath][1] = pts[j][1];
-      e->npath++;
-      px = pts[j][0];
-      py = pts[j][1];
-      i = j + 1;
-    }
-  }
+  if (ok == 0) set_path(w, e, prev, start, goal, exact, x1, y1);
 out:
   free(g);
   free(prev);
@@ -553,67 +562,77 @@ float world_dist(const world *w, int a, float x, float y) {
 
 /* ---- update ---- */
 
+/* Walks e along its path by its speed, settling move_to on arrival. */
+static void follow_path(world *w, entity *e, float dt) {
+  float step = e->speed * dt;
+  while (step > 0 && e->ipath < e->npath) {
+    float tx = e->path[e->ipath][0], ty = e->path[e->ipath][1];
+    float dx = tx - e->x, dy = ty - e->y, d = sqrtf(dx * dx + dy * dy);
+    if (d > 0.01f) {
+      float want = atan2f(dy, dx) * 180.0f / PI_F;
+      e->facing = approach_angle(e->facing, want, WALK_TURN * dt);
+      e->face_to = e->facing;
+    }
+    if (d <= step) {
+      e->x = tx, e->y = ty;
+      step -= d;
+      e->ipath++;
+    } else {
+      e->x += dx / d * step, e->y += dy / d * step;
+      step = 0;
+    }
+  }
+  e->walking = dt > 0;
+  if (e->ipath >= e->npath) {
+    e->npath = e->ipath = 0;
+    settle(w, &e->move_f, "arrived");
+  }
+}
+
+/* Moves the player by the input direction, sliding along walls and into
+   doorways. */
+static void steer_player(world *w, entity *e, float dt) {
+  float mx = w->move_x, my = w->move_y, len = sqrtf(mx * mx + my * my);
+  float vx = mx / len * PLAYER_SPEED * dt, vy = my / len * PLAYER_SPEED * dt;
+  int bx = vx != 0 && !feet_free(w, e->x + vx, e->y),
+      by = vy != 0 && !feet_free(w, e->x, e->y + vy);
+  if (!bx) e->x += vx;
+  if (!by) e->y += vy;
+  /* corner assist: walking into the edge of a doorway slides the hero
+     sideways into it */
+  float step = PLAYER_SPEED * dt;
+  for (int k = 1; k <= 7 && (by && vx == 0); k++) {
+    if (feet_free(w, e->x + k, e->y + vy) && feet_free(w, e->x + fminf(step, k), e->y)) {
+      e->x += fminf(step, (float)k);
+      break;
+    }
+    if (feet_free(w, e->x - k, e->y + vy) && feet_free(w, e->x - fminf(step, k), e->y)) {
+      e->x -= fminf(step, (float)k);
+      break;
+    }
+  }
+  for (int k = 1; k <= 7 && (bx && vy == 0); k++) {
+    if (feet_free(w, e->x + vx, e->y + k) && feet_free(w, e->x, e->y + fminf(step, k))) {
+      e->y += fminf(step, (float)k);
+      break;
+    }
+    if (feet_free(w, e->x + vx, e->y - k) && feet_free(w, e->x, e->y - fminf(step, k))) {
+      e->y -= fminf(step, (float)k);
+      break;
+    }
+  }
+  e->facing = approach_angle(e->facing, atan2f(my, mx) * 180.0f / PI_F, WALK_TURN * dt);
+  e->face_to = e->facing;
+  e->walking = 1;
+}
+
 static void update_entity(world *w, int i, float dt) {
   entity *e = &w->ents[i];
   e->walking = 0;
-  if (e->ipath < e->npath) {
-    float step = e->speed * dt;
-    while (step > 0 && e->ipath < e->npath) {
-      float tx = e->path[e->ipath][0], ty = e->path[e->ipath][1];
-      float dx = tx - e->x, dy = ty - e->y, d = sqrtf(dx * dx + dy * dy);
-      if (d > 0.01f) {
-        float want = atan2f(dy, dx) * 180.0f / PI_F;
-        e->facing = approach_angle(e->facing, want, WALK_TURN * dt);
-        e->face_to = e->facing;
-      }
-      if (d <= step) {
-        e->x = tx, e->y = ty;
-        step -= d;
-        e->ipath++;
-      } else {
-        e->x += dx / d * step, e->y += dy / d * step;
-        step = 0;
-      }
-    }
-    e->walking = dt > 0;
-    if (e->ipath >= e->npath) {
-      e->npath = e->ipath = 0;
-      settle(w, &e->move_f, "arrived");
-    }
-  } else if (i == w->player && (w->move_x != 0 || w->move_y != 0) && dt > 0) {
-    float mx = w->move_x, my = w->move_y, len = sqrtf(mx * mx + my * my);
-    float vx = mx / len * PLAYER_SPEED * dt, vy = my / len * PLAYER_SPEED * dt;
-    int bx = vx != 0 && !feet_free(w, e->x + vx, e->y),
-        by = vy != 0 && !feet_free(w, e->x, e->y + vy);
-    if (!bx) e->x += vx;
-    if (!by) e->y += vy;
-    /* corner assist: walking into the edge of a doorway slides the hero
-       sideways into it */
-    float step = PLAYER_SPEED * dt;
-    for (int k = 1; k <= 7 && (by && vx == 0); k++) {
-      if (feet_free(w, e->x + k, e->y + vy) && feet_free(w, e->x + fminf(step, k), e->y)) {
-        e->x += fminf(step, (float)k);
-        break;
-      }
-      if (feet_free(w, e->x - k, e->y + vy) && feet_free(w, e->x - fminf(step, k), e->y)) {
-        e->x -= fminf(step, (float)k);
-        break;
-      }
-    }
-    for (int k = 1; k <= 7 && (bx && vy == 0); k++) {
-      if (feet_free(w, e->x + vx, e->y + k) && feet_free(w, e->x, e->y + fminf(step, k))) {
-        e->y += fminf(step, (float)k);
-        break;
-      }
-      if (feet_free(w, e->x + vx, e->y - k) && feet_free(w, e->x, e->y - fminf(step, k))) {
-        e->y -= fminf(step, (float)k);
-        break;
-      }
-    }
-    e->facing = approach_angle(e->facing, atan2f(my, mx) * 180.0f / PI_F, WALK_TURN * dt);
-    e->face_to = e->facing;
-    e->walking = 1;
-  }
+  if (e->ipath < e->npath)
+    follow_path(w, e, dt);
+  else if (i == w->player && (w->move_x != 0 || w->move_y != 0) && dt > 0)
+    steer_player(w, e, dt);
   if (e->walking)
     e->walk_t += dt;
   else
