@@ -220,6 +220,37 @@ static void check_flat(const char *what, size_t steady, size_t last) {
   }
 }
 
+/* Prints the samples and what the soak script did. */
+static void print_samples(lua_State *L, int S, const sample *samples, int n, double secs) {
+  printf("soak: %d frames in %.1f s (%.1f us/frame)%s\n", FRAMES, secs, secs * 1e6 / FRAMES,
+#if defined(__SANITIZE_ADDRESS__)
+         " [ASan + UBSan build]"
+#else
+         ""
+#endif
+  );
+  printf("  %8s %11s %10s %10s %7s %8s %12s\n", "frame", "population", "lua KB", "host KB", "tasks",
+         "errors", "allocs");
+  for (int i = 0; i < n; i++)
+    printf("  %8ld %11u %10.1f %10.1f %7u %8u %12llu\n", samples[i].frame, samples[i].population,
+           (double)samples[i].lua_bytes / 1024, (double)samples[i].host_bytes / 1024,
+           samples[i].tasks, samples[i].errors, (unsigned long long)samples[i].allocs);
+  printf("  (population: live tasks when the sample began; then every task but the driver was\n"
+         "   cancelled, %d frames stepped, and two full collections run; tasks: what was left)\n",
+         QUIET_FRAMES);
+  printf("  spawned %lld, cancelled %lld, thrown %lld, reported %lld, futures resolved %lld /"
+         " failed %lld / cancelled %lld, signals fired %lld, channel sends %lld / receives %lld,"
+         " groups %lld (cancelled %lld), cleanups %lld\n",
+         (long long)field(L, S, "spawned"), (long long)field(L, S, "cancelled"),
+         (long long)field(L, S, "thrown"), (long long)field(L, S, "reported"),
+         (long long)field(L, S, "resolved"), (long long)field(L, S, "failed"),
+         (long long)field(L, S, "fcancelled"), (long long)field(L, S, "fired"),
+         (long long)field(L, S, "sent"), (long long)field(L, S, "received"),
+         (long long)field(L, S, "groups"), (long long)field(L, S, "gcancelled"),
+         (long long)field(L, S, "finished"));
+  fflush(stdout);
+}
+
 static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
   (void)state;
   sink k = {0, ""};
@@ -272,36 +303,10 @@ static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
   }
   double secs = now_s() - t0;
 
-  printf("soak: %d frames in %.1f s (%.1f us/frame)%s\n", FRAMES, secs, secs * 1e6 / FRAMES,
-#if defined(__SANITIZE_ADDRESS__)
-         " [ASan + UBSan build]"
-#else
-         ""
-#endif
-  );
-  printf("  %8s %11s %10s %10s %7s %8s %12s\n", "frame", "population", "lua KB", "host KB", "tasks",
-         "errors", "allocs");
-  for (int i = 0; i < n; i++)
-    printf("  %8ld %11u %10.1f %10.1f %7u %8u %12llu\n", samples[i].frame, samples[i].population,
-           (double)samples[i].lua_bytes / 1024, (double)samples[i].host_bytes / 1024,
-           samples[i].tasks, samples[i].errors, (unsigned long long)samples[i].allocs);
-  printf("  (population: live tasks when the sample began; then every task but the driver was\n"
-         "   cancelled, %d frames stepped, and two full collections run; tasks: what was left)\n",
-         QUIET_FRAMES);
-  printf("  spawned %lld, cancelled %lld, thrown %lld, reported %lld, futures resolved %lld /"
-         " failed %lld / cancelled %lld, signals fired %lld, channel sends %lld / receives %lld,"
-         " groups %lld (cancelled %lld), cleanups %lld\n",
-         (long long)field(L, S, "spawned"), (long long)field(L, S, "cancelled"),
-         (long long)field(L, S, "thrown"), (long long)field(L, S, "reported"),
-         (long long)field(L, S, "resolved"), (long long)field(L, S, "failed"),
-         (long long)field(L, S, "fcancelled"), (long long)field(L, S, "fired"),
-         (long long)field(L, S, "sent"), (long long)field(L, S, "received"),
-         (long long)field(L, S, "groups"), (long long)field(L, S, "gcancelled"),
-         (long long)field(L, S, "finished"));
-  fflush(stdout);
+  print_samples(L, S, samples, n, secs);
 
   /* the driver ran the whole soak */
-  if (weft_task_result(W, driver) != 0)
+  if (weft_task_result(W, driver) != WEFT_RUNNING)
     fail_msg("the driver ended: %s", weft_task_error(W, driver));
   assert_int_equal(n, NSAMPLES);
   /* every error was one the script threw on purpose, each reported once

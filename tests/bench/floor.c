@@ -110,6 +110,63 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Pushes the workload's body (w0 or w1 of patrol.lua) with this host's
+   wait; 0 with a message on stderr when it cannot load. */
+static int push_body(lua_State *L, const char *dir, int every) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/patrol.lua", dir);
+  if (luaL_loadfilex(L, path, "t") != LUA_OK) {
+    fprintf(stderr, "bench-floor: %s\n", lua_tostring(L, -1));
+    return 0;
+  }
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, l_wait);
+  lua_setfield(L, -2, "wait");
+  lua_setupvalue(L, -2, 1);
+  lua_call(L, 0, 1);
+  lua_getfield(L, -1, every ? "w0" : "w1");
+  lua_remove(L, -2);
+  return 1;
+}
+
+/* The sum of the entities' counters: proof the bodies ran. */
+static uint64_t entities_check(lua_State *L, int ents, int n) {
+  uint64_t check = 0;
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, ents, i);
+    lua_getfield(L, -1, "n");
+    check += (uint64_t)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+  }
+  return check;
+}
+
+/* The 99th percentile of the frame times (sorts them), in ms. */
+static double p99_ms(uint64_t *ft, int frames) {
+  if (frames <= 0) return 0;
+  qsort(ft, (size_t)frames, sizeof *ft, cmp_u64);
+  return (double)ft[(size_t)(frames * 0.99 < frames - 1 ? frames * 0.99 : frames - 1)] / 1e6;
+}
+
+/* Frame 1: a thread per entity runs the body up to its first wait;
+   W0 keeps every thread in all, W1 puts each in the heap by its wake. */
+static void spawn_all(lua_State *L, int body, int ents, int n, int every, lua_State **all,
+                      double now) {
+  for (int i = 1; i <= n; i++) {
+    lua_State *co = lua_newthread(L);
+    luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, body);
+    lua_rawgeti(L, ents, i);
+    lua_pushinteger(L, i);
+    lua_xmove(L, co, 3);
+    double s = resume(L, co, 2);
+    if (every)
+      all[i - 1] = co;
+    else
+      push(now + (s > 0 ? s : 0), co);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc != 6) {
     fprintf(stderr, "usage: bench-floor DIR W0|W1 N WARM FRAMES\n");
@@ -122,18 +179,7 @@ int main(int argc, char **argv) {
   luaL_openlibs(L);
 
   /* The bodies, with this host's wait. */
-  char path[4096];
-  snprintf(path, sizeof path, "%s/patrol.lua", dir);
-  if (luaL_loadfilex(L, path, "t") != LUA_OK) {
-    fprintf(stderr, "bench-floor: %s\n", lua_tostring(L, -1));
-    return 1;
-  }
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, l_wait);
-  lua_setfield(L, -2, "wait");
-  lua_setupvalue(L, -2, 1);
-  lua_call(L, 0, 1);
-  lua_getfield(L, -1, every ? "w0" : "w1");
+  if (!push_body(L, dir, every)) return 1;
   int body = lua_gettop(L);
 
   /* The entities belong to the game: made before the baseline. */
@@ -153,19 +199,7 @@ int main(int argc, char **argv) {
 
   /* Frame 1 spawns, like the weft run (same clock readings). */
   double now = DT;
-  for (int i = 1; i <= n; i++) {
-    lua_State *co = lua_newthread(L);
-    luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_pushvalue(L, body);
-    lua_rawgeti(L, ents, i);
-    lua_pushinteger(L, i);
-    lua_xmove(L, co, 3);
-    double s = resume(L, co, 2);
-    if (every)
-      all[i - 1] = co;
-    else
-      push(now + (s > 0 ? s : 0), co);
-  }
+  spawn_all(L, body, ents, n, every, all, now);
   lua_gc(L, LUA_GCCOLLECT, 0);
   double live = (double)(mem - base + (every ? sizeof *all : sizeof *heap) * (size_t)n) / n;
   uint64_t g0 = now_ns();
@@ -202,18 +236,8 @@ int main(int argc, char **argv) {
   }
   double secs = (double)(now_ns() - t0) / 1e9, cpu = (double)(cpu_ns() - c0) / 1e9;
 
-  uint64_t check = 0;
-  for (int i = 1; i <= n; i++) {
-    lua_rawgeti(L, ents, i);
-    lua_getfield(L, -1, "n");
-    check += (uint64_t)lua_tointeger(L, -1);
-    lua_pop(L, 2);
-  }
-  qsort(ft, (size_t)frames, sizeof *ft, cmp_u64);
-  double p99 =
-      frames > 0
-          ? (double)ft[(size_t)(frames * 0.99 < frames - 1 ? frames * 0.99 : frames - 1)] / 1e6
-          : 0;
+  uint64_t check = entities_check(L, ents, n);
+  double p99 = p99_ms(ft, frames);
   printf("secs=%.6f frames=%d resumes=%llu ops=%llu bytes=%llu allocs=%llu live=%.1f gc_ms=%.3f "
          "p99_ms=%.4f check=%llu afr=%llu cpu=%.6f\n",
          secs, frames, (unsigned long long)(resumes - r0), (unsigned long long)(resumes - r0),

@@ -128,6 +128,75 @@ static void row(const char *what, double *v, int n) {
   printf("  %-32s %8.2f %8.2f %8.2f\n", what, v[0] * 1e3, med * 1e3, v[n - 1] * 1e3);
 }
 
+/* A state running `entities` copies of ai.probe plus the probe whose
+   persisted value tells which version runs, watching root; NULL (with a
+   message) when it cannot. */
+static weft_state *open_probe(const char *root, int entities, int *errors, int *probe) {
+  weft_desc d = {0};
+  d.scripts_root = root;
+  d.report = on_report;
+  d.user = errors;
+  weft_state *W = weft_open(&d);
+  if (!W) {
+    fprintf(stderr, "reload_latency: weft_open failed\n");
+    return NULL;
+  }
+  char starter[256];
+  snprintf(starter, sizeof starter,
+           "for i = 1, %d do weft.start('ai.probe', {}) end\n"
+           "weft.start('ai.probe', persist('probe', {}))\n",
+           entities);
+  if (load_in_api(W, starter) != 0 || !weft_spawn(W, 0).id ||
+      load_in_api(W, "return persist('probe').v") != 0) {
+    fprintf(stderr, "reload_latency: cannot start the module\n");
+    weft_close(W);
+    return NULL;
+  }
+  *probe = luaL_ref(weft_lua(W), LUA_REGISTRYINDEX);
+  if (weft_watch_scripts(W, 1) != WEFT_OK) {
+    fprintf(stderr, "reload_latency: cannot watch %s\n", root);
+    weft_close(W);
+    return NULL;
+  }
+  return W;
+}
+
+/* One trial: saves version k at a random moment inside a frame, then
+   steps frames until the probe runs it. Times in the out parameters. */
+static int one_save(weft_state *W, const char *root, int probe, int k, double *next, double *plain,
+                    int *nplain, double *closed, double *first, double *landed_start,
+                    double *landed) {
+  const double frame = 1.0 / HZ;
+  /* Save at a random moment inside the next frame. */
+  *next += frame;
+  sleep_until(*next - frame + frame * ((double)rand() / RAND_MAX) * 0.9);
+  if (write_module(root, k) != 0) {
+    perror("write");
+    return -1;
+  }
+  *closed = clock_now();
+  *first = 0;
+  long waited = 0;
+  for (;;) {
+    sleep_until(*next);
+    double a = clock_now();
+    weft_step(W, frame);
+    double b = clock_now();
+    if (*first == 0) *first = a;
+    if (probe_value(W, probe) == k) {
+      *landed_start = a;
+      *landed = b;
+      return 0;
+    }
+    if (*nplain < 4096) plain[(*nplain)++] = b - a;
+    *next += frame;
+    if (++waited > (long)(2.0 * HZ)) {
+      fprintf(stderr, "reload_latency: trial %d: the change did not land within 2 s\n", k);
+      return -1;
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   int trials = argc > 1 ? atoi(argv[1]) : 20;
   int entities = argc > 2 ? atoi(argv[2]) : 100;
@@ -150,30 +219,9 @@ int main(int argc, char **argv) {
     status = 1;
     goto done;
   }
-  weft_desc d = {0};
-  d.scripts_root = root;
-  d.report = on_report;
-  d.user = &errors;
-  W = weft_open(&d);
+  int probe = 0;
+  W = open_probe(root, entities, &errors, &probe);
   if (!W) {
-    fprintf(stderr, "reload_latency: weft_open failed\n");
-    status = 1;
-    goto done;
-  }
-  char starter[256];
-  snprintf(starter, sizeof starter,
-           "for i = 1, %d do weft.start('ai.probe', {}) end\n"
-           "weft.start('ai.probe', persist('probe', {}))\n",
-           entities);
-  if (load_in_api(W, starter) != 0 || !weft_spawn(W, 0).id ||
-      load_in_api(W, "return persist('probe').v") != 0) {
-    fprintf(stderr, "reload_latency: cannot start the module\n");
-    status = 1;
-    goto done;
-  }
-  int probe = luaL_ref(weft_lua(W), LUA_REGISTRYINDEX);
-  if (weft_watch_scripts(W, 1) != WEFT_OK) {
-    fprintf(stderr, "reload_latency: cannot watch %s\n", root);
     status = 1;
     goto done;
   }
@@ -184,7 +232,6 @@ int main(int argc, char **argv) {
   srand(12345);
   const double frame = 1.0 / HZ;
   double next = clock_now();
-  long frameno = 0;
   for (int k = 1; k <= trials; k++) {
     /* Settle: plain frames, measured, for a baseline step time. */
     for (int i = 0; i < 12; i++) {
@@ -194,38 +241,12 @@ int main(int argc, char **argv) {
       weft_step(W, frame);
       double b = clock_now();
       if (nplain < 4096) plain[nplain++] = b - a;
-      frameno++;
     }
-    /* Save at a random moment inside the next frame. */
-    next += frame;
-    sleep_until(next - frame + frame * ((double)rand() / RAND_MAX) * 0.9);
-    if (write_module(root, k) != 0) {
-      perror("write");
+    double closed, first, landed_start, landed;
+    if (one_save(W, root, probe, k, &next, plain, &nplain, &closed, &first, &landed_start,
+                 &landed) != 0) {
       status = 1;
       goto done;
-    }
-    double closed = clock_now();
-    double first = 0, landed_start = 0, landed = 0;
-    long waited = 0;
-    for (;;) {
-      sleep_until(next);
-      double a = clock_now();
-      weft_step(W, frame);
-      double b = clock_now();
-      frameno++;
-      if (first == 0) first = a;
-      if (probe_value(W, probe) == k) {
-        landed_start = a;
-        landed = b;
-        break;
-      }
-      if (nplain < 4096) plain[nplain++] = b - a;
-      next += frame;
-      if (++waited > (long)(2.0 * HZ)) {
-        fprintf(stderr, "reload_latency: trial %d: the change did not land within 2 s\n", k);
-        status = 1;
-        goto done;
-      }
     }
     total[k - 1] = landed - closed;
     to_poll[k - 1] = first - closed;
