@@ -84,54 +84,74 @@ typedef struct ghandle {
   weft_id id;
 } ghandle;
 
+/* The allocator's accounts: what the Lua state holds, and a reserve for
+   undoing a failed reload when nothing else can be allocated (state.c). */
+typedef struct weft_memory {
+  size_t used, limit, peak; /* bytes the Lua state holds now, may hold, held at most */
+  uint64_t allocs;          /* allocations made (Lua and host), ever */
+  uint64_t alloc_bytes;     /* bytes those allocations added, ever */
+  int in_report;            /* reporting an error: allocation headroom */
+  int in_rollback;          /* undoing a failed reload: the reserve may serve */
+  char *reserve;            /* memory kept for that */
+  size_t reserve_used;      /* ...bytes handed out, from the start */
+  uint32_t reserve_live;    /* ...blocks not yet given back */
+} weft_memory;
+
+/* Modules and hot reload (reload.c). */
+typedef struct weft_modules {
+  int ref_group_start;      /* the module system's g:start */
+  int ref_reload;           /* ...reload(name) */
+  int ref_changed;          /* ...changed(path) */
+  struct weft_watch *watch; /* scripts watcher, NULL when off */
+  uint32_t reloads;         /* successful reload transactions */
+  int loading;              /* running modules' top levels */
+} weft_modules;
+
 struct weft_state {
+  /* ---- what it is made of ---- */
   lua_State *L;
   weft_sched *S;
   weft_sync *Y;
   weft_jobs *J; /* started by the first job() */
+  weft_desc desc;
+  char *root;   /* scripts root, owned */
+  char *assets; /* assets root, owned */
+  weft_memory mem;
+  weft_modules mods;
+  struct sites *sites;
   weft_job_kind kinds[WEFT_MAX_JOB_KINDS];
   int nkinds;
-  char *assets; /* assets root, owned */
-  weft_desc desc;
-  char *root; /* scripts root, owned */
-  size_t mem, mem_limit, mem_peak;
-  uint64_t allocs;          /* allocations made (Lua and host), ever */
-  uint64_t alloc_bytes;     /* bytes those allocations added, ever */
-  char warnbuf[512];        /* a Lua warning being assembled */
-  int warn_ready;           /* ...and complete, to report after the frame */
-  int ref_api;              /* the shared script API table */
-  int ref_tasks;            /* [index + 1] = handle of each live task */
-  int ref_groups;           /* weak: [index + 1] = handle of a group */
-  int ref_on_error;         /* weft.on_error handler or LUA_NOREF */
-  int ref_cancelled;        /* the cancellation error value */
-  int ref_kept;             /* handles of tasks started from C */
-  int ref_env_mt;           /* hidden metatable of script environments (sandbox.c) */
-  int ref_task_mt;          /* metatables of task and future handles (hot paths skip */
-  int ref_future_mt;        /* ...luaL_setmetatable's lookup by name) */
-  int in_report;            /* reporting an error: allocation headroom */
-  int in_rollback;          /* undoing a failed reload: the reserve may serve */
-  char *reserve;            /* memory kept for that (see state.c) */
-  size_t reserve_used;      /* ...bytes handed out, from the start */
-  uint32_t reserve_live;    /* ...blocks not yet given back */
-  int ref_syncs;            /* weak: handles of futures, signals, channels */
-  int ref_values;           /* values buffered in channels, by ref */
-  int ref_timeout;          /* the weft.TIMEOUT error value */
-  int ref_threads;          /* finished threads kept for reuse */
-  int nthreads;             /* ...how many */
-  int ref_group_start;      /* module system: g:start */
-  int ref_reload;           /* module system: reload(name) */
-  int ref_changed;          /* module system: changed(path) */
-  struct weft_watch *watch; /* scripts watcher, NULL when off */
-  uint32_t reloads;         /* successful reload transactions */
-  weft_id fserial;          /* ids given to futures made from C */
-  int ref_cweak;            /* weak: completed futures made from C, by id */
-  int close_depth;          /* nested coroutine closes and task unwinds */
-  int in_cleanup;           /* running finally() cleanups */
-  int in_step;              /* inside weft_step */
-  int run_depth;            /* tasks started at once inside each other */
-  int loading_modules;      /* running modules' top levels */
-  weft_budget bud;          /* the stretch of script code running now (budget.c) */
-  int hook_extra;           /* hook events wanted besides the count (a debugger's) */
+
+  /* ---- Lua values the host keeps (registry refs) ---- */
+  int ref_api;       /* the shared script API table */
+  int ref_env_mt;    /* hidden metatable of script environments (sandbox.c) */
+  int ref_tasks;     /* [index + 1] = handle of each live task */
+  int ref_kept;      /* handles of tasks started from C */
+  int ref_groups;    /* weak: [index + 1] = handle of a group */
+  int ref_syncs;     /* weak: handles of futures, signals, channels */
+  int ref_cweak;     /* weak: completed futures made from C, by id */
+  int ref_values;    /* values buffered in channels, by ref */
+  int ref_threads;   /* finished threads kept for reuse */
+  int nthreads;      /* ...how many */
+  int ref_on_error;  /* weft.on_error handler or LUA_NOREF */
+  int ref_cancelled; /* the cancellation error value */
+  int ref_timeout;   /* the weft.TIMEOUT error value */
+  int ref_task_mt;   /* metatables of task and future handles (hot paths skip */
+  int ref_future_mt; /* ...luaL_setmetatable's lookup by name) */
+  weft_id fserial;   /* ids given to futures made from C */
+
+  /* ---- what runs now ---- */
+  weft_id cur;      /* running task, 0 outside tasks */
+  lua_State *curL;  /* its thread, or L */
+  ltask *curlt;     /* its data, or NULL */
+  weft_budget bud;  /* the stretch of script code running now (budget.c) */
+  int in_step;      /* inside weft_step */
+  int run_depth;    /* tasks started at once inside each other */
+  int close_depth;  /* nested coroutine closes and task unwinds */
+  int in_cleanup;   /* running finally() cleanups */
+
+  /* ---- hooks between the parts ---- */
+  int hook_extra; /* hook events wanted besides the count (a debugger's) */
   /* Receives those events (lua_Debug's event is not LUA_HOOKCOUNT). */
   void (*on_hook)(weft_state *W, lua_State *L, lua_Debug *ar);
   /* What a cancelled task gives back to channels (a waiting sender's
@@ -140,12 +160,12 @@ struct weft_state {
   /* Pushes all{...} for the plain list at L[idx]: a nested list in a
      wait; set by sync.c, which makes the combinators. */
   void (*push_all)(weft_state *W, lua_State *L, int idx);
-  weft_id cur;     /* running task, 0 outside tasks */
-  lua_State *curL; /* its thread, or L */
-  ltask *curlt;    /* its data, or NULL */
-  uint32_t errors; /* reports made */
-  struct sites *sites;
-  char errbuf[512];
+
+  /* ---- reports ---- */
+  uint32_t errors;   /* reports made */
+  char warnbuf[512]; /* a Lua warning being assembled */
+  int warn_ready;    /* ...and complete, to report after the frame */
+  char errbuf[512];  /* the message of the last failed C call */
 };
 
 /* The state from any thread (it is the allocator's user data). */

@@ -238,7 +238,7 @@ static int p_set(lua_State *L) {
 static int undo(lua_State *L, int log, txn *x) {
   weft_state *W = weft_get(L);
   int complete = 1;
-  W->in_rollback++;
+  W->mem.in_rollback++;
   while (x->applied > 0) {
     lua_Integer at = --x->applied;
     lua_pushcfunction(L, p_set);
@@ -250,7 +250,7 @@ static int undo(lua_State *L, int log, txn *x) {
       complete = 0;
     }
   }
-  W->in_rollback--;
+  W->mem.in_rollback--;
   return complete;
 }
 
@@ -330,7 +330,7 @@ static int l_commit(lua_State *L) {
     }
   }
   lua_settop(L, 7);
-  weft_get(L)->reloads++; /* committed, whatever happens after */
+  weft_get(L)->mods.reloads++; /* committed, whatever happens after */
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -343,11 +343,11 @@ static int l_commit(lua_State *L) {
 static int load_call(lua_State *L, int nargs) {
   weft_state *W = weft_get(L);
   double n = (double)W->desc.instr_budget * W->desc.max_overruns;
-  W->loading_modules++;
+  W->mods.loading++;
   int st = weft_budget_pcall(W, L, nargs, 1, 0,
                              "module took too long to load (over the instruction budget)",
                              n > 0x7fffffff ? 0x7fffffff : (int32_t)n);
-  W->loading_modules--;
+  W->mods.loading--;
   return st;
 }
 
@@ -400,7 +400,7 @@ static int l_report(lua_State *L) {
 /* g:start(name, state, ...) */
 int weft_l_group_start(lua_State *L) {
   weft_state *W = weft_get(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_group_start);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->mods.ref_group_start);
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
   return 1;
@@ -429,9 +429,9 @@ static int open_modules(lua_State *L) {
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS);
   lua_call(L, 9, 3);
-  W->ref_group_start = luaL_ref(L, LUA_REGISTRYINDEX);
-  W->ref_reload = luaL_ref(L, LUA_REGISTRYINDEX);
-  W->ref_changed = luaL_ref(L, LUA_REGISTRYINDEX);
+  W->mods.ref_group_start = luaL_ref(L, LUA_REGISTRYINDEX);
+  W->mods.ref_reload = luaL_ref(L, LUA_REGISTRYINDEX);
+  W->mods.ref_changed = luaL_ref(L, LUA_REGISTRYINDEX);
   return 0;
 }
 
@@ -457,41 +457,41 @@ static int l_call_with_string(lua_State *L) {
    transaction committed (even if restarting its tasks then failed). */
 static int call_reload(weft_state *W, int ref, const char *arg) {
   lua_State *L = W->L;
-  uint32_t before = W->reloads;
+  uint32_t before = W->mods.reloads;
   if (!lua_checkstack(L, 4)) return 0;
   lua_pushcfunction(L, l_call_with_string);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   lua_pushlightuserdata(L, (void *)arg);
   if (lua_pcall(L, 2, 1, 0) != LUA_OK) weft_report(W, L, -1, 0, NULL);
   lua_pop(L, 1);
-  return W->reloads != before;
+  return W->mods.reloads != before;
 }
 
 int weft_reload_module(weft_state *W, const char *name) {
-  return call_reload(W, W->ref_reload, name) ? WEFT_OK : WEFT_EINVAL;
+  return call_reload(W, W->mods.ref_reload, name) ? WEFT_OK : WEFT_EINVAL;
 }
 
 int weft_reload_file(weft_state *W, const char *relpath) {
-  return call_reload(W, W->ref_changed, relpath) ? WEFT_OK : WEFT_EINVAL;
+  return call_reload(W, W->mods.ref_changed, relpath) ? WEFT_OK : WEFT_EINVAL;
 }
 
 static void on_change(void *ud, const char *path) {
   weft_state *W = ud;
-  call_reload(W, W->ref_changed, path);
+  call_reload(W, W->mods.ref_changed, path);
 }
 
 int weft_watch_scripts(weft_state *W, int on) {
   if (!on) {
-    weft_watch_close(W->watch);
-    W->watch = NULL;
+    weft_watch_close(W->mods.watch);
+    W->mods.watch = NULL;
     return WEFT_OK;
   }
-  if (W->watch) return WEFT_OK;
-  return weft_watch_open(W->root, NULL, &W->watch);
+  if (W->mods.watch) return WEFT_OK;
+  return weft_watch_open(W->root, NULL, &W->mods.watch);
 }
 
 void weft_poll_reload(weft_state *W) {
-  if (W->watch) weft_watch_poll(W->watch, weft_watch_clock(), on_change, W);
+  if (W->mods.watch) weft_watch_poll(W->mods.watch, weft_watch_clock(), on_change, W);
 }
 
-uint32_t weft_reload_count(const weft_state *W) { return W->reloads; }
+uint32_t weft_reload_count(const weft_state *W) { return W->mods.reloads; }

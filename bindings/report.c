@@ -171,7 +171,7 @@ void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, cons
   if (!lua_checkstack(L, 8)) return;
   idx = lua_absindex(L, idx);
   report_args a = {W, task, trace, co};
-  W->in_report++;
+  W->mem.in_report++;
   lua_pushcfunction(L, l_report);
   lua_pushvalue(L, idx);
   lua_pushlightuserdata(L, &a);
@@ -193,7 +193,7 @@ void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, cons
       fprintf(stderr, "error: %s\n", full);
     lua_pop(L, 1);
   }
-  W->in_report--;
+  W->mem.in_report--;
 }
 
 void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace) {

@@ -16,26 +16,26 @@
    taking the process down. */
 /* ---- the reserve ----
 
-   Memory kept aside for putting things back: while W->in_rollback is set
+   Memory kept aside for putting things back: while W->mem.in_rollback is set
    (a failed reload undoing its merges), an allocation that fails is
    served from this block instead, bump-allocated; its blocks are given
    back as Lua frees them, and the block is reused once all are. */
 #define RESERVE (256u << 10)
 
 static int in_reserve(const weft_state *W, const void *p) {
-  return W->reserve && (const char *)p >= W->reserve && (const char *)p < W->reserve + RESERVE;
+  return W->mem.reserve && (const char *)p >= W->mem.reserve && (const char *)p < W->mem.reserve + RESERVE;
 }
 
 static void *reserve_take(weft_state *W, size_t n) {
-  size_t at = (W->reserve_used + 15) & ~(size_t)15;
-  if (!W->reserve || at > RESERVE || n > RESERVE - at) return NULL;
-  W->reserve_used = at + n;
-  W->reserve_live++;
-  return W->reserve + at;
+  size_t at = (W->mem.reserve_used + 15) & ~(size_t)15;
+  if (!W->mem.reserve || at > RESERVE || n > RESERVE - at) return NULL;
+  W->mem.reserve_used = at + n;
+  W->mem.reserve_live++;
+  return W->mem.reserve + at;
 }
 
 static void reserve_give(weft_state *W) {
-  if (--W->reserve_live == 0) W->reserve_used = 0;
+  if (--W->mem.reserve_live == 0) W->mem.reserve_used = 0;
 }
 
 static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -43,7 +43,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   size_t old = ptr ? osize : 0;
   int reserved = ptr && in_reserve(W, ptr);
   if (reserved && nsize <= old && nsize > 0) { /* shrinking: stays where it is */
-    W->mem -= old - nsize;
+    W->mem.used -= old - nsize;
     return ptr;
   }
   if (nsize == 0) {
@@ -51,18 +51,18 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
       reserve_give(W);
     else
       free(ptr);
-    W->mem -= old;
+    W->mem.used -= old;
     return NULL;
   }
   void *p = NULL;
   int refused = 0;
   if (nsize > old) {
-    size_t limit = W->mem_limit + (W->in_report ? HEADROOM : 0);
-    refused = W->mem - old + nsize > limit ||
+    size_t limit = W->mem.limit + (W->mem.in_report ? HEADROOM : 0);
+    refused = W->mem.used - old + nsize > limit ||
               (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize));
   }
   if (!refused) p = reserved ? malloc(nsize) : realloc(ptr, nsize);
-  if (!p && W->in_rollback) p = reserve_take(W, nsize);
+  if (!p && W->mem.in_rollback) p = reserve_take(W, nsize);
   if (!p) return NULL;
   if (reserved || (ptr && in_reserve(W, p))) { /* moved into or out of the reserve */
     memcpy(p, ptr, old < nsize ? old : nsize);
@@ -71,10 +71,10 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     else
       free(ptr);
   }
-  W->allocs++;
-  if (nsize > old) W->alloc_bytes += nsize - old;
-  W->mem = W->mem - old + nsize;
-  if (W->mem > W->mem_peak) W->mem_peak = W->mem;
+  W->mem.allocs++;
+  if (nsize > old) W->mem.alloc_bytes += nsize - old;
+  W->mem.used = W->mem.used - old + nsize;
+  if (W->mem.used > W->mem.peak) W->mem.peak = W->mem.used;
   return p;
 }
 
@@ -196,8 +196,8 @@ static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   if (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize)) return NULL;
   void *p = realloc(ptr, nsize);
   if (p) {
-    W->allocs++;
-    if (nsize > osize || !ptr) W->alloc_bytes += nsize - (ptr ? osize : 0);
+    W->mem.allocs++;
+    if (nsize > osize || !ptr) W->mem.alloc_bytes += nsize - (ptr ? osize : 0);
   }
   return p;
 }
@@ -216,8 +216,8 @@ weft_state *weft_open(const weft_desc *desc) {
   W->desc.scripts_root = W->root;
   W->assets = strdup(W->desc.assets_root ? W->desc.assets_root : "assets");
   W->desc.assets_root = W->assets;
-  W->mem_limit = W->desc.memory_limit;
-  W->reserve = malloc(RESERVE); /* untouched until needed: not resident */
+  W->mem.limit = W->desc.memory_limit;
+  W->mem.reserve = malloc(RESERVE); /* untouched until needed: not resident */
   W->ref_on_error = LUA_NOREF;
   W->sites = weft_sites_new(W);
   weft_sched_desc sd = {0};
@@ -231,7 +231,7 @@ weft_state *weft_open(const weft_desc *desc) {
   W->S = weft_sched_create(&sd);
   W->Y = weft_sync_create(host_alloc, W);
   W->L = lua_newstate(l_alloc, W);
-  if (!W->root || !W->assets || !W->reserve || !W->sites || !W->S || !W->Y || !W->L) {
+  if (!W->root || !W->assets || !W->mem.reserve || !W->sites || !W->S || !W->Y || !W->L) {
     weft_close(W);
     return NULL;
   }
@@ -250,7 +250,7 @@ weft_state *weft_open(const weft_desc *desc) {
 /* True while W steps or runs a task: from there (a verb, a job's finish,
    the report or log callback) a step or a close would pull the state out
    from under the code that called it. */
-static int busy(const weft_state *W) { return W->in_step || W->cur || W->in_report; }
+static int busy(const weft_state *W) { return W->in_step || W->cur || W->mem.in_report; }
 
 int weft_close(weft_state *W) {
   if (!W) return 0;
@@ -270,7 +270,7 @@ int weft_close(weft_state *W) {
   if (W->Y) leaked += weft_sync_destroy(W->Y);
   W->Y = NULL;
   weft_sites_free(W, W->sites);
-  free(W->reserve);
+  free(W->mem.reserve);
   free(W->root);
   free(W->assets);
   free(W);
@@ -319,11 +319,11 @@ const char *weft_version(void) { return WEFT_VERSION_STRING; }
 
 void weft_get_stats(const weft_state *W, weft_stats *out) {
   if (!W || !out) return;
-  out->lua_bytes = W->mem;
-  out->lua_peak = W->mem_peak;
+  out->lua_bytes = W->mem.used;
+  out->lua_peak = W->mem.peak;
   out->host_bytes = weft_sched_memory(W->S);
-  out->allocs = W->allocs;
-  out->alloc_bytes = W->alloc_bytes;
+  out->allocs = W->mem.allocs;
+  out->alloc_bytes = W->mem.alloc_bytes;
   out->resumes = weft_sched_resumes(W->S);
   out->tasks = weft_sched_task_count(W->S);
   out->errors = W->errors;
@@ -355,7 +355,7 @@ static int l_cspawn(lua_State *L) {
   weft_run_now(W, id); /* inside this call: see l_run_frame */
   /* Outside a frame (the file a host runs before its first step), the
      tasks the new one woke run now, as later tasks of a frame's pass do. */
-  if (!W->in_step && !W->cur && !W->in_report) weft_sched_run_ready(W->S);
+  if (!W->in_step && !W->cur && !W->mem.in_report) weft_sched_run_ready(W->S);
   return 1;
 }
 

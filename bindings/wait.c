@@ -108,7 +108,7 @@ weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what) {
   if (!lua_isyieldable(L)) {
     if (W->in_cleanup)
       luaL_error(L, "%s cannot wait in a cleanup (finally runs while its task ends)", what);
-    if (W->loading_modules)
+    if (W->mods.loading)
       luaL_error(L, "%s cannot wait while a module loads (wait inside its functions)", what);
     luaL_error(L, "%s cannot wait here (inside a metamethod or C function)", what);
   }
