@@ -51,9 +51,9 @@ static void dump_tasks(weft_state *W) {
   printf("%lld live task(s)\n", (long long)n);
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, -1, i);
-    static const char *const f[] = {"id",      "name",  "group",   "status",
+    static const char *const f[] = {"who",     "id",    "name",    "group",  "status",
                                     "waiting", "where", "spawned", "resumes"};
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < 9; k++) {
       lua_getfield(L, -1, f[k]);
       printf("%s%s=%s", k ? "  " : "", f[k], lua_isnil(L, -1) ? "-" : lua_tostring(L, -1));
       lua_pop(L, 1);

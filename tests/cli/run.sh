@@ -55,6 +55,12 @@ check "--memory limits Lua memory: the hog fails with not enough memory at its f
 printf 'spawn(function() wait(math.huge) end)\nwait()\n' > "$dir/dump.lua"
 "$weft" run "$dir/dump.lua" --dump-tasks > "$dir/out" 2> "$dir/err"
 check "--dump-tasks lists the live tasks" "grep -q 'sleep forever' '$dir/out'"
+printf 'local guard = group{name = "gate_guard"}\nguard:spawn(function() wait(math.huge) end)\nwait()\n' > "$dir/who.lua"
+"$weft" run "$dir/who.lua" --dump-tasks > "$dir/out" 2> "$dir/err"
+check "--dump-tasks names each task's entity first" "grep -q '^who=gate_guard  id=' '$dir/out'"
+printf 'local guard = group{name = "gate_guard"}\nlocal t = guard:spawn(function() wait() error("lost the key") end)\npcall(wait, t)\n' > "$dir/whofail.lua"
+"$weft" run "$dir/whofail.lua" > "$dir/out" 2> "$dir/err"
+check "an error report names the entity first" "grep -q '^error: gate_guard: .*whofail.lua:2: lost the key' '$dir/err'"
 
 mkdir -p "$dir/t"
 cat > "$dir/t/a_test.lua" <<'LUA'
