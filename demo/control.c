@@ -279,23 +279,38 @@ void control_frame(game *g) {
   }
 }
 
-/* After a commit: an entity marked for a script error whose group runs
-   tasks again (its behaviour restarted on the new code) loses the mark. */
-static void unmark_restarted(game *g) {
-  lua_State *L = g->L;
-  int top = lua_gettop(L);
+/* An entity keeps its script-error marker while the panel holds a report
+   naming it, or while no live task is its (weft.tasks() `who`): its
+   behaviour died and has not restarted. Calls Lua only while an entity
+   is marked and no report names it. */
+static void unmark(game *g) {
+  int check[WORLD_MAX_ENTS], n = 0;
   for (int i = 0; i < WORLD_MAX_ENTS; i++) {
     entity *e = world_ent(&g->w, i);
     if (!e || !e->script_error) continue;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_ents);
-    if (lua_rawgeti(L, -1, i) == LUA_TTABLE && lua_getfield(L, -1, "group") == LUA_TUSERDATA &&
-        lua_getfield(L, -1, "tasks") == LUA_TFUNCTION) {
-      lua_pushvalue(L, -2);
-      if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) && luaL_len(L, -1) > 0)
-        e->script_error = 0;
-    }
-    lua_settop(L, top);
+    int named = 0;
+    for (int k = 0; k < g->nerrors && !named; k++) named = strcmp(g->errors[k].who, e->name) == 0;
+    if (!named) check[n++] = i;
   }
+  if (!n) return;
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  weft_push_api(g->W);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "tasks");
+  if (lua_pcall(L, 0, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+    for (lua_Integer t = 1; t <= (lua_Integer)luaL_len(L, -1); t++) {
+      lua_rawgeti(L, -1, t);
+      lua_getfield(L, -1, "who");
+      const char *who = lua_tostring(L, -1);
+      for (int k = 0; who && k < n; k++) {
+        entity *e = world_ent(&g->w, check[k]);
+        if (e && strcmp(e->name, who) == 0) e->script_error = 0;
+      }
+      lua_pop(L, 2);
+    }
+  }
+  lua_settop(L, top);
 }
 
 /* While reports are shown: the modules weft.reload_errors() lists; a
@@ -335,7 +350,10 @@ static void check_broken(game *g) {
 void control_check_reload(game *g) {
   uint32_t n = weft_reload_count(g->W);
   int committed = n != g->reloads;
-  if (!committed && g->nerrors == 0) return;
+  if (!committed && g->nerrors == 0) {
+    unmark(g);
+    return;
+  }
   if (g->nerrors) check_broken(g);
   g->reloads = n;
   lua_State *L = g->L;
@@ -345,6 +363,7 @@ void control_check_reload(game *g) {
   lua_getfield(L, -1, "modules");
   if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
     lua_settop(L, top);
+    unmark(g);
     return;
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_versions);
@@ -377,7 +396,7 @@ void control_check_reload(game *g) {
     g->toast_at = g->realtime;
   }
   lua_settop(L, top);
-  if (committed) unmark_restarted(g);
+  unmark(g);
 }
 
 void control_apply_speed(game *g) {

@@ -84,3 +84,24 @@ check.expect(m and m.x >= 0 and m.y >= 0 and m.x + m.w <= 1280 and m.y + m.h <= 
   "the marker is on screen")
 check.expect(not overlap(m, r.errors), "the error panel leaves the marker in sight")
 screenshot(out .. "overlays_marker.png")
+
+-- F4 dismisses the report; the guard's patrol still runs, so the marker goes
+wait()
+tap("f4")
+wait()
+check.expect(not overlay_shown("errors"), "F4 dismissed the panel")
+check.expect(not overlay_rects().marker, "no marker once no report names the guard and it still runs")
+
+-- a guard whose behaviour died stays marked after F4: it is frozen
+local well = entity("well_guard")
+for _, t in ipairs(weft.tasks()) do
+  if t.who == "well_guard" then t.task:cancel() end
+end
+well.group:spawn(function() error("the well guard's brain broke") end)
+check.within(1, "reported", function() return #errors() == 1 and errors()[1].who == "well_guard" end)
+wait(pan_camera(well, 0))
+tap("f4")
+wait(0.5)
+check.expect(not overlay_shown("errors"), "F4 dismissed the panel")
+check.expect(overlay_rects().marker, "the frozen guard keeps its marker")
+screenshot(out .. "overlays_frozen.png")
