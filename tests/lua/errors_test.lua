@@ -3,23 +3,9 @@
 
 local function join(t, sep) return table.concat(t, sep or ",") end
 
--- The line this is called from.
-local function here()
-  return tonumber(debug.traceback("", 2):match("errors_test%.lua:(%d+):"))
-end
+local here = require("lib.expect").here
 
--- Calls fn (which must raise) and checks the error names this file at
--- `line` and matches `pat`. Call it as expect_error(here(), function() ... end, pat)
--- with the bad call on that same line.
-local function expect_error(line, fn, pat)
-  local ok, err = pcall(fn)
-  assert(not ok, "no error raised (line " .. line .. ")")
-  assert(type(err) == "string", "error is a " .. type(err))
-  assert(err:match("errors_test%.lua:" .. line .. ":"),
-    "error does not name errors_test.lua:" .. line .. ": " .. err)
-  assert(err:lower():match(pat), "error does not say '" .. pat .. "': " .. err)
-  return err
-end
+local expect_error = require("lib.expect").raises
 
 local function silence()
   local got = {}

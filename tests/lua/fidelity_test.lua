@@ -11,8 +11,7 @@ end
 
 local HERE = "tests/lua/fidelity_test.lua:"
 
--- The line of the caller, for messages that name it.
-local function here() return select(2, pcall(error, "", 3)):match(":(%d+):") end
+local here = require("lib.expect").here
 
 local function silence_reports() weft.on_error(function() end) end
 

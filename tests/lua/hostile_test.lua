@@ -7,24 +7,9 @@
 
 local NaN, inf = 0 / 0, math.huge
 
--- The line this is called from.
-local function here()
-  return tonumber(debug.traceback("", 2):match("hostile_test%.lua:(%d+):"))
-end
+local here = require("lib.expect").here
 
--- Calls fn, which must raise a string error naming this file at `line`
--- and matching `pat` (lower-cased, plain Lua pattern). Call it as
--- raises(here(), function() <bad call> end, pat) with the bad call on
--- that same line.
-local function raises(line, fn, pat)
-  local ok, err = pcall(fn)
-  assert(not ok, "no error raised (line " .. tostring(line) .. ")")
-  assert(type(err) == "string", "error is a " .. type(err) .. ": " .. tostring(err))
-  assert(err:match("hostile_test%.lua:" .. line .. ":"),
-    "error does not name hostile_test.lua:" .. line .. ": " .. err)
-  assert(err:lower():match(pat), "error does not say '" .. pat .. "': " .. err)
-  return err
-end
+local raises = require("lib.expect").raises
 
 -- Captures weft.on_error reports.
 local function capture()
