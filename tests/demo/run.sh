@@ -112,6 +112,14 @@ if command -v xvfb-run >/dev/null 2>&1; then
   else
     bad "the game opens a window under Xvfb" "$out/window.log"
   fi
+  # every overlay at once in a real window: screenshot() reads the window
+  if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+     timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" "$demo" --no-watch --seed 7 --frames 9000 \
+       --script tests/demo/overlays_test.lua >"$out/window_overlays.log" 2>&1; then
+    ok "every overlay at once in a window under Xvfb"
+  else
+    bad "every overlay at once in a window under Xvfb" "$out/window_overlays.log"
+  fi
 fi
 
 echo "$pass passed, $fail failed"
