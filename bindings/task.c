@@ -203,7 +203,9 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   if (lua_type(L, orig) == LUA_TSTRING && strcmp(lua_tostring(L, orig), "not enough memory") == 0) {
     lua_pushcfunction(L, l_memory_where); /* Lua's own message has no line */
     lua_pushlightuserdata(L, co);
+    W->mem.in_report++; /* the hoard is still live: format in the headroom */
     if (lua_pcall(L, 1, 1, 0) != LUA_OK) lua_copy(L, orig, -1);
+    W->mem.in_report--;
   } else {
     lua_pushvalue(L, orig);
   }
