@@ -121,6 +121,9 @@ struct weft_state {
   struct sites *sites;
   weft_job_kind kinds[WEFT_MAX_JOB_KINDS];
   int nkinds;
+  uint64_t job_seq;      /* jobs asked for so far (their numbers) */
+  struct jrun *held;     /* replaying: jobs asked for, run when the recording delivers them */
+  struct weft_tape *tape; /* recording or replaying (tape.c), NULL: neither */
 
   /* ---- Lua values the host keeps (registry refs) ---- */
   int ref_api;       /* the shared script API table */

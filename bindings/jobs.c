@@ -6,11 +6,15 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tape.h"
 
-/* One submitted job: its kind and the kind's data. */
+/* One submitted job: its kind and the kind's data; its number, and while
+   a replay holds it, its future and the next held job. */
 typedef struct jrun {
   const weft_job_kind *kind;
   void *data;
+  uint64_t seq, tag;
+  struct jrun *next;
 } jrun;
 
 static void trampoline(void *p) {
@@ -42,7 +46,8 @@ static int l_job(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   const weft_job_kind *k = find_kind(W, name);
   if (!k) return luaL_argerror(L, 1, lua_pushfstring(L, "no job kind '%s'", name));
-  if (!W->J) {
+  int replaying = W->tape && weft_tape_replaying(W);
+  if (!W->J && !replaying) {
     int rc = weft_jobs_create((int)W->desc.job_threads, &W->J);
     if (rc != WEFT_OK) return luaL_error(L, "cannot start the job threads: %s", weft_strerror(rc));
   }
@@ -61,7 +66,14 @@ static int l_job(lua_State *L) {
   }
   run->kind = k;
   run->data = data;
-  if (weft_jobs_submit(W->J, trampoline, run, f) != WEFT_OK) {
+  run->seq = ++W->job_seq;
+  run->tag = f;
+  run->next = NULL;
+  if (replaying) { /* runs when the recording delivered it */
+    jrun **end = &W->held;
+    while (*end) end = &(*end)->next;
+    *end = run;
+  } else if (weft_jobs_submit(W->J, trampoline, run, f) != WEFT_OK) {
     k->free(data);
     free(run);
     return luaL_error(L, "not enough memory");
@@ -87,6 +99,7 @@ static int l_job_done(lua_State *L) {
 static void job_done(void *ud, void *p, uint64_t tag) {
   weft_state *W = ud;
   jrun *r = p;
+  if (W->tape) weft_tape_job(W, r->seq);
   /* A cancelled or collected future drops the result. */
   if (weft_future_state_of(W, tag) == WEFT_FUTURE_PENDING) {
     lua_State *L = W->L;
@@ -102,8 +115,29 @@ static void job_done(void *ud, void *p, uint64_t tag) {
   free(r);
 }
 
+/* Replaying: runs and delivers the jobs the recording delivered in this
+   frame, in its order. */
+static void deliver_recorded(weft_state *W) {
+  uint64_t seq;
+  while (weft_tape_next_job(W, &seq)) {
+    jrun **at = &W->held;
+    while (*at && (*at)->seq != seq) at = &(*at)->next;
+    jrun *r = *at;
+    if (!r) {
+      weft_tape_diverged(W, "the recording delivered a job no script asked for");
+      continue;
+    }
+    *at = r->next;
+    r->kind->run(r->data);
+    job_done(W, r, r->tag);
+  }
+}
+
 void weft_poll_jobs(weft_state *W) {
-  if (W->J) weft_jobs_poll(W->J, job_done, W);
+  if (W->tape && weft_tape_replaying(W))
+    deliver_recorded(W);
+  else if (W->J)
+    weft_jobs_poll(W->J, job_done, W);
 }
 
 static void drop_job(void *ud, void *p, uint64_t tag) {
@@ -117,6 +151,11 @@ static void drop_job(void *ud, void *p, uint64_t tag) {
 void weft_stop_jobs(weft_state *W) {
   if (W->J) weft_jobs_destroy(W->J, drop_job, W);
   W->J = NULL;
+  while (W->held) {
+    jrun *r = W->held;
+    W->held = r->next;
+    drop_job(W, r, r->tag);
+  }
 }
 
 /* ---- read_file: a file under the assets root ---- */

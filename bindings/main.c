@@ -69,7 +69,8 @@ static void dump_tasks(weft_state *W) {
 /* What the command line asked for; zero fields are the defaults. */
 typedef struct config {
   double frames, dt, mem, budget; /* frames < 0: no limit; budget < 0: off */
-  int realtime, watch, dump;
+  int realtime, watch, dump, verify;
+  const char *record, *replay; /* recording files */
   weft_desc d;
 } config;
 
@@ -108,6 +109,9 @@ static const char *set_scripts(config *c, const char *v) { return c->d.scripts_r
 static const char *set_realtime(config *c, const char *v) { return (void)v, c->realtime = 1, NULL; }
 static const char *set_watch(config *c, const char *v) { return (void)v, c->watch = 1, NULL; }
 static const char *set_dump(config *c, const char *v) { return (void)v, c->dump = 1, NULL; }
+static const char *set_record(config *c, const char *v) { return c->record = v, NULL; }
+static const char *set_replay(config *c, const char *v) { return c->replay = v, NULL; }
+static const char *set_verify(config *c, const char *v) { return (void)v, c->verify = 1, NULL; }
 static const char *set_inline(config *c, const char *v) {
   return (void)v, c->d.job_threads = WEFT_JOBS_INLINE, NULL;
 }
@@ -123,6 +127,9 @@ static const option options[] = {
     {"--budget", "N|off", RUN, "instructions per resume (default 1000000); off: none", set_budget},
     {"--dump-tasks", NULL, RUN, "print weft.tasks() at exit", set_dump},
     {"--inline-jobs", NULL, RUN, "run jobs on the main thread at the next frame", set_inline},
+    {"--record", "F", RUN, "record the run into file F (replay it with --replay F)", set_record},
+    {"--replay", "F", RUN, "replay recording F (FILE.lua is the recorded one)", set_replay},
+    {"--verify", NULL, RUN, "with --replay: exit 1 at the first frame that differs", set_verify},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -186,28 +193,87 @@ static int parse(int cmd, int argc, char **argv, config *c) {
   return npos;
 }
 
+/* The frames of `weft run`: until the file's task ends (0 done, 1
+   failed), the frames run out (2), or a replay's recording ends. */
+static int run_frames(weft_state *W, weft_task task, const config *c) {
+  double next = mono_now(), dt = c->dt;
+  uint64_t done_frames = 0;
+  for (;;) {
+    int r = weft_task_result(W, task);
+    if (r == WEFT_DONE) return 0;
+    if (r == WEFT_FAILED || r == WEFT_CANCELLED) return 1;
+    if (c->replay) {
+      if (!weft_replay_frame(W, &dt)) return 2;
+    } else if (c->frames >= 0 && (double)done_frames >= c->frames) {
+      return 2;
+    }
+    if (c->realtime) {
+      next += dt;
+      sleep_until(next);
+    }
+    weft_step(W, dt);
+    done_frames++;
+    if (c->verify && weft_replay_check(W, NULL, 0)) return 1;
+  }
+}
+
+/* Opens the state for `weft run`: recording, replaying (the recording's
+   limits and file), or plainly. NULL after saying why. */
+static weft_state *open_run(config *c, const char **file) {
+  weft_desc d = c->d;
+  d.memory_limit = (size_t)(c->mem * 1024 * 1024);
+  d.instr_budget = c->budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c->budget;
+  weft_tape *T = NULL;
+  if (c->replay) {
+    char err[512];
+    if (weft_tape_load(c->replay, &T, err, sizeof err) != WEFT_OK) {
+      fprintf(stderr, "weft: %s\n", err);
+      return NULL;
+    }
+    size_t n;
+    const char *meta = weft_tape_meta(T, &n);
+    if (n == 0 || memchr(meta, 0, n) == NULL) {
+      fprintf(stderr, "weft: %s was not recorded by weft run\n", c->replay);
+      weft_tape_free(T);
+      return NULL;
+    }
+    *file = meta;
+    weft_tape_desc(T, &d);
+  }
+  weft_state *W = weft_open(&d);
+  if (!W) {
+    fprintf(stderr, "weft: cannot create the state (out of memory)\n");
+    weft_tape_free(T);
+    return NULL;
+  }
+  int rc = WEFT_OK;
+  if (T) rc = weft_replay(W, T);
+  if (rc != WEFT_OK) weft_tape_free(T);
+  if (rc == WEFT_OK && c->record) rc = weft_record(W, c->record, *file, strlen(*file) + 1);
+  if (rc != WEFT_OK) {
+    fprintf(stderr, "weft: cannot %s %s: %s\n", T ? "replay" : "record into",
+            T ? c->replay : c->record, weft_strerror(rc));
+    weft_close(W);
+    return NULL;
+  }
+  if (c->watch && weft_watch_scripts(W, 1) != WEFT_OK)
+    fprintf(stderr, "weft: --watch: cannot watch %s\n",
+            d.scripts_root ? d.scripts_root : "scripts");
+  return W;
+}
+
 static int cmd_run(int argc, char **argv) {
   config c = {.frames = -1, .dt = 1.0 / 60, .mem = 256};
   int npos = parse(RUN, argc, argv, &c);
   if (npos < 0) return 1;
-  if (npos != 1) {
-    fprintf(stderr, "usage: weft run FILE.lua [options] (weft --help lists them)\n");
+  if (npos != (c.replay ? 0 : 1) || (c.verify && !c.replay) || (c.replay && c.record)) {
+    fprintf(stderr, "usage: weft run FILE.lua [options], weft run --replay F [--verify]"
+                    " (weft --help lists them)\n");
     return 1;
   }
-  const char *file = argv[0];
-  double frames = c.frames, dt = c.dt;
-  int realtime = c.realtime, watch = c.watch, dump = c.dump;
-  weft_desc d = c.d;
-  d.memory_limit = (size_t)(c.mem * 1024 * 1024);
-  d.instr_budget = c.budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c.budget;
-  weft_state *W = weft_open(&d);
-  if (!W) {
-    fprintf(stderr, "weft: cannot create the state (out of memory)\n");
-    return 1;
-  }
-  if (watch && weft_watch_scripts(W, 1) != WEFT_OK)
-    fprintf(stderr, "weft: --watch: cannot watch %s\n",
-            d.scripts_root ? d.scripts_root : "scripts");
+  const char *file = c.replay ? NULL : argv[0];
+  weft_state *W = open_run(&c, &file);
+  if (!W) return 1;
   weft_task task;
   const char *err;
   if (weft_run_file(W, file, &task, &err) != WEFT_OK) {
@@ -215,33 +281,22 @@ static int cmd_run(int argc, char **argv) {
     weft_close(W);
     return 1;
   }
-  double next = mono_now();
-  uint64_t done_frames = 0;
-  int rc;
-  for (;;) {
-    int r = weft_task_result(W, task);
-    if (r == WEFT_DONE) {
-      rc = 0;
-      break;
-    }
-    if (r == WEFT_FAILED || r == WEFT_CANCELLED) {
-      rc = 1;
-      break;
-    }
-    if (frames >= 0 && (double)done_frames >= frames) {
-      rc = 2;
-      break;
-    }
-    if (realtime) {
-      next += dt;
-      sleep_until(next);
-    }
-    weft_step(W, dt);
-    done_frames++;
-  }
+  int rc = run_frames(W, task, &c);
   if (rc == 1 && weft_task_result(W, task) == WEFT_CANCELLED)
     fprintf(stderr, "weft: %s was cancelled\n", file);
-  if (dump) dump_tasks(W);
+  char diff[400];
+  if (c.replay && weft_replay_check(W, diff, sizeof diff)) {
+    fprintf(stderr, "weft: the replay differs from the recording at %s\n", diff);
+    rc = 1;
+  } else if (c.verify) {
+    fprintf(stderr, "weft: replayed %llu frames, each as recorded\n",
+            (unsigned long long)weft_replay_position(W));
+  }
+  if (c.dump) dump_tasks(W);
+  if (c.record && weft_record_stop(W) != WEFT_OK) {
+    fprintf(stderr, "weft: cannot write %s\n", c.record);
+    rc = 1;
+  }
   weft_release(W, task);
   int leaked = weft_close(W);
   if (leaked) fprintf(stderr, "weft: %d object(s) leaked at shutdown\n", leaked);

@@ -7,6 +7,7 @@
 
 #include "../host/watch.h"
 #include "internal.h"
+#include "tape.h"
 
 /* ---- the reload transaction ----
 
@@ -477,10 +478,13 @@ int weft_reload_file(weft_state *W, const char *relpath) {
 
 static void on_change(void *ud, const char *path) {
   weft_state *W = ud;
+  if (W->tape) weft_tape_reload(W, path);
   call_reload(W, W->mods.ref_changed, path);
 }
 
+/* A replay has no watcher: the recorded saves land instead. */
 int weft_watch_scripts(weft_state *W, int on) {
+  if (on && W->tape && weft_tape_replaying(W)) return WEFT_OK;
   if (!on) {
     weft_watch_close(W->mods.watch);
     W->mods.watch = NULL;
@@ -491,7 +495,12 @@ int weft_watch_scripts(weft_state *W, int on) {
 }
 
 void weft_poll_reload(weft_state *W) {
-  if (W->mods.watch) weft_watch_poll(W->mods.watch, weft_watch_clock(), on_change, W);
+  if (W->tape && weft_tape_replaying(W)) {
+    const char *path;
+    while ((path = weft_tape_next_reload(W)) != NULL) call_reload(W, W->mods.ref_changed, path);
+  } else if (W->mods.watch) {
+    weft_watch_poll(W->mods.watch, weft_watch_clock(), on_change, W);
+  }
 }
 
 uint32_t weft_reload_count(const weft_state *W) { return W->mods.reloads; }

@@ -16,6 +16,7 @@
 #include <lualib.h>
 
 #include "internal.h"
+#include "tape.h"
 
 /* The libraries every environment gets its own copy of: a script may
    read, iterate, rawget and change its copy, and no change reaches another
@@ -117,7 +118,7 @@ static int push_file(lua_State *L, const char *path) {
 /* Loads path as a chunk named "@path" in a fresh environment (pushed
    below the function). Returns 0 with the message pushed on failure. */
 int weft_load_script(weft_state *W, lua_State *L, const char *path) {
-  if (!push_file(L, path)) return 0;
+  if (!(W->tape ? weft_tape_read_file(W, L, path, push_file) : push_file(L, path))) return 0;
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
   lua_pushfstring(L, "@%s", path);

@@ -8,6 +8,7 @@
 #include <lualib.h>
 
 #include "internal.h"
+#include "tape.h"
 
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
 
@@ -270,6 +271,7 @@ int weft_close(weft_state *W) {
   if (W->Y) leaked += weft_sync_destroy(W->Y);
   W->Y = NULL;
   weft_sites_free(W, W->sites);
+  weft_tape_free_state(W); /* after the cleanups: they may read clocks */
   free(W->mem.reserve);
   free(W->root);
   free(W->assets);
@@ -300,6 +302,7 @@ static int l_run_frame(lua_State *L) {
 }
 
 static int step(weft_state *W, double dt) {
+  if (W->tape) dt = weft_tape_step_begin(W, dt);
   weft_poll_reload(W); /* commits happen before the frame's clocks move */
   int rc = weft_sched_advance(W->S, dt);
   if (rc != WEFT_OK) return rc;
@@ -312,6 +315,7 @@ static int step(weft_state *W, double dt) {
     lua_pop(L, 1);
   }
   weft_flush_warnings(W);
+  if (W->tape) weft_tape_step_end(W);
   return WEFT_OK;
 }
 lua_State *weft_lua(weft_state *W) { return W->L; }

@@ -225,4 +225,66 @@ int weft_reload_file(weft_state *W, const char *relpath);
 /* Reload transactions committed so far. */
 uint32_t weft_reload_count(const weft_state *W);
 
+/* ---- record and replay ----
+   A recording holds everything a run reads from outside its scripts'
+   code: each frame's dt, every script file as read (at the start and by
+   hot reloads, with the frame each reload landed in), the frame each job
+   was delivered in, what os.time, os.clock and os.date returned, the
+   math.random state at the start, the limits of the weft_desc, the
+   embedder's own input and bytes, and a hash of the state after each
+   frame. Replaying runs the same frames again with the recorded scripts
+   (whatever is on disk now), no watcher and no clock: the scripts do
+   exactly what they did. The format is in README.md. */
+
+/* Starts recording W into a new file at path. Call after weft_open and
+   before any script runs. meta (meta_len bytes, may be NULL) is the
+   embedder's own, handed back by weft_tape_meta: its seed, its options.
+   WEFT_EIO when the file cannot be written, WEFT_ESTATE when W already
+   records, replays or has run a script. */
+int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len);
+/* Ends the recording (weft_close does it too): WEFT_OK when the whole
+   file was written, WEFT_EIO when a write failed. */
+int weft_record_stop(weft_state *W);
+/* Adds one input event of the embedder to the frame about to run (the
+   next weft_step); a replay hands it back before the same frame. */
+int weft_record_input(weft_state *W, const void *data, size_t len);
+/* Folds part of the embedder's state ("world") into the hash of the
+   frame about to run: call it between frames, the same way when
+   recording and when replaying. Nothing happens when W neither records
+   nor replays. */
+void weft_tape_hash(weft_state *W, const char *part, const void *data, size_t len);
+
+typedef struct weft_tape weft_tape;
+/* Reads a whole recording. WEFT_OK and *out, or WEFT_EIO (cannot read)
+   or WEFT_EINVAL (not a weft recording, another version, truncated or
+   corrupted) with what is wrong in err (errlen bytes). */
+int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen);
+/* The embedder's meta bytes recorded by weft_record. */
+const void *weft_tape_meta(const weft_tape *T, size_t *len);
+/* Frames in the recording. */
+uint64_t weft_tape_frames(const weft_tape *T);
+/* Sets the fields of d that change what scripts do to the recorded ones
+   (scripts_root, memory_limit, instr_budget, max_overruns, frame_budget,
+   max_tasks): open the replaying state with it. Strings live as long as T. */
+void weft_tape_desc(const weft_tape *T, weft_desc *d);
+/* Frees a recording that was not handed to weft_replay. */
+void weft_tape_free(weft_tape *T);
+/* Replays T on W, which takes it over (freed by weft_close; T stays
+   readable until then). Call after weft_open and before any script runs.
+   WEFT_ESTATE as for weft_record, WEFT_EINVAL when W's desc differs from
+   the recorded one in a field weft_tape_desc sets. */
+int weft_replay(weft_state *W, weft_tape *T);
+/* The frame about to run: 1 and its dt, or 0 once the recording has no
+   more frames. weft_step runs it (with the recorded dt, whatever it is
+   given). */
+int weft_replay_frame(weft_state *W, double *dt);
+/* The next input event recorded before the frame about to run: 1 with
+   its bytes (valid while W lives), 0 when none is left. */
+int weft_replay_input(weft_state *W, const void **data, size_t *len);
+/* 0 while every frame replayed matched its recording; else 1, with the
+   first difference in buf ("frame 120: world differs"). */
+int weft_replay_check(const weft_state *W, char *buf, size_t n);
+/* Frames replayed so far. */
+uint64_t weft_replay_position(const weft_state *W);
+
 #endif

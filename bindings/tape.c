@@ -1,0 +1,1041 @@
+/* Record and replay. A recording is written as the run goes: a header,
+   then records, each `tag, length, body`, then a trailer. The records of
+   one frame come before its step record ('S'): the embedder's input, the
+   script files read, the reloads, the jobs delivered and the clock reads
+   of that frame, in the order they happened. A replay loads the whole
+   file, checks it, and serves each read from the records of the frame
+   running now. The format is described in README.md. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tape.h"
+
+#define MAGIC "WEFTTAPE"
+#define VERSION 1u
+#define MAX_PARTS 16
+#define RNG_BYTES 32 /* Lua 5.4's math.random state: four 64-bit words */
+
+enum {
+  R_INPUT = 'I',  /* the embedder's input: its bytes */
+  R_FILE = 'F',   /* a script read: flags (1 present, 2 under the root), path, text */
+  R_RELOAD = 'R', /* the watcher saw a file saved: its path */
+  R_JOB = 'J',    /* a job delivered: its number */
+  R_CLOCK = 'C',  /* os.time/clock/date returned: a value */
+  R_PART = 'P',   /* a hash part's name: id, name */
+  R_STEP = 'S',   /* a frame ran: flags (1: dt follows), dt, hashes */
+  R_END = 'E'     /* the trailer: frames, checksum of everything before */
+};
+
+typedef struct part {
+  char name[32];
+  uint64_t h; /* FNV-1a of what was folded in this frame */
+  int set;    /* folded in this frame */
+} part;
+
+/* The latest text of each script file read (replay: pointers into buf;
+   record: owned copies, to write only what changed). */
+typedef struct tfile {
+  char *path;
+  const char *text;
+  size_t len;
+  int flags;
+} tfile;
+
+/* A position in the loaded file and the record there. */
+typedef struct rec {
+  int tag;
+  const unsigned char *body;
+  size_t len;
+} rec;
+
+struct weft_tape {
+  int recording;
+  /* record */
+  FILE *f;
+  uint32_t sum; /* FNV-1a 32 of every byte written */
+  int failed;   /* a write failed */
+  /* replay */
+  unsigned char *buf;
+  size_t len, body_end; /* body_end: where the trailer starts */
+  size_t seg, seg_end;  /* the frame about to run: its first record, its step (or trailer) */
+  size_t cur_input, cur_reload, cur_job, cur_clock;
+  int ended; /* no step record left */
+  double dt;
+  uint64_t frames;
+  char diverged[320]; /* the first difference, "" none */
+  char reload_path[1024];
+  /* header */
+  const unsigned char *meta;
+  size_t meta_len;
+  unsigned char rng[RNG_BYTES];
+  weft_desc desc;
+  char *root;
+  /* both */
+  uint64_t frame; /* frames run */
+  double last_dt;
+  part parts[MAX_PARTS];
+  int nparts;
+  tfile *files;
+  int nfiles, capfiles;
+};
+
+/* ---- encoding ---- */
+
+static uint64_t fnv64(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211u;
+  return h;
+}
+#define FNV64_INIT 14695981039346656037u
+
+static uint32_t fnv32(uint32_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 16777619u;
+  return h;
+}
+#define FNV32_INIT 2166136261u
+
+/* A growable byte buffer for one record's body. */
+typedef struct bytes {
+  unsigned char *p;
+  size_t n, cap;
+  int oom;
+} bytes;
+
+static void put(bytes *b, const void *p, size_t n) {
+  if (b->oom) return;
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + n) cap *= 2;
+    unsigned char *q = realloc(b->p, cap);
+    if (!q) {
+      b->oom = 1;
+      return;
+    }
+    b->p = q;
+    b->cap = cap;
+  }
+  if (n) memcpy(b->p + b->n, p, n);
+  b->n += n;
+}
+
+static void put_varint(bytes *b, uint64_t v) {
+  unsigned char c[10];
+  int n = 0;
+  do {
+    c[n] = (unsigned char)(v & 0x7f);
+    v >>= 7;
+    if (v) c[n] |= 0x80;
+    n++;
+  } while (v);
+  put(b, c, (size_t)n);
+}
+
+static void put_u(bytes *b, uint64_t v, int nbytes) {
+  unsigned char c[8];
+  for (int i = 0; i < nbytes; i++) c[i] = (unsigned char)(v >> (8 * i));
+  put(b, c, (size_t)nbytes);
+}
+
+static void put_f64(bytes *b, double d) {
+  uint64_t v;
+  memcpy(&v, &d, 8);
+  put_u(b, v, 8);
+}
+
+static void put_str(bytes *b, const char *s, size_t n) {
+  put_varint(b, n);
+  put(b, s, n);
+}
+
+/* A bounded reader over a record body. */
+typedef struct reader {
+  const unsigned char *p, *end;
+  int bad;
+} reader;
+
+static uint64_t get_varint(reader *r) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (r->p >= r->end) break;
+    unsigned char c = *r->p++;
+    v |= (uint64_t)(c & 0x7f) << shift;
+    if (!(c & 0x80)) return v;
+  }
+  r->bad = 1;
+  return 0;
+}
+
+static uint64_t get_u(reader *r, int nbytes) {
+  if (r->end - r->p < nbytes) {
+    r->bad = 1;
+    r->p = r->end;
+    return 0;
+  }
+  uint64_t v = 0;
+  for (int i = 0; i < nbytes; i++) v |= (uint64_t)r->p[i] << (8 * i);
+  r->p += nbytes;
+  return v;
+}
+
+static double get_f64(reader *r) {
+  uint64_t v = get_u(r, 8);
+  double d;
+  memcpy(&d, &v, 8);
+  return d;
+}
+
+static const char *get_str(reader *r, size_t *n) {
+  uint64_t len = get_varint(r);
+  if (r->bad || len > (uint64_t)(r->end - r->p)) {
+    r->bad = 1;
+    *n = 0;
+    return "";
+  }
+  const char *s = (const char *)r->p;
+  r->p += len;
+  *n = (size_t)len;
+  return s;
+}
+
+/* ---- writing ---- */
+
+static void write_raw(weft_tape *T, const void *p, size_t n) {
+  if (T->failed || !T->f) return;
+  if (fwrite(p, 1, n, T->f) != n) T->failed = 1;
+  T->sum = fnv32(T->sum, p, n);
+}
+
+static void write_rec(weft_tape *T, int tag, const bytes *body) {
+  if (body->oom) {
+    T->failed = 1;
+    return;
+  }
+  bytes head = {0};
+  unsigned char t = (unsigned char)tag;
+  put(&head, &t, 1);
+  put_varint(&head, body->n);
+  write_raw(T, head.p, head.n);
+  write_raw(T, body->p, body->n);
+  free(head.p);
+}
+
+/* ---- the state a frame hashes ---- */
+
+/* The id of a hash part, made (and named in the file) on first use. */
+static int part_id(weft_tape *T, const char *name) {
+  for (int i = 0; i < T->nparts; i++)
+    if (strcmp(T->parts[i].name, name) == 0) return i;
+  if (T->nparts >= MAX_PARTS) return -1;
+  part *p = &T->parts[T->nparts];
+  snprintf(p->name, sizeof p->name, "%s", name);
+  p->h = FNV64_INIT;
+  p->set = 0;
+  if (T->recording) {
+    bytes b = {0};
+    put_varint(&b, (uint64_t)T->nparts);
+    put(&b, p->name, strlen(p->name));
+    write_rec(T, R_PART, &b);
+    free(b.p);
+  }
+  return T->nparts++;
+}
+
+static void fold(weft_tape *T, const char *name, const void *data, size_t len) {
+  int id = part_id(T, name);
+  if (id < 0) return;
+  T->parts[id].h = fnv64(T->parts[id].h, data, len);
+  T->parts[id].set = 1;
+}
+
+/* math.random's state (pushes nothing; NULL when not the expected one). */
+static unsigned char *rng_state(lua_State *L) {
+  unsigned char *st = NULL;
+  lua_getglobal(L, "math");
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "random");
+    if (lua_iscfunction(L, -1) && lua_getupvalue(L, -1, 1)) {
+      if (lua_type(L, -1) == LUA_TUSERDATA && lua_rawlen(L, -1) == RNG_BYTES)
+        st = lua_touserdata(L, -1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return st;
+}
+
+/* The library's own parts: the random generator, and the scheduler's
+   clocks and counts. */
+static void fold_library(weft_state *W, weft_tape *T) {
+  unsigned char *st = rng_state(W->L);
+  if (st) fold(T, "random", st, RNG_BYTES);
+  struct {
+    double now, real;
+    uint64_t frame, resumes;
+    uint32_t tasks, errors, reloads, pad;
+  } s = {weft_sched_now(W->S),
+         weft_sched_realtime(W->S),
+         weft_sched_frame(W->S),
+         weft_sched_resumes(W->S),
+         weft_sched_task_count(W->S),
+         W->errors,
+         W->mods.reloads,
+         0};
+  fold(T, "tasks", &s, sizeof s);
+}
+
+void weft_tape_hash(weft_state *W, const char *name, const void *data, size_t len) {
+  if (!W || !W->tape || !name || (!data && len)) return;
+  fold(W->tape, name, data, len);
+}
+
+/* ---- files ---- */
+
+static tfile *find_file(weft_tape *T, const char *path, int flags) {
+  for (int i = 0; i < T->nfiles; i++)
+    if ((T->files[i].flags & 2) == (flags & 2) && strcmp(T->files[i].path, path) == 0)
+      return &T->files[i];
+  return NULL;
+}
+
+/* Sets the latest text of a file; owned copies when recording. */
+static int set_file(weft_tape *T, const char *path, size_t plen, int flags, const char *text,
+                    size_t len) {
+  char *key = malloc(plen + 1);
+  if (!key) return -1;
+  memcpy(key, path, plen);
+  key[plen] = 0;
+  tfile *f = find_file(T, key, flags);
+  const char *copy = text;
+  if (T->recording) {
+    char *c = malloc(len + 1);
+    if (!c) return free(key), -1;
+    memcpy(c, text, len);
+    c[len] = 0;
+    copy = c;
+  }
+  if (f) {
+    free(key);
+    if (T->recording) free((void *)f->text);
+  } else {
+    if (T->nfiles == T->capfiles) {
+      int cap = T->capfiles ? T->capfiles * 2 : 16;
+      tfile *nf = realloc(T->files, sizeof *nf * (size_t)cap);
+      if (!nf) {
+        if (T->recording) free((void *)copy);
+        return free(key), -1;
+      }
+      T->files = nf;
+      T->capfiles = cap;
+    }
+    f = &T->files[T->nfiles++];
+    f->path = key;
+  }
+  f->text = copy;
+  f->len = len;
+  f->flags = flags;
+  return 0;
+}
+
+/* The path as the tape keys it: relative to the scripts root when under
+   it (flag 2), so a replay from another directory finds it. */
+static const char *tape_path(weft_state *W, const char *path, int *flags) {
+  size_t n = strlen(W->root);
+  *flags = 0;
+  if (strncmp(path, W->root, n) == 0 && path[n] == '/') {
+    *flags = 2;
+    return path + n + 1;
+  }
+  return path;
+}
+
+int weft_tape_read_file(weft_state *W, lua_State *L, const char *path,
+                        int (*read)(lua_State *L, const char *path)) {
+  weft_tape *T = W->tape;
+  int flags;
+  const char *key = tape_path(W, path, &flags);
+  if (!T->recording) {
+    tfile *f = find_file(T, key, flags);
+    if (!f) {
+      weft_tape_diverged(W, "a script read a file the recording never read");
+      lua_pushfstring(L, "cannot open %s (not in the recording)", path);
+      return 0;
+    }
+    lua_pushlstring(L, f->text, f->len);
+    return f->flags & 1;
+  }
+  int ok = read(L, path);
+  size_t len;
+  const char *text = lua_tolstring(L, -1, &len);
+  flags |= ok ? 1 : 0;
+  tfile *f = find_file(T, key, flags);
+  if (f && f->flags == flags && f->len == len && memcmp(f->text, text, len) == 0) return ok;
+  bytes b = {0};
+  unsigned char fl = (unsigned char)flags;
+  put(&b, &fl, 1);
+  put_str(&b, key, strlen(key));
+  put(&b, text, len);
+  write_rec(T, R_FILE, &b);
+  free(b.p);
+  if (set_file(T, key, strlen(key), flags, text, len) != 0) T->failed = 1;
+  return ok;
+}
+
+/* ---- reloads, jobs, clocks ---- */
+
+void weft_tape_reload(weft_state *W, const char *relpath) {
+  if (!W->tape || !W->tape->recording) return;
+  bytes b = {0};
+  put(&b, relpath, strlen(relpath));
+  write_rec(W->tape, R_RELOAD, &b);
+  free(b.p);
+}
+
+void weft_tape_job(weft_state *W, uint64_t seq) {
+  if (!W->tape || !W->tape->recording) return;
+  bytes b = {0};
+  put_varint(&b, seq);
+  write_rec(W->tape, R_JOB, &b);
+  free(b.p);
+}
+
+/* Reads the record at *at (advancing it) within [.., end). */
+static int next_rec(const weft_tape *T, size_t *at, size_t end, rec *r) {
+  if (*at >= end) return 0;
+  reader rd = {T->buf + *at + 1, T->buf + end, 0};
+  uint64_t n = get_varint(&rd);
+  r->tag = T->buf[*at];
+  r->body = rd.p;
+  r->len = (size_t)n;
+  *at = (size_t)(rd.p - T->buf) + (size_t)n;
+  return 1;
+}
+
+/* The next record of kind tag in the frame about to run, from *cur. */
+static int next_of(weft_tape *T, size_t *cur, int tag, rec *r) {
+  while (next_rec(T, cur, T->seg_end, r))
+    if (r->tag == tag) return 1;
+  return 0;
+}
+
+const char *weft_tape_next_reload(weft_state *W) {
+  weft_tape *T = W->tape;
+  rec r;
+  if (!next_of(T, &T->cur_reload, R_RELOAD, &r)) return NULL;
+  size_t n = r.len < sizeof T->reload_path - 1 ? r.len : sizeof T->reload_path - 1;
+  memcpy(T->reload_path, r.body, n);
+  T->reload_path[n] = 0;
+  return T->reload_path;
+}
+
+int weft_tape_next_job(weft_state *W, uint64_t *seq) {
+  weft_tape *T = W->tape;
+  rec r;
+  if (!next_of(T, &T->cur_job, R_JOB, &r)) return 0;
+  reader rd = {r.body, r.body + r.len, 0};
+  *seq = get_varint(&rd);
+  return 1;
+}
+
+int weft_replay_input(weft_state *W, const void **data, size_t *len) {
+  if (!W || !W->tape || W->tape->recording || !data || !len) return 0;
+  weft_tape *T = W->tape;
+  rec r;
+  if (!next_of(T, &T->cur_input, R_INPUT, &r)) return 0;
+  *data = r.body;
+  *len = r.len;
+  return 1;
+}
+
+int weft_record_input(weft_state *W, const void *data, size_t len) {
+  if (!W || !W->tape || !W->tape->recording) return WEFT_ESTATE;
+  if (!data && len) return WEFT_EINVAL;
+  bytes b = {0};
+  put(&b, data, len);
+  write_rec(W->tape, R_INPUT, &b);
+  free(b.p);
+  return W->tape->failed ? WEFT_EIO : WEFT_OK;
+}
+
+/* A clock value: nil, boolean, integer, float, string, or a flat table
+   of those under string keys (os.date("*t")). */
+static void put_value(bytes *b, lua_State *L, int idx, int depth) {
+  unsigned char t;
+  switch (lua_type(L, idx)) {
+  case LUA_TBOOLEAN:
+    t = lua_toboolean(L, idx) ? 'T' : 'B';
+    put(b, &t, 1);
+    break;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, idx)) {
+      t = 'i';
+      put(b, &t, 1);
+      put_u(b, (uint64_t)lua_tointeger(L, idx), 8);
+    } else {
+      t = 'f';
+      put(b, &t, 1);
+      put_f64(b, lua_tonumber(L, idx));
+    }
+    break;
+  case LUA_TSTRING: {
+    size_t n;
+    const char *s = lua_tolstring(L, idx, &n);
+    t = 's';
+    put(b, &t, 1);
+    put_str(b, s, n);
+    break;
+  }
+  case LUA_TTABLE:
+    if (depth == 0) {
+      t = 't';
+      put(b, &t, 1);
+      idx = lua_absindex(L, idx);
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        if (lua_type(L, -2) == LUA_TSTRING) {
+          size_t n;
+          const char *k = lua_tolstring(L, -2, &n);
+          put_str(b, k, n);
+          put_value(b, L, -1, 1);
+        }
+        lua_pop(L, 1);
+      }
+      put_str(b, "", 0); /* the end */
+      break;
+    }
+    /* fallthrough */
+  default:
+    t = 'n';
+    put(b, &t, 1);
+  }
+}
+
+/* Protected: pushes the value read from the reader (light userdata at 1). */
+static int l_get_value(lua_State *L) {
+  reader *r = lua_touserdata(L, 1);
+  int tag = (int)get_u(r, 1);
+  switch (tag) {
+  case 'T': lua_pushboolean(L, 1); break;
+  case 'B': lua_pushboolean(L, 0); break;
+  case 'i': lua_pushinteger(L, (lua_Integer)get_u(r, 8)); break;
+  case 'f': lua_pushnumber(L, get_f64(r)); break;
+  case 's': {
+    size_t n;
+    const char *s = get_str(r, &n);
+    lua_pushlstring(L, s, n);
+    break;
+  }
+  case 't':
+    lua_newtable(L);
+    for (;;) {
+      size_t n;
+      const char *k = get_str(r, &n);
+      if (r->bad || n == 0) break;
+      lua_pushlstring(L, k, n);
+      lua_pushcfunction(L, l_get_value);
+      lua_pushlightuserdata(L, r);
+      lua_call(L, 1, 1);
+      lua_rawset(L, -3);
+    }
+    break;
+  default: lua_pushnil(L);
+  }
+  return 1;
+}
+
+/* os.time, os.clock, os.date while recording or replaying: the library
+   function (upvalue 1) runs as ever (its errors are its own); its value
+   is recorded, or replaced by the recorded one. */
+static int l_clock(lua_State *L) {
+  weft_state *W = weft_get(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  weft_tape *T = W->tape;
+  if (!T) return 1;
+  if (T->recording) {
+    bytes b = {0};
+    put_value(&b, L, -1, 0);
+    write_rec(T, R_CLOCK, &b);
+    free(b.p);
+    return 1;
+  }
+  rec r;
+  if (!next_of(T, &T->cur_clock, R_CLOCK, &r)) {
+    weft_tape_diverged(W, "a script read the clock more often than when recorded");
+    return 1;
+  }
+  reader rd = {r.body, r.body + r.len, 0};
+  lua_pushcfunction(L, l_get_value);
+  lua_pushlightuserdata(L, &rd);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+/* Puts l_clock around the API's os.time, os.clock and os.date (before
+   any script made its environment from it). */
+static void wrap_clocks(weft_state *W) {
+  lua_State *L = W->L;
+  weft_push_api(W);
+  lua_getfield(L, -1, "os");
+  if (lua_istable(L, -1)) {
+    static const char *const names[] = {"time", "clock", "date"};
+    for (int i = 0; i < 3; i++) {
+      lua_getfield(L, -1, names[i]);
+      lua_pushcclosure(L, l_clock, 1);
+      lua_setfield(L, -2, names[i]);
+    }
+  }
+  lua_pop(L, 2);
+}
+
+/* ---- starting ---- */
+
+static int fresh(const weft_state *W) {
+  return !W->tape && weft_sched_resumes(W->S) == 0 && weft_sched_task_count(W->S) == 0 &&
+         weft_sched_frame(W->S) == 0;
+}
+
+int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len) {
+  if (!W || !path || (!meta && meta_len)) return WEFT_EINVAL;
+  if (!fresh(W)) return WEFT_ESTATE;
+  const unsigned char *rng = rng_state(W->L);
+  if (!rng) return WEFT_EINVAL;
+  weft_tape *T = calloc(1, sizeof *T);
+  if (!T) return WEFT_ENOMEM;
+  T->recording = 1;
+  T->sum = FNV32_INIT;
+  T->f = fopen(path, "wb");
+  if (!T->f) return free(T), WEFT_EIO;
+  write_raw(T, MAGIC, 8);
+  bytes h = {0};
+  put_u(&h, VERSION, 4);
+  put_str(&h, WEFT_VERSION_STRING, strlen(WEFT_VERSION_STRING));
+  put_str(&h, W->root, strlen(W->root));
+  put_u(&h, W->desc.memory_limit, 8);
+  put_u(&h, W->desc.instr_budget, 4);
+  put_u(&h, W->desc.max_overruns, 4);
+  put_u(&h, W->desc.frame_budget, 4);
+  put_u(&h, W->desc.max_tasks, 4);
+  put(&h, rng, RNG_BYTES);
+  put_str(&h, meta ? meta : "", meta_len);
+  write_rec(T, 'H', &h);
+  free(h.p);
+  W->tape = T;
+  wrap_clocks(W);
+  return T->failed ? WEFT_EIO : WEFT_OK;
+}
+
+static void free_tape(weft_tape *T) {
+  if (!T) return;
+  for (int i = 0; i < T->nfiles; i++) {
+    free(T->files[i].path);
+    if (T->recording) free((void *)T->files[i].text);
+  }
+  free(T->files);
+  free(T->buf);
+  free(T->root);
+  free(T);
+}
+
+int weft_record_stop(weft_state *W) {
+  if (!W || !W->tape || !W->tape->recording) return WEFT_ESTATE;
+  weft_tape *T = W->tape;
+  unsigned char tail[1 + 1 + 12];
+  tail[0] = R_END;
+  tail[1] = 12;
+  for (int i = 0; i < 8; i++) tail[2 + i] = (unsigned char)(T->frame >> (8 * i));
+  uint32_t sum = fnv32(T->sum, tail, 10);
+  for (int i = 0; i < 4; i++) tail[10 + i] = (unsigned char)(sum >> (8 * i));
+  write_raw(T, tail, sizeof tail);
+  if (fclose(T->f) != 0) T->failed = 1;
+  T->f = NULL;
+  int rc = T->failed ? WEFT_EIO : WEFT_OK;
+  /* Clocks stay wrapped; with no tape they only pass through. */
+  W->tape = NULL;
+  free_tape(T);
+  return rc;
+}
+
+/* ---- loading ---- */
+
+static int fail(char *err, size_t n, const char *fmt, ...) {
+  if (err && n) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+  }
+  return WEFT_EINVAL;
+}
+
+/* Reads the header record; 0 when it is malformed. */
+static int read_header(weft_tape *T, const rec *r) {
+  reader rd = {r->body, r->body + r->len, 0};
+  get_u(&rd, 4); /* version, checked before */
+  size_t n;
+  get_str(&rd, &n); /* the library version that wrote it */
+  const char *root = get_str(&rd, &n);
+  T->root = malloc(n + 1);
+  if (!T->root) return 0;
+  memcpy(T->root, root, n);
+  T->root[n] = 0;
+  T->desc.memory_limit = (size_t)get_u(&rd, 8);
+  T->desc.instr_budget = (uint32_t)get_u(&rd, 4);
+  T->desc.max_overruns = (uint32_t)get_u(&rd, 4);
+  T->desc.frame_budget = (uint32_t)get_u(&rd, 4);
+  T->desc.max_tasks = (uint32_t)get_u(&rd, 4);
+  if (rd.end - rd.p < RNG_BYTES) return 0;
+  memcpy(T->rng, rd.p, RNG_BYTES);
+  rd.p += RNG_BYTES;
+  T->meta = (const unsigned char *)get_str(&rd, &T->meta_len);
+  return !rd.bad;
+}
+
+/* Walks every record: each must fit, have a known tag and a body that
+   reads whole. Counts the frames. */
+static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, const char *path) {
+  size_t at = from;
+  uint64_t frames = 0;
+  while (at < T->body_end) {
+    size_t start = at;
+    reader rd = {T->buf + at + 1, T->buf + T->body_end, 0};
+    uint64_t n = get_varint(&rd);
+    if (rd.bad || n > (uint64_t)(rd.end - rd.p))
+      return fail(err, errlen, "%s: corrupted: a record at byte %llu runs past the end", path,
+                  (unsigned long long)start);
+    int tag = T->buf[at];
+    at = (size_t)(rd.p - T->buf) + (size_t)n;
+    reader b = {rd.p, rd.p + n, 0};
+    size_t sl;
+    switch (tag) {
+    case R_INPUT:
+    case R_RELOAD: break;
+    case R_FILE:
+      get_u(&b, 1);
+      get_str(&b, &sl);
+      break;
+    case R_JOB: get_varint(&b); break;
+    case R_CLOCK:
+      if (n == 0) b.bad = 1;
+      break;
+    case R_PART:
+      if (get_varint(&b) >= MAX_PARTS || b.p == b.end) b.bad = 1;
+      break;
+    case R_STEP: {
+      int flags = (int)get_u(&b, 1);
+      if (flags & 1) get_f64(&b);
+      get_u(&b, 4);
+      uint64_t np = get_varint(&b);
+      for (uint64_t i = 0; i < np && !b.bad; i++) {
+        if (get_varint(&b) >= MAX_PARTS) b.bad = 1;
+        get_u(&b, 2);
+      }
+      frames++;
+      break;
+    }
+    default:
+      return fail(err, errlen, "%s: corrupted: unknown record at byte %llu", path,
+                  (unsigned long long)start);
+    }
+    if (b.bad)
+      return fail(err, errlen, "%s: corrupted: a bad record at byte %llu", path,
+                  (unsigned long long)start);
+  }
+  if (frames != T->frames)
+    return fail(err, errlen, "%s: corrupted: the trailer counts %llu frames, the records %llu", path,
+                (unsigned long long)T->frames, (unsigned long long)frames);
+  return WEFT_OK;
+}
+
+int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen) {
+  if (!out || !path) return WEFT_EINVAL;
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    if (err && errlen) snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    return WEFT_EIO;
+  }
+  weft_tape *T = calloc(1, sizeof *T);
+  size_t cap = 1 << 16, n = 0;
+  unsigned char *buf = malloc(cap);
+  size_t got;
+  while (T && buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      unsigned char *nb = cap < ((size_t)1 << 31) ? realloc(buf, cap * 2) : NULL;
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (!T || !buf || bad) {
+    free(buf);
+    free(T);
+    if (err && errlen) snprintf(err, errlen, "cannot read %s", path);
+    return WEFT_EIO;
+  }
+  T->buf = buf;
+  T->len = n;
+  int rc = WEFT_EINVAL;
+  if (n < 8 || memcmp(buf, MAGIC, 8) != 0) {
+    fail(err, errlen, "%s: not a weft recording", path);
+    goto out;
+  }
+  /* the header: 'H', length, version first */
+  reader rd = {buf + 9, buf + n, 0};
+  uint64_t hlen = get_varint(&rd);
+  if (n < 9 || buf[8] != 'H' || rd.bad || hlen > (uint64_t)(rd.end - rd.p) || hlen < 4) {
+    fail(err, errlen, "%s: truncated: the header is cut short (%llu bytes in all)", path,
+         (unsigned long long)n);
+    goto out;
+  }
+  reader vr = {rd.p, rd.p + hlen, 0};
+  uint64_t version = get_u(&vr, 4);
+  if (version != VERSION) {
+    fail(err, errlen, "%s: recorded in format version %llu; this weft reads version %u", path,
+         (unsigned long long)version, VERSION);
+    goto out;
+  }
+  rec h = {'H', rd.p, (size_t)hlen};
+  size_t first = (size_t)(rd.p - buf) + (size_t)hlen;
+  /* the trailer: 'E', 12, frames, checksum */
+  if (n < first + 14 || buf[n - 14] != R_END || buf[n - 13] != 12) {
+    fail(err, errlen,
+         "%s: truncated: no trailer (%llu bytes; a recording is complete once the program "
+         "that made it exits)",
+         path, (unsigned long long)n);
+    goto out;
+  }
+  reader tr = {buf + n - 12, buf + n, 0};
+  T->frames = get_u(&tr, 8);
+  uint32_t sum = (uint32_t)get_u(&tr, 4);
+  if (fnv32(FNV32_INIT, buf, n - 4) != sum) {
+    fail(err, errlen, "%s: corrupted: the checksum does not match (%llu bytes)", path,
+         (unsigned long long)n);
+    goto out;
+  }
+  T->body_end = n - 14;
+  if (!read_header(T, &h)) {
+    fail(err, errlen, "%s: corrupted: a bad header", path);
+    goto out;
+  }
+  rc = check_records(T, first, err, errlen, path);
+  T->seg = first;
+out:
+  if (rc != WEFT_OK) {
+    free_tape(T);
+    return rc;
+  }
+  *out = T;
+  return WEFT_OK;
+}
+
+const void *weft_tape_meta(const weft_tape *T, size_t *len) {
+  if (len) *len = T ? T->meta_len : 0;
+  return T ? T->meta : NULL;
+}
+
+uint64_t weft_tape_frames(const weft_tape *T) { return T ? T->frames : 0; }
+
+void weft_tape_desc(const weft_tape *T, weft_desc *d) {
+  if (!T || !d) return;
+  d->scripts_root = T->root;
+  d->memory_limit = T->desc.memory_limit;
+  d->instr_budget = T->desc.instr_budget;
+  d->max_overruns = T->desc.max_overruns;
+  d->frame_budget = T->desc.frame_budget;
+  d->max_tasks = T->desc.max_tasks;
+}
+
+void weft_tape_free(weft_tape *T) { free_tape(T); }
+
+/* ---- replaying ---- */
+
+/* Makes the frame starting at T->seg the one about to run: its files
+   become readable, its dt known. */
+static void enter_frame(weft_tape *T) {
+  size_t at = T->seg;
+  rec r;
+  T->seg_end = T->body_end;
+  T->ended = 1;
+  for (;;) {
+    size_t here = at;
+    if (!next_rec(T, &at, T->body_end, &r)) break;
+    if (r.tag == R_STEP) {
+      T->seg_end = here;
+      T->ended = 0;
+      reader rd = {r.body, r.body + r.len, 0};
+      if (get_u(&rd, 1) & 1) T->last_dt = get_f64(&rd);
+      T->dt = T->last_dt;
+      break;
+    }
+    if (r.tag == R_FILE) {
+      reader rd = {r.body, r.body + r.len, 0};
+      int flags = (int)get_u(&rd, 1);
+      size_t pl;
+      const char *p = get_str(&rd, &pl);
+      if (set_file(T, p, pl, flags, (const char *)rd.p, (size_t)(rd.end - rd.p)) != 0)
+        snprintf(T->diverged, sizeof T->diverged, "out of memory while replaying");
+    } else if (r.tag == R_PART) {
+      reader rd = {r.body, r.body + r.len, 0};
+      uint64_t id = get_varint(&rd);
+      if ((int)id == T->nparts) {
+        size_t nl = (size_t)(rd.end - rd.p) < 31 ? (size_t)(rd.end - rd.p) : 31;
+        memcpy(T->parts[id].name, rd.p, nl);
+        T->parts[id].name[nl] = 0;
+        T->parts[id].h = FNV64_INIT;
+        T->nparts++;
+      }
+    }
+  }
+  T->cur_input = T->cur_reload = T->cur_job = T->cur_clock = T->seg;
+}
+
+int weft_replay(weft_state *W, weft_tape *T) {
+  if (!W || !T) return WEFT_EINVAL;
+  if (!fresh(W)) return WEFT_ESTATE;
+  if (strcmp(W->root, T->root) != 0 || W->desc.memory_limit != T->desc.memory_limit ||
+      W->desc.instr_budget != T->desc.instr_budget ||
+      W->desc.max_overruns != T->desc.max_overruns ||
+      W->desc.frame_budget != T->desc.frame_budget || W->desc.max_tasks != T->desc.max_tasks)
+    return WEFT_EINVAL;
+  unsigned char *rng = rng_state(W->L);
+  if (!rng) return WEFT_EINVAL;
+  memcpy(rng, T->rng, RNG_BYTES);
+  T->recording = 0;
+  W->tape = T;
+  wrap_clocks(W);
+  enter_frame(T);
+  return WEFT_OK;
+}
+
+int weft_tape_replaying(const weft_state *W) { return W->tape && !W->tape->recording; }
+
+int weft_replay_frame(weft_state *W, double *dt) {
+  if (!W || !W->tape || W->tape->recording || W->tape->ended) return 0;
+  if (dt) *dt = W->tape->dt;
+  return 1;
+}
+
+void weft_tape_diverged(weft_state *W, const char *what) {
+  weft_tape *T = W->tape;
+  if (!T || T->recording || T->diverged[0]) return;
+  snprintf(T->diverged, sizeof T->diverged, "frame %llu: %s", (unsigned long long)T->frame + 1,
+           what);
+}
+
+int weft_replay_check(const weft_state *W, char *buf, size_t n) {
+  if (!W || !W->tape || W->tape->recording || !W->tape->diverged[0]) return 0;
+  if (buf && n) snprintf(buf, n, "%s", W->tape->diverged);
+  return 1;
+}
+
+uint64_t weft_replay_position(const weft_state *W) {
+  return W && W->tape && !W->tape->recording ? W->tape->frame : 0;
+}
+
+double weft_tape_step_begin(weft_state *W, double dt) {
+  weft_tape *T = W->tape;
+  if (T->recording) T->dt = dt;
+  return T->recording || T->ended ? dt : T->dt;
+}
+
+static uint32_t total_hash(const weft_tape *T) {
+  uint32_t h = FNV32_INIT;
+  for (int i = 0; i < T->nparts; i++)
+    if (T->parts[i].set) h = fnv32(h, &T->parts[i].h, 8);
+  return h;
+}
+
+/* Replaying: compares the frame's hashes with the step record's. */
+static void check_step(weft_state *W, weft_tape *T) {
+  rec r = {0, NULL, 0};
+  size_t at = T->seg_end;
+  next_rec(T, &at, T->body_end, &r);
+  reader rd = {r.body, r.body + r.len, 0};
+  if (get_u(&rd, 1) & 1) get_f64(&rd);
+  uint32_t total = (uint32_t)get_u(&rd, 4);
+  uint64_t np = get_varint(&rd);
+  char what[200] = "";
+  size_t w = 0;
+  int seen[MAX_PARTS] = {0};
+  for (uint64_t i = 0; i < np; i++) {
+    int id = (int)get_varint(&rd);
+    uint16_t h16 = (uint16_t)get_u(&rd, 2);
+    if (id >= T->nparts) continue;
+    seen[id] = 1;
+    if (!T->parts[id].set || (uint16_t)T->parts[id].h != h16)
+      w += (size_t)snprintf(what + w, w < sizeof what ? sizeof what - w : 0, "%s%s",
+                            w ? ", " : "", T->parts[id].name);
+  }
+  for (int i = 0; i < T->nparts && w < sizeof what; i++)
+    if (T->parts[i].set && !seen[i])
+      w += (size_t)snprintf(what + w, sizeof what - w, "%s%s (not hashed when recorded)",
+                            w ? ", " : "", T->parts[i].name);
+  if (!w && total != total_hash(T)) snprintf(what, sizeof what, "the state");
+  if (w || what[0]) {
+    char msg[sizeof what + 8];
+    snprintf(msg, sizeof msg, "%s differs", what);
+    weft_tape_diverged(W, msg);
+  }
+  if (!T->diverged[0]) {
+    rec c;
+    size_t cur = T->cur_clock;
+    if (next_of(T, &cur, R_CLOCK, &c))
+      weft_tape_diverged(W, "a script read the clock less often than when recorded");
+  }
+  T->seg = at;
+}
+
+void weft_tape_step_end(weft_state *W) {
+  weft_tape *T = W->tape;
+  if (!T->recording && T->ended) return;
+  fold_library(W, T);
+  if (T->recording) {
+    bytes b = {0};
+    int newdt = T->frame == 0 || T->last_dt != T->dt;
+    put_u(&b, (uint64_t)newdt, 1);
+    if (newdt) put_f64(&b, T->dt);
+    T->last_dt = T->dt;
+    put_u(&b, total_hash(T), 4);
+    int n = 0;
+    for (int i = 0; i < T->nparts; i++) n += T->parts[i].set;
+    put_varint(&b, (uint64_t)n);
+    for (int i = 0; i < T->nparts; i++)
+      if (T->parts[i].set) {
+        put_varint(&b, (uint64_t)i);
+        put_u(&b, T->parts[i].h & 0xffff, 2);
+      }
+    write_rec(T, R_STEP, &b);
+    free(b.p);
+  } else {
+    check_step(W, T);
+  }
+  for (int i = 0; i < T->nparts; i++) {
+    T->parts[i].h = FNV64_INIT;
+    T->parts[i].set = 0;
+  }
+  T->frame++;
+  if (!T->recording) enter_frame(T);
+}
+
+void weft_tape_free_state(weft_state *W) {
+  if (!W->tape) return;
+  if (W->tape->recording) {
+    weft_record_stop(W);
+    return;
+  }
+  free_tape(W->tape);
+  W->tape = NULL;
+}
