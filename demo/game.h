@@ -101,6 +101,16 @@ typedef struct game {
   int ref_versions;    /* module name -> version last seen */
   char toast[200];     /* "reloaded ai.patrol v2", shown a while */
   double toast_at;     /* realtime it appeared */
+  /* record and replay (replay.c) */
+  struct {
+    int recording; /* --record: input and hashes go into the recording */
+    int on;        /* --replay: frames, input and scripts come from it */
+    int paused;    /* a windowed replay stopped by F5 */
+    int step_one;  /* F6: run one frame, then stay paused */
+    long jump_to;  /* run to this frame without drawing (F8, --goto); -1 none */
+    long restart_to; /* F7: start the replay again and run to this frame; -1 none */
+    uint64_t frames; /* in the recording */
+  } rp;
   char root[1024];     /* directory holding scripts/ and assets/ */
   char scripts_dir[1100], assets_dir[1100];
 } game;

@@ -20,6 +20,7 @@
 #include "game.h"
 #include "overlay.h"
 #include "render.h"
+#include "replay.h"
 #include "verbs.h"
 
 static game G;
@@ -33,6 +34,9 @@ typedef struct options {
   uint32_t seed;
   int watch; /* hot reload: 1 on, 0 off, -1 default */
   int fast;  /* headless: render only when needed */
+  const char *record, *replay; /* recording files */
+  int verify;                  /* --replay: stop at the first frame that differs */
+  long go_to;                  /* --replay: run to this frame, then pause; -1 none */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -66,6 +70,15 @@ static const char *set_seed(options *o, const char *v) {
   if (!*v || *end || errno || s > UINT32_MAX || *v == '-') return "a whole number from 0 to 2^32-1";
   return o->seed = (uint32_t)s, NULL;
 }
+static const char *set_record(options *o, const char *v) { return o->record = v, NULL; }
+static const char *set_replay(options *o, const char *v) { return o->replay = v, NULL; }
+static const char *set_verify(options *o, const char *v) { return (void)v, o->verify = 1, NULL; }
+static const char *set_goto(options *o, const char *v) {
+  char *end;
+  errno = 0;
+  o->go_to = strtol(v, &end, 10);
+  return *v && !*end && !errno && o->go_to >= 0 ? NULL : "a frame number >= 0";
+}
 static const char *set_watch(options *o, const char *v) { return (void)v, o->watch = 1, NULL; }
 static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
 
@@ -78,6 +91,10 @@ static const option table[] = {
     {"--root", "DIR", "where scripts/ and assets/ are (default: found)", set_root},
     {"--watch", NULL, "hot-reload scripts/ on save (the default with a window)", set_watch},
     {"--no-watch", NULL, "no hot reload (the default when headless)", set_no_watch},
+    {"--record", "FILE", "record the session (seed, input, reloads) into FILE", set_record},
+    {"--replay", "FILE", "play a recording back (F5 pause, F6 step, F7/F8 -/+5 s)", set_replay},
+    {"--verify", NULL, "with --replay: exit 1 at the first frame that differs", set_verify},
+    {"--goto", "N", "with --replay: run to frame N at full speed, then pause", set_goto},
 };
 #define NOPTIONS (sizeof table / sizeof table[0])
 
@@ -106,7 +123,7 @@ static void usage(FILE *f) {
 /* Returns 0 to run, 1 after --help, -1 on a bad command line (said on
    stderr). */
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){0, -1, NULL, NULL, NULL, 1, -1, 1};
+  *o = (options){0, -1, NULL, NULL, NULL, 1, -1, 1, NULL, NULL, 0, -1};
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout), 1;
   for (int i = 1; i < argc; i++) {
@@ -210,17 +227,23 @@ int game_save_png(game *g, const char *path) {
 static void poll_events(game *g) {
   SDL_Event ev;
   while (SDL_PollEvent(&ev)) {
-    if (ev.type == SDL_QUIT)
+    SDL_Scancode sc = ev.key.keysym.scancode;
+    if (ev.type == SDL_QUIT) {
       g->quit = 1;
-    else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
-      if (ev.key.keysym.scancode == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
+    } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
+      if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
         g->quit = 1;
+      else if (g->rp.on) /* the recording plays the game; keys drive the viewer */
+        replay_key(g, sc);
       else
-        game_key(g, ev.key.keysym.scancode, 1);
-    } else if (ev.type == SDL_KEYUP)
-      game_key(g, ev.key.keysym.scancode, 0);
-    else if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_FOCUS_LOST)
+        replay_note_key(g, sc, 1), game_key(g, sc, 1);
+    } else if (ev.type == SDL_KEYUP && !g->rp.on) {
+      replay_note_key(g, sc, 0), game_key(g, sc, 0);
+    } else if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_FOCUS_LOST &&
+               !g->rp.on) {
+      replay_note_key(g, SDL_SCANCODE_UNKNOWN, 0);
       memset(g->held, 0, sizeof g->held);
+    }
   }
 }
 
@@ -242,6 +265,7 @@ static void step(game *g) {
   world_update(&g->w, g->paused ? 0.0f : (float)(STEP_DT * g->time_scale));
   verbs_dispatch(g);
   Uint64 t1 = SDL_GetPerformanceCounter();
+  replay_hash(g); /* the frame's world, before weft adds its own state */
   weft_step(g->W, STEP_DT);
   verbs_dispatch(g);
   control_check_reload(g);
@@ -311,15 +335,38 @@ static void close_video(game *g) {
   SDL_Quit();
 }
 
-static int open_weft(game *g, const options *o) {
+/* Starts recording or replaying (T: the loaded recording, which W takes
+   over). */
+static int open_tape(game *g, const options *o, weft_tape *T) {
+  int rc = WEFT_OK;
+  if (T) {
+    rc = weft_replay(g->W, T);
+    if (rc == WEFT_OK) g->rp.on = 1;
+    else weft_tape_free(T);
+  } else if (o->record) {
+    replay_meta m = {o->seed, ""};
+    snprintf(m.script, sizeof m.script, "%s", o->script ? o->script : "");
+    unsigned char meta[sizeof m.script + 8];
+    size_t n = replay_meta_write(&m, meta, sizeof meta);
+    rc = n ? weft_record(g->W, o->record, meta, n) : WEFT_EINVAL;
+    if (rc == WEFT_OK) g->rp.recording = 1;
+  }
+  if (rc != WEFT_OK)
+    fprintf(stderr, "weft-demo: cannot %s %s: %s\n", T ? "replay" : "record into",
+            T ? o->replay : o->record, weft_strerror(rc));
+  return rc == WEFT_OK ? 0 : -1;
+}
+
+static int open_weft(game *g, const options *o, weft_tape *T) {
   weft_desc d = {0};
   d.scripts_root = g->scripts_dir;
   d.assets_root = g->assets_dir;
   d.log = on_log;
   d.report = on_report;
   d.user = g;
+  if (T) weft_tape_desc(T, &d);
   g->W = weft_open(&d);
-  if (!g->W) return fprintf(stderr, "weft-demo: cannot create the weft state\n"), -1;
+  if (!g->W) return weft_tape_free(T), fprintf(stderr, "weft-demo: cannot create the weft state\n"), -1;
   g->L = weft_lua(g->W);
   /* one seed for the world and for math.random: runs repeat exactly */
   lua_getglobal(g->L, "math");
@@ -327,12 +374,13 @@ static int open_weft(game *g, const options *o) {
   lua_pushinteger(g->L, (lua_Integer)o->seed);
   lua_call(g->L, 1, 0);
   lua_pop(g->L, 1);
+  if (open_tape(g, o, T) != 0) return -1;
   weft_push_api(g->W);
   verbs_open(g);
   control_open(g);
   assets_open(g);
   lua_pop(g->L, 1);
-  int watch = o->watch < 0 ? !o->headless : o->watch;
+  int watch = o->watch < 0 ? !o->headless && !T : o->watch;
   if (watch && weft_watch_scripts(g->W, 1) != WEFT_OK)
     fprintf(stderr, "weft-demo: cannot watch %s; hot reload is off\n", g->scripts_dir);
   return 0;
@@ -372,17 +420,152 @@ static int check_end(game *g, const options *o, weft_task test, int rc) {
   return rc;
 }
 
+/* Loads --replay's recording: the seed, test script and scripts root
+   come from it. NULL after saying what is wrong. */
+static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
+  weft_tape *T;
+  char err[512];
+  if (weft_tape_load(o->replay, &T, err, sizeof err) != WEFT_OK) {
+    fprintf(stderr, "weft-demo: %s\n", err);
+    return NULL;
+  }
+  size_t n;
+  const void *meta = weft_tape_meta(T, &n);
+  if (replay_meta_read(m, meta, n) != 0) {
+    fprintf(stderr, "weft-demo: %s was not recorded by weft-demo\n", o->replay);
+    weft_tape_free(T);
+    return NULL;
+  }
+  o->seed = m->seed;
+  o->script = m->script[0] ? m->script : NULL;
+  weft_desc d = {0};
+  weft_tape_desc(T, &d);
+  snprintf(g->scripts_dir, sizeof g->scripts_dir, "%s", d.scripts_root);
+  g->rp.frames = weft_tape_frames(T);
+  if (o->go_to >= 0) {
+    g->rp.jump_to = o->go_to;
+    g->rp.paused = 1;
+  }
+  return T;
+}
+
+/* How many fixed steps this pass of the loop runs: one headless; as many
+   as real time asks for in a window; none while a replay is paused (but
+   F6's one); up to 600 while a replay jumps ahead. */
+static int steps_due(game *g, double *acc, Uint64 *last) {
+  if (!g->headless) poll_events(g);
+  if (g->rp.on && g->rp.jump_to > (long)g->frame) {
+    long n = g->rp.jump_to - (long)g->frame;
+    return n > 600 ? 600 : (int)n;
+  }
+  if (g->headless) return 1;
+  Uint64 now = SDL_GetPerformanceCounter();
+  *acc += (double)(now - *last) / (double)SDL_GetPerformanceFrequency();
+  *last = now;
+  if (*acc > 0.25) *acc = 0.25;
+  int steps = (int)(*acc / STEP_DT);
+  *acc -= steps * STEP_DT;
+  if (g->rp.on && g->rp.paused) {
+    steps = g->rp.step_one;
+    g->rp.step_one = 0;
+  }
+  return steps;
+}
+
+/* One frame: from the recording when replaying. */
+static int run_step(game *g, const options *o, weft_task test, int rc) {
+  if (g->rp.on) {
+    double dt;
+    if (!weft_replay_frame(g->W, &dt)) return g->quit = 1, rc;
+    replay_apply_input(g);
+  }
+  /* headless: a job finishes in the frame after it was asked for,
+     however fast the frames run, so runs repeat exactly (a replay
+     delivers jobs in their recorded frames itself) */
+  while (g->headless && !g->rp.on && atomic_load(&g->jobs_running) > 0) SDL_Delay(1);
+  step(g);
+  rc = check_end(g, o, test, rc);
+  if (o->verify && weft_replay_check(g->W, NULL, 0)) g->quit = 1, rc = 1;
+  if (g->shot_path[0] && !g->quit) {
+    draw(g);
+    game_save_png(g, g->shot_path);
+    g->shot_path[0] = 0;
+  }
+  return rc;
+}
+
+static int run_loop(game *g, const options *o, weft_task test, int rc) {
+  double acc = 0;
+  Uint64 last = SDL_GetPerformanceCounter();
+  while (!g->quit) {
+    int steps = steps_due(g, &acc, &last);
+    for (int i = 0; i < steps && !g->quit; i++) rc = run_step(g, o, test, rc);
+    if (g->headless || g->quit) continue;
+    if (steps == 0 && !g->rp.paused) {
+      SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
+      continue;
+    }
+    draw(g);
+    if (g->shot_path[0]) game_save_png(g, g->shot_path), g->shot_path[0] = 0;
+    SDL_RenderPresent(g->r);
+    if (steps == 0) SDL_Delay(15); /* a paused replay: keep the window alive */
+  }
+  return rc;
+}
+
+/* After a replay: says whether every frame matched. */
+static int replay_verdict(game *g, const options *o, int rc) {
+  char diff[400];
+  if (weft_replay_check(g->W, diff, sizeof diff)) {
+    fprintf(stderr, "weft-demo: the replay differs from the recording at %s\n", diff);
+    return 1;
+  }
+  if (o->verify)
+    fprintf(stderr, "weft-demo: replayed %llu frames, each as recorded\n",
+            (unsigned long long)weft_replay_position(g->W));
+  return rc;
+}
+
+/* F7 in a replay: starts this program again, running to the frame. */
+static void restart_replay(int argc, char **argv, long frame) {
+  char **args = calloc((size_t)argc + 3, sizeof *args);
+  char num[32];
+  if (!args) return;
+  int n = 0;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--goto") == 0 && i + 1 < argc) {
+      i++;
+      continue;
+    }
+    args[n++] = argv[i];
+  }
+  snprintf(num, sizeof num, "%ld", frame);
+  args[n++] = "--goto";
+  args[n++] = num;
+  execv("/proc/self/exe", args);
+  fprintf(stderr, "weft-demo: cannot start again: %s\n", strerror(errno));
+  free(args);
+}
+
 int main(int argc, char **argv) {
   options o;
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? 1 : 0;
+  if ((o.verify || o.go_to >= 0) && !o.replay) {
+    fprintf(stderr, "weft-demo: --verify and --goto go with --replay FILE\n");
+    return 1;
+  }
   game *g = &G;
   g->headless = o.headless;
-  g->seed = o.seed;
   g->time_scale = 1.0;
+  g->rp.jump_to = g->rp.restart_to = -1;
   if (find_root(g, o.root) != 0) return 1;
+  replay_meta meta;
+  weft_tape *T = o.replay ? load_replay(g, &o, &meta) : NULL;
+  if (o.replay && !T) return 1;
+  g->seed = o.seed;
   world_init(&g->w, o.seed);
-  if (open_video(g, &o) != 0 || open_weft(g, &o) != 0) {
+  if (open_video(g, &o) != 0 || open_weft(g, &o, T) != 0) {
     close_video(g);
     return 1;
   }
@@ -397,48 +580,20 @@ int main(int argc, char **argv) {
     rc = 1;
     g->quit = 1;
   }
-  double acc = 0;
-  Uint64 last = SDL_GetPerformanceCounter();
-  while (!g->quit) {
-    int steps = 1;
-    if (!g->headless) {
-      poll_events(g);
-      Uint64 now = SDL_GetPerformanceCounter();
-      acc += (double)(now - last) / (double)SDL_GetPerformanceFrequency();
-      last = now;
-      if (acc > 0.25) acc = 0.25;
-      steps = (int)(acc / STEP_DT);
-      acc -= steps * STEP_DT;
-    }
-    for (int i = 0; i < steps && !g->quit; i++) {
-      /* headless: a job finishes in the frame after it was asked for,
-         however fast the frames run, so runs repeat exactly */
-      while (g->headless && atomic_load(&g->jobs_running) > 0) SDL_Delay(1);
-      step(g);
-      rc = check_end(g, &o, test, rc);
-      if (g->shot_path[0] && !g->quit) {
-        draw(g);
-        game_save_png(g, g->shot_path);
-        g->shot_path[0] = 0;
-      }
-    }
-    if (!g->headless && steps == 0) {
-      SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
-    } else if (!g->headless) {
-      draw(g);
-      if (g->shot_path[0]) game_save_png(g, g->shot_path), g->shot_path[0] = 0;
-      SDL_RenderPresent(g->r);
-    }
-  }
+  rc = run_loop(g, &o, test, rc);
+  if (g->rp.on) rc = replay_verdict(g, &o, rc);
   if (o.shot) {
     render_frame(g);
     if (game_save_png(g, o.shot) != 0) rc = 1;
   }
+  if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)
+    fprintf(stderr, "weft-demo: cannot write %s\n", o.record), rc = 1;
   if (boot.id) weft_release(g->W, boot);
   if (test.id) weft_release(g->W, test);
   int leaked = weft_close(g->W); /* cleanups may still use the world */
   if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);
   world_free(&g->w);
   close_video(g);
+  if (g->rp.restart_to >= 0) restart_replay(argc, argv, g->rp.restart_to);
   return rc;
 }

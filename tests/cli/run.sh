@@ -77,5 +77,29 @@ check "a case whose child task failed unhandled fails" "grep -q 'child fails: a 
 check "a failure names file:line" "grep -q 'FAIL .*a_test.lua:2: fails: .*a_test.lua:2: nope' '$dir/out'"
 check "a case over its frame limit fails" "grep -q 'never ends: not finished after 5 frames' '$dir/out'"
 
+# Record and replay: the recording holds the script, the clocks and the
+# random state; a replay prints what the run printed, whatever changed.
+mkdir -p "$dir/rr"
+printf 'print(math.random(1 << 40), os.time(), os.clock())\nfor i = 1, 3 do wait(0.25) print(frame(), math.random(9)) end\n' > "$dir/rr/main.lua"
+"$weft" run "$dir/rr/main.lua" --record "$dir/rr/run.tape" > "$dir/rr/recorded" 2> "$dir/err"
+check "--record runs the script as ever: exit 0" "[ $? -eq 0 ] && [ -s '$dir/rr/run.tape' ]"
+printf 'print("edited")\n' > "$dir/rr/main.lua"
+"$weft" run --replay "$dir/rr/run.tape" --verify > "$dir/out" 2> "$dir/err"
+check "--replay --verify exits 0 when every frame matches" "[ $? -eq 0 ]"
+check "and prints what the recorded run printed (not the edited file)" "cmp -s '$dir/out' '$dir/rr/recorded'"
+check "and says how many frames matched" "grep -q '^weft: replayed [0-9]* frames, each as recorded$' '$dir/err'"
+head -c 100 "$dir/rr/run.tape" > "$dir/rr/cut.tape"
+"$weft" run --replay "$dir/rr/cut.tape" > "$dir/out" 2> "$dir/err"
+check "a truncated recording exits 1" "[ $? -eq 1 ]"
+check "saying it is truncated" "grep -q 'cut.tape: truncated' '$dir/err'"
+cp "$dir/rr/run.tape" "$dir/rr/bad.tape"
+printf 'Z' | dd of="$dir/rr/bad.tape" bs=1 seek=200 conv=notrunc 2>/dev/null
+"$weft" run --replay "$dir/rr/bad.tape" > "$dir/out" 2> "$dir/err"
+check "a corrupted recording exits 1, saying so" "[ $? -eq 1 ] && grep -q 'bad.tape: corrupted' '$dir/err'"
+"$weft" run --replay "$dir/rr/main.lua" > "$dir/out" 2> "$dir/err"
+check "a file that is no recording exits 1, saying so" "[ $? -eq 1 ] && grep -q 'main.lua: not a weft recording' '$dir/err'"
+"$weft" run "$dir/ok.lua" --verify > "$dir/out" 2> "$dir/err"
+check "--verify without --replay is a usage error" "[ $? -eq 1 ] && grep -q 'usage' '$dir/err'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
