@@ -32,9 +32,11 @@ $(BUILD)/weft-artgen: $(BUILD)/demo/artgen.o
 demo-run: $(BUILD)/weft-demo
 	$(BUILD)/weft-demo --watch
 
-test-demo: $(BUILD)/weft-demo $(BUILD)/weft-pngstat
+test-demo: $(BUILD)/weft-demo $(BUILD)/weft-pngstat $(BUILD)/weft
 	@echo "== end-to-end demo tests (headless)"
 	@sh tests/demo/run.sh $(BUILD)/weft-demo $(BUILD)/weft-pngstat
+	@echo "== record and replay (end to end)"
+	@sh tests/demo/replay.sh $(BUILD)/weft-demo
 
 demo-art: $(BUILD)/weft-artgen
 	$(BUILD)/weft-artgen assets

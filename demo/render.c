@@ -571,19 +571,20 @@ static void draw_hud(game *g) {
     font_draw(g->f_small, g->r, w->objective, 40, 20, (SDL_Color){235, 230, 210, 255});
   }
   char replay[160];
-  if (g->rp.on) /* the viewer's keys, and where the replay is */
+  int viewer = g->rp.on && !g->headless; /* a headless replay draws what was recorded */
+  if (viewer) /* the viewer's keys, and where the replay is */
     snprintf(replay, sizeof replay,
              "REPLAY  frame %llu / %llu%s   F5 %s   F6 one frame   F7 back 5 s   F8 ahead 5 s",
              (unsigned long long)g->frame, (unsigned long long)g->rp.frames,
              g->rp.paused ? "  (paused)" : "", g->rp.paused ? "play" : "pause");
-  if (g->rp.on || (w->letterbox < 0.05f && !w->dlg.active)) { /* the dialogue box sits there */
-    const char *keys = g->rp.on ? replay
+  if (viewer || (w->letterbox < 0.05f && !w->dlg.active)) { /* the dialogue box sits there */
+    const char *keys = viewer ? replay
                                 : "WASD / arrows move   Space talk   Esc skip   F1 tasks   F2 "
                                   "frame graph   P pause   T slow motion";
-    int y = g->rp.on ? SCREEN_H - 19 : SCREEN_H - 26; /* a replay's line: under the dialogue */
-    SDL_Color c = g->rp.on ? (SDL_Color){255, 200, 120, 230} : (SDL_Color){180, 184, 200, 200};
+    int y = viewer ? SCREEN_H - 19 : SCREEN_H - 26; /* a replay's line: under the dialogue */
+    SDL_Color c = viewer ? (SDL_Color){255, 200, 120, 230} : (SDL_Color){180, 184, 200, 200};
     font_draw_shadow(g->f_small, g->r, keys, 16, y, c);
-    render_note(g, g->rp.on ? "replay" : "keys",
+    render_note(g, viewer ? "replay" : "keys",
                 (SDL_Rect){16, y, font_width(g->f_small, keys), font_height(g->f_small)});
   }
   if (g->time_scale != 1.0) {

@@ -1,0 +1,122 @@
+#!/bin/sh
+# Record and replay, end to end: a session recorded headless (driven by a
+# test script) replays with --verify to the same final picture, byte for
+# byte; a replay after the scripts were edited on disk still plays the
+# recorded ones; a windowed session recorded in real time under Xvfb with
+# a hot reload in the middle replays headless and verifies; every kind of
+# bad file exits 1 with a message.
+# Usage: tests/demo/replay.sh build/weft-demo
+demo=${1:-build/weft-demo}
+out=$(dirname "$demo")/demo-test/replay
+rm -rf "$out"
+mkdir -p "$out" build/demo-test
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok    $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL  $1"; [ -n "$2" ] && sed 's/^/      /' "$2" | tail -n 25; }
+
+# A copy of the game whose scripts the tests edit.
+cp -r scripts "$tmp/scripts" && ln -s "$(pwd)/assets" "$tmp/assets"
+
+# 1. headless, driven by a test script; the replay's last frame is the
+#    recorded one, byte for byte
+if timeout 120 "$demo" --headless --root "$tmp" --seed 5 --script tests/demo/chase_test.lua \
+     --record "$out/chase.tape" --screenshot "$out/recorded.png" >"$out/record.log" 2>&1; then
+  ok "a headless session driven by a test script is recorded"
+else
+  bad "a headless session driven by a test script is recorded" "$out/record.log"
+fi
+if timeout 120 "$demo" --headless --root "$tmp" --replay "$out/chase.tape" --verify \
+     --screenshot "$out/replayed.png" >"$out/replay.log" 2>&1 &&
+   grep -q "replayed [0-9]* frames, each as recorded" "$out/replay.log" &&
+   cmp -s "$out/recorded.png" "$out/replayed.png"; then
+  ok "its replay verifies and ends on the same picture, byte for byte"
+else
+  bad "its replay verifies and ends on the same picture, byte for byte" "$out/replay.log"
+fi
+
+# 2. the scripts change on disk: the replay still plays the recorded ones
+printf 'local M = {\n  broken = \n' >"$tmp/scripts/ai/patrol.lua"
+printf 'error("edited")\n' >"$tmp/scripts/main.lua"
+if timeout 120 "$demo" --headless --root "$tmp" --replay "$out/chase.tape" --verify \
+     --screenshot "$out/edited.png" >"$out/edited.log" 2>&1 &&
+   cmp -s "$out/recorded.png" "$out/edited.png"; then
+  ok "a replay after the scripts were edited on disk plays the recorded versions"
+else
+  bad "a replay after the scripts were edited on disk plays the recorded versions" "$out/edited.log"
+fi
+rm -rf "$tmp/scripts" && cp -r scripts "$tmp/scripts"
+
+# 3. a minute of play stays small
+if "$demo" --headless --root "$tmp" --frames 3600 --record "$out/minute.tape" >/dev/null 2>&1 &&
+   size=$(wc -c <"$out/minute.tape") && [ "$size" -lt 102400 ]; then
+  ok "a minute of play records into $size bytes (< 100 KB)"
+else
+  bad "a minute of play records into less than 100 KB (got ${size:-nothing})"
+fi
+
+# 4. a windowed session at real time under Xvfb, with a hot reload in the
+#    middle (tests/demo/reload.lua asks for the saves), replayed headless
+if command -v xvfb-run >/dev/null 2>&1; then
+  log="$out/window_record.log"
+  : >"$log"
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" "$demo" --watch --root "$tmp" --seed 7 \
+      --record "$out/window.tape" --script tests/demo/reload.lua >"$log" 2>&1 &
+  pid=$!
+  for step in break fix; do
+    n=0
+    until grep -q "STEP $step" "$log" || [ $n -ge 600 ]; do sleep 0.1; n=$((n + 1)); done
+    sleep 0.3
+    if [ $step = break ]; then
+      printf 'local M = {\n  broken = \n' >"$tmp/scripts/ai/patrol.lua.new"
+    else
+      sed 's/^M.SPEED = 40 /M.SPEED = 41 /' scripts/ai/patrol.lua >"$tmp/scripts/ai/patrol.lua.new"
+    fi
+    mv "$tmp/scripts/ai/patrol.lua.new" "$tmp/scripts/ai/patrol.lua"
+  done
+  if wait $pid; then
+    ok "a windowed session at real time with a hot reload is recorded"
+  else
+    bad "a windowed session at real time with a hot reload is recorded" "$log"
+  fi
+  rm -rf "$tmp/scripts" && cp -r scripts "$tmp/scripts"
+  if timeout 120 "$demo" --headless --root "$tmp" --replay "$out/window.tape" --verify \
+       >"$out/window_replay.log" 2>&1 &&
+     grep -q "reload: ai.patrol v2" "$out/window_replay.log" &&
+     grep -q "replayed [0-9]* frames, each as recorded" "$out/window_replay.log"; then
+    ok "it replays headless with the reload in its frame and verifies"
+  else
+    bad "it replays headless with the reload in its frame and verifies" "$out/window_replay.log"
+  fi
+fi
+
+# 5. bad files: each exits 1 with what is wrong
+bad_file() { # name, file, expected message (grep pattern)
+  if "$demo" --headless --replay "$2" >"$out/bad.log" 2>&1; then
+    bad "$1: exits 1" "$out/bad.log"
+  elif grep -q "$3" "$out/bad.log"; then
+    ok "$1: exits 1 saying \"$(head -1 "$out/bad.log" | cut -c1-70)\""
+  else
+    bad "$1: says $3" "$out/bad.log"
+  fi
+}
+head -c 3000 "$out/chase.tape" >"$out/cut.tape"
+bad_file "a truncated recording" "$out/cut.tape" "truncated"
+cp "$out/chase.tape" "$out/flip.tape"
+printf 'X' | dd of="$out/flip.tape" bs=1 seek=2000 conv=notrunc 2>/dev/null
+bad_file "a corrupted recording" "$out/flip.tape" "corrupted"
+cp "$out/chase.tape" "$out/v9.tape"
+printf '\011' | dd of="$out/v9.tape" bs=1 seek=10 conv=notrunc 2>/dev/null
+bad_file "a recording of another format version" "$out/v9.tape" "format version 9"
+bad_file "a file that is no recording" scripts/main.lua "not a weft recording"
+bad_file "a missing file" "$out/none.tape" "cannot open"
+printf 'wait(0.1)\n' >"$tmp/plain.lua"
+"$(dirname "$demo")/weft" run "$tmp/plain.lua" --record "$out/plain.tape" >/dev/null 2>&1
+bad_file "a recording of weft run" "$out/plain.tape" "not recorded by weft-demo"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
