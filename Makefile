@@ -19,8 +19,8 @@ LDFLAGS  += -fsanitize=address,undefined
 endif
 
 # Evaluated when used, so packages installed by `deps` are seen.
-LUA_CFLAGS = $(shell pkg-config --cflags lua5.4)
-LUA_LIBS   = $(shell pkg-config --libs lua5.4)
+LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 libcjson)
+LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson)
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
@@ -47,12 +47,12 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # pkg-config module), cmd (a command) or file (a path). Included makefiles
 # (demo/demo.mk, tests/bench/bench.mk) append to DEPS.
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
-        cmd:xxd:xxd
+        cmd:xxd:xxd pc:libcjson:libcjson-dev
 
 -include demo/demo.mk
 -include tests/bench/bench.mk
 
-.PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs usage run asan bench fuzz clean help
+.PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -61,12 +61,13 @@ all: deps
 help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
-	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-demo, test-docs"
+	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
 	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config, run it"
+	@echo "make test-dap    the debugger, driven over its socket by a DAP client (tests/dap/)"
 	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
 	@echo "make test-docs   runs every command README.md and docs/designers.md show"
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
@@ -172,7 +173,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 # ---- tests ----
 
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua test-cli test-conformance test-embed test-demo test-docs
+	@$(MAKE) --no-print-directory test-c test-lua test-cli test-conformance test-embed test-dap test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -197,6 +198,10 @@ test-docs: $(BUILD)/weft $(DOCS_NEEDS)
 usage: $(BUILD)/weft $(DOCS_NEEDS)
 	@sh tests/cli/usage.sh write $(BUILD)/weft $(DOCS_NEEDS)
 
+test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client
+	@echo "== the debugger over its socket (tests/dap)"
+	@$(BUILD)/tests/dap/client $(BUILD)/weft
+
 test-conformance: $(BUILD)/weft
 	@echo "== Lua conformance: the same scripts under lua5.4 and in weft tasks"
 	@sh tests/conformance/run.sh $(BUILD)/weft
@@ -206,7 +211,7 @@ test-embed: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so
 	@sh tests/embed/run.sh $(BUILD)
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-demo test-docs
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-dap test-demo test-docs
 
 bench: deps
 	@$(MAKE) --no-print-directory bench-run

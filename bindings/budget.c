@@ -183,6 +183,28 @@ int weft_budget_preempting(weft_state *W, lua_State *L) {
   return 1;
 }
 
+static void unhook(void *ud, weft_id id) {
+  ltask *lt = weft_task_udata(((weft_state *)ud)->S, id);
+  if (lt) lt->hooked = 0; /* re-armed at its next resume */
+}
+
+/* Re-arms a thread that is running (or resuming another) with the new
+   events, keeping whether it counts and its count. */
+static void rearm(weft_state *W, lua_State *co) {
+  if (!co) return;
+  int count = (lua_gethookmask(co) & LUA_MASKCOUNT) ? lua_gethookcount(co) : 0;
+  arm(W, co, count);
+}
+
+void weft_budget_set_extra(weft_state *W, int mask, lua_State *L) {
+  if (W->hook_extra == mask) return;
+  W->hook_extra = mask;
+  weft_sched_each_task(W->S, unhook, W);
+  rearm(W, W->curL);
+  if (W->bud.home != W->curL) rearm(W, W->bud.home);
+  if (L && L != W->curL && L != W->bud.home) rearm(W, L);
+}
+
 void weft_raise_here(lua_State *L, const char *msg) {
   /* Inside a hook, level 0 is the function that was running. */
   lua_Debug d;

@@ -26,16 +26,13 @@ static void where_suspended(lua_State *co, char *buf, size_t n) {
   }
 }
 
-static void snap_one(void *ud, weft_id id) {
-  snap *sp = ud;
-  weft_state *W = sp->W;
-  lua_State *L = sp->L;
+int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = LT(W, id);
-  if (!lt || !lt->co) return;
+  if (!lt || !lt->co) return 0;
   weft_push_task(W, L, id);
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
-    return;
+    return 0;
   }
   int h = lua_gettop(L);
   lua_createtable(L, 0, 9);
@@ -77,8 +74,13 @@ static void snap_one(void *ud, weft_id id) {
   lua_setfield(L, -2, "spawned");
   lua_pushinteger(L, weft_task_resumes(W->S, id));
   lua_setfield(L, -2, "resumes");
-  lua_rawseti(L, h - 1, ++sp->n);
-  lua_settop(L, h - 1);
+  lua_remove(L, h);
+  return 1;
+}
+
+static void snap_one(void *ud, weft_id id) {
+  snap *sp = ud;
+  if (weft_push_task_info(sp->W, sp->L, id)) lua_rawseti(sp->L, -2, ++sp->n);
 }
 
 static int l_tasks(lua_State *L) {

@@ -157,6 +157,10 @@ struct weft_state {
   int hook_extra; /* hook events wanted besides the count (a debugger's) */
   /* Receives those events (lua_Debug's event is not LUA_HOOKCOUNT). */
   void (*on_hook)(weft_state *W, lua_State *L, lua_Debug *ar);
+  /* Called when a task's body raised (not a cancellation), before the
+     report: co still holds the frames that raised, L[idx] is the error. */
+  void (*on_task_error)(weft_state *W, weft_id task, lua_State *co, lua_State *L, int idx);
+  struct weft_debug *dbg; /* the debugger server (debug.c), NULL: none */
   /* What a cancelled task gives back to channels (a waiting sender's
      value, a value handed to it it never ran with); set by sync.c. */
   void (*give_back)(weft_state *W, lua_State *L, ltask *lt);
@@ -236,6 +240,13 @@ void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, cons
 void weft_open_groups(weft_state *W, lua_State *L);
 /* inspect.c */
 void weft_open_inspect(weft_state *W, lua_State *L);
+/* Pushes what weft.tasks() says of one task (id, name, who, group,
+   status, waiting, where, spawned, resumes) and returns 1, or pushes
+   nothing and returns 0 for a task that is not a live Lua task. May
+   raise (memory). */
+int weft_push_task_info(weft_state *W, lua_State *L, weft_id task);
+/* debug.c: frees the debugger server (weft_close). */
+void weft_debug_free(weft_state *W);
 
 /* task.c */
 /* Nonzero when L[idx] is the cancellation error. */
@@ -347,6 +358,10 @@ int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh
                       int32_t limit);
 int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
                        const char *msg, int32_t limit);
+/* Sets the hook events wanted besides the count (W->hook_extra): every
+   live task's thread, the threads running now and L (a thread inside a
+   hook, or NULL) are re-armed. */
+void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
 /* A task waits: its stretch ends. */

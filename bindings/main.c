@@ -71,6 +71,7 @@ typedef struct config {
   double frames, dt, mem, budget; /* frames < 0: no limit; budget < 0: off */
   int realtime, watch, dump, verify;
   const char *record, *replay; /* recording files */
+  int debug;                   /* --debug PORT: port + 1; 0: no debugger */
   weft_desc d;
 } config;
 
@@ -112,6 +113,12 @@ static const char *set_dump(config *c, const char *v) { return (void)v, c->dump 
 static const char *set_record(config *c, const char *v) { return c->record = v, NULL; }
 static const char *set_replay(config *c, const char *v) { return c->replay = v, NULL; }
 static const char *set_verify(config *c, const char *v) { return (void)v, c->verify = 1, NULL; }
+static const char *set_debug(config *c, const char *v) {
+  double port;
+  if (!parse_num(v, &port) || port < 0 || port > 65535 || port != floor(port))
+    return "a port from 0 to 65535 (0: any free port)";
+  return c->debug = (int)port + 1, NULL;
+}
 static const char *set_inline(config *c, const char *v) {
   return (void)v, c->d.job_threads = WEFT_JOBS_INLINE, NULL;
 }
@@ -130,6 +137,8 @@ static const option options[] = {
     {"--record", "F", RUN, "record the run into file F (replay it with --replay F)", set_record},
     {"--replay", "F", RUN, "replay recording F (FILE.lua is the recorded one)", set_replay},
     {"--verify", NULL, RUN, "with --replay: exit 1 at the first frame that differs", set_verify},
+    {"--debug", "PORT", RUN, "serve a debugger (DAP) on 127.0.0.1:PORT; run once it attaches",
+     set_debug},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -207,6 +216,10 @@ static int run_frames(weft_state *W, weft_task task, const config *c) {
     } else if (c->frames >= 0 && (double)done_frames >= c->frames) {
       return 2;
     }
+    if (c->debug && weft_debug_poll(W)) {
+      fprintf(stderr, "weft: ended by the debugger\n");
+      return 1;
+    }
     if (c->realtime) {
       next += dt;
       sleep_until(next);
@@ -215,6 +228,22 @@ static int run_frames(weft_state *W, weft_task task, const config *c) {
     done_frames++;
     if (c->verify && weft_replay_check(W, NULL, 0)) return 1;
   }
+}
+
+/* --debug PORT: listens, says where on stderr's first line, and waits
+   for the client to be ready. Nonzero when the run must not go on. */
+static int start_debugger(weft_state *W, int port) {
+  weft_debug_desc dd = {.port = port};
+  if (weft_debug_listen(W, &dd, &port) != WEFT_OK) {
+    fprintf(stderr, "weft: --debug: cannot listen on 127.0.0.1:%d\n", port);
+    return -1;
+  }
+  fprintf(stderr, "weft: debugger listening on 127.0.0.1:%d\n", port);
+  if (weft_debug_wait_ready(W)) {
+    weft_debug_exit(W, 1);
+    return -1;
+  }
+  return 0;
 }
 
 /* Opens the state for `weft run`: recording, replaying (the recording's
@@ -259,6 +288,10 @@ static weft_state *open_run(config *c, const char **file) {
   if (c->watch && weft_watch_scripts(W, 1) != WEFT_OK)
     fprintf(stderr, "weft: --watch: cannot watch %s\n",
             d.scripts_root ? d.scripts_root : "scripts");
+  if (c->debug && start_debugger(W, c->debug - 1) != 0) {
+    weft_close(W);
+    return NULL;
+  }
   return W;
 }
 
@@ -278,6 +311,7 @@ static int cmd_run(int argc, char **argv) {
   const char *err;
   if (weft_run_file(W, file, &task, &err) != WEFT_OK) {
     fprintf(stderr, "%s\n", err);
+    weft_debug_exit(W, 1);
     weft_close(W);
     return 1;
   }
@@ -297,6 +331,7 @@ static int cmd_run(int argc, char **argv) {
     fprintf(stderr, "weft: cannot write %s\n", c.record);
     rc = 1;
   }
+  weft_debug_exit(W, rc);
   weft_release(W, task);
   int leaked = weft_close(W);
   if (leaked) fprintf(stderr, "weft: %d object(s) leaked at shutdown\n", leaked);

@@ -257,6 +257,7 @@ int weft_close(weft_state *W) {
   if (!W) return 0;
   if (busy(W)) return WEFT_EBUSY;
   int leaked = 0;
+  weft_debug_free(W);
   if (W->S && W->L) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)

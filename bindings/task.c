@@ -211,6 +211,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   }
   int e = lua_gettop(L);
   int cancelled = weft_is_cancel_error(W, L, e);
+  if (!cancelled && W->on_task_error) W->on_task_error(W, id, co, L, e);
   if (!cancelled) weft_report_thread(W, L, e, id, NULL, co);
   weft_task_cancel_children(W->S, id); /* children first */
   close_thread(W, L, id, co, orig);

@@ -287,4 +287,41 @@ int weft_replay_check(const weft_state *W, char *buf, size_t n);
 /* Frames replayed so far. */
 uint64_t weft_replay_position(const weft_state *W);
 
+/* ---- debugger ----
+   A Debug Adapter Protocol server (the protocol of VS Code, nvim-dap and
+   JetBrains editors) on a local TCP port: breakpoints (with conditions,
+   hit counts and logpoints), stepping, stacks, variables and evaluation,
+   exception stops; every task is a thread. Nothing is hooked until a
+   client sets a breakpoint, steps or pauses. */
+
+typedef struct weft_debug_desc {
+  int port; /* TCP port on 127.0.0.1; 0: any free port */
+  /* Called about 60 times a second while the program is stopped in the
+     debugger (inside weft_step: no frame runs meanwhile), so a game can
+     keep its window alive and show that it is paused. NULL: nothing. */
+  void (*idle)(void *user);
+  void *user; /* passed to idle */
+} weft_debug_desc;
+
+/* Starts listening (the desc is copied). W's log and report output also
+   go to the client as output events from then on. On success returns
+   WEFT_OK with the bound port in *port (may be NULL); WEFT_EINVAL when
+   the port cannot be bound, WEFT_ENOMEM, WEFT_ESTATE when already
+   listening. The server ends with weft_close. */
+int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port);
+/* Services the client without blocking: accepts a connection, answers
+   requests, reports tasks that started or ended. Call once per frame
+   between weft_step calls; a pause request stops here, inside this call,
+   until the client continues. Returns 1 when the client asked to end the
+   program (terminate, or disconnect with terminateDebuggee), else 0
+   (also when not listening). */
+int weft_debug_poll(weft_state *W);
+/* Blocks until a client has connected and sent configurationDone (its
+   breakpoints are set), so a program can start its script under them.
+   Returns 1 when the client asked to end the program meanwhile, else 0. */
+int weft_debug_wait_ready(weft_state *W);
+/* Tells the client the program ended with exit code `code` (exited and
+   terminated events). Call before weft_close. */
+void weft_debug_exit(weft_state *W, int code);
+
 #endif

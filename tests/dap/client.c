@@ -1,0 +1,708 @@
+/* The debugger as an editor drives it: a small Debug Adapter Protocol
+   client starts `weft run FILE --debug 0`, reads the port from its first
+   stderr line, connects, and checks requests, responses and events.
+   Usage: client path/to/weft (run from the top of the tree). */
+#define _GNU_SOURCE /* memmem */
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#define TIMEOUT_MS 20000 /* a safety net: nothing here waits on time */
+#define MAX_QUEUE 4096
+
+static const char *weft = "build/weft";
+static pid_t child; /* the program under test, killed if a case fails */
+
+typedef struct client {
+  pid_t pid;
+  int fd, err; /* the socket, the child's stderr */
+  int port;
+  int seq;
+  char *buf;
+  size_t len, cap;
+  cJSON *queue[MAX_QUEUE]; /* events not yet looked at */
+  int nq;
+  char errtext[65536]; /* the child's stderr after its first line */
+  size_t errlen;
+} client;
+
+/* ---- the wire ---- */
+
+static void drain_stderr(client *c) {
+  char tmp[4096];
+  ssize_t r = read(c->err, tmp, sizeof tmp);
+  if (r > 0) {
+    size_t n = (size_t)r;
+    if (c->errlen + n >= sizeof c->errtext) n = sizeof c->errtext - c->errlen - 1;
+    memcpy(c->errtext + c->errlen, tmp, n);
+    c->errlen += n;
+    c->errtext[c->errlen] = 0;
+  }
+}
+
+/* Reads one message; NULL when the connection closed. Fails the test
+   after TIMEOUT_MS without one. */
+static cJSON *read_msg(client *c) {
+  for (;;) {
+    char *end = c->len >= 4 ? memmem(c->buf, c->len, "\r\n\r\n", 4) : NULL;
+    if (end) {
+      size_t hlen = (size_t)(end - c->buf) + 4;
+      char *cl = strstr(c->buf, "Content-Length:");
+      assert_non_null(cl);
+      size_t blen = strtoul(cl + 15, NULL, 10);
+      if (c->len >= hlen + blen) {
+        cJSON *m = cJSON_ParseWithLength(c->buf + hlen, blen);
+        assert_non_null(m);
+        memmove(c->buf, c->buf + hlen + blen, c->len - hlen - blen);
+        c->len -= hlen + blen;
+        return m;
+      }
+    }
+    struct pollfd p[2] = {{c->fd, POLLIN, 0}, {c->err, POLLIN, 0}};
+    int n = poll(p, 2, TIMEOUT_MS);
+    if (n <= 0) fail_msg("no message from the debugger within %d ms", TIMEOUT_MS);
+    if (p[1].revents) drain_stderr(c);
+    if (!p[0].revents) continue;
+    if (c->len + 65536 > c->cap) {
+      c->cap = c->len + 65536;
+      c->buf = realloc(c->buf, c->cap);
+    }
+    ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len - 1, 0);
+    if (r <= 0) return NULL;
+    c->len += (size_t)r;
+    c->buf[c->len] = 0;
+  }
+}
+
+static void send_req(client *c, const char *cmd, cJSON *args) {
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddNumberToObject(m, "seq", ++c->seq);
+  cJSON_AddStringToObject(m, "type", "request");
+  cJSON_AddStringToObject(m, "command", cmd);
+  if (args) cJSON_AddItemToObject(m, "arguments", args);
+  char *body = cJSON_PrintUnformatted(m);
+  char head[64];
+  int hl = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", strlen(body));
+  assert_int_equal(send(c->fd, head, (size_t)hl, MSG_NOSIGNAL), hl);
+  assert_int_equal(send(c->fd, body, strlen(body), MSG_NOSIGNAL), (ssize_t)strlen(body));
+  free(body);
+  cJSON_Delete(m);
+}
+
+static const char *str(cJSON *o, const char *k) {
+  cJSON *v = cJSON_GetObjectItem(o, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num(cJSON *o, const char *k) {
+  cJSON *v = cJSON_GetObjectItem(o, k);
+  assert_true(cJSON_IsNumber(v));
+  return v->valuedouble;
+}
+
+/* Sends a request and returns its response (owned by the caller);
+   events that come first are queued. ok: the response must succeed. */
+static cJSON *request(client *c, const char *cmd, cJSON *args, int ok) {
+  send_req(c, cmd, args);
+  int seq = c->seq;
+  for (;;) {
+    cJSON *m = read_msg(c);
+    if (!m) fail_msg("the debugger closed the connection before answering %s", cmd);
+    const char *type = str(m, "type");
+    if (type && strcmp(type, "response") == 0 && (int)num(m, "request_seq") == seq) {
+      assert_string_equal(str(m, "command"), cmd);
+      if (ok && !cJSON_IsTrue(cJSON_GetObjectItem(m, "success")))
+        fail_msg("%s failed: %s", cmd, str(m, "message") ? str(m, "message") : "?");
+      return m;
+    }
+    assert_true(c->nq < MAX_QUEUE);
+    c->queue[c->nq++] = m;
+  }
+}
+
+/* Like request, keeping only the response's body (freed by the caller
+   through the response, returned in *resp). */
+static cJSON *call(client *c, const char *cmd, cJSON *args, cJSON **resp) {
+  *resp = request(c, cmd, args, 1);
+  return cJSON_GetObjectItem(*resp, "body");
+}
+
+static int is_event(cJSON *m, const char *name) {
+  const char *t = str(m, "type"), *e = str(m, "event");
+  return t && e && strcmp(t, "event") == 0 && strcmp(e, name) == 0;
+}
+
+/* The next event called name (earlier ones of other names stay queued).
+   NULL when the connection closed first. */
+static cJSON *wait_event(client *c, const char *name) {
+  for (int i = 0; i < c->nq; i++)
+    if (is_event(c->queue[i], name)) {
+      cJSON *m = c->queue[i];
+      memmove(&c->queue[i], &c->queue[i + 1], (size_t)(c->nq - i - 1) * sizeof *c->queue);
+      c->nq--;
+      return m;
+    }
+  for (;;) {
+    cJSON *m = read_msg(c);
+    if (!m) return NULL;
+    if (is_event(m, name)) return m;
+    assert_true(c->nq < MAX_QUEUE);
+    c->queue[c->nq++] = m;
+  }
+}
+
+/* Waits for an output event whose text contains `text`. */
+static void wait_output(client *c, const char *category, const char *text) {
+  for (;;) {
+    cJSON *m = wait_event(c, "output");
+    if (!m) fail_msg("no output \"%s\" before the connection closed", text);
+    cJSON *b = cJSON_GetObjectItem(m, "body");
+    int hit = strcmp(str(b, "category"), category) == 0 && strstr(str(b, "output"), text);
+    cJSON_Delete(m);
+    if (hit) return;
+  }
+}
+
+/* ---- the program ---- */
+
+/* Starts weft run with args (NULL-terminated) and --debug 0, reads the
+   port from the first stderr line and connects. */
+static void start(client *c, const char *file, ...) {
+  memset(c, 0, sizeof *c);
+  const char *argv[32] = {weft, "run", file};
+  int argc = 3;
+  va_list ap;
+  va_start(ap, file);
+  for (const char *a; (a = va_arg(ap, const char *)) != NULL;) argv[argc++] = a;
+  va_end(ap);
+  argv[argc++] = "--debug";
+  argv[argc++] = "0";
+  argv[argc] = NULL;
+  int ep[2];
+  assert_int_equal(pipe(ep), 0);
+  c->pid = fork();
+  assert_true(c->pid >= 0);
+  child = c->pid;
+  if (c->pid == 0) {
+    dup2(ep[1], 2);
+    close(ep[0]);
+    close(ep[1]);
+    freopen("/dev/null", "w", stdout);
+    execv(weft, (char *const *)argv);
+    _exit(127);
+  }
+  close(ep[1]);
+  c->err = ep[0];
+  char line[256];
+  size_t n = 0;
+  while (n < sizeof line - 1) {
+    struct pollfd p = {c->err, POLLIN, 0};
+    if (poll(&p, 1, TIMEOUT_MS) <= 0) fail_msg("weft printed no first line");
+    if (read(c->err, line + n, 1) != 1) fail_msg("weft ended before listening");
+    if (line[n] == '\n') break;
+    n++;
+  }
+  line[n] = 0;
+  int port = 0;
+  char rest[8];
+  assert_int_equal(sscanf(line, "weft: debugger listening on 127.0.0.1:%d%7s", &port, rest), 1);
+  assert_true(port > 0);
+  c->port = port;
+  c->fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(c->fd, (struct sockaddr *)&a, sizeof a), 0);
+}
+
+/* Another connection to the same program. */
+static void reconnect(client *c) {
+  close(c->fd);
+  for (int i = 0; i < c->nq; i++) cJSON_Delete(c->queue[i]);
+  c->nq = 0;
+  c->len = 0;
+  c->fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(c->fd, (struct sockaddr *)&a, sizeof a), 0);
+}
+
+/* Waits for the program to end; returns its exit status. */
+static int finish(client *c) {
+  int st = 0;
+  for (int i = 0;; i++) {
+    struct pollfd p = {c->err, POLLIN, 0};
+    char tmp[4096];
+    if (poll(&p, 1, 10) > 0 && read(c->err, tmp, sizeof tmp) > 0) continue;
+    if (waitpid(c->pid, &st, WNOHANG) == c->pid) break;
+    if (i > TIMEOUT_MS / 10) {
+      kill(c->pid, SIGKILL);
+      waitpid(c->pid, &st, 0);
+      fail_msg("weft did not end");
+    }
+  }
+  child = 0;
+  close(c->fd);
+  close(c->err);
+  for (int i = 0; i < c->nq; i++) cJSON_Delete(c->queue[i]);
+  free(c->buf);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static cJSON *source_args(const char *file, const int *lines, int n, const char *key,
+                          const char *val) {
+  char abs[PATH_MAX];
+  assert_non_null(realpath(file, abs));
+  cJSON *args = cJSON_CreateObject();
+  cJSON *src = cJSON_AddObjectToObject(args, "source");
+  cJSON_AddStringToObject(src, "path", abs);
+  cJSON *bps = cJSON_AddArrayToObject(args, "breakpoints");
+  for (int i = 0; i < n; i++) {
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddNumberToObject(b, "line", lines[i]);
+    if (key) cJSON_AddStringToObject(b, key, val);
+    cJSON_AddItemToArray(bps, b);
+  }
+  return args;
+}
+
+static void set_bp(client *c, const char *file, int line, const char *key, const char *val) {
+  cJSON *r;
+  cJSON *b = call(c, "setBreakpoints", source_args(file, &line, line > 0, key, val), &r);
+  cJSON *list = cJSON_GetObjectItem(b, "breakpoints");
+  assert_int_equal(cJSON_GetArraySize(list), line > 0);
+  if (line > 0) assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "verified")));
+  cJSON_Delete(r);
+}
+
+static void set_exceptions(client *c, const char *filter) {
+  cJSON *args = cJSON_CreateObject();
+  cJSON *f = cJSON_AddArrayToObject(args, "filters");
+  if (filter) cJSON_AddItemToArray(f, cJSON_CreateString(filter));
+  cJSON_Delete(request(c, "setExceptionBreakpoints", args, 1));
+}
+
+/* initialize (checking the capabilities) and attach or launch. */
+static void handshake(client *c, const char *how) {
+  cJSON *args = cJSON_CreateObject();
+  cJSON_AddStringToObject(args, "adapterID", "weft");
+  cJSON_AddBoolToObject(args, "linesStartAt1", 1);
+  cJSON *r;
+  cJSON *caps = call(c, "initialize", args, &r);
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsConfigurationDoneRequest")));
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsConditionalBreakpoints")));
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsHitConditionalBreakpoints")));
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsLogPoints")));
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsSetVariable")));
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(caps, "exceptionBreakpointFilters")), 2);
+  cJSON_Delete(r);
+  cJSON *e = wait_event(c, "initialized");
+  assert_non_null(e);
+  cJSON_Delete(e);
+  cJSON_Delete(request(c, how, cJSON_CreateObject(), 1));
+}
+
+static void configuration_done(client *c) {
+  cJSON_Delete(request(c, "configurationDone", NULL, 1));
+}
+
+/* Waits for a stopped event with this reason; returns its thread. */
+static int wait_stopped(client *c, const char *reason, char *text, size_t n) {
+  cJSON *e = wait_event(c, "stopped");
+  if (!e) fail_msg("no stopped event (%s)", reason);
+  cJSON *b = cJSON_GetObjectItem(e, "body");
+  assert_string_equal(str(b, "reason"), reason);
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(b, "allThreadsStopped")));
+  int t = (int)num(b, "threadId");
+  if (text) snprintf(text, n, "%s", str(b, "text") ? str(b, "text") : "");
+  cJSON_Delete(e);
+  return t;
+}
+
+static cJSON *thread_args(int thread) {
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddNumberToObject(a, "threadId", thread);
+  return a;
+}
+
+/* The top frame of a thread: its id, line, and source path. */
+static int top_frame(client *c, int thread, int *line, char *path, size_t n) {
+  cJSON *r;
+  cJSON *b = call(c, "stackTrace", thread_args(thread), &r);
+  cJSON *frames = cJSON_GetObjectItem(b, "stackFrames");
+  assert_true(cJSON_GetArraySize(frames) >= 1);
+  cJSON *f = NULL;
+  for (int i = 0; i < cJSON_GetArraySize(frames) && !f; i++) { /* the first Lua frame */
+    cJSON *fi = cJSON_GetArrayItem(frames, i);
+    if (cJSON_GetObjectItem(fi, "source")) f = fi;
+  }
+  assert_non_null(f);
+  int id = (int)num(f, "id");
+  *line = (int)num(f, "line");
+  if (path) snprintf(path, n, "%s", str(cJSON_GetObjectItem(f, "source"), "path"));
+  cJSON_Delete(r);
+  return id;
+}
+
+/* evaluate expr in a frame (0: none); the result into out. */
+static int evaluate(client *c, int frame, const char *expr, char *out, size_t n) {
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddStringToObject(a, "expression", expr);
+  if (frame) cJSON_AddNumberToObject(a, "frameId", frame);
+  cJSON_AddStringToObject(a, "context", "repl");
+  cJSON *r = request(c, "evaluate", a, 0);
+  int ok = cJSON_IsTrue(cJSON_GetObjectItem(r, "success"));
+  const char *res = ok ? str(cJSON_GetObjectItem(r, "body"), "result") : str(r, "message");
+  snprintf(out, n, "%s", res ? res : "");
+  int ref = ok ? (int)num(cJSON_GetObjectItem(r, "body"), "variablesReference") : 0;
+  cJSON_Delete(r);
+  return ref;
+}
+
+static void resume(client *c, const char *how, int thread) {
+  cJSON *r;
+  cJSON *b = call(c, how, thread_args(thread), &r);
+  if (strcmp(how, "continue") == 0)
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(b, "allThreadsContinued")));
+  cJSON_Delete(r);
+  cJSON *e = wait_event(c, "continued");
+  assert_non_null(e);
+  cJSON_Delete(e);
+}
+
+/* The variables of a reference, as an array owned by *r. */
+static cJSON *variables(client *c, int ref, const char *filter, int start, int count, cJSON **r) {
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddNumberToObject(a, "variablesReference", ref);
+  if (filter) cJSON_AddStringToObject(a, "filter", filter);
+  if (count) {
+    cJSON_AddNumberToObject(a, "start", start);
+    cJSON_AddNumberToObject(a, "count", count);
+  }
+  return cJSON_GetObjectItem(call(c, "variables", a, r), "variables");
+}
+
+static cJSON *find_named(cJSON *arr, const char *key, const char *val) {
+  for (int i = 0; i < cJSON_GetArraySize(arr); i++) {
+    cJSON *v = cJSON_GetArrayItem(arr, i);
+    if (str(v, key) && strcmp(str(v, key), val) == 0) return v;
+  }
+  return NULL;
+}
+
+static int exit_code(client *c) {
+  cJSON *e = wait_event(c, "exited");
+  assert_non_null(e);
+  int code = (int)num(cJSON_GetObjectItem(e, "body"), "exitCode");
+  cJSON_Delete(e);
+  e = wait_event(c, "terminated");
+  assert_non_null(e);
+  cJSON_Delete(e);
+  return code;
+}
+
+/* ---- the cases ---- */
+
+/* A breakpoint in a task a group spawned: the thread, its stack, scopes
+   and variables (a table paged), evaluate reading and assigning a local,
+   setVariable, stepping over wait(0.5) to the next line of the same task
+   frames later, output, thread exit, the exit code. */
+static void breakpoint_in_group_task(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/tasks.lua", NULL);
+  handshake(&c, "launch");
+  set_bp(&c, "tests/dap/tasks.lua", 7, NULL, NULL);
+  set_exceptions(&c, "uncaught");
+  configuration_done(&c);
+  int t = wait_stopped(&c, "breakpoint", NULL, 0);
+  assert_true(t >= 2);
+
+  cJSON *e = wait_event(&c, "thread"); /* the file's task and the guard started */
+  assert_non_null(e);
+  assert_string_equal(str(cJSON_GetObjectItem(e, "body"), "reason"), "started");
+  cJSON_Delete(e);
+
+  cJSON *r;
+  cJSON *threads = cJSON_GetObjectItem(call(&c, "threads", NULL, &r), "threads");
+  assert_int_equal(cJSON_GetArraySize(threads), 2);
+  char name[256] = "";
+  for (int i = 0; i < 2; i++) {
+    cJSON *th = cJSON_GetArrayItem(threads, i);
+    if ((int)num(th, "id") == t) snprintf(name, sizeof name, "%s", str(th, "name"));
+  }
+  assert_non_null(strstr(name, "guards"));        /* its group names it */
+  assert_non_null(strstr(name, "tasks.lua:13")); /* its spawn site */
+  assert_non_null(strstr(name, "running"));
+  char other[256];
+  snprintf(other, sizeof other, "%s", str(cJSON_GetArrayItem(threads, 0), "name"));
+  assert_non_null(strstr(other, "tasks.lua:13")); /* the file's task, where it is */
+  cJSON_Delete(r);
+
+  int line;
+  char path[PATH_MAX], want[PATH_MAX];
+  int f = top_frame(&c, t, &line, path, sizeof path);
+  assert_int_equal(line, 7);
+  assert_non_null(realpath("tests/dap/tasks.lua", want));
+  assert_string_equal(path, want); /* an absolute path an editor opens */
+
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddNumberToObject(a, "frameId", f);
+  cJSON *scopes = cJSON_GetObjectItem(call(&c, "scopes", a, &r), "scopes");
+  assert_int_equal(cJSON_GetArraySize(scopes), 3);
+  assert_string_equal(str(cJSON_GetArrayItem(scopes, 0), "name"), "Locals");
+  assert_string_equal(str(cJSON_GetArrayItem(scopes, 1), "name"), "Upvalues");
+  assert_string_equal(str(cJSON_GetArrayItem(scopes, 2), "name"), "Globals");
+  int locals = (int)num(cJSON_GetArrayItem(scopes, 0), "variablesReference");
+  int globals = (int)num(cJSON_GetArrayItem(scopes, 2), "variablesReference");
+  cJSON_Delete(r);
+
+  cJSON *r2;
+  cJSON *vars = variables(&c, locals, NULL, 0, 0, &r2);
+  cJSON *v = find_named(vars, "name", "name");
+  assert_non_null(v);
+  assert_string_equal(str(v, "value"), "\"gate_guard\"");
+  assert_string_equal(str(find_named(vars, "name", "count"), "value"), "0");
+  cJSON *route = find_named(vars, "name", "route");
+  assert_non_null(route);
+  assert_int_equal((int)num(route, "indexedVariables"), 150);
+  int rref = (int)num(route, "variablesReference");
+  assert_true(rref > 0);
+  cJSON_Delete(r2);
+  vars = variables(&c, rref, "indexed", 100, 10, &r2); /* a page of a table */
+  assert_int_equal(cJSON_GetArraySize(vars), 10);
+  assert_string_equal(str(cJSON_GetArrayItem(vars, 0), "name"), "[101]");
+  assert_string_equal(str(cJSON_GetArrayItem(vars, 0), "value"), "202");
+  cJSON_Delete(r2);
+  vars = variables(&c, globals, NULL, 0, 0, &r2); /* the script's environment */
+  assert_non_null(find_named(vars, "name", "wait"));
+  assert_non_null(find_named(vars, "name", "spawn"));
+  cJSON_Delete(r2);
+
+  char out[256];
+  evaluate(&c, f, "count + 41", out, sizeof out);
+  assert_string_equal(out, "41");
+  evaluate(&c, f, "#route, name", out, sizeof out);
+  assert_string_equal(out, "150, \"gate_guard\"");
+  evaluate(&c, f, "count = 2", out, sizeof out); /* assigns the local */
+  evaluate(&c, f, "count", out, sizeof out);
+  assert_string_equal(out, "2");
+  evaluate(&c, f, "now()", out, sizeof out);
+  assert_string_equal(out, "0.0");
+  evaluate(&c, f, "nosuch.field", out, sizeof out);
+  assert_non_null(strstr(out, "nosuch"));
+
+  a = cJSON_CreateObject();
+  cJSON_AddNumberToObject(a, "variablesReference", locals);
+  cJSON_AddStringToObject(a, "name", "name");
+  cJSON_AddStringToObject(a, "value", "'gate'");
+  assert_string_equal(str(call(&c, "setVariable", a, &r), "value"), "\"gate\"");
+  cJSON_Delete(r);
+
+  resume(&c, "next", t); /* count = count + 1 -> wait(0.5) */
+  assert_int_equal(wait_stopped(&c, "step", NULL, 0), t);
+  f = top_frame(&c, t, &line, NULL, 0);
+  assert_int_equal(line, 8);
+  evaluate(&c, f, "frame()", out, sizeof out);
+  assert_string_equal(out, "0");
+
+  resume(&c, "next", t); /* over wait(0.5): the same task, 30 frames on */
+  assert_int_equal(wait_stopped(&c, "step", NULL, 0), t);
+  f = top_frame(&c, t, &line, NULL, 0);
+  assert_int_equal(line, 9);
+  evaluate(&c, f, "frame(), count", out, sizeof out);
+  assert_string_equal(out, "30, 3");
+
+  resume(&c, "continue", t);
+  wait_output(&c, "stdout", "gate step 3");
+  wait_output(&c, "stdout", "total\t3");
+  for (;;) { /* the guard's thread exits */
+    e = wait_event(&c, "thread");
+    assert_non_null(e);
+    cJSON *b = cJSON_GetObjectItem(e, "body");
+    int done = strcmp(str(b, "reason"), "exited") == 0 && (int)num(b, "threadId") == t;
+    cJSON_Delete(e);
+    if (done) break;
+  }
+  assert_int_equal(exit_code(&c), 0);
+  assert_int_equal(finish(&c), 0);
+}
+
+/* An error that fails a task stops with its text; its frame's locals
+   read; the report comes as stderr output; the program goes on. */
+static void exception_stop(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/fail.lua", NULL);
+  handshake(&c, "attach");
+  set_exceptions(&c, "uncaught");
+  configuration_done(&c);
+  char text[512];
+  int t = wait_stopped(&c, "exception", text, sizeof text);
+  assert_non_null(strstr(text, "fail.lua:4: door jammed"));
+  int line;
+  int f = top_frame(&c, t, &line, NULL, 0);
+  assert_int_equal(line, 4);
+  char out[256];
+  evaluate(&c, f, "why", out, sizeof out);
+  assert_string_equal(out, "\"jammed\"");
+  resume(&c, "continue", t);
+  wait_output(&c, "stderr", "door jammed");
+  assert_int_equal(exit_code(&c), 0);
+  assert_int_equal(finish(&c), 0);
+}
+
+/* Conditions, hit counts, logpoints, step in and out, pause, disconnect
+   leaving the program running, a second client, terminate. */
+static void conditions_steps_pause(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/loop.lua", "--realtime", NULL);
+  handshake(&c, "attach");
+  set_bp(&c, "tests/dap/loop.lua", 7, "condition", "i == 5");
+  configuration_done(&c);
+  int t = wait_stopped(&c, "breakpoint", NULL, 0);
+  int line;
+  int f = top_frame(&c, t, &line, NULL, 0);
+  char out[256];
+  evaluate(&c, f, "i", out, sizeof out);
+  assert_string_equal(out, "5");
+
+  resume(&c, "stepIn", t);
+  wait_stopped(&c, "step", NULL, 0);
+  top_frame(&c, t, &line, NULL, 0);
+  assert_int_equal(line, 2); /* inside add */
+  resume(&c, "stepOut", t);
+  wait_stopped(&c, "step", NULL, 0);
+  f = top_frame(&c, t, &line, NULL, 0);
+  assert_true(line == 7 || line == 8); /* back in the caller */
+  evaluate(&c, f, "a", out, sizeof out); /* add's local is out of sight */
+  assert_string_equal(out, "nil");
+
+  set_bp(&c, "tests/dap/loop.lua", 7, "hitCondition", "3");
+  resume(&c, "continue", t);
+  wait_stopped(&c, "breakpoint", NULL, 0);
+  f = top_frame(&c, t, &line, NULL, 0);
+  evaluate(&c, f, "i", out, sizeof out);
+  assert_string_equal(out, "8");
+
+  set_bp(&c, "tests/dap/loop.lua", 7, NULL, NULL);
+  set_bp(&c, "tests/dap/loop.lua", 8, "logMessage", "i is {i}, total {total}");
+  resume(&c, "continue", t);
+  wait_output(&c, "console", "i is 8, total 36");
+  wait_output(&c, "console", "i is 9, total 45");
+
+  set_bp(&c, "tests/dap/loop.lua", 0, NULL, NULL); /* none */
+  cJSON_Delete(request(&c, "pause", thread_args(t), 1));
+  t = wait_stopped(&c, "pause", NULL, 0);
+  cJSON *r;
+  cJSON *threads = cJSON_GetObjectItem(call(&c, "threads", NULL, &r), "threads");
+  assert_int_equal(cJSON_GetArraySize(threads), 1);
+  cJSON_Delete(r);
+  top_frame(&c, t, &line, NULL, 0);
+  assert_int_equal(line, 8); /* between frames: where the loop waits */
+  resume(&c, "continue", t);
+
+  cJSON_Delete(request(&c, "disconnect", cJSON_CreateObject(), 1));
+  reconnect(&c); /* still running, still listening */
+  handshake(&c, "attach");
+  cJSON_Delete(request(&c, "pause", thread_args(t), 1));
+  t = wait_stopped(&c, "pause", NULL, 0);
+  f = top_frame(&c, t, &line, NULL, 0);
+  evaluate(&c, f, "i > 9", out, sizeof out);
+  assert_string_equal(out, "true"); /* it went on meanwhile */
+  cJSON_Delete(request(&c, "terminate", NULL, 1));
+  assert_int_equal(exit_code(&c), 1);
+  assert_int_equal(finish(&c), 1);
+}
+
+static void copy_file(const char *from, const char *to) {
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  assert_non_null(a);
+  assert_non_null(b);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, a)) > 0) fwrite(buf, 1, n, b);
+  fclose(a);
+  fclose(b);
+}
+
+/* A breakpoint stays set across a hot reload: the reloaded module's new
+   function stops at it. */
+static void breakpoint_survives_reload(void **state) {
+  (void)state;
+  char dir[] = "/tmp/weft-dap-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char main_lua[PATH_MAX], mod[PATH_MAX];
+  snprintf(main_lua, sizeof main_lua, "%s/main.lua", dir);
+  snprintf(mod, sizeof mod, "%s/mod.lua", dir);
+  copy_file("tests/dap/reload/main.lua", main_lua);
+  copy_file("tests/dap/reload/mod.lua", mod);
+  client c;
+  start(&c, main_lua, "--scripts", dir, "--watch", "--realtime", NULL);
+  handshake(&c, "attach");
+  set_bp(&c, mod, 3, NULL, NULL);
+  configuration_done(&c);
+  int t = wait_stopped(&c, "breakpoint", NULL, 0);
+  FILE *fp = fopen(mod, "w"); /* the new version, saved while stopped */
+  assert_non_null(fp);
+  fputs("local M = {}\nfunction M.tick(n)\n  local v = \"two\" .. n\n  return v\nend\nreturn M\n",
+        fp);
+  fclose(fp);
+  int seen_new = 0;
+  for (int stops = 0; stops < 400 && !seen_new; stops++) {
+    resume(&c, "next", t);
+    wait_stopped(&c, "step", NULL, 0);
+    int line;
+    char out[256];
+    int f = top_frame(&c, t, &line, NULL, 0);
+    assert_int_equal(line, 4);
+    evaluate(&c, f, "v", out, sizeof out);
+    seen_new = strncmp(out, "\"two", 4) == 0;
+    if (!seen_new) assert_string_equal(out, "\"one\"");
+    resume(&c, "continue", t);
+    t = wait_stopped(&c, "breakpoint", NULL, 0);
+  }
+  assert_true(seen_new);
+  cJSON_Delete(request(&c, "terminate", NULL, 1));
+  exit_code(&c);
+  finish(&c);
+  unlink(main_lua);
+  unlink(mod);
+  rmdir(dir);
+}
+
+static int kill_child(void **state) {
+  (void)state;
+  if (child > 0) {
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    child = 0;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1) weft = argv[1];
+  signal(SIGPIPE, SIG_IGN);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(breakpoint_in_group_task, kill_child),
+      cmocka_unit_test_teardown(exception_stop, kill_child),
+      cmocka_unit_test_teardown(conditions_steps_pause, kill_child),
+      cmocka_unit_test_teardown(breakpoint_survives_reload, kill_child),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
