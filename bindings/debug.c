@@ -479,6 +479,84 @@ static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State 
   stop(D, co, task, "exception", text, 0);
 }
 
+/* ---- caught errors ----
+   With the "all" filter on, an error raised inside pcall or xpcall stops
+   too, where it was raised: scripts get versions of both that pass a
+   message handler then (the stack is still whole when it runs). With it
+   off they are Lua's own in behaviour, yields included. */
+
+static void stop_on_error(lua_State *L) {
+  weft_state *W = weft_get(L);
+  dbg *D = W->dbg;
+  if (!D || D->fd < 0 || D->stopped || D->in_eval || !D->exc_all) return;
+  char text[512];
+  if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
+    snprintf(text, sizeof text, "%s (caught)", lua_tostring(L, 1));
+  else
+    snprintf(text, sizeof text, "(error object is a %s value) (caught)", luaL_typename(L, 1));
+  stop(D, L, W->cur, "exception", text, 0);
+}
+
+static int l_stop_handler(lua_State *L) {
+  stop_on_error(L);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* xpcall's: stops, then hands the error to the script's handler. */
+static int l_stop_xhandler(lua_State *L) {
+  stop_on_error(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+/* After the call (at once, or when a yield inside it returned): true and
+   the results, or false and the error. extra: slots below the `true`. */
+static int pcall_done(lua_State *L, int status, lua_KContext extra) {
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - (int)extra;
+}
+
+static int catching(lua_State *L) {
+  dbg *D = weft_get(L)->dbg;
+  return D && D->fd >= 0 && D->exc_all;
+}
+
+static int l_pcall(lua_State *L) {
+  luaL_checkany(L, 1);
+  int h = 0;
+  if (catching(L)) {
+    lua_pushcfunction(L, l_stop_handler);
+    lua_insert(L, 1);
+    h = 1;
+  }
+  lua_pushboolean(L, 1);
+  lua_insert(L, h + 1);
+  int st = lua_pcallk(L, lua_gettop(L) - h - 2, LUA_MULTRET, h, h, pcall_done);
+  return pcall_done(L, st, h);
+}
+
+static int l_xpcall(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (catching(L)) {
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, l_stop_xhandler, 1);
+    lua_replace(L, 2);
+  }
+  lua_pushboolean(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rotate(L, 3, 2); /* f, handler, true, f, args... */
+  int st = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, pcall_done);
+  return pcall_done(L, st, 2);
+}
+
 /* ---- values ---- */
 
 static int add_frame(dbg *D, lua_State *th, int level) {
@@ -1619,6 +1697,12 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   D->ref_E = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);
   D->ref_anchors = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api); /* environments made from now on */
+  lua_pushcfunction(L, l_pcall);
+  lua_setfield(L, -2, "pcall");
+  lua_pushcfunction(L, l_xpcall);
+  lua_setfield(L, -2, "xpcall");
+  lua_pop(L, 1);
   D->port = ntohs(a.sin_port);
   D->log = W->desc.log;
   D->report = W->desc.report;

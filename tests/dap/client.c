@@ -21,7 +21,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#define TIMEOUT_MS 20000 /* a safety net: nothing here waits on time */
+#define TIMEOUT_MS 60000 /* a safety net: nothing here waits on time */
 #define MAX_QUEUE 4096
 
 static const char *weft = "build/weft";
@@ -245,13 +245,13 @@ static int finish(client *c) {
   int st = 0;
   for (int i = 0;; i++) {
     struct pollfd p = {c->err, POLLIN, 0};
-    char tmp[4096];
-    if (poll(&p, 1, 10) > 0 && read(c->err, tmp, sizeof tmp) > 0) continue;
+    size_t had = c->errlen;
+    if (poll(&p, 1, 10) > 0 && (drain_stderr(c), c->errlen > had)) continue;
     if (waitpid(c->pid, &st, WNOHANG) == c->pid) break;
     if (i > TIMEOUT_MS / 10) {
       kill(c->pid, SIGKILL);
       waitpid(c->pid, &st, 0);
-      fail_msg("weft did not end");
+      fail_msg("weft did not end; its stderr:\n%s", c->errtext);
     }
   }
   child = 0;
@@ -565,6 +565,33 @@ static void exception_stop(void **state) {
   assert_int_equal(finish(&c), 0);
 }
 
+/* With the "all" filter an error pcall or xpcall catches stops too,
+   where it was raised; the script then goes on as before. */
+static void caught_error_stop(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/caught.lua", NULL);
+  handshake(&c, "attach");
+  set_exceptions(&c, "all");
+  configuration_done(&c);
+  char text[512], out[256];
+  int t = wait_stopped(&c, "exception", text, sizeof text);
+  assert_non_null(strstr(text, "caught.lua:3: caught one"));
+  int line;
+  int f = top_frame(&c, t, &line, NULL, 0);
+  assert_int_equal(line, 3);
+  evaluate(&c, f, "secret", out, sizeof out);
+  assert_string_equal(out, "42");
+  resume(&c, "continue", t);
+  wait_output(&c, "stdout", "after\tfalse\ttests/dap/caught.lua:3: caught one");
+  t = wait_stopped(&c, "exception", text, sizeof text); /* xpcall's */
+  assert_non_null(strstr(text, "attempt to index a nil value"));
+  resume(&c, "continue", t);
+  wait_output(&c, "stdout", "after xpcall\tfalse");
+  assert_int_equal(exit_code(&c), 0);
+  assert_int_equal(finish(&c), 0);
+}
+
 /* Conditions, hit counts, logpoints, step in and out, pause, disconnect
    leaving the program running, a second client, terminate. */
 static void conditions_steps_pause(void **state) {
@@ -701,6 +728,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(breakpoint_in_group_task, kill_child),
       cmocka_unit_test_teardown(exception_stop, kill_child),
+      cmocka_unit_test_teardown(caught_error_stop, kill_child),
       cmocka_unit_test_teardown(conditions_steps_pause, kill_child),
       cmocka_unit_test_teardown(breakpoint_survives_reload, kill_child),
   };
