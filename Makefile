@@ -198,9 +198,9 @@ test-docs: $(BUILD)/weft $(DOCS_NEEDS)
 usage: $(BUILD)/weft $(DOCS_NEEDS)
 	@sh tests/cli/usage.sh write $(BUILD)/weft $(DOCS_NEEDS)
 
-test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client
+test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client $(DOCS_NEEDS)
 	@echo "== the debugger over its socket (tests/dap)"
-	@$(BUILD)/tests/dap/client $(BUILD)/weft
+	@$(BUILD)/tests/dap/client $(BUILD)/weft $(filter %/weft-demo,$(DOCS_NEEDS))
 
 test-conformance: $(BUILD)/weft
 	@echo "== Lua conformance: the same scripts under lua5.4 and in weft tasks"

@@ -37,6 +37,7 @@ typedef struct options {
   const char *record, *replay; /* recording files */
   int verify;                  /* --replay: stop at the first frame that differs */
   long go_to;                  /* --replay: run to this frame, then pause; -1 none */
+  int debug;                   /* --debug PORT: port + 1; 0: no debugger */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -82,6 +83,14 @@ static const char *set_goto(options *o, const char *v) {
 static const char *set_watch(options *o, const char *v) { return (void)v, o->watch = 1, NULL; }
 static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
 
+static const char *set_debug(options *o, const char *v) {
+  char *end;
+  errno = 0;
+  long port = strtol(v, &end, 10);
+  if (!*v || *end || errno || port < 0 || port > 65535) return "a port from 0 to 65535 (0: any)";
+  return o->debug = (int)port + 1, NULL;
+}
+
 static const option table[] = {
     {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
@@ -95,6 +104,7 @@ static const option table[] = {
     {"--replay", "FILE", "play a recording back (F5 pause, F6 step, F7/F8 -/+5 s)", set_replay},
     {"--verify", NULL, "with --replay: exit 1 at the first frame that differs", set_verify},
     {"--goto", "N", "with --replay: run to frame N at full speed, then pause", set_goto},
+    {"--debug", "PORT", "serve a debugger (DAP) on 127.0.0.1:PORT; attach any time", set_debug},
 };
 #define NOPTIONS (sizeof table / sizeof table[0])
 
@@ -123,7 +133,7 @@ static void usage(FILE *f) {
 /* Returns 0 to run, 1 after --help, -1 on a bad command line (said on
    stderr). */
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){0, -1, NULL, NULL, NULL, 1, -1, 1, NULL, NULL, 0, -1};
+  *o = (options){0, -1, NULL, NULL, NULL, 1, -1, 1, NULL, NULL, 0, -1, 0};
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout), 1;
   for (int i = 1; i < argc; i++) {
@@ -494,12 +504,53 @@ static int run_step(game *g, const options *o, weft_task test, int rc) {
   return rc;
 }
 
+/* ---- the debugger ---- */
+
+static int debug_held; /* the debugger stopped the game since the last look */
+
+/* While the debugger holds the game (inside a frame): the window stays
+   alive and says so. No input reaches the game meanwhile. */
+static void debug_idle(void *user) {
+  game *g = user;
+  debug_held = 1;
+  if (g->headless) return;
+  SDL_Event ev;
+  while (SDL_PollEvent(&ev))
+    if (ev.type == SDL_QUIT) g->quit = 1;
+  render_frame(g);
+  const char *msg = "paused in debugger";
+  font_draw_shadow(g->f_title, g->r, msg, (SCREEN_W - font_width(g->f_title, msg)) / 2,
+                   SCREEN_H / 3, (SDL_Color){255, 225, 140, 255});
+  SDL_RenderPresent(g->r);
+}
+
+static int start_debugger(game *g, int port) {
+  weft_debug_desc d = {.port = port, .idle = debug_idle, .user = g};
+  if (weft_debug_listen(g->W, &d, &port) != WEFT_OK)
+    return fprintf(stderr, "weft-demo: --debug: cannot listen on 127.0.0.1:%d\n", port), -1;
+  fprintf(stderr, "weft: debugger listening on 127.0.0.1:%d\n", port);
+  return 0;
+}
+
+/* Serves the debugger once a frame; the time it held the game is not
+   game time. */
+static void poll_debugger(game *g, const options *o, double *acc, Uint64 *last) {
+  if (o->debug && weft_debug_poll(g->W)) g->quit = 1;
+  if (debug_held) {
+    debug_held = 0;
+    *acc = 0;
+    *last = SDL_GetPerformanceCounter();
+  }
+}
+
 static int run_loop(game *g, const options *o, weft_task test, int rc) {
   double acc = 0;
   Uint64 last = SDL_GetPerformanceCounter();
   while (!g->quit) {
+    poll_debugger(g, o, &acc, &last);
     int steps = steps_due(g, &acc, &last);
     for (int i = 0; i < steps && !g->quit; i++) rc = run_step(g, o, test, rc);
+    poll_debugger(g, o, &acc, &last);
     if (g->headless || g->quit) continue;
     if (steps == 0 && !g->rp.paused) {
       SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
@@ -565,7 +616,9 @@ int main(int argc, char **argv) {
   if (o.replay && !T) return 1;
   g->seed = o.seed;
   world_init(&g->w, o.seed);
-  if (open_video(g, &o) != 0 || open_weft(g, &o, T) != 0) {
+  if (open_video(g, &o) != 0 || open_weft(g, &o, T) != 0 ||
+      (o.debug && start_debugger(g, o.debug - 1) != 0)) {
+    if (g->W) weft_close(g->W);
     close_video(g);
     return 1;
   }
@@ -588,6 +641,7 @@ int main(int argc, char **argv) {
   }
   if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)
     fprintf(stderr, "weft-demo: cannot write %s\n", o.record), rc = 1;
+  weft_debug_exit(g->W, rc);
   if (boot.id) weft_release(g->W, boot);
   if (test.id) weft_release(g->W, test);
   int leaked = weft_close(g->W); /* cleanups may still use the world */

@@ -1,7 +1,8 @@
 /* The debugger as an editor drives it: a small Debug Adapter Protocol
    client starts `weft run FILE --debug 0`, reads the port from its first
    stderr line, connects, and checks requests, responses and events.
-   Usage: client path/to/weft (run from the top of the tree). */
+   Usage: client path/to/weft [path/to/weft-demo] (from the top of the
+   tree; the demo's case runs when it is given). */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 #define MAX_QUEUE 4096
 
 static const char *weft = "build/weft";
+static const char *demo; /* build/weft-demo, when given */
 static pid_t child; /* the program under test, killed if a case fails */
 
 typedef struct client {
@@ -179,19 +181,9 @@ static void wait_output(client *c, const char *category, const char *text) {
 
 /* ---- the program ---- */
 
-/* Starts weft run with args (NULL-terminated) and --debug 0, reads the
-   port from the first stderr line and connects. */
-static void start(client *c, const char *file, ...) {
-  memset(c, 0, sizeof *c);
-  const char *argv[32] = {weft, "run", file};
-  int argc = 3;
-  va_list ap;
-  va_start(ap, file);
-  for (const char *a; (a = va_arg(ap, const char *)) != NULL;) argv[argc++] = a;
-  va_end(ap);
-  argv[argc++] = "--debug";
-  argv[argc++] = "0";
-  argv[argc] = NULL;
+/* Starts argv (NULL-terminated, ending in --debug 0), reads the port
+   from the first stderr line and connects. */
+static void launch(client *c, const char *program, const char **argv) {
   int ep[2];
   assert_int_equal(pipe(ep), 0);
   c->pid = fork();
@@ -202,7 +194,7 @@ static void start(client *c, const char *file, ...) {
     close(ep[0]);
     close(ep[1]);
     freopen("/dev/null", "w", stdout);
-    execv(weft, (char *const *)argv);
+    execv(program, (char *const *)argv);
     _exit(127);
   }
   close(ep[1]);
@@ -226,6 +218,30 @@ static void start(client *c, const char *file, ...) {
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   assert_int_equal(connect(c->fd, (struct sockaddr *)&a, sizeof a), 0);
+}
+
+/* program args... --debug 0, args NULL-terminated. */
+static void start_args(client *c, const char *program, const char **args) {
+  memset(c, 0, sizeof *c);
+  const char *argv[40] = {program};
+  int argc = 1;
+  while (*args) argv[argc++] = *args++;
+  argv[argc++] = "--debug";
+  argv[argc++] = "0";
+  argv[argc] = NULL;
+  launch(c, program, argv);
+}
+
+/* weft run FILE args... --debug 0 */
+static void start(client *c, const char *file, ...) {
+  va_list ap;
+  va_start(ap, file);
+  const char *args[32] = {"run", file};
+  int n = 2;
+  for (const char *a; (a = va_arg(ap, const char *)) != NULL;) args[n++] = a;
+  va_end(ap);
+  args[n] = NULL;
+  start_args(c, weft, args);
 }
 
 /* Another connection to the same program. */
@@ -722,8 +738,55 @@ static int kill_child(void **state) {
   return 0;
 }
 
+/* The demo runs at once and takes a client at any time: a breakpoint in
+   a guard's patrol names the guard's thread; after a disconnect the game
+   goes on and another client pauses it between frames. */
+static void demo_attach_any_time(void **state) {
+  (void)state;
+  if (!demo) skip();
+  client c;
+  const char *args[] = {"--headless", "--frames", "100000000", "--seed", "3", NULL};
+  start_args(&c, demo, args);
+  handshake(&c, "attach");
+  set_bp(&c, "scripts/ai/patrol.lua", 31, NULL, NULL);
+  configuration_done(&c);
+  int t = wait_stopped(&c, "breakpoint", NULL, 0);
+  int line;
+  char path[PATH_MAX], out[256];
+  int f = top_frame(&c, t, &line, path, sizeof path);
+  assert_int_equal(line, 31);
+  assert_non_null(strstr(path, "/scripts/ai/patrol.lua"));
+  evaluate(&c, f, "type(e.leg)", out, sizeof out);
+  assert_string_equal(out, "\"number\"");
+  cJSON *r;
+  cJSON *threads = cJSON_GetObjectItem(call(&c, "threads", NULL, &r), "threads");
+  assert_true(cJSON_GetArraySize(threads) > 9); /* nine guards and more */
+  char name[256] = "";
+  for (int i = 0; i < cJSON_GetArraySize(threads); i++) {
+    cJSON *th = cJSON_GetArrayItem(threads, i);
+    if ((int)num(th, "id") == t) snprintf(name, sizeof name, "%s", str(th, "name"));
+  }
+  assert_non_null(strstr(name, "guard")); /* the entity it belongs to */
+  cJSON_Delete(r);
+  evaluate(&c, f, "frame()", out, sizeof out);
+  long at = atol(out);
+  set_bp(&c, "scripts/ai/patrol.lua", 0, NULL, NULL);
+  resume(&c, "continue", t);
+  cJSON_Delete(request(&c, "disconnect", cJSON_CreateObject(), 1));
+  reconnect(&c);
+  handshake(&c, "attach");
+  cJSON_Delete(request(&c, "pause", NULL, 1));
+  t = wait_stopped(&c, "pause", NULL, 0);
+  evaluate(&c, 0, "frame()", out, sizeof out);
+  assert_true(atol(out) > at);
+  cJSON_Delete(request(&c, "terminate", NULL, 1));
+  assert_int_equal(exit_code(&c), 0);
+  assert_int_equal(finish(&c), 0);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) weft = argv[1];
+  if (argc > 2) demo = argv[2];
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(breakpoint_in_group_task, kill_child),
@@ -731,6 +794,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_teardown(caught_error_stop, kill_child),
       cmocka_unit_test_teardown(conditions_steps_pause, kill_child),
       cmocka_unit_test_teardown(breakpoint_survives_reload, kill_child),
+      cmocka_unit_test_teardown(demo_attach_any_time, kill_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
