@@ -52,7 +52,7 @@ DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-de
 -include demo/demo.mk
 -include tests/bench/bench.mk
 
-.PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz clean help
+.PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -74,6 +74,7 @@ help:
 	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
 	@echo "make bench       build and run the benchmarks, print the table"
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
+	@echo "make fuzz-tape   the same over recordings (weft_tape_parse and a replay)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
 	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc and weft (PREFIX=/usr/local, DESTDIR)"
 	@echo "make uninstall   remove what make install put there (same PREFIX and DESTDIR)"
@@ -225,6 +226,15 @@ fuzz: deps $(LUA_GEN)
 	  $(HOST_SRC) $(BINDINGS_SRC) $(LUA_GEN) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
 	build-fuzz/fuzz_script -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/corpus tests/fuzz/seeds
+
+# libFuzzer over recordings (weft_tape_parse, then a replay); corpus in build-fuzz/tape-corpus.
+fuzz-tape: deps $(LUA_GEN)
+	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
+	@mkdir -p build-fuzz/tape-corpus
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -iquote host $(LUA_CFLAGS) \
+	  $(HOST_SRC) $(BINDINGS_SRC) $(LUA_GEN) tests/fuzz/fuzz_tape.c -o build-fuzz/fuzz_tape $(LUA_LIBS) -lm -lpthread
+	build-fuzz/fuzz_tape -max_total_time=$(FUZZ_TIME) -max_len=32768 -timeout=10 -rss_limit_mb=4096 \
+	  build-fuzz/tape-corpus tests/fuzz/seeds-tape
 
 # ---- run ----
 

@@ -324,6 +324,8 @@ int weft_cfuture_complete(weft_state *W, weft_id f, int state, int nvalues);
 void weft_open_jobs(weft_state *W, lua_State *L);
 void weft_poll_jobs(weft_state *W);
 void weft_stop_jobs(weft_state *W);
+/* Jobs asked for and not yet delivered (on the pool, or held by a replay). */
+uint32_t weft_jobs_waiting(const weft_state *W);
 
 void weft_flush_warnings(weft_state *W);
 

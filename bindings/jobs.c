@@ -148,6 +148,12 @@ static void drop_job(void *ud, void *p, uint64_t tag) {
   free(r);
 }
 
+uint32_t weft_jobs_waiting(const weft_state *W) {
+  uint32_t n = W->J ? weft_jobs_pending(W->J) : 0;
+  for (const jrun *r = W->held; r; r = r->next) n++;
+  return n;
+}
+
 void weft_stop_jobs(weft_state *W) {
   if (W->J) weft_jobs_destroy(W->J, drop_job, W);
   W->J = NULL;

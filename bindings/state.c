@@ -332,7 +332,7 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->resumes = weft_sched_resumes(W->S);
   out->tasks = weft_sched_task_count(W->S);
   out->errors = W->errors;
-  out->jobs_pending = W->J ? weft_jobs_pending(W->J) : 0;
+  out->jobs_pending = weft_jobs_waiting(W);
 }
 
 void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_api); }

@@ -760,11 +760,10 @@ int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen) 
     if (err && errlen) snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
     return WEFT_EIO;
   }
-  weft_tape *T = calloc(1, sizeof *T);
   size_t cap = 1 << 16, n = 0;
   unsigned char *buf = malloc(cap);
   size_t got;
-  while (T && buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
     n += got;
     if (n == cap) {
       unsigned char *nb = cap < ((size_t)1 << 31) ? realloc(buf, cap * 2) : NULL;
@@ -779,11 +778,22 @@ int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen) 
   }
   int bad = ferror(f);
   fclose(f);
-  if (!T || !buf || bad) {
+  if (!buf || bad) {
     free(buf);
-    free(T);
     if (err && errlen) snprintf(err, errlen, "cannot read %s", path);
     return WEFT_EIO;
+  }
+  return weft_tape_parse(buf, n, path, out, err, errlen);
+}
+
+int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **out, char *err,
+                    size_t errlen) {
+  *out = NULL;
+  weft_tape *T = calloc(1, sizeof *T);
+  if (!T) {
+    free(buf);
+    if (err && errlen) snprintf(err, errlen, "%s: not enough memory", path);
+    return WEFT_ENOMEM;
   }
   T->buf = buf;
   T->len = n;
@@ -793,7 +803,7 @@ int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen) 
     goto out;
   }
   /* the header: 'H', length, version first */
-  reader rd = {buf + 9, buf + n, 0};
+  reader rd = {buf + (n < 9 ? n : 9), buf + n, 0};
   uint64_t hlen = get_varint(&rd);
   if (n < 9 || buf[8] != 'H' || rd.bad || hlen > (uint64_t)(rd.end - rd.p) || hlen < 4) {
     fail(err, errlen, "%s: truncated: the header is cut short (%llu bytes in all)", path,
@@ -986,7 +996,7 @@ static void check_step(weft_state *W, weft_tape *T) {
   if (!w && total != total_hash(T)) snprintf(what, sizeof what, "the state");
   if (w || what[0]) {
     char msg[sizeof what + 8];
-    snprintf(msg, sizeof msg, "%s differs", what);
+    snprintf(msg, sizeof msg, "%s %s", what, strchr(what, ',') ? "differ" : "differs");
     weft_tape_diverged(W, msg);
   }
   if (!T->diverged[0]) {
