@@ -574,6 +574,9 @@ static int replay_verdict(game *g, const options *o, int rc) {
   if (o->verify)
     fprintf(stderr, "weft-demo: replayed %llu frames, each as recorded\n",
             (unsigned long long)weft_replay_position(g->W));
+  else
+    fprintf(stderr, "weft-demo: the replay stopped at frame %llu of %llu\n",
+            (unsigned long long)g->frame, (unsigned long long)g->rp.frames);
   return rc;
 }
 

@@ -94,7 +94,40 @@ if command -v xvfb-run >/dev/null 2>&1; then
   fi
 fi
 
-# 5. bad files: each exits 1 with what is wrong
+# 5. the viewer's keys in a windowed replay (keys sent with xdotool):
+#    --goto 200 starts paused; F6 three times steps to 203; F8 jumps five
+#    seconds ahead (503); F7 starts again and runs back to 203; Ctrl-Q quits
+if command -v xvfb-run >/dev/null 2>&1 && command -v xdotool >/dev/null 2>&1; then
+  cat >"$tmp/scrub.sh" <<'EOF'
+demo=$1 tape=$2 shot=$3
+"$demo" --replay "$tape" --goto 200 --screenshot "$shot" &
+pid=$!
+win=
+n=0
+until [ -n "$win" ] || [ $n -ge 100 ]; do
+  win=$(xdotool search --name Moonwatch 2>/dev/null | head -1); sleep 0.1; n=$((n + 1))
+done
+keys() { sleep 1; xdotool windowfocus --sync "$win" 2>/dev/null; xdotool key --delay 150 "$@"; }
+keys F6 F6 F6
+keys F8
+keys F7
+sleep 2
+win=$(xdotool search --name Moonwatch 2>/dev/null | head -1)
+keys ctrl+q
+wait $pid
+EOF
+  if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+     timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" sh "$tmp/scrub.sh" "$demo" \
+       "$out/minute.tape" "$out/scrub.png" >"$out/scrub.log" 2>&1 &&
+     grep -q "stopped at frame 503 of 3600" "$out/scrub.log" &&
+     grep -q "stopped at frame 203 of 3600" "$out/scrub.log" && [ -s "$out/scrub.png" ]; then
+    ok "a windowed replay pauses, steps, jumps ahead and back (F5-F8)"
+  else
+    bad "a windowed replay pauses, steps, jumps ahead and back (F5-F8)" "$out/scrub.log"
+  fi
+fi
+
+# 6. bad files: each exits 1 with what is wrong
 bad_file() { # name, file, expected message (grep pattern)
   if "$demo" --headless --replay "$2" >"$out/bad.log" 2>&1; then
     bad "$1: exits 1" "$out/bad.log"
