@@ -146,15 +146,20 @@ static const char *const CLOCKS_MAIN =
 
 /* What a run read from the world outside its code comes back in a
    replay, even with its scripts changed on disk and another seed. */
-static void test_replay_prints_what_the_recording_printed(void **state) {
-  run *r = *state;
+/* Records CLOCKS_MAIN (with lib.lua at 'v1'); its output into recorded. */
+static void record_clocks(run *r, char *recorded, size_t n) {
   write_file(r, "scripts/main.lua", CLOCKS_MAIN);
   write_file(r, "scripts/lib.lua", "return {f = function() return 'v1' end}\n");
   record(r, 1000, NULL);
-  char recorded[sizeof r->out];
-  snprintf(recorded, sizeof recorded, "%s", r->out);
+  snprintf(recorded, n, "%s", r->out);
   assert_non_null(strstr(recorded, "v1"));
   r->out[0] = 0;
+}
+
+static void test_replay_prints_what_the_recording_printed(void **state) {
+  run *r = *state;
+  char recorded[sizeof r->out];
+  record_clocks(r, recorded, sizeof recorded);
   write_file(r, "scripts/lib.lua", "return {f = function() return 'v2' end}\n");
   write_file(r, "scripts/main.lua", "print('edited')\n");
   char diff[256] = "";
@@ -166,12 +171,8 @@ static void test_replay_prints_what_the_recording_printed(void **state) {
 /* The scripts are in the recording: a replay needs none on disk. */
 static void test_replay_needs_no_scripts_on_disk(void **state) {
   run *r = *state;
-  write_file(r, "scripts/main.lua", CLOCKS_MAIN);
-  write_file(r, "scripts/lib.lua", "return {f = function() return 'v1' end}\n");
-  record(r, 1000, NULL);
   char recorded[sizeof r->out];
-  snprintf(recorded, sizeof recorded, "%s", r->out);
-  r->out[0] = 0;
+  record_clocks(r, recorded, sizeof recorded);
   char p[160];
   snprintf(p, sizeof p, "%s/scripts/lib.lua", r->dir);
   unlink(p);

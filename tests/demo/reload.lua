@@ -1,4 +1,4 @@
--- Hot reload while the game runs (driven by tests/demo/run.sh, which edits
+-- Hot reload while the game runs (driven by tests/demo/reload_saves.sh, which edits
 -- a copy of scripts/ai/patrol.lua when this script prints a step line):
 --   1. a save with a syntax error: the overlay shows file:line, the old
 --      code keeps running;

@@ -67,17 +67,7 @@ if command -v xvfb-run >/dev/null 2>&1; then
     timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" "$demo" --watch --root "$tmp" --seed 7 \
       --record "$out/window.tape" --script tests/demo/reload.lua >"$log" 2>&1 &
   pid=$!
-  for step in break fix; do
-    n=0
-    until grep -q "STEP $step" "$log" || [ $n -ge 600 ]; do sleep 0.1; n=$((n + 1)); done
-    sleep 0.3
-    if [ $step = break ]; then
-      printf 'local M = {\n  broken = \n' >"$tmp/scripts/ai/patrol.lua.new"
-    else
-      sed 's/^M.SPEED = 40 /M.SPEED = 41 /' scripts/ai/patrol.lua >"$tmp/scripts/ai/patrol.lua.new"
-    fi
-    mv "$tmp/scripts/ai/patrol.lua.new" "$tmp/scripts/ai/patrol.lua"
-  done
+  sh tests/demo/reload_saves.sh "$log" "$tmp"
   if wait $pid; then
     ok "a windowed session at real time with a hot reload is recorded"
   else

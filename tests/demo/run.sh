@@ -55,17 +55,7 @@ reload_test() {
   timeout 90 "$demo" --headless --watch --root "$tmp" --seed 7 --frames 50000000 \
     --script tests/demo/reload.lua >"$log" 2>&1 &
   pid=$!
-  for step in break fix; do
-    n=0
-    until grep -q "STEP $step" "$log" || [ $n -ge 300 ]; do sleep 0.1; n=$((n + 1)); done
-    sleep 0.3
-    if [ $step = break ]; then
-      printf 'local M = {\n  broken = \n' >"$tmp/scripts/ai/patrol.lua.new"
-    else
-      sed 's/^M.SPEED = 40 /M.SPEED = 41 /' scripts/ai/patrol.lua >"$tmp/scripts/ai/patrol.lua.new"
-    fi
-    mv "$tmp/scripts/ai/patrol.lua.new" "$tmp/scripts/ai/patrol.lua"   # an atomic save, like vim's
-  done
+  sh tests/demo/reload_saves.sh "$log" "$tmp"
   wait $pid
   rc=$?
   rm -rf "$tmp"
