@@ -108,6 +108,9 @@ struct weft_debug {
   uint32_t cap, ntasks;
   unsigned stamp;
   int next_dap;
+  int synced;            /* the tasks above are as of: */
+  uint64_t spawned_seen; /* ...W->spawned */
+  uint32_t live_seen;    /* ...and the live tasks (C tasks too) */
 };
 
 typedef struct weft_debug dbg;
@@ -268,9 +271,15 @@ static void see_task(void *ud, weft_id id) {
 }
 
 /* Tells the client of the tasks that started or ended since the last
-   call: O(live tasks). */
+   call: O(live tasks) when any did, O(1) when none did (no task was made
+   and as many live: none can have ended either). */
 static void sync_threads(dbg *D) {
   if (D->fd < 0) return;
+  uint32_t live = weft_sched_task_count(D->W->S);
+  if (D->synced && D->W->spawned == D->spawned_seen && live == D->live_seen) return;
+  D->synced = 1;
+  D->spawned_seen = D->W->spawned;
+  D->live_seen = live;
   D->stamp++;
   weft_sched_each_task(D->W->S, see_task, D);
   int gone = 0;
@@ -1595,6 +1604,7 @@ static void drop_client(dbg *D) {
   free(D->tasks);
   D->tasks = NULL;
   D->cap = D->ntasks = 0;
+  D->synced = 0;
   update_mask(D, D->stop_L);
 }
 

@@ -1183,6 +1183,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   weft_id g = W->cur ? weft_task_group(W->S, W->cur) : 0;
   int rc = weft_task_create(W->S, g, 0, &comb_class, &task, (void **)&lt);
   if (rc != WEFT_OK) luaL_error(L, "cannot create combinator: %s", weft_strerror(rc));
+  W->spawned++;
   lt->deliver = comb_deliver;
   lt->comb = (uint8_t)mode;
   lua_pushvalue(L, outi);

@@ -384,6 +384,7 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
     lua_xmove(L, co, 1);
   }
   lt->co = co;
+  W->spawned++;
   lua_remove(L, -2); /* the thread; the handle stays on top */
   return id;
 }

@@ -8,11 +8,18 @@ BENCH_CFLAGS = $(CFLAGS) -O2 $(LUA_CFLAGS)
 
 .PHONY: bench-run
 
-bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-latency
+bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-latency \
+           $(BENCH_OUT)/debug-cost
 	@$(BENCH_OUT)/weft-bench --dir tests/bench --floor $(BENCH_OUT)/bench-floor \
 	  $(if $(BENCH_QUICK),--quick) $(BENCH_ARGS)
 	@echo "== hot reload: a file's close to the new code running"
 	@$(BENCH_OUT)/reload-latency $(if $(BENCH_QUICK),5,20)
+	@echo "== the debugger: W1 with no client, a client and no breakpoint, a breakpoint elsewhere"
+	@$(BENCH_OUT)/debug-cost tests/bench 10000 60 $(if $(BENCH_QUICK),60 1,600 5)
+
+$(BENCH_OUT)/debug-cost: tests/bench/debug_cost.c $(BUILD)/libweft.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -iquote bindings -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread
 
 # Real files, the real watcher, frames paced at 60 Hz.
 $(BENCH_OUT)/reload-latency: tests/bench/reload_latency.c $(BUILD)/libweft.a
