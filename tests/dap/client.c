@@ -466,9 +466,12 @@ static void breakpoint_in_group_task(void **state) {
   char other[256];
   snprintf(other, sizeof other, "%s", str(cJSON_GetArrayItem(threads, 0), "name"));
   assert_non_null(strstr(other, "tasks.lua:13")); /* the file's task, where it is */
+  int main_thread = (int)num(cJSON_GetArrayItem(threads, 0), "id");
   cJSON_Delete(r);
-
   int line;
+  top_frame(&c, main_thread, &line, NULL, 0); /* another task's stack, suspended */
+  assert_int_equal(line, 13);
+
   char path[PATH_MAX], want[PATH_MAX];
   int f = top_frame(&c, t, &line, path, sizeof path);
   assert_int_equal(line, 7);
@@ -672,6 +675,40 @@ static void conditions_steps_pause(void **state) {
   assert_int_equal(finish(&c), 1);
 }
 
+/* Time and work while stopped are not the task's: with a budget of 5000
+   instructions a resume, evaluating 100,000 loop iterations at a stop,
+   or a loop that never ends (cut by the evaluation's own budget), leaves
+   the task running as before. */
+static void stopped_time_is_not_charged(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/budget.lua", "--budget", "5000", NULL);
+  handshake(&c, "attach");
+  set_bp(&c, "tests/dap/budget.lua", 5, NULL, NULL);
+  configuration_done(&c);
+  char out[256];
+  for (int round = 1; round <= 5; round++) {
+    int t = wait_stopped(&c, "breakpoint", NULL, 0);
+    int line;
+    int f = top_frame(&c, t, &line, NULL, 0);
+    evaluate(&c, f, "(function() local x = 0 for i = 1, 100000 do x = x + i end return x end)()",
+             out, sizeof out);
+    assert_string_equal(out, "5000050000");
+    evaluate(&c, f, "now()", out, sizeof out);
+    if (round == 1) assert_string_equal(out, "0.0");
+    if (round == 2) {
+      evaluate(&c, f, "frame()", out, sizeof out);
+      assert_string_equal(out, "1"); /* one frame per round: no clock moved meanwhile */
+      evaluate(&c, f, "while true do end", out, sizeof out);
+      assert_non_null(strstr(out, "evaluation ran too long"));
+    }
+    resume(&c, "continue", t);
+  }
+  wait_output(&c, "stdout", "rounds\t5");
+  assert_int_equal(exit_code(&c), 0);
+  assert_int_equal(finish(&c), 0);
+}
+
 static void copy_file(const char *from, const char *to) {
   FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
   assert_non_null(a);
@@ -798,6 +835,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_teardown(exception_stop, kill_child),
       cmocka_unit_test_teardown(caught_error_stop, kill_child),
       cmocka_unit_test_teardown(conditions_steps_pause, kill_child),
+      cmocka_unit_test_teardown(stopped_time_is_not_charged, kill_child),
       cmocka_unit_test_teardown(breakpoint_survives_reload, kill_child),
       cmocka_unit_test_teardown(demo_attach_any_time, kill_child),
   };
