@@ -1,5 +1,5 @@
 /* The "image" job (decode on a worker, upload on the main thread) and the
-   "level" job (read and parse on a worker). g->jobs_running counts jobs
+   "level" job (read and parse on a worker). g->assets.jobs_running counts jobs
    prepared and not yet run, so a headless run can wait for them and stay
    reproducible frame for frame. */
 #include "assets.h"
@@ -31,8 +31,8 @@ static void *img_prepare(lua_State *L, int first, int n, void *user) {
   if (!j) return NULL;
   j->g = g;
   snprintf(j->name, sizeof j->name, "%s", name);
-  snprintf(j->path, sizeof j->path, "%s/%s", g->assets_dir, name);
-  atomic_fetch_add(&g->jobs_running, 1);
+  snprintf(j->path, sizeof j->path, "%s/%s", g->run.assets_dir, name);
+  atomic_fetch_add(&g->assets.jobs_running, 1);
   return j;
 }
 
@@ -54,7 +54,7 @@ static void img_run_counted(void *data) {
   imgjob *j = data;
   img_run(data);
   j->ran = 1;
-  atomic_fetch_sub(&j->g->jobs_running, 1);
+  atomic_fetch_sub(&j->g->assets.jobs_running, 1);
 }
 
 /* Main thread: upload, then resolve with {name=, w=, h=}. */
@@ -67,15 +67,15 @@ static int img_finish(lua_State *L, void *data) {
   }
   image *im = assets_get(g, j->name);
   if (!im) {
-    if (g->nimages == MAX_IMAGES) {
+    if (g->assets.nimages == MAX_IMAGES) {
       lua_pushstring(L, "too many images");
       return -1;
     }
-    im = &g->images[g->nimages++];
+    im = &g->assets.images[g->assets.nimages++];
     memset(im, 0, sizeof *im);
     snprintf(im->name, sizeof im->name, "%s", j->name);
   }
-  SDL_Texture *t = SDL_CreateTextureFromSurface(g->r, j->surf);
+  SDL_Texture *t = SDL_CreateTextureFromSurface(g->video.r, j->surf);
   if (!t) {
     lua_pushfstring(L, "cannot upload %s: %s", j->name, SDL_GetError());
     return -1;
@@ -97,7 +97,7 @@ static int img_finish(lua_State *L, void *data) {
 
 static void img_free(void *data) {
   imgjob *j = data;
-  if (!j->ran) atomic_fetch_sub(&j->g->jobs_running, 1); /* dropped unrun */
+  if (!j->ran) atomic_fetch_sub(&j->g->assets.jobs_running, 1); /* dropped unrun */
   SDL_FreeSurface(j->surf);
   free(j);
 }
@@ -123,8 +123,8 @@ static void *lvl_prepare(lua_State *L, int first, int n, void *user) {
   if (!j) return NULL;
   j->g = g;
   snprintf(j->name, sizeof j->name, "%s", name);
-  snprintf(j->path, sizeof j->path, "%s/%s", g->assets_dir, name);
-  atomic_fetch_add(&g->jobs_running, 1);
+  snprintf(j->path, sizeof j->path, "%s/%s", g->run.assets_dir, name);
+  atomic_fetch_add(&g->assets.jobs_running, 1);
   return j;
 }
 
@@ -151,7 +151,7 @@ static void lvl_run(void *data) {
   }
   free(text);
   j->ran = 1;
-  atomic_fetch_sub(&j->g->jobs_running, 1);
+  atomic_fetch_sub(&j->g->assets.jobs_running, 1);
 }
 
 /* Main thread: keep the parsed level for build_level; resolve with
@@ -162,11 +162,11 @@ static int lvl_finish(lua_State *L, void *data) {
     lua_pushstring(L, j->err);
     return -1;
   }
-  if (j->g->parsed) {
-    level_free(j->g->parsed);
-    free(j->g->parsed);
+  if (j->g->assets.parsed) {
+    level_free(j->g->assets.parsed);
+    free(j->g->assets.parsed);
   }
-  j->g->parsed = j->lv;
+  j->g->assets.parsed = j->lv;
   lua_createtable(L, 0, 3);
   lua_pushstring(L, j->name);
   lua_setfield(L, -2, "name");
@@ -180,7 +180,7 @@ static int lvl_finish(lua_State *L, void *data) {
 
 static void lvl_free(void *data) {
   lvljob *j = data;
-  if (!j->ran) atomic_fetch_sub(&j->g->jobs_running, 1);
+  if (!j->ran) atomic_fetch_sub(&j->g->assets.jobs_running, 1);
   if (j->lv) {
     level_free(j->lv);
     free(j->lv);
@@ -189,14 +189,15 @@ static void lvl_free(void *data) {
 }
 
 level *assets_take_level(game *g) {
-  level *lv = g->parsed;
-  g->parsed = NULL;
+  level *lv = g->assets.parsed;
+  g->assets.parsed = NULL;
   return lv;
 }
 
 image *assets_get(game *g, const char *name) {
-  for (int i = 0; i < g->nimages; i++)
-    if (strcmp(g->images[i].name, name) == 0) return g->images[i].tex ? &g->images[i] : NULL;
+  for (int i = 0; i < g->assets.nimages; i++)
+    if (strcmp(g->assets.images[i].name, name) == 0)
+      return g->assets.images[i].tex ? &g->assets.images[i] : NULL;
   return NULL;
 }
 
@@ -228,12 +229,12 @@ void assets_open(game *g) {
 }
 
 void assets_close(game *g) {
-  if (g->parsed) {
-    level_free(g->parsed);
-    free(g->parsed);
-    g->parsed = NULL;
+  if (g->assets.parsed) {
+    level_free(g->assets.parsed);
+    free(g->assets.parsed);
+    g->assets.parsed = NULL;
   }
-  for (int i = 0; i < g->nimages; i++)
-    if (g->images[i].tex) SDL_DestroyTexture(g->images[i].tex);
-  g->nimages = 0;
+  for (int i = 0; i < g->assets.nimages; i++)
+    if (g->assets.images[i].tex) SDL_DestroyTexture(g->assets.images[i].tex);
+  g->assets.nimages = 0;
 }

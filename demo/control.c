@@ -27,7 +27,7 @@ static int l_unlock(lua_State *L) {
    is closed (local _ <close> = lock_input()). Locks nest. */
 static int l_lock_input(lua_State *L) {
   game *g = G(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_finally);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.finally);
   lua_pushlightuserdata(L, g);
   lua_pushcclosure(L, l_unlock, 1);
   lua_call(L, 1, 1);
@@ -53,7 +53,7 @@ static SDL_Scancode check_key(lua_State *L, int arg) {
 static int l_key_pressed(lua_State *L) {
   game *g = G(L);
   SDL_Scancode sc = check_key(L, 1);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_keys);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.keys);
   if (lua_rawgeti(L, -1, sc) == LUA_TNIL) {
     lua_pop(L, 1);
     verbs_push_api(g, L);
@@ -82,8 +82,8 @@ static int l_tap(lua_State *L) {
   SDL_Scancode sc = check_key(L, 1);
   game_key(g, sc, 1);
   for (int i = 0; i < MAX_HOLDS; i++)
-    if (!g->holds[i].frames) {
-      g->holds[i] = (key_hold){sc, 1, 0};
+    if (!g->input.holds[i].frames) {
+      g->input.holds[i] = (key_hold){sc, 1, 0};
       return 0;
     }
   game_key(g, sc, 0);
@@ -95,9 +95,9 @@ static int l_hold(lua_State *L) {
   SDL_Scancode sc = check_key(L, 1);
   float secs = verbs_opt_seconds(L, 2, 0.5f);
   for (int i = 0; i < MAX_HOLDS; i++)
-    if (!g->holds[i].frames) {
+    if (!g->input.holds[i].frames) {
       uint64_t f = verbs_push_future(g, L);
-      g->holds[i] = (key_hold){sc, (int)lroundf(secs * 60.0f) + 1, f};
+      g->input.holds[i] = (key_hold){sc, (int)lroundf(secs * 60.0f) + 1, f};
       game_key(g, sc, 1);
       return 1;
     }
@@ -109,21 +109,21 @@ static int l_hold(lua_State *L) {
    report names first; module: the one whose file raised it). */
 static int l_errors(lua_State *L) {
   game *g = G(L);
-  lua_createtable(L, g->nerrors, 0);
-  for (int i = 0; i < g->nerrors; i++) {
+  lua_createtable(L, g->ov.nerrors, 0);
+  for (int i = 0; i < g->ov.nerrors; i++) {
     lua_createtable(L, 0, 3);
-    lua_pushstring(L, g->errors[i].msg);
+    lua_pushstring(L, g->ov.errors[i].msg);
     lua_setfield(L, -2, "message");
-    lua_pushstring(L, g->errors[i].trace);
+    lua_pushstring(L, g->ov.errors[i].trace);
     lua_setfield(L, -2, "trace");
-    lua_pushinteger(L, g->errors[i].repeats);
+    lua_pushinteger(L, g->ov.errors[i].repeats);
     lua_setfield(L, -2, "repeats");
-    if (g->errors[i].who[0]) {
-      lua_pushstring(L, g->errors[i].who);
+    if (g->ov.errors[i].who[0]) {
+      lua_pushstring(L, g->ov.errors[i].who);
       lua_setfield(L, -2, "who");
     }
-    if (g->errors[i].module[0]) {
-      lua_pushstring(L, g->errors[i].module);
+    if (g->ov.errors[i].module[0]) {
+      lua_pushstring(L, g->ov.errors[i].module);
       lua_setfield(L, -2, "module");
     }
     lua_rawseti(L, -2, i + 1);
@@ -138,8 +138,8 @@ static int l_overlay_shown(lua_State *L) {
   static const char *const names[] = {"errors",  "tasks",    "graph",     "paused",
                                       "loading", "dialogue", "letterbox", NULL};
   int k = luaL_checkoption(L, 1, NULL, names);
-  int v[] = {g->nerrors > 0, g->show_tasks,   g->show_graph,        g->paused,
-             g->loading,     g->w.dlg.active, g->w.letterbox > 0.5f};
+  int v[] = {g->ov.nerrors > 0, g->modes.show_tasks, g->modes.show_graph,  g->modes.paused,
+             g->load.on,        g->w.dlg.active,     g->w.letterbox > 0.5f};
   lua_pushboolean(L, v[k]);
   return 1;
 }
@@ -168,16 +168,17 @@ static int l_overlay_rects(lua_State *L) {
   g->L = L;
   render_frame(g);
   g->L = main;
-  lua_createtable(L, 0, g->ndrawn);
-  for (int i = 0; i < g->ndrawn; i++) {
+  lua_createtable(L, 0, g->ov.ndrawn);
+  for (int i = 0; i < g->ov.ndrawn; i++) {
     lua_createtable(L, 0, 4);
-    const int v[4] = {g->drawn[i].r.x, g->drawn[i].r.y, g->drawn[i].r.w, g->drawn[i].r.h};
+    const int v[4] = {g->ov.drawn[i].r.x, g->ov.drawn[i].r.y, g->ov.drawn[i].r.w,
+                      g->ov.drawn[i].r.h};
     const char *k[4] = {"x", "y", "w", "h"};
     for (int j = 0; j < 4; j++) {
       lua_pushinteger(L, v[j]);
       lua_setfield(L, -2, k[j]);
     }
-    lua_setfield(L, -2, g->drawn[i].name);
+    lua_setfield(L, -2, g->ov.drawn[i].name);
   }
   return 1;
 }
@@ -188,9 +189,9 @@ static int l_overlay_rects(lua_State *L) {
 static int l_game_state(lua_State *L) {
   game *g = G(L);
   lua_createtable(L, 0, 8);
-  lua_pushboolean(L, g->paused);
+  lua_pushboolean(L, g->modes.paused);
   lua_setfield(L, -2, "paused");
-  lua_pushnumber(L, g->time_scale);
+  lua_pushnumber(L, g->modes.time_scale);
   lua_setfield(L, -2, "time_scale");
   lua_pushnumber(L, g->w.fade);
   lua_setfield(L, -2, "fade");
@@ -200,9 +201,9 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "following");
   lua_pushinteger(L, g->w.input_lock);
   lua_setfield(L, -2, "input_lock");
-  lua_pushinteger(L, (lua_Integer)g->frame);
+  lua_pushinteger(L, (lua_Integer)g->run.frame);
   lua_setfield(L, -2, "frame");
-  lua_pushboolean(L, g->headless);
+  lua_pushboolean(L, g->run.headless);
   lua_setfield(L, -2, "headless");
   lua_pushnumber(L, g->w.amb[0]);
   lua_setfield(L, -2, "ambient");
@@ -222,13 +223,13 @@ static int l_game_state(lua_State *L) {
 static int l_loading(lua_State *L) {
   game *g = G(L);
   if (lua_isboolean(L, 1) && !lua_toboolean(L, 1)) {
-    g->loading = 0;
+    g->load.on = 0;
     return 0;
   }
   lua_Number f = luaL_checknumber(L, 1);
-  g->loading = 1;
-  g->load_frac = (float)(f < 0 ? 0 : f > 1 ? 1 : f);
-  snprintf(g->load_label, sizeof g->load_label, "%s", luaL_optstring(L, 2, ""));
+  g->load.on = 1;
+  g->load.frac = (float)(f < 0 ? 0 : f > 1 ? 1 : f);
+  snprintf(g->load.label, sizeof g->load.label, "%s", luaL_optstring(L, 2, ""));
   return 0;
 }
 
@@ -256,7 +257,7 @@ void control_open(game *g) {
 
 void control_key(game *g, SDL_Scancode sc) {
   lua_State *L = g->L;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_keys);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.keys);
   lua_rawgeti(L, -1, sc);
   lua_remove(L, -2);
   if (lua_isnil(L, -1)) {
@@ -268,7 +269,7 @@ void control_key(game *g, SDL_Scancode sc) {
 
 void control_frame(game *g) {
   for (int i = 0; i < MAX_HOLDS; i++) {
-    key_hold *h = &g->holds[i];
+    key_hold *h = &g->input.holds[i];
     if (!h->frames || --h->frames > 0) continue;
     game_key(g, h->key, 0);
     if (h->fut) {
@@ -289,7 +290,8 @@ static void unmark(game *g) {
     entity *e = world_ent(&g->w, i);
     if (!e || !e->script_error) continue;
     int named = 0;
-    for (int k = 0; k < g->nerrors && !named; k++) named = strcmp(g->errors[k].who, e->name) == 0;
+    for (int k = 0; k < g->ov.nerrors && !named; k++)
+      named = strcmp(g->ov.errors[k].who, e->name) == 0;
     if (!named) check[n++] = i;
   }
   if (!n) return;
@@ -349,13 +351,13 @@ static void check_broken(game *g) {
    reports made before it; reports of other modules stay. */
 void control_check_reload(game *g) {
   uint32_t n = weft_reload_count(g->W);
-  int committed = n != g->reloads;
-  if (!committed && g->nerrors == 0) {
+  int committed = n != g->ov.reloads;
+  if (!committed && g->ov.nerrors == 0) {
     unmark(g);
     return;
   }
-  if (g->nerrors) check_broken(g);
-  g->reloads = n;
+  if (g->ov.nerrors) check_broken(g);
+  g->ov.reloads = n;
   lua_State *L = g->L;
   int top = lua_gettop(L);
   weft_push_api(g->W);
@@ -366,9 +368,9 @@ void control_check_reload(game *g) {
     unmark(g);
     return;
   }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_versions);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ov.versions);
   int seen = lua_gettop(L), list = seen - 1;
-  char msg[sizeof g->toast] = "reloaded";
+  char msg[sizeof g->ov.toast] = "reloaded";
   size_t used = strlen(msg);
   int changed = 0;
   for (lua_Integer i = 1; i <= (lua_Integer)luaL_len(L, list); i++) {
@@ -392,8 +394,8 @@ void control_check_reload(game *g) {
     lua_pop(L, 3);
   }
   if (changed) {
-    snprintf(g->toast, sizeof g->toast, "%s", msg);
-    g->toast_at = g->realtime;
+    snprintf(g->ov.toast, sizeof g->ov.toast, "%s", msg);
+    g->ov.toast_at = g->run.realtime;
   }
   lua_settop(L, top);
   unmark(g);
@@ -402,9 +404,9 @@ void control_check_reload(game *g) {
 void control_apply_speed(game *g) {
   lua_State *L = g->L;
   verbs_push_group(g, L, "game");
-  lua_pushnumber(L, g->time_scale);
+  lua_pushnumber(L, g->modes.time_scale);
   lua_setfield(L, -2, "time_scale");
-  verbs_call_method(g, g->paused ? "pause" : "resume", 0);
+  verbs_call_method(g, g->modes.paused ? "pause" : "resume", 0);
 }
 
 /* What a key does when it goes down, from the keyboard or a test
@@ -413,23 +415,23 @@ static void press(game *g, SDL_Scancode sc) {
   static const double speeds[] = {1.0, 0.5, 0.25};
   switch (sc) {
   case SDL_SCANCODE_F1:
-    g->show_tasks = !g->show_tasks;
+    g->modes.show_tasks = !g->modes.show_tasks;
     break;
   case SDL_SCANCODE_F2:
-    g->show_graph = !g->show_graph;
+    g->modes.show_graph = !g->modes.show_graph;
     break;
   case SDL_SCANCODE_F4:
-    g->nerrors = 0;
+    g->ov.nerrors = 0;
     break;
   case SDL_SCANCODE_P:
-    g->paused = !g->paused;
+    g->modes.paused = !g->modes.paused;
     control_apply_speed(g);
     break;
   case SDL_SCANCODE_T: {
     int k = 0;
     for (int i = 0; i < 3; i++)
-      if (fabs(g->time_scale - speeds[i]) < 1e-9) k = i;
-    g->time_scale = speeds[(k + 1) % 3];
+      if (fabs(g->modes.time_scale - speeds[i]) < 1e-9) k = i;
+    g->modes.time_scale = speeds[(k + 1) % 3];
     control_apply_speed(g);
     break;
   }
@@ -440,15 +442,15 @@ static void press(game *g, SDL_Scancode sc) {
     verbs_dispatch(g);
     break;
   case SDL_SCANCODE_F11:
-    if (g->win) {
-      int full = SDL_GetWindowFlags(g->win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
-      SDL_SetWindowFullscreen(g->win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+    if (g->video.win) {
+      int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
+      SDL_SetWindowFullscreen(g->video.win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
     }
     break;
   case SDL_SCANCODE_F12: {
     char p[64];
-    snprintf(p, sizeof p, "weft-demo-%06llu.png", (unsigned long long)g->frame);
-    snprintf(g->shot_path, sizeof g->shot_path, "%s", p);
+    snprintf(p, sizeof p, "weft-demo-%06llu.png", (unsigned long long)g->run.frame);
+    snprintf(g->run.shot_path, sizeof g->run.shot_path, "%s", p);
     break;
   }
   default:
@@ -459,7 +461,7 @@ static void press(game *g, SDL_Scancode sc) {
 
 void game_key(game *g, SDL_Scancode sc, int down) {
   if (sc <= SDL_SCANCODE_UNKNOWN || sc >= SDL_NUM_SCANCODES) return;
-  int was = g->held[sc];
-  g->held[sc] = (uint8_t)(down != 0);
+  int was = g->input.held[sc];
+  g->input.held[sc] = (uint8_t)(down != 0);
   if (down && !was) press(g, sc);
 }

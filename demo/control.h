@@ -15,9 +15,9 @@ void control_key(game *g, SDL_Scancode sc);
 /* Once a frame: releases keys held by tap() and hold() whose time is up. */
 void control_frame(game *g);
 /* Once a frame: after a hot reload, names the modules that changed in
-   g->toast. */
+   g->ov.toast. */
 void control_check_reload(game *g);
-/* Applies g->paused and g->time_scale to the game group. */
+/* Applies g->modes.paused and g->modes.time_scale to the game group. */
 void control_apply_speed(game *g);
 
 #endif

@@ -45,74 +45,84 @@ typedef struct key_hold {
   uint64_t fut; /* resolved on release */
 } key_hold;
 
+/* The game's state, grouped by what changes together. */
 typedef struct game {
   weft_state *W;
   lua_State *L; /* weft_lua(W) */
   world w;
-  /* video */
-  SDL_Window *win;      /* NULL when headless */
-  SDL_Surface *surface; /* headless render target, owned */
-  SDL_Renderer *r;
-  SDL_Texture *light; /* light map render target */
-  SDL_Texture *glow;  /* radial gradient for lights */
-  image images[MAX_IMAGES];
-  int nimages;
-  atomic_int jobs_running; /* demo jobs submitted and not yet run (headless waits) */
-  level *parsed;           /* a level parsed by the "level" job, not built yet; owned */
-  font *f_ui, *f_bold, *f_title, *f_small, *f_mono;
-  char *base; /* per cell: floor drawn under objects; owned */
-  /* Lua references (registry) */
-  int ref_ents;    /* [entity index] = state table */
-  int ref_ent_mt;  /* metatable of entity state tables */
-  int ref_zones;   /* [zone index + 1] = zone table */
-  int ref_keys;    /* [scancode] = signal fired on press */
-  int ref_groups;  /* {game=, world=, cutscenes=} */
-  int ref_finally; /* the script API's finally */
-  /* loading screen */
-  int loading; /* shown while nonzero */
-  float load_frac, load_shown;
-  char load_label[96];
-  /* input */
-  uint8_t held[SDL_NUM_SCANCODES];
-  key_hold holds[MAX_HOLDS];
-  /* modes */
-  int paused;
-  double time_scale;
-  int show_tasks, show_graph;
-  /* overlays */
-  error_note errors[MAX_ERRORS];
-  int nerrors;
-  uint32_t errors_total;
-  float frame_ms[GRAPH_N], script_ms[GRAPH_N];
-  int graph_i;
-  /* run */
-  int headless;
-  uint32_t seed;
-  uint64_t frame;
-  double realtime;
-  int quit;
-  char shot_path[512]; /* screenshot requested by F12, "" none */
-  struct {
-    const char *name; /* static: "errors", "tasks", "dialogue", ... */
-    SDL_Rect r;
-  } drawn[24]; /* the boxes of text the last render_frame drew (overlay_rects()) */
-  int ndrawn;
-  uint32_t reloads;    /* weft_reload_count last seen */
-  int ref_versions;    /* module name -> version last seen */
-  char toast[200];     /* "reloaded ai.patrol v2", shown a while */
-  double toast_at;     /* realtime it appeared */
+  struct {                /* the window or off-screen surface and what draws into it */
+    SDL_Window *win;      /* NULL when headless */
+    SDL_Surface *surface; /* headless render target, owned */
+    SDL_Renderer *r;
+    SDL_Texture *light; /* light map render target */
+    SDL_Texture *glow;  /* radial gradient for lights */
+    font *f_ui, *f_bold, *f_title, *f_small, *f_mono;
+    char *base; /* per cell: floor drawn under objects; owned */
+  } video;
+  struct { /* what the background loads bring in (assets.c) */
+    image images[MAX_IMAGES];
+    int nimages;
+    atomic_int jobs_running; /* demo jobs submitted and not yet run (headless waits) */
+    level *parsed;           /* a level parsed by the "level" job, not built yet; owned */
+  } assets;
+  struct {       /* Lua values the demo keeps (registry references) */
+    int ents;    /* [entity index] = state table */
+    int ent_mt;  /* metatable of entity state tables */
+    int zones;   /* [zone index + 1] = zone table */
+    int keys;    /* [scancode] = signal fired on press */
+    int groups;  /* {game=, world=, cutscenes=} */
+    int finally; /* the script API's finally */
+  } refs;
+  struct {  /* the loading screen */
+    int on; /* shown while nonzero */
+    float frac, shown;
+    char label[96];
+  } load;
+  struct { /* the keyboard: real keys and test scripts' holds */
+    uint8_t held[SDL_NUM_SCANCODES];
+    key_hold holds[MAX_HOLDS];
+  } input;
+  struct { /* what the player switched on */
+    int paused;
+    double time_scale;
+    int show_tasks, show_graph;
+  } modes;
+  struct { /* the developer overlays (overlay.c) */
+    error_note errors[MAX_ERRORS];
+    int nerrors;
+    uint32_t errors_total;
+    float frame_ms[GRAPH_N], script_ms[GRAPH_N];
+    int graph_i;
+    struct {
+      const char *name; /* static: "errors", "tasks", "dialogue", ... */
+      SDL_Rect r;
+    } drawn[24]; /* the boxes of text the last render_frame drew (overlay_rects()) */
+    int ndrawn;
+    uint32_t reloads; /* weft_reload_count last seen */
+    int versions;     /* module name -> version last seen (registry reference) */
+    char toast[200];  /* "reloaded ai.patrol v2", shown a while */
+    double toast_at;  /* realtime it appeared */
+  } ov;
+  struct { /* the run: options, clock, where things are */
+    int headless;
+    uint32_t seed;
+    uint64_t frame;
+    double realtime;
+    int quit;
+    char shot_path[512]; /* screenshot requested by F12, "" none */
+    char root[1024];     /* directory holding scripts/ and assets/ */
+    char scripts_dir[1100], assets_dir[1100];
+  } run;
   /* record and replay (replay.c) */
   struct {
-    int recording; /* --record: input and hashes go into the recording */
-    int on;        /* --replay: frames, input and scripts come from it */
-    int paused;    /* a windowed replay stopped by F5 */
-    int step_one;  /* F6: run one frame, then stay paused */
-    long jump_to;  /* run to this frame without drawing (F8, --goto); -1 none */
+    int recording;   /* --record: input and hashes go into the recording */
+    int on;          /* --replay: frames, input and scripts come from it */
+    int paused;      /* a windowed replay stopped by F5 */
+    int step_one;    /* F6: run one frame, then stay paused */
+    long jump_to;    /* run to this frame without drawing (F8, --goto); -1 none */
     long restart_to; /* F7: start the replay again and run to this frame; -1 none */
     uint64_t frames; /* in the recording */
   } rp;
-  char root[1024];     /* directory holding scripts/ and assets/ */
-  char scripts_dir[1100], assets_dir[1100];
 } game;
 
 #endif

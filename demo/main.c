@@ -32,8 +32,8 @@ typedef struct options {
   const char *script; /* test script run beside the game */
   const char *root;
   uint32_t seed;
-  int watch; /* hot reload: 1 on, 0 off, -1 default */
-  int fast;  /* headless: render only when needed */
+  int watch;                   /* hot reload: 1 on, 0 off, -1 default */
+  int fast;                    /* headless: render only when needed */
   const char *record, *replay; /* recording files */
   int verify;                  /* --replay: stop at the first frame that differs */
   long go_to;                  /* --replay: run to this frame, then pause; -1 none */
@@ -163,9 +163,9 @@ static int is_file(const char *p) {
 static int find_root(game *g, const char *opt) {
   char p[2400];
   if (opt) {
-    snprintf(g->root, sizeof g->root, "%s", opt);
+    snprintf(g->run.root, sizeof g->run.root, "%s", opt);
   } else {
-    snprintf(g->root, sizeof g->root, ".");
+    snprintf(g->run.root, sizeof g->run.root, ".");
     if (!is_file("scripts/main.lua")) {
       char exe[900];
       ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -173,16 +173,16 @@ static int find_root(game *g, const char *opt) {
         exe[n] = 0;
         char *slash = strrchr(exe, '/');
         if (slash) *slash = 0;
-        snprintf(g->root, sizeof g->root, "%s/..", exe);
+        snprintf(g->run.root, sizeof g->run.root, "%s/..", exe);
       }
     }
   }
-  int here = strcmp(g->root, ".") == 0;
-  snprintf(g->scripts_dir, sizeof g->scripts_dir, "%s%s", here ? "" : g->root,
+  int here = strcmp(g->run.root, ".") == 0;
+  snprintf(g->run.scripts_dir, sizeof g->run.scripts_dir, "%s%s", here ? "" : g->run.root,
            here ? "scripts" : "/scripts");
-  snprintf(g->assets_dir, sizeof g->assets_dir, "%s%s", here ? "" : g->root,
+  snprintf(g->run.assets_dir, sizeof g->run.assets_dir, "%s%s", here ? "" : g->run.root,
            here ? "assets" : "/assets");
-  snprintf(p, sizeof p, "%s/main.lua", g->scripts_dir);
+  snprintf(p, sizeof p, "%s/main.lua", g->run.scripts_dir);
   if (!is_file(p)) {
     fprintf(stderr,
             "weft-demo: cannot find scripts/main.lua (run from the repository or pass --root)\n");
@@ -208,17 +208,19 @@ static void on_report(void *user, const char *msg, const char *trace) {
 
 /* ---- input ---- */
 
-static int held(game *g, SDL_Scancode a, SDL_Scancode b) { return g->held[a] || g->held[b]; }
+static int held(game *g, SDL_Scancode a, SDL_Scancode b) {
+  return g->input.held[a] || g->input.held[b];
+}
 
 int game_save_png(game *g, const char *path) {
-  SDL_Surface *s = g->surface;
+  SDL_Surface *s = g->video.surface;
   SDL_Surface *tmp = NULL;
   if (!s) {
     int w = SCREEN_W, h = SCREEN_H;
-    SDL_GetRendererOutputSize(g->r, &w, &h); /* the window may be scaled */
+    SDL_GetRendererOutputSize(g->video.r, &w, &h); /* the window may be scaled */
     tmp = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
-    if (!tmp ||
-        SDL_RenderReadPixels(g->r, NULL, SDL_PIXELFORMAT_ARGB8888, tmp->pixels, tmp->pitch) != 0) {
+    if (!tmp || SDL_RenderReadPixels(g->video.r, NULL, SDL_PIXELFORMAT_ARGB8888, tmp->pixels,
+                                     tmp->pitch) != 0) {
       fprintf(stderr, "weft-demo: cannot read the screen: %s\n", SDL_GetError());
       SDL_FreeSurface(tmp);
       return -1;
@@ -229,7 +231,7 @@ int game_save_png(game *g, const char *path) {
   if (rc != 0)
     fprintf(stderr, "weft-demo: cannot write %s: %s\n", path, IMG_GetError());
   else
-    fprintf(stderr, "weft-demo: wrote %s (frame %llu)\n", path, (unsigned long long)g->frame);
+    fprintf(stderr, "weft-demo: wrote %s (frame %llu)\n", path, (unsigned long long)g->run.frame);
   SDL_FreeSurface(tmp);
   return rc;
 }
@@ -239,10 +241,10 @@ static void poll_events(game *g) {
   while (SDL_PollEvent(&ev)) {
     SDL_Scancode sc = ev.key.keysym.scancode;
     if (ev.type == SDL_QUIT) {
-      g->quit = 1;
+      g->run.quit = 1;
     } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
       if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
-        g->quit = 1;
+        g->run.quit = 1;
       else if (g->rp.on) /* the recording plays the game; keys drive the viewer */
         replay_key(g, sc);
       else
@@ -252,7 +254,7 @@ static void poll_events(game *g) {
     } else if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_FOCUS_LOST &&
                !g->rp.on) {
       replay_note_key(g, SDL_SCANCODE_UNKNOWN, 0);
-      memset(g->held, 0, sizeof g->held);
+      memset(g->input.held, 0, sizeof g->input.held);
     }
   }
 }
@@ -262,17 +264,17 @@ static void poll_events(game *g) {
 /* One fixed step: input, world, scripts. */
 static void step(game *g) {
   Uint64 t0 = SDL_GetPerformanceCounter();
-  g->frame++;
-  g->realtime += STEP_DT;
+  g->run.frame++;
+  g->run.realtime += STEP_DT;
   control_frame(g);
   float mx = (float)(held(g, SDL_SCANCODE_RIGHT, SDL_SCANCODE_D) -
                      held(g, SDL_SCANCODE_LEFT, SDL_SCANCODE_A));
   float my = (float)(held(g, SDL_SCANCODE_DOWN, SDL_SCANCODE_S) -
                      held(g, SDL_SCANCODE_UP, SDL_SCANCODE_W));
-  if (g->w.input_lock > 0 || g->paused || g->loading) mx = my = 0;
+  if (g->w.input_lock > 0 || g->modes.paused || g->load.on) mx = my = 0;
   g->w.move_x = mx;
   g->w.move_y = my;
-  world_update(&g->w, g->paused ? 0.0f : (float)(STEP_DT * g->time_scale));
+  world_update(&g->w, g->modes.paused ? 0.0f : (float)(STEP_DT * g->modes.time_scale));
   verbs_dispatch(g);
   Uint64 t1 = SDL_GetPerformanceCounter();
   replay_hash(g); /* the frame's world, before weft adds its own state */
@@ -280,7 +282,7 @@ static void step(game *g) {
   verbs_dispatch(g);
   control_check_reload(g);
   Uint64 t2 = SDL_GetPerformanceCounter();
-  g->load_shown += (g->load_frac - g->load_shown) * 0.25f;
+  g->load.shown += (g->load.frac - g->load.shown) * 0.25f;
   double f = (double)SDL_GetPerformanceFrequency() / 1000.0;
   overlay_record(g, (float)((double)(t2 - t0) / f), (float)((double)(t2 - t1) / f));
 }
@@ -289,24 +291,26 @@ static int open_video(game *g, const options *o) {
   if (o->headless) {
     if (!getenv("SDL_VIDEODRIVER")) setenv("SDL_VIDEODRIVER", "offscreen", 0);
     if (SDL_Init(0) != 0) return fprintf(stderr, "weft-demo: SDL_Init: %s\n", SDL_GetError()), -1;
-    g->surface =
+    g->video.surface =
         SDL_CreateRGBSurfaceWithFormat(0, SCREEN_W, SCREEN_H, 32, SDL_PIXELFORMAT_ARGB8888);
-    g->r = g->surface ? SDL_CreateSoftwareRenderer(g->surface) : NULL;
+    g->video.r = g->video.surface ? SDL_CreateSoftwareRenderer(g->video.surface) : NULL;
   } else {
     if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0)
       return fprintf(stderr, "weft-demo: SDL_Init: %s\n", SDL_GetError()), -1;
-    g->win = SDL_CreateWindow("Moonwatch Keep - a weft demo", SDL_WINDOWPOS_CENTERED,
-                              SDL_WINDOWPOS_CENTERED, SCREEN_W, SCREEN_H, SDL_WINDOW_RESIZABLE);
-    if (!g->win)
+    g->video.win =
+        SDL_CreateWindow("Moonwatch Keep - a weft demo", SDL_WINDOWPOS_CENTERED,
+                         SDL_WINDOWPOS_CENTERED, SCREEN_W, SCREEN_H, SDL_WINDOW_RESIZABLE);
+    if (!g->video.win)
       return fprintf(stderr, "weft-demo: cannot open a window: %s\n", SDL_GetError()), -1;
-    g->r = SDL_CreateRenderer(g->win, -1,
-                              SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC |
-                                  SDL_RENDERER_TARGETTEXTURE);
-    if (!g->r)
-      g->r = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE | SDL_RENDERER_TARGETTEXTURE);
-    if (g->r) SDL_RenderSetLogicalSize(g->r, SCREEN_W, SCREEN_H);
+    g->video.r = SDL_CreateRenderer(g->video.win, -1,
+                                    SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC |
+                                        SDL_RENDERER_TARGETTEXTURE);
+    if (!g->video.r)
+      g->video.r =
+          SDL_CreateRenderer(g->video.win, -1, SDL_RENDERER_SOFTWARE | SDL_RENDERER_TARGETTEXTURE);
+    if (g->video.r) SDL_RenderSetLogicalSize(g->video.r, SCREEN_W, SCREEN_H);
   }
-  if (!g->r) return fprintf(stderr, "weft-demo: no renderer: %s\n", SDL_GetError()), -1;
+  if (!g->video.r) return fprintf(stderr, "weft-demo: no renderer: %s\n", SDL_GetError()), -1;
   if (TTF_Init() != 0) return fprintf(stderr, "weft-demo: TTF_Init: %s\n", TTF_GetError()), -1;
   if (!(IMG_Init(IMG_INIT_PNG) & IMG_INIT_PNG))
     return fprintf(stderr, "weft-demo: IMG_Init: %s\n", IMG_GetError()), -1;
@@ -314,18 +318,18 @@ static int open_video(game *g, const options *o) {
   const struct {
     font **f;
     int style, px;
-  } fonts[] = {{&g->f_ui, FONT_REGULAR, 21},
-               {&g->f_bold, FONT_BOLD, 22},
-               {&g->f_title, FONT_BOLD, 52},
-               {&g->f_small, FONT_REGULAR, 15},
-               {&g->f_mono, FONT_MONO, 13}};
+  } fonts[] = {{&g->video.f_ui, FONT_REGULAR, 21},
+               {&g->video.f_bold, FONT_BOLD, 22},
+               {&g->video.f_title, FONT_BOLD, 52},
+               {&g->video.f_small, FONT_REGULAR, 15},
+               {&g->video.f_mono, FONT_MONO, 13}};
   for (size_t i = 0; i < sizeof fonts / sizeof fonts[0]; i++) {
     if (font_find(fonts[i].style, path, sizeof path) != 0) {
       fprintf(stderr,
               "weft-demo: no TrueType font found (install fonts-dejavu-core or set WEFT_FONT)\n");
       return -1;
     }
-    *fonts[i].f = font_open(g->r, path, fonts[i].px);
+    *fonts[i].f = font_open(g->video.r, path, fonts[i].px);
     if (!*fonts[i].f)
       return fprintf(stderr, "weft-demo: cannot open %s: %s\n", path, TTF_GetError()), -1;
   }
@@ -333,13 +337,14 @@ static int open_video(game *g, const options *o) {
 }
 
 static void close_video(game *g) {
-  font *fs[] = {g->f_ui, g->f_bold, g->f_title, g->f_small, g->f_mono};
+  font *fs[] = {g->video.f_ui, g->video.f_bold, g->video.f_title, g->video.f_small,
+                g->video.f_mono};
   for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) font_close(fs[i]);
   assets_close(g);
   render_close(g);
-  if (g->r) SDL_DestroyRenderer(g->r);
-  if (g->win) SDL_DestroyWindow(g->win);
-  SDL_FreeSurface(g->surface);
+  if (g->video.r) SDL_DestroyRenderer(g->video.r);
+  if (g->video.win) SDL_DestroyWindow(g->video.win);
+  SDL_FreeSurface(g->video.surface);
   IMG_Quit();
   TTF_Quit();
   SDL_Quit();
@@ -351,8 +356,10 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
   int rc = WEFT_OK;
   if (T) {
     rc = weft_replay(g->W, T);
-    if (rc == WEFT_OK) g->rp.on = 1;
-    else weft_tape_free(T);
+    if (rc == WEFT_OK)
+      g->rp.on = 1;
+    else
+      weft_tape_free(T);
   } else if (o->record) {
     replay_meta m = {o->seed, ""};
     snprintf(m.script, sizeof m.script, "%s", o->script ? o->script : "");
@@ -369,14 +376,15 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
 
 static int open_weft(game *g, const options *o, weft_tape *T) {
   weft_desc d = {0};
-  d.scripts_root = g->scripts_dir;
-  d.assets_root = g->assets_dir;
+  d.scripts_root = g->run.scripts_dir;
+  d.assets_root = g->run.assets_dir;
   d.log = on_log;
   d.report = on_report;
   d.user = g;
   if (T) weft_tape_desc(T, &d);
   g->W = weft_open(&d);
-  if (!g->W) return weft_tape_free(T), fprintf(stderr, "weft-demo: cannot create the weft state\n"), -1;
+  if (!g->W)
+    return weft_tape_free(T), fprintf(stderr, "weft-demo: cannot create the weft state\n"), -1;
   g->L = weft_lua(g->W);
   /* one seed for the world and for math.random: runs repeat exactly */
   lua_getglobal(g->L, "math");
@@ -392,7 +400,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   lua_pop(g->L, 1);
   int watch = o->watch < 0 ? !o->headless && !T : o->watch;
   if (watch && weft_watch_scripts(g->W, 1) != WEFT_OK)
-    fprintf(stderr, "weft-demo: cannot watch %s; hot reload is off\n", g->scripts_dir);
+    fprintf(stderr, "weft-demo: cannot watch %s; hot reload is off\n", g->run.scripts_dir);
   return 0;
 }
 
@@ -411,21 +419,21 @@ static int check_end(game *g, const options *o, weft_task test, int rc) {
     int res = weft_task_result(g->W, test);
     if (res == WEFT_DONE) {
       fprintf(stderr, "weft-demo: %s passed at frame %llu\n", o->script,
-              (unsigned long long)g->frame);
-      g->quit = 1;
+              (unsigned long long)g->run.frame);
+      g->run.quit = 1;
     } else if (res == WEFT_FAILED || res == WEFT_CANCELLED) {
       fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n", o->script,
-              (unsigned long long)g->frame, weft_task_error(g->W, test));
+              (unsigned long long)g->run.frame, weft_task_error(g->W, test));
       rc = 1;
-      g->quit = 1;
+      g->run.quit = 1;
     }
   }
-  if (o->frames >= 0 && (long)g->frame >= o->frames && !g->quit) {
+  if (o->frames >= 0 && (long)g->run.frame >= o->frames && !g->run.quit) {
     if (test.id) {
       fprintf(stderr, "weft-demo: %s still running after %ld frames\n", o->script, o->frames);
       rc = 2;
     }
-    g->quit = 1;
+    g->run.quit = 1;
   }
   return rc;
 }
@@ -450,7 +458,7 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   o->script = m->script[0] ? m->script : NULL;
   weft_desc d = {0};
   weft_tape_desc(T, &d);
-  snprintf(g->scripts_dir, sizeof g->scripts_dir, "%s", d.scripts_root);
+  snprintf(g->run.scripts_dir, sizeof g->run.scripts_dir, "%s", d.scripts_root);
   g->rp.frames = weft_tape_frames(T);
   if (o->go_to >= 0) {
     g->rp.jump_to = o->go_to;
@@ -463,12 +471,12 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
    as real time asks for in a window; none while a replay is paused (but
    F6's one); up to 600 while a replay jumps ahead. */
 static int steps_due(game *g, double *acc, Uint64 *last) {
-  if (!g->headless) poll_events(g);
-  if (g->rp.on && g->rp.jump_to > (long)g->frame) {
-    long n = g->rp.jump_to - (long)g->frame;
+  if (!g->run.headless) poll_events(g);
+  if (g->rp.on && g->rp.jump_to > (long)g->run.frame) {
+    long n = g->rp.jump_to - (long)g->run.frame;
     return n > 600 ? 600 : (int)n;
   }
-  if (g->headless) return 1;
+  if (g->run.headless) return 1;
   Uint64 now = SDL_GetPerformanceCounter();
   *acc += (double)(now - *last) / (double)SDL_GetPerformanceFrequency();
   *last = now;
@@ -486,20 +494,20 @@ static int steps_due(game *g, double *acc, Uint64 *last) {
 static int run_step(game *g, const options *o, weft_task test, int rc) {
   if (g->rp.on) {
     double dt;
-    if (!weft_replay_frame(g->W, &dt)) return g->quit = 1, rc;
+    if (!weft_replay_frame(g->W, &dt)) return g->run.quit = 1, rc;
     replay_apply_input(g);
   }
   /* headless: a job finishes in the frame after it was asked for,
      however fast the frames run, so runs repeat exactly (a replay
      delivers jobs in their recorded frames itself) */
-  while (g->headless && !g->rp.on && atomic_load(&g->jobs_running) > 0) SDL_Delay(1);
+  while (g->run.headless && !g->rp.on && atomic_load(&g->assets.jobs_running) > 0) SDL_Delay(1);
   step(g);
   rc = check_end(g, o, test, rc);
-  if (o->verify && weft_replay_check(g->W, NULL, 0)) g->quit = 1, rc = 1;
-  if (g->shot_path[0] && !g->quit) {
+  if (o->verify && weft_replay_check(g->W, NULL, 0)) g->run.quit = 1, rc = 1;
+  if (g->run.shot_path[0] && !g->run.quit) {
     draw(g);
-    game_save_png(g, g->shot_path);
-    g->shot_path[0] = 0;
+    game_save_png(g, g->run.shot_path);
+    g->run.shot_path[0] = 0;
   }
   return rc;
 }
@@ -513,15 +521,16 @@ static int debug_held; /* the debugger stopped the game since the last look */
 static void debug_idle(void *user) {
   game *g = user;
   debug_held = 1;
-  if (g->headless) return;
+  if (g->run.headless) return;
   SDL_Event ev;
   while (SDL_PollEvent(&ev))
-    if (ev.type == SDL_QUIT) g->quit = 1;
+    if (ev.type == SDL_QUIT) g->run.quit = 1;
   render_frame(g);
   const char *msg = "paused in debugger";
-  font_draw_shadow(g->f_title, g->r, msg, (SCREEN_W - font_width(g->f_title, msg)) / 2,
-                   SCREEN_H / 3, (SDL_Color){255, 225, 140, 255});
-  SDL_RenderPresent(g->r);
+  font_draw_shadow(g->video.f_title, g->video.r, msg,
+                   (SCREEN_W - font_width(g->video.f_title, msg)) / 2, SCREEN_H / 3,
+                   (SDL_Color){255, 225, 140, 255});
+  SDL_RenderPresent(g->video.r);
 }
 
 static int start_debugger(game *g, int port) {
@@ -535,7 +544,7 @@ static int start_debugger(game *g, int port) {
 /* Serves the debugger once a frame; the time it held the game is not
    game time. */
 static void poll_debugger(game *g, const options *o, double *acc, Uint64 *last) {
-  if (o->debug && weft_debug_poll(g->W)) g->quit = 1;
+  if (o->debug && weft_debug_poll(g->W)) g->run.quit = 1;
   if (debug_held) {
     debug_held = 0;
     *acc = 0;
@@ -546,19 +555,19 @@ static void poll_debugger(game *g, const options *o, double *acc, Uint64 *last) 
 static int run_loop(game *g, const options *o, weft_task test, int rc) {
   double acc = 0;
   Uint64 last = SDL_GetPerformanceCounter();
-  while (!g->quit) {
+  while (!g->run.quit) {
     poll_debugger(g, o, &acc, &last);
     int steps = steps_due(g, &acc, &last);
-    for (int i = 0; i < steps && !g->quit; i++) rc = run_step(g, o, test, rc);
+    for (int i = 0; i < steps && !g->run.quit; i++) rc = run_step(g, o, test, rc);
     poll_debugger(g, o, &acc, &last);
-    if (g->headless || g->quit) continue;
+    if (g->run.headless || g->run.quit) continue;
     if (steps == 0 && !g->rp.paused) {
       SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
       continue;
     }
     draw(g);
-    if (g->shot_path[0]) game_save_png(g, g->shot_path), g->shot_path[0] = 0;
-    SDL_RenderPresent(g->r);
+    if (g->run.shot_path[0]) game_save_png(g, g->run.shot_path), g->run.shot_path[0] = 0;
+    SDL_RenderPresent(g->video.r);
     if (steps == 0) SDL_Delay(15); /* a paused replay: keep the window alive */
   }
   return rc;
@@ -576,7 +585,7 @@ static int replay_verdict(game *g, const options *o, int rc) {
             (unsigned long long)weft_replay_position(g->W));
   else
     fprintf(stderr, "weft-demo: the replay stopped at frame %llu of %llu\n",
-            (unsigned long long)g->frame, (unsigned long long)g->rp.frames);
+            (unsigned long long)g->run.frame, (unsigned long long)g->rp.frames);
   return rc;
 }
 
@@ -610,14 +619,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   game *g = &G;
-  g->headless = o.headless;
-  g->time_scale = 1.0;
+  g->run.headless = o.headless;
+  g->modes.time_scale = 1.0;
   g->rp.jump_to = g->rp.restart_to = -1;
   if (find_root(g, o.root) != 0) return 1;
   replay_meta meta;
   weft_tape *T = o.replay ? load_replay(g, &o, &meta) : NULL;
   if (o.replay && !T) return 1;
-  g->seed = o.seed;
+  g->run.seed = o.seed;
   world_init(&g->w, o.seed);
   if (open_video(g, &o) != 0 || open_weft(g, &o, T) != 0 ||
       (o.debug && start_debugger(g, o.debug - 1) != 0)) {
@@ -628,13 +637,13 @@ int main(int argc, char **argv) {
   weft_task boot = {0}, test = {0};
   const char *err;
   char path[2400];
-  snprintf(path, sizeof path, "%s/main.lua", g->scripts_dir);
+  snprintf(path, sizeof path, "%s/main.lua", g->run.scripts_dir);
   if (weft_run_file(g->W, path, &boot, &err) != WEFT_OK)
     overlay_error(g, err, err), fprintf(stderr, "%s\n", err);
   if (o.script && weft_run_file(g->W, o.script, &test, &err) != WEFT_OK) {
     fprintf(stderr, "%s\n", err);
     rc = 1;
-    g->quit = 1;
+    g->run.quit = 1;
   }
   rc = run_loop(g, &o, test, rc);
   if (g->rp.on) rc = replay_verdict(g, &o, rc);

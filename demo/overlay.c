@@ -15,10 +15,10 @@ void overlay_module_of(game *g, const char *path, size_t len, char *out, size_t 
   char p[512];
   snprintf(p, sizeof p, "%.*s", (int)(len < sizeof p ? len : sizeof p - 1), path);
   out[0] = 0;
-  size_t n = strlen(p), rl = strlen(g->scripts_dir);
+  size_t n = strlen(p), rl = strlen(g->run.scripts_dir);
   if (n < 5 || strcmp(p + n - 4, ".lua") != 0) return;
   const char *rel = NULL;
-  if (strncmp(p, g->scripts_dir, rl) == 0 && p[rl] == '/') rel = p + rl + 1;
+  if (strncmp(p, g->run.scripts_dir, rl) == 0 && p[rl] == '/') rel = p + rl + 1;
   for (const char *q = p; !rel && (q = strstr(q, "scripts/")) != NULL; q++)
     if (!strstr(q + 1, "scripts/")) rel = q + 8;
   if (!rel) return;
@@ -45,21 +45,21 @@ static void parse_note(game *g, error_note *e) {
 
 void overlay_error(game *g, const char *msg, const char *trace) {
   uint32_t epoch = g->W ? weft_reload_count(g->W) : 0;
-  if (g->nerrors > 0 && strcmp(g->errors[g->nerrors - 1].msg, msg) == 0) {
-    error_note *e = &g->errors[g->nerrors - 1];
+  if (g->ov.nerrors > 0 && strcmp(g->ov.errors[g->ov.nerrors - 1].msg, msg) == 0) {
+    error_note *e = &g->ov.errors[g->ov.nerrors - 1];
     e->repeats++;
-    e->at = g->realtime;
+    e->at = g->run.realtime;
     e->epoch = epoch;
     return;
   }
-  if (g->nerrors == MAX_ERRORS) {
-    memmove(g->errors, g->errors + 1, sizeof g->errors[0] * (MAX_ERRORS - 1));
-    g->nerrors--;
+  if (g->ov.nerrors == MAX_ERRORS) {
+    memmove(g->ov.errors, g->ov.errors + 1, sizeof g->ov.errors[0] * (MAX_ERRORS - 1));
+    g->ov.nerrors--;
   }
-  error_note *e = &g->errors[g->nerrors++];
+  error_note *e = &g->ov.errors[g->ov.nerrors++];
   snprintf(e->msg, sizeof e->msg, "%s", msg);
   snprintf(e->trace, sizeof e->trace, "%s", trace ? trace : "");
-  e->at = g->realtime;
+  e->at = g->run.realtime;
   e->repeats = 0;
   e->epoch = epoch;
   e->was_broken = 0;
@@ -67,22 +67,24 @@ void overlay_error(game *g, const char *msg, const char *trace) {
   int idx = e->who[0] ? world_find(&g->w, e->who) : -1;
   entity *ent = idx >= 0 ? world_ent(&g->w, idx) : NULL;
   if (ent) ent->script_error = 1;
-  g->errors_total++;
+  g->ov.errors_total++;
 }
 
 static void drop_note(game *g, int i) {
-  memmove(g->errors + i, g->errors + i + 1, sizeof g->errors[0] * (size_t)(g->nerrors - i - 1));
-  g->nerrors--;
+  memmove(g->ov.errors + i, g->ov.errors + i + 1,
+          sizeof g->ov.errors[0] * (size_t)(g->ov.nerrors - i - 1));
+  g->ov.nerrors--;
 }
 
 void overlay_errors_fixed(game *g, const char *module, uint32_t epoch) {
-  for (int i = g->nerrors - 1; i >= 0; i--)
-    if (strcmp(g->errors[i].module, module) == 0 && g->errors[i].epoch < epoch) drop_note(g, i);
+  for (int i = g->ov.nerrors - 1; i >= 0; i--)
+    if (strcmp(g->ov.errors[i].module, module) == 0 && g->ov.errors[i].epoch < epoch)
+      drop_note(g, i);
 }
 
 void overlay_errors_unbroken(game *g, const char *const *broken, int nbroken) {
-  for (int i = g->nerrors - 1; i >= 0; i--) {
-    error_note *e = &g->errors[i];
+  for (int i = g->ov.nerrors - 1; i >= 0; i--) {
+    error_note *e = &g->ov.errors[i];
     if (!e->module[0]) continue;
     int is = 0;
     for (int k = 0; k < nbroken && !is; k++) is = strcmp(broken[k], e->module) == 0;
@@ -94,13 +96,13 @@ void overlay_errors_unbroken(game *g, const char *const *broken, int nbroken) {
 }
 
 void overlay_record(game *g, float frame_ms, float script_ms) {
-  g->frame_ms[g->graph_i] = frame_ms;
-  g->script_ms[g->graph_i] = script_ms;
-  g->graph_i = (g->graph_i + 1) % GRAPH_N;
+  g->ov.frame_ms[g->ov.graph_i] = frame_ms;
+  g->ov.script_ms[g->ov.graph_i] = script_ms;
+  g->ov.graph_i = (g->ov.graph_i + 1) % GRAPH_N;
 }
 
 void overlay_add_draw(game *g, float draw_ms) {
-  g->frame_ms[(g->graph_i + GRAPH_N - 1) % GRAPH_N] += draw_ms;
+  g->ov.frame_ms[(g->ov.graph_i + GRAPH_N - 1) % GRAPH_N] += draw_ms;
 }
 
 /* Pushes the script API on g->L, which screenshot() points at the
@@ -111,11 +113,11 @@ static void push_api(game *g) {
 }
 
 static void box(game *g, SDL_Rect r, SDL_Color fill, SDL_Color border) {
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_BLEND);
-  SDL_SetRenderDrawColor(g->r, fill.r, fill.g, fill.b, fill.a);
-  SDL_RenderFillRect(g->r, &r);
-  SDL_SetRenderDrawColor(g->r, border.r, border.g, border.b, border.a);
-  SDL_RenderDrawRect(g->r, &r);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_BLEND);
+  SDL_SetRenderDrawColor(g->video.r, fill.r, fill.g, fill.b, fill.a);
+  SDL_RenderFillRect(g->video.r, &r);
+  SDL_SetRenderDrawColor(g->video.r, border.r, border.g, border.b, border.a);
+  SDL_RenderDrawRect(g->video.r, &r);
 }
 
 /* Draws at most max_lines lines of s (split at newlines, tabs as two
@@ -137,7 +139,7 @@ static int lines(game *g, font *f, const char *s, int x, int y, int max_lines, i
     if (*s == '\n') s++;
     if (k > max_chars && max_chars > 3) k = max_chars, memcpy(buf + k - 3, "...", 3);
     buf[k] = 0;
-    font_draw(f, g->r, buf, x, y, c);
+    font_draw(f, g->video.r, buf, x, y, c);
     y += font_height(f);
     n++;
   }
@@ -182,17 +184,17 @@ enum { GRAPH_H = 170, GRAPH_W = GRAPH_N * 2 + 16 };
 /* The error panel inside area: the newest report, its message wrapped,
    as much of the trace as fits. */
 static void draw_errors(game *g, SDL_Rect area) {
-  if (g->nerrors == 0 || area.h < 80) return;
-  error_note *e = &g->errors[g->nerrors - 1];
+  if (g->ov.nerrors == 0 || area.h < 80) return;
+  error_note *e = &g->ov.errors[g->ov.nerrors - 1];
   /* the trace without its first line (the message again) */
   const char *t = e->trace;
   if (strncmp(t, e->msg, strlen(e->msg)) == 0) {
     t += strlen(e->msg);
     if (*t == '\n') t++;
   }
-  int lh = font_height(g->f_mono), tw = area.w - 28;
-  int mh = font_draw_wrapped(g->f_ui, NULL, e->msg, -1, 0, 0, tw, WHITE);
-  int max_mh = 3 * font_height(g->f_ui);
+  int lh = font_height(g->video.f_mono), tw = area.w - 28;
+  int mh = font_draw_wrapped(g->video.f_ui, NULL, e->msg, -1, 0, 0, tw, WHITE);
+  int max_mh = 3 * font_height(g->video.f_ui);
   if (mh > max_mh) mh = max_mh;
   int room = (area.h - 38 - mh - 6 - 10) / lh;
   int nl = count_lines(t, room < 12 ? (room > 0 ? room : 0) : 12);
@@ -202,22 +204,22 @@ static void draw_errors(game *g, SDL_Rect area) {
   SDL_Rect head = {r.x, r.y, r.w, 30};
   box(g, head, (SDL_Color){150, 28, 36, 255}, (SDL_Color){230, 70, 70, 255});
   char title[96];
-  if (g->nerrors > 1)
-    snprintf(title, sizeof title, "Script error (%d, the game goes on)", g->nerrors);
+  if (g->ov.nerrors > 1)
+    snprintf(title, sizeof title, "Script error (%d, the game goes on)", g->ov.nerrors);
   else
     snprintf(title, sizeof title, "Script error%s (the game goes on)",
              e->repeats ? " (repeated)" : "");
-  font_draw(g->f_bold, g->r, title, r.x + 12, r.y + 4, WHITE);
+  font_draw(g->video.f_bold, g->video.r, title, r.x + 12, r.y + 4, WHITE);
   const char *hint = "F4 dismiss";
-  font_draw(g->f_small, g->r, hint, r.x + r.w - font_width(g->f_small, hint) - 12, r.y + 7,
-            (SDL_Color){255, 210, 210, 255});
+  font_draw(g->video.f_small, g->video.r, hint, r.x + r.w - font_width(g->video.f_small, hint) - 12,
+            r.y + 7, (SDL_Color){255, 210, 210, 255});
   SDL_Rect clip = {r.x, r.y + 38, r.w, mh}; /* at most three lines of message */
-  SDL_RenderSetClipRect(g->r, &clip);
-  font_draw_wrapped(g->f_ui, g->r, e->msg, -1, r.x + 14, r.y + 38, tw,
+  SDL_RenderSetClipRect(g->video.r, &clip);
+  font_draw_wrapped(g->video.f_ui, g->video.r, e->msg, -1, r.x + 14, r.y + 38, tw,
                     (SDL_Color){255, 226, 200, 255});
-  SDL_RenderSetClipRect(g->r, NULL);
-  int cw = font_width(g->f_mono, "M");
-  lines(g, g->f_mono, t, r.x + 14, r.y + 38 + mh + 6, nl, cw > 0 ? tw / cw : 60, DIM);
+  SDL_RenderSetClipRect(g->video.r, NULL);
+  int cw = font_width(g->video.f_mono, "M");
+  lines(g, g->video.f_mono, t, r.x + 14, r.y + 38 + mh + 6, nl, cw > 0 ? tw / cw : 60, DIM);
 }
 
 /* Under the task list: each module from weft.modules() in two columns
@@ -233,7 +235,7 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
     lua_settop(L, top);
     return 0;
   }
-  int n = (int)luaL_len(L, -1), lh = font_height(g->f_mono), nerr = 0;
+  int n = (int)luaL_len(L, -1), lh = font_height(g->video.f_mono), nerr = 0;
   for (int i = 1; i <= n; i++) {
     lua_rawgeti(L, -1, i);
     nerr += lua_getfield(L, -1, "error") == LUA_TSTRING;
@@ -247,13 +249,14 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
   SDL_Rect r = {x, y0, w, h};
   render_note(g, "modules", r);
   box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
-  font_draw(g->f_bold, g->r, "Modules (weft.modules)", r.x + 12, r.y + 6,
+  font_draw(g->video.f_bold, g->video.r, "Modules (weft.modules)", r.x + 12, r.y + 6,
             (SDL_Color){150, 200, 255, 255});
-  int cw = font_width(g->f_mono, "M"), colw = (w - 24) / 2, chars = cw ? colw / cw - 1 : 40;
+  int cw = font_width(g->video.f_mono, "M"), colw = (w - 24) / 2, chars = cw ? colw / cw - 1 : 40;
   char line[256], name[96];
   for (int c = 0; c < 2; c++) {
     snprintf(line, sizeof line, "%-*s %-4s %5s %4s", chars - 17, "module", "ver", "tasks", "old");
-    font_draw(g->f_mono, g->r, line, r.x + 12 + c * colw, r.y + 34, (SDL_Color){120, 130, 150, 255});
+    font_draw(g->video.f_mono, g->video.r, line, r.x + 12 + c * colw, r.y + 34,
+              (SDL_Color){120, 130, 150, 255});
   }
   int ey = r.y + 34 + lh * (rows + 1);
   for (int i = 1; i <= n; i++) {
@@ -269,11 +272,12 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
              (int)lua_tointeger(L, -3), (int)lua_tointeger(L, -2));
     int col = (i - 1) / rows, row = (i - 1) % rows;
     SDL_Color c = err ? (SDL_Color){255, 150, 140, 255} : (SDL_Color){220, 226, 240, 255};
-    font_draw(g->f_mono, g->r, line, r.x + 12 + col * colw, r.y + 34 + lh * (row + 1), c);
+    font_draw(g->video.f_mono, g->video.r, line, r.x + 12 + col * colw, r.y + 34 + lh * (row + 1),
+              c);
     if (err) {
       char m[256];
       fit_right(m, sizeof m, err, cw ? (w - 24) / cw : 80);
-      font_draw(g->f_mono, g->r, m, r.x + 12, ey, c);
+      font_draw(g->video.f_mono, g->video.r, m, r.x + 12, ey, c);
       ey += lh;
     }
     lua_pop(L, 6);
@@ -296,7 +300,7 @@ static void draw_tasks(game *g, SDL_Rect area) {
     return;
   }
   int n = (int)luaL_len(L, -1);
-  int lh = font_height(g->f_mono);
+  int lh = font_height(g->video.f_mono);
   int rows = (area.h - (mh ? mh + GAP : 0) - 44) / lh; /* lines: the header included */
   if (rows < 3) rows = 3;
   int shown = n + 1 <= rows ? n : rows - 2; /* the last line then says how many more */
@@ -305,9 +309,9 @@ static void draw_tasks(game *g, SDL_Rect area) {
   box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
   char head[96];
   snprintf(head, sizeof head, "Task inspector: %d live task%s (weft.tasks)", n, n == 1 ? "" : "s");
-  font_draw(g->f_bold, g->r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
-  font_draw(g->f_small, g->r, "F1 close", r.x + r.w - 80, r.y + 9, DIM);
-  int cw = font_width(g->f_mono, "M");
+  font_draw(g->video.f_bold, g->video.r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
+  font_draw(g->video.f_small, g->video.r, "F1 close", r.x + r.w - 80, r.y + 9, DIM);
+  int cw = font_width(g->video.f_mono, "M");
   int chars = cw ? (r.w - 24) / cw : 80;
   /* columns: who, task, status, waiting on, suspended at (the rest) */
   int cwho = 12, ctask = 22, cst = 8, cwait = 20, cwhere = chars - cwho - ctask - cst - cwait - 4;
@@ -316,7 +320,7 @@ static void draw_tasks(game *g, SDL_Rect area) {
   char line[512];
   snprintf(line, sizeof line, "%-*s %-*s %-*s %-*s %s", cwho, "who", ctask, "task", cst, "status",
            cwait, "waiting on", "suspended at");
-  font_draw(g->f_mono, g->r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
+  font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
   y += lh;
   int list = lua_gettop(L);
   for (int i = 1; i <= shown; i++, y += lh) {
@@ -342,11 +346,11 @@ static void draw_tasks(game *g, SDL_Rect area) {
              cwait, wait_on, at);
     SDL_Color c = strcmp(v[2], "running") == 0 ? (SDL_Color){140, 255, 160, 255}
                                                : (SDL_Color){220, 226, 240, 255};
-    font_draw(g->f_mono, g->r, line, r.x + 12, y, c);
+    font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, c);
   }
   if (n > shown) {
     snprintf(line, sizeof line, "... and %d more", n - shown);
-    font_draw(g->f_mono, g->r, line, r.x + 12, y, DIM);
+    font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, DIM);
   }
   lua_settop(L, top);
   if (mh) draw_modules(g, r.x, r.y + r.h + GAP, r.w, mh, 0);
@@ -361,56 +365,58 @@ static void draw_graph(game *g, int x, int y) {
   box(g, r, (SDL_Color){8, 12, 22, 225}, (SDL_Color){90, 150, 220, 255});
   float sum_f = 0, sum_s = 0, max_f = 0, max_s = 0;
   for (int i = 0; i < GRAPH_N; i++) {
-    sum_f += g->frame_ms[i], sum_s += g->script_ms[i];
-    if (g->frame_ms[i] > max_f) max_f = g->frame_ms[i];
-    if (g->script_ms[i] > max_s) max_s = g->script_ms[i];
+    sum_f += g->ov.frame_ms[i], sum_s += g->ov.script_ms[i];
+    if (g->ov.frame_ms[i] > max_f) max_f = g->ov.frame_ms[i];
+    if (g->ov.script_ms[i] > max_s) max_s = g->ov.script_ms[i];
   }
   float top = 2.0f; /* ms at the top of the graph: 2, 4, 8, ... */
   while (top < max_f && top < 64) top *= 2;
   float scale = (float)H / top;
   int bx = r.x + 8, by = r.y + 60 + H;
   for (int i = 0; i < GRAPH_N; i++) {
-    int k = (g->graph_i + i) % GRAPH_N;
-    float f = g->frame_ms[k], sc = g->script_ms[k];
+    int k = (g->ov.graph_i + i) % GRAPH_N;
+    float f = g->ov.frame_ms[k], sc = g->ov.script_ms[k];
     int hf = (int)(f * scale + 0.5f), hs = (int)(sc * scale + 0.5f);
     if (hf > H) hf = H;
     if (hs > H) hs = H;
     if (hs < 1 && sc > 0) hs = 1;
-    SDL_SetRenderDrawColor(g->r, 70, 96, 150, 255);
+    SDL_SetRenderDrawColor(g->video.r, 70, 96, 150, 255);
     SDL_Rect a = {bx + i * 2, by - hf, 2, hf};
-    SDL_RenderFillRect(g->r, &a);
-    SDL_SetRenderDrawColor(g->r, 110, 230, 130, 255);
+    SDL_RenderFillRect(g->video.r, &a);
+    SDL_SetRenderDrawColor(g->video.r, 110, 230, 130, 255);
     SDL_Rect b = {bx + i * 2, by - hs, 2, hs};
-    SDL_RenderFillRect(g->r, &b);
+    SDL_RenderFillRect(g->video.r, &b);
   }
   if (16.7f < top) {
-    SDL_SetRenderDrawColor(g->r, 230, 190, 90, 200);
-    SDL_RenderDrawLine(g->r, bx, by - (int)(16.7f * scale), bx + W, by - (int)(16.7f * scale));
+    SDL_SetRenderDrawColor(g->video.r, 230, 190, 90, 200);
+    SDL_RenderDrawLine(g->video.r, bx, by - (int)(16.7f * scale), bx + W,
+                       by - (int)(16.7f * scale));
   }
   weft_stats st;
   weft_get_stats(g->W, &st);
   char s[160];
   snprintf(s, sizeof s, "frame %.2f ms    script %.3f ms  (max %.2f)", sum_f / GRAPH_N,
            sum_s / GRAPH_N, max_s);
-  font_draw(g->f_small, g->r, s, r.x + 10, r.y + 8, WHITE);
+  font_draw(g->video.f_small, g->video.r, s, r.x + 10, r.y + 8, WHITE);
   snprintf(s, sizeof s, "%u tasks    Lua %zu KB    %u errors    scale %g ms", st.tasks,
            st.lua_bytes / 1024, st.errors, top);
-  font_draw(g->f_small, g->r, s, r.x + 10, r.y + 30, DIM);
-  SDL_SetRenderDrawColor(g->r, 70, 96, 150, 255);
+  font_draw(g->video.f_small, g->video.r, s, r.x + 10, r.y + 30, DIM);
+  SDL_SetRenderDrawColor(g->video.r, 70, 96, 150, 255);
 }
 
 void overlay_draw(game *g) {
   int bottom = render_free_bottom(g), h = bottom - TOP;
-  int errors = g->nerrors > 0;
-  if (g->show_tasks) {
+  int errors = g->ov.nerrors > 0;
+  if (g->modes.show_tasks) {
     SDL_Rect right = {RIGHT_X, TOP, RIGHT_W, h};
     draw_tasks(g, right);
-    int eh = h - (g->show_graph ? GRAPH_H + GAP : 0);
-    if (g->show_graph) draw_graph(g, LEFT_X, errors && eh >= 80 ? bottom - GRAPH_H : TOP);
+    int eh = h - (g->modes.show_graph ? GRAPH_H + GAP : 0);
+    if (g->modes.show_graph) draw_graph(g, LEFT_X, errors && eh >= 80 ? bottom - GRAPH_H : TOP);
     if (errors) draw_errors(g, (SDL_Rect){LEFT_X, TOP, LEFT_W, eh});
-  } else if (g->show_graph) {
+  } else if (g->modes.show_graph) {
     draw_graph(g, RIGHT_X + RIGHT_W - GRAPH_W, TOP);
-    if (errors) draw_errors(g, (SDL_Rect){LEFT_X, TOP, RIGHT_X + RIGHT_W - GRAPH_W - GAP - LEFT_X, h});
+    if (errors)
+      draw_errors(g, (SDL_Rect){LEFT_X, TOP, RIGHT_X + RIGHT_W - GRAPH_W - GAP - LEFT_X, h});
   } else if (errors) {
     draw_errors(g, (SDL_Rect){SCREEN_W / 2 - 470, TOP, 940, h});
   }

@@ -70,8 +70,8 @@ static int is_floor(char c) { return c && strchr(".,\"-_:", c) != NULL; }
    of its neighbours have. */
 static void build_base(game *g) {
   const level *lv = &g->w.lv;
-  g->base = malloc((size_t)lv->w * (size_t)lv->h);
-  if (!g->base) return;
+  g->video.base = malloc((size_t)lv->w * (size_t)lv->h);
+  if (!g->video.base) return;
   for (int y = 0; y < lv->h; y++)
     for (int x = 0; x < lv->w; x++) {
       char c = level_cell(lv, x, y), best = strchr("th ", c) ? ',' : '.';
@@ -86,14 +86,14 @@ static void build_base(game *g) {
             if (is_floor(n) && ++counts[(int)n] > top) top = counts[(int)n], best = n;
           }
       }
-      g->base[y * lv->w + x] = best;
+      g->video.base[y * lv->w + x] = best;
     }
 }
 
 static void blit(game *g, SDL_Texture *t, int idx, int cols, int x, int y, int w, int h, int flip) {
   SDL_Rect src = {(idx % cols) * TILE, (idx / cols) * TILE, TILE, TILE};
   SDL_Rect dst = {x, y, w, h};
-  SDL_RenderCopyEx(g->r, t, &src, &dst, 0, NULL, flip ? SDL_FLIP_HORIZONTAL : SDL_FLIP_NONE);
+  SDL_RenderCopyEx(g->video.r, t, &src, &dst, 0, NULL, flip ? SDL_FLIP_HORIZONTAL : SDL_FLIP_NONE);
 }
 
 static void tile_at(game *g, SDL_Texture *t, int idx, int tx, int ty) {
@@ -175,17 +175,17 @@ static void carpet_border(game *g, int x, int y) {
       outer = (SDL_Rect){k == 2 ? px : px + TS - SCALE, py, SCALE, TS};
       inner = (SDL_Rect){k == 2 ? px + 2 * SCALE : px + TS - 3 * SCALE, py, SCALE, TS};
     }
-    SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_NONE);
-    SDL_SetRenderDrawColor(g->r, 206, 164, 78, 255);
-    SDL_RenderFillRect(g->r, &outer);
-    SDL_SetRenderDrawColor(g->r, 150, 110, 52, 255);
-    SDL_RenderFillRect(g->r, &inner);
+    SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_NONE);
+    SDL_SetRenderDrawColor(g->video.r, 206, 164, 78, 255);
+    SDL_RenderFillRect(g->video.r, &outer);
+    SDL_SetRenderDrawColor(g->video.r, 150, 110, 52, 255);
+    SDL_RenderFillRect(g->video.r, &inner);
   }
 }
 
 static void draw_tiles(game *g, SDL_Texture *tiles) {
   const level *lv = &g->w.lv;
-  double time = g->realtime;
+  double time = g->run.realtime;
   int x0, y0, x1, y1;
   visible_cells(g, 1, &x0, &y0, &x1, &y1);
   for (int y = y0; y < y1; y++)
@@ -204,7 +204,7 @@ static void draw_tiles(game *g, SDL_Texture *tiles) {
         tile_at(g, tiles, idx, x, y);
         continue;
       }
-      char base = g->base ? g->base[y * lv->w + x] : '.';
+      char base = g->video.base ? g->video.base[y * lv->w + x] : '.';
       if (c == ' ') {
         SDL_SetTextureColorMod(tiles, 120, 130, 120);
         tile_at(g, tiles, floor_tile(',', x, y, time), x, y);
@@ -222,11 +222,11 @@ static void draw_tiles(game *g, SDL_Texture *tiles) {
       }
       /* a soft shadow under the wall above */
       if (is_wall(level_cell(lv, x, y - 1))) {
-        SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_BLEND);
+        SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_BLEND);
         for (int k = 0; k < 3; k++) {
-          SDL_SetRenderDrawColor(g->r, 0, 0, 0, (Uint8)(90 - k * 30));
+          SDL_SetRenderDrawColor(g->video.r, 0, 0, 0, (Uint8)(90 - k * 30));
           SDL_Rect sh = {ox + x * TS, oy + y * TS + k * SCALE * 2, TS, SCALE * 2};
-          SDL_RenderFillRect(g->r, &sh);
+          SDL_RenderFillRect(g->video.r, &sh);
         }
       }
       if (c == ':') carpet_border(g, x, y);
@@ -242,7 +242,7 @@ static void draw_flames(game *g, SDL_Texture *tiles) {
   for (int y = y0; y < y1; y++)
     for (int x = x0; x < x1; x++)
       if (level_cell(lv, x, y) == 'T' && !is_wall(level_cell(lv, x, y + 1))) {
-        int f = (int)(g->realtime * 9 + hash2(x, y) % 3) % 3;
+        int f = (int)(g->run.realtime * 9 + hash2(x, y) % 3) % 3;
         blit(g, tiles, T_FLAME + f, 16, ox + x * TS, oy + y * TS - 4 * SCALE, TS, TS, 0);
       }
 }
@@ -304,28 +304,29 @@ static void draw_entities(game *g, SDL_Texture *chars) {
     entity *e = list[i];
     int sx = ox + (int)lroundf(e->x * SCALE), sy = oy + (int)lroundf(e->y * SCALE);
     /* shadow */
-    SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_BLEND);
-    SDL_SetTextureColorMod(g->glow, 0, 0, 0);
-    SDL_SetTextureAlphaMod(g->glow, 190);
+    SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
+    SDL_SetTextureColorMod(g->video.glow, 0, 0, 0);
+    SDL_SetTextureAlphaMod(g->video.glow, 190);
     SDL_Rect sh = {sx - 7 * SCALE, sy - 2 * SCALE, 14 * SCALE, 5 * SCALE};
-    SDL_RenderCopy(g->r, g->glow, NULL, &sh);
-    SDL_SetTextureAlphaMod(g->glow, 255);
+    SDL_RenderCopy(g->video.r, g->video.glow, NULL, &sh);
+    SDL_SetTextureAlphaMod(g->video.glow, 255);
     int col, flip;
     float dx, dy;
     sprite_frame(e, &col, &flip, &dx, &dy);
     SDL_Rect src = {col * TILE, e->kind * TILE, TILE, TILE};
     SDL_Rect dst = {sx - TS / 2 + (int)(dx * SCALE), sy - TS + SCALE + (int)(dy * SCALE), TS, TS};
-    SDL_RenderCopyEx(g->r, chars, &src, &dst, 0, NULL, flip ? SDL_FLIP_HORIZONTAL : SDL_FLIP_NONE);
+    SDL_RenderCopyEx(g->video.r, chars, &src, &dst, 0, NULL,
+                     flip ? SDL_FLIP_HORIZONTAL : SDL_FLIP_NONE);
   }
 }
 
 /* ---- lights ---- */
 
 static void glow(game *g, float wx, float wy, float radius, int r, int gr, int b) {
-  SDL_SetTextureColorMod(g->glow, (Uint8)r, (Uint8)gr, (Uint8)b);
+  SDL_SetTextureColorMod(g->video.glow, (Uint8)r, (Uint8)gr, (Uint8)b);
   int rad = (int)(radius * SCALE);
   SDL_Rect d = {ox + (int)(wx * SCALE) - rad, oy + (int)(wy * SCALE) - rad, rad * 2, rad * 2};
-  SDL_RenderCopy(g->r, g->glow, NULL, &d);
+  SDL_RenderCopy(g->video.r, g->video.glow, NULL, &d);
 }
 
 /* A guard's lantern: a fan of rays clipped by opaque tiles, bright at the
@@ -362,22 +363,23 @@ static void cone(game *g, const entity *e) {
   }
   v[0].tex_coord = (SDL_FPoint){0, 0};
   for (int i = 0; i < RAYS; i++) idx[i * 3] = 0, idx[i * 3 + 1] = i + 1, idx[i * 3 + 2] = i + 2;
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_ADD);
-  SDL_RenderGeometry(g->r, NULL, v, RAYS + 2, idx, RAYS * 3);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_ADD);
+  SDL_RenderGeometry(g->video.r, NULL, v, RAYS + 2, idx, RAYS * 3);
 }
 
 static void draw_lights(game *g) {
-  if (!g->light) return;
+  if (!g->video.light) return;
   world *w = &g->w;
-  SDL_SetRenderTarget(g->r, g->light);
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_NONE);
-  SDL_SetRenderDrawColor(g->r, (Uint8)(w->amb[0] * 255), (Uint8)(w->amb[1] * 255),
+  SDL_SetRenderTarget(g->video.r, g->video.light);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_NONE);
+  SDL_SetRenderDrawColor(g->video.r, (Uint8)(w->amb[0] * 255), (Uint8)(w->amb[1] * 255),
                          (Uint8)(w->amb[2] * 255), 255);
-  SDL_RenderClear(g->r);
-  SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_ADD);
+  SDL_RenderClear(g->video.r);
+  SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_ADD);
   int x0, y0, x1, y1;
   visible_cells(g, 6, &x0, &y0, &x1, &y1);
-  float flick = 0.9f + 0.1f * sinf((float)g->realtime * 11.0f) * sinf((float)g->realtime * 7.3f);
+  float flick =
+      0.9f + 0.1f * sinf((float)g->run.realtime * 11.0f) * sinf((float)g->run.realtime * 7.3f);
   for (int y = y0; y < y1; y++)
     for (int x = x0; x < x1; x++) {
       char c = level_cell(&w->lv, x, y);
@@ -391,7 +393,7 @@ static void draw_lights(game *g) {
       } else if (c == 'l') {
         glow(g, (float)x * TILE + 8, (float)y * TILE + 3, 72 * flick, 255, 190, 100);
       } else if (c == 'i') {
-        float p = 0.8f + 0.2f * sinf((float)g->realtime * 2.5f);
+        float p = 0.8f + 0.2f * sinf((float)g->run.realtime * 2.5f);
         glow(g, (float)x * TILE + 8, (float)y * TILE + 8, 70 * p, 80, (int)(220 * p),
              (int)(210 * p));
       }
@@ -407,23 +409,23 @@ static void draw_lights(game *g) {
     } else if (i != w->player)
       glow(g, e->x, e->y - 6, 30, 90, 90, 110);
   }
-  SDL_SetRenderTarget(g->r, NULL);
-  SDL_SetTextureBlendMode(g->light, SDL_BLENDMODE_MOD);
-  SDL_RenderCopy(g->r, g->light, NULL, NULL);
-  SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_BLEND);
-  SDL_SetTextureColorMod(g->glow, 255, 255, 255);
+  SDL_SetRenderTarget(g->video.r, NULL);
+  SDL_SetTextureBlendMode(g->video.light, SDL_BLENDMODE_MOD);
+  SDL_RenderCopy(g->video.r, g->video.light, NULL, NULL);
+  SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
+  SDL_SetTextureColorMod(g->video.glow, 255, 255, 255);
 }
 
 /* ---- speech ---- */
 
 static void panel(game *g, SDL_Rect r, SDL_Color fill, SDL_Color border) {
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_BLEND);
-  SDL_SetRenderDrawColor(g->r, fill.r, fill.g, fill.b, fill.a);
-  SDL_RenderFillRect(g->r, &r);
-  SDL_SetRenderDrawColor(g->r, border.r, border.g, border.b, border.a);
-  SDL_RenderDrawRect(g->r, &r);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_BLEND);
+  SDL_SetRenderDrawColor(g->video.r, fill.r, fill.g, fill.b, fill.a);
+  SDL_RenderFillRect(g->video.r, &r);
+  SDL_SetRenderDrawColor(g->video.r, border.r, border.g, border.b, border.a);
+  SDL_RenderDrawRect(g->video.r, &r);
   SDL_Rect in = {r.x + 1, r.y + 1, r.w - 2, r.h - 2};
-  SDL_RenderDrawRect(g->r, &in);
+  SDL_RenderDrawRect(g->video.r, &in);
 }
 
 static void draw_bubbles(game *g, SDL_Texture *tiles) {
@@ -436,32 +438,33 @@ static void draw_bubbles(game *g, SDL_Texture *tiles) {
       for (int k = 0; k < 3; k++) {
         float u = fmodf(t * 0.6f + (float)k / 3, 1);
         SDL_Color c = {200, 220, 255, (Uint8)(255 * (1 - u))};
-        font_draw_shadow(g->f_bold, g->r, "z", sx + 10 + (int)(u * 20), top - (int)(u * 40), c);
+        font_draw_shadow(g->video.f_bold, g->video.r, "z", sx + 10 + (int)(u * 20),
+                         top - (int)(u * 40), c);
       }
     }
     if (!e->bubble[0]) continue;
     if (strcmp(e->bubble, "!") == 0 || strcmp(e->bubble, "?") == 0) {
-      int bob = (int)(sinf((float)g->realtime * 8) * 3);
+      int bob = (int)(sinf((float)g->run.realtime * 8) * 3);
       blit(g, tiles, e->bubble[0] == '!' ? T_ALERT : T_QUESTION, 16, sx - TS / 2, top - TS + bob,
            TS, TS, 0);
       continue;
     }
-    int tw = font_width(g->f_small, e->bubble);
+    int tw = font_width(g->video.f_small, e->bubble);
     if (tw > 300) tw = 300;
-    int th = font_draw_wrapped(g->f_small, NULL, e->bubble, -1, 0, 0, 300, WHITE);
+    int th = font_draw_wrapped(g->video.f_small, NULL, e->bubble, -1, 0, 0, 300, WHITE);
     SDL_Rect b = {sx - tw / 2 - 10, top - th - 22, tw + 20, th + 12};
     panel(g, b, (SDL_Color){250, 246, 232, 240}, (SDL_Color){40, 34, 50, 255});
-    SDL_SetRenderDrawColor(g->r, 250, 246, 232, 240);
+    SDL_SetRenderDrawColor(g->video.r, 250, 246, 232, 240);
     for (int k = 0; k < 7; k++)
-      SDL_RenderDrawLine(g->r, sx - 6 + k, b.y + b.h, sx, b.y + b.h + 8 - k / 2);
-    font_draw_wrapped(g->f_small, g->r, e->bubble, -1, b.x + 10, b.y + 6, 300,
+      SDL_RenderDrawLine(g->video.r, sx - 6 + k, b.y + b.h, sx, b.y + b.h + 8 - k / 2);
+    font_draw_wrapped(g->video.f_small, g->video.r, e->bubble, -1, b.x + 10, b.y + 6, 300,
                       (SDL_Color){40, 34, 50, 255});
   }
 }
 
 void render_note(game *g, const char *name, SDL_Rect r) {
-  if (g->ndrawn < (int)(sizeof g->drawn / sizeof g->drawn[0]))
-    g->drawn[g->ndrawn].name = name, g->drawn[g->ndrawn++].r = r;
+  if (g->ov.ndrawn < (int)(sizeof g->ov.drawn / sizeof g->ov.drawn[0]))
+    g->ov.drawn[g->ov.ndrawn].name = name, g->ov.drawn[g->ov.ndrawn++].r = r;
 }
 
 int render_free_bottom(const game *g) {
@@ -477,14 +480,16 @@ static void draw_markers(game *g) {
     entity *e = world_ent(&g->w, i);
     if (!e || !e->script_error) continue;
     int sx = ox + (int)lroundf(e->x * SCALE), sy = oy + (int)lroundf(e->y * SCALE) - TS - 34;
-    int pulse = (int)(g->realtime * 3) & 1;
+    int pulse = (int)(g->run.realtime * 3) & 1;
     SDL_Rect b = {sx - 13, sy, 26, 26};
     render_note(g, "marker", b);
     panel(g, b, (SDL_Color){(Uint8)(pulse ? 200 : 170), 30, 36, 240},
           (SDL_Color){255, 220, 220, 255});
-    font_draw(g->f_bold, g->r, "!", sx - font_width(g->f_bold, "!") / 2, sy + 1, WHITE);
-    SDL_SetRenderDrawColor(g->r, 255, 220, 220, 255);
-    for (int k = 0; k < 6; k++) SDL_RenderDrawLine(g->r, sx - 5 + k, sy + 26 + k, sx + 5 - k, sy + 26 + k);
+    font_draw(g->video.f_bold, g->video.r, "!", sx - font_width(g->video.f_bold, "!") / 2, sy + 1,
+              WHITE);
+    SDL_SetRenderDrawColor(g->video.r, 255, 220, 220, 255);
+    for (int k = 0; k < 6; k++)
+      SDL_RenderDrawLine(g->video.r, sx - 5 + k, sy + 26 + k, sx + 5 - k, sy + 26 + k);
   }
 }
 
@@ -502,19 +507,21 @@ static void draw_dialogue(game *g, SDL_Texture *chars) {
   if (e) {
     SDL_Rect src = {0, e->kind * TILE, TILE, TILE - 3};
     SDL_Rect dst = {pf.x + 11, pf.y + 6, 96, 96 - 18};
-    SDL_RenderCopy(g->r, chars, &src, &dst);
+    SDL_RenderCopy(g->video.r, chars, &src, &dst);
   }
   int tx = pf.x + pf.w + 22;
-  font_draw_shadow(g->f_bold, g->r, w->dlg.speaker, tx, box.y + 14, GOLD);
-  font_draw_wrapped(g->f_ui, g->r, w->dlg.text, (int)w->dlg.shown, tx, box.y + 46,
+  font_draw_shadow(g->video.f_bold, g->video.r, w->dlg.speaker, tx, box.y + 14, GOLD);
+  font_draw_wrapped(g->video.f_ui, g->video.r, w->dlg.text, (int)w->dlg.shown, tx, box.y + 46,
                     box.x + box.w - tx - 24, WHITE);
-  if ((int)(g->realtime * 2) & 1 || w->dlg.shown < (float)strlen(w->dlg.text)) {
+  if ((int)(g->run.realtime * 2) & 1 || w->dlg.shown < (float)strlen(w->dlg.text)) {
     const char *hint = "Space";
-    int hw = font_width(g->f_small, hint);
-    font_draw(g->f_small, g->r, hint, box.x + box.w - hw - 30, box.y + box.h - 26, GREY);
+    int hw = font_width(g->video.f_small, hint);
+    font_draw(g->video.f_small, g->video.r, hint, box.x + box.w - hw - 30, box.y + box.h - 26,
+              GREY);
     int ax = box.x + box.w - 22, ay = box.y + box.h - 19;
-    SDL_SetRenderDrawColor(g->r, GOLD.r, GOLD.g, GOLD.b, 255);
-    for (int k = 0; k < 5; k++) SDL_RenderDrawLine(g->r, ax + k, ay - 5 + k, ax + k, ay + 5 - k);
+    SDL_SetRenderDrawColor(g->video.r, GOLD.r, GOLD.g, GOLD.b, 255);
+    for (int k = 0; k < 5; k++)
+      SDL_RenderDrawLine(g->video.r, ax + k, ay - 5 + k, ax + k, ay + 5 - k);
   }
 }
 
@@ -523,15 +530,15 @@ static void draw_dialogue(game *g, SDL_Texture *chars) {
 static void draw_letterbox(game *g) {
   int h = (int)(g->w.letterbox * 64);
   if (h <= 0) return;
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_NONE);
-  SDL_SetRenderDrawColor(g->r, 0, 0, 0, 255);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_NONE);
+  SDL_SetRenderDrawColor(g->video.r, 0, 0, 0, 255);
   SDL_Rect a = {0, 0, SCREEN_W, h}, b = {0, SCREEN_H - h, SCREEN_W, h};
-  SDL_RenderFillRect(g->r, &a);
-  SDL_RenderFillRect(g->r, &b);
+  SDL_RenderFillRect(g->video.r, &a);
+  SDL_RenderFillRect(g->video.r, &b);
   if (g->w.input_lock > 0 && h > 40) {
     const char *s = "Esc  skip";
-    font_draw(g->f_small, g->r, s, SCREEN_W - font_width(g->f_small, s) - 24, SCREEN_H - h + 22,
-              (SDL_Color){150, 150, 165, 255});
+    font_draw(g->video.f_small, g->video.r, s, SCREEN_W - font_width(g->video.f_small, s) - 24,
+              SCREEN_H - h + 22, (SDL_Color){150, 150, 165, 255});
   }
 }
 
@@ -542,145 +549,154 @@ static void draw_banner(game *g) {
   float a = fminf(fminf(t / 0.5f, 1), fminf((d - t) / 0.7f, 1));
   if (a <= 0) return;
   Uint8 al = (Uint8)(255 * a);
-  int tw = font_width(g->f_title, w->banner.text);
+  int tw = font_width(g->video.f_title, w->banner.text);
   int y = SCREEN_H / 2 - 80;
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_BLEND);
-  SDL_SetRenderDrawColor(g->r, 0, 0, 0, (Uint8)(120 * a));
-  SDL_Rect band = {0, y - 14, SCREEN_W, font_height(g->f_title) + (w->banner.sub[0] ? 56 : 28)};
-  SDL_RenderFillRect(g->r, &band);
-  font_draw_shadow(g->f_title, g->r, w->banner.text, (SCREEN_W - tw) / 2, y,
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_BLEND);
+  SDL_SetRenderDrawColor(g->video.r, 0, 0, 0, (Uint8)(120 * a));
+  SDL_Rect band = {0, y - 14, SCREEN_W,
+                   font_height(g->video.f_title) + (w->banner.sub[0] ? 56 : 28)};
+  SDL_RenderFillRect(g->video.r, &band);
+  font_draw_shadow(g->video.f_title, g->video.r, w->banner.text, (SCREEN_W - tw) / 2, y,
                    (SDL_Color){GOLD.r, GOLD.g, GOLD.b, al});
   if (w->banner.sub[0]) {
-    int sw = font_width(g->f_ui, w->banner.sub);
-    font_draw_shadow(g->f_ui, g->r, w->banner.sub, (SCREEN_W - sw) / 2,
-                     y + font_height(g->f_title) + 4, (SDL_Color){230, 230, 240, al});
+    int sw = font_width(g->video.f_ui, w->banner.sub);
+    font_draw_shadow(g->video.f_ui, g->video.r, w->banner.sub, (SCREEN_W - sw) / 2,
+                     y + font_height(g->video.f_title) + 4, (SDL_Color){230, 230, 240, al});
   }
 }
 
 static void draw_hud(game *g) {
   world *w = &g->w;
   if (w->letterbox < 0.05f && w->objective[0]) {
-    int tw = font_width(g->f_small, w->objective);
+    int tw = font_width(g->video.f_small, w->objective);
     SDL_Rect r = {16, 14, tw + 44, 30};
     render_note(g, "objective", r);
     panel(g, r, (SDL_Color){12, 14, 26, 190}, (SDL_Color){120, 104, 70, 200});
-    SDL_SetRenderDrawColor(g->r, GOLD.r, GOLD.g, GOLD.b, 255);
+    SDL_SetRenderDrawColor(g->video.r, GOLD.r, GOLD.g, GOLD.b, 255);
     for (int k = 0; k < 5; k++)
-      SDL_RenderDrawLine(g->r, 28 - k, 29 - 4 + k, 28 + k, 29 - 4 + k),
-          SDL_RenderDrawLine(g->r, 28 - k, 29 + 4 - k, 28 + k, 29 + 4 - k);
-    font_draw(g->f_small, g->r, w->objective, 40, 20, (SDL_Color){235, 230, 210, 255});
+      SDL_RenderDrawLine(g->video.r, 28 - k, 29 - 4 + k, 28 + k, 29 - 4 + k),
+          SDL_RenderDrawLine(g->video.r, 28 - k, 29 + 4 - k, 28 + k, 29 + 4 - k);
+    font_draw(g->video.f_small, g->video.r, w->objective, 40, 20, (SDL_Color){235, 230, 210, 255});
   }
   char replay[160];
-  int viewer = g->rp.on && !g->headless; /* a headless replay draws what was recorded */
-  if (viewer) /* the viewer's keys, and where the replay is */
+  int viewer = g->rp.on && !g->run.headless; /* a headless replay draws what was recorded */
+  if (viewer)                                /* the viewer's keys, and where the replay is */
     snprintf(replay, sizeof replay,
              "REPLAY  frame %llu / %llu%s   F5 %s   F6 one frame   F7 back 5 s   F8 ahead 5 s",
-             (unsigned long long)g->frame, (unsigned long long)g->rp.frames,
+             (unsigned long long)g->run.frame, (unsigned long long)g->rp.frames,
              g->rp.paused ? "  (paused)" : "", g->rp.paused ? "play" : "pause");
   if (viewer || (w->letterbox < 0.05f && !w->dlg.active)) { /* the dialogue box sits there */
     const char *keys = viewer ? replay
-                                : "WASD / arrows move   Space talk   Esc skip   F1 tasks   F2 "
-                                  "frame graph   P pause   T slow motion";
+                              : "WASD / arrows move   Space talk   Esc skip   F1 tasks   F2 "
+                                "frame graph   P pause   T slow motion";
     int y = viewer ? SCREEN_H - 19 : SCREEN_H - 26; /* a replay's line: under the dialogue */
     SDL_Color c = viewer ? (SDL_Color){255, 200, 120, 230} : (SDL_Color){180, 184, 200, 200};
-    font_draw_shadow(g->f_small, g->r, keys, 16, y, c);
-    render_note(g, viewer ? "replay" : "keys",
-                (SDL_Rect){16, y, font_width(g->f_small, keys), font_height(g->f_small)});
+    font_draw_shadow(g->video.f_small, g->video.r, keys, 16, y, c);
+    render_note(
+        g, viewer ? "replay" : "keys",
+        (SDL_Rect){16, y, font_width(g->video.f_small, keys), font_height(g->video.f_small)});
   }
-  if (g->time_scale != 1.0) {
+  if (g->modes.time_scale != 1.0) {
     char s[48];
-    snprintf(s, sizeof s, "SLOW MOTION  x%.2g", g->time_scale);
-    int tw = font_width(g->f_bold, s);
-    font_draw_shadow(g->f_bold, g->r, s, SCREEN_W - tw - 20, 16, (SDL_Color){140, 210, 255, 255});
-    render_note(g, "slow_motion", (SDL_Rect){SCREEN_W - tw - 20, 16, tw, font_height(g->f_bold)});
+    snprintf(s, sizeof s, "SLOW MOTION  x%.2g", g->modes.time_scale);
+    int tw = font_width(g->video.f_bold, s);
+    font_draw_shadow(g->video.f_bold, g->video.r, s, SCREEN_W - tw - 20, 16,
+                     (SDL_Color){140, 210, 255, 255});
+    render_note(g, "slow_motion",
+                (SDL_Rect){SCREEN_W - tw - 20, 16, tw, font_height(g->video.f_bold)});
   }
 }
 
 static void draw_toast(game *g) {
-  double age = g->realtime - g->toast_at;
-  if (!g->toast[0] || age > 4) return;
+  double age = g->run.realtime - g->ov.toast_at;
+  if (!g->ov.toast[0] || age > 4) return;
   Uint8 a = (Uint8)(age > 3 ? 255 * (4 - age) : 255);
-  int tw = font_width(g->f_small, g->toast);
+  int tw = font_width(g->video.f_small, g->ov.toast);
   SDL_Rect r = {SCREEN_W - tw - 44, 52, tw + 28, 30};
   render_note(g, "reload_note", r);
   panel(g, r, (SDL_Color){10, 30, 20, (Uint8)(a * 0.85)}, (SDL_Color){110, 230, 130, a});
-  font_draw(g->f_small, g->r, g->toast, r.x + 14, r.y + 6, (SDL_Color){190, 255, 200, a});
+  font_draw(g->video.f_small, g->video.r, g->ov.toast, r.x + 14, r.y + 6,
+            (SDL_Color){190, 255, 200, a});
 }
 
 static void draw_fade(game *g) {
   if (g->w.fade <= 0.001f) return;
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_BLEND);
-  SDL_SetRenderDrawColor(g->r, 0, 0, 0, (Uint8)(fminf(g->w.fade, 1) * 255));
-  SDL_RenderFillRect(g->r, NULL);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_BLEND);
+  SDL_SetRenderDrawColor(g->video.r, 0, 0, 0, (Uint8)(fminf(g->w.fade, 1) * 255));
+  SDL_RenderFillRect(g->video.r, NULL);
 }
 
 static void draw_paused(game *g) {
-  if (!g->paused) return;
-  if (g->show_tasks || g->show_graph || g->nerrors) { /* the overlays need the middle */
+  if (!g->modes.paused) return;
+  if (g->modes.show_tasks || g->modes.show_graph ||
+      g->ov.nerrors) { /* the overlays need the middle */
     const char *s = "PAUSED   P to resume";
-    int tw = font_width(g->f_bold, s);
+    int tw = font_width(g->video.f_bold, s);
     SDL_Rect r = {16, 50, tw + 32, 34}; /* under the objective, left of the reload note */
     render_note(g, "paused", r);
     panel(g, r, (SDL_Color){10, 10, 20, 220}, (SDL_Color){200, 200, 220, 255});
-    font_draw(g->f_bold, g->r, s, r.x + 16, r.y + 5, WHITE);
+    font_draw(g->video.f_bold, g->video.r, s, r.x + 16, r.y + 5, WHITE);
     return;
   }
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_BLEND);
-  SDL_SetRenderDrawColor(g->r, 10, 10, 20, 140);
-  SDL_RenderFillRect(g->r, NULL);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_BLEND);
+  SDL_SetRenderDrawColor(g->video.r, 10, 10, 20, 140);
+  SDL_RenderFillRect(g->video.r, NULL);
   const char *s = "PAUSED";
-  font_draw_shadow(g->f_title, g->r, s, (SCREEN_W - font_width(g->f_title, s)) / 2,
-                   SCREEN_H / 2 - 50, WHITE);
+  font_draw_shadow(g->video.f_title, g->video.r, s,
+                   (SCREEN_W - font_width(g->video.f_title, s)) / 2, SCREEN_H / 2 - 50, WHITE);
   const char *h = "P to resume";
-  font_draw_shadow(g->f_ui, g->r, h, (SCREEN_W - font_width(g->f_ui, h)) / 2, SCREEN_H / 2 + 10,
-                   GREY);
+  font_draw_shadow(g->video.f_ui, g->video.r, h, (SCREEN_W - font_width(g->video.f_ui, h)) / 2,
+                   SCREEN_H / 2 + 10, GREY);
 }
 
 static void draw_loading(game *g) {
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_NONE);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_NONE);
   for (int y = 0; y < SCREEN_H; y += 8) {
     int k = y * 40 / SCREEN_H;
-    SDL_SetRenderDrawColor(g->r, (Uint8)(8 + k / 3), (Uint8)(10 + k / 3), (Uint8)(24 + k), 255);
+    SDL_SetRenderDrawColor(g->video.r, (Uint8)(8 + k / 3), (Uint8)(10 + k / 3), (Uint8)(24 + k),
+                           255);
     SDL_Rect r = {0, y, SCREEN_W, 8};
-    SDL_RenderFillRect(g->r, &r);
+    SDL_RenderFillRect(g->video.r, &r);
   }
   /* a moon */
-  SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_ADD);
-  SDL_SetTextureColorMod(g->glow, 120, 130, 170);
+  SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_ADD);
+  SDL_SetTextureColorMod(g->video.glow, 120, 130, 170);
   SDL_Rect m = {SCREEN_W / 2 - 200, 40, 400, 400};
-  SDL_RenderCopy(g->r, g->glow, NULL, &m);
-  SDL_SetTextureColorMod(g->glow, 255, 255, 255);
-  SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_BLEND);
+  SDL_RenderCopy(g->video.r, g->video.glow, NULL, &m);
+  SDL_SetTextureColorMod(g->video.glow, 255, 255, 255);
+  SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
   const char *title = "Moonwatch Keep", *sub = "a weft demo: scripted with straight-line Lua";
-  font_draw_shadow(g->f_title, g->r, title, (SCREEN_W - font_width(g->f_title, title)) / 2, 230,
-                   GOLD);
-  font_draw_shadow(g->f_ui, g->r, sub, (SCREEN_W - font_width(g->f_ui, sub)) / 2, 300, GREY);
+  font_draw_shadow(g->video.f_title, g->video.r, title,
+                   (SCREEN_W - font_width(g->video.f_title, title)) / 2, 230, GOLD);
+  font_draw_shadow(g->video.f_ui, g->video.r, sub, (SCREEN_W - font_width(g->video.f_ui, sub)) / 2,
+                   300, GREY);
   SDL_Rect bar = {SCREEN_W / 2 - 300, 420, 600, 18};
   panel(g, bar, (SDL_Color){20, 22, 40, 255}, (SDL_Color){120, 104, 70, 255});
-  SDL_Rect fill = {bar.x + 4, bar.y + 4, (int)((bar.w - 8) * g->load_shown), bar.h - 8};
-  SDL_SetRenderDrawColor(g->r, 214, 178, 92, 255);
-  SDL_RenderFillRect(g->r, &fill);
+  SDL_Rect fill = {bar.x + 4, bar.y + 4, (int)((bar.w - 8) * g->load.shown), bar.h - 8};
+  SDL_SetRenderDrawColor(g->video.r, 214, 178, 92, 255);
+  SDL_RenderFillRect(g->video.r, &fill);
   char pct[160];
-  snprintf(pct, sizeof pct, "%s   %d%%", g->load_label, (int)(g->load_shown * 100 + 0.5f));
-  font_draw(g->f_small, g->r, pct, (SCREEN_W - font_width(g->f_small, pct)) / 2, 450, GREY);
+  snprintf(pct, sizeof pct, "%s   %d%%", g->load.label, (int)(g->load.shown * 100 + 0.5f));
+  font_draw(g->video.f_small, g->video.r, pct, (SCREEN_W - font_width(g->video.f_small, pct)) / 2,
+            450, GREY);
 }
 
 void render_frame(game *g) {
-  g->ndrawn = 0;
-  SDL_SetRenderTarget(g->r, NULL);
-  SDL_SetRenderDrawBlendMode(g->r, SDL_BLENDMODE_NONE);
-  SDL_SetRenderDrawColor(g->r, 6, 8, 14, 255);
-  SDL_RenderClear(g->r);
+  g->ov.ndrawn = 0;
+  SDL_SetRenderTarget(g->video.r, NULL);
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_NONE);
+  SDL_SetRenderDrawColor(g->video.r, 6, 8, 14, 255);
+  SDL_RenderClear(g->video.r);
   image *tiles = assets_get(g, "tiles.png"), *chars = assets_get(g, "characters.png");
-  if (g->loading || !g->w.loaded || !tiles || !chars) {
+  if (g->load.on || !g->w.loaded || !tiles || !chars) {
     draw_loading(g);
   } else {
     world *w = &g->w;
-    if (!g->base) build_base(g);
+    if (!g->video.base) build_base(g);
     float shx = 0, shy = 0;
     if (w->shake_t > 0)
-      shx = sinf((float)g->realtime * 70) * w->shake,
-      shy = cosf((float)g->realtime * 55) * w->shake;
+      shx = sinf((float)g->run.realtime * 70) * w->shake,
+      shy = cosf((float)g->run.realtime * 55) * w->shake;
     ox = (int)lroundf(SCREEN_W / 2.0f - (w->cam_x + shx) * SCALE);
     oy = (int)lroundf(SCREEN_H / 2.0f - (w->cam_y + shy) * SCALE);
     draw_tiles(g, tiles->tex);
@@ -710,20 +726,20 @@ int render_open(game *g) {
       float d = sqrtf(dx * dx + dy * dy), a = d >= 1 ? 0 : (1 - d) * (1 - d);
       ((Uint32 *)s->pixels)[y * (s->pitch / 4) + x] = (Uint32)(a * 255) << 24 | 0xffffffu;
     }
-  g->glow = SDL_CreateTextureFromSurface(g->r, s);
+  g->video.glow = SDL_CreateTextureFromSurface(g->video.r, s);
   SDL_FreeSurface(s);
-  if (!g->glow) return -1;
-  SDL_SetTextureBlendMode(g->glow, SDL_BLENDMODE_BLEND);
-  if (SDL_RenderTargetSupported(g->r))
-    g->light = SDL_CreateTexture(g->r, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_TARGET, SCREEN_W,
-                                 SCREEN_H);
+  if (!g->video.glow) return -1;
+  SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
+  if (SDL_RenderTargetSupported(g->video.r))
+    g->video.light = SDL_CreateTexture(g->video.r, SDL_PIXELFORMAT_ARGB8888,
+                                       SDL_TEXTUREACCESS_TARGET, SCREEN_W, SCREEN_H);
   return 0;
 }
 
 void render_close(game *g) {
-  if (g->light) SDL_DestroyTexture(g->light);
-  if (g->glow) SDL_DestroyTexture(g->glow);
-  g->light = g->glow = NULL;
-  free(g->base);
-  g->base = NULL;
+  if (g->video.light) SDL_DestroyTexture(g->video.light);
+  if (g->video.glow) SDL_DestroyTexture(g->video.glow);
+  g->video.light = g->video.glow = NULL;
+  free(g->video.base);
+  g->video.base = NULL;
 }

@@ -6,7 +6,7 @@
 
 #include "game.h"
 
-/* Creates the light map and glow textures for g->r. Returns 0 or -1. */
+/* Creates the light map and glow textures for g->video.r. Returns 0 or -1. */
 int render_open(game *g);
 void render_close(game *g);
 /* Draws one frame into the renderer's target (not presented). */

@@ -46,7 +46,7 @@ void replay_apply_input(game *g) {
     if (len != 3) continue;
     SDL_Scancode sc = (SDL_Scancode)(ev[0] | ev[1] << 8);
     if (sc == SDL_SCANCODE_UNKNOWN)
-      memset(g->held, 0, sizeof g->held); /* the window lost focus */
+      memset(g->input.held, 0, sizeof g->input.held); /* the window lost focus */
     else
       game_key(g, sc, ev[2]);
   }
@@ -110,9 +110,9 @@ static void hash_world(game *g) {
   flush(g, "world", &h);
   add(&h, w->dlg.text, strlen(w->dlg.text));
   add(&h, w->banner.text, strlen(w->banner.text));
-  add(&h, &g->paused, sizeof g->paused);
-  add(&h, &g->time_scale, sizeof g->time_scale);
-  add(&h, &g->loading, sizeof g->loading);
+  add(&h, &g->modes.paused, sizeof g->modes.paused);
+  add(&h, &g->modes.time_scale, sizeof g->modes.time_scale);
+  add(&h, &g->load.on, sizeof g->load.on);
   flush(g, "world", &h);
 }
 
@@ -140,7 +140,7 @@ static void value_bytes(lua_State *L, int idx, hbuf *h) {
 static void hash_lua(game *g) {
   lua_State *L = g->L;
   if (!lua_checkstack(L, 6)) return;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_ents);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.ents);
   for (int i = 0; i < WORLD_MAX_ENTS; i++) {
     if (lua_rawgeti(L, -1, i) != LUA_TTABLE) {
       lua_pop(L, 1);
@@ -176,16 +176,21 @@ void replay_hash(game *g) {
 
 int replay_key(game *g, SDL_Scancode sc) {
   switch (sc) {
-  case SDL_SCANCODE_F5: g->rp.paused = !g->rp.paused; return 1;
+  case SDL_SCANCODE_F5:
+    g->rp.paused = !g->rp.paused;
+    return 1;
   case SDL_SCANCODE_F6:
     g->rp.paused = 1;
     g->rp.step_one = 1;
     return 1;
   case SDL_SCANCODE_F7: /* back: replay from the start, to there */
-    g->rp.restart_to = g->frame > JUMP_FRAMES ? (long)(g->frame - JUMP_FRAMES) : 0;
-    g->quit = 1;
+    g->rp.restart_to = g->run.frame > JUMP_FRAMES ? (long)(g->run.frame - JUMP_FRAMES) : 0;
+    g->run.quit = 1;
     return 1;
-  case SDL_SCANCODE_F8: g->rp.jump_to = (long)g->frame + JUMP_FRAMES; return 1;
-  default: return 0;
+  case SDL_SCANCODE_F8:
+    g->rp.jump_to = (long)g->run.frame + JUMP_FRAMES;
+    return 1;
+  default:
+    return 0;
   }
 }

@@ -34,7 +34,7 @@ void verbs_push_ent(game *g, lua_State *L, int idx) {
     lua_pushnil(L);
     return;
   }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_ents);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.ents);
   lua_rawgeti(L, -1, idx);
   lua_remove(L, -2);
 }
@@ -149,7 +149,7 @@ void verbs_push_api(game *g, lua_State *L) {
 
 /* Pushes groups.<name>. */
 void verbs_push_group(game *g, lua_State *L, const char *name) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_groups);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.groups);
   lua_getfield(L, -1, name);
   lua_remove(L, -2);
 }
@@ -186,9 +186,9 @@ static void make_ent_table(game *g, lua_State *L, int idx) {
   lua_pop(L, 1); /* api */
   lua_newtable(L);
   lua_setfield(L, t, "waypoints");
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_ent_mt);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.ent_mt);
   lua_setmetatable(L, t);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_ents);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.ents);
   lua_pushvalue(L, t);
   lua_rawseti(L, -2, idx);
   lua_pop(L, 1);
@@ -368,7 +368,7 @@ static int l_destroy(lua_State *L) {
   lua_settop(L, 1);
   verbs_push_ent(g, L, idx); /* 2: the state table (arg 1 may be a name) */
   world_destroy(&g->w, idx);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_ents);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.ents);
   lua_pushnil(L);
   lua_rawseti(L, -2, idx);
   lua_pop(L, 1);
@@ -610,7 +610,7 @@ static int zone_index(game *g, const char *name) {
 static int l_zone(lua_State *L) {
   game *g = G(L);
   int z = zone_index(g, luaL_checkstring(L, 1));
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_zones);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.zones);
   if (z < 0)
     lua_pushnil(L);
   else
@@ -621,7 +621,7 @@ static int l_zone(lua_State *L) {
 static int l_zones(lua_State *L) {
   game *g = G(L);
   lua_newtable(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_zones);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.zones);
   for (int i = 0; i < g->w.lv.nzones; i++) {
     lua_rawgeti(L, -1, i + 1);
     lua_rawseti(L, -3, i + 1);
@@ -681,7 +681,7 @@ static int l_set_tile(lua_State *L) {
 /* The level's zones as tables with their entered/left signals, in the
    registry's zone list. */
 static void push_zones(game *g, lua_State *L, const level *l) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_zones);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.zones);
   int zt = lua_gettop(L);
   verbs_push_api(g, L);
   int api = lua_gettop(L);
@@ -817,10 +817,10 @@ static int new_ref_table(lua_State *L) {
 
 void verbs_open(game *g) {
   lua_State *L = g->L;
-  g->ref_ents = new_ref_table(L);
-  g->ref_zones = new_ref_table(L);
-  g->ref_keys = new_ref_table(L);
-  g->ref_versions = new_ref_table(L);
+  g->refs.ents = new_ref_table(L);
+  g->refs.zones = new_ref_table(L);
+  g->refs.keys = new_ref_table(L);
+  g->ov.versions = new_ref_table(L);
   /* the entity metatable: verbs as methods */
   lua_createtable(L, 0, 4);
   lua_newtable(L);
@@ -831,13 +831,13 @@ void verbs_open(game *g) {
   lua_setfield(L, -2, "__tostring");
   lua_pushliteral(L, "entity");
   lua_setfield(L, -2, "__name");
-  g->ref_ent_mt = luaL_ref(L, LUA_REGISTRYINDEX);
+  g->refs.ent_mt = luaL_ref(L, LUA_REGISTRYINDEX);
   weft_push_api(g->W);
   int api = lua_gettop(L);
   lua_pushlightuserdata(L, g);
   luaL_setfuncs(L, globals, 1);
   lua_getfield(L, api, "finally");
-  g->ref_finally = luaL_ref(L, LUA_REGISTRYINDEX);
+  g->refs.finally = luaL_ref(L, LUA_REGISTRYINDEX);
   /* groups: game (paused and slowed by the keys) > world, cutscenes */
   lua_createtable(L, 0, 3);
   int gt = lua_gettop(L);
@@ -856,7 +856,7 @@ void verbs_open(game *g) {
   }
   lua_pushvalue(L, gt);
   lua_setfield(L, api, "groups");
-  g->ref_groups = luaL_ref(L, LUA_REGISTRYINDEX);
+  g->refs.groups = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_settop(L, api); /* leave the API table for the other modules */
 }
 
@@ -888,7 +888,7 @@ void verbs_dispatch(game *g) {
       break;
     case EV_ZONE_IN:
     case EV_ZONE_OUT:
-      lua_rawgeti(L, LUA_REGISTRYINDEX, g->ref_zones);
+      lua_rawgeti(L, LUA_REGISTRYINDEX, g->refs.zones);
       lua_rawgeti(L, -1, ev.zone + 1);
       lua_remove(L, -2);
       if (lua_istable(L, -1)) {
