@@ -128,23 +128,25 @@ static void send_msg(dbg *D, cJSON *m) {
   char *body = cJSON_PrintUnformatted(m);
   cJSON_Delete(m);
   if (!body) return;
-  char head[64];
   size_t blen = strlen(body);
-  int hlen = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", blen);
-  const char *parts[2] = {head, body};
-  size_t lens[2] = {(size_t)hlen, blen};
-  for (int i = 0; i < 2 && D->fd >= 0; i++) {
-    size_t off = 0;
-    while (off < lens[i]) {
-      ssize_t w = send(D->fd, parts[i] + off, lens[i] - off, MSG_NOSIGNAL);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        drop_client(D);
-        break;
-      }
-      off += (size_t)w;
-    }
+  char *msg = malloc(blen + 40);
+  if (!msg) {
+    free(body);
+    return;
   }
+  size_t len = (size_t)snprintf(msg, 40, "Content-Length: %zu\r\n\r\n", blen);
+  memcpy(msg + len, body, blen);
+  len += blen;
+  for (size_t off = 0; off < len && D->fd >= 0;) {
+    ssize_t w = send(D->fd, msg + off, len - off, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      drop_client(D);
+      break;
+    }
+    off += (size_t)w;
+  }
+  free(msg);
   free(body);
 }
 
@@ -1096,7 +1098,7 @@ static int l_thread_name(lua_State *E) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", name ? name : "task");
   luaL_addstring(&b, buf);
-  if (spawned && *spawned && (!name || strcmp(spawned, name) != 0)) {
+  if (spawned && *spawned && strcmp(spawned, "?") != 0 && (!name || strcmp(spawned, name) != 0)) {
     luaL_addchar(&b, ' ');
     luaL_addstring(&b, spawned);
   }

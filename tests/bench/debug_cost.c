@@ -8,6 +8,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,15 +46,18 @@ static void send_req(int fd, int seq, const char *cmd, const char *args) {
   if (send(fd, msg, (size_t)m, MSG_NOSIGNAL) != m) die("cannot send");
 }
 
-/* Reads and drops whatever the server sent. */
-static void drain(int fd) {
+/* The client's reader: reads and drops whatever the server sends, on a
+   thread of its own as an editor does (the server blocks when nobody
+   reads), until the connection closes. */
+static void *drain(void *arg) {
+  int fd = *(int *)arg;
   char buf[65536];
-  struct pollfd p = {fd, POLLIN, 0};
-  while (poll(&p, 1, 0) > 0 && recv(fd, buf, sizeof buf, 0) > 0) {
+  while (recv(fd, buf, sizeof buf, 0) > 0) {
   }
+  return NULL;
 }
 
-static int attach(weft_state *W, int mode, const char *elsewhere) {
+static int attach(weft_state *W, int mode, const char *elsewhere, pthread_t *reader, int *fdp) {
   weft_debug_desc d = {0};
   int port;
   if (weft_debug_listen(W, &d, &port) != WEFT_OK) die("cannot listen");
@@ -61,6 +65,8 @@ static int attach(weft_state *W, int mode, const char *elsewhere) {
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) die("cannot connect");
+  *fdp = fd;
+  if (pthread_create(reader, NULL, drain, fdp) != 0) die("cannot start the reader");
   send_req(fd, 1, "initialize", "{\"adapterID\":\"bench\"}");
   send_req(fd, 2, "attach", "{}");
   if (mode == LINE_EVENTS) {
@@ -71,7 +77,6 @@ static int attach(weft_state *W, int mode, const char *elsewhere) {
   }
   send_req(fd, 4, "configurationDone", "{}");
   weft_debug_wait_ready(W);
-  drain(fd);
   return fd;
 }
 
@@ -87,7 +92,9 @@ static double run(const char *dir, int mode, int n, int warm, int frames) {
   snprintf(path, sizeof path, "%s/weft_driver.lua", dir);
   snprintf(elsewhere, sizeof elsewhere, "%s/purelua.lua", dir);
   char *abs = realpath(elsewhere, NULL);
-  int fd = mode == DETACHED ? -1 : attach(W, mode, abs ? abs : elsewhere);
+  pthread_t reader;
+  static int fdslot;
+  int fd = mode == DETACHED ? -1 : attach(W, mode, abs ? abs : elsewhere, &reader, &fdslot);
   free(abs);
   lua_State *L = weft_lua(W);
   weft_push_api(W);
@@ -104,7 +111,7 @@ static double run(const char *dir, int mode, int n, int warm, int frames) {
   const char *err;
   if (weft_run_file(W, path, &t, &err) != WEFT_OK) die(err);
   for (int f = 0; f < warm + 1; f++) {
-    if (fd >= 0) weft_debug_poll(W), drain(fd);
+    if (fd >= 0) weft_debug_poll(W);
     weft_step(W, DT);
   }
   double t0 = now_s();
@@ -113,7 +120,11 @@ static double run(const char *dir, int mode, int n, int warm, int frames) {
     weft_step(W, DT);
   }
   double per = (now_s() - t0) / frames;
-  if (fd >= 0) drain(fd), close(fd);
+  if (fd >= 0) {
+    shutdown(fd, SHUT_RDWR);
+    pthread_join(reader, NULL);
+    close(fd);
+  }
   weft_release(W, t);
   weft_close(W);
   return per;
