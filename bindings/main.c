@@ -204,6 +204,8 @@ static int parse(int cmd, int argc, char **argv, config *c) {
 
 /* The frames of `weft run`: until the file's task ends (0 done, 1
    failed), the frames run out (2), or a replay's recording ends. */
+static int debug_held; /* the debugger held the program since the last look */
+
 static int run_frames(weft_state *W, weft_task task, const config *c) {
   double next = mono_now(), dt = c->dt;
   uint64_t done_frames = 0;
@@ -220,6 +222,10 @@ static int run_frames(weft_state *W, weft_task task, const config *c) {
       fprintf(stderr, "weft: ended by the debugger\n");
       return 1;
     }
+    if (debug_held) { /* --realtime goes on from now, not racing to catch up */
+      debug_held = 0;
+      next = mono_now();
+    }
     if (c->realtime) {
       next += dt;
       sleep_until(next);
@@ -232,8 +238,10 @@ static int run_frames(weft_state *W, weft_task task, const config *c) {
 
 /* --debug PORT: listens, says where on stderr's first line, and waits
    for the client to be ready. Nonzero when the run must not go on. */
+static void held(void *user) { *(int *)user = 1; }
+
 static int start_debugger(weft_state *W, int port) {
-  weft_debug_desc dd = {.port = port};
+  weft_debug_desc dd = {.port = port, .idle = held, .user = &debug_held};
   if (weft_debug_listen(W, &dd, &port) != WEFT_OK) {
     fprintf(stderr, "weft: --debug: cannot listen on 127.0.0.1:%d\n", port);
     return -1;

@@ -709,6 +709,68 @@ static void stopped_time_is_not_charged(void **state) {
   assert_int_equal(finish(&c), 0);
 }
 
+static void send_raw(client *c, const char *bytes) {
+  assert_int_equal(send(c->fd, bytes, strlen(bytes), MSG_NOSIGNAL), (ssize_t)strlen(bytes));
+}
+
+/* A framed message with this body. */
+static void send_body(client *c, const char *body) {
+  char msg[256];
+  snprintf(msg, sizeof msg, "Content-Length: %zu\r\n\r\n%s", strlen(body), body);
+  send_raw(c, msg);
+}
+
+/* The response to a request that must fail, with its message in out. */
+static void must_fail(client *c, const char *cmd, cJSON *args, const char *want) {
+  cJSON *r = request(c, cmd, args, 0);
+  assert_false(cJSON_IsTrue(cJSON_GetObjectItem(r, "success")));
+  const char *m = str(r, "message");
+  if (!m || !strstr(m, want)) fail_msg("%s: \"%s\" does not say \"%s\"", cmd, m ? m : "", want);
+  cJSON_Delete(r);
+}
+
+/* Bad input from a client gets an error response or a dropped
+   connection, never a crash: the program goes on and takes the next
+   client. */
+static void bad_input(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/loop.lua", "--realtime", NULL);
+  send_body(&c, "hello");                     /* not JSON */
+  send_body(&c, "[1,2]");                     /* not an object */
+  send_body(&c, "{\"command\":[\"x\"],\"a\":1}"); /* no command */
+  send_body(&c, "{\"command\":\"threads\",\"arguments\":7}"); /* no seq, odd arguments */
+  handshake(&c, "attach");
+  must_fail(&c, "bogus", NULL, "unsupported request bogus");
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddNumberToObject(a, "frameId", 999);
+  must_fail(&c, "scopes", a, "no such frame");
+  must_fail(&c, "variables", NULL, "no such variable");
+  must_fail(&c, "setBreakpoints", NULL, "source.path");
+  must_fail(&c, "evaluate", NULL, "expression");
+  char out[256];
+  evaluate(&c, 0, "1 +", out, sizeof out);
+  assert_non_null(strstr(out, "(debugger)"));
+  cJSON *r;
+  cJSON *b = call(&c, "stackTrace", thread_args(12345), &r);
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(b, "stackFrames")), 0);
+  cJSON_Delete(r);
+  configuration_done(&c);
+  send_raw(&c, "Content-Length: 99999999999\r\n\r\n"); /* too big: dropped */
+  assert_null(wait_event(&c, "nothing")); /* the connection closes */
+  reconnect(&c);
+  handshake(&c, "attach");
+  cJSON_Delete(request(&c, "pause", NULL, 1));
+  int t = wait_stopped(&c, "pause", NULL, 0);
+  int line;
+  int f = top_frame(&c, t, &line, NULL, 0);
+  evaluate(&c, f, "i > 1", out, sizeof out);
+  assert_string_equal(out, "true");
+  cJSON_Delete(request(&c, "terminate", NULL, 1));
+  assert_int_equal(exit_code(&c), 1);
+  assert_int_equal(finish(&c), 1);
+}
+
 static void copy_file(const char *from, const char *to) {
   FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
   assert_non_null(a);
@@ -836,6 +898,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_teardown(caught_error_stop, kill_child),
       cmocka_unit_test_teardown(conditions_steps_pause, kill_child),
       cmocka_unit_test_teardown(stopped_time_is_not_charged, kill_child),
+      cmocka_unit_test_teardown(bad_input, kill_child),
       cmocka_unit_test_teardown(breakpoint_survives_reload, kill_child),
       cmocka_unit_test_teardown(demo_attach_any_time, kill_child),
   };
