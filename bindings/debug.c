@@ -20,13 +20,13 @@
 
 #include "internal.h"
 
-#define NO_TASK 1             /* the thread id of code running outside any task */
-#define FIRST_TASK_ID 2       /* thread ids of tasks count up from here */
-#define EVAL_BUDGET 1000000   /* instructions an evaluation may take */
-#define MAX_HEADER 4096       /* bytes of a message header */
-#define MAX_BODY (16u << 20)  /* bytes of a message body */
-#define SRC_CACHE 16          /* chunk names resolved to breakpoint files */
-#define MAX_VALUE 200         /* characters of a value shown */
+#define NO_TASK 1            /* the thread id of code running outside any task */
+#define FIRST_TASK_ID 2      /* thread ids of tasks count up from here */
+#define EVAL_BUDGET 1000000  /* instructions an evaluation may take */
+#define MAX_HEADER 4096      /* bytes of a message header */
+#define MAX_BODY (16u << 20) /* bytes of a message body */
+#define SRC_CACHE 16         /* chunk names resolved to breakpoint files */
+#define MAX_VALUE 200        /* characters of a value shown */
 
 enum { STEP_NONE, STEP_IN, STEP_OVER, STEP_OUT };
 enum { V_LOCALS, V_UPVALUES, V_GLOBALS, V_VALUE };
@@ -354,8 +354,7 @@ static void clear_refs(dbg *D) {
 
 /* Stops everything: tells the client and serves it until it resumes.
    L is the thread that stopped (NULL between frames). */
-static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text,
-                 int bp) {
+static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
   if (D->fd < 0 || D->stopped) return;
   D->step = STEP_NONE;
   D->pause_req = 0;
@@ -1104,8 +1103,8 @@ static int l_thread_name(lua_State *E) {
   }
   luaL_addstring(&b, " \xe2\x80\x94 ");
   luaL_addstring(&b, status && strcmp(status, "running") == 0 ? "running"
-                     : waiting && *waiting                     ? waiting
-                                                               : "waiting");
+                     : waiting && *waiting                    ? waiting
+                                                              : "waiting");
   lua_pop(E, 4);
   luaL_pushresult(&b);
   return 1;
@@ -1389,8 +1388,10 @@ static int eval_top(vreq *r, const char *expr, int frame, const char **err) {
     *err = lua_pushfstring(E, "%s", weft_tostring(E, -1));
     return 0;
   }
-  if (lua_gettop(E) < base + 2) lua_pushnil(E);
-  else lua_settop(E, base + 2);
+  if (lua_gettop(E) < base + 2)
+    lua_pushnil(E);
+  else
+    lua_settop(E, base + 2);
   return 1;
 }
 

@@ -23,8 +23,8 @@
 #define DT (1.0 / 60)
 
 enum { DETACHED, ATTACHED, LINE_EVENTS, NMODES };
-static const char *const mode_name[NMODES] = {
-    "detached", "attached, no breakpoint", "attached, a breakpoint elsewhere"};
+static const char *const mode_name[NMODES] = {"detached", "attached, no breakpoint",
+                                              "attached, a breakpoint elsewhere"};
 
 static double now_s(void) {
   struct timespec ts;
@@ -71,8 +71,8 @@ static int attach(weft_state *W, int mode, const char *elsewhere, pthread_t *rea
   send_req(fd, 2, "attach", "{}");
   if (mode == LINE_EVENTS) {
     char args[4200];
-    snprintf(args, sizeof args,
-             "{\"source\":{\"path\":\"%s\"},\"breakpoints\":[{\"line\":1}]}", elsewhere);
+    snprintf(args, sizeof args, "{\"source\":{\"path\":\"%s\"},\"breakpoints\":[{\"line\":1}]}",
+             elsewhere);
     send_req(fd, 3, "setBreakpoints", args);
   }
   send_req(fd, 4, "configurationDone", "{}");
@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
   for (int m = 0; m < NMODES; m++)
     printf("  %-32s %12.3f %9.2fx\n", mode_name[m], med[m] * 1e3, med[m] / med[DETACHED]);
   double ratio = med[ATTACHED] / med[DETACHED];
-  printf("  %-44s %s (%.2fx, target <= 1.3x; N = %d, median of %d)\n",
-         "W1 attached/detached", ratio <= 1.3 ? "met" : "MISSED", ratio, n, runs);
+  printf("  %-44s %s (%.2fx, target <= 1.3x; N = %d, median of %d)\n", "W1 attached/detached",
+         ratio <= 1.3 ? "met" : "MISSED", ratio, n, runs);
   return 0;
 }

@@ -27,7 +27,7 @@
 
 static const char *weft = "build/weft";
 static const char *demo; /* build/weft-demo, when given */
-static pid_t child; /* the program under test, killed if a case fails */
+static pid_t child;      /* the program under test, killed if a case fails */
 
 typedef struct client {
   pid_t pid;
@@ -300,7 +300,8 @@ static void set_bp(client *c, const char *file, int line, const char *key, const
   cJSON *b = call(c, "setBreakpoints", source_args(file, &line, line > 0, key, val), &r);
   cJSON *list = cJSON_GetObjectItem(b, "breakpoints");
   assert_int_equal(cJSON_GetArraySize(list), line > 0);
-  if (line > 0) assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "verified")));
+  if (line > 0)
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "verified")));
   cJSON_Delete(r);
 }
 
@@ -460,7 +461,7 @@ static void breakpoint_in_group_task(void **state) {
     cJSON *th = cJSON_GetArrayItem(threads, i);
     if ((int)num(th, "id") == t) snprintf(name, sizeof name, "%s", str(th, "name"));
   }
-  assert_non_null(strstr(name, "guards"));        /* its group names it */
+  assert_non_null(strstr(name, "guards"));       /* its group names it */
   assert_non_null(strstr(name, "tasks.lua:13")); /* its spawn site */
   assert_non_null(strstr(name, "running"));
   char other[256];
@@ -634,7 +635,7 @@ static void conditions_steps_pause(void **state) {
   resume(&c, "stepOut", t);
   wait_stopped(&c, "step", NULL, 0);
   f = top_frame(&c, t, &line, NULL, 0);
-  assert_true(line == 7 || line == 8); /* back in the caller */
+  assert_true(line == 7 || line == 8);   /* back in the caller */
   evaluate(&c, f, "a", out, sizeof out); /* add's local is out of sight */
   assert_string_equal(out, "nil");
 
@@ -736,9 +737,9 @@ static void bad_input(void **state) {
   (void)state;
   client c;
   start(&c, "tests/dap/loop.lua", "--realtime", NULL);
-  send_body(&c, "hello");                     /* not JSON */
-  send_body(&c, "[1,2]");                     /* not an object */
-  send_body(&c, "{\"command\":[\"x\"],\"a\":1}"); /* no command */
+  send_body(&c, "hello");                                     /* not JSON */
+  send_body(&c, "[1,2]");                                     /* not an object */
+  send_body(&c, "{\"command\":[\"x\"],\"a\":1}");             /* no command */
   send_body(&c, "{\"command\":\"threads\",\"arguments\":7}"); /* no seq, odd arguments */
   handshake(&c, "attach");
   must_fail(&c, "bogus", NULL, "unsupported request bogus");
@@ -757,7 +758,7 @@ static void bad_input(void **state) {
   cJSON_Delete(r);
   configuration_done(&c);
   send_raw(&c, "Content-Length: 99999999999\r\n\r\n"); /* too big: dropped */
-  assert_null(wait_event(&c, "nothing")); /* the connection closes */
+  assert_null(wait_event(&c, "nothing"));              /* the connection closes */
   reconnect(&c);
   handshake(&c, "attach");
   cJSON_Delete(request(&c, "pause", NULL, 1));
@@ -866,7 +867,7 @@ static void demo_attach_any_time(void **state) {
     if ((int)num(th, "id") == t) snprintf(name, sizeof name, "%s", str(th, "name"));
   }
   static const char *const patrols[] = {"gate_guard", "well_guard", "bunk_guard", "mess_guard",
-                                         "rose_guard", "pond_guard", "hall_west",  "hall_east"};
+                                        "rose_guard", "pond_guard", "hall_west",  "hall_east"};
   int named = 0; /* the thread is named after the entity it belongs to */
   for (size_t i = 0; i < sizeof patrols / sizeof *patrols; i++)
     named |= strncmp(name, patrols[i], strlen(patrols[i])) == 0 && name[strlen(patrols[i])] == ' ';
