@@ -1078,8 +1078,6 @@ static int l_thread_name(lua_State *E) {
   weft_id id = (weft_id)lua_tointeger(E, 2);
   if (!weft_push_task_info(D->W, E, id)) return lua_pushliteral(E, "task"), 1;
   int t = lua_gettop(E);
-  luaL_Buffer b;
-  luaL_buffinit(E, &b);
   if (lua_getfield(E, t, "who") != LUA_TSTRING) {
     lua_pop(E, 1);
     lua_getfield(E, t, "name");
@@ -1094,19 +1092,14 @@ static int l_thread_name(lua_State *E) {
   lua_getfield(E, t, "status");
   lua_getfield(E, t, "waiting");
   const char *status = lua_tostring(E, -2), *waiting = lua_tostring(E, -1);
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", name ? name : "task");
-  luaL_addstring(&b, buf);
-  if (spawned && *spawned && strcmp(spawned, "?") != 0 && (!name || strcmp(spawned, name) != 0)) {
-    luaL_addchar(&b, ' ');
-    luaL_addstring(&b, spawned);
-  }
-  luaL_addstring(&b, " \xe2\x80\x94 ");
-  luaL_addstring(&b, status && strcmp(status, "running") == 0 ? "running"
+  if (!name) name = "task";
+  if (!spawned || strcmp(spawned, "?") == 0 || strcmp(spawned, name) == 0) spawned = "";
+  const char *what = status && strcmp(status, "running") == 0 ? "running"
                      : waiting && *waiting                    ? waiting
-                                                              : "waiting");
-  lua_pop(E, 4);
-  luaL_pushresult(&b);
+                                                              : "waiting";
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s%s%s \xe2\x80\x94 %s", name, *spawned ? " " : "", spawned, what);
+  lua_pushstring(E, buf);
   return 1;
 }
 
