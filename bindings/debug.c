@@ -96,6 +96,7 @@ struct weft_debug {
   int stopped, resume, in_eval;
   lua_State *stop_L; /* the thread that stopped (NULL: between frames) */
   weft_id stop_task;
+  char exc[512]; /* the error of an exception stop, "" for other stops */
   frame_ref *frames;
   int nframes, capframes;
   var_ref *vars;
@@ -362,6 +363,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   D->resume = 0;
   D->stop_L = L;
   D->stop_task = task;
+  snprintf(D->exc, sizeof D->exc, "%s", strcmp(reason, "exception") == 0 && text ? text : "");
   sync_threads(D);
   cJSON *body;
   cJSON *m = new_event("stopped", &body);
@@ -382,6 +384,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   D->stopped = 0;
   D->stop_L = NULL;
   D->stop_task = 0;
+  D->exc[0] = 0;
   update_mask(D, L);
   if (D->fd >= 0) {
     m = new_event("continued", &body);
@@ -1054,6 +1057,7 @@ static void req_initialize(dbg *D, cJSON *req) {
                                      "supportsSetVariable",
                                      "supportsTerminateRequest",
                                      "supportsEvaluateForHovers",
+                                     "supportsExceptionInfoRequest",
                                      NULL};
   for (const char *const *c = caps; *c; c++) cJSON_AddBoolToObject(b, *c, 1);
   cJSON *filters = cJSON_AddArrayToObject(b, "exceptionBreakpointFilters");
@@ -1566,6 +1570,14 @@ static void dispatch(dbg *D, cJSON *req) {
     req_resume(D, req, args, STEP_IN);
   } else if (strcmp(cmd, "stepOut") == 0) {
     req_resume(D, req, args, STEP_OUT);
+  } else if (strcmp(cmd, "exceptionInfo") == 0) {
+    if (!D->exc[0]) return respond(D, req, "not stopped at an error", NULL);
+    cJSON *b = cJSON_CreateObject();
+    int caught = strstr(D->exc, " (caught)") != NULL;
+    cJSON_AddStringToObject(b, "exceptionId", caught ? "caught error" : "error");
+    cJSON_AddStringToObject(b, "description", D->exc);
+    cJSON_AddStringToObject(b, "breakMode", caught ? "always" : "unhandled");
+    respond(D, req, NULL, b);
   } else if (strcmp(cmd, "pause") == 0) {
     if (!D->stopped) D->pause_req = 1;
     respond(D, req, NULL, NULL);

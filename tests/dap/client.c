@@ -324,6 +324,7 @@ static void handshake(client *c, const char *how) {
   assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsHitConditionalBreakpoints")));
   assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsLogPoints")));
   assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsSetVariable")));
+  assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsExceptionInfoRequest")));
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(caps, "exceptionBreakpointFilters")), 2);
   cJSON_Delete(r);
   cJSON *e = wait_event(c, "initialized");
@@ -573,6 +574,11 @@ static void exception_stop(void **state) {
   char text[512];
   int t = wait_stopped(&c, "exception", text, sizeof text);
   assert_non_null(strstr(text, "fail.lua:4: door jammed"));
+  cJSON *r;
+  cJSON *info = call(&c, "exceptionInfo", thread_args(t), &r);
+  assert_string_equal(str(info, "breakMode"), "unhandled");
+  assert_non_null(strstr(str(info, "description"), "door jammed"));
+  cJSON_Delete(r);
   int line;
   int f = top_frame(&c, t, &line, NULL, 0);
   assert_int_equal(line, 4);
