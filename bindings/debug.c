@@ -69,6 +69,7 @@ struct weft_debug {
   char *in; /* bytes received and not yet handled */
   size_t inlen, incap;
   int seq;
+  int initialized; /* the client sent initialize: events may go out */
   int configured, terminate;
 
   /* the output sinks W had before, which the server forwards to */
@@ -173,7 +174,7 @@ static void respond(dbg *D, cJSON *req, const char *error, cJSON *body) {
 }
 
 static void send_output(dbg *D, const char *category, const char *text, size_t len) {
-  if (D->fd < 0) return;
+  if (D->fd < 0 || !D->initialized) return;
   cJSON *body;
   cJSON *m = new_event("output", &body);
   cJSON_AddStringToObject(body, "category", category);
@@ -277,7 +278,7 @@ static void see_task(void *ud, weft_id id) {
    call: O(live tasks) when any did, O(1) when none did (no task was made
    and as many live: none can have ended either). */
 static void sync_threads(dbg *D) {
-  if (D->fd < 0) return;
+  if (D->fd < 0 || !D->initialized) return;
   uint32_t live = weft_sched_task_count(D->W->S);
   if (D->synced && D->W->spawned == D->spawned_seen && live == D->live_seen) return;
   D->synced = 1;
@@ -356,7 +357,7 @@ static void clear_refs(dbg *D) {
 /* Stops everything: tells the client and serves it until it resumes.
    L is the thread that stopped (NULL between frames). */
 static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
-  if (D->fd < 0 || D->stopped) return;
+  if (D->fd < 0 || !D->initialized || D->stopped) return;
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->stopped = 1;
@@ -1540,6 +1541,7 @@ static void dispatch(dbg *D, cJSON *req) {
   if (!cJSON_IsString(c)) return;
   const char *cmd = c->valuestring;
   if (strcmp(cmd, "initialize") == 0) {
+    D->initialized = 1;
     req_initialize(D, req);
   } else if (strcmp(cmd, "launch") == 0 || strcmp(cmd, "attach") == 0) {
     respond(D, req, NULL, NULL);
@@ -1604,6 +1606,7 @@ static void drop_client(dbg *D) {
   close(D->fd);
   D->fd = -1;
   D->inlen = 0;
+  D->initialized = 0;
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->exc_uncaught = D->exc_all = 0;
@@ -1772,7 +1775,7 @@ int weft_debug_wait_ready(weft_state *W) {
 
 void weft_debug_exit(weft_state *W, int code) {
   dbg *D = W ? W->dbg : NULL;
-  if (!D || D->fd < 0) return;
+  if (!D || D->fd < 0 || !D->initialized) return;
   sync_threads(D);
   cJSON *body;
   cJSON *m = new_event("exited", &body);

@@ -319,6 +319,8 @@ static void handshake(client *c, const char *how) {
   cJSON_AddBoolToObject(args, "linesStartAt1", 1);
   cJSON *r;
   cJSON *caps = call(c, "initialize", args, &r);
+  for (int i = 0; i < c->nq; i++) /* no event comes before the answer to initialize */
+    assert_string_not_equal(str(c->queue[i], "type"), "event");
   assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsConfigurationDoneRequest")));
   assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsConditionalBreakpoints")));
   assert_true(cJSON_IsTrue(cJSON_GetObjectItem(caps, "supportsHitConditionalBreakpoints")));
