@@ -187,116 +187,99 @@ static const char *match_balance(mstate *ms, const char *s, const char *p) {
   return NULL;
 }
 
+/* The items of a pattern that match() hands off: each returns 1 to go on
+   matching at the updated *s and *p, or 0 when the match at this level
+   is decided (*s is its end, or NULL). */
+
+/* %f[set]: a frontier (*p at '%'). */
+static int frontier(mstate *ms, const char **s, const char **p) {
+  const char *set = *p + 2, *ep = set;
+  if (*set != '[') {
+    ms->bad = 1;
+    return *s = NULL, 0;
+  }
+  if (!class_end_ok(ms, &ep)) return *s = NULL, 0;
+  int prev = (*s == ms->src_init) ? 0 : (unsigned char)*(*s - 1);
+  int cur = (*s < ms->src_end) ? (unsigned char)**s : 0;
+  if (!in_set(prev, set, ep - 1) && in_set(cur, set, ep - 1)) return *p = ep, 1;
+  return *s = NULL, 0;
+}
+
+/* %1-%9: the text a capture matched, again (*p at '%'). */
+static int back_reference(mstate *ms, const char **s, const char **p) {
+  int l = *(*p + 1) - '1';
+  if (l < 0 || l >= ms->level || ms->capture[l].len == CAP_UNFINISHED) {
+    ms->bad = 1;
+    return *s = NULL, 0;
+  }
+  size_t len = (size_t)ms->capture[l].len;
+  if ((size_t)(ms->src_end - *s) >= len && memcmp(ms->capture[l].init, *s, len) == 0) {
+    *s += len;
+    *p += 2;
+    return 1;
+  }
+  return *s = NULL, 0;
+}
+
+/* A single character class, with its quantifier if any. */
+static int single_item(mstate *ms, const char **s, const char **p) {
+  const char *ep = *p;
+  if (!class_end_ok(ms, &ep)) return *s = NULL, 0;
+  if (!single(ms, *s, *p, ep)) {
+    if (*ep == '*' || *ep == '?' || *ep == '-') return *p = ep + 1, 1;
+    return *s = NULL, 0;
+  }
+  switch (*ep) {
+  case '?': {
+    const char *res = match(ms, *s + 1, ep + 1);
+    if (res) return *s = res, 0;
+    return *p = ep + 1, 1;
+  }
+  case '+':
+    *s = max_expand(ms, *s + 1, *p, ep);
+    return 0;
+  case '*':
+    *s = max_expand(ms, *s, *p, ep);
+    return 0;
+  case '-':
+    *s = min_expand(ms, *s, *p, ep);
+    return 0;
+  default:
+    (*s)++;
+    *p = ep;
+    return 1;
+  }
+}
+
 static const char *match(mstate *ms, const char *s, const char *p) {
   if (ms->depth++ > 190 || ms->bad) { /* Lua stops at 200 too ("pattern too complex") */
     ms->depth--;
     return NULL;
   }
   while (p != ms->p_end && step(ms)) {
-    const char *ep;
-    switch (*p) {
-    case '(':
+    int go_on;
+    if (*p == '(') {
       s = *(p + 1) == ')' ? start_capture(ms, s, p + 2, CAP_POSITION)
                           : start_capture(ms, s, p + 1, CAP_UNFINISHED);
-      goto done;
-    case ')':
+      go_on = 0;
+    } else if (*p == ')') {
       s = end_capture(ms, s, p + 1);
-      goto done;
-    case '$':
-      if (p + 1 != ms->p_end) goto dflt;
+      go_on = 0;
+    } else if (*p == '$' && p + 1 == ms->p_end) {
       s = (s == ms->src_end) ? s : NULL;
-      goto done;
-    case '%':
-      switch (*(p + 1)) {
-      case 'b':
-        s = match_balance(ms, s, p + 2);
-        if (s) {
-          p += 4;
-          continue;
-        }
-        goto done;
-      case 'f': {
-        p += 2;
-        if (*p != '[') {
-          ms->bad = 1;
-          s = NULL;
-          goto done;
-        }
-        ep = p;
-        if (!class_end_ok(ms, &ep)) {
-          s = NULL;
-          goto done;
-        }
-        int prev = (s == ms->src_init) ? 0 : (unsigned char)*(s - 1);
-        int cur = (s < ms->src_end) ? (unsigned char)*s : 0;
-        if (!in_set(prev, p, ep - 1) && in_set(cur, p, ep - 1)) {
-          p = ep;
-          continue;
-        }
-        s = NULL;
-        goto done;
-      }
-      default:
-        if (isdigit((unsigned char)*(p + 1))) { /* back reference %1-%9 */
-          int l = *(p + 1) - '1';
-          if (l < 0 || l >= ms->level || ms->capture[l].len == CAP_UNFINISHED) {
-            ms->bad = 1;
-            s = NULL;
-            goto done;
-          }
-          size_t len = (size_t)ms->capture[l].len;
-          if ((size_t)(ms->src_end - s) >= len && memcmp(ms->capture[l].init, s, len) == 0) {
-            s += len;
-            p += 2;
-            continue;
-          }
-          s = NULL;
-          goto done;
-        }
-        goto dflt;
-      }
-    default:
-    dflt:
-      ep = p;
-      if (!class_end_ok(ms, &ep)) {
-        s = NULL;
-        goto done;
-      }
-      if (!single(ms, s, p, ep)) {
-        if (*ep == '*' || *ep == '?' || *ep == '-') {
-          p = ep + 1;
-          continue;
-        }
-        s = NULL;
-      } else {
-        switch (*ep) {
-        case '?': {
-          const char *res = match(ms, s + 1, ep + 1);
-          if (res)
-            s = res;
-          else {
-            p = ep + 1;
-            continue;
-          }
-          break;
-        }
-        case '+':
-          s = max_expand(ms, s + 1, p, ep);
-          break;
-        case '*':
-          s = max_expand(ms, s, p, ep);
-          break;
-        case '-':
-          s = min_expand(ms, s, p, ep);
-          break;
-        default:
-          s++;
-          p = ep;
-          continue;
-        }
-      }
-      goto done;
+      go_on = 0;
+    } else if (*p == '%' && *(p + 1) == 'b') {
+      s = match_balance(ms, s, p + 2);
+      go_on = s != NULL;
+      p += 4;
+    } else if (*p == '%' && *(p + 1) == 'f') {
+      go_on = frontier(ms, &s, &p);
+    } else if (*p == '%' && isdigit((unsigned char)*(p + 1))) {
+      go_on = back_reference(ms, &s, &p);
+    } else {
+      go_on = single_item(ms, &s, &p);
     }
+    if (!go_on) goto done;
   }
   if (ms->steps > ms->limit) s = NULL;
 done:
