@@ -1364,16 +1364,6 @@ static void run_protected(dbg *D, lua_CFunction fn, vreq *r) {
   lua_settop(E, top);
 }
 
-static void req_variables(dbg *D, cJSON *req, cJSON *args) {
-  vreq r = {D, args, cJSON_CreateObject(), NULL};
-  run_protected(D, l_variables, &r);
-  if (r.error) {
-    cJSON_Delete(r.body);
-    r.body = NULL;
-  }
-  respond(D, req, r.error, r.body);
-}
-
 /* Evaluates args.expression (evaluate) or args.value (setVariable) in
    the frame and leaves its first value on top of E. */
 static int eval_top(vreq *r, const char *expr, int frame, const char **err) {
@@ -1427,18 +1417,6 @@ static int l_evaluate(lua_State *E) {
   cJSON_AddNumberToObject(r->body, "variablesReference", ref);
   if (top >= first) cJSON_AddStringToObject(r->body, "type", luaL_typename(E, first));
   return 0;
-}
-
-static void req_evaluate(dbg *D, cJSON *req, cJSON *args) {
-  vreq r = {D, args, cJSON_CreateObject(), NULL};
-  run_protected(D, l_evaluate, &r);
-  if (r.error) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", r.error);
-    cJSON_Delete(r.body);
-    return respond(D, req, msg, NULL);
-  }
-  respond(D, req, NULL, r.body);
 }
 
 static int l_set_variable(lua_State *E) {
@@ -1504,18 +1482,6 @@ static int l_set_variable(lua_State *E) {
   return 0;
 }
 
-static void req_set_variable(dbg *D, cJSON *req, cJSON *args) {
-  vreq r = {D, args, cJSON_CreateObject(), NULL};
-  run_protected(D, l_set_variable, &r);
-  if (r.error) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", r.error);
-    cJSON_Delete(r.body);
-    return respond(D, req, msg, NULL);
-  }
-  respond(D, req, NULL, r.body);
-}
-
 /* continue, next, stepIn, stepOut. */
 static void req_resume(dbg *D, cJSON *req, cJSON *args, int step) {
   if (step != STEP_NONE && D->stopped) {
@@ -1533,6 +1499,21 @@ static void req_resume(dbg *D, cJSON *req, cJSON *args, int step) {
   cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
   respond(D, req, NULL, body);
   D->resume = 1;
+}
+
+/* variables, evaluate, setVariable: fn fills the response body inside a
+   protected call on the debugger's thread, or sets r->error (which may be
+   a string on that thread's stack: copied before the stack is cleared). */
+static void req_lua(dbg *D, cJSON *req, cJSON *args, lua_CFunction fn) {
+  vreq r = {D, args, cJSON_CreateObject(), NULL};
+  run_protected(D, fn, &r);
+  if (r.error) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", r.error);
+    cJSON_Delete(r.body);
+    return respond(D, req, msg, NULL);
+  }
+  respond(D, req, NULL, r.body);
 }
 
 static void dispatch(dbg *D, cJSON *req) {
@@ -1559,11 +1540,11 @@ static void dispatch(dbg *D, cJSON *req) {
   } else if (strcmp(cmd, "scopes") == 0) {
     req_scopes(D, req, args);
   } else if (strcmp(cmd, "variables") == 0) {
-    req_variables(D, req, args);
+    req_lua(D, req, args, l_variables);
   } else if (strcmp(cmd, "evaluate") == 0) {
-    req_evaluate(D, req, args);
+    req_lua(D, req, args, l_evaluate);
   } else if (strcmp(cmd, "setVariable") == 0) {
-    req_set_variable(D, req, args);
+    req_lua(D, req, args, l_set_variable);
   } else if (strcmp(cmd, "continue") == 0) {
     req_resume(D, req, args, STEP_NONE);
   } else if (strcmp(cmd, "next") == 0) {

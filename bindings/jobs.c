@@ -46,7 +46,7 @@ static int l_job(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   const weft_job_kind *k = find_kind(W, name);
   if (!k) return luaL_argerror(L, 1, lua_pushfstring(L, "no job kind '%s'", name));
-  int replaying = W->tape && weft_tape_replaying(W);
+  int replaying = weft_tape_replaying(W);
   if (!W->J && !replaying) {
     int rc = weft_jobs_create((int)W->desc.job_threads, &W->J);
     if (rc != WEFT_OK) return luaL_error(L, "cannot start the job threads: %s", weft_strerror(rc));
@@ -134,7 +134,7 @@ static void deliver_recorded(weft_state *W) {
 }
 
 void weft_poll_jobs(weft_state *W) {
-  if (W->tape && weft_tape_replaying(W))
+  if (weft_tape_replaying(W))
     deliver_recorded(W);
   else if (W->J)
     weft_jobs_poll(W->J, job_done, W);

@@ -484,7 +484,7 @@ static void on_change(void *ud, const char *path) {
 
 /* A replay has no watcher: the recorded saves land instead. */
 int weft_watch_scripts(weft_state *W, int on) {
-  if (on && W->tape && weft_tape_replaying(W)) return WEFT_OK;
+  if (on && weft_tape_replaying(W)) return WEFT_OK;
   if (!on) {
     weft_watch_close(W->mods.watch);
     W->mods.watch = NULL;
@@ -495,7 +495,7 @@ int weft_watch_scripts(weft_state *W, int on) {
 }
 
 void weft_poll_reload(weft_state *W) {
-  if (W->tape && weft_tape_replaying(W)) {
+  if (weft_tape_replaying(W)) {
     const char *path;
     while ((path = weft_tape_next_reload(W)) != NULL) call_reload(W, W->mods.ref_changed, path);
   } else if (W->mods.watch) {

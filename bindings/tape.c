@@ -51,12 +51,20 @@ typedef struct rec {
   size_t len;
 } rec;
 
+/* A growable byte buffer for one record's body. */
+typedef struct bytes {
+  unsigned char *p;
+  size_t n, cap;
+  int oom;
+} bytes;
+
 struct weft_tape {
   int recording;
   /* record */
   FILE *f;
-  uint32_t sum; /* FNV-1a 32 of every byte written */
-  int failed;   /* a write failed */
+  uint32_t sum;  /* FNV-1a 32 of every byte written */
+  int failed;    /* a write failed */
+  bytes scratch; /* the record being written (reused: no allocation per frame) */
   /* replay */
   unsigned char *buf;
   size_t len, body_end; /* body_end: where the trailer starts */
@@ -97,13 +105,6 @@ static uint32_t fnv32(uint32_t h, const void *p, size_t n) {
   return h;
 }
 #define FNV32_INIT 2166136261u
-
-/* A growable byte buffer for one record's body. */
-typedef struct bytes {
-  unsigned char *p;
-  size_t n, cap;
-  int oom;
-} bytes;
 
 static void put(bytes *b, const void *p, size_t n) {
   if (b->oom) return;
@@ -209,18 +210,30 @@ static void write_raw(weft_tape *T, const void *p, size_t n) {
   T->sum = fnv32(T->sum, p, n);
 }
 
+/* The scratch buffer, emptied, for the next record's body. */
+static bytes *body_of(weft_tape *T) {
+  T->scratch.n = 0;
+  T->scratch.oom = 0;
+  return &T->scratch;
+}
+
 static void write_rec(weft_tape *T, int tag, const bytes *body) {
   if (body->oom) {
     T->failed = 1;
     return;
   }
-  bytes head = {0};
-  unsigned char t = (unsigned char)tag;
-  put(&head, &t, 1);
-  put_varint(&head, body->n);
-  write_raw(T, head.p, head.n);
+  unsigned char head[11];
+  size_t n = 0;
+  uint64_t len = body->n;
+  head[n++] = (unsigned char)tag;
+  do {
+    head[n] = (unsigned char)(len & 0x7f);
+    len >>= 7;
+    if (len) head[n] |= 0x80;
+    n++;
+  } while (len);
+  write_raw(T, head, n);
   write_raw(T, body->p, body->n);
-  free(head.p);
 }
 
 /* ---- the state a frame hashes ---- */
@@ -235,11 +248,10 @@ static int part_id(weft_tape *T, const char *name) {
   p->h = FNV64_INIT;
   p->set = 0;
   if (T->recording) {
-    bytes b = {0};
-    put_varint(&b, (uint64_t)T->nparts);
-    put(&b, p->name, strlen(p->name));
-    write_rec(T, R_PART, &b);
-    free(b.p);
+    bytes *b = body_of(T);
+    put_varint(b, (uint64_t)T->nparts);
+    put(b, p->name, strlen(p->name));
+    write_rec(T, R_PART, b);
   }
   return T->nparts++;
 }
@@ -374,13 +386,12 @@ int weft_tape_read_file(weft_state *W, lua_State *L, const char *path,
   flags |= ok ? 1 : 0;
   tfile *f = find_file(T, key, flags);
   if (f && f->flags == flags && f->len == len && memcmp(f->text, text, len) == 0) return ok;
-  bytes b = {0};
+  bytes *b = body_of(T);
   unsigned char fl = (unsigned char)flags;
-  put(&b, &fl, 1);
-  put_str(&b, key, strlen(key));
-  put(&b, text, len);
-  write_rec(T, R_FILE, &b);
-  free(b.p);
+  put(b, &fl, 1);
+  put_str(b, key, strlen(key));
+  put(b, text, len);
+  write_rec(T, R_FILE, b);
   if (set_file(T, key, strlen(key), flags, text, len) != 0) T->failed = 1;
   return ok;
 }
@@ -389,18 +400,16 @@ int weft_tape_read_file(weft_state *W, lua_State *L, const char *path,
 
 void weft_tape_reload(weft_state *W, const char *relpath) {
   if (!W->tape || !W->tape->recording) return;
-  bytes b = {0};
-  put(&b, relpath, strlen(relpath));
-  write_rec(W->tape, R_RELOAD, &b);
-  free(b.p);
+  bytes *b = body_of(W->tape);
+  put(b, relpath, strlen(relpath));
+  write_rec(W->tape, R_RELOAD, b);
 }
 
 void weft_tape_job(weft_state *W, uint64_t seq) {
   if (!W->tape || !W->tape->recording) return;
-  bytes b = {0};
-  put_varint(&b, seq);
-  write_rec(W->tape, R_JOB, &b);
-  free(b.p);
+  bytes *b = body_of(W->tape);
+  put_varint(b, seq);
+  write_rec(W->tape, R_JOB, b);
 }
 
 /* Reads the record at *at (advancing it) within [.., end). */
@@ -454,10 +463,9 @@ int weft_replay_input(weft_state *W, const void **data, size_t *len) {
 int weft_record_input(weft_state *W, const void *data, size_t len) {
   if (!W || !W->tape || !W->tape->recording) return WEFT_ESTATE;
   if (!data && len) return WEFT_EINVAL;
-  bytes b = {0};
-  put(&b, data, len);
-  write_rec(W->tape, R_INPUT, &b);
-  free(b.p);
+  bytes *b = body_of(W->tape);
+  put(b, data, len);
+  write_rec(W->tape, R_INPUT, b);
   return W->tape->failed ? WEFT_EIO : WEFT_OK;
 }
 
@@ -519,10 +527,18 @@ static int l_get_value(lua_State *L) {
   reader *r = lua_touserdata(L, 1);
   int tag = (int)get_u(r, 1);
   switch (tag) {
-  case 'T': lua_pushboolean(L, 1); break;
-  case 'B': lua_pushboolean(L, 0); break;
-  case 'i': lua_pushinteger(L, (lua_Integer)get_u(r, 8)); break;
-  case 'f': lua_pushnumber(L, get_f64(r)); break;
+  case 'T':
+    lua_pushboolean(L, 1);
+    break;
+  case 'B':
+    lua_pushboolean(L, 0);
+    break;
+  case 'i':
+    lua_pushinteger(L, (lua_Integer)get_u(r, 8));
+    break;
+  case 'f':
+    lua_pushnumber(L, get_f64(r));
+    break;
   case 's': {
     size_t n;
     const char *s = get_str(r, &n);
@@ -542,7 +558,8 @@ static int l_get_value(lua_State *L) {
       lua_rawset(L, -3);
     }
     break;
-  default: lua_pushnil(L);
+  default:
+    lua_pushnil(L);
   }
   return 1;
 }
@@ -558,10 +575,9 @@ static int l_clock(lua_State *L) {
   weft_tape *T = W->tape;
   if (!T) return 1;
   if (T->recording) {
-    bytes b = {0};
-    put_value(&b, L, -1, 0);
-    write_rec(T, R_CLOCK, &b);
-    free(b.p);
+    bytes *b = body_of(T);
+    put_value(b, L, -1, 0);
+    write_rec(T, R_CLOCK, b);
     return 1;
   }
   rec r;
@@ -612,19 +628,18 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   T->f = fopen(path, "wb");
   if (!T->f) return free(T), WEFT_EIO;
   write_raw(T, MAGIC, 8);
-  bytes h = {0};
-  put_u(&h, VERSION, 4);
-  put_str(&h, WEFT_VERSION_STRING, strlen(WEFT_VERSION_STRING));
-  put_str(&h, W->root, strlen(W->root));
-  put_u(&h, W->desc.memory_limit, 8);
-  put_u(&h, W->desc.instr_budget, 4);
-  put_u(&h, W->desc.max_overruns, 4);
-  put_u(&h, W->desc.frame_budget, 4);
-  put_u(&h, W->desc.max_tasks, 4);
-  put(&h, rng, RNG_BYTES);
-  put_str(&h, meta ? meta : "", meta_len);
-  write_rec(T, 'H', &h);
-  free(h.p);
+  bytes *h = body_of(T);
+  put_u(h, VERSION, 4);
+  put_str(h, WEFT_VERSION_STRING, strlen(WEFT_VERSION_STRING));
+  put_str(h, W->root, strlen(W->root));
+  put_u(h, W->desc.memory_limit, 8);
+  put_u(h, W->desc.instr_budget, 4);
+  put_u(h, W->desc.max_overruns, 4);
+  put_u(h, W->desc.frame_budget, 4);
+  put_u(h, W->desc.max_tasks, 4);
+  put(h, rng, RNG_BYTES);
+  put_str(h, meta ? meta : "", meta_len);
+  write_rec(T, 'H', h);
   W->tape = T;
   wrap_clocks(W);
   return T->failed ? WEFT_EIO : WEFT_OK;
@@ -637,6 +652,7 @@ static void free_tape(weft_tape *T) {
     if (T->recording) free((void *)T->files[i].text);
   }
   free(T->files);
+  free(T->scratch.p);
   free(T->buf);
   free(T->root);
   free(T);
@@ -714,12 +730,15 @@ static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, co
     size_t sl;
     switch (tag) {
     case R_INPUT:
-    case R_RELOAD: break;
+    case R_RELOAD:
+      break;
     case R_FILE:
       get_u(&b, 1);
       get_str(&b, &sl);
       break;
-    case R_JOB: get_varint(&b); break;
+    case R_JOB:
+      get_varint(&b);
+      break;
     case R_CLOCK:
       if (n == 0) b.bad = 1;
       break;
@@ -747,8 +766,8 @@ static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, co
                   (unsigned long long)start);
   }
   if (frames != T->frames)
-    return fail(err, errlen, "%s: corrupted: the trailer counts %llu frames, the records %llu", path,
-                (unsigned long long)T->frames, (unsigned long long)frames);
+    return fail(err, errlen, "%s: corrupted: the trailer counts %llu frames, the records %llu",
+                path, (unsigned long long)T->frames, (unsigned long long)frames);
   return WEFT_OK;
 }
 
@@ -986,8 +1005,8 @@ static void check_step(weft_state *W, weft_tape *T) {
     if (id >= T->nparts) continue;
     seen[id] = 1;
     if (!T->parts[id].set || (uint16_t)T->parts[id].h != h16)
-      w += (size_t)snprintf(what + w, w < sizeof what ? sizeof what - w : 0, "%s%s",
-                            w ? ", " : "", T->parts[id].name);
+      w += (size_t)snprintf(what + w, w < sizeof what ? sizeof what - w : 0, "%s%s", w ? ", " : "",
+                            T->parts[id].name);
   }
   for (int i = 0; i < T->nparts && w < sizeof what; i++)
     if (T->parts[i].set && !seen[i])
@@ -1013,22 +1032,21 @@ void weft_tape_step_end(weft_state *W) {
   if (!T->recording && T->ended) return;
   fold_library(W, T);
   if (T->recording) {
-    bytes b = {0};
+    bytes *b = body_of(T);
     int newdt = T->frame == 0 || T->last_dt != T->dt;
-    put_u(&b, (uint64_t)newdt, 1);
-    if (newdt) put_f64(&b, T->dt);
+    put_u(b, (uint64_t)newdt, 1);
+    if (newdt) put_f64(b, T->dt);
     T->last_dt = T->dt;
-    put_u(&b, total_hash(T), 4);
+    put_u(b, total_hash(T), 4);
     int n = 0;
     for (int i = 0; i < T->nparts; i++) n += T->parts[i].set;
-    put_varint(&b, (uint64_t)n);
+    put_varint(b, (uint64_t)n);
     for (int i = 0; i < T->nparts; i++)
       if (T->parts[i].set) {
-        put_varint(&b, (uint64_t)i);
-        put_u(&b, T->parts[i].h & 0xffff, 2);
+        put_varint(b, (uint64_t)i);
+        put_u(b, T->parts[i].h & 0xffff, 2);
       }
-    write_rec(T, R_STEP, &b);
-    free(b.p);
+    write_rec(T, R_STEP, b);
   } else {
     check_step(W, T);
   }

@@ -6,7 +6,7 @@
 
 #include "internal.h"
 
-/* Replaying (not recording). */
+/* Replaying (not recording); 0 for a plain run. */
 int weft_tape_replaying(const weft_state *W);
 
 /* A frame begins: returns the dt to run it with (the recorded one when
