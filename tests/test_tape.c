@@ -11,11 +11,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <lua.h>
 
 #include "../bindings/weft.h"
 #include "scratch_dir.h"
@@ -23,9 +27,9 @@
 #define DT60 (1.0 / 60.0)
 
 typedef struct run {
-  char dir[64];     /* scratch directory: scripts/ and the recording */
-  char tape[128];   /* the recording's path */
-  char out[8192];   /* every printed line */
+  char dir[64];      /* scratch directory: scripts/ and the recording */
+  char tape[128];    /* the recording's path */
+  char out[8192];    /* every printed line */
   char errors[2048]; /* every report */
 } run;
 
@@ -101,9 +105,11 @@ static void record(run *r, int frames, void (*each)(weft_state *W, int frame)) {
   assert_int_equal(weft_close(W), 0);
 }
 
-/* Replays the recording; calls each(W, frame) before every frame. Returns
+/* Replays the recording; calls before(W) before the script starts and
+   each(W, frame) before every frame. Returns
    weft_replay_check's verdict, the difference in diff. */
-static int replay(run *r, void (*each)(weft_state *W, int frame), char *diff, size_t n) {
+static int replay(run *r, void (*before)(weft_state *W), void (*each)(weft_state *W, int frame),
+                  char *diff, size_t n) {
   weft_tape *T;
   char err[256];
   assert_int_equal(weft_tape_load(r->tape, &T, err, sizeof err), WEFT_OK);
@@ -119,6 +125,7 @@ static int replay(run *r, void (*each)(weft_state *W, int frame), char *diff, si
   weft_state *W = weft_open(&d);
   assert_non_null(W);
   assert_int_equal(weft_replay(W, T), WEFT_OK);
+  if (before) before(W);
   char main_lua[160];
   snprintf(main_lua, sizeof main_lua, "%s/main.lua", d.scripts_root);
   weft_task t;
@@ -163,7 +170,7 @@ static void test_replay_prints_what_the_recording_printed(void **state) {
   write_file(r, "scripts/lib.lua", "return {f = function() return 'v2' end}\n");
   write_file(r, "scripts/main.lua", "print('edited')\n");
   char diff[256] = "";
-  assert_int_equal(replay(r, NULL, diff, sizeof diff), 0);
+  assert_int_equal(replay(r, NULL, NULL, diff, sizeof diff), 0);
   assert_string_equal(r->out, recorded);
   assert_string_equal(r->errors, "");
 }
@@ -178,29 +185,55 @@ static void test_replay_needs_no_scripts_on_disk(void **state) {
   unlink(p);
   snprintf(p, sizeof p, "%s/scripts/main.lua", r->dir);
   unlink(p);
-  assert_int_equal(replay(r, NULL, NULL, 0), 0);
+  assert_int_equal(replay(r, NULL, NULL, NULL, 0), 0);
   assert_string_equal(r->out, recorded);
 }
 
 /* A job on the worker threads lands in whatever frame it finished; the
    replay delivers it in that same frame. */
+/* A job kind whose work waits until the test opens the gate: where it is
+   delivered depends on the worker thread, not on the frame it was asked in. */
+static atomic_int gate_open;
+static void *gate_prepare(lua_State *L, int first, int n, void *user) {
+  (void)L, (void)first, (void)n, (void)user;
+  return malloc(1);
+}
+static void gate_run(void *data) {
+  (void)data;
+  while (!atomic_load(&gate_open)) sched_yield();
+}
+static int gate_finish(lua_State *L, void *data) {
+  (void)data;
+  lua_pushliteral(L, "opened");
+  return 1;
+}
+static void gate_register(weft_state *W) {
+  weft_job_kind k = {"gate", gate_prepare, gate_run, gate_finish, free, NULL};
+  assert_int_equal(weft_register_job(W, &k), WEFT_OK);
+}
+static void gate_each(weft_state *W, int frame) {
+  if (frame == 0) gate_register(W);
+  if (frame == 5) atomic_store(&gate_open, 1);
+}
+
 static void test_jobs_arrive_in_the_recorded_frame(void **state) {
   run *r = *state;
   write_file(r, "scripts/main.lua",
-             "local a = job('find_path', {'....', '.##.', '....'}, 1, 1, 4, 3)\n"
-             "local b = job('find_path', {'..', '..'}, 1, 1, 2, 2)\n"
-             "local got = 0\n"
-             "spawn(function() local p = wait(a); print('a', frame(), #p); got = got + 1 end)\n"
-             "spawn(function() local p = wait(b); print('b', frame(), #p); got = got + 1 end)\n"
-             "while got < 2 do wait() end\n");
-  record(r, 10000, NULL);
+             "wait()\n"
+             "local g = job('gate')\n"
+             "local p = job('find_path', {'..', '..'}, 1, 1, 2, 2)\n"
+             "print('path', wait(p) and frame())\n"
+             "print('gate', wait(g), frame())\n");
+  atomic_store(&gate_open, 0);
+  record(r, 10000, gate_each);
   char recorded[sizeof r->out];
   snprintf(recorded, sizeof recorded, "%s", r->out);
-  assert_non_null(strstr(recorded, "a\t"));
-  assert_non_null(strstr(recorded, "b\t"));
+  int at = 0;
+  assert_int_equal(sscanf(strstr(recorded, "gate\t"), "gate\topened\t%d", &at), 1);
+  assert_true(at > 6); /* asked for on frame 1, delivered after the gate opened */
   r->out[0] = 0;
-  assert_int_equal(replay(r, NULL, NULL, 0), 0);
-  assert_string_equal(r->out, recorded);
+  assert_int_equal(replay(r, gate_register, NULL, NULL, 0), 0);
+  assert_string_equal(r->out, recorded); /* the same frames, the gate open from the start */
 }
 
 /* ---- the embedder's input and hashes ---- */
@@ -239,9 +272,17 @@ static void test_input_comes_back_and_the_first_difference_is_named(void **state
   record(r, 20, input_each);
   char diff[256] = "";
   replayed_inputs = 0;
-  assert_int_equal(replay(r, input_check, diff, sizeof diff), 1);
+  assert_int_equal(replay(r, NULL, input_check, diff, sizeof diff), 1);
   assert_int_equal(replayed_inputs, 7); /* frames 0, 3, ..., 18 */
   assert_string_equal(diff, "frame 8: world differs");
+}
+
+static void set_extra(weft_state *W) {
+  lua_State *L = weft_lua(W);
+  weft_push_api(W);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "EXTRA");
+  lua_pop(L, 1);
 }
 
 /* A replay whose scripts draw another random number than when recorded
@@ -251,33 +292,10 @@ static void test_a_script_that_differs_is_caught_at_its_frame(void **state) {
   write_file(r, "scripts/main.lua",
              "for i = 1, 10 do wait(); if i == 4 and EXTRA then math.random() end end\n");
   record(r, 100, NULL);
-  /* the same file name, but the state a replay runs it in differs */
-  weft_tape *T;
-  char err[256];
-  assert_int_equal(weft_tape_load(r->tape, &T, err, sizeof err), WEFT_OK);
-  weft_desc d = {0};
-  d.report = on_report;
-  d.user = r;
-  weft_tape_desc(T, &d);
-  weft_state *W = weft_open(&d);
-  assert_int_equal(weft_replay(W, T), WEFT_OK);
-  lua_State *L = weft_lua(W);
-  weft_push_api(W);
-  lua_pushboolean(L, 1);
-  lua_setfield(L, -2, "EXTRA");
-  lua_pop(L, 1);
-  char main_lua[160];
-  snprintf(main_lua, sizeof main_lua, "%s/main.lua", d.scripts_root);
-  weft_task t;
-  const char *e;
-  assert_int_equal(weft_run_file(W, main_lua, &t, &e), WEFT_OK);
-  double dt;
-  while (weft_replay_frame(W, &dt)) weft_step(W, dt);
+  /* the same file, but the state a replay runs it in differs */
   char diff[256];
-  assert_int_equal(weft_replay_check(W, diff, sizeof diff), 1);
+  assert_int_equal(replay(r, set_extra, NULL, diff, sizeof diff), 1);
   assert_string_equal(diff, "frame 4: random differs");
-  weft_release(W, t);
-  assert_int_equal(weft_close(W), 0);
 }
 
 /* ---- misuse ---- */
