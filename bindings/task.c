@@ -251,7 +251,7 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   lt = LT(W, id);
   if (!lt || !lt->co) return; /* cancelled meanwhile */
   if (st == LUA_YIELD) {
-    lua_pop(co, nres);
+    if (nres) lua_pop(co, nres);
     if (lt->b.preempted) { /* over budget: go on next frame */
       weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
       weft_wait_sleep(W->S, id, 0, 0, 0);

@@ -192,10 +192,10 @@ int weft_l_wait(lua_State *L) {
   weft_state *W = weft_get(L);
   weft_id id = weft_thread_task(L);
   /* Fast path, the hot one: a task sleeping on a number or to next frame.
-     A plain yield: the resumer passes the elapsed time as wait's result. */
+     A plain yield: the resumer passes the elapsed time as wait's result.
+     Arguments after the first are ignored, as on the general path. */
   int ty = lua_type(L, 1);
-  if (id && id == W->cur && lua_gettop(L) <= 1 && (ty == LUA_TNUMBER || ty <= LUA_TNIL) &&
-      lua_isyieldable(L)) {
+  if (id && id == W->cur && (ty == LUA_TNUMBER || ty <= LUA_TNIL) && lua_isyieldable(L)) {
     double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
     if (s == s) {
       ltask *lt = W->curlt;

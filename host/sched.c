@@ -17,32 +17,28 @@
 #define NONE 0u         /* "no index" in index + 1 links */
 
 /* One entry of a timer heap; ordered by (due, seq) so equal deadlines keep
-   the order they went to sleep. The rec is copied in so comparisons never
-   touch the record. */
+   the order they went to sleep. The heap keeps no positions in the
+   records: a sleep that ends early (cancel, a FIRST wait won elsewhere)
+   only marks its record, and its entry is dropped when it reaches the top
+   (or at a compaction). An entry is live while its record is still a
+   timer with the same seq. So moving entries never writes to a record. */
 typedef struct hent {
   int64_t due; /* deadline in whole nanoseconds of its clock */
   uint64_t seq;
-  uint32_t rec; /* record index + 1 */
+  uint32_t rec; /* record index (see R) */
 } hent;
-
-/* A sleep until the next frame, queued in order. */
-typedef struct fent {
-  uint64_t seq;
-  uint32_t rec;    /* record index (see R) */
-  uint32_t serial; /* the record's serial when queued: a reused record is skipped */
-} fent;
 
 /* A clock, its timer heap (binary min-heap) and its next-frame queue.
    Sleeps with a deadline of "now" skip the heap: they are due at the next
    wake pass and precede every heap entry (whose deadlines lie later, or
    would have woken in an earlier pass), so a FIFO keeps the (due, seq)
-   order at O(1) a sleep. */
+   order at O(1) a sleep. The FIFO is a list through the records. */
 typedef struct tclock {
   double now;
   hent *v;
   uint32_t n, cap;
-  fent *f;
-  uint32_t fhead, fcount, fcap;
+  uint32_t dead;         /* heap entries whose record went away */
+  uint32_t nhead, ntail; /* next-frame queue: record indices, 0 when empty */
 } tclock;
 
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
@@ -51,15 +47,20 @@ typedef struct rec {
   weft_slot h;
   uint32_t task;  /* waiter index */
   uint32_t tnext; /* next record of the same wait, index + 1 */
-  uint32_t next;  /* REC_LIST: next in list; REC_TIMER: heap position */
-  uint32_t prev;  /* REC_LIST: previous in list */
+  union {
+    struct {
+      uint32_t next; /* REC_LIST: next in list; REC_NEXT: next in the clock's queue */
+      uint32_t prev; /* ...previous */
+    };
+    int64_t due; /* REC_TIMER: its heap entry's deadline */
+  };
   union {
     weft_wlist *list; /* REC_LIST */
-    tclock *clock;    /* REC_TIMER */
+    tclock *clock;    /* REC_TIMER, REC_NEXT, REC_FOREVER */
   } u;
   double start; /* clock reading when the wait began (timers) */
+  uint64_t seq; /* REC_TIMER, REC_NEXT: sleep sequence (a heap entry with another is stale) */
   uint32_t slot;
-  uint32_t serial; /* changes each time the record is used */
   uint8_t kind;
   uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
 } rec;
@@ -137,7 +138,6 @@ struct weft_sched {
   tclock **due;   /* scratch: clocks with due timers */
   uint32_t ndue, capdue;
   size_t extra_bytes; /* heaps, queues and vectors */
-  uint32_t serial;    /* record serials */
   uint64_t resumes;   /* task resumes, ever */
 };
 
@@ -187,84 +187,100 @@ static inline int hless(const hent *a, const hent *b) {
   return a->due < b->due || (a->due == b->due && a->seq < b->seq);
 }
 
-static void hset(weft_sched *s, tclock *c, uint32_t i, hent e) {
-  c->v[i] = e;
-  R(s, e.rec)->next = i;
-}
-
-static void sift_up(weft_sched *s, tclock *c, uint32_t i) {
-  hent e = c->v[i];
+static void sift_up(hent *v, uint32_t i) {
+  hent e = v[i];
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
-    if (!hless(&e, &c->v[p])) break;
-    hset(s, c, i, c->v[p]);
+    if (!hless(&e, &v[p])) break;
+    v[i] = v[p];
     i = p;
   }
-  hset(s, c, i, e);
+  v[i] = e;
 }
 
-static void sift_down(weft_sched *s, tclock *c, uint32_t i) {
-  hent e = c->v[i];
+static void sift_down(hent *v, uint32_t n, uint32_t i) {
+  hent e = v[i];
   for (;;) {
     uint32_t l = 2 * i + 1;
-    if (l >= c->n) break;
-    uint32_t m = (l + 1 < c->n && hless(&c->v[l + 1], &c->v[l])) ? l + 1 : l;
-    if (!hless(&c->v[m], &e)) break;
-    hset(s, c, i, c->v[m]);
+    if (l >= n) break;
+    uint32_t m = (l + 1 < n && hless(&v[l + 1], &v[l])) ? l + 1 : l;
+    if (!hless(&v[m], &e)) break;
+    v[i] = v[m];
     i = m;
   }
-  hset(s, c, i, e);
+  v[i] = e;
 }
 
-static int heap_push(weft_sched *s, tclock *c, int64_t due, uint32_t r) {
+static int heap_push(weft_sched *s, tclock *c, int64_t due, uint32_t r, uint64_t seq) {
   if (!grow_array(s, (void **)&c->v, &c->cap, sizeof(hent), c->n + 1)) return 0;
-  c->v[c->n] = (hent){due, s->seq++, r};
-  sift_up(s, c, c->n++);
+  c->v[c->n] = (hent){due, seq, r};
+  sift_up(c->v, c->n++);
   return 1;
 }
 
-static void heap_remove(weft_sched *s, tclock *c, uint32_t i) {
-  c->n--;
-  if (i == c->n) return;
-  c->v[i] = c->v[c->n];
-  R(s, c->v[i].rec)->next = i;
-  if (i > 0 && hless(&c->v[i], &c->v[(i - 1) / 2]))
-    sift_up(s, c, i);
-  else
-    sift_down(s, c, i);
+/* Takes the top entry off; returns it. */
+static hent heap_pop(tclock *c) {
+  hent top = c->v[0];
+  if (--c->n > 0) {
+    c->v[0] = c->v[c->n];
+    sift_down(c->v, c->n, 0);
+  }
+  return top;
+}
+
+/* The entry's sleep has not ended some other way. */
+static inline int hlive(const weft_sched *s, const hent *e) {
+  const rec *x = R(s, e->rec);
+  return x->kind == REC_TIMER && x->seq == e->seq;
+}
+
+/* Drops the stale entries and rebuilds the heap (Floyd). O(n); done when
+   stale entries outnumber live ones, so O(1) amortised per ended sleep. */
+static void heap_compact(weft_sched *s, tclock *c) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < c->n; i++)
+    if (hlive(s, &c->v[i])) c->v[k++] = c->v[i];
+  c->n = k;
+  c->dead = 0;
+  for (uint32_t i = k / 2; i-- > 0;) sift_down(c->v, k, i);
 }
 
 static inline int64_t to_ns(double t) { return (int64_t)(t * NS + (t >= 0 ? 0.5 : -0.5)); }
 
 static inline int clock_due(const tclock *c) {
-  return c->fcount > 0 || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
+  return c->nhead || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
 }
 
-/* Sequence of the clock's next due sleep. */
-static inline uint64_t clock_head_seq(const tclock *c) {
-  return c->fcount ? c->f[c->fhead].seq : c->v[0].seq;
+/* Sequence of the clock's next due sleep (a stale heap top counts: it is
+   dropped when picked, waking nothing). */
+static inline uint64_t clock_head_seq(const weft_sched *s, const tclock *c) {
+  return c->nhead ? R(s, c->nhead)->seq : c->v[0].seq;
 }
 
-static int fifo_push(weft_sched *s, tclock *c, uint32_t r) {
-  if (c->fcount == c->fcap) {
-    uint32_t ncap = c->fcap ? c->fcap * 2 : 64;
-    fent *nf = s->desc.alloc(s->desc.alloc_ud, NULL, 0, sizeof(fent) * ncap);
-    if (!nf) return 0;
-    for (uint32_t i = 0; i < c->fcount; i++) nf[i] = c->f[(c->fhead + i) & (c->fcap - 1)];
-    free_array(s, c->f, c->fcap, sizeof(fent));
-    s->extra_bytes += sizeof(fent) * ncap;
-    c->f = nf;
-    c->fcap = ncap;
-    c->fhead = 0;
-  }
-  c->f[(c->fhead + c->fcount++) & (c->fcap - 1)] = (fent){s->seq++, r, R(s, r)->serial};
-  return 1;
+/* Appends record r (kind REC_NEXT, at x) to the clock's next-frame queue. */
+static inline void next_push(weft_sched *s, tclock *c, uint32_t r, rec *x) {
+  x->next = NONE;
+  x->prev = c->ntail;
+  if (c->ntail)
+    R(s, c->ntail)->next = r;
+  else
+    c->nhead = r;
+  c->ntail = r;
 }
 
-static void free_clock(weft_sched *s, tclock *c) {
-  free_array(s, c->v, c->cap, sizeof(hent));
-  free_array(s, c->f, c->fcap, sizeof(fent));
+static void next_unlink(weft_sched *s, tclock *c, rec *x) {
+  if (x->prev)
+    R(s, x->prev)->next = x->next;
+  else
+    c->nhead = x->next;
+  if (x->next)
+    R(s, x->next)->prev = x->prev;
+  else
+    c->ntail = x->prev;
+  x->next = x->prev = NONE;
 }
+
+static void free_clock(weft_sched *s, tclock *c) { free_array(s, c->v, c->cap, sizeof(hent)); }
 
 /* ---- records ---- */
 
@@ -281,14 +297,19 @@ static void list_unlink(weft_sched *s, rec *r) {
   r->next = r->prev = NONE;
 }
 
-/* Takes a record out of whatever holds it (list or heap); it stays in its
-   task's chain. */
+/* Takes a record out of whatever holds it (list, queue or heap); it stays
+   in its task's chain. A heap entry stays, stale, until it is dropped. */
 static void rec_detach(weft_sched *s, rec *r) {
-  if (r->kind == REC_LIST)
+  if (r->kind == REC_LIST) {
     list_unlink(s, r);
-  else if (r->kind == REC_TIMER)
-    heap_remove(s, r->u.clock, r->next);
-  r->kind = REC_DONE; /* a REC_NEXT entry stays queued and is skipped */
+  } else if (r->kind == REC_NEXT) {
+    next_unlink(s, r->u.clock, r);
+  } else if (r->kind == REC_TIMER) {
+    tclock *c = r->u.clock;
+    r->kind = REC_DONE;
+    if (++c->dead > 32 && c->dead > c->n / 2) heap_compact(s, c);
+  }
+  r->kind = REC_DONE;
 }
 
 /* Drops every record of the task's wait. */
@@ -469,29 +490,45 @@ static void advance_clocks(weft_sched *s, double dt) {
 }
 
 /* Pops the clock's next due sleep (queue first, then heap) and completes
-   its record; a queued entry whose record went away is just dropped. */
+   its record; a stale heap entry is just dropped. */
 static void fire_timer(weft_sched *s, tclock *c) {
+  uint32_t r;
   rec *x;
-  if (c->fcount) {
-    fent e = c->f[c->fhead];
-    c->fhead = (c->fhead + 1) & (c->fcap - 1);
-    c->fcount--;
-    if (!(e.rec & INLINE) && !weft_slot_live(weft_pool_at(&s->recs, e.rec - 1))) return;
-    x = R(s, e.rec);
-    if (x->serial != e.serial || x->kind != REC_NEXT) return;
+  if (c->nhead) {
+    r = c->nhead;
+    x = R(s, r);
+    c->nhead = x->next;
+    if (c->nhead)
+      R(s, c->nhead)->prev = NONE;
+    else
+      c->ntail = NONE;
+    x->next = NONE;
   } else {
-    x = R(s, c->v[0].rec);
-    heap_remove(s, c, 0);
+    hent e = heap_pop(c);
+    r = e.rec;
+    x = R(s, r);
+    if (x->kind != REC_TIMER || x->seq != e.seq) {
+      c->dead--;
+      return;
+    }
   }
   x->kind = REC_DONE;
   task *t = T(s, x->task);
-  if (s->desc.timer_done && !x->quiet)
+  if (!x->quiet && s->desc.timer_done)
     s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
   if (t->pending) t->pending--;
-  if (t->state == WEFT_TASK_WAITING && (t->mode == WEFT_WAIT_FIRST || t->pending == 0)) {
-    make_ready(s, t);
-    t->realwake = c == &s->real; /* wait_realtime ignores pause */
+  if (t->state != WEFT_TASK_WAITING || (t->mode != WEFT_WAIT_FIRST && t->pending != 0)) return;
+  if (t->recs == r && x->tnext == NONE) { /* the wait's only record: nothing to detach */
+    if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(x));
+    t->own_used = 0;
+    t->recs = NONE;
+    t->nrecs = t->pending = 0;
+  } else {
+    drop_wait(s, t);
   }
+  t->state = WEFT_TASK_READY;
+  enqueue(s, &s->ready, t, 1);
+  t->realwake = c == &s->real; /* wait_realtime ignores pause */
 }
 
 /* Wakes due timers. Within one clock: (due, seq) order. Across clocks that
@@ -516,7 +553,9 @@ static void wake_timers(weft_sched *s) {
         s->due[i] = s->due[--s->ndue];
         continue;
       }
-      if (best == UINT32_MAX || clock_head_seq(s->due[i]) < clock_head_seq(s->due[best])) best = i;
+      if (best == UINT32_MAX ||
+          clock_head_seq(s, s->due[i]) < clock_head_seq(s, s->due[best]))
+        best = i;
       i++;
     }
     if (best == UINT32_MAX) break;
@@ -529,12 +568,22 @@ static void wake_timers(weft_sched *s) {
   }
 }
 
+/* Runs a task taken off the ready queue: weft_task_enter, its resume,
+   weft_task_leave, without looking the task up by handle on the way in. */
 static void run_task(weft_sched *s, task *t) {
   weft_id id = weft_pool_id(t);
   t->realwake = 0;
-  weft_task_enter(s, id);
+  if (s->stack.n < s->stack.cap)
+    s->stack.v[s->stack.n++] = id;
+  else
+    idvec_push(s, &s->stack, id);
+  t->state = WEFT_TASK_RUNNING;
+  t->resumes++;
+  s->resumes++;
   t->cls->resume(s, id, udata_of(t));
-  weft_task_leave(s, id);
+  if (s->stack.n && s->stack.v[s->stack.n - 1] == id) s->stack.n--;
+  t = tget(s, id); /* the resume may have freed it */
+  if (t && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
   if (s->deferred.n) weft_sched_flush_cancels(s);
 }
 
@@ -542,7 +591,14 @@ void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
     task *t = T(s, s->ready.head - 1);
-    dequeue(s, t);
+    /* dequeue, from the front */
+    s->ready.head = t->qnext;
+    if (t->qnext)
+      T(s, t->qnext - 1)->qprev = NONE;
+    else
+      s->ready.tail = NONE;
+    t->qnext = NONE;
+    t->queued = 0;
     if (G(s, t->group)->held && !t->realwake) {
       enqueue(s, &s->parked, t, 2);
       continue;
@@ -842,7 +898,6 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
     if (!x) return NULL;
     r = WEFT_ID_INDEX(rid) + 1;
   }
-  x->serial = ++s->serial;
   x->task = tidx(t);
   x->slot = (uint32_t)slot;
   x->kind = (uint8_t)kind;
@@ -851,6 +906,22 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
   t->nrecs++;
   t->pending++;
   return x;
+}
+
+/* Queues record r (at x, kind and clock set) on its clock: a timer in the
+   heap, a next-frame sleep in the queue. 0 when out of memory. */
+static inline int sleep_queue(weft_sched *s, rec *x, uint32_t r, double end) {
+  tclock *c = x->u.clock;
+  if (x->kind == REC_NEXT) {
+    x->seq = s->seq++;
+    next_push(s, c, r, x);
+  } else if (x->kind == REC_TIMER) {
+    x->due = to_ns(end);
+    x->seq = s->seq;
+    if (!heap_push(s, c, x->due, r, s->seq)) return 0;
+    s->seq++;
+  }
+  return 1;
 }
 
 int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int real) {
@@ -864,12 +935,7 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   if (!x) return WEFT_ENOMEM;
   x->start = c->now;
   x->u.clock = c;
-  int ok = 1;
-  if (kind == REC_TIMER)
-    ok = heap_push(s, c, to_ns(end), t->recs);
-  else if (kind == REC_NEXT)
-    ok = fifo_push(s, c, t->recs);
-  if (!ok) {
+  if (!sleep_queue(s, x, t->recs, end)) {
     x->kind = REC_DONE;
     return WEFT_ENOMEM;
   }
@@ -886,7 +952,6 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, do
   /* The inline record, filled directly: this is the hottest wait. */
   rec *x = &t->own;
   uint32_t r = INLINE | tidx(t);
-  x->serial = ++s->serial;
   x->task = tidx(t);
   x->tnext = NONE;
   x->slot = 0;
@@ -894,12 +959,7 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, do
   x->start = c->now;
   x->u.clock = c;
   x->kind = end > MAX_DUE ? REC_FOREVER : seconds > 0 ? REC_TIMER : REC_NEXT;
-  int ok = 1;
-  if (x->kind == REC_TIMER)
-    ok = heap_push(s, c, to_ns(end), r);
-  else if (x->kind == REC_NEXT)
-    ok = fifo_push(s, c, r);
-  if (!ok) {
+  if (!sleep_queue(s, x, r, end)) {
     x->kind = REC_DONE;
     return WEFT_ENOMEM;
   }
@@ -971,7 +1031,7 @@ void weft_wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
   if (t->nrecs == 1) {
     rec *x = R(s, t->recs);
     if (x->kind == REC_TIMER) {
-      double left = (double)x->u.clock->v[x->next].due / NS - x->u.clock->now;
+      double left = (double)x->due / NS - x->u.clock->now;
       snprintf(buf, n, "sleep %.2f s left", left > 0 ? left : 0.0);
       return;
     }

@@ -1093,6 +1093,43 @@ static void test_cancel_removes_wait_records_from_every_list(void **state) {
   sched_end(s, c);
 }
 
+/* Most of many sleeps (timers and next-frame sleeps) are cancelled: the
+   cancelled ones never run, the rest wake in deadline order, and sleeps
+   cancelled over and over do not make the scheduler grow. */
+static void test_cancelled_sleeps_leave_the_rest_in_order(void **state) {
+  ctx *c = *state;
+  weft_sched *s = sched_new(c, 0);
+  enum { N = 200 };
+  weft_id t[N];
+  /* deadlines 0.01 .. 2.00 s in a scrambled order (37 is prime to N) */
+  for (int i = 0; i < N; i++)
+    t[i] = spawn(s, 0, 0, i, act_sleep_done, i % 10 == 9 ? 0 : 0.01 * (1 + (i * 37) % N));
+  weft_sched_run_ready(s);
+  for (int i = 0; i < N; i++)
+    if (i % 4 != 0 && i % 10 != 9) assert_int_equal(weft_task_cancel(s, t[i]), WEFT_OK);
+  c->nruns = 0;
+  steps(s, 1, 3.0); /* every deadline falls in this frame */
+  int got[N], n = frame_tags(c, 1, got, N), k = 0;
+  /* next-frame sleeps first (in sleep order), then timers by deadline */
+  for (int i = 9; i < N; i += 10) assert_int_equal(got[k++], i);
+  for (int d = 1; d <= N; d++)
+    for (int i = 0; i < N; i += 4)
+      if (i % 10 != 9 && 1 + (i * 37) % N == d) assert_int_equal(got[k++], i);
+  assert_int_equal(n, k);
+  size_t mem = weft_sched_memory(s);
+  long total = c->total;
+  c->nolog = 1;
+  for (int round = 0; round < 50; round++) {
+    for (int i = 0; i < N; i++) t[i] = spawn(s, 0, 0, i, act_sleep_done, 1.0 + 0.01 * i);
+    weft_sched_run_ready(s);
+    for (int i = 0; i < N; i++) assert_int_equal(weft_task_cancel(s, t[i]), WEFT_OK);
+  }
+  assert_true(weft_sched_memory(s) <= mem + 2 * N * 24);
+  steps(s, 5, 3.0);
+  assert_int_equal(c->total - total, 50 * N); /* the first resumes only */
+  sched_end(s, c);
+}
+
 static void test_cancel_of_finished_task_is_stale_and_does_nothing(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
@@ -1636,6 +1673,7 @@ int main(void) {
       T(test_group_freed_when_released_and_empty),
       T(test_cancel_unwinds_children_first_in_spawn_order),
       T(test_cancel_removes_wait_records_from_every_list),
+      T(test_cancelled_sleeps_leave_the_rest_in_order),
       T(test_cancel_of_finished_task_is_stale_and_does_nothing),
       T(test_cancel_of_running_task_is_deferred_until_resume_returns),
       T(test_cancel_of_ancestor_from_running_child_is_deferred),
