@@ -235,11 +235,11 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   lt->b.preempted = 0;
   lt->chrecv = 0; /* a value handed over is now the task's */
   if (lt->fast) {
+    /* wait's fast path yielded with nothing pushed in its C frame, which
+       Lua gave LUA_MINSTACK free slots: room for the elapsed time. */
     lt->fast = 0;
-    if (lua_checkstack(co, 1)) {
-      lua_pushnumber(co, weft_task_clock(W->S, id, lt->fast_real) - lt->wstart);
-      nargs = 1;
-    }
+    lua_pushnumber(co, weft_task_clock(W->S, id, lt->fast_real) - lt->wstart);
+    nargs = 1;
   }
   if (!lt->hooked || lt->b.killed) { /* armed once per task (see budget.c) */
     weft_budget_arm_home(W, co, lt->b.killed);
@@ -248,6 +248,9 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   int nres = 0;
   int st = lua_resume(co, saved.curL, nargs, &nres);
   run_leave(W, &saved);
+  /* Suspended in wait's fast path: alive (a running task is never freed
+     under its own resume) and nothing to do. */
+  if (st == LUA_YIELD && lt->fast) return;
   lt = LT(W, id);
   if (!lt || !lt->co) return; /* cancelled meanwhile */
   if (st == LUA_YIELD) {

@@ -490,45 +490,48 @@ static void advance_clocks(weft_sched *s, double dt) {
 }
 
 /* Pops the clock's next due sleep (queue first, then heap) and completes
-   its record; a stale heap entry is just dropped. */
-static void fire_timer(weft_sched *s, tclock *c) {
-  uint32_t r;
-  rec *x;
-  if (c->nhead) {
-    r = c->nhead;
-    x = R(s, r);
-    c->nhead = x->next;
-    if (c->nhead)
-      R(s, c->nhead)->prev = NONE;
-    else
-      c->ntail = NONE;
-    x->next = NONE;
-  } else {
-    hent e = heap_pop(c);
-    r = e.rec;
-    x = R(s, r);
-    if (x->kind != REC_TIMER || x->seq != e.seq) {
-      c->dead--;
-      return;
+   its record; a stale heap entry is just dropped. With `all`, goes on
+   while the clock has due sleeps. */
+static void fire_timers(weft_sched *s, tclock *c, int all) {
+  do {
+    uint32_t r;
+    rec *x;
+    if (c->nhead) {
+      r = c->nhead;
+      x = R(s, r);
+      c->nhead = x->next;
+      if (c->nhead)
+        R(s, c->nhead)->prev = NONE;
+      else
+        c->ntail = NONE;
+      x->next = NONE;
+    } else {
+      hent e = heap_pop(c);
+      r = e.rec;
+      x = R(s, r);
+      if (x->kind != REC_TIMER || x->seq != e.seq) {
+        c->dead--;
+        continue;
+      }
     }
-  }
-  x->kind = REC_DONE;
-  task *t = T(s, x->task);
-  if (!x->quiet && s->desc.timer_done)
-    s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
-  if (t->pending) t->pending--;
-  if (t->state != WEFT_TASK_WAITING || (t->mode != WEFT_WAIT_FIRST && t->pending != 0)) return;
-  if (t->recs == r && x->tnext == NONE) { /* the wait's only record: nothing to detach */
-    if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(x));
-    t->own_used = 0;
-    t->recs = NONE;
-    t->nrecs = t->pending = 0;
-  } else {
-    drop_wait(s, t);
-  }
-  t->state = WEFT_TASK_READY;
-  enqueue(s, &s->ready, t, 1);
-  t->realwake = c == &s->real; /* wait_realtime ignores pause */
+    x->kind = REC_DONE;
+    task *t = T(s, x->task);
+    if (!x->quiet && s->desc.timer_done)
+      s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
+    if (t->pending) t->pending--;
+    if (t->state != WEFT_TASK_WAITING || (t->mode != WEFT_WAIT_FIRST && t->pending != 0)) continue;
+    if (t->recs == r && x->tnext == NONE) { /* the wait's only record: nothing to detach */
+      if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(x));
+      t->own_used = 0;
+      t->recs = NONE;
+      t->nrecs = t->pending = 0;
+    } else {
+      drop_wait(s, t);
+    }
+    t->state = WEFT_TASK_READY;
+    enqueue(s, &s->ready, t, 1);
+    t->realwake = c == &s->real; /* wait_realtime ignores pause */
+  } while (all && clock_due(c));
 }
 
 /* Wakes due timers. Within one clock: (due, seq) order. Across clocks that
@@ -560,11 +563,7 @@ static void wake_timers(weft_sched *s) {
     }
     if (best == UINT32_MAX) break;
     tclock *c = s->due[best];
-    if (s->ndue == 1) {
-      while (clock_due(c)) fire_timer(s, c);
-    } else {
-      fire_timer(s, c);
-    }
+    fire_timers(s, c, s->ndue == 1);
   }
 }
 
