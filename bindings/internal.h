@@ -60,6 +60,7 @@ typedef struct ltask {
   uint8_t hooked;             /* the budget hook is armed on its thread */
   uint8_t seen;               /* a script holds its thread (coroutine.running): never reused */
   uint8_t fast_real;          /* ...measured on the real clock */
+  uint8_t pinned;             /* its handle holds a name: held in ref_pinned */
   double wstart;              /* ...and the clock reading when it began */
   int chval;                  /* a waiting channel sender's value (ref), 0: none */
   int chslot;                 /* ...slot of a value a channel handed to this task */
@@ -69,9 +70,10 @@ typedef struct ltask {
   const void *wptr;           /* ...its handle (alive while the task waits on it) */
 } ltask;
 
-/* A task handle: one userdata per task, created with the task. User
-   value 1 is the thread while the task lives, then its results (one value,
-   or a table with n) or its error; user value 2 is its name. */
+/* A task handle: one userdata per task, made when something first asks
+   for it (task.c). User value 1 is nil while the task lives, then its
+   results (one value, or a table with n) or its error; user value 2 is
+   its name. */
 typedef struct thandle {
   weft_id id;
   uint8_t final;  /* 0 while live, else WEFT_TASK_DONE/FAILED/CANCELLED */
@@ -128,14 +130,15 @@ struct weft_state {
   /* ---- Lua values the host keeps (registry refs) ---- */
   int ref_api;       /* the shared script API table */
   int ref_env_mt;    /* hidden metatable of script environments (sandbox.c) */
-  int ref_tasks;     /* [index + 1] = handle of each live task */
+  int ref_tasks;     /* [index + 1] = thread of the Lua task in that slot, or one kept for reuse */
+  int ref_handles;   /* weak: [index + 1] = handle made for the task in that slot */
+  int ref_pinned;    /* [index + 1] = handle of a live task that holds its name */
   int ref_kept;      /* handles of tasks started from C */
   int ref_groups;    /* weak: [index + 1] = handle of a group */
   int ref_syncs;     /* weak: handles of futures, signals, channels */
   int ref_cweak;     /* weak: completed futures made from C, by id */
   int ref_values;    /* values buffered in channels, by ref */
-  int ref_threads;   /* finished threads kept for reuse */
-  int nthreads;      /* ...how many */
+  int nidle;         /* threads kept in ref_tasks for reuse */
   int ref_on_error;  /* weft.on_error handler or LUA_NOREF */
   int ref_cancelled; /* the cancellation error value */
   int ref_timeout;   /* the weft.TIMEOUT error value */
@@ -276,12 +279,16 @@ void weft_open_tasks(weft_state *W, lua_State *L);
 void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed);
 /* Creates a task running the callable at L[fidx] with the nargs values
    above it, in group g (0: the spawner's), as a child of parent (0: none).
-   Pushes the handle; raises a Lua error on failure. */
+   Pushes nothing (no handle is made); raises a Lua error on failure, with
+   no task left behind. */
 weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent);
+/* The same, and pushes the new task's handle. */
+weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                             weft_id parent);
 /* The spawn site of a task the calling script line would start now. */
 uint32_t weft_caller_site(weft_state *W, lua_State *L);
-/* Gives the task whose handle is at L[hidx] another spawn site. */
-void weft_task_set_site(weft_state *W, lua_State *L, int hidx, uint32_t site);
+/* Gives a task another spawn site. */
+void weft_task_set_site(weft_state *W, lua_State *L, weft_id task, uint32_t site);
 /* Takes back a NEW task that could not be completely set up. */
 void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
 /* Tasks that each start the next at once nest C calls; past this many
@@ -293,8 +300,12 @@ void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
 void weft_yield_if_doomed(weft_state *W, lua_State *L);
 /* Runs a NEW task at once, up to its first wait. */
 void weft_run_now(weft_state *W, weft_id task);
-/* Pushes the handle of a live task (or nil). */
+/* Pushes the handle of a live Lua task (or nil), made now if nobody
+   holds one: the one place handles are made. May raise (memory). */
 void weft_push_task(weft_state *W, lua_State *L, weft_id task);
+/* Pushes the name a script gave a live task (t.name = ...) and returns
+   1, or pushes nothing and returns 0; makes no handle. */
+int weft_push_task_name(weft_state *W, lua_State *L, weft_id task);
 void weft_push_group(weft_state *W, lua_State *L, weft_id g);
 /* Pushes who a report about the task names first (its entity or its
    name: see task.c) and returns 1, or pushes nothing and returns 0. May

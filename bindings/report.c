@@ -60,18 +60,16 @@ int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
   int top = lua_gettop(L);
   lua_getfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS);
   int starts = top + 1;
-  weft_push_task(W, L, task);
-  thandle *h = lua_touserdata(L, -1);
-  if (h && h->named && lua_getiuservalue(L, -1, 2) == LUA_TSTRING) {
+  if (weft_push_task_name(W, L, task)) {
     int explicit = 1;
     weft_push_group(W, L, g);
     if (lua_istable(L, starts) && lua_rawget(L, starts) != LUA_TNIL) { /* a start's own task? */
       weft_push_group(W, L, g);
       lua_getiuservalue(L, -1, 1);
-      explicit = !lua_rawequal(L, -1, top + 3);
+      explicit = !lua_rawequal(L, -1, top + 2);
     }
     if (explicit) {
-      lua_copy(L, top + 3, top + 1);
+      lua_copy(L, top + 2, top + 1);
       lua_settop(L, top + 1);
       return 1;
     }

@@ -172,10 +172,11 @@ static int open_lua(lua_State *L) {
   weft_state *W = lua_touserdata(L, 1);
   luaL_openlibs(L);
   W->ref_tasks = registry_table(L, 0, 0);
+  W->ref_handles = registry_table(L, 0, 1);
+  W->ref_pinned = registry_table(L, 0, 0);
   W->ref_groups = registry_table(L, 0, 1);
   W->ref_kept = registry_table(L, 0, 0);
   W->ref_values = registry_table(L, 0, 0);
-  W->ref_threads = registry_table(L, 1024, 0); /* sized: keeping a thread never allocates */
   W->ref_syncs = registry_table(L, 0, 1);
   W->ref_cweak = registry_table(L, 0, 1);
   W->ref_timeout = sentinel(L, l_timeout_tostring);
@@ -346,7 +347,7 @@ static int l_keep_task(lua_State *L) {
 static int l_cspawn(lua_State *L) {
   weft_state *W = weft_get(L);
   int n = lua_gettop(L);
-  weft_id id = weft_new_task(W, L, 1, n - 1, 0, 0);
+  weft_id id = weft_new_task_handle(W, L, 1, n - 1, 0, 0);
   lua_pushcfunction(L, l_keep_task);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
   lua_pushinteger(L, (lua_Integer)id);
@@ -409,11 +410,14 @@ static int l_load_chunk(lua_State *L) {
   return 1;
 }
 
-/* handle.name = the C string at 2 (protected: the string allocates). */
+/* Names the task whose id is at 1 after the C string at 2, as t.name =
+   would (protected: the handle and the string allocate). */
 static int l_name_task(lua_State *L) {
-  if (!lua_touserdata(L, 1)) return 0;
+  weft_state *W = weft_get(L);
+  weft_push_task(W, L, (weft_id)lua_tointeger(L, 1));
+  if (lua_isnil(L, -1)) return 0;
   lua_pushstring(L, (const char *)lua_touserdata(L, 2));
-  lua_setiuservalue(L, 1, 2);
+  lua_setfield(L, -2, "name");
   return 0;
 }
 
@@ -444,12 +448,10 @@ int weft_run_file(weft_state *W, const char *path, weft_task *task, const char *
   lua_pushlightuserdata(L, &a);
   int rc = run_loaded(W, 1, task, err);
   if (rc == WEFT_OK && weft_task_state(W->S, task->id) > 0) { /* name it after its file */
-    weft_push_task(W, L, task->id);
     lua_pushcfunction(L, l_name_task);
-    lua_pushvalue(L, -2);
+    lua_pushinteger(L, (lua_Integer)task->id);
     lua_pushlightuserdata(L, (void *)path);
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1); /* keeps its default name */
-    lua_pop(L, 1);
   }
   return rc;
 }

@@ -149,7 +149,7 @@ static int l_spawn_done(lua_State *L) {
                       "other too deep (over %d)",
                       weft_site_where(W->sites, site), MAX_RUN_DEPTH / 4);
   weft_id t = weft_new_task(W, L, 1, 1, weft_sched_root(W->S), 0);
-  weft_task_set_site(W, L, -1, site);
+  weft_task_set_site(W, L, t, site);
   weft_run_now(W, t);
   return 0;
 }
@@ -353,7 +353,7 @@ static int l_future_on_done(lua_State *L) {
   if (h->state != WEFT_FUTURE_PENDING) {
     lua_pushvalue(L, 1);
     weft_id t = weft_new_task(W, L, 2, 1, weft_sched_root(W->S), 0);
-    weft_task_set_site(W, L, -1, site);
+    weft_task_set_site(W, L, t, site);
     weft_run_now(W, t);
     return 0;
   }

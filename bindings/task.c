@@ -14,17 +14,109 @@ static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S
 
 /* ---- handles ---- */
 
+/* A task's handle is made the first time something asks for it (spawn's
+   result, current(), weft.tasks(), a report ...: all through
+   weft_push_task) and cached weakly in ref_handles[index + 1], so asking
+   again while anyone holds it gives the same value. Nothing a task needs
+   lives only in its handle: its thread is anchored in ref_tasks, and a
+   handle that holds a name is pinned in ref_pinned until the task ends.
+   Once the task ends its handle (if one is held) keeps the outcome. */
+
+/* Pushes the handle made for task id while anyone still holds it and
+   returns it; pushes nothing and returns NULL when there is none. */
+static thandle *push_made(weft_state *W, lua_State *L, weft_id id) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_handles);
+  lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
+  thandle *h = lua_touserdata(L, -1); /* the slot's last handle, maybe an earlier task's */
+  if (h && h->id == id) {
+    lua_remove(L, -2);
+    return h;
+  }
+  lua_pop(L, 2);
+  return NULL;
+}
+
+/* Pushes a new handle, not yet a task's. */
+static thandle *new_handle(weft_state *W, lua_State *L) {
+  thandle *h = lua_newuserdatauv(L, sizeof *h, 2);
+  memset(h, 0, sizeof *h);
+  weft_set_meta(L, W->ref_task_mt);
+  return h;
+}
+
+/* t[k] = v for (t, k, v) at 1..3, run protected by store_handle. */
+static int l_seti(lua_State *L) {
+  lua_rawset(L, 1);
+  return 0;
+}
+
+/* Makes the handle on top task id's. Overwriting a slot that holds a
+   value cannot allocate; a new key may make the table grow, so that is
+   protected: returns 0 with the error pushed when out of memory. */
+static int store_handle(weft_state *W, lua_State *L, weft_id id) {
+  lua_Integer slot = (lua_Integer)WEFT_ID_INDEX(id) + 1;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_handles);
+  if (lua_rawgeti(L, -1, slot) != LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, slot);
+    lua_pop(L, 1);
+    return 1;
+  }
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_seti);
+  lua_insert(L, -2);
+  lua_pushinteger(L, slot);
+  lua_pushvalue(L, -4);
+  return lua_pcall(L, 3, 0, 0) == LUA_OK;
+}
+
 void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
-  if (!id || weft_task_state(W->S, id) < 0) {
+  ltask *lt = id ? LT(W, id) : NULL;
+  if (!lt || !lt->co) { /* not a live Lua task (ended, or a combinator) */
     lua_pushnil(L);
     return;
   }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-  if (lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1) != LUA_TUSERDATA) {
-    lua_pop(L, 1);
-    lua_pushnil(L); /* settled already: its slot holds false */
+  if (push_made(W, L, id)) return;
+  thandle *h = new_handle(W, L);
+  h->id = id;
+  h->site = lt->site;
+  if (!store_handle(W, L, id)) lua_error(L);
+}
+
+weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                             weft_id parent) {
+  fidx = lua_absindex(L, fidx);
+  thandle *h = new_handle(W, L); /* first: a task is never left without it */
+  weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
+  h->id = id;
+  h->site = LT(W, id)->site;
+  if (!store_handle(W, L, id)) {
+    weft_discard_task(W, L, id);
+    lua_error(L);
   }
-  lua_remove(L, -2);
+  return id;
+}
+
+int weft_push_task_name(weft_state *W, lua_State *L, weft_id id) {
+  ltask *lt = id ? LT(W, id) : NULL;
+  if (!lt || !lt->pinned || !push_made(W, L, id)) return 0; /* only a named handle is pinned */
+  if (lua_getiuservalue(L, -1, 2) == LUA_TSTRING) {
+    lua_remove(L, -2);
+    return 1;
+  }
+  lua_pop(L, 2);
+  return 0;
+}
+
+/* Unpins a task's handle (settle: the task ended). */
+static void unpin(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
+  if (!lt->pinned) return;
+  lt->pinned = 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_pinned);
+  lua_pushboolean(L, 0); /* an existing key: no allocation */
+  lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1);
+  lua_pop(L, 1);
 }
 
 static thandle *check_task(lua_State *L, int idx) { return luaL_checkudata(L, idx, WEFT_TASK_MT); }
@@ -42,13 +134,12 @@ static int l_pack(lua_State *L) {
   return 1;
 }
 
-/* Stores a finished task's outcome (L[idx], n values) in its handle and
-   drops the anchor that kept the handle and thread alive. */
+/* Stores a finished task's outcome (L[idx], n values) in its handle, if
+   one is held, and unpins it. */
 static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, int n) {
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
-  weft_push_task(W, L, id);
-  thandle *h = lua_touserdata(L, -1);
+  thandle *h = push_made(W, L, id);
   if (h) {
     h->final = (uint8_t) final;
     if (n > 1) { /* several results need a table: out of memory keeps the first */
@@ -60,18 +151,14 @@ static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, 
         lua_pop(L, 1);
         lua_pushvalue(L, idx);
       }
+      lua_setiuservalue(L, -2, 1);
     } else if (n == 1) {
       lua_pushvalue(L, idx);
-    } else {
-      lua_pushnil(L);
-    }
-    lua_setiuservalue(L, -2, 1);
+      lua_setiuservalue(L, -2, 1);
+    } /* no values: user value 1 is still nil */
+    lua_pop(L, 1);
   }
-  lua_pop(L, 1);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-  lua_pushboolean(L, 0); /* the slot keeps a value: reusing it never allocates */
-  lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1);
-  lua_pop(L, 1);
+  unpin(W, L, id, LT(W, id));
 }
 
 int weft_is_cancel_error(weft_state *W, lua_State *L, int idx) {
@@ -137,34 +224,59 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   lua_settop(co, 0);
 }
 
-/* Finished threads are kept (up to THREAD_POOL) and reused by the next
-   spawn: a spawn then allocates no thread, and the collector has fewer
-   to free. A thread is only kept when it is clean (status OK, empty) and
-   no script ever held it (coroutine.running): a thread a script has seen
-   keeps its identity, and reads as a dead coroutine once its task ends. */
+/* Every task slot index has a place in ref_tasks[index + 1]: the thread
+   of the Lua task using the slot, which anchors it, and after the task a
+   clean thread kept there for the next task in the slot (the host reuses
+   the slot freed last first), or false. A spawn then allocates no thread
+   and writes no table, and the collector has fewer threads to free. Up to
+   THREAD_POOL threads are kept; a thread is only kept when it is clean
+   (status OK, empty) and no script ever held it (coroutine.running): a
+   thread a script has seen keeps its identity, and reads as a dead
+   coroutine once its task ends. */
 #define THREAD_POOL 1024
 
-static void recycle(weft_state *W, lua_State *L, lua_State *co, int seen) {
+/* After task id (now ended) is done with its thread co. */
+static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int seen) {
   *(weft_id *)lua_getextraspace(co) = 0; /* a plain (dead) coroutine from now on */
-  if (seen || W->nthreads >= THREAD_POOL || lua_status(co) != LUA_OK || lua_gettop(co) != 0 ||
-      !lua_checkstack(L, 2))
+  if (!seen && W->nidle < THREAD_POOL && lua_status(co) == LUA_OK && lua_gettop(co) == 0) {
+    W->nidle++; /* stays in the slot */
     return;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_threads);
-  lua_pushthread(co);
-  lua_xmove(co, L, 1);
-  lua_rawseti(L, -2, ++W->nthreads);
+  }
+  if (!lua_checkstack(L, 2)) L = W->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+  lua_pushboolean(L, 0); /* an existing key: no allocation */
+  lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1);
   lua_pop(L, 1);
 }
 
-/* Pushes a thread for a new task: a recycled one or a new one. */
-static lua_State *take_thread(weft_state *W, lua_State *L) {
-  if (W->nthreads == 0) return lua_newthread(L);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_threads);
-  lua_rawgeti(L, -1, W->nthreads);
-  lua_pushnil(L);
-  lua_rawseti(L, -3, W->nthreads--);
-  lua_remove(L, -2);
-  return lua_tothread(L, -1);
+/* Protected: a new thread in ref_tasks (at 2) at slot (at 1). */
+static int l_new_thread(lua_State *L) {
+  lua_newthread(L);
+  lua_rawseti(L, 2, lua_tointeger(L, 1));
+  return 0;
+}
+
+/* The thread for new task id: the one kept in its slot, or a new one
+   (anchored there). Raises, the task taken back, when out of memory. */
+static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
+  lua_Integer slot = (lua_Integer)WEFT_ID_INDEX(id) + 1;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+  if (lua_rawgeti(L, -1, slot) == LUA_TTHREAD) {
+    W->nidle--;
+  } else {
+    lua_pop(L, 1);
+    lua_pushcfunction(L, l_new_thread);
+    lua_pushinteger(L, slot);
+    lua_pushvalue(L, -3);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+      weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+      lua_error(L);
+    }
+    lua_rawgeti(L, -1, slot);
+  }
+  lua_State *co = lua_tothread(L, -1);
+  lua_pop(L, 2);
+  return co;
 }
 
 static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
@@ -175,8 +287,9 @@ static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   settle(W, co, id, WEFT_TASK_DONE, idx, nres);
   lt->co = NULL;
   lua_settop(co, 0);
+  int seen = lt->seen;
   weft_task_finish(W->S, id, WEFT_TASK_DONE);
-  recycle(W, W->curL ? W->curL : W->L, co, lt->seen);
+  recycle(W, W->curL ? W->curL : W->L, id, co, seen);
 }
 
 /* Protected: pushes "file:line: not enough memory" for the innermost
@@ -224,7 +337,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   /* Not a killed task's thread: the kill left the hook's error unwinding
      past every pcall, and Lua then keeps hooks off on that thread, so the
      next task on it would run without a budget. */
-  recycle(W, L, co, keep_out);
+  recycle(W, L, id, co, keep_out);
 }
 
 /* Resumes a task's thread once and handles how it stopped. */
@@ -295,7 +408,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   if (lt->co) settle(W, L, id, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
   lua_pop(L, 1);
   lt->co = NULL;
-  if (co) recycle(W, L, co, lt->seen || lt->b.killed);
+  if (co) recycle(W, L, id, co, lt->seen || lt->b.killed);
   if (lt->ref != LUA_NOREF && lt->ref != 0) {
     luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
     lt->ref = LUA_NOREF;
@@ -303,12 +416,6 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
 }
 
 /* ---- creating and running ---- */
-
-/* t[k] = v for (t, k, v) at 1..3, run protected by weft_new_task. */
-static int l_seti(lua_State *L) {
-  lua_rawset(L, 1);
-  return 0;
-}
 
 static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   lua_Debug ar;
@@ -324,11 +431,17 @@ uint32_t weft_caller_site(weft_state *W, lua_State *L) {
   return spawn_site(W, L, W->cur ? LT(W, W->cur)->site : 0);
 }
 
-void weft_task_set_site(weft_state *W, lua_State *L, int hidx, uint32_t site) {
-  thandle *h = lua_touserdata(L, hidx);
-  ltask *lt = LT(W, h->id);
-  if (lt) lt->site = site;
-  h->site = site;
+void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) {
+  ltask *lt = LT(W, id);
+  if (!lt) return;
+  lt->site = site;
+  if (lt->co && lua_checkstack(L, 2)) {
+    thandle *h = push_made(W, L, id);
+    if (h) {
+      h->site = site;
+      lua_pop(L, 1);
+    }
+  }
 }
 
 weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent) {
@@ -337,12 +450,6 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
     luaL_typeerror(L, fidx, "function");
   if (lua_type(L, fidx) != LUA_TFUNCTION) lua_pop(L, 1);
   luaL_checkstack(L, nargs + 8, "too many arguments");
-  lua_State *co = take_thread(W, L);
-  thandle *h = lua_newuserdatauv(L, sizeof *h, 2);
-  memset(h, 0, sizeof *h);
-  weft_set_meta(L, W->ref_task_mt);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks); /* reserve the table before the task */
-  if (!lua_checkstack(co, nargs + 8)) luaL_error(L, "not enough memory");
   if (!g) g = W->cur ? weft_task_group(W->S, W->cur) : 0;
   weft_id id;
   ltask *lt;
@@ -350,63 +457,34 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
   if (rc == WEFT_ELIMIT) luaL_error(L, "too many tasks (limit %d)", (int)W->desc.max_tasks);
   if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
   if (rc != WEFT_OK) luaL_error(L, "cannot create task: %s", weft_strerror(rc));
-  h->id = id;
-  /* T[index + 1] = handle. A slot used before holds false (see settle),
-     so overwriting it cannot allocate; a new one may make the table grow:
-     protected, and on failure the new task is taken back before the error
-     is raised. */
-  lua_Integer slot = (lua_Integer)WEFT_ID_INDEX(id) + 1;
-  if (lua_rawgeti(L, -1, slot) != LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_pushvalue(L, -2);
-    lua_rawseti(L, -2, slot);
-  } else {
-    lua_pop(L, 1);
-    lua_pushcfunction(L, l_seti);
-    lua_pushvalue(L, -2);
-    lua_pushinteger(L, slot);
-    lua_pushvalue(L, -5);
-    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-      weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
-      lua_error(L);
-    }
+  lua_State *co = take_thread(W, L, id);
+  if (!lua_checkstack(co, nargs + 8)) {
+    recycle(W, L, id, co, 0);
+    weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+    luaL_error(L, "not enough memory");
   }
-  lua_pop(L, 1);
-  lua_pushvalue(L, -2);
-  lua_setiuservalue(L, -2, 1); /* the handle anchors the thread */
   *(weft_id *)lua_getextraspace(co) = id;
-  uint32_t psite = parent ? LT(W, parent)->site : 0;
-  lt->site = spawn_site(W, L, psite);
-  h->site = lt->site;
+  lt->site = spawn_site(W, L, parent ? LT(W, parent)->site : 0);
   lt->ref = LUA_NOREF;
   lt->nargs = nargs;
-  lua_pushvalue(L, fidx);
-  lua_xmove(L, co, 1);
-  for (int i = 1; i <= nargs; i++) {
-    lua_pushvalue(L, fidx + i);
-    lua_xmove(L, co, 1);
-  }
+  for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
+  lua_xmove(L, co, nargs + 1);
   lt->co = co;
   W->spawned++;
-  lua_remove(L, -2); /* the thread; the handle stays on top */
   return id;
 }
 
 void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = LT(W, id);
   if (!lt) return;
-  if (lt->co && lua_checkstack(L, 4)) { /* never ran: nothing to unwind */
-    weft_push_task(W, L, id);
-    thandle *h = lua_touserdata(L, -1);
-    if (h) h->final = WEFT_TASK_CANCELLED;
-    lua_pop(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-    lua_pushboolean(L, 0);
-    lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1); /* an existing key: no allocation */
-    lua_pop(L, 1);
-  }
+  lua_State *co = lt->co;
+  if (co && lua_checkstack(L, 4)) settle(W, L, id, WEFT_TASK_CANCELLED, lua_gettop(L), 0);
   lt->co = NULL;
   weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+  if (co) { /* never ran: nothing to unwind */
+    lua_settop(co, 0);
+    recycle(W, L, id, co, 0);
+  }
 }
 
 void weft_run_now(weft_state *W, weft_id id) {
@@ -439,7 +517,7 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
     return luaL_error(L, "tasks started inside each other too deep (over %d): use defer",
                       MAX_RUN_DEPTH);
   int nargs = lua_gettop(L) - fidx;
-  weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
+  weft_id id = weft_new_task_handle(W, L, fidx, nargs, g, parent);
   weft_run_now(W, id);
   if (W->cur && weft_task_doomed(W->S, W->cur)) {
     lua_settop(L, 0);
@@ -458,7 +536,7 @@ static int l_defer(lua_State *L) {
   weft_state *W = weft_get(L);
   luaL_checkany(L, 1);
   int nargs = lua_gettop(L) - 1;
-  weft_id id = weft_new_task(W, L, 1, nargs, 0, W->cur);
+  weft_id id = weft_new_task_handle(W, L, 1, nargs, 0, W->cur);
   ltask *lt = LT(W, id);
   lt->single = 1;
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
@@ -561,13 +639,22 @@ static int l_task_index(lua_State *L) {
 }
 
 static int l_task_newindex(lua_State *L) {
-  check_task(L, 1);
+  weft_state *W = weft_get(L);
+  thandle *h = check_task(L, 1);
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "name") != 0) return luaL_error(L, "task field '%s' is read-only", k);
   if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TSTRING);
   lua_settop(L, 3);
+  ltask *lt = h->final ? NULL : LT(W, h->id);
+  if (lt && lt->co && !lt->pinned && !lua_isnil(L, 3)) { /* the name outlives this value */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_pinned);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(h->id) + 1);
+    lua_pop(L, 1);
+    lt->pinned = 1;
+  }
   lua_setiuservalue(L, 1, 2);
-  ((thandle *)lua_touserdata(L, 1))->named = !lua_isnil(L, 3);
+  h->named = !lua_isnil(L, 3);
   return 0;
 }
 

@@ -387,3 +387,57 @@ test("weft.tasks() lists live tasks with what they wait on", function()
     assert(i.task ~= t, "cancelled task still listed")
   end
 end)
+
+-- A handle is made when a script first asks for it and is the same value
+-- while anyone holds it; what the task needs (its name) never lives only
+-- in a handle nobody holds.
+
+local function full_collect()
+  for _ = 1, 100 do
+    if collectgarbage("step", 1 << 20) then return end
+  end
+end
+
+test("a task's name stays after the handle it was set through is collected", function()
+  spawn(function()
+    current().name = "unheld"
+    wait(10)
+  end)
+  full_collect()
+  local found
+  for _, i in ipairs(weft.tasks()) do
+    if i.name == "unheld" then found = i.task end
+  end
+  assert(found, "the name went with the handle")
+  assert(found.name == "unheld", "name " .. tostring(found.name))
+  found:cancel()
+end)
+
+test("current() is the same value across waits and collections while it is held", function()
+  local t = spawn(function()
+    local me = current()
+    wait()
+    full_collect()
+    assert(current() == me, "current() changed while held")
+    return me
+  end)
+  assert(wait(t) == t, "the task's own handle differs from spawn's")
+end)
+
+test("a task started by a connection gets a handle when its error is reported", function()
+  local got = {}
+  weft.on_error(function(err, task) got[#got + 1] = {err = err, task = task} end)
+  local s = signal()
+  s:connect(function() wait(); error("from a connection", 0) end)
+  s:fire()
+  wait()
+  wait()
+  weft.on_error(nil)
+  assert(#got == 1, "handler called " .. #got .. " times")
+  local task = got[1].task
+  assert(task ~= nil, "the handler got no task")
+  assert(task.status == "failed", "status " .. tostring(task.status))
+  assert(task.error == "from a connection", "error " .. tostring(task.error))
+  local ok, err = pcall(wait, task)
+  assert(not ok and err == "from a connection", "wait gave " .. tostring(err))
+end)
