@@ -16,30 +16,44 @@
 #define MAX_CLOCK 4.5e9 /* seconds a clock reaches at most (see advance_clocks) */
 #define NONE 0u         /* "no index" in index + 1 links */
 
-/* One entry of a timer heap; ordered by (due, seq) so equal deadlines keep
-   the order they went to sleep. The heap keeps no positions in the
-   records: a sleep that ends early (cancel, a FIRST wait won elsewhere)
-   only marks its record, and its entry is dropped when it reaches the top
-   (or at a compaction). An entry is live while its record is still a
-   timer with the same seq. So moving entries never writes to a record. */
+/* Timers wait in runs: a run holds every sleep on one clock with the same
+   deadline, in the order they went to sleep (tasks that sleep together
+   usually wake together: a run is woken by walking a list, and the heap
+   holds one entry per run, not per sleep). The heap orders runs by (due,
+   seq of their first sleep); a sleep joins the newest run with its clock
+   and deadline, found through a small cache, or starts a new one, so two
+   runs with one deadline never interleave and the wake order is (due,
+   sleep order) exactly. */
 typedef struct hent {
-  int64_t due; /* deadline in whole nanoseconds of its clock */
-  uint64_t seq;
-  uint32_t rec; /* record index (see R) */
+  int64_t due;  /* deadline in whole nanoseconds of its clock */
+  uint64_t seq; /* sequence of the run's first sleep */
+  uint32_t run; /* run index */
 } hent;
 
-/* A clock, its timer heap (binary min-heap) and its next-frame queue.
-   Sleeps with a deadline of "now" skip the heap: they are due at the next
-   wake pass and precede every heap entry (whose deadlines lie later, or
-   would have woken in an earlier pass), so a FIFO keeps the (due, seq)
+/* A clock, its timer heap (binary min-heap of runs) and its next-frame
+   queue. Sleeps with a deadline of "now" skip the heap: they are due at the
+   next wake pass and precede every heap entry (whose deadlines lie later,
+   or would have woken in an earlier pass), so a FIFO keeps the (due, seq)
    order at O(1) a sleep. The FIFO is a list through the records. */
 typedef struct tclock {
   double now;
   hent *v;
   uint32_t n, cap;
-  uint32_t dead;         /* heap entries whose record went away */
+  uint32_t dead;         /* heap entries whose run emptied (its sleeps ended early) */
   uint32_t nhead, ntail; /* next-frame queue: record indices, 0 when empty */
 } tclock;
+
+/* A run of timers: one deadline on one clock, records in sleep order. It
+   leaves the heap (and is freed) when its last record fires, or at a
+   compaction once empty. */
+typedef struct trun {
+  weft_slot h;
+  int64_t due;
+  tclock *clock;
+  uint32_t head, tail; /* records (see R), 0 when empty */
+} trun;
+
+#define RUN_CACHE 256 /* newest runs by (clock, deadline) hash */
 
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
@@ -47,19 +61,15 @@ typedef struct rec {
   weft_slot h;
   uint32_t task;  /* waiter index */
   uint32_t tnext; /* next record of the same wait, index + 1 */
-  union {
-    struct {
-      uint32_t next; /* REC_LIST: next in list; REC_NEXT: next in the clock's queue */
-      uint32_t prev; /* ...previous */
-    };
-    int64_t due; /* REC_TIMER: its heap entry's deadline */
-  };
+  uint32_t next; /* REC_LIST: next in list; REC_NEXT: in the clock's queue; REC_TIMER: in its run */
+  uint32_t prev; /* ...previous */
   union {
     weft_wlist *list; /* REC_LIST */
-    tclock *clock;    /* REC_TIMER, REC_NEXT, REC_FOREVER */
+    tclock *clock;    /* REC_NEXT, REC_FOREVER */
+    uint32_t run;     /* REC_TIMER: its run's index */
   } u;
   double start; /* clock reading when the wait began (timers) */
-  uint64_t seq; /* REC_TIMER, REC_NEXT: sleep sequence (a heap entry with another is stale) */
+  uint64_t seq; /* REC_TIMER, REC_NEXT: sleep sequence */
   uint32_t slot;
   uint8_t kind;
   uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
@@ -123,7 +133,8 @@ typedef struct idvec {
 
 struct weft_sched {
   weft_sched_desc desc;
-  weft_pool tasks, recs, groups;
+  weft_pool tasks, recs, groups, runs;
+  uint32_t run_cache[RUN_CACHE]; /* run index + 1 (see run_join) */
   tclock real;
   uint32_t root;               /* root group index */
   uint32_t all_head, all_tail; /* every group in creation order, index + 1 */
@@ -211,35 +222,44 @@ static void sift_down(hent *v, uint32_t n, uint32_t i) {
   v[i] = e;
 }
 
-static int heap_push(weft_sched *s, tclock *c, int64_t due, uint32_t r, uint64_t seq) {
+static int heap_push(weft_sched *s, tclock *c, int64_t due, uint64_t seq, uint32_t run) {
   if (!grow_array(s, (void **)&c->v, &c->cap, sizeof(hent), c->n + 1)) return 0;
-  c->v[c->n] = (hent){due, seq, r};
+  c->v[c->n] = (hent){due, seq, run};
   sift_up(c->v, c->n++);
   return 1;
 }
 
-/* Takes the top entry off; returns it. */
-static hent heap_pop(tclock *c) {
-  hent top = c->v[0];
+/* Takes the top entry off. */
+static void heap_pop(tclock *c) {
   if (--c->n > 0) {
     c->v[0] = c->v[c->n];
     sift_down(c->v, c->n, 0);
   }
-  return top;
 }
 
-/* The entry's sleep has not ended some other way. */
-static inline int hlive(const weft_sched *s, const hent *e) {
-  const rec *x = R(s, e->rec);
-  return x->kind == REC_TIMER && x->seq == e->seq;
+static inline trun *RUN(const weft_sched *s, uint32_t i) { return weft_pool_at(&s->runs, i); }
+
+static void run_free(weft_sched *s, trun *u) { weft_pool_free(&s->runs, weft_pool_id(u)); }
+
+/* Frees the clock's heap and its runs (emptied ones: its tasks are gone). */
+static void free_clock(weft_sched *s, tclock *c) {
+  for (uint32_t i = 0; i < c->n; i++) run_free(s, RUN(s, c->v[i].run));
+  free_array(s, c->v, c->cap, sizeof(hent));
+  c->v = NULL;
+  c->n = c->cap = c->dead = 0;
 }
 
-/* Drops the stale entries and rebuilds the heap (Floyd). O(n); done when
-   stale entries outnumber live ones, so O(1) amortised per ended sleep. */
+/* Drops the entries of emptied runs and rebuilds the heap (Floyd). O(n);
+   done when they outnumber the rest, so O(1) amortised per ended sleep. */
 static void heap_compact(weft_sched *s, tclock *c) {
   uint32_t k = 0;
-  for (uint32_t i = 0; i < c->n; i++)
-    if (hlive(s, &c->v[i])) c->v[k++] = c->v[i];
+  for (uint32_t i = 0; i < c->n; i++) {
+    trun *u = RUN(s, c->v[i].run);
+    if (u->head)
+      c->v[k++] = c->v[i];
+    else
+      run_free(s, u);
+  }
   c->n = k;
   c->dead = 0;
   for (uint32_t i = k / 2; i-- > 0;) sift_down(c->v, k, i);
@@ -251,10 +271,66 @@ static inline int clock_due(const tclock *c) {
   return c->nhead || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
 }
 
-/* Sequence of the clock's next due sleep (a stale heap top counts: it is
+/* Sequence of the clock's next due sleep (an emptied run counts: it is
    dropped when picked, waking nothing). */
 static inline uint64_t clock_head_seq(const weft_sched *s, const tclock *c) {
-  return c->nhead ? R(s, c->nhead)->seq : c->v[0].seq;
+  if (c->nhead) return R(s, c->nhead)->seq;
+  uint32_t r = RUN(s, c->v[0].run)->head;
+  return r ? R(s, r)->seq : c->v[0].seq;
+}
+
+/* Adds timer record r (at x, its seq set) to the newest run of (c, due),
+   or to a new run. Sleeps begin only while tasks run, never during a wake
+   pass, so a run being woken is never joined. 0 when out of memory. */
+static int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
+  uint32_t h =
+      (uint32_t)((((uint64_t)due ^ ((uintptr_t)c >> 4)) * 0x9E3779B97F4A7C15ull) >> 56) &
+      (RUN_CACHE - 1);
+  uint32_t ui = s->run_cache[h];
+  trun *u = ui ? RUN(s, ui - 1) : NULL;
+  if (!u || !weft_slot_live(u) || u->due != due || u->clock != c) {
+    weft_id id;
+    u = weft_pool_alloc(&s->runs, &id);
+    if (!u) return 0;
+    u->due = due;
+    u->clock = c;
+    if (!heap_push(s, c, due, x->seq, WEFT_ID_INDEX(id))) {
+      run_free(s, u);
+      return 0;
+    }
+    ui = WEFT_ID_INDEX(id) + 1;
+    s->run_cache[h] = ui;
+  } else if (!u->head) {
+    c->dead--; /* an emptied run in the heap is live again */
+  }
+  x->u.run = ui - 1;
+  x->next = NONE;
+  x->prev = u->tail;
+  if (u->tail)
+    R(s, u->tail)->next = r;
+  else
+    u->head = r;
+  u->tail = r;
+  return 1;
+}
+
+/* Takes timer record x out of its run; an emptied run stays in the heap,
+   stale, until it surfaces or the heap is compacted. */
+static void run_unlink(weft_sched *s, rec *x) {
+  trun *u = RUN(s, x->u.run);
+  if (x->prev)
+    R(s, x->prev)->next = x->next;
+  else
+    u->head = x->next;
+  if (x->next)
+    R(s, x->next)->prev = x->prev;
+  else
+    u->tail = x->prev;
+  x->next = x->prev = NONE;
+  if (!u->head) {
+    tclock *c = u->clock;
+    if (++c->dead > 4 && c->dead > c->n / 2) heap_compact(s, c);
+  }
 }
 
 /* Appends record r (kind REC_NEXT, at x) to the clock's next-frame queue. */
@@ -280,7 +356,7 @@ static void next_unlink(weft_sched *s, tclock *c, rec *x) {
   x->next = x->prev = NONE;
 }
 
-static void free_clock(weft_sched *s, tclock *c) { free_array(s, c->v, c->cap, sizeof(hent)); }
+
 
 /* ---- records ---- */
 
@@ -297,17 +373,15 @@ static void list_unlink(weft_sched *s, rec *r) {
   r->next = r->prev = NONE;
 }
 
-/* Takes a record out of whatever holds it (list, queue or heap); it stays
-   in its task's chain. A heap entry stays, stale, until it is dropped. */
+/* Takes a record out of whatever holds it (list, queue or run); it stays
+   in its task's chain. */
 static void rec_detach(weft_sched *s, rec *r) {
   if (r->kind == REC_LIST) {
     list_unlink(s, r);
   } else if (r->kind == REC_NEXT) {
     next_unlink(s, r->u.clock, r);
   } else if (r->kind == REC_TIMER) {
-    tclock *c = r->u.clock;
-    r->kind = REC_DONE;
-    if (++c->dead > 32 && c->dead > c->n / 2) heap_compact(s, c);
+    run_unlink(s, r);
   }
   r->kind = REC_DONE;
 }
@@ -411,6 +485,7 @@ weft_sched *weft_sched_create(const weft_sched_desc *desc) {
   weft_pool_init(&s->tasks, sizeof(task) + d.task_udata_size, d.max_tasks, d.alloc, d.alloc_ud);
   weft_pool_init(&s->recs, sizeof(rec), 0, d.alloc, d.alloc_ud);
   weft_pool_init(&s->groups, sizeof(group), 0, d.alloc, d.alloc_ud);
+  weft_pool_init(&s->runs, sizeof(trun), 0, d.alloc, d.alloc_ud);
   weft_id root;
   if (group_new(s, NULL, &root) != WEFT_OK) {
     weft_sched_destroy(s);
@@ -450,10 +525,11 @@ int weft_sched_destroy(weft_sched *s) {
   free_array(s, s->stack.v, s->stack.cap, sizeof(weft_id));
   free_array(s, s->deferred.v, s->deferred.cap, sizeof(weft_id));
   free_array(s, s->due, s->capdue, sizeof(tclock *));
-  if (s->recs.used) leaked++;
+  if (s->recs.used || s->runs.used) leaked++;
   weft_pool_destroy(&s->tasks);
   weft_pool_destroy(&s->recs);
   weft_pool_destroy(&s->groups);
+  weft_pool_destroy(&s->runs);
   s->desc.alloc(s->desc.alloc_ud, s, sizeof *s, 0);
   return leaked;
 }
@@ -471,6 +547,7 @@ size_t weft_sched_memory(const weft_sched *s) {
   n += (size_t)s->tasks.nchunks * s->tasks.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->recs.nchunks * s->recs.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->groups.nchunks * s->groups.elem_size * WEFT_POOL_CHUNK;
+  n += (size_t)s->runs.nchunks * s->runs.elem_size * WEFT_POOL_CHUNK;
   return n;
 }
 
@@ -489,8 +566,8 @@ static void advance_clocks(weft_sched *s, double dt) {
   if (s->real.now > MAX_CLOCK) s->real.now = MAX_CLOCK;
 }
 
-/* Pops the clock's next due sleep (queue first, then heap) and completes
-   its record; a stale heap entry is just dropped. With `all`, goes on
+/* Pops the clock's next due sleep (queue first, then the first run in the
+   heap) and completes its record; an emptied run is just dropped. With `all`, goes on
    while the clock has due sleeps. */
 static void fire_timers(weft_sched *s, tclock *c, int all) {
   do {
@@ -506,13 +583,24 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
         c->ntail = NONE;
       x->next = NONE;
     } else {
-      hent e = heap_pop(c);
-      r = e.rec;
-      x = R(s, r);
-      if (x->kind != REC_TIMER || x->seq != e.seq) {
+      trun *u = RUN(s, c->v[0].run);
+      r = u->head;
+      if (!r) { /* emptied by ended sleeps */
+        heap_pop(c);
+        run_free(s, u);
         c->dead--;
         continue;
       }
+      x = R(s, r);
+      u->head = x->next;
+      if (u->head) {
+        R(s, u->head)->prev = NONE;
+      } else {
+        u->tail = NONE;
+        heap_pop(c);
+        run_free(s, u);
+      }
+      x->next = NONE;
     }
     x->kind = REC_DONE;
     task *t = T(s, x->task);
@@ -907,19 +995,17 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
   return x;
 }
 
-/* Queues record r (at x, kind and clock set) on its clock: a timer in the
-   heap, a next-frame sleep in the queue. 0 when out of memory. */
-static inline int sleep_queue(weft_sched *s, rec *x, uint32_t r, double end) {
-  tclock *c = x->u.clock;
-  if (x->kind == REC_NEXT) {
-    x->seq = s->seq++;
-    next_push(s, c, r, x);
-  } else if (x->kind == REC_TIMER) {
-    x->due = to_ns(end);
-    x->seq = s->seq;
-    if (!heap_push(s, c, x->due, r, s->seq)) return 0;
-    s->seq++;
+/* Queues record r (at x, kind set) on clock c: a timer in a run, a
+   next-frame sleep in the queue. 0 when out of memory. */
+static inline int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
+  x->seq = s->seq;
+  if (x->kind == REC_TIMER) {
+    if (!run_join(s, c, to_ns(end), r, x)) return 0;
+  } else {
+    x->u.clock = c;
+    if (x->kind == REC_NEXT) next_push(s, c, r, x);
   }
+  s->seq++;
   return 1;
 }
 
@@ -933,8 +1019,7 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   rec *x = add_rec(s, t, slot, kind);
   if (!x) return WEFT_ENOMEM;
   x->start = c->now;
-  x->u.clock = c;
-  if (!sleep_queue(s, x, t->recs, end)) {
+  if (!sleep_queue(s, c, x, t->recs, end)) {
     x->kind = REC_DONE;
     return WEFT_ENOMEM;
   }
@@ -956,9 +1041,8 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, do
   x->slot = 0;
   x->quiet = 1;
   x->start = c->now;
-  x->u.clock = c;
   x->kind = end > MAX_DUE ? REC_FOREVER : seconds > 0 ? REC_TIMER : REC_NEXT;
-  if (!sleep_queue(s, x, r, end)) {
+  if (!sleep_queue(s, c, x, r, end)) {
     x->kind = REC_DONE;
     return WEFT_ENOMEM;
   }
@@ -1030,7 +1114,8 @@ void weft_wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
   if (t->nrecs == 1) {
     rec *x = R(s, t->recs);
     if (x->kind == REC_TIMER) {
-      double left = (double)x->due / NS - x->u.clock->now;
+      trun *u = RUN(s, x->u.run);
+      double left = (double)u->due / NS - u->clock->now;
       snprintf(buf, n, "sleep %.2f s left", left > 0 ? left : 0.0);
       return;
     }

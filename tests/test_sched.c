@@ -445,6 +445,35 @@ static void test_equal_deadlines_wake_in_sleep_order(void **state) {
   sched_end(s, c);
 }
 
+/* Many sleeps begun over several frames, a thousand different deadlines
+   and many shared ones (some begun frames apart): all falling due in one
+   frame, they wake by deadline, equal deadlines in the order they began. */
+static void test_many_deadlines_wake_by_deadline_then_sleep_order(void **state) {
+  ctx *c = *state;
+  weft_sched *s = sched_new(c, 0);
+  enum { ROUNDS = 9, PER = 200, N = ROUNDS * PER };
+  static int key[N]; /* deadline in quarter seconds */
+  for (int k = 0; k < ROUNDS; k++) {
+    for (int i = 0; i < PER; i++) {
+      int j = k * PER + i;
+      int m = j % 2 ? (j * 37) % 10 : (j * 7919) % 1000;
+      key[j] = k + 400 + m;
+      spawn(s, 0, 0, j, act_sleep_done, 100.0 + 0.25 * m); /* exact in binary */
+    }
+    weft_sched_run_ready(s); /* they sleep in spawn order */
+    steps(s, 1, 0.25);
+  }
+  c->nruns = 0;
+  steps(s, 1, 1000.0);
+  static int got[N];
+  assert_int_equal(frame_tags(c, ROUNDS + 1, got, N), N);
+  for (int i = 1; i < N; i++) {
+    int a = got[i - 1], b = got[i];
+    assert_true(key[a] < key[b] || (key[a] == key[b] && a < b));
+  }
+  sched_end(s, c);
+}
+
 /* Deadlines that are equal in the script's terms (0 + 2 s and 1.5 s +
    0.5 s) must still tie at dt = 1/60, whatever the rounding of the
    accumulated clock. */
@@ -1651,6 +1680,7 @@ int main(void) {
       T(test_due_sleeps_wake_earliest_deadline_first),
       T(test_equal_deadlines_wake_in_sleep_order),
       T(test_equal_deadlines_wake_in_sleep_order_at_sixtieth_dt),
+      T(test_many_deadlines_wake_by_deadline_then_sleep_order),
       T(test_sleeps_on_different_group_clocks_wake_in_sleep_order),
       T(test_task_woken_during_pass_runs_later_same_frame),
       T(test_record_completed_during_pass_wakes_waiter_same_frame),
