@@ -142,6 +142,7 @@ struct weft_sched {
   uint64_t seq;  /* sleep sequence */
   uint32_t born; /* task creation sequence */
   uint32_t budget;
+  uint32_t npaused; /* groups paused themselves: none, no task is held */
   tqueue ready;   /* woken tasks, in wake order */
   tqueue parked;  /* ready tasks of paused groups */
   idvec stack;    /* resume stack */
@@ -190,6 +191,27 @@ static inline void *udata_of(task *t) { return (char *)t + sizeof(task); }
 static inline rec *R(const weft_sched *s, uint32_t r) {
   if (r & INLINE) return &T(s, r & ~INLINE)->own;
   return weft_pool_at(&s->recs, r - 1);
+}
+/* A record's own index (see R): a pooled record's header holds its slot
+   index; the inline record's header is set to match when its task is
+   made. */
+static inline uint32_t rec_index(const rec *x) { return x->h.next_free + 1; }
+
+/* Unlinks record x from a list of records kept by head and tail (a
+   clock's next-frame queue, a run). The head's prev is not kept up to
+   date (taking the front writes only the list), so the head is known by
+   its index. */
+static inline void chain_unlink(weft_sched *s, uint32_t *head, uint32_t *tail, rec *x) {
+  uint32_t r = rec_index(x);
+  if (*head == r)
+    *head = x->next;
+  else
+    R(s, x->prev)->next = x->next;
+  if (*tail == r)
+    *tail = *head ? x->prev : NONE;
+  else
+    R(s, x->next)->prev = x->prev;
+  x->next = x->prev = NONE;
 }
 
 /* ---- timer heaps ---- */
@@ -318,15 +340,7 @@ static int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
    stale, until it surfaces or the heap is compacted. */
 static void run_unlink(weft_sched *s, rec *x) {
   trun *u = RUN(s, x->u.run);
-  if (x->prev)
-    R(s, x->prev)->next = x->next;
-  else
-    u->head = x->next;
-  if (x->next)
-    R(s, x->next)->prev = x->prev;
-  else
-    u->tail = x->prev;
-  x->next = x->prev = NONE;
+  chain_unlink(s, &u->head, &u->tail, x);
   if (!u->head) {
     tclock *c = u->clock;
     if (++c->dead > 4 && c->dead > c->n / 2) heap_compact(s, c);
@@ -345,15 +359,7 @@ static inline void next_push(weft_sched *s, tclock *c, uint32_t r, rec *x) {
 }
 
 static void next_unlink(weft_sched *s, tclock *c, rec *x) {
-  if (x->prev)
-    R(s, x->prev)->next = x->next;
-  else
-    c->nhead = x->next;
-  if (x->next)
-    R(s, x->next)->prev = x->prev;
-  else
-    c->ntail = x->prev;
-  x->next = x->prev = NONE;
+  chain_unlink(s, &c->nhead, &c->ntail, x);
 }
 
 
@@ -417,17 +423,20 @@ static void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
   t->queued = which;
 }
 
+/* The head's qprev is not kept up to date (taking the front writes only
+   the queue), so the head is known by its index. */
 static void dequeue(weft_sched *s, task *t) {
   if (!t->queued) return;
   tqueue *q = queue_of(s, t);
-  if (t->qprev)
-    T(s, t->qprev - 1)->qnext = t->qnext;
-  else
+  uint32_t i = tidx(t) + 1;
+  if (q->head == i)
     q->head = t->qnext;
-  if (t->qnext)
-    T(s, t->qnext - 1)->qprev = t->qprev;
   else
-    q->tail = t->qprev;
+    T(s, t->qprev - 1)->qnext = t->qnext;
+  if (q->tail == i)
+    q->tail = q->head ? t->qprev : NONE;
+  else
+    T(s, t->qnext - 1)->qprev = t->qprev;
   t->qnext = t->qprev = NONE;
   t->queued = 0;
 }
@@ -573,17 +582,11 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
   do {
     uint32_t r;
     rec *x;
-    if (c->nhead) {
-      r = c->nhead;
-      x = R(s, r);
-      c->nhead = x->next;
-      if (c->nhead)
-        R(s, c->nhead)->prev = NONE;
-      else
-        c->ntail = NONE;
-      x->next = NONE;
-    } else {
-      trun *u = RUN(s, c->v[0].run);
+    task *t;
+    trun *u = NULL;
+    r = c->nhead;
+    if (!r) {
+      u = RUN(s, c->v[0].run);
       r = u->head;
       if (!r) { /* emptied by ended sleeps */
         heap_pop(c);
@@ -591,19 +594,24 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
         c->dead--;
         continue;
       }
-      x = R(s, r);
-      u->head = x->next;
-      if (u->head) {
-        R(s, u->head)->prev = NONE;
-      } else {
-        u->tail = NONE;
-        heap_pop(c);
-        run_free(s, u);
-      }
-      x->next = NONE;
     }
+    if (r & INLINE) {
+      t = T(s, r & ~INLINE);
+      x = &t->own;
+    } else {
+      x = weft_pool_at(&s->recs, r - 1);
+      t = T(s, x->task);
+    }
+    if (!u) { /* take the front (see chain_unlink) */
+      c->nhead = x->next;
+      if (!c->nhead) c->ntail = NONE;
+    } else if ((u->head = x->next) == NONE) {
+      u->tail = NONE;
+      heap_pop(c);
+      run_free(s, u);
+    }
+    x->next = NONE;
     x->kind = REC_DONE;
-    task *t = T(s, x->task);
     if (!x->quiet && s->desc.timer_done)
       s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
     if (t->pending) t->pending--;
@@ -659,6 +667,7 @@ static void wake_timers(weft_sched *s) {
    weft_task_leave, without looking the task up by handle on the way in. */
 static void run_task(weft_sched *s, task *t) {
   weft_id id = weft_pool_id(t);
+  uint32_t gen = t->h.gen;
   t->realwake = 0;
   if (s->stack.n < s->stack.cap)
     s->stack.v[s->stack.n++] = id;
@@ -669,8 +678,8 @@ static void run_task(weft_sched *s, task *t) {
   s->resumes++;
   t->cls->resume(s, id, udata_of(t));
   if (s->stack.n && s->stack.v[s->stack.n - 1] == id) s->stack.n--;
-  t = tget(s, id); /* the resume may have freed it */
-  if (t && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
+  /* The resume may have freed it (pooled slots stay where they are). */
+  if (t->h.gen == gen && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
   if (s->deferred.n) weft_sched_flush_cancels(s);
 }
 
@@ -678,15 +687,11 @@ void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
     task *t = T(s, s->ready.head - 1);
-    /* dequeue, from the front */
+    /* dequeue, from the front (see dequeue) */
     s->ready.head = t->qnext;
-    if (t->qnext)
-      T(s, t->qnext - 1)->qprev = NONE;
-    else
-      s->ready.tail = NONE;
-    t->qnext = NONE;
+    if (!t->qnext) s->ready.tail = NONE;
     t->queued = 0;
-    if (G(s, t->group)->held && !t->realwake) {
+    if (s->npaused && G(s, t->group)->held && !t->realwake) {
       enqueue(s, &s->parked, t, 2);
       continue;
     }
@@ -784,6 +789,7 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
   t->state = WEFT_TASK_NEW;
   t->group = gidx(g);
   t->born = s->born++;
+  t->own.h.next_free = (INLINE | i) - 1; /* see rec_index */
   t->gprev = g->task_tail;
   if (g->task_tail)
     T(s, g->task_tail - 1)->gnext = i + 1;
@@ -977,8 +983,9 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
   if (!t->own_used) {
     t->own_used = 1;
     x = &t->own;
-    memset(x, 0, sizeof *x);
     r = INLINE | tidx(t);
+    memset(x, 0, sizeof *x);
+    x->h.next_free = r - 1;
   } else {
     weft_id rid;
     x = weft_pool_alloc(&s->recs, &rid);
@@ -1170,6 +1177,7 @@ static int group_new(weft_sched *s, group *parent, weft_id *out) {
 
 static void free_group(weft_sched *s, group *g) {
   uint32_t i = gidx(g) + 1;
+  if (g->paused) s->npaused--;
   /* Orphaned subgroups (only at destroy) lose their parent link. */
   while (g->child_head) {
     group *c = G(s, g->child_head - 1);
@@ -1248,6 +1256,7 @@ static void update_held(weft_sched *s, group *g) {
 int weft_group_pause(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
+  if (!g->paused) s->npaused++;
   g->paused = 1;
   update_held(s, g);
   return WEFT_OK;
@@ -1256,6 +1265,7 @@ int weft_group_pause(weft_sched *s, weft_id id) {
 int weft_group_resume(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
+  if (g->paused) s->npaused--;
   g->paused = 0;
   update_held(s, g);
   /* Requeue parked tasks whose groups run again, in the order parked.
