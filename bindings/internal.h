@@ -41,33 +41,37 @@ typedef struct weft_budget {
   uint8_t task;    /* a task's: preempted before it is killed */
 } weft_budget;
 
-/* Per-task data kept by the scheduler beside each task. */
+/* Per-task data kept by the scheduler beside each task (in its slot:
+   keep it small, what every resume touches first). */
 typedef struct ltask {
-  lua_State *co; /* the task's thread; NULL for C tasks */
+  lua_State *co;  /* the task's thread; NULL for C tasks */
+  double wstart;  /* a plain sleep's clock reading when it began */
+  weft_stretch b; /* its budget (budget.c) */
+  uint32_t site;  /* spawn-site chain (sites.c), 0: unknown */
+  union {
+    int nargs; /* before the first resume: arguments for it */
+    int base;  /* after: stack index on co where delivered values start */
+  };
+  unsigned started : 1;   /* resumed at least once */
+  unsigned single : 1;    /* the current wait returns every value of slot 0 */
+  unsigned raise : 1;     /* the wait ended by a failure: raise the value on top */
+  unsigned fast : 1;      /* suspended in a plain sleep: resume with its elapsed time */
+  unsigned fast_real : 1; /* ...measured on the real clock */
+  unsigned hooked : 1;    /* the budget hook is armed on its thread */
+  unsigned seen : 1;      /* a script holds its thread (coroutine.running): never reused */
+  unsigned pinned : 1;    /* its handle holds a name: held in ref_pinned */
+  unsigned comb : 8;      /* C tasks: which combinator */
+  /* ---- colder: channels, introspection, C tasks ---- */
+  int chval;                  /* a waiting channel sender's value (ref), 0: none */
+  int chslot;                 /* ...slot of a value a channel handed to this task */
+  int ref;                    /* C tasks: registry ref of their own Lua data */
+  weft_id chrecv;             /* channel that handed it a value it has not run with yet */
+  weft_id wobj;               /* what a single wait is on (pools' objects), for weft.tasks() */
+  const weft_waitable *wwhat; /* ...which kind */
+  const void *wptr;           /* ...its handle (alive while the task waits on it) */
   /* C tasks (combinators): called for each completion delivered. */
   void (*deliver)(weft_state *W, weft_id self, lua_State *from, int idx, int n, int slot,
                   int failed);
-  int ref;                    /* C tasks: registry ref of their own Lua data */
-  uint32_t site;              /* spawn-site chain (sites.c), 0: unknown */
-  int base;                   /* stack index on co where delivered values start */
-  int nargs;                  /* arguments for the first resume */
-  weft_stretch b;             /* its budget (budget.c) */
-  uint8_t started;            /* resumed at least once */
-  uint8_t single;             /* the current wait returns every value of slot 0 */
-  uint8_t raise;              /* the wait ended by a failure: raise the value on top */
-  uint8_t comb;               /* C tasks: which combinator */
-  uint8_t fast;               /* suspended in a plain sleep: resume with its elapsed time */
-  uint8_t hooked;             /* the budget hook is armed on its thread */
-  uint8_t seen;               /* a script holds its thread (coroutine.running): never reused */
-  uint8_t fast_real;          /* ...measured on the real clock */
-  uint8_t pinned;             /* its handle holds a name: held in ref_pinned */
-  double wstart;              /* ...and the clock reading when it began */
-  int chval;                  /* a waiting channel sender's value (ref), 0: none */
-  int chslot;                 /* ...slot of a value a channel handed to this task */
-  weft_id chrecv;             /* channel that handed it a value it has not run with yet */
-  const weft_waitable *wwhat; /* what a single wait is on, for weft.tasks() */
-  weft_id wobj;               /* ...and which one (pools' objects) */
-  const void *wptr;           /* ...its handle (alive while the task waits on it) */
 } ltask;
 
 /* A task handle: one userdata per task, made when something first asks
