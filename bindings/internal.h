@@ -12,6 +12,10 @@
 
 #define WEFT_MAX_JOB_KINDS 32
 #define MAX_CLOSE_DEPTH 100 /* nested coroutine.close / task unwinds */
+/* Tasks that each start the next at once nest C calls; past this many
+   Lua's C stack would overflow (with no line to show), so starting one
+   more raises first, at the script's line. */
+#define MAX_RUN_DEPTH 100
 
 #define WEFT_TASK_MT "weft.task"
 #define WEFT_GROUP_MT "weft.group"
@@ -113,6 +117,13 @@ typedef struct weft_modules {
   int loading;              /* running modules' top levels */
 } weft_modules;
 
+/* A spawn running its new task at once, and the handle it will return
+   (task.c). */
+typedef struct weft_spawning {
+  weft_id id; /* the new task, 0: none */
+  int idx;    /* the handle's index on W->spawns */
+} weft_spawning;
+
 struct weft_state {
   /* ---- what it is made of ---- */
   lua_State *L;
@@ -157,6 +168,8 @@ struct weft_state {
   weft_budget bud;  /* the stretch of script code running now (budget.c) */
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */
+  weft_spawning spawning[MAX_RUN_DEPTH + 1]; /* by run_depth when spawned */
+  lua_State *spawns; /* a thread never run: its stack holds those handles */
   int close_depth;  /* nested coroutine closes and task unwinds */
   int in_cleanup;   /* running finally() cleanups */
 
@@ -295,10 +308,6 @@ uint32_t weft_caller_site(weft_state *W, lua_State *L);
 void weft_task_set_site(weft_state *W, lua_State *L, weft_id task, uint32_t site);
 /* Takes back a NEW task that could not be completely set up. */
 void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
-/* Tasks that each start the next at once nest C calls; past this many
-   Lua's C stack would overflow (with no line to show), so starting one
-   more raises first, at the script's line. */
-#define MAX_RUN_DEPTH 100
 /* After running other tasks' code (cleanups, callbacks) from inside the
    current task: if that cancelled it, it unwinds now. */
 void weft_yield_if_doomed(weft_state *W, lua_State *L);

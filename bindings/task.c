@@ -25,6 +25,14 @@ static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S
 /* Pushes the handle made for task id while anyone still holds it and
    returns it; pushes nothing and returns NULL when there is none. */
 static thandle *push_made(weft_state *W, lua_State *L, weft_id id) {
+  for (int d = W->run_depth; d >= 0; d--) { /* a spawn running it now holds it */
+    weft_spawning *sp = &W->spawning[d];
+    if (sp->id == id && sp->idx <= lua_gettop(W->spawns)) {
+      lua_pushvalue(W->spawns, sp->idx);
+      lua_xmove(W->spawns, L, 1);
+      return lua_touserdata(L, -1);
+    }
+  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_handles);
   lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
   thandle *h = lua_touserdata(L, -1); /* the slot's last handle, maybe an earlier task's */
@@ -517,8 +525,28 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
     return luaL_error(L, "tasks started inside each other too deep (over %d): use defer",
                       MAX_RUN_DEPTH);
   int nargs = lua_gettop(L) - fidx;
-  weft_id id = weft_new_task_handle(W, L, fidx, nargs, g, parent);
+  thandle *h = new_handle(W, L); /* first: a task is never left without it */
+  weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
+  h->id = id;
+  h->site = LT(W, id)->site;
+  /* While it runs its handle is found here; only a task still alive
+     after that needs it stored. */
+  int d = W->run_depth;
+  if (!lua_checkstack(W->spawns, 1)) {
+    weft_discard_task(W, L, id);
+    return luaL_error(L, "not enough memory");
+  }
+  lua_pushvalue(L, -1);
+  lua_xmove(L, W->spawns, 1);
+  W->spawning[d] = (weft_spawning){id, lua_gettop(W->spawns)};
   weft_run_now(W, id);
+  lua_settop(W->spawns, W->spawning[d].idx - 1);
+  W->spawning[d].id = 0;
+  ltask *lt = LT(W, id);
+  if (lt && lt->co && !store_handle(W, L, id)) {
+    weft_task_cancel(W->S, id);
+    return lua_error(L);
+  }
   if (W->cur && weft_task_doomed(W->S, W->cur)) {
     lua_settop(L, 0);
     weft_yield_if_doomed(W, L);

@@ -441,3 +441,35 @@ test("a task started by a connection gets a handle when its error is reported", 
   local ok, err = pcall(wait, task)
   assert(not ok and err == "from a connection", "wait gave " .. tostring(err))
 end)
+
+test("a task that ends inside spawn: current() there is spawn's result, with its values", function()
+  local inside
+  local t = spawn(function() inside = current(); return "a", "b" end)
+  assert(rawequal(inside, t), "current() inside differs from spawn's handle")
+  assert(t.status == "done", "status " .. t.status)
+  local a, b = wait(t)
+  assert(a == "a" and b == "b", "values " .. tostring(a) .. ", " .. tostring(b))
+end)
+
+test("a task that fails inside spawn: the reported handle is spawn's result", function()
+  local got = {}
+  weft.on_error(function(err, task) got[#got + 1] = task end)
+  local t = spawn(function() error("at once", 0) end)
+  weft.on_error(nil)
+  assert(#got == 1 and rawequal(got[1], t), "the handler got another handle")
+  assert(t.status == "failed" and t.error == "at once", "status " .. t.status)
+end)
+
+test("tasks spawned inside each other's spawn each get their own handle", function()
+  local seen = {}
+  local outer = spawn(function()
+    seen.outer = current()
+    seen.inner = spawn(function() seen.inner_cur = current(); return 2 end)
+    seen.outer_after = current()
+    return 1
+  end)
+  assert(rawequal(seen.outer, outer) and rawequal(seen.outer_after, outer), "outer handle changed")
+  assert(rawequal(seen.inner, seen.inner_cur), "inner handle differs from current()")
+  assert(seen.inner ~= outer, "inner and outer share a handle")
+  assert(wait(outer) == 1 and wait(seen.inner) == 2, "values mixed up")
+end)
