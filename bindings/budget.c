@@ -22,16 +22,24 @@
 #include "internal.h"
 
 #define QUANTUM 1000
+/* Watched: a stretch past its time is stopped once it has also run this
+   many instructions more, so time spent in the engine (a slow C function
+   it called, which may itself run a little Lua, like an overlay drawn
+   with weft.tasks()) is not taken for a script that runs away. */
+#define CONFIRM 100000
 
 static int32_t limit_of(const weft_state *W, int32_t limit) {
   return W->desc.instr_budget == WEFT_BUDGET_OFF ? 0 : limit;
 }
 
 static void hook(lua_State *L, lua_Debug *ar);
+static void unhook(void *ud, weft_id id);
 
 /* Installs the hook on a thread with the given count (0: no count, only
-   the extra events an attached debugger asks for). */
+   the extra events an attached debugger asks for). Watched, only a count
+   of one (stop now) is kept. */
 static void arm(weft_state *W, lua_State *co, int count) {
+  if (W->watching && count != 1) count = 0;
   int mask = W->hook_extra | (count > 0 ? LUA_MASKCOUNT : 0);
   if (mask)
     lua_sethook(co, hook, mask, count > 0 ? count : 0);
@@ -39,17 +47,79 @@ static void arm(weft_state *W, lua_State *co, int count) {
     lua_sethook(co, NULL, 0, 0);
 }
 
+/* Tells the watchdog which stretch runs now, and for how long it may. */
+static void mark(weft_state *W) {
+  weft_watchdog *D = &W->wd;
+  uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed) + 1;
+  atomic_store_explicit(&D->gen, gen, memory_order_release);
+  atomic_store_explicit(&D->limit_us, W->bud.us, memory_order_release);
+}
+
+/* A watched stretch's time: its budget's share of the per-resume time. */
+static uint32_t time_of(const weft_state *W, int32_t limit) {
+  if (!W->watching || !limit) return 0;
+  if ((uint32_t)limit == W->desc.instr_budget) return W->desc.time_budget_us;
+  uint64_t us = (uint64_t)limit * W->desc.time_budget_us / W->desc.instr_budget;
+  return us < 1 ? 1 : us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
 void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
                        const char *msg, int32_t limit, int task) {
   *saved = W->bud;
+  if (!saved->s && !W->in_step) weft_watchdog_here(W); /* steps say it once */
   W->bud.s = s;
   W->bud.home = home;
+  W->bud.run = home;
   W->bud.msg = msg;
   W->bud.limit = limit_of(W, limit);
+  W->bud.us = time_of(W, W->bud.limit);
   W->bud.task = (uint8_t)task;
+  mark(W);
 }
 
-void weft_budget_leave(weft_state *W, const weft_budget *saved) { W->bud = *saved; }
+void weft_budget_leave(weft_state *W, const weft_budget *saved) {
+  W->bud = *saved;
+  mark(W);
+}
+
+/* The watchdog stopped the running stretch (that one, not one that has
+   ended since it looked): true once per stop. */
+static int take_fire(weft_state *W) {
+  weft_watchdog *D = &W->wd;
+  uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed);
+  if (!W->bud.us || atomic_load_explicit(&D->fire, memory_order_acquire) != gen) return 0;
+  atomic_store_explicit(&D->fire, gen - 1, memory_order_relaxed);
+  return 1;
+}
+
+void weft_budget_interrupt(weft_state *W) {
+  weft_watchdog *D = &W->wd;
+  lua_State *L = W->bud.run;
+  if (!L || !W->bud.us ||
+      atomic_load_explicit(&D->fire, memory_order_acquire) !=
+          atomic_load_explicit(&D->gen, memory_order_relaxed))
+    return;
+  lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, CONFIRM);
+}
+
+uint32_t weft_budget_hold(weft_state *W) {
+  uint32_t us = W->bud.us;
+  W->bud.us = 0;
+  mark(W);
+  return us;
+}
+
+void weft_budget_unhold(weft_state *W, uint32_t held) {
+  W->bud.us = held;
+  mark(W);
+}
+
+void weft_budget_count(weft_state *W) {
+  if (!W->watching) return;
+  weft_watchdog_stop(W);
+  W->watching = 0;
+  weft_sched_each_task(W->S, unhook, W);
+}
 
 void weft_budget_arm_home(weft_state *W, lua_State *home, int killed) {
   arm(W, home, killed ? 1 : W->bud.limit);
@@ -85,6 +155,7 @@ static void overrun_home(weft_state *W, lua_State *L) {
     kill(W, L); /* inside a C call a task cannot go on later */
   s->preempt_due = 0;
   s->preempted = 1;
+  if (W->watching) arm(W, L, 0); /* before the yield (see hook) */
   lua_yield(L, 0);
 }
 
@@ -103,6 +174,7 @@ static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
   if (!W->bud.task || ++s->overruns >= W->desc.max_overruns) kill(W, L);
   if (in_hook && lua_isyieldable(L)) {
     s->yielding = 1;
+    if (W->watching) arm(W, L, 0); /* before the yield (see hook) */
     lua_yield(L, 0);
     return;
   }
@@ -117,10 +189,15 @@ static void hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   weft_stretch *s = W->bud.s;
+  if (W->watching && !take_fire(W) &&
+      (!s || !(s->killed || (s->preempt_due && L == W->bud.home)))) {
+    arm(W, L, 0); /* a stop meant for a stretch that has ended */
+    return;
+  }
   if (!s || !W->bud.limit) return; /* no budgeted code is running */
   if (s->killed) raise_kill(W, L);
   if (L != W->bud.home) {
-    charge(W, L, lua_gethookcount(L), 1);
+    charge(W, L, W->watching ? W->bud.limit : lua_gethookcount(L), 1);
   } else if (s->preempt_due) {
     if (!lua_isyieldable(L)) {
       charge(W, L, 1, 0); /* one instruction a firing, until it can yield */
@@ -134,7 +211,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
        to swallow the next firing instead. */
     arm(W, L, W->bud.limit);
     lua_yield(L, 0);
-  } else if (W->bud.task && s->waited) {
+  } else if (!W->watching && W->bud.task && s->waited) {
     /* The count is not restarted at every resume (that costs a walk of
        the thread's call frames): a task that waited since the last
        firing is fine, one that did not ran a whole budget without
@@ -147,20 +224,24 @@ static void hook(lua_State *L, lua_Debug *ar) {
 
 void weft_budget_before_nested(weft_state *W, lua_State *co) {
   if (!W->bud.s) return;
+  W->bud.run = co;
   int want = 0;
   if (W->bud.s->killed)
     want = 1;
-  else if (W->bud.limit)
+  else if (W->bud.limit && !W->watching)
     want = W->bud.limit < QUANTUM ? W->bud.limit : QUANTUM;
-  if (lua_gethook(co) != hook || lua_gethookcount(co) != want ||
-      lua_gethookmask(co) != (W->hook_extra | (want ? LUA_MASKCOUNT : 0)))
+  int mask = W->hook_extra | (want ? LUA_MASKCOUNT : 0);
+  if (lua_gethook(co) != (mask ? hook : NULL) || lua_gethookcount(co) != want ||
+      lua_gethookmask(co) != mask)
     arm(W, co, want);
 }
 
 void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status) {
   weft_stretch *s = W->bud.s;
   if (!s) return;
-  if (!s->killed && W->bud.limit && status != LUA_YIELD) charge(W, L, lua_gethookcount(co) / 2, 0);
+  W->bud.run = L;
+  if (!s->killed && W->bud.limit && !W->watching && status != LUA_YIELD)
+    charge(W, L, lua_gethookcount(co) / 2, 0);
   if (s->killed) {
     arm(W, L, 1);
     raise_kill(W, L);

@@ -377,10 +377,12 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   }
   if (bp) cJSON_AddItemToObject(body, "hitBreakpointIds", cJSON_CreateIntArray(&bp, 1));
   send_msg(D, m);
+  uint32_t held = weft_budget_hold(D->W); /* time stopped is not the script's */
   while (D->fd >= 0 && !D->resume) {
     if (D->desc.idle) D->desc.idle(D->desc.user);
     service(D, D->desc.idle ? 16 : 500);
   }
+  weft_budget_unhold(D->W, held);
   clear_refs(D);
   D->stopped = 0;
   D->stop_L = NULL;

@@ -5,6 +5,8 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "../host/jobs.h"
 #include "../host/sync.h"
@@ -42,8 +44,26 @@ typedef struct weft_budget {
   lua_State *home; /* the thread whose own count is a whole budget */
   const char *msg; /* what a kill says */
   int32_t limit;   /* a budget, in instructions; 0: off */
+  uint32_t us;     /* watched: the time it may run, microseconds; 0: counted */
+  lua_State *run;  /* the thread running its code now (home or a coroutine) */
   uint8_t task;    /* a task's: preempted before it is killed */
 } weft_budget;
+
+/* The watchdog (watchdog.c): a thread that stops a stretch running past
+   its time. The fields it reads are written by the thread running the
+   scripts at every stretch's start and end. */
+typedef struct weft_watchdog {
+  _Atomic uint32_t gen;       /* bumped at each start and end of a stretch */
+  _Atomic uint32_t limit_us;  /* the running stretch's time; 0: none runs */
+  _Atomic uint32_t fire;      /* the gen it stopped (anything else: none) */
+  _Atomic(pthread_t) runner;  /* the thread running the scripts */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint32_t tick_us;
+  uint8_t on;   /* the thread runs */
+  uint8_t quit; /* ...and is asked to stop (under mu) */
+} weft_watchdog;
 
 /* Per-task data kept by the scheduler beside each task (in its slot:
    keep it small, what every resume touches first). */
@@ -166,6 +186,8 @@ struct weft_state {
   lua_State *curL;  /* its thread, or L */
   ltask *curlt;     /* its data, or NULL */
   weft_budget bud;  /* the stretch of script code running now (budget.c) */
+  int watching;     /* budgets are times a watchdog checks, not counts */
+  weft_watchdog wd;
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */
   weft_spawning spawning[MAX_RUN_DEPTH + 1]; /* by run_depth when spawned */
@@ -389,6 +411,23 @@ int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs,
    live task's thread, the threads running now and L (a thread inside a
    hook, or NULL) are re-armed. */
 void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
+/* From the watchdog's signal handler: the running stretch overran its
+   time; arms its running thread to stop at the next instruction. */
+void weft_budget_interrupt(weft_state *W);
+/* A debugger holds the running stretch stopped: its time stands still
+   until unhold (given what hold returned). */
+uint32_t weft_budget_hold(weft_state *W);
+void weft_budget_unhold(weft_state *W, uint32_t held);
+/* Budgets count instructions from now on (recording and replaying need
+   them exact); the watchdog stops. */
+void weft_budget_count(weft_state *W);
+
+/* watchdog.c: starts the watchdog (0 when it runs); stops it. */
+int weft_watchdog_start(weft_state *W);
+void weft_watchdog_stop(weft_state *W);
+/* The calling thread runs W's scripts from now on. */
+void weft_watchdog_here(weft_state *W);
+
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
 /* A task waits: its stretch ends. */

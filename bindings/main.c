@@ -68,7 +68,8 @@ static void dump_tasks(weft_state *W) {
 
 /* What the command line asked for; zero fields are the defaults. */
 typedef struct config {
-  double frames, dt, mem, budget; /* frames < 0: no limit; budget < 0: off */
+  double frames, dt, mem;  /* frames < 0: no limit */
+  double budget, budget_ms; /* instructions counted (0: watched), or ms; budget < 0: off */
   int realtime, watch, dump, verify;
   const char *record, *replay; /* recording files */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
@@ -102,9 +103,18 @@ static const char *set_memory(config *c, const char *v) {
 }
 static const char *set_budget(config *c, const char *v) {
   if (strcmp(v, "off") == 0) return c->budget = -1, NULL;
+  size_t n = strlen(v);
+  if (n > 2 && strcmp(v + n - 2, "ms") == 0) {
+    char num[64];
+    snprintf(num, sizeof num, "%.*s", (int)(n - 2), v);
+    c->budget = 0;
+    return parse_num(num, &c->budget_ms) && c->budget_ms >= 0.001 && c->budget_ms <= 1e6
+               ? NULL
+               : "milliseconds from 0.001 to 1e6 (as in 5ms)";
+  }
   return parse_num(v, &c->budget) && c->budget >= 1 && c->budget <= 2e9
              ? NULL
-             : "instructions from 1 to 2e9, or off";
+             : "instructions from 1 to 2e9, milliseconds as in 5ms, or off";
 }
 static const char *set_scripts(config *c, const char *v) { return c->d.scripts_root = v, NULL; }
 static const char *set_realtime(config *c, const char *v) { return (void)v, c->realtime = 1, NULL; }
@@ -131,7 +141,7 @@ static const option options[] = {
      set_scripts},
     {"--watch", NULL, RUN, "hot-reload modules under the scripts root when saved", set_watch},
     {"--memory", "MB", RUN, "the Lua memory limit (default 256)", set_memory},
-    {"--budget", "N|off", RUN, "instructions per resume (default 1000000); off: none", set_budget},
+    {"--budget", "B", RUN, "per resume: a time (default 5ms), N instructions, or off", set_budget},
     {"--dump-tasks", NULL, RUN, "print weft.tasks() at exit", set_dump},
     {"--inline-jobs", NULL, RUN, "run jobs on the main thread at the next frame", set_inline},
     {"--record", "F", RUN, "record the run into file F (replay it with --replay F)", set_record},
@@ -260,6 +270,8 @@ static weft_state *open_run(config *c, const char **file) {
   weft_desc d = c->d;
   d.memory_limit = (size_t)(c->mem * 1024 * 1024);
   d.instr_budget = c->budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c->budget;
+  if (c->budget > 0) d.time_budget_us = WEFT_BUDGET_COUNTED;
+  if (c->budget_ms > 0) d.time_budget_us = (uint32_t)(c->budget_ms * 1000 + 0.5);
   weft_tape *T = NULL;
   if (c->replay) {
     char err[512];
@@ -407,6 +419,7 @@ static int l_test(lua_State *L) {
 static weft_state *load_tests(const char *file, const char *root, int *ncases, tests *t) {
   weft_desc d = {0};
   d.scripts_root = root;
+  d.time_budget_us = WEFT_BUDGET_COUNTED; /* a case stops where it stopped last time */
   d.report = on_test_report;
   d.user = t;
   weft_state *W = weft_open(&d);

@@ -214,6 +214,7 @@ weft_state *weft_open(const weft_desc *desc) {
   if (!W->desc.instr_budget) W->desc.instr_budget = 1000000;
   if (W->desc.instr_budget != WEFT_BUDGET_OFF && W->desc.instr_budget > 0x7fffffff)
     W->desc.instr_budget = 0x7fffffff; /* lua_sethook takes an int */
+  if (!W->desc.time_budget_us) W->desc.time_budget_us = 5000;
   if (!W->desc.max_overruns) W->desc.max_overruns = 3;
   if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
   W->root = strdup(W->desc.scripts_root ? W->desc.scripts_root : "scripts");
@@ -242,6 +243,9 @@ weft_state *weft_open(const weft_desc *desc) {
   W->curL = W->L;
   *(weft_id *)lua_getextraspace(W->L) = 0; /* threads copy it: 0 = not a task */
   lua_setwarnf(W->L, on_warning, W);
+  /* Watched budgets where the watchdog can run; counted ones otherwise. */
+  W->watching = W->desc.instr_budget != WEFT_BUDGET_OFF &&
+                W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_watchdog_start(W) == 0;
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK || weft_open_modules(W) != WEFT_OK) {
@@ -268,6 +272,7 @@ int weft_close(weft_state *W) {
   }
   weft_stop_jobs(W);
   weft_watch_scripts(W, 0);
+  weft_watchdog_stop(W);
   if (W->L) lua_close(W->L); /* handles release their objects */
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
@@ -291,6 +296,7 @@ int weft_step(weft_state *W, double dt) {
   if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   if (busy(W)) return WEFT_EBUSY;
   W->in_step = 1;
+  weft_watchdog_here(W);
   int rc = step(W, dt);
   W->in_step = 0;
   return rc;

@@ -642,6 +642,7 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   write_rec(T, 'H', h);
   W->tape = T;
   wrap_clocks(W);
+  weft_budget_count(W); /* a replay stops every stretch where this run does */
   return T->failed ? WEFT_EIO : WEFT_OK;
 }
 
@@ -945,6 +946,7 @@ int weft_replay(weft_state *W, weft_tape *T) {
   T->recording = 0;
   W->tape = T;
   wrap_clocks(W);
+  weft_budget_count(W);
   enter_frame(T);
   return WEFT_OK;
 }

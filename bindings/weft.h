@@ -50,14 +50,22 @@ typedef enum weft_outcome {
 /* job_threads value: no workers; each frame runs the queued jobs itself. */
 #define WEFT_JOBS_INLINE UINT32_MAX
 
-/* instr_budget value that turns the instruction budget off. */
+/* instr_budget value that turns the budget off. */
 #define WEFT_BUDGET_OFF UINT32_MAX
+/* time_budget_us value: budgets count instructions instead of time. */
+#define WEFT_BUDGET_COUNTED UINT32_MAX
 
 typedef struct weft_desc {
   const char *scripts_root; /* directory `require` resolves under; NULL: "scripts" */
   size_t memory_limit;      /* bytes the Lua state may hold; 0: 256 MB */
-  uint32_t instr_budget;    /* instructions per resume before preemption; 0: 1,000,000;
+  uint32_t instr_budget;    /* instructions per resume before preemption, counted when
+                               time_budget_us is WEFT_BUDGET_COUNTED; 0: 1,000,000;
                                WEFT_BUDGET_OFF: no budget (trusted scripts only) */
+  uint32_t time_budget_us;  /* microseconds a resume may run before preemption, checked by
+                               a watchdog thread at no cost per instruction; 0: 5,000;
+                               WEFT_BUDGET_COUNTED: count instr_budget instructions
+                               instead: exact and the same in every run, at a cost on
+                               every instruction (recordings and replays always count) */
   uint32_t max_overruns;    /* consecutive preempted resumes before a kill; 0: 3 */
   uint32_t frame_budget;    /* most resumes per frame; 0: 1,000,000,000 */
   uint32_t max_tasks;       /* most live tasks; 0: 1,000,000 */

@@ -137,6 +137,7 @@ static weft_state *open_run(run *r) {
   d.report = on_report;
   d.log = on_log;
   d.fail_alloc = on_alloc;
+  d.time_budget_us = WEFT_BUDGET_COUNTED; /* every run allocates the same */
   d.user = r;
   weft_state *W = weft_open(&d);
   if (W) lua_atpanic(weft_lua(W), on_panic);

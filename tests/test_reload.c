@@ -215,6 +215,7 @@ static int setup(void **state) {
   d.report = on_report;
   d.log = on_log;
   d.fail_alloc = fail_alloc;
+  d.time_budget_us = WEFT_BUDGET_COUNTED; /* "within the budgets" is exact */
   d.user = x;
   x->W = weft_open(&d);
   if (!x->W) return -1;

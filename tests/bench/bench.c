@@ -1,12 +1,12 @@
 /* weft-bench: the benchmark suite. Runs every workload at every N in weft
    and, where they apply, the reference points — the floor (bench-floor),
    the pure-Lua scheduler and weft with its budget off — each measurement
-   in a fresh process, interleaved (weft, floor, pure, weft-nb, weft, ...),
+   in a fresh process, interleaved (weft, floor, pure, weft-cnt, weft, ...),
    and prints the medians, the ratios and the targets. See README.md.
 
    usage: weft-bench [--quick] [--runs R] [--only W1,W0,...] [--n 1000,...]
                      [--floor PATH] [--dir DIR]
-          weft-bench one weft|weft-nb|pure DIR WORKLOAD N WARM FRAMES
+          weft-bench one weft|weft-cnt|pure DIR WORKLOAD N WARM FRAMES
    The second form is one measurement; it prints one result line. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -29,10 +29,11 @@
 #define CHURN 10000 /* W4: tasks spawned a frame */
 #define MAX_RUNS 15
 
-/* weft-nb is weft with its instruction budget off (WEFT_BUDGET_OFF): the
-   cost of the budget's count hook, shown for W0 and W1. */
-enum { I_WEFT, I_FLOOR, I_PURE, I_WEFTNB, NIMPL };
-static const char *const impl_name[NIMPL] = {"weft", "floor", "pure", "weft-nb"};
+/* weft-cnt is weft with a counted budget (WEFT_BUDGET_COUNTED, what tests
+   and recordings use) instead of the default watched one: what the count
+   hook costs, shown for W0 and W1. */
+enum { I_WEFT, I_FLOOR, I_PURE, I_WEFTCNT, NIMPL };
+static const char *const impl_name[NIMPL] = {"weft", "floor", "pure", "weft-cnt"};
 
 /* A workload, with the frames measured at each N (after `warm` unmeasured
    frames). The counts keep most measurements at 0.05-0.5 s, a single frame
@@ -46,7 +47,7 @@ typedef struct workload {
   int warm[3], frames[3];
 } workload;
 
-#define ALLIMPL ((1u << I_WEFT) | (1u << I_FLOOR) | (1u << I_PURE) | (1u << I_WEFTNB))
+#define ALLIMPL ((1u << I_WEFT) | (1u << I_FLOOR) | (1u << I_PURE) | (1u << I_WEFTCNT))
 #define WP ((1u << I_WEFT) | (1u << I_PURE))
 #define WO (1u << I_WEFT)
 
@@ -163,10 +164,10 @@ static size_t weft_held(weft_state *W) {
 }
 
 static result run_weft(const char *dir, const workload *w, int n, int warm, int frames,
-                       int budget_off) {
+                       int counted) {
   result r = {0};
   weft_desc d = {0};
-  if (budget_off) d.instr_budget = WEFT_BUDGET_OFF;
+  if (counted) d.time_budget_us = WEFT_BUDGET_COUNTED;
   d.scripts_root = dir;
   d.memory_limit = (size_t)4 << 30;
   d.max_tasks = 2 * (uint32_t)n + 2 * CHURN + 64; /* W3f: a combinator is a task */
@@ -433,7 +434,7 @@ typedef struct summary {
   double secs[NIMPL], ns_resume[NIMPL], ns_op[NIMPL], bframe[NIMPL], live[NIMPL], gc[NIMPL],
       p99[NIMPL];
   double afr[NIMPL], hostgrow, bytes;
-  double weft_floor, pure_weft, nb_floor, wait_allocs;
+  double weft_floor, pure_weft, cnt_floor, wait_allocs;
   int mismatch;
 } summary;
 
@@ -547,9 +548,9 @@ static void measure(const workload *w, int si, int n, int runs, int quick, const
     for (int i = 0; i < runs; i++) v[i] = rs[I_PURE][i].secs / rs[I_WEFT][i].secs;
     s->pure_weft = median(v, runs);
   }
-  if (s->ok[I_WEFTNB] && s->ok[I_FLOOR]) {
-    for (int i = 0; i < runs; i++) v[i] = rs[I_WEFTNB][i].secs / rs[I_FLOOR][i].secs;
-    s->nb_floor = median(v, runs);
+  if (s->ok[I_WEFTCNT] && s->ok[I_FLOOR]) {
+    for (int i = 0; i < runs; i++) v[i] = rs[I_WEFTCNT][i].secs / rs[I_FLOOR][i].secs;
+    s->cnt_floor = median(v, runs);
   }
   if (w->futures_per_op) {
     /* Bytes here are dominated by pools and tables that grow while the
@@ -564,7 +565,7 @@ static void measure(const workload *w, int si, int n, int runs, int quick, const
     printf("     ratios (median of per-run):");
     if (s->ok[I_FLOOR]) printf("  weft/floor %.2f", s->weft_floor);
     if (s->ok[I_PURE]) printf("  pure/weft %.2f", s->pure_weft);
-    if (s->ok[I_WEFTNB]) printf("  weft-nb/floor %.2f", s->nb_floor);
+    if (s->ok[I_WEFTCNT]) printf("  weft-cnt/floor %.2f", s->cnt_floor);
     printf("\n");
   }
   if (s->mismatch) printf("     WARNING: the implementations did different amounts of work\n");
@@ -700,7 +701,7 @@ static int suite(int argc, char **argv) {
   strftime(date, sizeof date, "%Y-%m-%d %H:%M", localtime(&t));
   printf("weft bench  %s  %s, %ld cpus, %s %s  %s\n", date, host, sysconf(_SC_NPROCESSORS_ONLN),
          u.sysname, u.release, LUA_RELEASE);
-  printf("dt = 1/60; medians of %d interleaved runs (weft, floor, pure, weft-nb, weft, ...), each "
+  printf("dt = 1/60; medians of %d interleaved runs (weft, floor, pure, weft-cnt, weft, ...), each "
          "a fresh process%s\n\n",
          runs, quick ? "; QUICK: few frames, numbers are rough" : "");
   print_header();
@@ -732,13 +733,13 @@ static int suite(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "one") == 0) {
-    if (argc != 8) die("one", "usage: weft-bench one weft|weft-nb|pure DIR WORKLOAD N WARM FRAMES");
+    if (argc != 8) die("one", "usage: weft-bench one weft|weft-cnt|pure DIR WORKLOAD N WARM FRAMES");
     const workload *w = find_wl(argv[4]);
     if (!w) die(argv[4], "no such workload");
     int n = atoi(argv[5]), warm = atoi(argv[6]), frames = atoi(argv[7]);
     result r = strcmp(argv[2], "pure") == 0
                    ? run_pure(argv[3], w, n, warm, frames)
-                   : run_weft(argv[3], w, n, warm, frames, strcmp(argv[2], "weft-nb") == 0);
+                   : run_weft(argv[3], w, n, warm, frames, strcmp(argv[2], "weft-cnt") == 0);
     print_result(&r);
     return 0;
   }

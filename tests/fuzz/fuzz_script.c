@@ -24,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   weft_desc d = {0};
   d.memory_limit = (size_t)16 << 20;
   d.instr_budget = 20000;
+  d.time_budget_us = WEFT_BUDGET_COUNTED; /* an input runs the same every time */
   d.max_tasks = 2000;
   d.job_threads = 2;
   d.scripts_root = "tests/fuzz/seeds";
