@@ -143,6 +143,8 @@ struct weft_sched {
   uint32_t born; /* task creation sequence */
   uint32_t budget;
   uint32_t npaused; /* groups paused themselves: none, no task is held */
+  weft_id hot_id;   /* the task run_task resumed last, while it lives... */
+  struct task *hot; /* ...and where it is: the calls it makes skip the lookup */
   tqueue ready;   /* woken tasks, in wake order */
   tqueue parked;  /* ready tasks of paused groups */
   idvec stack;    /* resume stack */
@@ -182,7 +184,9 @@ static inline rec *R(const weft_sched *s, uint32_t r);
 static inline group *G(const weft_sched *s, uint32_t idx) { return weft_pool_at(&s->groups, idx); }
 static inline uint32_t tidx(const task *t) { return t->h.next_free; }
 static inline uint32_t gidx(const group *g) { return g->h.next_free; }
-static inline task *tget(const weft_sched *s, weft_id id) { return weft_pool_get(&s->tasks, id); }
+static inline task *tget(const weft_sched *s, weft_id id) {
+  return id == s->hot_id ? s->hot : weft_pool_get(&s->tasks, id);
+}
 static inline group *gget(const weft_sched *s, weft_id id) {
   if (id == 0) return G(s, s->root);
   return weft_pool_get(&s->groups, id);
@@ -668,6 +672,8 @@ static void wake_timers(weft_sched *s) {
 static void run_task(weft_sched *s, task *t) {
   weft_id id = weft_pool_id(t);
   uint32_t gen = t->h.gen;
+  s->hot_id = id;
+  s->hot = t;
   t->realwake = 0;
   if (s->stack.n < s->stack.cap)
     s->stack.v[s->stack.n++] = id;
@@ -742,6 +748,10 @@ static void maybe_free_group(weft_sched *s, group *g) {
 }
 
 static void free_task(weft_sched *s, task *t, int state) {
+  if (s->hot == t) {
+    s->hot_id = 0;
+    s->hot = NULL; /* tget(s, 0) stays NULL */
+  }
   drop_wait(s, t);
   dequeue(s, t);
   child_unlink(s, t);
@@ -1064,8 +1074,8 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, do
 }
 
 double weft_task_clock(const weft_sched *s, weft_id id, int real) {
-  task *t = tget(s, id);
   if (real) return s->real.now;
+  task *t = tget(s, id);
   return t ? G(s, t->group)->clock.now : 0.0;
 }
 
