@@ -583,6 +583,7 @@ static void advance_clocks(weft_sched *s, double dt) {
    heap) and completes its record; an emptied run is just dropped. With `all`, goes on
    while the clock has due sleeps. */
 static void fire_timers(weft_sched *s, tclock *c, int all) {
+  int64_t now = to_ns(c->now) + 1; /* the clock stands still during a wake pass */
   do {
     uint32_t r;
     rec *x;
@@ -631,7 +632,7 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
     t->state = WEFT_TASK_READY;
     enqueue(s, &s->ready, t, 1);
     t->realwake = c == &s->real; /* wait_realtime ignores pause */
-  } while (all && clock_due(c));
+  } while (all && (c->nhead || (c->n > 0 && now >= c->v[0].due)));
 }
 
 /* Wakes due timers. Within one clock: (due, seq) order. Across clocks that
