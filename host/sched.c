@@ -59,20 +59,20 @@ enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
 typedef struct rec {
   weft_slot h;
-  uint32_t task;  /* waiter index */
+  uint32_t next;  /* REC_LIST: next in list; REC_NEXT: in the clock's queue; REC_TIMER: in its run */
+  uint32_t prev;  /* ...previous */
   uint32_t tnext; /* next record of the same wait, index + 1 */
-  uint32_t next; /* REC_LIST: next in list; REC_NEXT: in the clock's queue; REC_TIMER: in its run */
-  uint32_t prev; /* ...previous */
+  uint32_t task;  /* waiter index */
+  uint8_t kind;
+  uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
+  uint32_t slot;
   union {
     weft_wlist *list; /* REC_LIST */
     tclock *clock;    /* REC_NEXT, REC_FOREVER */
     uint32_t run;     /* REC_TIMER: its run's index */
   } u;
-  double start; /* clock reading when the wait began (timers) */
   uint64_t seq; /* REC_TIMER, REC_NEXT: sleep sequence */
-  uint32_t slot;
-  uint8_t kind;
-  uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
+  double start; /* clock reading when the wait began (timers) */
 } rec;
 
 /* Record indices: pool index + 1, or INLINE | task index for the record
@@ -80,28 +80,31 @@ typedef struct rec {
    single-element wait allocates nothing. */
 #define INLINE 0x80000000u
 
+/* A task's slot: what a wake and a resume touch first (the inline record's
+   links and kind follow), what only spawning, cancelling and groups touch
+   last. */
 typedef struct task {
   weft_slot h;
-  const weft_task_class *cls;
   uint8_t state;
   uint8_t mode;     /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
   uint8_t failed;   /* the last wait ended by a failure */
   uint8_t doomed;   /* a cancel waits for this task to stop running */
+  uint8_t own_used; /* `own` belongs to the current wait */
+  uint8_t queued;   /* in s->ready (1) or s->parked (2) */
+  uint8_t realwake; /* woken by a real-time timer: runs though its group is paused */
   uint32_t pending; /* records of the current wait not yet completed */
   uint32_t recs;    /* first record of the current wait, index + 1 */
   uint32_t nrecs;   /* records in the current wait */
   uint32_t group;   /* group index */
-  uint32_t parent;  /* parent task index + 1 */
-  uint32_t child_head, child_tail, sib_next, sib_prev; /* index + 1 */
-  uint32_t gnext, gprev;                               /* in the group's task list, index + 1 */
-  uint32_t born;                                       /* creation sequence (wraps) */
-  uint32_t resumes;
-  weft_wlist waiters;
-  uint8_t own_used;      /* `own` belongs to the current wait */
-  uint8_t queued;        /* in s->ready (1) or s->parked (2) */
-  uint8_t realwake;      /* woken by a real-time timer: runs though its group is paused */
   uint32_t qnext, qprev; /* links in that queue, index + 1 */
-  rec own;               /* the inline record */
+  uint32_t resumes;
+  uint32_t born; /* creation sequence (wraps) */
+  const weft_task_class *cls;
+  rec own; /* the inline record */
+  uint32_t parent; /* parent task index + 1 */
+  uint32_t child_head, child_tail, sib_next, sib_prev; /* index + 1 */
+  uint32_t gnext, gprev; /* in the group's task list, index + 1 */
+  weft_wlist waiters;
 } task;
 
 typedef struct group {
