@@ -609,8 +609,13 @@ static void print_targets(void) {
   for (int si = 0; si < 3; si++) {
     const summary *s = find_sum("W0", sizes[si]);
     if (!s) continue;
-    snprintf(what, sizeof what, "W0 <= 70 ns per resume at N=%d", s->n);
-    verdict(what, s->ns_resume[I_WEFT] <= 70, "%.0f ns", s->ns_resume[I_WEFT], 70);
+    snprintf(what, sizeof what, "W0 pure/weft >= 1.4 at N=%d", s->n);
+    char g[64];
+    snprintf(g, sizeof g, "%.2f", s->pure_weft);
+    printf("  %-44s %-14s %s", what, g, s->pure_weft >= 1.4 ? "met" : "MISSED");
+    /* "missed by": how much faster weft still has to get */
+    if (s->pure_weft < 1.4 && s->pure_weft > 0) printf(" (by %.0f%%)", (1.4 / s->pure_weft - 1) * 100);
+    printf("\n");
   }
   static const char *const zero[] = {"W0", "W1", "W2", "W3p", "W3w"};
   for (int z = 0; z < 5; z++)
@@ -642,8 +647,8 @@ static void print_targets(void) {
   for (int si = 0; si < 3; si++) {
     const summary *s = find_sum("W4f", sizes[si]);
     if (!s) continue;
-    snprintf(what, sizeof what, "W4 spawn+finish <= 400 ns per task at N=%d", s->n);
-    verdict(what, s->ns_op[I_WEFT] <= 400, "%.0f ns", s->ns_op[I_WEFT], 400);
+    snprintf(what, sizeof what, "W4 spawn+finish <= 300 ns per task at N=%d", s->n);
+    verdict(what, s->ns_op[I_WEFT] <= 300, "%.0f ns", s->ns_op[I_WEFT], 300);
   }
 }
 
