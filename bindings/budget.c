@@ -16,17 +16,22 @@
      coroutines cannot hide work from the budget, whoever made them. A
      coroutine that ends takes its unfinished quantum with it: half a
      quantum is charged for it, so a loop of short-lived coroutines is
-     counted too. */
+     counted too.
+
+   Watched (the default), nothing counts until the watchdog (watchdog.c)
+   sees a stretch run past its time: the running thread then gets a count
+   hook of a whole budget, and the stretch is stopped only once it has also
+   run those instructions. A watched budget is so never stricter than a
+   counted one: time spent in the engine (a slow C function, a loop that
+   spawns tasks, an overlay drawn with weft.tasks()) is not taken for a
+   script that runs away. A stretch nested in a watched one (a task's first
+   resume inside spawn, a __tostring) is timed by the enclosing stretch's
+   clock: a loop of short nested stretches is one long stretch. */
 #include <string.h>
 
 #include "internal.h"
 
 #define QUANTUM 1000
-/* Watched: a stretch past its time is stopped once it has also run this
-   many instructions more, so time spent in the engine (a slow C function
-   it called, which may itself run a little Lua, like an overlay drawn
-   with weft.tasks()) is not taken for a script that runs away. */
-#define CONFIRM 100000
 
 static int32_t limit_of(const weft_state *W, int32_t limit) {
   return W->desc.instr_budget == WEFT_BUDGET_OFF ? 0 : limit;
@@ -74,12 +79,18 @@ void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_S
   W->bud.limit = limit_of(W, limit);
   W->bud.us = time_of(W, W->bud.limit);
   W->bud.task = (uint8_t)task;
-  mark(W);
+  if (!saved->us) mark(W); /* else timed by the enclosing stretch */
 }
 
 void weft_budget_leave(weft_state *W, const weft_budget *saved) {
+  weft_watchdog *D = &W->wd;
+  /* A stop that came but did not fire yet leaves no count behind. */
+  if (W->bud.run && W->bud.us && !saved->us && !(W->bud.s && W->bud.s->killed) &&
+      atomic_load_explicit(&D->fire, memory_order_acquire) ==
+          atomic_load_explicit(&D->gen, memory_order_relaxed))
+    arm(W, W->bud.run, 0);
   W->bud = *saved;
-  mark(W);
+  if (!saved->us) mark(W);
 }
 
 /* The watchdog stopped the running stretch (that one, not one that has
@@ -97,9 +108,10 @@ void weft_budget_interrupt(weft_state *W) {
   lua_State *L = W->bud.run;
   if (!L || !W->bud.us ||
       atomic_load_explicit(&D->fire, memory_order_acquire) !=
-          atomic_load_explicit(&D->gen, memory_order_relaxed))
+          atomic_load_explicit(&D->gen, memory_order_relaxed) ||
+      (lua_gethookmask(L) & LUA_MASKCOUNT)) /* counting already */
     return;
-  lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, CONFIRM);
+  lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, W->bud.limit);
 }
 
 uint32_t weft_budget_hold(weft_state *W) {

@@ -2,10 +2,10 @@
    every tick, at which stretch of script code runs (budget.c bumps a
    generation number at each stretch's start and end). A stretch seen
    running past its time gets a signal sent to the thread running the
-   scripts, whose handler arms a short count hook on the Lua
+   scripts, whose handler arms a count hook of a whole budget on the Lua
    thread running (Lua allows lua_sethook from a signal handler; lua.c's
-   Ctrl-C does the same). The hook then preempts or kills the stretch as
-   a counted budget does (budget.c). The scripts' fast path pays four
+   Ctrl-C does the same). When it fires, the hook preempts or kills the
+   stretch as a counted budget does (budget.c). The scripts' fast path pays four
    stores a resume.
 
    The signal is SIGURG, ignored by default and rarely used (Go's runtime

@@ -178,18 +178,40 @@ static void no_coroutine_pcall_or_c_call_hides_a_runaway(void **state) {
   weft_task b = run(W, "while true do\n pcall(function() while true do end end)\nend\n");
   weft_task c = run(W, "table.sort({3, 2, 1}, function(x, y)\n while true do end\nend)\n");
   weft_task d = run(W, "string.gsub('abc', '.', function()\n while true do end\nend)\n");
+  /* each spawn is a short stretch of its own: the loop is still one */
+  weft_task e = run(W, "local n = 0\nwhile true do\n n = n + 1 spawn(function() end)\nend\n");
   frames_until_done(W, a);
   frames_until_done(W, b);
   frames_until_done(W, c);
   frames_until_done(W, d);
+  frames_until_done(W, e);
   expect_error(W, a, "watched.lua:2:");
   expect_error(W, b, "watched.lua:2:");
   expect_error(W, c, "watched.lua:2:");
   expect_error(W, d, "watched.lua:2:");
+  expect_error(W, e, "watched.lua:");
   weft_release(W, a);
   weft_release(W, b);
   weft_release(W, c);
   weft_release(W, d);
+  weft_release(W, e);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* Past its time a stretch is stopped only once it has also run a whole
+   budget of instructions: work that is slow but not a runaway (here a
+   task that spawns 100,000 tasks, far longer than 1 ms, in far fewer than
+   1,000,000 of its own instructions) finishes as it would when counted,
+   even with no overrun allowed. */
+static void a_watched_budget_is_never_stricter_than_a_counted_one(void **state) {
+  (void)state;
+  weft_state *W = open_with(1000, 1);
+  weft_task t = run(W, "for i = 1, 100000 do spawn(function() end) end probe.done = 1\n");
+  if (weft_task_result(W, t) == WEFT_RUNNING) frames_until_done(W, t);
+  if (weft_task_result(W, t) != WEFT_DONE)
+    fail_msg("the spawning task was stopped: %s", weft_task_error(W, t));
+  assert_int_equal(num(W, "probe.done"), 1);
+  weft_release(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -218,6 +240,7 @@ int main(void) {
   sa.sa_handler = on_foreign;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGURG, &sa, NULL);
+  alarm(300); /* a runaway the watchdog missed fails the run, not hangs it */
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_foreign_sigurg_goes_to_the_embedders_handler),
       cmocka_unit_test(a_task_thread_carries_no_count_hook_unless_budgets_count),
@@ -225,6 +248,7 @@ int main(void) {
       cmocka_unit_test(a_runaway_task_is_killed_at_its_line_and_the_others_go_on),
       cmocka_unit_test(a_long_loop_is_preempted_and_finishes_frames_later),
       cmocka_unit_test(no_coroutine_pcall_or_c_call_hides_a_runaway),
+      cmocka_unit_test(a_watched_budget_is_never_stricter_than_a_counted_one),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
