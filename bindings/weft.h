@@ -58,8 +58,9 @@ typedef enum weft_outcome {
 typedef struct weft_desc {
   const char *scripts_root; /* directory `require` resolves under; NULL: "scripts" */
   size_t memory_limit;      /* bytes the Lua state may hold; 0: 256 MB */
-  uint32_t instr_budget;    /* instructions per resume before preemption, counted when
-                               time_budget_us is WEFT_BUDGET_COUNTED; 0: 1,000,000;
+  uint32_t instr_budget;    /* instructions per resume before preemption when counted;
+                               watched, those a resume past its time still runs before
+                               it is stopped; 0: 1,000,000;
                                WEFT_BUDGET_OFF: no budget (trusted scripts only) */
   uint32_t time_budget_us;  /* microseconds a resume may run before preemption, checked by
                                a watchdog thread at no cost per instruction; 0: 5,000;
