@@ -140,8 +140,11 @@ typedef struct weft_modules {
 /* A spawn running its new task at once, and the handle it will return
    (task.c). */
 typedef struct weft_spawning {
-  weft_id id; /* the new task, 0: none */
-  int idx;    /* the handle's index on W->spawns */
+  weft_id id;      /* the new task, 0: none */
+  lua_State *L;    /* the spawner's thread... */
+  lua_Debug frame; /* ...the C function calling spawn there (lua_getstack level 0)... */
+  int idx;         /* ...and the handle's index in that function's stack */
+  thandle *h;      /* the handle */
 } weft_spawning;
 
 struct weft_state {
@@ -191,7 +194,6 @@ struct weft_state {
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */
   weft_spawning spawning[MAX_RUN_DEPTH + 1]; /* by run_depth when spawned */
-  lua_State *spawns; /* a thread never run: its stack holds those handles */
   int close_depth;  /* nested coroutine closes and task unwinds */
   int in_cleanup;   /* running finally() cleanups */
 

@@ -174,8 +174,6 @@ static int open_lua(lua_State *L) {
   W->ref_tasks = registry_table(L, 0, 0);
   W->ref_handles = registry_table(L, 0, 1);
   W->ref_pinned = registry_table(L, 0, 0);
-  W->spawns = lua_newthread(L);
-  luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_groups = registry_table(L, 0, 1);
   W->ref_kept = registry_table(L, 0, 0);
   W->ref_values = registry_table(L, 0, 0);

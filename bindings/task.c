@@ -22,16 +22,22 @@ static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S
    handle that holds a name is pinned in ref_pinned until the task ends.
    Once the task ends its handle (if one is held) keeps the outcome. */
 
+/* The spawn running task id at once, or NULL. */
+static weft_spawning *spawning_of(weft_state *W, weft_id id) {
+  for (int d = W->run_depth; d >= 0; d--)
+    if (W->spawning[d].id == id) return &W->spawning[d];
+  return NULL;
+}
+
 /* Pushes the handle made for task id while anyone still holds it and
    returns it; pushes nothing and returns NULL when there is none. */
 static thandle *push_made(weft_state *W, lua_State *L, weft_id id) {
-  for (int d = W->run_depth; d >= 0; d--) { /* a spawn running it now holds it */
-    weft_spawning *sp = &W->spawning[d];
-    if (sp->id == id && sp->idx <= lua_gettop(W->spawns)) {
-      lua_pushvalue(W->spawns, sp->idx);
-      lua_xmove(W->spawns, L, 1);
-      return lua_touserdata(L, -1);
-    }
+  weft_spawning *sp = spawning_of(W, id);
+  if (sp) { /* in its spawner's C frame, whatever runs on that thread now */
+    if (!lua_checkstack(sp->L, 1)) return NULL;
+    lua_getlocal(sp->L, &sp->frame, sp->idx);
+    lua_xmove(sp->L, L, 1);
+    return sp->h;
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_handles);
   lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
@@ -144,12 +150,18 @@ static int l_pack(lua_State *L) {
 
 /* Stores a finished task's outcome (L[idx], n values) in its handle, if
    one is held, and unpins it. */
-static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, int n) {
+static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final, int idx, int n) {
+  weft_spawning *sp = n ? NULL : spawning_of(W, id);
+  if (sp) { /* ended inside spawn with no values: nothing to push */
+    sp->h->final = (uint8_t)final;
+    unpin(W, L, id, lt);
+    return;
+  }
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
   thandle *h = push_made(W, L, id);
   if (h) {
-    h->final = (uint8_t) final;
+    h->final = (uint8_t)final;
     if (n > 1) { /* several results need a table: out of memory keeps the first */
       lua_pushcfunction(L, l_pack);
       for (int i = 0; i < n; i++) lua_pushvalue(L, idx + i);
@@ -166,7 +178,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, int final, int idx, 
     } /* no values: user value 1 is still nil */
     lua_pop(L, 1);
   }
-  unpin(W, L, id, LT(W, id));
+  unpin(W, L, id, lt);
 }
 
 int weft_is_cancel_error(weft_state *W, lua_State *L, int idx) {
@@ -292,7 +304,7 @@ static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   int idx = lua_gettop(co) - nres + 1;
   lua_checkstack(co, 4);
   weft_complete_all(W, weft_task_waiters(W->S, id), co, idx, nres, 0);
-  settle(W, co, id, WEFT_TASK_DONE, idx, nres);
+  settle(W, co, id, lt, WEFT_TASK_DONE, idx, nres);
   lt->co = NULL;
   lua_settop(co, 0);
   int seen = lt->seen;
@@ -337,7 +349,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   weft_task_cancel_children(W->S, id); /* children first */
   close_thread(W, L, id, co, orig);
   weft_complete_all(W, weft_task_waiters(W->S, id), L, e, 1, 1);
-  settle(W, L, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
+  settle(W, L, id, lt, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
   lt->co = NULL;
   lua_settop(L, orig - 1);
   int keep_out = lt->b.killed || lt->seen;
@@ -413,7 +425,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   lt = LT(W, id);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
   weft_complete_all(W, weft_task_waiters(S, id), L, lua_gettop(L), 1, 1);
-  if (lt->co) settle(W, L, id, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
+  if (lt->co) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
   lua_pop(L, 1);
   lt->co = NULL;
   if (co) recycle(W, L, id, co, lt->seen || lt->b.killed);
@@ -486,7 +498,7 @@ void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = LT(W, id);
   if (!lt) return;
   lua_State *co = lt->co;
-  if (co && lua_checkstack(L, 4)) settle(W, L, id, WEFT_TASK_CANCELLED, lua_gettop(L), 0);
+  if (co && lua_checkstack(L, 4)) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 0);
   lt->co = NULL;
   weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
   if (co) { /* never ran: nothing to unwind */
@@ -529,18 +541,16 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
   h->id = id;
   h->site = LT(W, id)->site;
-  /* While it runs its handle is found here; only a task still alive
-     after that needs it stored. */
+  /* While it runs its handle is found in this C frame (push_made); only a
+     task still alive after that needs it stored. */
   int d = W->run_depth;
-  if (!lua_checkstack(W->spawns, 1)) {
-    weft_discard_task(W, L, id);
-    return luaL_error(L, "not enough memory");
-  }
-  lua_pushvalue(L, -1);
-  lua_xmove(L, W->spawns, 1);
-  W->spawning[d] = (weft_spawning){id, lua_gettop(W->spawns)};
+  weft_spawning *sp = &W->spawning[d];
+  lua_getstack(L, 0, &sp->frame);
+  sp->L = L;
+  sp->h = h;
+  sp->idx = lua_gettop(L);
+  sp->id = id;
   weft_run_now(W, id);
-  lua_settop(W->spawns, W->spawning[d].idx - 1);
   W->spawning[d].id = 0;
   ltask *lt = LT(W, id);
   if (lt && lt->co && !store_handle(W, L, id)) {

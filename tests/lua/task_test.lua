@@ -473,3 +473,19 @@ test("tasks spawned inside each other's spawn each get their own handle", functi
   assert(seen.inner ~= outer, "inner and outer share a handle")
   assert(wait(outer) == 1 and wait(seen.inner) == 2, "values mixed up")
 end)
+
+test("a task that ends inside spawn keeps its handle through collections and a spawner's coroutine", function()
+  local inside, t
+  local co = coroutine.wrap(function()
+    t = spawn(function()
+      for _ = 1, 200000 do local _ = {} end
+      inside = current()
+      for _ = 1, 200000 do local _ = {} end
+      return "v"
+    end)
+    coroutine.yield()
+  end)
+  co()
+  assert(rawequal(inside, t), "current() inside differs from spawn's handle")
+  assert(wait(t) == "v", "value lost")
+end)
