@@ -1011,7 +1011,7 @@ static int l_channel_gc(lua_State *L) {
 
 static void comb_resume(weft_sched *S, weft_id id, void *ud);
 static void comb_cancel(weft_sched *S, weft_id id, void *ud);
-static const weft_task_class comb_class = {comb_resume, comb_cancel};
+static const weft_task_class comb_class = {comb_resume, comb_cancel, NULL};
 
 /* A combinator's Lua data is its out future, anchored in the registry at
    lt->ref while it runs, with the list in user value 3 (timeout: x in 3

@@ -10,6 +10,13 @@
    Generations start at 1, so 0 is never a valid handle. */
 typedef uint64_t weft_id;
 
+/* Asks the processor to fetch the memory at p into its caches: a hint. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WEFT_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define WEFT_PREFETCH(p) ((void)(p))
+#endif
+
 #define WEFT_ID_INDEX(id) ((uint32_t)((id)&0xffffffffu))
 #define WEFT_ID_GEN(id) ((uint32_t)((id) >> 32))
 #define WEFT_ID_MAKE(idx, gen) (((uint64_t)(gen) << 32) | (uint32_t)(idx))

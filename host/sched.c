@@ -693,13 +693,40 @@ static void run_task(weft_sched *s, task *t) {
   if (s->deferred.n) weft_sched_flush_cancels(s);
 }
 
+/* Below this many tasks their slots and threads mostly stay in the
+   caches between two resumes, and fetching ahead only costs. */
+#define WARM_TASKS 2048
+
+/* n runs after the task being taken off the queue: its thread is fetched
+   (the class's warm) and so is the slot of the task after it, so their
+   memory arrives while the current task runs; n's own slot was fetched
+   the same way a task earlier. */
+static inline void warm_next(weft_sched *s, task *n) {
+  if (n->qnext) {
+    const char *p = (const char *)T(s, n->qnext - 1);
+    WEFT_PREFETCH(p);
+    WEFT_PREFETCH(p + 64);
+    WEFT_PREFETCH(p + sizeof(task));
+    WEFT_PREFETCH(p + sizeof(task) + 63);
+  }
+  if (n->cls->warm) n->cls->warm(udata_of(n));
+}
+
+/* Resumes the queue from its front. With many tasks asleep their slots
+   and threads have left the caches by the time they run (and a miss here
+   costs 100-300 ns), so the memory of the next tasks is asked for a task
+   or two ahead (warm_next): the queue links through the slots, so that
+   is as far ahead as their addresses are known. */
 void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
     task *t = T(s, s->ready.head - 1);
     /* dequeue, from the front (see dequeue) */
     s->ready.head = t->qnext;
-    if (!t->qnext) s->ready.tail = NONE;
+    if (!t->qnext)
+      s->ready.tail = NONE;
+    else if (s->tasks.used >= WARM_TASKS)
+      warm_next(s, T(s, t->qnext - 1));
     t->queued = 0;
     if (s->npaused && G(s, t->group)->held && !t->realwake) {
       enqueue(s, &s->parked, t, 2);

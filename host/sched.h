@@ -36,6 +36,10 @@ typedef struct weft_task_class {
      freed; the task's waiters are still listed so the callee can fail them
      (weft_task_waiters). May be NULL. */
   void (*cancel)(weft_sched *s, weft_id task, void *udata);
+  /* Called for the task that runs after the one about to run, so its
+     memory (a Lua thread) can be fetched while the current one runs: a
+     hint, it must not change anything. May be NULL. */
+  void (*warm)(void *udata);
 } weft_task_class;
 
 /* A list of waiters (wait records) kept inside whatever can be waited on.

@@ -101,7 +101,7 @@ static void on_timer(void *user, weft_id waiter, int slot, double elapsed) {
   c->ntimers++;
 }
 
-static const weft_task_class cls = {on_resume, on_cancel};
+static const weft_task_class cls = {on_resume, on_cancel, NULL};
 
 static int setup(void **state) {
   ctx *c = calloc(1, sizeof *c);

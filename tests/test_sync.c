@@ -62,7 +62,7 @@ static void on_resume(weft_sched *s, weft_id self, void *ud) {
     assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
-static const weft_task_class cls = {on_resume, NULL};
+static const weft_task_class cls = {on_resume, NULL, NULL};
 
 static int setup(void **state) {
   ctx *c = calloc(1, sizeof *c);
