@@ -147,6 +147,13 @@ typedef struct weft_spawning {
   thandle *h;      /* the handle */
 } weft_spawning;
 
+/* A slot whose thread is kept in ref_tasks for its next task (task.c). */
+#define WEFT_IDLE_CACHE 64
+typedef struct weft_idle {
+  uint32_t slot; /* slot index + 1, 0: none */
+  lua_State *co; /* the thread kept there */
+} weft_idle;
+
 struct weft_state {
   /* ---- what it is made of ---- */
   lua_State *L;
@@ -177,6 +184,7 @@ struct weft_state {
   int ref_cweak;     /* weak: completed futures made from C, by id */
   int ref_values;    /* values buffered in channels, by ref */
   int nidle;         /* threads kept in ref_tasks for reuse */
+  weft_idle idle[WEFT_IDLE_CACHE]; /* some of them, by slot index (task.c) */
   int ref_on_error;  /* weft.on_error handler or LUA_NOREF */
   int ref_cancelled; /* the cancellation error value */
   int ref_timeout;   /* the weft.TIMEOUT error value */

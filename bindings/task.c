@@ -253,7 +253,9 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
    THREAD_POOL threads are kept; a thread is only kept when it is clean
    (status OK, empty) and no script ever held it (coroutine.running): a
    thread a script has seen keeps its identity, and reads as a dead
-   coroutine once its task ends. */
+   coroutine once its task ends. The slots that kept a thread last are
+   remembered in W->idle (direct-mapped by slot), so taking one back (a
+   spawn after a task ended, the usual churn) reads no table either. */
 #define THREAD_POOL 1024
 
 /* After task id (now ended) is done with its thread co. */
@@ -261,6 +263,8 @@ static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int 
   *(weft_id *)lua_getextraspace(co) = 0; /* a plain (dead) coroutine from now on */
   if (!seen && W->nidle < THREAD_POOL && lua_status(co) == LUA_OK && lua_gettop(co) == 0) {
     W->nidle++; /* stays in the slot */
+    uint32_t i = WEFT_ID_INDEX(id);
+    W->idle[i % WEFT_IDLE_CACHE] = (weft_idle){i + 1, co};
     return;
   }
   if (!lua_checkstack(L, 2)) L = W->L;
@@ -281,6 +285,12 @@ static int l_new_thread(lua_State *L) {
    (anchored there). Raises, the task taken back, when out of memory. */
 static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
   lua_Integer slot = (lua_Integer)WEFT_ID_INDEX(id) + 1;
+  weft_idle *e = &W->idle[WEFT_ID_INDEX(id) % WEFT_IDLE_CACHE];
+  if (e->slot == slot) {
+    e->slot = 0;
+    W->nidle--;
+    return e->co;
+  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
   if (lua_rawgeti(L, -1, slot) == LUA_TTHREAD) {
     W->nidle--;
@@ -302,12 +312,15 @@ static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
 
 static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   lua_State *co = lt->co;
-  int idx = lua_gettop(co) - nres + 1;
-  lua_checkstack(co, 4);
-  weft_complete_all(W, weft_task_waiters(W->S, id), co, idx, nres, 0);
+  int top = lua_gettop(co), idx = top - nres + 1;
+  weft_wlist *waiters = weft_task_waiters(W->S, id);
+  if (waiters->head) {
+    lua_checkstack(co, 4);
+    weft_complete_all(W, waiters, co, idx, nres, 0);
+  }
   settle(W, co, id, lt, WEFT_TASK_DONE, idx, nres);
   lt->co = NULL;
-  lua_settop(co, 0);
+  if (top) lua_settop(co, 0);
   int seen = lt->seen;
   weft_task_finish(W->S, id, WEFT_TASK_DONE);
   recycle(W, W->curL ? W->curL : W->L, id, co, seen);
@@ -520,7 +533,7 @@ void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
 void weft_run_now(weft_state *W, weft_id id) {
   ltask *lt = LT(W, id);
   if (!lt || !lt->co) return;
-  if (weft_group_paused(W->S, weft_task_group(W->S, id))) {
+  if (weft_task_held(W->S, id)) {
     weft_task_wake(W->S, id); /* runs when its group resumes */
     return;
   }

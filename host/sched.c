@@ -880,8 +880,11 @@ uint32_t weft_task_resumes(const weft_sched *s, weft_id id) {
 void weft_task_enter(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return;
-  idvec_push(s, &s->stack, id);
-  dequeue(s, t); /* resumed directly while it was queued */
+  if (s->stack.n < s->stack.cap)
+    s->stack.v[s->stack.n++] = id;
+  else
+    idvec_push(s, &s->stack, id);
+  if (t->queued) dequeue(s, t); /* resumed directly while it was queued */
   t->state = WEFT_TASK_RUNNING;
   t->resumes++;
   s->resumes++;
@@ -1320,6 +1323,12 @@ int weft_group_resume(weft_sched *s, weft_id id) {
     }
   }
   return WEFT_OK;
+}
+
+int weft_task_held(const weft_sched *s, weft_id id) {
+  if (!s->npaused) return 0;
+  task *t = tget(s, id);
+  return t ? G(s, t->group)->held : 0;
 }
 
 int weft_group_paused(const weft_sched *s, weft_id id) {

@@ -117,6 +117,9 @@ void *weft_task_udata(const weft_sched *s, weft_id task);
 /* The task's state, or WEFT_ESTALE once it is finished and freed. */
 int weft_task_state(const weft_sched *s, weft_id task);
 weft_id weft_task_group(const weft_sched *s, weft_id task);
+/* Nonzero when the task's group is paused (itself or through an
+   ancestor), so the task may not run now; 0 for a stale handle. */
+int weft_task_held(const weft_sched *s, weft_id task);
 weft_id weft_task_parent(const weft_sched *s, weft_id task);
 uint32_t weft_task_resumes(const weft_sched *s, weft_id task);
 /* Marks task RUNNING on the resume stack / takes it off again. Resumes
