@@ -51,10 +51,11 @@ int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
   lua_pop(L, 1);
   char buf[256];
   weft_wait_describe(W->S, id, buf, sizeof buf);
-  if (lt->wwhat && strcmp(buf, "wait") == 0) {
-    lua_pushstring(L, lt->wwhat->what);
-    if (lt->wwhat->name) {
-      lt->wwhat->name(W, L, lt->wobj, lt->wptr);
+  const ltask_cold *c = weft_cold_if(W, id, lt);
+  if (c && c->wwhat && strcmp(buf, "wait") == 0) {
+    lua_pushstring(L, c->wwhat->what);
+    if (c->wwhat->name) {
+      c->wwhat->name(W, L, c->wobj, c->wptr);
       if (lua_isstring(L, -1)) {
         lua_pushliteral(L, " ");
         lua_insert(L, -2);

@@ -66,7 +66,8 @@ typedef struct weft_watchdog {
 } weft_watchdog;
 
 /* Per-task data kept by the scheduler beside each task (in its slot:
-   keep it small, what every resume touches first). */
+   keep it small, what every resume touches first). What only channels,
+   introspection and C tasks use is in the task's cold record. */
 typedef struct ltask {
   lua_State *co;  /* the task's thread; NULL for C tasks */
   double wstart;  /* a plain sleep's clock reading when it began */
@@ -84,19 +85,25 @@ typedef struct ltask {
   unsigned hooked : 1;    /* the budget hook is armed on its thread */
   unsigned seen : 1;      /* a script holds its thread (coroutine.running): never reused */
   unsigned pinned : 1;    /* its handle holds a name: held in ref_pinned */
+  unsigned cold : 1;      /* its cold record is in use (weft_cold) */
   unsigned comb : 8;      /* C tasks: which combinator */
-  /* ---- colder: channels, introspection, C tasks ---- */
+} ltask;
+
+/* What few tasks use, kept out of the slot: one record per task slot
+   index, in chunks made when a task in that chunk first needs one
+   (task.c), and zeroed for each task that does. */
+typedef struct ltask_cold {
   int chval;                  /* a waiting channel sender's value (ref), 0: none */
   int chslot;                 /* ...slot of a value a channel handed to this task */
-  int ref;                    /* C tasks: registry ref of their own Lua data */
   weft_id chrecv;             /* channel that handed it a value it has not run with yet */
   weft_id wobj;               /* what a single wait is on (pools' objects), for weft.tasks() */
   const weft_waitable *wwhat; /* ...which kind */
   const void *wptr;           /* ...its handle (alive while the task waits on it) */
+  int ref;                    /* C tasks: registry ref of their own Lua data */
   /* C tasks (combinators): called for each completion delivered. */
   void (*deliver)(weft_state *W, weft_id self, lua_State *from, int idx, int n, int slot,
                   int failed);
-} ltask;
+} ltask_cold;
 
 /* A task handle: one userdata per task, made when something first asks
    for it (task.c). User value 1 is nil while the task lives, then its
@@ -190,6 +197,8 @@ struct weft_state {
   int ref_timeout;   /* the weft.TIMEOUT error value */
   int ref_task_mt;   /* metatables of task and future handles (hot paths skip */
   int ref_future_mt; /* ...luaL_setmetatable's lookup by name) */
+  ltask_cold **cold; /* tasks' cold records, by chunk of task slot indices (task.c) */
+  uint32_t ncold;    /* ...chunks in that array (NULL: not made yet) */
   weft_id fserial;   /* ids given to futures made from C */
 
   /* ---- what runs now ---- */
@@ -216,7 +225,7 @@ struct weft_state {
   uint64_t spawned;       /* tasks ever created (the debugger's change check) */
   /* What a cancelled task gives back to channels (a waiting sender's
      value, a value handed to it it never ran with); set by sync.c. */
-  void (*give_back)(weft_state *W, lua_State *L, ltask *lt);
+  void (*give_back)(weft_state *W, lua_State *L, weft_id task, ltask *lt);
   /* Pushes all{...} for the plain list at L[idx]: a nested list in a
      wait; set by sync.c, which makes the combinators. */
   void (*push_all)(weft_state *W, lua_State *L, int idx);
@@ -234,6 +243,22 @@ static inline weft_state *weft_get(lua_State *L) {
   lua_getallocf(L, &ud);
   return (weft_state *)ud;
 }
+
+/* A task's cold record (task.c): made (zeroed) the first time task id,
+   whose data is lt, needs it; NULL when out of memory. Never raises. */
+ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt);
+/* Its cold record when it has one in use, else NULL. */
+static inline ltask_cold *weft_cold_if(const weft_state *W, weft_id id, const ltask *lt) {
+  if (!lt->cold) return NULL;
+  uint32_t i = WEFT_ID_INDEX(id);
+  return &W->cold[i >> WEFT_POOL_CHUNK_SHIFT][i & (WEFT_POOL_CHUNK - 1)];
+}
+/* The host's allocator (state.c): realloc, counted with Lua's
+   allocations; honours desc.fail_alloc. */
+void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+/* Bytes the cold records hold; frees them (weft_close). */
+size_t weft_cold_bytes(const weft_state *W);
+void weft_cold_free(weft_state *W);
 
 /* The task a thread belongs to, 0 for the main thread and plain
    coroutines. */

@@ -189,7 +189,7 @@ static int open_lua(lua_State *L) {
 
 /* The host's allocator: plain realloc, counted like Lua's so a frame's
    allocations can be measured across both. */
-static void *host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   if (nsize == 0) {
     free(ptr);
@@ -224,7 +224,7 @@ weft_state *weft_open(const weft_desc *desc) {
   W->ref_on_error = LUA_NOREF;
   W->sites = weft_sites_new(W);
   weft_sched_desc sd = {0};
-  sd.alloc = host_alloc;
+  sd.alloc = weft_host_alloc;
   sd.alloc_ud = W;
   sd.frame_budget = W->desc.frame_budget;
   sd.max_tasks = W->desc.max_tasks;
@@ -232,7 +232,7 @@ weft_state *weft_open(const weft_desc *desc) {
   sd.timer_done = weft_timer_done;
   sd.user = W;
   W->S = weft_sched_create(&sd);
-  W->Y = weft_sync_create(host_alloc, W);
+  W->Y = weft_sync_create(weft_host_alloc, W);
   W->L = lua_newstate(l_alloc, W);
   if (!W->root || !W->assets || !W->mem.reserve || !W->sites || !W->S || !W->Y || !W->L) {
     weft_close(W);
@@ -277,6 +277,7 @@ int weft_close(weft_state *W) {
   W->S = NULL;
   if (W->Y) leaked += weft_sync_destroy(W->Y);
   W->Y = NULL;
+  weft_cold_free(W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */
   free(W->mem.reserve);
@@ -333,7 +334,7 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   if (!W || !out) return;
   out->lua_bytes = W->mem.used;
   out->lua_peak = W->mem.peak;
-  out->host_bytes = weft_sched_memory(W->S);
+  out->host_bytes = weft_sched_memory(W->S) + weft_cold_bytes(W);
   out->allocs = W->mem.allocs;
   out->alloc_bytes = W->mem.alloc_bytes;
   out->resumes = weft_sched_resumes(W->S);

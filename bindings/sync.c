@@ -783,9 +783,11 @@ static int make_ref(weft_state *W, lua_State *L, int idx) {
   return r;
 }
 
-static void drop_sender(weft_state *W, lua_State *L, ltask *lt) {
-  if (lt->chval > 0) unref(W, L, lt->chval);
-  lt->chval = 0;
+static void drop_sender(weft_state *W, lua_State *L, weft_id task) {
+  ltask_cold *c = weft_cold_if(W, task, LT(W, task));
+  if (!c) return;
+  if (c->chval > 0) unref(W, L, c->chval);
+  c->chval = 0;
 }
 
 /* Takes the oldest waiting sender's value: into the buffer when `buffer`,
@@ -794,9 +796,10 @@ static int take_sender(weft_state *W, lua_State *L, weft_id ch, int buffer) {
   weft_wlist *senders = weft_channel_senders(W->Y, ch);
   weft_rec r = weft_wlist_head(senders);
   if (!r) return 0;
-  ltask *lt = LT(W, weft_rec_waiter(W->S, r));
-  int ref = lt->chval;
-  lt->chval = 0;
+  weft_id w = weft_rec_waiter(W->S, r);
+  ltask_cold *c = weft_cold_if(W, w, LT(W, w)); /* made when it began to wait */
+  int ref = c->chval;
+  c->chval = 0;
   if (buffer) {
     weft_channel_push(W->Y, ch, (uint64_t)ref);
   } else {
@@ -814,9 +817,10 @@ static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
   if (weft_channel_closed(W->Y, ch)) return WEFT_ECLOSED;
   weft_rec r = weft_wlist_head(weft_channel_receivers(W->Y, ch));
   if (r) {
-    ltask *lt = LT(W, weft_rec_waiter(W->S, r));
-    lt->chrecv = ch;
-    lt->chslot = weft_rec_slot(W->S, r);
+    weft_id w = weft_rec_waiter(W->S, r);
+    ltask_cold *c = weft_cold_if(W, w, LT(W, w)); /* made when it began to wait */
+    c->chrecv = ch;
+    c->chslot = weft_rec_slot(W->S, r);
     weft_complete(W, r, L, idx, 1, 0);
     return WEFT_OK;
   }
@@ -830,15 +834,18 @@ static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
   return rc;
 }
 
-static void return_value(weft_state *W, lua_State *L, ltask *lt) {
-  weft_id ch = lt->chrecv;
-  lt->chrecv = 0;
+static void return_value(weft_state *W, lua_State *L, weft_id task, ltask *lt) {
+  ltask_cold *c = weft_cold_if(W, task, lt);
+  if (!c) return;
+  weft_id ch = c->chrecv;
+  c->chrecv = 0;
   if (!ch || !lt->co || !weft_channel_live(W->Y, ch) || !lua_checkstack(L, 4)) return;
-  lua_pushvalue(lt->co, lt->base + (lt->single ? 0 : lt->chslot));
+  lua_pushvalue(lt->co, lt->base + (lt->single ? 0 : c->chslot));
   lua_xmove(lt->co, L, 1);
   weft_rec r = weft_wlist_head(weft_channel_receivers(W->Y, ch));
   if (r) {
-    ltask *next = LT(W, weft_rec_waiter(W->S, r));
+    weft_id w = weft_rec_waiter(W->S, r);
+    ltask_cold *next = weft_cold_if(W, w, LT(W, w)); /* made when it began to wait */
     next->chrecv = ch;
     next->chslot = weft_rec_slot(W->S, r);
     weft_complete(W, r, L, lua_gettop(L), 1, 0);
@@ -886,13 +893,14 @@ static int l_channel_send(lua_State *L) {
   weft_id id = weft_thread_task(L);
   if (!id || id != W->cur || !lua_isyieldable(L))
     return luaL_error(L, "channel is full and send can only wait inside a task (use try_send)");
-  ltask *lt = LT(W, id);
+  ltask_cold *c = weft_cold(W, id, LT(W, id));
+  if (!c) return luaL_error(L, "not enough memory");
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   if (weft_wait_on(W->S, id, 0, weft_channel_senders(W->Y, h->id)) != WEFT_OK)
     return luaL_error(L, "not enough memory");
-  lt->chval = make_ref(W, L, 2);
-  lt->wwhat = &channel_send_what;
-  lt->wobj = h->id;
+  c->chval = make_ref(W, L, 2);
+  c->wwhat = &channel_send_what;
+  c->wobj = h->id;
   return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, send_k);
 }
 
@@ -956,7 +964,7 @@ static int l_channel_close(lua_State *L) {
   weft_wlist *senders = weft_channel_senders(W->Y, h->id);
   weft_rec r;
   while ((r = weft_wlist_head(senders)) != 0) {
-    drop_sender(W, L, LT(W, weft_rec_waiter(W->S, r)));
+    drop_sender(W, L, weft_rec_waiter(W->S, r));
     weft_complete(W, r, L, 4, 1, 1);
   }
   return 0;
@@ -1014,13 +1022,12 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud);
 static const weft_task_class comb_class = {comb_resume, comb_cancel, NULL};
 
 /* A combinator's Lua data is its out future, anchored in the registry at
-   lt->ref while it runs, with the list in user value 3 (timeout: x in 3
-   and the seconds in 4) and all's results in 4. */
+   its cold record's ref while it runs, with the list in user value 3
+   (timeout: x in 3 and the seconds in 4) and all's results in 4. */
 enum { COMB_OUT = 0, COMB_LIST = 3, COMB_RESULTS = 4 };
 
-static void push_comb(weft_state *W, lua_State *L, ltask *lt, int field) {
-  (void)W;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, lt->ref);
+static void push_comb(weft_state *W, lua_State *L, weft_id id, int field) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, weft_cold_if(W, id, LT(W, id))->ref);
   if (field == COMB_OUT) return;
   lua_getiuservalue(L, -1, field);
   lua_remove(L, -2);
@@ -1028,10 +1035,11 @@ static void push_comb(weft_state *W, lua_State *L, ltask *lt, int field) {
 
 /* Lets go of a combinator's data: the out future no longer keeps the
    list (nor all's results, unless they are its value). */
-static void comb_release(weft_state *W, lua_State *L, ltask *lt) {
-  if (lt->ref <= 0) return;
+static void comb_release(weft_state *W, lua_State *L, weft_id id) {
+  ltask_cold *c = weft_cold_if(W, id, LT(W, id));
+  if (c->ref <= 0) return;
   if (lua_checkstack(L, 4)) {
-    push_comb(W, L, lt, COMB_OUT);
+    push_comb(W, L, id, COMB_OUT);
     fhandle *h = lua_touserdata(L, -1);
     lua_pushnil(L);
     lua_setiuservalue(L, -2, COMB_LIST);
@@ -1041,8 +1049,8 @@ static void comb_release(weft_state *W, lua_State *L, ltask *lt) {
     }
     lua_pop(L, 1);
   }
-  luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
-  lt->ref = LUA_NOREF;
+  luaL_unref(L, LUA_REGISTRYINDEX, c->ref);
+  c->ref = LUA_NOREF;
 }
 
 typedef struct settle_args {
@@ -1080,7 +1088,7 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
   ltask *lt = LT(W, self);
   lua_State *L = from;
   if (!lua_checkstack(L, n + 8)) return;
-  push_comb(W, L, lt, COMB_OUT);
+  push_comb(W, L, self, COMB_OUT);
   int out = lua_gettop(L);
   fhandle *h = lua_touserdata(L, out);
   if (!h || h->state != WEFT_FUTURE_PENDING) {
@@ -1101,7 +1109,7 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
       settle_safe(W, L, out, WEFT_FUTURE_FAILED, -1, 1);
     }
   } else { /* C_ALL: keep the first value */
-    push_comb(W, L, lt, COMB_RESULTS);
+    push_comb(W, L, self, COMB_RESULTS);
     if (n > 0)
       lua_pushvalue(L, idx);
     else
@@ -1111,8 +1119,8 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
   lua_settop(L, out - 1);
 }
 
-static void comb_finish(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
-  comb_release(W, L, lt);
+static void comb_finish(weft_state *W, weft_id id, lua_State *L) {
+  comb_release(W, L, id);
   weft_task_finish(W->S, id, WEFT_TASK_DONE);
 }
 
@@ -1122,25 +1130,24 @@ static void comb_resume(weft_sched *S, weft_id id, void *ud) {
   lua_State *L = W->curL;
   lua_checkstack(L, 8);
   if (lt->comb == C_ALL) {
-    push_comb(W, L, lt, COMB_OUT);
+    push_comb(W, L, id, COMB_OUT);
     fhandle *h = lua_touserdata(L, -1);
     if (h && h->state == WEFT_FUTURE_PENDING) {
-      push_comb(W, L, lt, COMB_RESULTS);
+      push_comb(W, L, id, COMB_RESULTS);
       complete_future(W, L, -2, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
   }
-  comb_finish(W, id, lt, L);
+  comb_finish(W, id, L);
 }
 
 static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
   weft_state *W = weft_sched_user(S);
-  ltask *lt = ud;
   lua_State *L = W->curL;
-  (void)id;
+  (void)ud;
   lua_checkstack(L, 8);
-  push_comb(W, L, lt, COMB_OUT);
+  push_comb(W, L, id, COMB_OUT);
   fhandle *h = lua_touserdata(L, -1);
   if (h && h->state == WEFT_FUTURE_PENDING) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
@@ -1148,7 +1155,7 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  comb_release(W, L, lt);
+  comb_release(W, L, id);
 }
 
 /* Builds a combinator over the list at L[list] (timeout: x at L[list] and
@@ -1183,11 +1190,16 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   weft_id g = W->cur ? weft_task_group(W->S, W->cur) : 0;
   int rc = weft_task_create(W->S, g, 0, &comb_class, &task, (void **)&lt);
   if (rc != WEFT_OK) luaL_error(L, "cannot create combinator: %s", weft_strerror(rc));
+  ltask_cold *c = weft_cold(W, task, lt);
+  if (!c) {
+    weft_task_finish(W->S, task, WEFT_TASK_CANCELLED);
+    luaL_error(L, "not enough memory");
+  }
   W->spawned++;
-  lt->deliver = comb_deliver;
+  c->deliver = comb_deliver;
   lt->comb = (uint8_t)mode;
   lua_pushvalue(L, outi);
-  lt->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  c->ref = luaL_ref(L, LUA_REGISTRYINDEX);
   weft_wait_begin(W->S, task, mode == C_ALL ? WEFT_WAIT_ALL : WEFT_WAIT_FIRST);
   int added = 0;
   for (int i = 0; i < n; i++) {
@@ -1217,7 +1229,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
       complete_future(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_pop(L, 1);
     }
-    comb_finish(W, task, lt, L);
+    comb_finish(W, task, L);
   } else {
     weft_wait_commit(W->S, task);
   }
@@ -1280,9 +1292,9 @@ static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name
 static const weft_waitable channel_waitable = {poll_channel, "channel recv", NULL};
 
 /* A cancelled task gives back what channels gave it or hold for it. */
-static void give_back(weft_state *W, lua_State *L, ltask *lt) {
-  drop_sender(W, L, lt);
-  return_value(W, L, lt);
+static void give_back(weft_state *W, lua_State *L, weft_id task, ltask *lt) {
+  drop_sender(W, L, task);
+  return_value(W, L, task, lt);
 }
 
 void weft_open_sync(weft_state *W, lua_State *L) {

@@ -13,6 +13,49 @@ static const weft_task_class lua_task_class = {lt_resume, lt_cancel, lt_warm};
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
+/* ---- cold records ---- */
+
+/* Cold records sit in chunks of WEFT_POOL_CHUNK, one per chunk of task
+   slots, made when a task in that chunk first asks: a game whose tasks
+   only sleep makes none. A task's record is zeroed when it first asks
+   (lt->cold is clear in every new task's data). */
+ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt) {
+  uint32_t i = WEFT_ID_INDEX(id), c = i >> WEFT_POOL_CHUNK_SHIFT;
+  if (c >= W->ncold) {
+    uint32_t n = c + 1 > 2 * W->ncold ? c + 1 : 2 * W->ncold;
+    ltask_cold **v = weft_host_alloc(W, W->cold, sizeof *v * W->ncold, sizeof *v * n);
+    if (!v) return NULL;
+    memset(v + W->ncold, 0, sizeof *v * (n - W->ncold));
+    W->cold = v;
+    W->ncold = n;
+  }
+  if (!W->cold[c]) {
+    W->cold[c] = weft_host_alloc(W, NULL, 0, sizeof(ltask_cold) * WEFT_POOL_CHUNK);
+    if (!W->cold[c]) return NULL;
+  }
+  ltask_cold *x = &W->cold[c][i & (WEFT_POOL_CHUNK - 1)];
+  if (!lt->cold) {
+    memset(x, 0, sizeof *x);
+    lt->cold = 1;
+  }
+  return x;
+}
+
+size_t weft_cold_bytes(const weft_state *W) {
+  size_t n = sizeof(ltask_cold *) * W->ncold;
+  for (uint32_t c = 0; c < W->ncold; c++)
+    if (W->cold[c]) n += sizeof(ltask_cold) * WEFT_POOL_CHUNK;
+  return n;
+}
+
+void weft_cold_free(weft_state *W) {
+  for (uint32_t c = 0; c < W->ncold; c++)
+    weft_host_alloc(W, W->cold[c], sizeof(ltask_cold) * WEFT_POOL_CHUNK, 0);
+  weft_host_alloc(W, W->cold, sizeof(ltask_cold *) * W->ncold, 0);
+  W->cold = NULL;
+  W->ncold = 0;
+}
+
 /* ---- handles ---- */
 
 /* A task's handle is made the first time something asks for it (spawn's
@@ -380,7 +423,7 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   running saved;
   run_enter(W, &saved, id, co, lt, &lt->b, "script ran too long without waiting", 1);
   lt->b.preempted = 0;
-  lt->chrecv = 0; /* a value handed over is now the task's */
+  if (lt->cold) weft_cold_if(W, id, lt)->chrecv = 0; /* a value handed over is now the task's */
   if (lt->fast) {
     /* wait's fast path yielded with nothing pushed in its C frame, which
        Lua gave LUA_MINSTACK free slots: room for the elapsed time. */
@@ -442,7 +485,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   ltask *lt = ud;
   lua_State *L = W->curL ? W->curL : W->L;
   lua_checkstack(L, 8);
-  W->give_back(W, L, lt);
+  W->give_back(W, L, id, lt);
   lua_State *co = lt->co;
   if (co) close_thread(W, L, id, co, 0);
   lt = LT(W, id);
@@ -452,10 +495,6 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   lua_pop(L, 1);
   lt->co = NULL;
   if (co) recycle(W, L, id, co, lt->seen || lt->b.killed);
-  if (lt->ref != LUA_NOREF && lt->ref != 0) {
-    luaL_unref(L, LUA_REGISTRYINDEX, lt->ref);
-    lt->ref = LUA_NOREF;
-  }
 }
 
 /* ---- creating and running ---- */
@@ -508,7 +547,6 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
   }
   *(weft_id *)lua_getextraspace(co) = id;
   lt->site = spawn_site(W, L, parent ? LT(W, parent)->site : 0);
-  lt->ref = LUA_NOREF;
   lt->nargs = nargs;
   for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
   lua_xmove(L, co, nargs + 1);

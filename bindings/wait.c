@@ -47,8 +47,8 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
         lua_replace(co, lt->base + slot);
       }
     }
-  } else if (lt->deliver) {
-    lt->deliver(W, w, from, idx, n, slot, failed);
+  } else if (lt->cold && weft_cold_if(W, w, lt)->deliver) {
+    weft_cold_if(W, w, lt)->deliver(W, w, from, idx, n, slot, failed);
   }
   weft_rec_complete(W->S, r, failed);
 }
@@ -69,11 +69,11 @@ void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
     if (!lua_checkstack(co, 1)) return;
     lua_pushnumber(co, elapsed);
     if (!lt->single) lua_replace(co, lt->base + slot);
-  } else if (lt->deliver) {
+  } else if (lt->cold && weft_cold_if(W, waiter, lt)->deliver) {
     lua_State *L = W->L;
     if (!lua_checkstack(L, 1)) return;
     lua_pushnumber(L, elapsed);
-    lt->deliver(W, waiter, L, lua_gettop(L), 1, slot, 0);
+    weft_cold_if(W, waiter, lt)->deliver(W, waiter, L, lua_gettop(L), 1, slot, 0);
     lua_pop(L, 1);
   }
 }
@@ -142,10 +142,14 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
   weft_wlist *list = NULL;
   int r = wt->poll(W, L, idx, one, &list);
   if (r != 0) return r;
-  ltask *lt = LT(W, id);
-  lt->wwhat = wt; /* for weft.tasks(): what it waits on */
-  lt->wptr = lua_touserdata(L, idx);
-  lt->wobj = *(weft_id *)lt->wptr; /* every handle is at least 8 bytes */
+  ltask_cold *c = weft_cold(W, id, LT(W, id));
+  if (!c) {
+    weft_wait_abort(W, id);
+    luaL_error(L, "not enough memory");
+  }
+  c->wwhat = wt; /* for weft.tasks(): what it waits on */
+  c->wptr = lua_touserdata(L, idx);
+  c->wobj = *(weft_id *)c->wptr; /* every handle is at least 8 bytes */
   if (list == weft_task_waiters(W->S, id)) {
     weft_wait_abort(W, id);
     luaL_argerror(L, argn, "a task cannot wait for itself");
@@ -200,7 +204,7 @@ int weft_l_wait(lua_State *L) {
     if (s == s) {
       ltask *lt = W->curlt;
       weft_task_waited(lt);
-      lt->wwhat = NULL;
+      if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
       if (weft_wait_sleep_only(W->S, id, s, 0, &lt->wstart) != WEFT_OK)
         return luaL_error(L, "not enough memory");
       lt->fast = 1;
@@ -210,7 +214,8 @@ int weft_l_wait(lua_State *L) {
   }
   id = weft_wait_task(W, L, "wait");
   lua_settop(L, 1);
-  LT(W, id)->wwhat = NULL;
+  ltask *lt = LT(W, id);
+  if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
   if (lua_type(L, 1) == LUA_TTABLE && !weft_waitable_of(L, 1)) return wait_list(W, L, id);
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   int r = weft_wait_add(W, L, id, 1, 0, 0, 1);
