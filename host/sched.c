@@ -54,15 +54,14 @@ typedef struct trun {
 } trun;
 
 #define RUN_CACHE 256 /* newest runs by (clock, deadline) hash */
+#define MAX_CLASSES 16 /* task classes one scheduler tells apart */
 
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
 typedef struct rec {
   weft_slot h;
-  uint32_t next;  /* REC_LIST: next in list; REC_NEXT: in the clock's queue; REC_TIMER: in its run */
-  uint32_t prev;  /* ...previous */
-  uint32_t tnext; /* next record of the same wait, index + 1 */
-  uint32_t task;  /* waiter index */
+  uint32_t next; /* REC_LIST: next in list; REC_NEXT: in the clock's queue; REC_TIMER: in its run */
+  uint32_t prev; /* ...previous */
   uint8_t kind;
   uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
   uint32_t slot;
@@ -74,6 +73,15 @@ typedef struct rec {
   uint64_t seq; /* REC_TIMER, REC_NEXT: sleep sequence */
   double start; /* clock reading when the wait began (timers) */
 } rec;
+
+/* A pooled record: the waiter and the wait's chain, which the inline
+   record does without (its task holds it, and it is always the last
+   record of its wait's chain: see add_rec). */
+typedef struct prec {
+  rec r;
+  uint32_t tnext; /* next record of the same wait, index + 1 */
+  uint32_t task;  /* waiter index */
+} prec;
 
 /* Record indices: pool index + 1, or INLINE | task index for the record
    every task carries for the first element of its waits, so the common
@@ -92,6 +100,7 @@ typedef struct task {
   uint8_t own_used; /* `own` belongs to the current wait */
   uint8_t queued;   /* in s->ready (1) or s->parked (2) */
   uint8_t realwake; /* woken by a real-time timer: runs though its group is paused */
+  uint8_t cls;      /* its class, in s->classes */
   uint32_t pending; /* records of the current wait not yet completed */
   uint32_t recs;    /* first record of the current wait, index + 1 */
   uint32_t nrecs;   /* records in the current wait */
@@ -99,10 +108,11 @@ typedef struct task {
   uint32_t qnext, qprev; /* links in that queue, index + 1 */
   uint32_t resumes;
   uint32_t born; /* creation sequence (wraps) */
-  const weft_task_class *cls;
   rec own; /* the inline record */
   uint32_t parent; /* parent task index + 1 */
-  uint32_t child_head, child_tail, sib_next, sib_prev; /* index + 1 */
+  /* Children in spawn order, index + 1; the first child's sib_prev is the
+     last child. */
+  uint32_t child_head, sib_next, sib_prev;
   uint32_t gnext, gprev; /* in the group's task list, index + 1 */
   weft_wlist waiters;
 } task;
@@ -137,6 +147,8 @@ typedef struct idvec {
 struct weft_sched {
   weft_sched_desc desc;
   weft_pool tasks, recs, groups, runs;
+  const weft_task_class *classes[MAX_CLASSES]; /* tasks name theirs by index */
+  uint32_t nclasses;
   uint32_t run_cache[RUN_CACHE]; /* run index + 1 (see run_join) */
   tclock real;
   uint32_t root;               /* root group index */
@@ -198,6 +210,16 @@ static inline void *udata_of(task *t) { return (char *)t + sizeof(task); }
 static inline rec *R(const weft_sched *s, uint32_t r) {
   if (r & INLINE) return &T(s, r & ~INLINE)->own;
   return weft_pool_at(&s->recs, r - 1);
+}
+/* The waiter of record r (at x), and the next record of its wait. */
+static inline uint32_t rec_task(uint32_t r, const rec *x) {
+  return (r & INLINE) ? r & ~INLINE : ((const prec *)x)->task;
+}
+static inline uint32_t rec_tnext(uint32_t r, const rec *x) {
+  return (r & INLINE) ? NONE : ((const prec *)x)->tnext;
+}
+static inline const weft_task_class *CLS(const weft_sched *s, const task *t) {
+  return s->classes[t->cls];
 }
 /* A record's own index (see R): a pooled record's header holds its slot
    index; the inline record's header is set to match when its task is
@@ -404,7 +426,7 @@ static void drop_wait(weft_sched *s, task *t) {
   uint32_t r = t->recs;
   while (r) {
     rec *x = R(s, r);
-    uint32_t next = x->tnext;
+    uint32_t next = rec_tnext(r, x);
     rec_detach(s, x);
     if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(x));
     r = next;
@@ -456,7 +478,7 @@ static void make_ready(weft_sched *s, task *t) {
 }
 
 weft_id weft_rec_waiter(const weft_sched *s, weft_rec r) {
-  return weft_pool_id(T(s, R(s, r)->task));
+  return weft_pool_id(T(s, rec_task(r, R(s, r))));
 }
 
 int weft_rec_slot(const weft_sched *s, weft_rec r) { return (int)R(s, r)->slot; }
@@ -465,7 +487,7 @@ void weft_rec_complete(weft_sched *s, weft_rec r, int failed) {
   rec *x = R(s, r);
   if (x->kind == REC_DONE) return;
   rec_detach(s, x);
-  task *t = T(s, x->task);
+  task *t = T(s, rec_task(r, x));
   if (t->state != WEFT_TASK_WAITING && t->state != WEFT_TASK_RUNNING) return;
   if (failed) t->failed = 1;
   if (t->pending) t->pending--;
@@ -499,7 +521,7 @@ weft_sched *weft_sched_create(const weft_sched_desc *desc) {
   s->desc = d;
   s->budget = d.frame_budget;
   weft_pool_init(&s->tasks, sizeof(task) + d.task_udata_size, d.max_tasks, d.alloc, d.alloc_ud);
-  weft_pool_init(&s->recs, sizeof(rec), 0, d.alloc, d.alloc_ud);
+  weft_pool_init(&s->recs, sizeof(prec), 0, d.alloc, d.alloc_ud);
   weft_pool_init(&s->groups, sizeof(group), 0, d.alloc, d.alloc_ud);
   weft_pool_init(&s->runs, sizeof(trun), 0, d.alloc, d.alloc_ud);
   weft_id root;
@@ -608,7 +630,7 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
       x = &t->own;
     } else {
       x = weft_pool_at(&s->recs, r - 1);
-      t = T(s, x->task);
+      t = T(s, ((prec *)x)->task);
     }
     if (!u) { /* take the front (see chain_unlink) */
       c->nhead = x->next;
@@ -624,7 +646,7 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
       s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
     if (t->pending) t->pending--;
     if (t->state != WEFT_TASK_WAITING || (t->mode != WEFT_WAIT_FIRST && t->pending != 0)) continue;
-    if (t->recs == r && x->tnext == NONE) { /* the wait's only record: nothing to detach */
+    if (t->recs == r && rec_tnext(r, x) == NONE) { /* the wait's only record: nothing to detach */
       if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(x));
       t->own_used = 0;
       t->recs = NONE;
@@ -686,7 +708,7 @@ static void run_task(weft_sched *s, task *t) {
   t->state = WEFT_TASK_RUNNING;
   t->resumes++;
   s->resumes++;
-  t->cls->resume(s, id, udata_of(t));
+  CLS(s, t)->resume(s, id, udata_of(t));
   if (s->stack.n && s->stack.v[s->stack.n - 1] == id) s->stack.n--;
   /* The resume may have freed it (pooled slots stay where they are). */
   if (t->h.gen == gen && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
@@ -709,7 +731,7 @@ static inline void warm_next(weft_sched *s, task *n) {
     WEFT_PREFETCH(p + sizeof(task));
     WEFT_PREFETCH(p + sizeof(task) + 63);
   }
-  if (n->cls->warm) n->cls->warm(udata_of(n));
+  if (CLS(s, n)->warm) CLS(s, n)->warm(udata_of(n));
 }
 
 /* Resumes the queue from its front. With many tasks asleep their slots
@@ -762,14 +784,15 @@ static void do_cancel(weft_sched *s, task *t);
 static void child_unlink(weft_sched *s, task *t) {
   if (!t->parent) return;
   task *p = T(s, t->parent - 1);
-  if (t->sib_prev)
-    T(s, t->sib_prev - 1)->sib_next = t->sib_next;
-  else
+  uint32_t i = tidx(t) + 1;
+  if (p->child_head == i)
     p->child_head = t->sib_next;
-  if (t->sib_next)
-    T(s, t->sib_next - 1)->sib_prev = t->sib_prev;
   else
-    p->child_tail = t->sib_prev;
+    T(s, t->sib_prev - 1)->sib_next = t->sib_next;
+  if (t->sib_next)
+    T(s, t->sib_next - 1)->sib_prev = t->sib_prev; /* the new first keeps the last */
+  else if (p->child_head)
+    T(s, p->child_head - 1)->sib_prev = t->sib_prev; /* it was the last */
   t->parent = t->sib_next = t->sib_prev = NONE;
 }
 
@@ -792,7 +815,6 @@ static void free_task(weft_sched *s, task *t, int state) {
     t->child_head = c->sib_next;
     c->parent = c->sib_next = c->sib_prev = NONE;
   }
-  t->child_tail = NONE;
   /* A waiter still listed (a task class without a cancel callback) fails. */
   while (t->waiters.head) weft_rec_complete(s, t->waiters.head, 1);
   group *g = G(s, t->group);
@@ -822,11 +844,17 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
     if (p->state >= WEFT_TASK_CANCELLING || p->group != gidx(g)) p = NULL;
   }
   if (weft_pool_full(&s->tasks)) return WEFT_ELIMIT;
+  uint32_t ci = 0;
+  while (ci < s->nclasses && s->classes[ci] != cls) ci++;
+  if (ci == s->nclasses) {
+    if (ci == MAX_CLASSES) return WEFT_ELIMIT;
+    s->classes[s->nclasses++] = cls;
+  }
   weft_id id;
   task *t = weft_pool_alloc(&s->tasks, &id);
   if (!t) return WEFT_ENOMEM;
   uint32_t i = WEFT_ID_INDEX(id);
-  t->cls = cls;
+  t->cls = (uint8_t)ci;
   t->state = WEFT_TASK_NEW;
   t->group = gidx(g);
   t->born = s->born++;
@@ -840,12 +868,15 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
   g->ntasks++;
   if (p) {
     t->parent = tidx(p) + 1;
-    t->sib_prev = p->child_tail;
-    if (p->child_tail)
-      T(s, p->child_tail - 1)->sib_next = i + 1;
-    else
+    if (p->child_head) {
+      task *first = T(s, p->child_head - 1);
+      t->sib_prev = first->sib_prev;
+      T(s, first->sib_prev - 1)->sib_next = i + 1;
+      first->sib_prev = i + 1;
+    } else {
       p->child_head = i + 1;
-    p->child_tail = i + 1;
+      t->sib_prev = i + 1;
+    }
   }
   *out = id;
   if (udata) *udata = udata_of(t);
@@ -960,7 +991,7 @@ static void do_cancel(weft_sched *s, task *t) {
       do_cancel(s, c);
   }
   drop_wait(s, t);
-  if (t->cls->cancel) t->cls->cancel(s, id, udata_of(t));
+  if (CLS(s, t)->cancel) CLS(s, t)->cancel(s, id, udata_of(t));
   t = tget(s, id);
   if (t) free_task(s, t, WEFT_TASK_CANCELLED);
 }
@@ -1032,14 +1063,17 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
     x->h.next_free = r - 1;
   } else {
     weft_id rid;
-    x = weft_pool_alloc(&s->recs, &rid);
-    if (!x) return NULL;
+    prec *px = weft_pool_alloc(&s->recs, &rid);
+    if (!px) return NULL;
+    px->task = tidx(t);
+    px->tnext = t->recs;
+    x = &px->r;
     r = WEFT_ID_INDEX(rid) + 1;
   }
-  x->task = tidx(t);
+  /* The inline record is the first of its wait (own_used clears only with
+     the wait's chain), so it ends the chain. */
   x->slot = (uint32_t)slot;
   x->kind = (uint8_t)kind;
-  x->tnext = t->recs;
   t->recs = r;
   t->nrecs++;
   t->pending++;
@@ -1087,8 +1121,6 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, do
   /* The inline record, filled directly: this is the hottest wait. */
   rec *x = &t->own;
   uint32_t r = INLINE | tidx(t);
-  x->task = tidx(t);
-  x->tnext = NONE;
   x->slot = 0;
   x->quiet = 1;
   x->start = c->now;

@@ -108,8 +108,9 @@ size_t weft_sched_memory(const weft_sched *s);
 /* Creates a task in state NEW in group (0: the root group), as a child of
    parent (0: none; the parent must be live and in the same group). udata
    (task_udata_size bytes, zeroed) is returned in *udata and stays at that
-   address until the task is freed. Errors: WEFT_ESTALE (dead group or
-   parent), WEFT_ELIMIT (max_tasks), WEFT_ENOMEM. */
+   address until the task is freed. A scheduler tells at most 16 classes
+   apart. Errors: WEFT_ESTALE (dead group or parent), WEFT_ELIMIT
+   (max_tasks, or a 17th class), WEFT_ENOMEM. */
 int weft_task_create(weft_sched *s, weft_id group, weft_id parent, const weft_task_class *cls,
                      weft_id *out, void **udata);
 /* The task's user data, or NULL for a stale handle. */
