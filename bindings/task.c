@@ -503,7 +503,9 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   lua_Debug ar;
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar)) break;
-    if (ar.currentline < 0 || strcmp(ar.source, WEFT_PRELUDE_CHUNK) == 0) continue;
+    if (ar.currentline < 0 ||
+        (ar.source[0] == WEFT_PRELUDE_CHUNK[0] && strcmp(ar.source, WEFT_PRELUDE_CHUNK) == 0))
+      continue;
     return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   }
   return parent_site;
@@ -526,11 +528,14 @@ void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) 
   }
 }
 
-weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent) {
+/* weft_new_task, giving the task's data in *out too. */
+static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                        weft_id parent, ltask **out) {
   fidx = lua_absindex(L, fidx);
-  if (lua_type(L, fidx) != LUA_TFUNCTION && luaL_getmetafield(L, fidx, "__call") == LUA_TNIL)
-    luaL_typeerror(L, fidx, "function");
-  if (lua_type(L, fidx) != LUA_TFUNCTION) lua_pop(L, 1);
+  if (lua_type(L, fidx) != LUA_TFUNCTION) {
+    if (luaL_getmetafield(L, fidx, "__call") == LUA_TNIL) luaL_typeerror(L, fidx, "function");
+    lua_pop(L, 1);
+  }
   luaL_checkstack(L, nargs + 8, "too many arguments");
   if (!g) g = W->cur ? weft_task_group(W->S, W->cur) : 0;
   weft_id id;
@@ -546,13 +551,20 @@ weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id 
     luaL_error(L, "not enough memory");
   }
   *(weft_id *)lua_getextraspace(co) = id;
-  lt->site = spawn_site(W, L, parent ? LT(W, parent)->site : 0);
+  ltask *plt = !parent ? NULL : parent == W->cur && W->curlt ? W->curlt : LT(W, parent);
+  lt->site = spawn_site(W, L, plt ? plt->site : 0);
   lt->nargs = nargs;
   for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
   lua_xmove(L, co, nargs + 1);
   lt->co = co;
   W->spawned++;
+  *out = lt;
   return id;
+}
+
+weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent) {
+  ltask *lt;
+  return new_task(W, L, fidx, nargs, g, parent, &lt);
 }
 
 void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
@@ -568,9 +580,8 @@ void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
   }
 }
 
-void weft_run_now(weft_state *W, weft_id id) {
-  ltask *lt = LT(W, id);
-  if (!lt || !lt->co) return;
+/* weft_run_now for the live Lua task id with data lt. */
+static void run_now(weft_state *W, weft_id id, ltask *lt) {
   if (weft_task_held(W->S, id)) {
     weft_task_wake(W->S, id); /* runs when its group resumes */
     return;
@@ -582,6 +593,11 @@ void weft_run_now(weft_state *W, weft_id id) {
   W->run_depth--;
   weft_task_leave(W->S, id);
   weft_sched_flush_cancels(W->S);
+}
+
+void weft_run_now(weft_state *W, weft_id id) {
+  ltask *lt = LT(W, id);
+  if (lt && lt->co) run_now(W, id, lt);
 }
 
 /* After a nested run or a cancel: a task whose cancel was put off because
@@ -599,9 +615,10 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
                       MAX_RUN_DEPTH);
   int nargs = lua_gettop(L) - fidx;
   thandle *h = new_handle(W, L); /* first: a task is never left without it */
-  weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
+  ltask *lt;
+  weft_id id = new_task(W, L, fidx, nargs, g, parent, &lt);
   h->id = id;
-  h->site = LT(W, id)->site;
+  h->site = lt->site;
   /* While it runs its handle is found in this C frame (push_made); only a
      task still alive after that needs it stored. */
   int d = W->run_depth;
@@ -611,9 +628,9 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   sp->h = h;
   sp->idx = lua_gettop(L);
   sp->id = id;
-  weft_run_now(W, id);
+  run_now(W, id, lt);
   W->spawning[d].id = 0;
-  ltask *lt = LT(W, id);
+  lt = LT(W, id);
   if (lt && lt->co && !store_handle(W, L, id)) {
     weft_task_cancel(W->S, id);
     return lua_error(L);
