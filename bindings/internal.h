@@ -70,7 +70,6 @@ typedef struct weft_watchdog {
    introspection and C tasks use is in the task's cold record. */
 typedef struct ltask {
   lua_State *co;  /* the task's thread; NULL for C tasks */
-  double wstart;  /* a plain sleep's clock reading when it began */
   weft_stretch b; /* its budget (budget.c) */
   uint32_t site;  /* spawn-site chain (sites.c), 0: unknown */
   union {
@@ -80,7 +79,7 @@ typedef struct ltask {
   unsigned started : 1;   /* resumed at least once */
   unsigned single : 1;    /* the current wait returns every value of slot 0 */
   unsigned raise : 1;     /* the wait ended by a failure: raise the value on top */
-  unsigned fast : 1;      /* suspended in a plain sleep: resume with its elapsed time */
+  unsigned fast : 1;      /* suspended in a plain sleep: resume with weft_task_slept */
   unsigned fast_real : 1; /* ...measured on the real clock */
   unsigned hooked : 1;    /* the budget hook is armed on its thread */
   unsigned seen : 1;      /* a script holds its thread (coroutine.running): never reused */

@@ -428,7 +428,7 @@ static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
     /* wait's fast path yielded with nothing pushed in its C frame, which
        Lua gave LUA_MINSTACK free slots: room for the elapsed time. */
     lt->fast = 0;
-    lua_pushnumber(co, weft_task_clock(W->S, id, lt->fast_real) - lt->wstart);
+    lua_pushnumber(co, weft_task_slept(W->S, id, lt->fast_real));
     nargs = 1;
   }
   if (!lt->hooked || lt->b.killed) { /* armed once per task (see budget.c) */

@@ -205,7 +205,7 @@ int weft_l_wait(lua_State *L) {
       ltask *lt = W->curlt;
       weft_task_waited(lt);
       if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
-      if (weft_wait_sleep_only(W->S, id, s, 0, &lt->wstart) != WEFT_OK)
+      if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK)
         return luaL_error(L, "not enough memory");
       lt->fast = 1;
       lt->fast_real = 0;

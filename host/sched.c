@@ -1111,7 +1111,7 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   return WEFT_OK;
 }
 
-int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, double *start) {
+int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real) {
   task *t = tget(s, id);
   if (!t || t->state != WEFT_TASK_RUNNING) return t ? WEFT_ESTATE : WEFT_ESTALE;
   if (isnan(seconds)) return WEFT_EINVAL;
@@ -1135,7 +1135,6 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real, do
   t->mode = WEFT_WAIT_ALL;
   t->failed = 0;
   t->state = WEFT_TASK_WAITING;
-  *start = c->now;
   return WEFT_OK;
 }
 
@@ -1143,6 +1142,12 @@ double weft_task_clock(const weft_sched *s, weft_id id, int real) {
   if (real) return s->real.now;
   task *t = tget(s, id);
   return t ? G(s, t->group)->clock.now : 0.0;
+}
+
+double weft_task_slept(const weft_sched *s, weft_id id, int real) {
+  task *t = tget(s, id);
+  if (!t) return 0.0;
+  return (real ? s->real.now : G(s, t->group)->clock.now) - t->own.start;
 }
 
 int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {

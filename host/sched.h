@@ -172,11 +172,14 @@ int weft_wait_begin(weft_sched *s, weft_id task, int mode);
    infinity never completes. */
 int weft_wait_sleep(weft_sched *s, weft_id task, int slot, double seconds, int real);
 /* The common case in one call: begin, one sleep in slot 0, commit. The
-   timer makes no timer_done call: the clock reading at the start is
-   returned in *start and the waiter asks weft_task_clock when it runs. */
-int weft_wait_sleep_only(weft_sched *s, weft_id task, double seconds, int real, double *start);
+   timer makes no timer_done call: the waiter asks weft_task_slept when
+   it runs. */
+int weft_wait_sleep_only(weft_sched *s, weft_id task, double seconds, int real);
 /* The clock a task's sleeps run on now: its group's, or the real one. */
 double weft_task_clock(const weft_sched *s, weft_id task, int real);
+/* Seconds on that clock since the task's last weft_wait_sleep_only
+   began (the record keeps its start until the task's next wait). */
+double weft_task_slept(const weft_sched *s, weft_id task, int real);
 /* Adds a record to list, completed by its owner with weft_rec_complete. */
 int weft_wait_on(weft_sched *s, weft_id task, int slot, weft_wlist *list);
 /* Ends adding records: the task becomes WAITING, or READY at once when
