@@ -55,16 +55,17 @@ typedef struct trun {
 
 #define RUN_CACHE 256 /* newest runs by (clock, deadline) hash */
 #define MAX_CLASSES 16 /* task classes one scheduler tells apart */
+#define MAX_SLOT 65535 /* a record's slot is 16 bits */
 
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
 typedef struct rec {
-  weft_slot h;
+  uint32_t self; /* its own index (see R) */
   uint32_t next; /* REC_LIST: next in list; REC_NEXT: in the clock's queue; REC_TIMER: in its run */
   uint32_t prev; /* ...previous */
   uint8_t kind;
   uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
-  uint32_t slot;
+  uint16_t slot; /* where its value goes in the wait (a wait list has at most 65,536) */
   union {
     weft_wlist *list; /* REC_LIST */
     tclock *clock;    /* REC_NEXT, REC_FOREVER */
@@ -78,6 +79,7 @@ typedef struct rec {
    record does without (its task holds it, and it is always the last
    record of its wait's chain: see add_rec). */
 typedef struct prec {
+  weft_slot h;
   rec r;
   uint32_t tnext; /* next record of the same wait, index + 1 */
   uint32_t task;  /* waiter index */
@@ -209,22 +211,24 @@ static inline group *gget(const weft_sched *s, weft_id id) {
 static inline void *udata_of(task *t) { return (char *)t + sizeof(task); }
 static inline rec *R(const weft_sched *s, uint32_t r) {
   if (r & INLINE) return &T(s, r & ~INLINE)->own;
-  return weft_pool_at(&s->recs, r - 1);
+  return &((prec *)weft_pool_at(&s->recs, r - 1))->r;
+}
+static inline prec *PR(rec *x) { return (prec *)((char *)x - offsetof(prec, r)); }
+static inline const prec *cPR(const rec *x) {
+  return (const prec *)((const char *)x - offsetof(prec, r));
 }
 /* The waiter of record r (at x), and the next record of its wait. */
 static inline uint32_t rec_task(uint32_t r, const rec *x) {
-  return (r & INLINE) ? r & ~INLINE : ((const prec *)x)->task;
+  return (r & INLINE) ? r & ~INLINE : cPR(x)->task;
 }
 static inline uint32_t rec_tnext(uint32_t r, const rec *x) {
-  return (r & INLINE) ? NONE : ((const prec *)x)->tnext;
+  return (r & INLINE) ? NONE : cPR(x)->tnext;
 }
 static inline const weft_task_class *CLS(const weft_sched *s, const task *t) {
   return s->classes[t->cls];
 }
-/* A record's own index (see R): a pooled record's header holds its slot
-   index; the inline record's header is set to match when its task is
-   made. */
-static inline uint32_t rec_index(const rec *x) { return x->h.next_free + 1; }
+/* A record's own index (see R), set when it is taken. */
+static inline uint32_t rec_index(const rec *x) { return x->self; }
 
 /* Unlinks record x from a list of records kept by head and tail (a
    clock's next-frame queue, a run). The head's prev is not kept up to
@@ -428,7 +432,7 @@ static void drop_wait(weft_sched *s, task *t) {
     rec *x = R(s, r);
     uint32_t next = rec_tnext(r, x);
     rec_detach(s, x);
-    if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(x));
+    if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(PR(x)));
     r = next;
   }
   t->own_used = 0;
@@ -629,8 +633,9 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
       t = T(s, r & ~INLINE);
       x = &t->own;
     } else {
-      x = weft_pool_at(&s->recs, r - 1);
-      t = T(s, ((prec *)x)->task);
+      prec *px = weft_pool_at(&s->recs, r - 1);
+      x = &px->r;
+      t = T(s, px->task);
     }
     if (!u) { /* take the front (see chain_unlink) */
       c->nhead = x->next;
@@ -647,7 +652,7 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
     if (t->pending) t->pending--;
     if (t->state != WEFT_TASK_WAITING || (t->mode != WEFT_WAIT_FIRST && t->pending != 0)) continue;
     if (t->recs == r && rec_tnext(r, x) == NONE) { /* the wait's only record: nothing to detach */
-      if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(x));
+      if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(PR(x)));
       t->own_used = 0;
       t->recs = NONE;
       t->nrecs = t->pending = 0;
@@ -858,7 +863,7 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
   t->state = WEFT_TASK_NEW;
   t->group = gidx(g);
   t->born = s->born++;
-  t->own.h.next_free = (INLINE | i) - 1; /* see rec_index */
+  t->own.self = INLINE | i;
   t->gprev = g->task_tail;
   if (g->task_tail)
     T(s, g->task_tail - 1)->gnext = i + 1;
@@ -1060,7 +1065,7 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
     x = &t->own;
     r = INLINE | tidx(t);
     memset(x, 0, sizeof *x);
-    x->h.next_free = r - 1;
+    x->self = r;
   } else {
     weft_id rid;
     prec *px = weft_pool_alloc(&s->recs, &rid);
@@ -1069,10 +1074,11 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
     px->tnext = t->recs;
     x = &px->r;
     r = WEFT_ID_INDEX(rid) + 1;
+    x->self = r;
   }
   /* The inline record is the first of its wait (own_used clears only with
      the wait's chain), so it ends the chain. */
-  x->slot = (uint32_t)slot;
+  x->slot = (uint16_t)slot;
   x->kind = (uint8_t)kind;
   t->recs = r;
   t->nrecs++;
@@ -1097,7 +1103,8 @@ static inline int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, doub
 int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int real) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
-  if (t->state != WEFT_TASK_RUNNING || isnan(seconds)) return WEFT_EINVAL;
+  if (t->state != WEFT_TASK_RUNNING || isnan(seconds) || (unsigned)slot > MAX_SLOT)
+    return WEFT_EINVAL;
   tclock *c = real ? &s->real : &G(s, t->group)->clock;
   double end = seconds > 0 ? c->now + seconds : c->now;
   int kind = end > MAX_DUE ? REC_FOREVER : seconds > 0 ? REC_TIMER : REC_NEXT;
@@ -1153,7 +1160,7 @@ double weft_task_slept(const weft_sched *s, weft_id id, int real) {
 int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
-  if (t->state != WEFT_TASK_RUNNING || !l) return WEFT_EINVAL;
+  if (t->state != WEFT_TASK_RUNNING || !l || (unsigned)slot > MAX_SLOT) return WEFT_EINVAL;
   rec *x = add_rec(s, t, slot, REC_LIST);
   if (!x) return WEFT_ENOMEM;
   uint32_t r = t->recs;
