@@ -72,10 +72,10 @@ typedef struct ltask {
   lua_State *co;  /* the task's thread; NULL for C tasks */
   weft_stretch b; /* its budget (budget.c) */
   uint32_t site;  /* spawn-site chain (sites.c), 0: unknown */
-  union {
-    int nargs; /* before the first resume: arguments for it */
-    int base;  /* after: stack index on co where delivered values start */
-  };
+  /* Before the first resume: the arguments for it; after: the stack index
+     on co where delivered values start (both below LUAI_MAXSTACK). */
+  unsigned base : 21;
+  unsigned comb : 2;      /* C tasks: which combinator */
   unsigned started : 1;   /* resumed at least once */
   unsigned single : 1;    /* the current wait returns every value of slot 0 */
   unsigned raise : 1;     /* the wait ended by a failure: raise the value on top */
@@ -85,7 +85,6 @@ typedef struct ltask {
   unsigned seen : 1;      /* a script holds its thread (coroutine.running): never reused */
   unsigned pinned : 1;    /* its handle holds a name: held in ref_pinned */
   unsigned cold : 1;      /* its cold record is in use (weft_cold) */
-  unsigned comb : 8;      /* C tasks: which combinator */
 } ltask;
 
 /* What few tasks use, kept out of the slot: one record per task slot

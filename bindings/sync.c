@@ -1197,7 +1197,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   }
   W->spawned++;
   c->deliver = comb_deliver;
-  lt->comb = (uint8_t)mode;
+  lt->comb = (unsigned)mode;
   lua_pushvalue(L, outi);
   c->ref = luaL_ref(L, LUA_REGISTRYINDEX);
   weft_wait_begin(W->S, task, mode == C_ALL ? WEFT_WAIT_ALL : WEFT_WAIT_FIRST);

@@ -464,7 +464,7 @@ static void lt_resume(weft_sched *S, weft_id id, void *ud) {
   int nargs = 0;
   if (!lt->started) {
     lt->started = 1;
-    nargs = lt->nargs;
+    nargs = lt->base;
   }
   resume_task(W, id, lt, nargs);
 }
@@ -553,7 +553,7 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   *(weft_id *)lua_getextraspace(co) = id;
   ltask *plt = !parent ? NULL : parent == W->cur && W->curlt ? W->curlt : LT(W, parent);
   lt->site = spawn_site(W, L, plt ? plt->site : 0);
-  lt->nargs = nargs;
+  lt->base = (unsigned)nargs; /* below LUAI_MAXSTACK: co has room for them */
   for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
   lua_xmove(L, co, nargs + 1);
   lt->co = co;
@@ -589,7 +589,7 @@ static void run_now(weft_state *W, weft_id id, ltask *lt) {
   weft_task_enter(W->S, id);
   lt->started = 1;
   W->run_depth++;
-  resume_task(W, id, lt, lt->nargs);
+  resume_task(W, id, lt, lt->base);
   W->run_depth--;
   weft_task_leave(W->S, id);
   weft_sched_flush_cancels(W->S);

@@ -96,7 +96,7 @@ int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int bas
                     lua_KFunction k) {
   ltask *lt = LT(W, id);
   lt->single = (uint8_t)single;
-  lt->base = base;
+  lt->base = (unsigned)base;
   weft_task_waited(lt);
   weft_wait_commit(W->S, id);
   return lua_yieldk(L, 0, 0, k ? k : wait_k);
