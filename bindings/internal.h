@@ -180,7 +180,7 @@ struct weft_state {
   /* ---- Lua values the host keeps (registry refs) ---- */
   int ref_api;       /* the shared script API table */
   int ref_env_mt;    /* hidden metatable of script environments (sandbox.c) */
-  int ref_tasks;     /* [index + 1] = thread of the Lua task in that slot, or one kept for reuse */
+  int ref_tasks;     /* anchors of the tasks' threads, by chunk of slots (task.c) */
   int ref_handles;   /* weak: [index + 1] = handle made for the task in that slot */
   int ref_pinned;    /* [index + 1] = handle of a live task that holds its name */
   int ref_kept;      /* handles of tasks started from C */

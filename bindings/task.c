@@ -288,10 +288,15 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   lua_settop(co, 0);
 }
 
-/* Every task slot index has a place in ref_tasks[index + 1]: the thread
-   of the Lua task using the slot, which anchors it, and after the task a
+/* Every task slot index has a place in an anchor table: the thread of
+   the Lua task using the slot, which anchors it, and after the task a
    clean thread kept there for the next task in the slot (the host reuses
-   the slot freed last first), or false. A spawn then allocates no thread
+   the slot freed last first), or false. There is one anchor table per
+   chunk of WEFT_POOL_CHUNK slots, made with room for all of them when
+   the chunk's first thread is, in ref_tasks[chunk + 1]: the tables grow
+   with the task pool, without the spare room of an array that doubles
+   (16 bytes a slot; one table for every slot would have up to 32). A
+   spawn then allocates no thread
    and writes no table, and the collector has fewer threads to free. Up to
    THREAD_POOL threads are kept; a thread is only kept when it is clean
    (status OK, empty) and no script ever held it (coroutine.running): a
@@ -300,6 +305,15 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
    remembered in W->idle (direct-mapped by slot), so taking one back (a
    spawn after a task ended, the usual churn) reads no table either. */
 #define THREAD_POOL 1024
+
+/* Pushes the anchor table of slot index i's chunk (nil before its first
+   thread) and returns its type. */
+static int push_anchors(weft_state *W, lua_State *L, uint32_t i) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+  int t = lua_rawgeti(L, -1, (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1);
+  lua_remove(L, -2);
+  return t;
+}
 
 /* After task id (now ended) is done with its thread co. */
 static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int seen) {
@@ -310,17 +324,28 @@ static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int 
     W->idle[i % WEFT_IDLE_CACHE] = (weft_idle){i + 1, co};
     return;
   }
-  if (!lua_checkstack(L, 2)) L = W->L;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+  if (!lua_checkstack(L, 3)) L = W->L;
+  uint32_t i = WEFT_ID_INDEX(id);
+  push_anchors(W, L, i);
   lua_pushboolean(L, 0); /* an existing key: no allocation */
-  lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1);
+  lua_rawseti(L, -2, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
   lua_pop(L, 1);
 }
 
-/* Protected: a new thread in ref_tasks (at 2) at slot (at 1). */
+/* Protected: a new thread anchored for slot index (at 1), and its
+   chunk's anchor table if there is none yet. */
 static int l_new_thread(lua_State *L) {
+  weft_state *W = weft_get(L);
+  uint32_t i = (uint32_t)lua_tointeger(L, 1);
+  if (push_anchors(W, L, i) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+    lua_createtable(L, WEFT_POOL_CHUNK, 0);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1);
+  }
   lua_newthread(L);
-  lua_rawseti(L, 2, lua_tointeger(L, 1));
+  lua_rawseti(L, -2, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
   return 0;
 }
 
@@ -334,22 +359,24 @@ static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
     W->nidle--;
     return e->co;
   }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-  if (lua_rawgeti(L, -1, slot) == LUA_TTHREAD) {
+  uint32_t i = WEFT_ID_INDEX(id);
+  lua_Integer k = (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1;
+  int top = lua_gettop(L);
+  if (push_anchors(W, L, i) == LUA_TTABLE && lua_rawgeti(L, -1, k) == LUA_TTHREAD) {
     W->nidle--;
   } else {
-    lua_pop(L, 1);
+    lua_settop(L, top);
     lua_pushcfunction(L, l_new_thread);
-    lua_pushinteger(L, slot);
-    lua_pushvalue(L, -3);
-    if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    lua_pushinteger(L, (lua_Integer)i);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
       weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
       lua_error(L);
     }
-    lua_rawgeti(L, -1, slot);
+    push_anchors(W, L, i);
+    lua_rawgeti(L, -1, k);
   }
   lua_State *co = lua_tothread(L, -1);
-  lua_pop(L, 2);
+  lua_settop(L, top);
   return co;
 }
 
