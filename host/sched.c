@@ -731,10 +731,9 @@ static void run_task(weft_sched *s, task *t) {
 static inline void warm_next(weft_sched *s, task *n) {
   if (n->qnext) {
     const char *p = (const char *)T(s, n->qnext - 1);
-    WEFT_PREFETCH(p);
-    WEFT_PREFETCH(p + 64);
-    WEFT_PREFETCH(p + sizeof(task));
-    WEFT_PREFETCH(p + sizeof(task) + 63);
+    uint32_t size = s->tasks.elem_size; /* the task and its user data */
+    for (uint32_t off = 0; off < size; off += 64) WEFT_PREFETCH(p + off);
+    WEFT_PREFETCH(p + size - 1);
   }
   if (CLS(s, n)->warm) CLS(s, n)->warm(udata_of(n));
 }
