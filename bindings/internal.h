@@ -106,12 +106,15 @@ typedef struct ltask_cold {
 /* A task handle: one userdata per task, made when something first asks
    for it (task.c). User value 1 is nil while the task lives, then its
    results (one value, or a table with n) or its error; user value 2 is
-   its name. */
+   its name. A task that ended inside spawn with nothing to keep gets a
+   handle without user values (48 bytes instead of 88): its name, if a
+   script sets one, is kept in ref_names. */
 typedef struct thandle {
   weft_id id;
   uint8_t final;  /* 0 while live, else WEFT_TASK_DONE/FAILED/CANCELLED */
   uint8_t packed; /* results are a table {n=..., ...} */
   uint8_t named;  /* a script set t.name */
+  uint8_t bare;   /* no user values (see above) */
   uint32_t site;  /* spawn site chain, kept for reports */
 } thandle;
 
@@ -142,14 +145,16 @@ typedef struct weft_modules {
   int loading;              /* running modules' top levels */
 } weft_modules;
 
-/* A spawn running its new task at once, and the handle it will return
-   (task.c). */
+/* A spawn running its new task at once (task.c): its handle is made
+   once the task stops, unless something asks for it earlier. */
 typedef struct weft_spawning {
-  weft_id id;      /* the new task, 0: none */
-  lua_State *L;    /* the spawner's thread... */
-  lua_Debug frame; /* ...the C function calling spawn there (lua_getstack level 0)... */
-  int idx;         /* ...and the handle's index in that function's stack */
-  thandle *h;      /* the handle */
+  weft_id id;     /* the new task, 0: none */
+  uint32_t site;  /* its spawn site, kept when it ends */
+  uint8_t final;  /* how it ended, 0: it has not */
+  uint8_t packed; /* the kept value is its results packed {n=..., ...} */
+  uint8_t kept;   /* W->spawns holds its handle (handle = 1) or its outcome (1 value) */
+  uint8_t handle; /* ...which is its handle */
+  uint8_t made;   /* a handle was made while it ran (cached weakly in ref_handles) */
 } weft_spawning;
 
 /* A slot whose thread is kept in ref_tasks for its next task (task.c). */
@@ -183,6 +188,7 @@ struct weft_state {
   int ref_tasks;     /* anchors of the tasks' threads, by chunk of slots (task.c) */
   int ref_handles;   /* weak: [index + 1] = handle made for the task in that slot */
   int ref_pinned;    /* [index + 1] = handle of a live task that holds its name */
+  int ref_names;     /* weak keys: [handle] = name, for handles without user values */
   int ref_kept;      /* handles of tasks started from C */
   int ref_groups;    /* weak: [index + 1] = handle of a group */
   int ref_syncs;     /* weak: handles of futures, signals, channels */
@@ -209,6 +215,7 @@ struct weft_state {
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */
   weft_spawning spawning[MAX_RUN_DEPTH + 1]; /* by run_depth when spawned */
+  lua_State *spawns; /* a thread never run: [depth + 1] holds what spawning[depth] kept */
   int close_depth;  /* nested coroutine closes and task unwinds */
   int in_cleanup;   /* running finally() cleanups */
 

@@ -76,13 +76,6 @@ static weft_spawning *spawning_of(weft_state *W, weft_id id) {
 /* Pushes the handle made for task id while anyone still holds it and
    returns it; pushes nothing and returns NULL when there is none. */
 static thandle *push_made(weft_state *W, lua_State *L, weft_id id) {
-  weft_spawning *sp = spawning_of(W, id);
-  if (sp) { /* in its spawner's C frame, whatever runs on that thread now */
-    if (!lua_checkstack(sp->L, 1)) return NULL;
-    lua_getlocal(sp->L, &sp->frame, sp->idx);
-    lua_xmove(sp->L, L, 1);
-    return sp->h;
-  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_handles);
   lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
   thandle *h = lua_touserdata(L, -1); /* the slot's last handle, maybe an earlier task's */
@@ -94,10 +87,11 @@ static thandle *push_made(weft_state *W, lua_State *L, weft_id id) {
   return NULL;
 }
 
-/* Pushes a new handle, not yet a task's. */
-static thandle *new_handle(weft_state *W, lua_State *L) {
-  thandle *h = lua_newuserdatauv(L, sizeof *h, 2);
+/* Pushes a new handle, not yet a task's, with nuv (0 or 2) user values. */
+static thandle *new_handle(weft_state *W, lua_State *L, int nuv) {
+  thandle *h = lua_newuserdatauv(L, sizeof *h, nuv);
   memset(h, 0, sizeof *h);
+  h->bare = nuv == 0;
   weft_set_meta(L, W->ref_task_mt);
   return h;
 }
@@ -136,16 +130,18 @@ void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
     return;
   }
   if (push_made(W, L, id)) return;
-  thandle *h = new_handle(W, L);
+  thandle *h = new_handle(W, L, 2);
   h->id = id;
   h->site = lt->site;
   if (!store_handle(W, L, id)) lua_error(L);
+  weft_spawning *sp = spawning_of(W, id);
+  if (sp) sp->made = 1;
 }
 
 weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
                              weft_id parent) {
   fidx = lua_absindex(L, fidx);
-  thandle *h = new_handle(W, L); /* first: a task is never left without it */
+  thandle *h = new_handle(W, L, 2); /* first: a task is never left without it */
   weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
   h->id = id;
   h->site = LT(W, id)->site;
@@ -192,35 +188,60 @@ static int l_pack(lua_State *L) {
   return 1;
 }
 
-/* Stores a finished task's outcome (L[idx], n values) in its handle, if
-   one is held, and unpins it. */
-static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final, int idx, int n) {
-  weft_spawning *sp = n ? NULL : spawning_of(W, id);
-  if (sp) { /* ended inside spawn with no values: nothing to push */
-    sp->h->final = (uint8_t)final;
-    unpin(W, L, id, lt);
-    return;
+/* Pushes the outcome (L[idx], n values): nothing for none, the value for
+   one, a table {v1, ..., vn, n = n} for several (*packed set; out of
+   memory keeps the first). L has room for n + 4 values. */
+static int push_outcome(lua_State *L, int idx, int n, uint8_t *packed) {
+  if (n > 1) {
+    lua_pushcfunction(L, l_pack);
+    for (int i = 0; i < n; i++) lua_pushvalue(L, idx + i);
+    if (lua_pcall(L, n, 1, 0) == LUA_OK) {
+      *packed = 1;
+    } else {
+      lua_pop(L, 1);
+      lua_pushvalue(L, idx);
+    }
+  } else if (n == 1) {
+    lua_pushvalue(L, idx);
   }
+  return n > 0;
+}
+
+/* Moves the value on top of L to W->spawns for the spawn at depth d. */
+static void keep_aside(weft_state *W, lua_State *L, int d) {
+  lua_xmove(L, W->spawns, 1); /* room is reserved (weft_open_tasks) */
+  lua_replace(W->spawns, d + 1);
+}
+
+/* Stores a finished task's outcome (L[idx], n values) in its handle, if
+   one is held, and unpins it. A task ending inside spawn keeps its
+   handle, or without one its outcome, aside for spawn to return. */
+static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final, int idx, int n) {
+  weft_spawning *sp = spawning_of(W, id);
   idx = lua_absindex(L, idx);
-  if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
-  thandle *h = push_made(W, L, id);
+  thandle *h = NULL;
+  if (!sp || sp->made) {
+    if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
+    h = push_made(W, L, id);
+  }
   if (h) {
     h->final = (uint8_t)final;
-    if (n > 1) { /* several results need a table: out of memory keeps the first */
-      lua_pushcfunction(L, l_pack);
-      for (int i = 0; i < n; i++) lua_pushvalue(L, idx + i);
-      if (lua_pcall(L, n, 1, 0) == LUA_OK) {
-        h->packed = 1;
-      } else {
-        lua_pop(L, 1);
-        lua_pushvalue(L, idx);
-      }
-      lua_setiuservalue(L, -2, 1);
-    } else if (n == 1) {
-      lua_pushvalue(L, idx);
-      lua_setiuservalue(L, -2, 1);
-    } /* no values: user value 1 is still nil */
-    lua_pop(L, 1);
+    if (push_outcome(L, idx, n, &h->packed)) lua_setiuservalue(L, -2, 1);
+    if (sp) {
+      keep_aside(W, L, (int)(sp - W->spawning));
+      sp->kept = sp->handle = 1;
+    } else {
+      lua_pop(L, 1);
+    }
+  } else if (sp) { /* no handle yet: spawn makes it */
+    sp->final = (uint8_t)final;
+    sp->site = lt->site;
+    if (n || final != WEFT_TASK_DONE) {
+      if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
+      if (!push_outcome(L, idx, n, &sp->packed)) lua_pushnil(L);
+      keep_aside(W, L, (int)(sp - W->spawning));
+      sp->kept = 1;
+    }
   }
   unpin(W, L, id, lt);
 }
@@ -641,26 +662,44 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
     return luaL_error(L, "tasks started inside each other too deep (over %d): use defer",
                       MAX_RUN_DEPTH);
   int nargs = lua_gettop(L) - fidx;
-  thandle *h = new_handle(W, L); /* first: a task is never left without it */
   ltask *lt;
   weft_id id = new_task(W, L, fidx, nargs, g, parent, &lt);
-  h->id = id;
-  h->site = lt->site;
-  /* While it runs its handle is found in this C frame (push_made); only a
-     task still alive after that needs it stored. */
+  /* It runs before its handle is made: a task that ends at once with
+     nothing to keep gets a handle without user values (see thandle). */
   int d = W->run_depth;
   weft_spawning *sp = &W->spawning[d];
-  lua_getstack(L, 0, &sp->frame);
-  sp->L = L;
-  sp->h = h;
-  sp->idx = lua_gettop(L);
-  sp->id = id;
+  *sp = (weft_spawning){.id = id};
   run_now(W, id, lt);
-  W->spawning[d].id = 0;
+  sp->id = 0;
   lt = LT(W, id);
-  if (lt && lt->co && !store_handle(W, L, id)) {
-    weft_task_cancel(W->S, id);
-    return lua_error(L);
+  if (lt && lt->co) { /* still running */
+    if (!push_made(W, L, id)) {
+      thandle *h = new_handle(W, L, 2);
+      h->id = id;
+      h->site = lt->site;
+      if (!store_handle(W, L, id)) {
+        weft_task_cancel(W->S, id);
+        return lua_error(L);
+      }
+    }
+  } else if (sp->kept && sp->handle) {
+    lua_pushvalue(W->spawns, d + 1);
+    lua_xmove(W->spawns, L, 1);
+  } else {
+    thandle *h = new_handle(W, L, sp->kept ? 2 : 0);
+    h->id = id;
+    h->site = sp->site;
+    h->final = sp->final ? sp->final : WEFT_TASK_CANCELLED;
+    if (sp->kept) {
+      h->packed = sp->packed;
+      lua_pushvalue(W->spawns, d + 1);
+      lua_xmove(W->spawns, L, 1);
+      lua_setiuservalue(L, -2, 1);
+    }
+  }
+  if (sp->kept) {
+    lua_pushnil(W->spawns);
+    lua_replace(W->spawns, d + 1);
   }
   if (W->cur && weft_task_doomed(W->S, W->cur)) {
     lua_settop(L, 0);
@@ -761,8 +800,14 @@ static int l_task_index(lua_State *L) {
   if (strcmp(k, "status") == 0) {
     lua_pushstring(L, status_name(W, h));
   } else if (strcmp(k, "name") == 0) {
-    if (lua_getiuservalue(L, 1, 2) == LUA_TNIL)
-      lua_pushstring(L, weft_site_where(W->sites, h->site));
+    if (h->bare && h->named) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_names);
+      lua_pushvalue(L, 1);
+      lua_rawget(L, -2);
+    } else {
+      lua_getiuservalue(L, 1, 2); /* a bare handle has none: nil */
+    }
+    if (lua_isnil(L, -1)) lua_pushstring(L, weft_site_where(W->sites, h->site));
   } else if (strcmp(k, "cancel") == 0) {
     lua_pushcfunction(L, l_task_cancel);
   } else if (strcmp(k, "group") == 0) {
@@ -796,8 +841,15 @@ static int l_task_newindex(lua_State *L) {
     lua_pop(L, 1);
     lt->pinned = 1;
   }
-  lua_setiuservalue(L, 1, 2);
   h->named = !lua_isnil(L, 3);
+  if (h->bare) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_names);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 3);
+    lua_rawset(L, -3); /* [handle] = name */
+  } else {
+    lua_setiuservalue(L, 1, 2);
+  }
   return 0;
 }
 
@@ -843,6 +895,16 @@ int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunc
 }
 
 void weft_open_tasks(weft_state *W, lua_State *L) {
+  W->spawns = lua_newthread(L);
+  luaL_ref(L, LUA_REGISTRYINDEX);
+  if (!lua_checkstack(W->spawns, MAX_RUN_DEPTH + 2)) luaL_error(L, "not enough memory");
+  lua_settop(W->spawns, MAX_RUN_DEPTH + 1); /* a slot per depth, and room for one more */
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  W->ref_names = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_task_mt =
       weft_new_meta(L, WEFT_TASK_MT, l_task_index, l_task_tostring, NULL, &task_waitable, "task");
   lua_pushcfunction(L, l_task_newindex);

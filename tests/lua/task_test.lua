@@ -489,3 +489,42 @@ test("a task that ends inside spawn keeps its handle through collections and a s
   assert(rawequal(inside, t), "current() inside differs from spawn's handle")
   assert(wait(t) == "v", "value lost")
 end)
+
+test("a task that ended inside spawn with no values takes a name, and keeps it", function()
+  local t = spawn(function() end)
+  local site = t.name
+  assert(site:match("task_test%.lua:%d+$"), "name " .. tostring(site))
+  t.name = "quick"
+  assert(t.name == "quick" and tostring(t) == "task quick (done)", tostring(t))
+  t.name = nil
+  assert(t.name == site, "name after clearing " .. tostring(t.name))
+  assert(select("#", wait(t)) == 0, "a task with no values gave some")
+end)
+
+test("tasks that end inside spawn keep their values and errors, one or several", function()
+  local one = spawn(function() return "a" end)
+  local many = spawn(function() return 1, nil, 3 end)
+  local bad = spawn(function() error("at once", 0) end)
+  assert(wait(one) == "a", "one value lost")
+  local n = select("#", wait(many))
+  local a, b, c = wait(many)
+  assert(n == 3 and a == 1 and b == nil and c == 3, "several values lost")
+  assert(bad.status == "failed" and bad.error == "at once", "error " .. tostring(bad.error))
+  assert(one ~= many and many ~= bad, "handles shared")
+end, {reports = true}) -- the failure is meant to reach stderr
+
+test("a task inside spawn whose early handle was dropped still gives spawn its values or its cancel", function()
+  local t = spawn(function()
+    current()
+    for _ = 1, 200000 do local _ = {} end
+    return 7
+  end)
+  assert(wait(t) == 7, "value lost")
+  local c = spawn(function()
+    current():cancel()
+    wait()
+  end)
+  assert(c.status == "cancelled", "status " .. c.status)
+  local ok, err = pcall(wait, c)
+  assert(not ok and err == weft.CANCELLED, "wait gave " .. tostring(err))
+end)
