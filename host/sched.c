@@ -608,11 +608,48 @@ static void advance_clocks(weft_sched *s, double dt) {
   if (s->real.now > MAX_CLOCK) s->real.now = MAX_CLOCK;
 }
 
+/* The next-frame queue's common case in one tight loop: a plain sleep
+   (a task's inline record as its only one, with no timer_done call) of a
+   waiting task becomes ready, in queue order. Stops at the first other
+   record, which fire_timers takes with whatever follows. */
+static void wake_plain(weft_sched *s, tclock *c) {
+  uint8_t realwake = c == &s->real; /* wait_realtime ignores pause */
+  task *prev = s->ready.tail ? T(s, s->ready.tail - 1) : NULL;
+  uint32_t r;
+  while ((r = c->nhead) & INLINE) {
+    task *t = T(s, r & ~INLINE);
+    if (t->recs != r || t->state != WEFT_TASK_WAITING || !t->own.quiet) break;
+    uint32_t i = tidx(t) + 1;
+    c->nhead = t->own.next;
+    t->own.next = NONE;
+    t->own.kind = REC_DONE;
+    t->own_used = 0;
+    t->recs = NONE;
+    t->nrecs = t->pending = 0;
+    t->state = WEFT_TASK_READY;
+    t->qprev = s->ready.tail; /* enqueue, knowing the tail */
+    t->qnext = NONE;
+    if (prev)
+      prev->qnext = i;
+    else
+      s->ready.head = i;
+    s->ready.tail = i;
+    t->queued = 1;
+    t->realwake = realwake;
+    prev = t;
+  }
+  if (!c->nhead) c->ntail = NONE;
+}
+
 /* Pops the clock's next due sleep (queue first, then the first run in the
    heap) and completes its record; an emptied run is just dropped. With `all`, goes on
    while the clock has due sleeps. */
 static void fire_timers(weft_sched *s, tclock *c, int all) {
   int64_t now = to_ns(c->now) + 1; /* the clock stands still during a wake pass */
+  if (all && (c->nhead & INLINE)) {
+    wake_plain(s, c);
+    if (!clock_due(c)) return;
+  }
   do {
     uint32_t r;
     rec *x;
