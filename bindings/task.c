@@ -576,15 +576,17 @@ void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) 
   }
 }
 
-/* weft_new_task, giving the task's data in *out too. */
+/* weft_new_task, giving the task's data in *out too. With move set, the
+   function and its arguments are the top values of L and are moved to
+   the task's thread instead of copied. */
 static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
-                        weft_id parent, ltask **out) {
+                        weft_id parent, int move, ltask **out) {
   fidx = lua_absindex(L, fidx);
   if (lua_type(L, fidx) != LUA_TFUNCTION) {
     if (luaL_getmetafield(L, fidx, "__call") == LUA_TNIL) luaL_typeerror(L, fidx, "function");
     lua_pop(L, 1);
   }
-  luaL_checkstack(L, nargs + 8, "too many arguments");
+  if (!move) luaL_checkstack(L, nargs + 8, "too many arguments");
   if (!g) g = W->cur ? weft_task_group(W->S, W->cur) : 0;
   weft_id id;
   ltask *lt;
@@ -602,7 +604,8 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   ltask *plt = !parent ? NULL : parent == W->cur && W->curlt ? W->curlt : LT(W, parent);
   lt->site = spawn_site(W, L, plt ? plt->site : 0);
   lt->base = (unsigned)nargs; /* below LUAI_MAXSTACK: co has room for them */
-  for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
+  if (!move)
+    for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
   lua_xmove(L, co, nargs + 1);
   lt->co = co;
   W->spawned++;
@@ -612,7 +615,7 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
 
 weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent) {
   ltask *lt;
-  return new_task(W, L, fidx, nargs, g, parent, &lt);
+  return new_task(W, L, fidx, nargs, g, parent, 0, &lt);
 }
 
 void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
@@ -663,7 +666,7 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
                       MAX_RUN_DEPTH);
   int nargs = lua_gettop(L) - fidx;
   ltask *lt;
-  weft_id id = new_task(W, L, fidx, nargs, g, parent, &lt);
+  weft_id id = new_task(W, L, fidx, nargs, g, parent, 1, &lt);
   /* It runs before its handle is made: a task that ends at once with
      nothing to keep gets a handle without user values (see thandle). */
   int d = W->run_depth;
