@@ -62,7 +62,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     refused = W->mem.used - old + nsize > limit ||
               (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize));
   }
-  if (!refused) p = reserved ? malloc(nsize) : realloc(ptr, nsize);
+  if (!refused) p = (reserved || !ptr) ? malloc(nsize) : realloc(ptr, nsize); /* realloc(NULL) costs more */
   if (!p && W->mem.in_rollback) p = reserve_take(W, nsize);
   if (!p) return NULL;
   if (reserved || (ptr && in_reserve(W, p))) { /* moved into or out of the reserve */
