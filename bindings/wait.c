@@ -18,7 +18,7 @@
 
 #include "internal.h"
 
-#define MAX_LIST 65536 /* elements in one wait list */
+#define MAX_LIST 65535 /* elements in one wait list (the scheduler's limit) */
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 

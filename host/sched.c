@@ -56,6 +56,7 @@ typedef struct trun {
 #define RUN_CACHE 256 /* newest runs by (clock, deadline) hash */
 #define MAX_CLASSES 16 /* task classes one scheduler tells apart */
 #define MAX_SLOT 65535 /* a record's slot is 16 bits */
+#define MAX_RECS 65535 /* records in one wait (a task counts them in 16 bits) */
 
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
@@ -85,6 +86,10 @@ typedef struct prec {
   uint32_t task;  /* waiter index */
 } prec;
 
+/* A queued task's links (see task). */
+#define QNEXT own.next
+#define QPREV own.prev
+
 /* Record indices: pool index + 1, or INLINE | task index for the record
    every task carries for the first element of its waits, so the common
    single-element wait allocates nothing. */
@@ -92,22 +97,22 @@ typedef struct prec {
 
 /* A task's slot: what a wake and a resume touch first (the inline record's
    links and kind follow), what only spawning, cancelling and groups touch
-   last. */
+   last. A task is queued (ready or parked) only once its wait is over, so
+   the inline record's links are its links in that queue (see enqueue). */
 typedef struct task {
   weft_slot h;
   uint8_t state;
-  uint8_t mode;     /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
-  uint8_t failed;   /* the last wait ended by a failure */
-  uint8_t doomed;   /* a cancel waits for this task to stop running */
-  uint8_t own_used; /* `own` belongs to the current wait */
-  uint8_t queued;   /* in s->ready (1) or s->parked (2) */
-  uint8_t realwake; /* woken by a real-time timer: runs though its group is paused */
-  uint8_t cls;      /* its class, in s->classes */
-  uint32_t pending; /* records of the current wait not yet completed */
-  uint32_t recs;    /* first record of the current wait, index + 1 */
-  uint32_t nrecs;   /* records in the current wait */
-  uint32_t group;   /* group index */
-  uint32_t qnext, qprev; /* links in that queue, index + 1 */
+  uint8_t queued;        /* in s->ready (1) or s->parked (2) */
+  uint8_t realwake;      /* woken by a real-time timer: runs though its group is paused */
+  unsigned own_used : 1; /* `own` belongs to the current wait */
+  unsigned mode : 1;     /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
+  unsigned failed : 1;   /* the last wait ended by a failure */
+  unsigned doomed : 1;   /* a cancel waits for this task to stop running */
+  unsigned cls : 4;      /* its class, in s->classes */
+  uint16_t pending;      /* records of the current wait not yet completed */
+  uint16_t nrecs;        /* records in the current wait (at most MAX_RECS) */
+  uint32_t recs;         /* first record of the current wait, index + 1 */
+  uint32_t group;        /* group index */
   uint32_t resumes;
   uint32_t born; /* creation sequence (wraps) */
   rec own; /* the inline record */
@@ -135,7 +140,7 @@ typedef struct group {
   tclock clock;
 } group;
 
-/* A queue of tasks linked through the tasks themselves (qnext/qprev), so
+/* A queue of tasks linked through the tasks themselves (QNEXT/QPREV), so
    waking a task never allocates and a freed task leaves its queue in O(1). */
 typedef struct tqueue {
   uint32_t head, tail; /* task index + 1 */
@@ -446,31 +451,31 @@ static tqueue *queue_of(weft_sched *s, const task *t) {
 
 static void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
   uint32_t i = tidx(t) + 1;
-  t->qprev = q->tail;
-  t->qnext = NONE;
+  t->QPREV = q->tail;
+  t->QNEXT = NONE;
   if (q->tail)
-    T(s, q->tail - 1)->qnext = i;
+    T(s, q->tail - 1)->QNEXT = i;
   else
     q->head = i;
   q->tail = i;
   t->queued = which;
 }
 
-/* The head's qprev is not kept up to date (taking the front writes only
+/* The head's QPREV is not kept up to date (taking the front writes only
    the queue), so the head is known by its index. */
 static void dequeue(weft_sched *s, task *t) {
   if (!t->queued) return;
   tqueue *q = queue_of(s, t);
   uint32_t i = tidx(t) + 1;
   if (q->head == i)
-    q->head = t->qnext;
+    q->head = t->QNEXT;
   else
-    T(s, t->qprev - 1)->qnext = t->qnext;
+    T(s, t->QPREV - 1)->QNEXT = t->QNEXT;
   if (q->tail == i)
-    q->tail = q->head ? t->qprev : NONE;
+    q->tail = q->head ? t->QPREV : NONE;
   else
-    T(s, t->qnext - 1)->qprev = t->qprev;
-  t->qnext = t->qprev = NONE;
+    T(s, t->QNEXT - 1)->QPREV = t->QPREV;
+  t->QNEXT = t->QPREV = NONE;
   t->queued = 0;
 }
 
@@ -627,10 +632,10 @@ static void wake_plain(weft_sched *s, tclock *c) {
     t->recs = NONE;
     t->nrecs = t->pending = 0;
     t->state = WEFT_TASK_READY;
-    t->qprev = s->ready.tail; /* enqueue, knowing the tail */
-    t->qnext = NONE;
+    t->QPREV = s->ready.tail; /* enqueue, knowing the tail */
+    t->QNEXT = NONE;
     if (prev)
-      prev->qnext = i;
+      prev->QNEXT = i;
     else
       s->ready.head = i;
     s->ready.tail = i;
@@ -766,8 +771,8 @@ static void run_task(weft_sched *s, task *t) {
    memory arrives while the current task runs; n's own slot was fetched
    the same way a task earlier. */
 static inline void warm_next(weft_sched *s, task *n) {
-  if (n->qnext) {
-    const char *p = (const char *)T(s, n->qnext - 1);
+  if (n->QNEXT) {
+    const char *p = (const char *)T(s, n->QNEXT - 1);
     uint32_t size = s->tasks.elem_size; /* the task and its user data */
     for (uint32_t off = 0; off < size; off += 64) WEFT_PREFETCH(p + off);
     WEFT_PREFETCH(p + size - 1);
@@ -785,11 +790,11 @@ void weft_sched_run_ready(weft_sched *s) {
   while (s->ready.head && ran < s->budget) {
     task *t = T(s, s->ready.head - 1);
     /* dequeue, from the front (see dequeue) */
-    s->ready.head = t->qnext;
-    if (!t->qnext)
+    s->ready.head = t->QNEXT;
+    if (!t->QNEXT)
       s->ready.tail = NONE;
     else if (s->tasks.used >= WARM_TASKS)
-      warm_next(s, T(s, t->qnext - 1));
+      warm_next(s, T(s, t->QNEXT - 1));
     t->queued = 0;
     if (s->npaused && G(s, t->group)->held && !t->realwake) {
       enqueue(s, &s->parked, t, 2);
@@ -1096,11 +1101,12 @@ int weft_wait_begin(weft_sched *s, weft_id id, int mode) {
 static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
   rec *x;
   uint32_t r;
+  if (t->nrecs == MAX_RECS) return NULL;
   if (!t->own_used) {
     t->own_used = 1;
     x = &t->own;
     r = INLINE | tidx(t);
-    memset(x, 0, sizeof *x);
+    memset(x, 0, sizeof *x); /* not queued: the task runs */
     x->self = r;
   } else {
     weft_id rid;
@@ -1396,7 +1402,7 @@ int weft_group_resume(weft_sched *s, weft_id id) {
      O(parked tasks). */
   for (uint32_t i = s->parked.head; i;) {
     task *t = T(s, i - 1);
-    i = t->qnext;
+    i = t->QNEXT;
     if (!G(s, t->group)->held) {
       dequeue(s, t);
       enqueue(s, &s->ready, t, 1);

@@ -166,7 +166,8 @@ void weft_sched_each_task(weft_sched *s, void (*fn)(void *ud, weft_id task), voi
    record completed, or at the first failure) or WEFT_WAIT_FIRST (wake at
    the first completion). Drops any previous records. Each record added
    names a slot, 0 to 65535 (WEFT_EINVAL otherwise), which the one who
-   completes it reads back (weft_rec_slot, timer_done). */
+   completes it reads back (weft_rec_slot, timer_done); a wait holds at
+   most 65,535 records (WEFT_ENOMEM for more). */
 int weft_wait_begin(weft_sched *s, weft_id task, int mode);
 /* Adds a sleep of `seconds` on the task's group clock (real = 1: on the
    real clock). The record completes on the first later frame whose clock
