@@ -404,8 +404,8 @@ static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
 static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   lua_State *co = lt->co;
   int top = lua_gettop(co), idx = top - nres + 1;
-  weft_wlist *waiters = weft_task_waiters(W->S, id);
-  if (waiters->head) {
+  weft_wlist *waiters = weft_task_listed(W->S, id);
+  if (waiters && waiters->head) {
     lua_checkstack(co, 4);
     weft_complete_all(W, waiters, co, idx, nres, 0);
   }
@@ -453,7 +453,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   if (!cancelled) weft_report_thread(W, L, e, id, NULL, co);
   weft_task_cancel_children(W->S, id); /* children first */
   close_thread(W, L, id, co, orig);
-  weft_complete_all(W, weft_task_waiters(W->S, id), L, e, 1, 1);
+  weft_complete_all(W, weft_task_listed(W->S, id), L, e, 1, 1);
   settle(W, L, id, lt, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
   lt->co = NULL;
   lua_settop(L, orig - 1);
@@ -538,7 +538,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   if (co) close_thread(W, L, id, co, 0);
   lt = LT(W, id);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
-  weft_complete_all(W, weft_task_waiters(S, id), L, lua_gettop(L), 1, 1);
+  weft_complete_all(W, weft_task_listed(S, id), L, lua_gettop(L), 1, 1);
   if (lt->co) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
   lua_pop(L, 1);
   lt->co = NULL;
@@ -753,7 +753,10 @@ static int poll_task(weft_state *W, lua_State *L, int idx, int one, weft_wlist *
   thandle *h = lua_touserdata(L, idx);
   if (!h->final) {
     *list = weft_task_waiters(W->S, h->id);
-    return *list ? 0 : 1;
+    if (*list) return 0;
+    if (weft_task_state(W->S, h->id) == WEFT_ESTALE) return 1;
+    lua_pushliteral(L, "not enough memory"); /* its list of waiters could not be made */
+    return -1;
   }
   lua_getiuservalue(L, idx, 1);
   if (h->final != WEFT_TASK_DONE) return -1;

@@ -55,6 +55,7 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
 
 void weft_complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed) {
   weft_rec r;
+  if (!l) return;
   while ((r = weft_wlist_head(l)) != 0) weft_complete(W, r, from, idx, n, failed);
 }
 
@@ -150,7 +151,7 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
   c->wwhat = wt; /* for weft.tasks(): what it waits on */
   c->wptr = lua_touserdata(L, idx);
   c->wobj = *(weft_id *)c->wptr; /* every handle is at least 8 bytes */
-  if (list == weft_task_waiters(W->S, id)) {
+  if (list == weft_task_listed(W->S, id)) {
     weft_wait_abort(W, id);
     luaL_argerror(L, argn, "a task cannot wait for itself");
   }

@@ -54,7 +54,7 @@ typedef struct trun {
 } trun;
 
 #define RUN_CACHE 256 /* newest runs by (clock, deadline) hash */
-#define MAX_CLASSES 16 /* task classes one scheduler tells apart */
+#define MAX_CLASSES 8 /* task classes one scheduler tells apart */
 #define MAX_SLOT 65535 /* a record's slot is 16 bits */
 #define MAX_RECS 65535 /* records in one wait (a task counts them in 16 bits) */
 
@@ -108,7 +108,8 @@ typedef struct task {
   unsigned mode : 1;     /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
   unsigned failed : 1;   /* the last wait ended by a failure */
   unsigned doomed : 1;   /* a cancel waits for this task to stop running */
-  unsigned cls : 4;      /* its class, in s->classes */
+  unsigned listed : 1;   /* its list of waiters was made (see waiters_at) */
+  unsigned cls : 3;      /* its class, in s->classes */
   uint16_t pending;      /* records of the current wait not yet completed */
   uint16_t nrecs;        /* records in the current wait (at most MAX_RECS) */
   uint32_t recs;         /* first record of the current wait, index + 1 */
@@ -121,7 +122,6 @@ typedef struct task {
      last child. */
   uint32_t child_head, sib_next, sib_prev;
   uint32_t gnext, gprev; /* in the group's task list, index + 1 */
-  weft_wlist waiters;
 } task;
 
 typedef struct group {
@@ -156,6 +156,8 @@ struct weft_sched {
   weft_pool tasks, recs, groups, runs;
   const weft_task_class *classes[MAX_CLASSES]; /* tasks name theirs by index */
   uint32_t nclasses;
+  weft_wlist **waiters;          /* tasks' lists of waiters, by chunk of slots (see waiters_at) */
+  uint32_t nwaiters;             /* ...chunks in that array */
   uint32_t run_cache[RUN_CACHE]; /* run index + 1 (see run_join) */
   tclock real;
   uint32_t root;               /* root group index */
@@ -228,6 +230,13 @@ static inline uint32_t rec_task(uint32_t r, const rec *x) {
 }
 static inline uint32_t rec_tnext(uint32_t r, const rec *x) {
   return (r & INLINE) ? NONE : cPR(x)->tnext;
+}
+/* A task's list of waiters lives out of its slot, as few tasks are waited
+   on: in chunks of one list per slot of a pool chunk, made when a task in
+   it is first waited on; t->listed says the task's list is in use. */
+#define WAITERS_CHUNK (sizeof(weft_wlist) * WEFT_POOL_CHUNK)
+static inline weft_wlist *waiters_at(const weft_sched *s, uint32_t i) {
+  return &s->waiters[i >> WEFT_POOL_CHUNK_SHIFT][i & (WEFT_POOL_CHUNK - 1)];
 }
 static inline const weft_task_class *CLS(const weft_sched *s, const task *t) {
   return s->classes[t->cls];
@@ -574,6 +583,9 @@ int weft_sched_destroy(weft_sched *s) {
   free_array(s, s->due, s->capdue, sizeof(tclock *));
   if (s->recs.used || s->runs.used) leaked++;
   weft_pool_destroy(&s->tasks);
+  for (uint32_t c = 0; c < s->nwaiters; c++)
+    if (s->waiters[c]) s->desc.alloc(s->desc.alloc_ud, s->waiters[c], WAITERS_CHUNK, 0);
+  if (s->waiters) s->desc.alloc(s->desc.alloc_ud, s->waiters, sizeof(void *) * s->nwaiters, 0);
   weft_pool_destroy(&s->recs);
   weft_pool_destroy(&s->groups);
   weft_pool_destroy(&s->runs);
@@ -595,6 +607,9 @@ size_t weft_sched_memory(const weft_sched *s) {
   n += (size_t)s->recs.nchunks * s->recs.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->groups.nchunks * s->groups.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->runs.nchunks * s->runs.elem_size * WEFT_POOL_CHUNK;
+  n += sizeof(void *) * s->nwaiters;
+  for (uint32_t c = 0; c < s->nwaiters; c++)
+    if (s->waiters[c]) n += WAITERS_CHUNK;
   return n;
 }
 
@@ -862,7 +877,10 @@ static void free_task(weft_sched *s, task *t, int state) {
     c->parent = c->sib_next = c->sib_prev = NONE;
   }
   /* A waiter still listed (a task class without a cancel callback) fails. */
-  while (t->waiters.head) weft_rec_complete(s, t->waiters.head, 1);
+  if (t->listed) {
+    weft_wlist *l = waiters_at(s, tidx(t));
+    while (l->head) weft_rec_complete(s, l->head, 1);
+  }
   group *g = G(s, t->group);
   if (t->gprev)
     T(s, t->gprev - 1)->gnext = t->gnext;
@@ -988,7 +1006,31 @@ int weft_task_wake(weft_sched *s, weft_id id) {
 
 weft_wlist *weft_task_waiters(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
-  return t ? &t->waiters : NULL;
+  if (!t) return NULL;
+  if (t->listed) return waiters_at(s, tidx(t));
+  uint32_t i = tidx(t), c = i >> WEFT_POOL_CHUNK_SHIFT;
+  if (c >= s->nwaiters) {
+    uint32_t n = s->tasks.nchunks; /* every chunk the pool has: c is below it */
+    weft_wlist **v = s->desc.alloc(s->desc.alloc_ud, s->waiters, sizeof(void *) * s->nwaiters,
+                                   sizeof(void *) * n);
+    if (!v) return NULL;
+    memset(v + s->nwaiters, 0, sizeof(void *) * (n - s->nwaiters));
+    s->waiters = v;
+    s->nwaiters = n;
+  }
+  if (!s->waiters[c]) {
+    s->waiters[c] = s->desc.alloc(s->desc.alloc_ud, NULL, 0, WAITERS_CHUNK);
+    if (!s->waiters[c]) return NULL;
+  }
+  weft_wlist *l = waiters_at(s, i);
+  *l = (weft_wlist){0};
+  t->listed = 1;
+  return l;
+}
+
+weft_wlist *weft_task_listed(const weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  return t && t->listed ? waiters_at(s, tidx(t)) : NULL;
 }
 
 int weft_task_cancel_children(weft_sched *s, weft_id id) {

@@ -108,9 +108,9 @@ size_t weft_sched_memory(const weft_sched *s);
 /* Creates a task in state NEW in group (0: the root group), as a child of
    parent (0: none; the parent must be live and in the same group). udata
    (task_udata_size bytes, zeroed) is returned in *udata and stays at that
-   address until the task is freed. A scheduler tells at most 16 classes
+   address until the task is freed. A scheduler tells at most 8 classes
    apart. Errors: WEFT_ESTALE (dead group or parent), WEFT_ELIMIT
-   (max_tasks, or a 17th class), WEFT_ENOMEM. */
+   (max_tasks, or a 9th class), WEFT_ENOMEM. */
 int weft_task_create(weft_sched *s, weft_id group, weft_id parent, const weft_task_class *cls,
                      weft_id *out, void **udata);
 /* The task's user data, or NULL for a stale handle. */
@@ -155,7 +155,12 @@ int weft_task_doomed(const weft_sched *s, weft_id task);
    Called by resume drivers after every resume returns. */
 void weft_sched_flush_cancels(weft_sched *s);
 /* The list of records waiting for this task to finish. */
+/* Made the first time it is asked for: NULL for a stale handle or when
+   out of memory. It stays at its address while the task lives. */
 weft_wlist *weft_task_waiters(weft_sched *s, weft_id task);
+/* The task's list of waiters if it was ever asked for, else NULL (never
+   allocates). */
+weft_wlist *weft_task_listed(const weft_sched *s, weft_id task);
 /* Calls fn for each live task in creation order within each group (groups
    in creation order). Do not create or free tasks from fn. */
 void weft_sched_each_task(weft_sched *s, void (*fn)(void *ud, weft_id task), void *ud);
