@@ -674,9 +674,9 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   *sp = (weft_spawning){.id = id};
   run_now(W, id, lt);
   sp->id = 0;
-  lt = LT(W, id);
-  if (lt && lt->co) { /* still running */
-    if (!push_made(W, L, id)) {
+  lt = sp->final ? NULL : LT(W, id);
+  if (lt && lt->co) { /* still running; a handle made meanwhile is cached */
+    if (!sp->made || !push_made(W, L, id)) {
       thandle *h = new_handle(W, L, 2);
       h->id = id;
       h->site = lt->site;
