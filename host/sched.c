@@ -61,18 +61,17 @@ typedef struct trun {
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
 typedef struct rec {
-  uint32_t self; /* its own index (see R) */
   uint32_t next; /* REC_LIST: next in list; REC_NEXT: in the clock's queue; REC_TIMER: in its run */
   uint32_t prev; /* ...previous */
   uint8_t kind;
   uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
   uint16_t slot; /* where its value goes in the wait (a wait list has at most 65,536) */
+  uint32_t seq;  /* REC_TIMER, REC_NEXT: the low bits of its sleep sequence (see seq_of) */
   union {
     weft_wlist *list; /* REC_LIST */
     tclock *clock;    /* REC_NEXT, REC_FOREVER */
     uint32_t run;     /* REC_TIMER: its run's index */
   } u;
-  uint64_t seq; /* REC_TIMER, REC_NEXT: sleep sequence */
   double start; /* clock reading when the wait began (timers) */
 } rec;
 
@@ -241,15 +240,11 @@ static inline weft_wlist *waiters_at(const weft_sched *s, uint32_t i) {
 static inline const weft_task_class *CLS(const weft_sched *s, const task *t) {
   return s->classes[t->cls];
 }
-/* A record's own index (see R), set when it is taken. */
-static inline uint32_t rec_index(const rec *x) { return x->self; }
-
 /* Unlinks record x from a list of records kept by head and tail (a
    clock's next-frame queue, a run). The head's prev is not kept up to
    date (taking the front writes only the list), so the head is known by
    its index. */
-static inline void chain_unlink(weft_sched *s, uint32_t *head, uint32_t *tail, rec *x) {
-  uint32_t r = rec_index(x);
+static inline void chain_unlink(weft_sched *s, uint32_t *head, uint32_t *tail, uint32_t r, rec *x) {
   if (*head == r)
     *head = x->next;
   else
@@ -340,12 +335,23 @@ static inline int clock_due(const tclock *c) {
   return c->nhead || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
 }
 
+/* A record keeps the low 32 bits of its sleep sequence. A timer's whole
+   sequence is the nearest at or after its run's first sleep (base: a run
+   is joined in sleep order, and sleeps 2^32 apart never share one in
+   practice); a next-frame sleep's is the nearest before the scheduler's
+   next (it began in the clock's last frame, fewer than 2^32 sleeps ago
+   unless its group stayed paused through them). Only the order between
+   clocks due in the same pass reads them. */
+static inline uint64_t seq_of(uint32_t low, uint64_t base) {
+  return base + (uint32_t)(low - (uint32_t)base);
+}
+
 /* Sequence of the clock's next due sleep (an emptied run counts: it is
    dropped when picked, waking nothing). */
 static inline uint64_t clock_head_seq(const weft_sched *s, const tclock *c) {
-  if (c->nhead) return R(s, c->nhead)->seq;
+  if (c->nhead) return s->seq - (uint32_t)((uint32_t)s->seq - R(s, c->nhead)->seq);
   uint32_t r = RUN(s, c->v[0].run)->head;
-  return r ? R(s, r)->seq : c->v[0].seq;
+  return r ? seq_of(R(s, r)->seq, c->v[0].seq) : c->v[0].seq;
 }
 
 /* Adds timer record r (at x, its seq set) to the newest run of (c, due),
@@ -363,7 +369,7 @@ static int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
     if (!u) return 0;
     u->due = due;
     u->clock = c;
-    if (!heap_push(s, c, due, x->seq, WEFT_ID_INDEX(id))) {
+    if (!heap_push(s, c, due, s->seq, WEFT_ID_INDEX(id))) {
       run_free(s, u);
       return 0;
     }
@@ -385,9 +391,9 @@ static int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
 
 /* Takes timer record x out of its run; an emptied run stays in the heap,
    stale, until it surfaces or the heap is compacted. */
-static void run_unlink(weft_sched *s, rec *x) {
+static void run_unlink(weft_sched *s, uint32_t r, rec *x) {
   trun *u = RUN(s, x->u.run);
-  chain_unlink(s, &u->head, &u->tail, x);
+  chain_unlink(s, &u->head, &u->tail, r, x);
   if (!u->head) {
     tclock *c = u->clock;
     if (++c->dead > 4 && c->dead > c->n / 2) heap_compact(s, c);
@@ -405,11 +411,9 @@ static inline void next_push(weft_sched *s, tclock *c, uint32_t r, rec *x) {
   c->ntail = r;
 }
 
-static void next_unlink(weft_sched *s, tclock *c, rec *x) {
-  chain_unlink(s, &c->nhead, &c->ntail, x);
+static void next_unlink(weft_sched *s, tclock *c, uint32_t r, rec *x) {
+  chain_unlink(s, &c->nhead, &c->ntail, r, x);
 }
-
-
 
 /* ---- records ---- */
 
@@ -426,17 +430,17 @@ static void list_unlink(weft_sched *s, rec *r) {
   r->next = r->prev = NONE;
 }
 
-/* Takes a record out of whatever holds it (list, queue or run); it stays
-   in its task's chain. */
-static void rec_detach(weft_sched *s, rec *r) {
-  if (r->kind == REC_LIST) {
-    list_unlink(s, r);
-  } else if (r->kind == REC_NEXT) {
-    next_unlink(s, r->u.clock, r);
-  } else if (r->kind == REC_TIMER) {
-    run_unlink(s, r);
+/* Takes record r (at x) out of whatever holds it (list, queue or run); it
+   stays in its task's chain. */
+static void rec_detach(weft_sched *s, uint32_t r, rec *x) {
+  if (x->kind == REC_LIST) {
+    list_unlink(s, x);
+  } else if (x->kind == REC_NEXT) {
+    next_unlink(s, x->u.clock, r, x);
+  } else if (x->kind == REC_TIMER) {
+    run_unlink(s, r, x);
   }
-  r->kind = REC_DONE;
+  x->kind = REC_DONE;
 }
 
 /* Drops every record of the task's wait. */
@@ -445,7 +449,7 @@ static void drop_wait(weft_sched *s, task *t) {
   while (r) {
     rec *x = R(s, r);
     uint32_t next = rec_tnext(r, x);
-    rec_detach(s, x);
+    rec_detach(s, r, x);
     if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(PR(x)));
     r = next;
   }
@@ -504,7 +508,7 @@ int weft_rec_slot(const weft_sched *s, weft_rec r) { return (int)R(s, r)->slot; 
 void weft_rec_complete(weft_sched *s, weft_rec r, int failed) {
   rec *x = R(s, r);
   if (x->kind == REC_DONE) return;
-  rec_detach(s, x);
+  rec_detach(s, r, x);
   task *t = T(s, rec_task(r, x));
   if (t->state != WEFT_TASK_WAITING && t->state != WEFT_TASK_RUNNING) return;
   if (failed) t->failed = 1;
@@ -922,7 +926,6 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
   t->state = WEFT_TASK_NEW;
   t->group = gidx(g);
   t->born = s->born++;
-  t->own.self = INLINE | i;
   t->gprev = g->task_tail;
   if (g->task_tail)
     T(s, g->task_tail - 1)->gnext = i + 1;
@@ -1149,7 +1152,6 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
     x = &t->own;
     r = INLINE | tidx(t);
     memset(x, 0, sizeof *x); /* not queued: the task runs */
-    x->self = r;
   } else {
     weft_id rid;
     prec *px = weft_pool_alloc(&s->recs, &rid);
@@ -1158,7 +1160,6 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
     px->tnext = t->recs;
     x = &px->r;
     r = WEFT_ID_INDEX(rid) + 1;
-    x->self = r;
   }
   /* The inline record is the first of its wait (own_used clears only with
      the wait's chain), so it ends the chain. */
@@ -1173,7 +1174,7 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
 /* Queues record r (at x, kind set) on clock c: a timer in a run, a
    next-frame sleep in the queue. 0 when out of memory. */
 static inline int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
-  x->seq = s->seq;
+  x->seq = (uint32_t)s->seq;
   if (x->kind == REC_TIMER) {
     if (!run_join(s, c, to_ns(end), r, x)) return 0;
   } else {
