@@ -45,9 +45,11 @@ typedef struct tclock {
 
 /* A run of timers: one deadline on one clock, records in sleep order. It
    leaves the heap (and is freed) when its last record fires, or at a
-   compaction once empty. */
+   compaction once empty. Runs are few (one per deadline in use), so they
+   live in one array that doubles, not in pool chunks of 512; a pointer to
+   one is good until the next run_alloc. */
 typedef struct trun {
-  weft_slot h;
+  weft_slot h; /* gen odd while live; while free, the next free index + 1 */
   int64_t due;
   tclock *clock;
   uint32_t head, tail; /* records (see R), 0 when empty */
@@ -152,7 +154,12 @@ typedef struct idvec {
 
 struct weft_sched {
   weft_sched_desc desc;
-  weft_pool tasks, recs, groups, runs;
+  weft_pool tasks, recs, groups;
+  trun *runs;                                  /* see trun */
+  uint32_t nruns;                              /* runs made (live or free) */
+  uint32_t capruns;                            /* ...room in the array */
+  uint32_t runs_free;                          /* first free run index + 1, 0: none */
+  uint32_t runs_used;                          /* live runs */
   const weft_task_class *classes[MAX_CLASSES]; /* tasks name theirs by index */
   uint32_t nclasses;
   weft_wlist **waiters;          /* tasks' lists of waiters, by chunk of slots (see waiters_at) */
@@ -301,9 +308,34 @@ static void heap_pop(tclock *c) {
   }
 }
 
-static inline trun *RUN(const weft_sched *s, uint32_t i) { return weft_pool_at(&s->runs, i); }
+static inline trun *RUN(const weft_sched *s, uint32_t i) { return &s->runs[i]; }
 
-static void run_free(weft_sched *s, trun *u) { weft_pool_free(&s->runs, weft_pool_id(u)); }
+/* A new run, zeroed, and its index in *idx; NULL when out of memory. */
+static trun *run_alloc(weft_sched *s, uint32_t *idx) {
+  uint32_t i;
+  if (s->runs_free) {
+    i = s->runs_free - 1;
+    s->runs_free = s->runs[i].h.next_free;
+  } else {
+    if (!grow_array(s, (void **)&s->runs, &s->capruns, sizeof(trun), s->nruns + 1)) return NULL;
+    i = s->nruns++;
+    s->runs[i].h.gen = 0;
+  }
+  trun *u = &s->runs[i];
+  uint32_t gen = u->h.gen + 1;
+  memset(u, 0, sizeof *u);
+  u->h.gen = gen;
+  s->runs_used++;
+  *idx = i;
+  return u;
+}
+
+static void run_free(weft_sched *s, trun *u) {
+  u->h.gen++;
+  u->h.next_free = s->runs_free;
+  s->runs_free = (uint32_t)(u - s->runs) + 1;
+  s->runs_used--;
+}
 
 /* Frees the clock's heap and its runs (emptied ones: its tasks are gone). */
 static void free_clock(weft_sched *s, tclock *c) {
@@ -364,16 +396,16 @@ static int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
   uint32_t ui = s->run_cache[h];
   trun *u = ui ? RUN(s, ui - 1) : NULL;
   if (!u || !weft_slot_live(u) || u->due != due || u->clock != c) {
-    weft_id id;
-    u = weft_pool_alloc(&s->runs, &id);
+    uint32_t i;
+    u = run_alloc(s, &i);
     if (!u) return 0;
     u->due = due;
     u->clock = c;
-    if (!heap_push(s, c, due, s->seq, WEFT_ID_INDEX(id))) {
+    if (!heap_push(s, c, due, s->seq, i)) {
       run_free(s, u);
       return 0;
     }
-    ui = WEFT_ID_INDEX(id) + 1;
+    ui = i + 1;
     s->run_cache[h] = ui;
   } else if (!u->head) {
     c->dead--; /* an emptied run in the heap is live again */
@@ -545,7 +577,6 @@ weft_sched *weft_sched_create(const weft_sched_desc *desc) {
   weft_pool_init(&s->tasks, sizeof(task) + d.task_udata_size, d.max_tasks, d.alloc, d.alloc_ud);
   weft_pool_init(&s->recs, sizeof(prec), 0, d.alloc, d.alloc_ud);
   weft_pool_init(&s->groups, sizeof(group), 0, d.alloc, d.alloc_ud);
-  weft_pool_init(&s->runs, sizeof(trun), 0, d.alloc, d.alloc_ud);
   weft_id root;
   if (group_new(s, NULL, &root) != WEFT_OK) {
     weft_sched_destroy(s);
@@ -585,14 +616,14 @@ int weft_sched_destroy(weft_sched *s) {
   free_array(s, s->stack.v, s->stack.cap, sizeof(weft_id));
   free_array(s, s->deferred.v, s->deferred.cap, sizeof(weft_id));
   free_array(s, s->due, s->capdue, sizeof(tclock *));
-  if (s->recs.used || s->runs.used) leaked++;
+  if (s->recs.used || s->runs_used) leaked++;
+  free_array(s, s->runs, s->capruns, sizeof(trun));
   weft_pool_destroy(&s->tasks);
   for (uint32_t c = 0; c < s->nwaiters; c++)
     if (s->waiters[c]) s->desc.alloc(s->desc.alloc_ud, s->waiters[c], WAITERS_CHUNK, 0);
   if (s->waiters) s->desc.alloc(s->desc.alloc_ud, s->waiters, sizeof(void *) * s->nwaiters, 0);
   weft_pool_destroy(&s->recs);
   weft_pool_destroy(&s->groups);
-  weft_pool_destroy(&s->runs);
   s->desc.alloc(s->desc.alloc_ud, s, sizeof *s, 0);
   return leaked;
 }
@@ -610,7 +641,6 @@ size_t weft_sched_memory(const weft_sched *s) {
   n += (size_t)s->tasks.nchunks * s->tasks.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->recs.nchunks * s->recs.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->groups.nchunks * s->groups.elem_size * WEFT_POOL_CHUNK;
-  n += (size_t)s->runs.nchunks * s->runs.elem_size * WEFT_POOL_CHUNK;
   n += sizeof(void *) * s->nwaiters;
   for (uint32_t c = 0; c < s->nwaiters; c++)
     if (s->waiters[c]) n += WAITERS_CHUNK;
