@@ -249,14 +249,19 @@ static inline weft_state *weft_get(lua_State *L) {
   return (weft_state *)ud;
 }
 
-/* A task's cold record (task.c): made (zeroed) the first time task id,
-   whose data is lt, needs it; NULL when out of memory. Never raises. */
-ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt);
 /* Its cold record when it has one in use, else NULL. */
 static inline ltask_cold *weft_cold_if(const weft_state *W, weft_id id, const ltask *lt) {
   if (!lt->cold) return NULL;
   uint32_t i = WEFT_ID_INDEX(id);
   return &W->cold[i >> WEFT_POOL_CHUNK_SHIFT][i & (WEFT_POOL_CHUNK - 1)];
+}
+/* task.c: makes it (zeroed) for task id, whose data is lt; NULL when out
+   of memory. Never raises. */
+ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt);
+/* A task's cold record, made the first time it needs one (NULL: out of
+   memory; never raises). */
+static inline ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt) {
+  return lt->cold ? weft_cold_if(W, id, lt) : weft_cold_make(W, id, lt);
 }
 /* The host's allocator (state.c): realloc, counted with Lua's
    allocations; honours desc.fail_alloc. */

@@ -19,7 +19,7 @@ static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S
    slots, made when a task in that chunk first asks: a game whose tasks
    only sleep makes none. A task's record is zeroed when it first asks
    (lt->cold is clear in every new task's data). */
-ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt) {
+ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt) {
   uint32_t i = WEFT_ID_INDEX(id), c = i >> WEFT_POOL_CHUNK_SHIFT;
   if (c >= W->ncold) {
     uint32_t n = c + 1 > 2 * W->ncold ? c + 1 : 2 * W->ncold;
