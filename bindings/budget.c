@@ -16,7 +16,8 @@
      coroutines cannot hide work from the budget, whoever made them. A
      coroutine that ends takes its unfinished quantum with it: half a
      quantum is charged for it, so a loop of short-lived coroutines is
-     counted too.
+     counted too. These charges are kept for one resume (a task preempted
+     goes on with none), so a task's slot holds only what outlives it.
 
    Watched (the default), nothing counts until the watchdog (watchdog.c)
    sees a stretch run past its time: the running thread then gets a count
@@ -79,6 +80,8 @@ void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_S
   W->bud.limit = limit_of(W, limit);
   W->bud.us = time_of(W, W->bud.limit);
   W->bud.task = (uint8_t)task;
+  W->bud.spent = 0;
+  W->bud.kill_site = 0;
   if (!saved->us) mark(W); /* else timed by the enclosing stretch */
 }
 
@@ -140,9 +143,8 @@ void weft_budget_arm_home(weft_state *W, lua_State *home, int killed) {
 /* Raises the kill of the running stretch in L, naming the line that ran
    too long (not wherever the unwinding has got to). */
 static void raise_kill(weft_state *W, lua_State *L) {
-  weft_stretch *s = W->bud.s;
-  if (s->kill_site) {
-    lua_pushfstring(L, "%s: %s", weft_site_where(W->sites, s->kill_site), W->bud.msg);
+  if (W->bud.kill_site) {
+    lua_pushfstring(L, "%s: %s", weft_site_where(W->sites, W->bud.kill_site), W->bud.msg);
     lua_error(L);
   }
   weft_raise_here(L, W->bud.msg);
@@ -153,7 +155,7 @@ static void kill(weft_state *W, lua_State *L) {
   s->killed = 1;
   lua_Debug d;
   if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
-    s->kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
+    W->bud.kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
   arm(W, W->bud.home, 1);
   if (L != W->bud.home) arm(W, L, 1);
   raise_kill(W, L);
@@ -180,9 +182,9 @@ static void overrun_home(weft_state *W, lua_State *L) {
    again (at once: its count is one from then on). */
 static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
   weft_stretch *s = W->bud.s;
-  s->spent += n;
-  if (s->spent < W->bud.limit) return;
-  s->spent = 0;
+  W->bud.spent += n;
+  if (W->bud.spent < W->bud.limit) return;
+  W->bud.spent = 0;
   if (!W->bud.task || ++s->overruns >= W->desc.max_overruns) kill(W, L);
   if (in_hook && lua_isyieldable(L)) {
     s->yielding = 1;

@@ -27,9 +27,10 @@ typedef struct weft_waitable weft_waitable;
 
 /* The counters of one stretch of code under an instruction budget
    (budget.c): a task between waits, a module's top level, a handler. */
+/* What outlives a resume (a task's stretch goes on after a preemption),
+   kept in every task's slot: what only one resume needs is in
+   weft_budget. */
 typedef struct weft_stretch {
-  int32_t spent;       /* instructions charged by threads other than home */
-  uint32_t kill_site;  /* where it ran too long, once killed (sites.c) */
   uint16_t overruns;   /* consecutive budgets overrun (tasks) */
   uint8_t killed;      /* every instruction raises now */
   uint8_t waited;      /* tasks: waited since home's hook last fired */
@@ -46,7 +47,9 @@ typedef struct weft_budget {
   int32_t limit;   /* a budget, in instructions; 0: off */
   uint32_t us;     /* watched: the time it may run, microseconds; 0: counted */
   lua_State *run;  /* the thread running its code now (home or a coroutine) */
-  uint8_t task;    /* a task's: preempted before it is killed */
+  int32_t spent;      /* instructions charged by threads other than home */
+  uint32_t kill_site; /* where it ran too long, once killed (sites.c) */
+  uint8_t task;       /* a task's: preempted before it is killed */
 } weft_budget;
 
 /* The watchdog (watchdog.c): a thread that stops a stretch running past
@@ -479,7 +482,6 @@ void weft_raise_here(lua_State *L, const char *msg);
 static inline void weft_task_waited(ltask *lt) {
   lt->b.overruns = 0;
   lt->b.waited = 1;
-  lt->b.spent = 0;
 }
 
 /* coro.c: the coroutine library for scripts. */
