@@ -88,13 +88,18 @@ void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_S
 void weft_budget_leave(weft_state *W, const weft_budget *saved) {
   weft_watchdog *D = &W->wd;
   /* A stop that came but did not fire yet leaves no count behind. */
-  if (W->bud.run && W->bud.us && !saved->us && !(W->bud.s && W->bud.s->killed) &&
-      atomic_load_explicit(&D->fire, memory_order_acquire) ==
-          atomic_load_explicit(&D->gen, memory_order_relaxed))
+  if (atomic_load_explicit(&D->fire, memory_order_acquire) ==
+          atomic_load_explicit(&D->gen, memory_order_relaxed) &&
+      W->bud.run && W->bud.us && !saved->us && !(W->bud.s && W->bud.s->killed))
     arm(W, W->bud.run, 0);
   W->bud = *saved;
-  if (!saved->us) mark(W);
+  /* In a step the next task's start marks (a stop that comes between two
+     finds no stretch running and is dropped), and the step's end says
+     nothing runs (weft_budget_idle). */
+  if (!saved->us && !W->in_step) mark(W);
 }
+
+void weft_budget_idle(weft_state *W) { mark(W); }
 
 /* The watchdog stopped the running stretch (that one, not one that has
    ended since it looked): true once per stop. */

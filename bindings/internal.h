@@ -435,6 +435,8 @@ int weft_l_group_start(lua_State *L);
 void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
                        const char *msg, int32_t limit, int task);
 void weft_budget_leave(weft_state *W, const weft_budget *saved);
+/* Nothing budgeted runs now (the end of a step). */
+void weft_budget_idle(weft_state *W);
 /* Arms the running stretch's hook on its home thread: a whole budget, or
    one instruction while it is being killed. */
 void weft_budget_arm_home(weft_state *W, lua_State *home, int killed);

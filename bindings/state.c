@@ -298,6 +298,7 @@ int weft_step(weft_state *W, double dt) {
   weft_watchdog_here(W);
   int rc = step(W, dt);
   W->in_step = 0;
+  weft_budget_idle(W);
   return rc;
 }
 
