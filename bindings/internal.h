@@ -204,8 +204,7 @@ struct weft_state {
   int ref_timeout;   /* the weft.TIMEOUT error value */
   int ref_task_mt;   /* metatables of task and future handles (hot paths skip */
   int ref_future_mt; /* ...luaL_setmetatable's lookup by name) */
-  ltask_cold **cold; /* tasks' cold records, by chunk of task slot indices (task.c) */
-  uint32_t ncold;    /* ...chunks in that array (NULL: not made yet) */
+  weft_side cold;    /* tasks' cold records, by task slot index (task.c) */
   weft_id fserial;   /* ids given to futures made from C */
 
   /* ---- what runs now ---- */
@@ -255,8 +254,7 @@ static inline weft_state *weft_get(lua_State *L) {
 /* Its cold record when it has one in use, else NULL. */
 static inline ltask_cold *weft_cold_if(const weft_state *W, weft_id id, const ltask *lt) {
   if (!lt->cold) return NULL;
-  uint32_t i = WEFT_ID_INDEX(id);
-  return &W->cold[i >> WEFT_POOL_CHUNK_SHIFT][i & (WEFT_POOL_CHUNK - 1)];
+  return weft_side_at(&W->cold, WEFT_ID_INDEX(id));
 }
 /* task.c: makes it (zeroed) for task id, whose data is lt; NULL when out
    of memory. Never raises. */
@@ -269,9 +267,6 @@ static inline ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt) {
 /* The host's allocator (state.c): realloc, counted with Lua's
    allocations; honours desc.fail_alloc. */
 void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
-/* Bytes the cold records hold; frees them (weft_close). */
-size_t weft_cold_bytes(const weft_state *W);
-void weft_cold_free(weft_state *W);
 
 /* The task a thread belongs to, 0 for the main thread and plain
    coroutines. */

@@ -277,7 +277,7 @@ int weft_close(weft_state *W) {
   W->S = NULL;
   if (W->Y) leaked += weft_sync_destroy(W->Y);
   W->Y = NULL;
-  weft_cold_free(W);
+  weft_side_free(&W->cold, weft_host_alloc, W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */
   free(W->mem.reserve);
@@ -335,7 +335,7 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   if (!W || !out) return;
   out->lua_bytes = W->mem.used;
   out->lua_peak = W->mem.peak;
-  out->host_bytes = weft_sched_memory(W->S) + weft_cold_bytes(W);
+  out->host_bytes = weft_sched_memory(W->S) + weft_side_bytes(&W->cold);
   out->allocs = W->mem.allocs;
   out->alloc_bytes = W->mem.alloc_bytes;
   out->resumes = weft_sched_resumes(W->S);

@@ -15,45 +15,16 @@ static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S
 
 /* ---- cold records ---- */
 
-/* Cold records sit in chunks of WEFT_POOL_CHUNK, one per chunk of task
-   slots, made when a task in that chunk first asks: a game whose tasks
-   only sleep makes none. A task's record is zeroed when it first asks
-   (lt->cold is clear in every new task's data). */
+/* Cold records are side data of the task pool (weft_side): a game whose
+   tasks only sleep makes none. A task's record is zeroed when it first
+   asks (lt->cold is clear in every new task's data). */
 ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt) {
-  uint32_t i = WEFT_ID_INDEX(id), c = i >> WEFT_POOL_CHUNK_SHIFT;
-  if (c >= W->ncold) {
-    uint32_t n = c + 1 > 2 * W->ncold ? c + 1 : 2 * W->ncold;
-    ltask_cold **v = weft_host_alloc(W, W->cold, sizeof *v * W->ncold, sizeof *v * n);
-    if (!v) return NULL;
-    memset(v + W->ncold, 0, sizeof *v * (n - W->ncold));
-    W->cold = v;
-    W->ncold = n;
-  }
-  if (!W->cold[c]) {
-    W->cold[c] = weft_host_alloc(W, NULL, 0, sizeof(ltask_cold) * WEFT_POOL_CHUNK);
-    if (!W->cold[c]) return NULL;
-  }
-  ltask_cold *x = &W->cold[c][i & (WEFT_POOL_CHUNK - 1)];
-  if (!lt->cold) {
+  ltask_cold *x = weft_side_make(&W->cold, WEFT_ID_INDEX(id), weft_host_alloc, W);
+  if (x && !lt->cold) {
     memset(x, 0, sizeof *x);
     lt->cold = 1;
   }
   return x;
-}
-
-size_t weft_cold_bytes(const weft_state *W) {
-  size_t n = sizeof(ltask_cold *) * W->ncold;
-  for (uint32_t c = 0; c < W->ncold; c++)
-    if (W->cold[c]) n += sizeof(ltask_cold) * WEFT_POOL_CHUNK;
-  return n;
-}
-
-void weft_cold_free(weft_state *W) {
-  for (uint32_t c = 0; c < W->ncold; c++)
-    weft_host_alloc(W, W->cold[c], sizeof(ltask_cold) * WEFT_POOL_CHUNK, 0);
-  weft_host_alloc(W, W->cold, sizeof(ltask_cold *) * W->ncold, 0);
-  W->cold = NULL;
-  W->ncold = 0;
 }
 
 /* ---- handles ---- */
@@ -901,6 +872,7 @@ int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunc
 }
 
 void weft_open_tasks(weft_state *W, lua_State *L) {
+  W->cold.elem_size = sizeof(ltask_cold);
   W->spawns = lua_newthread(L);
   luaL_ref(L, LUA_REGISTRYINDEX);
   if (!lua_checkstack(W->spawns, MAX_RUN_DEPTH + 2)) luaL_error(L, "not enough memory");

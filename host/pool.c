@@ -80,3 +80,35 @@ void weft_pool_free(weft_pool *p, weft_id id) {
   p->free_head = WEFT_ID_INDEX(id) + 1;
   p->used--;
 }
+
+void *weft_side_make(weft_side *t, uint32_t idx, weft_alloc_fn alloc, void *alloc_ud) {
+  uint32_t c = idx >> WEFT_POOL_CHUNK_SHIFT;
+  if (c >= t->nblocks) {
+    uint32_t n = c + 1 > 2 * t->nblocks ? c + 1 : 2 * t->nblocks;
+    void **v = alloc(alloc_ud, t->blocks, sizeof *v * t->nblocks, sizeof *v * n);
+    if (!v) return NULL;
+    memset(v + t->nblocks, 0, sizeof *v * (n - t->nblocks));
+    t->blocks = v;
+    t->nblocks = n;
+  }
+  if (!t->blocks[c]) {
+    t->blocks[c] = alloc(alloc_ud, NULL, 0, (size_t)t->elem_size * WEFT_POOL_CHUNK);
+    if (!t->blocks[c]) return NULL;
+  }
+  return weft_side_at(t, idx);
+}
+
+size_t weft_side_bytes(const weft_side *t) {
+  size_t n = sizeof(void *) * t->nblocks;
+  for (uint32_t c = 0; c < t->nblocks; c++)
+    if (t->blocks[c]) n += (size_t)t->elem_size * WEFT_POOL_CHUNK;
+  return n;
+}
+
+void weft_side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud) {
+  for (uint32_t c = 0; c < t->nblocks; c++)
+    if (t->blocks[c]) alloc(alloc_ud, t->blocks[c], (size_t)t->elem_size * WEFT_POOL_CHUNK, 0);
+  if (t->blocks) alloc(alloc_ud, t->blocks, sizeof(void *) * t->nblocks, 0);
+  t->blocks = NULL;
+  t->nblocks = 0;
+}

@@ -87,4 +87,27 @@ static inline int weft_slot_live(const void *elem) {
   return (((const weft_slot *)elem)->gen & 1u) != 0;
 }
 
+/* Side data for a pool's slots, kept out of the slots because few of
+   them need it: one block of WEFT_POOL_CHUNK elements for each chunk of
+   slots, made the first time a slot in that chunk asks. */
+typedef struct weft_side {
+  void **blocks;      /* by chunk of slot indices; NULL: not made */
+  uint32_t nblocks;   /* entries in blocks */
+  uint32_t elem_size; /* bytes per element */
+} weft_side;
+
+/* The element for slot index idx, its block made if need be (an element
+   is not cleared: its owner says when it is in use); NULL when out of
+   memory. */
+void *weft_side_make(weft_side *t, uint32_t idx, weft_alloc_fn alloc, void *alloc_ud);
+/* The element for slot index idx, whose block was made. */
+static inline void *weft_side_at(const weft_side *t, uint32_t idx) {
+  char *block = (char *)t->blocks[idx >> WEFT_POOL_CHUNK_SHIFT];
+  return block + (size_t)(idx & (WEFT_POOL_CHUNK - 1)) * t->elem_size;
+}
+/* Bytes held. */
+size_t weft_side_bytes(const weft_side *t);
+/* Frees every block (elem_size is kept). */
+void weft_side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud);
+
 #endif

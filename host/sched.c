@@ -162,8 +162,7 @@ struct weft_sched {
   uint32_t runs_used;                          /* live runs */
   const weft_task_class *classes[MAX_CLASSES]; /* tasks name theirs by index */
   uint32_t nclasses;
-  weft_wlist **waiters;          /* tasks' lists of waiters, by chunk of slots (see waiters_at) */
-  uint32_t nwaiters;             /* ...chunks in that array */
+  weft_side waiters;             /* tasks' lists of waiters (see waiters_at) */
   uint32_t run_cache[RUN_CACHE]; /* run index + 1 (see run_join) */
   tclock real;
   uint32_t root;               /* root group index */
@@ -238,11 +237,10 @@ static inline uint32_t rec_tnext(uint32_t r, const rec *x) {
   return (r & INLINE) ? NONE : cPR(x)->tnext;
 }
 /* A task's list of waiters lives out of its slot, as few tasks are waited
-   on: in chunks of one list per slot of a pool chunk, made when a task in
-   it is first waited on; t->listed says the task's list is in use. */
-#define WAITERS_CHUNK (sizeof(weft_wlist) * WEFT_POOL_CHUNK)
+   on (side data made when a task in its chunk is first waited on);
+   t->listed says the task's list is in use. */
 static inline weft_wlist *waiters_at(const weft_sched *s, uint32_t i) {
-  return &s->waiters[i >> WEFT_POOL_CHUNK_SHIFT][i & (WEFT_POOL_CHUNK - 1)];
+  return weft_side_at(&s->waiters, i);
 }
 static inline const weft_task_class *CLS(const weft_sched *s, const task *t) {
   return s->classes[t->cls];
@@ -577,6 +575,7 @@ weft_sched *weft_sched_create(const weft_sched_desc *desc) {
   weft_pool_init(&s->tasks, sizeof(task) + d.task_udata_size, d.max_tasks, d.alloc, d.alloc_ud);
   weft_pool_init(&s->recs, sizeof(prec), 0, d.alloc, d.alloc_ud);
   weft_pool_init(&s->groups, sizeof(group), 0, d.alloc, d.alloc_ud);
+  s->waiters.elem_size = sizeof(weft_wlist);
   weft_id root;
   if (group_new(s, NULL, &root) != WEFT_OK) {
     weft_sched_destroy(s);
@@ -619,9 +618,7 @@ int weft_sched_destroy(weft_sched *s) {
   if (s->recs.used || s->runs_used) leaked++;
   free_array(s, s->runs, s->capruns, sizeof(trun));
   weft_pool_destroy(&s->tasks);
-  for (uint32_t c = 0; c < s->nwaiters; c++)
-    if (s->waiters[c]) s->desc.alloc(s->desc.alloc_ud, s->waiters[c], WAITERS_CHUNK, 0);
-  if (s->waiters) s->desc.alloc(s->desc.alloc_ud, s->waiters, sizeof(void *) * s->nwaiters, 0);
+  weft_side_free(&s->waiters, s->desc.alloc, s->desc.alloc_ud);
   weft_pool_destroy(&s->recs);
   weft_pool_destroy(&s->groups);
   s->desc.alloc(s->desc.alloc_ud, s, sizeof *s, 0);
@@ -641,9 +638,7 @@ size_t weft_sched_memory(const weft_sched *s) {
   n += (size_t)s->tasks.nchunks * s->tasks.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->recs.nchunks * s->recs.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->groups.nchunks * s->groups.elem_size * WEFT_POOL_CHUNK;
-  n += sizeof(void *) * s->nwaiters;
-  for (uint32_t c = 0; c < s->nwaiters; c++)
-    if (s->waiters[c]) n += WAITERS_CHUNK;
+  n += weft_side_bytes(&s->waiters);
   return n;
 }
 
@@ -1041,21 +1036,8 @@ weft_wlist *weft_task_waiters(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return NULL;
   if (t->listed) return waiters_at(s, tidx(t));
-  uint32_t i = tidx(t), c = i >> WEFT_POOL_CHUNK_SHIFT;
-  if (c >= s->nwaiters) {
-    uint32_t n = s->tasks.nchunks; /* every chunk the pool has: c is below it */
-    weft_wlist **v = s->desc.alloc(s->desc.alloc_ud, s->waiters, sizeof(void *) * s->nwaiters,
-                                   sizeof(void *) * n);
-    if (!v) return NULL;
-    memset(v + s->nwaiters, 0, sizeof(void *) * (n - s->nwaiters));
-    s->waiters = v;
-    s->nwaiters = n;
-  }
-  if (!s->waiters[c]) {
-    s->waiters[c] = s->desc.alloc(s->desc.alloc_ud, NULL, 0, WAITERS_CHUNK);
-    if (!s->waiters[c]) return NULL;
-  }
-  weft_wlist *l = waiters_at(s, i);
+  weft_wlist *l = weft_side_make(&s->waiters, tidx(t), s->desc.alloc, s->desc.alloc_ud);
+  if (!l) return NULL;
   *l = (weft_wlist){0};
   t->listed = 1;
   return l;

@@ -312,6 +312,40 @@ static void test_destroy_releases_every_chunk(void **state) {
   assert_int_equal(m.live, 0);
 }
 
+/* Side data: a block per chunk of slot indices, made only for the chunks
+   asked for; an element keeps what was written to it while other blocks
+   are made; its bytes are counted; out of memory is NULL and recoverable;
+   freeing returns every byte. */
+static void test_side_data_is_made_per_chunk_on_demand(void **state) {
+  (void)state;
+  memstat m;
+  memset(&m, 0, sizeof m);
+  m.budget = -1;
+  weft_side t = {.elem_size = sizeof(item)};
+  assert_int_equal(weft_side_bytes(&t), 0);
+  item *far = weft_side_make(&t, 3 * WEFT_POOL_CHUNK + 7, count_alloc, &m);
+  assert_non_null(far);
+  far->value = 42;
+  size_t one = weft_side_bytes(&t);
+  assert_true(one >= sizeof(item) * WEFT_POOL_CHUNK); /* one block, not four */
+  assert_true(one < 2 * sizeof(item) * WEFT_POOL_CHUNK);
+  m.budget = 0; /* the next chunk's block cannot be made */
+  assert_null(weft_side_make(&t, 5, count_alloc, &m));
+  assert_ptr_equal(weft_side_make(&t, 3 * WEFT_POOL_CHUNK + 7, count_alloc, &m), far);
+  m.budget = -1;
+  item *near = weft_side_make(&t, 5, count_alloc, &m);
+  assert_non_null(near);
+  assert_true(near != far);
+  assert_ptr_equal(weft_side_at(&t, 5), near);
+  assert_ptr_equal(weft_side_at(&t, 3 * WEFT_POOL_CHUNK + 7), far);
+  assert_int_equal(far->value, 42);
+  assert_int_equal((long long)weft_side_bytes(&t), m.live);
+  weft_side_free(&t, count_alloc, &m);
+  assert_int_equal(m.live, 0);
+  assert_int_equal(m.bad_osize, 0);
+  assert_int_equal(weft_side_bytes(&t), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alloc_returns_live_zeroed_element_with_nonzero_handle),
@@ -324,6 +358,7 @@ int main(void) {
       cmocka_unit_test(test_elements_are_aligned_and_disjoint),
       cmocka_unit_test(test_out_of_memory_returns_null_and_pool_recovers),
       cmocka_unit_test(test_destroy_releases_every_chunk),
+      cmocka_unit_test(test_side_data_is_made_per_chunk_on_demand),
   };
   return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
 }
