@@ -473,6 +473,13 @@ static void rec_detach(weft_sched *s, uint32_t r, rec *x) {
   x->kind = REC_DONE;
 }
 
+/* The task's wait holds no record any more. */
+static inline void wait_cleared(task *t) {
+  t->own_used = 0;
+  t->recs = NONE;
+  t->nrecs = t->pending = 0;
+}
+
 /* Drops every record of the task's wait. */
 static void drop_wait(weft_sched *s, task *t) {
   uint32_t r = t->recs;
@@ -483,9 +490,7 @@ static void drop_wait(weft_sched *s, task *t) {
     if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(PR(x)));
     r = next;
   }
-  t->own_used = 0;
-  t->recs = NONE;
-  t->nrecs = t->pending = 0;
+  wait_cleared(t);
 }
 
 static tqueue *queue_of(weft_sched *s, const task *t) {
@@ -663,29 +668,16 @@ static void advance_clocks(weft_sched *s, double dt) {
    record, which fire_timers takes with whatever follows. */
 static void wake_plain(weft_sched *s, tclock *c) {
   uint8_t realwake = c == &s->real; /* wait_realtime ignores pause */
-  task *prev = s->ready.tail ? T(s, s->ready.tail - 1) : NULL;
   uint32_t r;
   while ((r = c->nhead) & INLINE) {
     task *t = T(s, r & ~INLINE);
     if (t->recs != r || t->state != WEFT_TASK_WAITING || !t->own.quiet) break;
-    uint32_t i = tidx(t) + 1;
     c->nhead = t->own.next;
-    t->own.next = NONE;
     t->own.kind = REC_DONE;
-    t->own_used = 0;
-    t->recs = NONE;
-    t->nrecs = t->pending = 0;
+    wait_cleared(t);
     t->state = WEFT_TASK_READY;
-    t->QPREV = s->ready.tail; /* enqueue, knowing the tail */
-    t->QNEXT = NONE;
-    if (prev)
-      prev->QNEXT = i;
-    else
-      s->ready.head = i;
-    s->ready.tail = i;
-    t->queued = 1;
+    enqueue(s, &s->ready, t, 1); /* the record's links are the queue's now */
     t->realwake = realwake;
-    prev = t;
   }
   if (!c->nhead) c->ntail = NONE;
 }
@@ -739,9 +731,7 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
     if (t->state != WEFT_TASK_WAITING || (t->mode != WEFT_WAIT_FIRST && t->pending != 0)) continue;
     if (t->recs == r && rec_tnext(r, x) == NONE) { /* the wait's only record: nothing to detach */
       if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(PR(x)));
-      t->own_used = 0;
-      t->recs = NONE;
-      t->nrecs = t->pending = 0;
+      wait_cleared(t);
     } else {
       drop_wait(s, t);
     }
