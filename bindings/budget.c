@@ -53,14 +53,6 @@ static void arm(weft_state *W, lua_State *co, int count) {
     lua_sethook(co, NULL, 0, 0);
 }
 
-/* Tells the watchdog which stretch runs now, and for how long it may. */
-static void mark(weft_state *W) {
-  weft_watchdog *D = &W->wd;
-  uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed) + 1;
-  atomic_store_explicit(&D->gen, gen, memory_order_release);
-  atomic_store_explicit(&D->limit_us, W->bud.us, memory_order_release);
-}
-
 /* A watched stretch's time: its budget's share of the per-resume time. */
 static uint32_t time_of(const weft_state *W, int32_t limit) {
   if (!W->watching || !limit) return 0;
@@ -69,37 +61,24 @@ static uint32_t time_of(const weft_state *W, int32_t limit) {
   return us < 1 ? 1 : us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 }
 
+void weft_budget_setup(weft_state *W) {
+  W->task_limit = limit_of(W, (int32_t)W->desc.instr_budget);
+  W->task_us = time_of(W, W->task_limit);
+}
+
 void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
                        const char *msg, int32_t limit, int task) {
-  *saved = W->bud;
-  if (!saved->s && !W->in_step) weft_watchdog_here(W); /* steps say it once */
-  W->bud.s = s;
-  W->bud.home = home;
-  W->bud.run = home;
-  W->bud.msg = msg;
-  W->bud.limit = limit_of(W, limit);
-  W->bud.us = time_of(W, W->bud.limit);
-  W->bud.task = (uint8_t)task;
-  W->bud.spent = 0;
-  W->bud.kill_site = 0;
-  if (!saved->us) mark(W); /* else timed by the enclosing stretch */
+  limit = limit_of(W, limit);
+  weft_budget_begin(W, saved, s, home, msg, limit, time_of(W, limit), task);
 }
 
-void weft_budget_leave(weft_state *W, const weft_budget *saved) {
-  weft_watchdog *D = &W->wd;
-  /* A stop that came but did not fire yet leaves no count behind. */
-  if (atomic_load_explicit(&D->fire, memory_order_acquire) ==
-          atomic_load_explicit(&D->gen, memory_order_relaxed) &&
-      W->bud.run && W->bud.us && !saved->us && !(W->bud.s && W->bud.s->killed))
+/* A stop that came but did not fire yet leaves no count behind. */
+void weft_budget_unstop(weft_state *W, const weft_budget *saved) {
+  if (W->bud.run && W->bud.us && !saved->us && !(W->bud.s && W->bud.s->killed))
     arm(W, W->bud.run, 0);
-  W->bud = *saved;
-  /* In a step the next task's start marks (a stop that comes between two
-     finds no stretch running and is dropped), and the step's end says
-     nothing runs (weft_budget_idle). */
-  if (!saved->us && !W->in_step) mark(W);
 }
 
-void weft_budget_idle(weft_state *W) { mark(W); }
+void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
 
 /* The watchdog stopped the running stretch (that one, not one that has
    ended since it looked): true once per stop. */
@@ -125,19 +104,20 @@ void weft_budget_interrupt(weft_state *W) {
 uint32_t weft_budget_hold(weft_state *W) {
   uint32_t us = W->bud.us;
   W->bud.us = 0;
-  mark(W);
+  weft_budget_mark(W);
   return us;
 }
 
 void weft_budget_unhold(weft_state *W, uint32_t held) {
   W->bud.us = held;
-  mark(W);
+  weft_budget_mark(W);
 }
 
 void weft_budget_count(weft_state *W) {
   if (!W->watching) return;
   weft_watchdog_stop(W);
   W->watching = 0;
+  weft_budget_setup(W);
   weft_sched_each_task(W->S, unhook, W);
 }
 

@@ -213,6 +213,8 @@ struct weft_state {
   ltask *curlt;     /* its data, or NULL */
   weft_budget bud;  /* the stretch of script code running now (budget.c) */
   int watching;     /* budgets are times a watchdog checks, not counts */
+  int32_t task_limit; /* a task's budget (instructions; 0: off)... */
+  uint32_t task_us;   /* ...and, watched, its time (weft_budget_setup) */
   weft_watchdog wd;
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */
@@ -425,11 +427,51 @@ void weft_poll_reload(weft_state *W);
 int weft_l_group_start(lua_State *L);
 
 /* budget.c: instruction budgets. */
+/* Works out what a task's stretch may run (task_limit, task_us), once
+   budgets are counted or watched. */
+void weft_budget_setup(weft_state *W);
 /* Makes s (zeroed by the caller) the running stretch, saving the one
    running before in *saved; home is the thread counting whole budgets. */
 void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
                        const char *msg, int32_t limit, int task);
-void weft_budget_leave(weft_state *W, const weft_budget *saved);
+/* A stop of the running stretch came but did not fire (weft_budget_leave). */
+void weft_budget_unstop(weft_state *W, const weft_budget *saved);
+
+void weft_watchdog_here(weft_state *W); /* watchdog.c */
+
+/* Tells the watchdog which stretch runs now, and for how long it may. */
+static inline void weft_budget_mark(weft_state *W) {
+  weft_watchdog *D = &W->wd;
+  uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed) + 1;
+  atomic_store_explicit(&D->gen, gen, memory_order_release);
+  atomic_store_explicit(&D->limit_us, W->bud.us, memory_order_release);
+}
+
+/* weft_budget_enter with the budget worked out: limit instructions and,
+   watched, us microseconds (0: counted). Inline, as every resume starts
+   a stretch. */
+static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_stretch *s,
+                                     lua_State *home, const char *msg, int32_t limit,
+                                     uint32_t us, int task) {
+  *saved = W->bud;
+  if (!saved->s && !W->in_step) weft_watchdog_here(W); /* steps say it once */
+  W->bud = (weft_budget){.s = s, .home = home, .msg = msg, .limit = limit, .us = us,
+                         .run = home, .task = (uint8_t)task};
+  if (!saved->us) weft_budget_mark(W); /* else timed by the enclosing stretch */
+}
+
+/* Ends the running stretch: the one saved runs again. */
+static inline void weft_budget_leave(weft_state *W, const weft_budget *saved) {
+  weft_watchdog *D = &W->wd;
+  if (atomic_load_explicit(&D->fire, memory_order_acquire) ==
+      atomic_load_explicit(&D->gen, memory_order_relaxed))
+    weft_budget_unstop(W, saved);
+  W->bud = *saved;
+  /* In a step the next task's start marks (a stop that comes between two
+     finds no stretch running and is dropped), and the step's end says
+     nothing runs (weft_budget_idle). */
+  if (!saved->us && !W->in_step) weft_budget_mark(W);
+}
 /* Nothing budgeted runs now (the end of a step). */
 void weft_budget_idle(weft_state *W);
 /* Arms the running stretch's hook on its home thread: a whole budget, or

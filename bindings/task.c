@@ -234,7 +234,7 @@ typedef struct running {
   weft_budget bud;
 } running;
 
-static void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
+static inline void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
                       weft_stretch *s, const char *msg, int task) {
   saved->cur = W->cur;
   saved->curL = W->curL;
@@ -242,10 +242,10 @@ static void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, 
   W->cur = id;
   W->curL = co;
   W->curlt = lt;
-  weft_budget_enter(W, &saved->bud, s, co, msg, (int32_t)W->desc.instr_budget, task);
+  weft_budget_begin(W, &saved->bud, s, co, msg, W->task_limit, W->task_us, task);
 }
 
-static void run_leave(weft_state *W, const running *saved) {
+static inline void run_leave(weft_state *W, const running *saved) {
   weft_budget_leave(W, &saved->bud);
   W->cur = saved->cur;
   W->curL = saved->curL;
@@ -437,7 +437,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
 }
 
 /* Resumes a task's thread once and handles how it stopped. */
-static void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
+static inline void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
   lua_State *co = lt->co;
   running saved;
   run_enter(W, &saved, id, co, lt, &lt->b, "script ran too long without waiting", 1);

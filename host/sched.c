@@ -142,9 +142,12 @@ typedef struct group {
 } group;
 
 /* A queue of tasks linked through the tasks themselves (QNEXT/QPREV), so
-   waking a task never allocates and a freed task leaves its queue in O(1). */
+   waking a task never allocates and a freed task leaves its queue in O(1).
+   The links name a task by its inline record (INLINE | task index), as the
+   clocks' next-frame queues do: a run of that queue woken together is
+   already linked as the ready queue wants it (wake_plain). */
 typedef struct tqueue {
-  uint32_t head, tail; /* task index + 1 */
+  uint32_t head, tail; /* INLINE | task index, NONE: empty */
 } tqueue;
 
 typedef struct idvec {
@@ -497,12 +500,15 @@ static tqueue *queue_of(weft_sched *s, const task *t) {
   return t->queued == 1 ? &s->ready : &s->parked;
 }
 
+/* A queue link's task. */
+static inline task *QT(const weft_sched *s, uint32_t link) { return T(s, link & ~INLINE); }
+
 static void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
-  uint32_t i = tidx(t) + 1;
+  uint32_t i = INLINE | tidx(t);
   t->QPREV = q->tail;
   t->QNEXT = NONE;
   if (q->tail)
-    T(s, q->tail - 1)->QNEXT = i;
+    QT(s, q->tail)->QNEXT = i;
   else
     q->head = i;
   q->tail = i;
@@ -514,15 +520,15 @@ static void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
 static void dequeue(weft_sched *s, task *t) {
   if (!t->queued) return;
   tqueue *q = queue_of(s, t);
-  uint32_t i = tidx(t) + 1;
+  uint32_t i = INLINE | tidx(t);
   if (q->head == i)
     q->head = t->QNEXT;
   else
-    T(s, t->QPREV - 1)->QNEXT = t->QNEXT;
+    QT(s, t->QPREV)->QNEXT = t->QNEXT;
   if (q->tail == i)
     q->tail = q->head ? t->QPREV : NONE;
   else
-    T(s, t->QNEXT - 1)->QPREV = t->QPREV;
+    QT(s, t->QNEXT)->QPREV = t->QPREV;
   t->QNEXT = t->QPREV = NONE;
   t->queued = 0;
 }
@@ -665,10 +671,13 @@ static void advance_clocks(weft_sched *s, double dt) {
 /* The next-frame queue's common case in one tight loop: a plain sleep
    (a task's inline record as its only one, with no timer_done call) of a
    waiting task becomes ready, in queue order. Stops at the first other
-   record, which fire_timers takes with whatever follows. */
+   record, which fire_timers takes with whatever follows. The run woken is
+   linked already as the ready queue links (see tqueue): it joins the
+   queue's back whole, only its ends relinked. */
 static void wake_plain(weft_sched *s, tclock *c) {
   uint8_t realwake = c == &s->real; /* wait_realtime ignores pause */
-  uint32_t r;
+  uint32_t first = c->nhead, r;
+  task *last = NULL;
   while ((r = c->nhead) & INLINE) {
     task *t = T(s, r & ~INLINE);
     if (t->recs != r || t->state != WEFT_TASK_WAITING || !t->own.quiet) break;
@@ -676,10 +685,19 @@ static void wake_plain(weft_sched *s, tclock *c) {
     t->own.kind = REC_DONE;
     wait_cleared(t);
     t->state = WEFT_TASK_READY;
-    enqueue(s, &s->ready, t, 1); /* the record's links are the queue's now */
+    t->queued = 1;
     t->realwake = realwake;
+    last = t;
   }
   if (!c->nhead) c->ntail = NONE;
+  if (!last) return;
+  last->QNEXT = NONE;
+  QT(s, first)->QPREV = s->ready.tail;
+  if (s->ready.tail)
+    QT(s, s->ready.tail)->QNEXT = first;
+  else
+    s->ready.head = first;
+  s->ready.tail = INLINE | tidx(last);
 }
 
 /* Pops the clock's next due sleep (queue first, then the first run in the
@@ -806,7 +824,7 @@ static void run_task(weft_sched *s, task *t) {
    the same way a task earlier. */
 static inline void warm_next(weft_sched *s, task *n) {
   if (n->QNEXT) {
-    const char *p = (const char *)T(s, n->QNEXT - 1);
+    const char *p = (const char *)QT(s, n->QNEXT);
     uint32_t size = s->tasks.elem_size; /* the task and its user data */
     for (uint32_t off = 0; off < size; off += 64) WEFT_PREFETCH(p + off);
     WEFT_PREFETCH(p + size - 1);
@@ -822,13 +840,13 @@ static inline void warm_next(weft_sched *s, task *n) {
 void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
-    task *t = T(s, s->ready.head - 1);
+    task *t = QT(s, s->ready.head);
     /* dequeue, from the front (see dequeue) */
     s->ready.head = t->QNEXT;
     if (!t->QNEXT)
       s->ready.tail = NONE;
     else if (s->tasks.used >= WARM_TASKS)
-      warm_next(s, T(s, t->QNEXT - 1));
+      warm_next(s, QT(s, t->QNEXT));
     t->queued = 0;
     if (s->npaused && G(s, t->group)->held && !t->realwake) {
       enqueue(s, &s->parked, t, 2);
@@ -1446,7 +1464,7 @@ int weft_group_resume(weft_sched *s, weft_id id) {
   /* Requeue parked tasks whose groups run again, in the order parked.
      O(parked tasks). */
   for (uint32_t i = s->parked.head; i;) {
-    task *t = T(s, i - 1);
+    task *t = QT(s, i);
     i = t->QNEXT;
     if (!G(s, t->group)->held) {
       dequeue(s, t);
