@@ -436,9 +436,34 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   recycle(W, L, id, co, keep_out);
 }
 
-/* Resumes a task's thread once and handles how it stopped. */
-static inline void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) {
+/* How a resume of task id ended, unless in wait's fast path; L is the
+   resumer's thread. */
+WEFT_COLD static void resumed(weft_state *W, weft_id id, int st, int nres, lua_State *L) {
+  ltask *lt = LT(W, id);
+  if (!lt || !lt->co) return; /* cancelled meanwhile */
+  if (st == LUA_YIELD) {
+    if (nres) lua_pop(lt->co, nres);
+    if (lt->b.preempted) { /* over budget: go on next frame */
+      weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+      weft_wait_sleep(W->S, id, 0, 0, 0);
+      weft_wait_commit(W->S, id);
+    }
+  } else if (st == LUA_OK) {
+    finish_ok(W, id, lt, nres);
+  } else {
+    finish_error(W, id, lt, L);
+  }
+}
+
+/* Resumes a task's thread once (the first time with the arguments it was
+   spawned with) and handles how it stopped. */
+static inline void resume_task(weft_state *W, weft_id id, ltask *lt) {
   lua_State *co = lt->co;
+  int nargs = 0;
+  if (!lt->started) {
+    lt->started = 1;
+    nargs = lt->base;
+  }
   running saved;
   run_enter(W, &saved, id, co, lt, &lt->b, "script ran too long without waiting", 1);
   lt->b.preempted = 0;
@@ -460,32 +485,12 @@ static inline void resume_task(weft_state *W, weft_id id, ltask *lt, int nargs) 
   /* Suspended in wait's fast path: alive (a running task is never freed
      under its own resume) and nothing to do. */
   if (st == LUA_YIELD && lt->fast) return;
-  lt = LT(W, id);
-  if (!lt || !lt->co) return; /* cancelled meanwhile */
-  if (st == LUA_YIELD) {
-    if (nres) lua_pop(co, nres);
-    if (lt->b.preempted) { /* over budget: go on next frame */
-      weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-      weft_wait_sleep(W->S, id, 0, 0, 0);
-      weft_wait_commit(W->S, id);
-    }
-  } else if (st == LUA_OK) {
-    finish_ok(W, id, lt, nres);
-  } else {
-    finish_error(W, id, lt, saved.curL);
-  }
+  resumed(W, id, st, nres, saved.curL);
 }
 
 static void lt_resume(weft_sched *S, weft_id id, void *ud) {
-  weft_state *W = weft_sched_user(S);
   ltask *lt = ud;
-  if (!lt->co) return;
-  int nargs = 0;
-  if (!lt->started) {
-    lt->started = 1;
-    nargs = lt->base;
-  }
-  resume_task(W, id, lt, nargs);
+  if (lt->co) resume_task(weft_sched_user(S), id, lt);
 }
 
 /* The next task's thread: the extra space and the lua_State after it
@@ -609,9 +614,8 @@ static void run_now(weft_state *W, weft_id id, ltask *lt) {
     return;
   }
   weft_task_enter(W->S, id);
-  lt->started = 1;
   W->run_depth++;
-  resume_task(W, id, lt, lt->base);
+  lt_resume(W->S, id, lt);
   W->run_depth--;
   weft_task_leave(W->S, id);
   weft_sched_flush_cancels(W->S);

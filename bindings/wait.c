@@ -193,6 +193,27 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id) {
 }
 
 /* wait(x): see the design's table of what x may be. */
+/* wait's general path: any argument, any caller. */
+WEFT_COLD static int wait_any(lua_State *L, weft_state *W) {
+  weft_id id = weft_wait_task(W, L, "wait");
+  lua_settop(L, 1);
+  ltask *lt = LT(W, id);
+  if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
+  if (lua_type(L, 1) == LUA_TTABLE && !weft_waitable_of(L, 1)) return wait_list(W, L, id);
+  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+  int r = weft_wait_add(W, L, id, 1, 0, 0, 1);
+  if (r < 0) {
+    weft_wait_abort(W, id);
+    weft_task_waited(LT(W, id));
+    return lua_error(L);
+  }
+  if (r > 0) {
+    weft_task_waited(LT(W, id));
+    return lua_gettop(L) - 1;
+  }
+  return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
+}
+
 int weft_l_wait(lua_State *L) {
   weft_state *W = weft_get(L);
   weft_id id = weft_thread_task(L);
@@ -213,23 +234,7 @@ int weft_l_wait(lua_State *L) {
       return lua_yield(L, 0);
     }
   }
-  id = weft_wait_task(W, L, "wait");
-  lua_settop(L, 1);
-  ltask *lt = LT(W, id);
-  if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
-  if (lua_type(L, 1) == LUA_TTABLE && !weft_waitable_of(L, 1)) return wait_list(W, L, id);
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  int r = weft_wait_add(W, L, id, 1, 0, 0, 1);
-  if (r < 0) {
-    weft_wait_abort(W, id);
-    weft_task_waited(LT(W, id));
-    return lua_error(L);
-  }
-  if (r > 0) {
-    weft_task_waited(LT(W, id));
-    return lua_gettop(L) - 1;
-  }
-  return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
+  return wait_any(L, W);
 }
 
 static int l_wait_realtime(lua_State *L) {
