@@ -438,7 +438,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
 
 /* How a resume of task id ended, unless in wait's fast path; L is the
    resumer's thread. */
-WEFT_COLD static void resumed(weft_state *W, weft_id id, int st, int nres, lua_State *L) {
+WEFT_NOINLINE static void resumed(weft_state *W, weft_id id, int st, int nres, lua_State *L) {
   ltask *lt = LT(W, id);
   if (!lt || !lt->co) return; /* cancelled meanwhile */
   if (st == LUA_YIELD) {

@@ -194,7 +194,7 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id) {
 
 /* wait(x): see the design's table of what x may be. */
 /* wait's general path: any argument, any caller. */
-WEFT_COLD static int wait_any(lua_State *L, weft_state *W) {
+WEFT_NOINLINE static int wait_any(lua_State *L, weft_state *W) {
   weft_id id = weft_wait_task(W, L, "wait");
   lua_settop(L, 1);
   ltask *lt = LT(W, id);

@@ -11,14 +11,14 @@
 typedef uint64_t weft_id;
 
 /* Asks the processor to fetch the memory at p into its caches: a hint. */
-/* WEFT_COLD: a function off a hot path, never inlined into it, so the
-   hot caller keeps a short prologue. */
+/* WEFT_NOINLINE: a function off the hottest path, never inlined into
+   it, so the caller keeps a short prologue. */
 #if defined(__GNUC__) || defined(__clang__)
 #define WEFT_PREFETCH(p) __builtin_prefetch(p)
-#define WEFT_COLD __attribute__((noinline, cold))
+#define WEFT_NOINLINE __attribute__((noinline))
 #else
 #define WEFT_PREFETCH(p) ((void)(p))
-#define WEFT_COLD
+#define WEFT_NOINLINE
 #endif
 
 #define WEFT_ID_INDEX(id) ((uint32_t)((id)&0xffffffffu))
