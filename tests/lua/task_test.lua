@@ -528,3 +528,94 @@ test("a task inside spawn whose early handle was dropped still gives spawn its v
   local ok, err = pcall(wait, c)
   assert(not ok and err == weft.CANCELLED, "wait gave " .. tostring(err))
 end)
+
+-- ---- names, errors and weft.tasks(), to the letter ----
+
+local here = require("lib.expect").here
+
+test("a task's default name is its spawn site, for spawn, defer, after and every", function()
+  local line = here(); local s = spawn(function() wait() end)
+  local d = defer(function() end)
+  local a = after(1, function() end)
+  local e = every(1, function() end)
+  for i, t in ipairs{s, d, a, e} do
+    local want = "task_test.lua:" .. (line + i - 1)
+    assert(t.name:sub(-#want) == want and t.name:match("[^/]*$") == want,
+      "task " .. i .. " is named " .. t.name .. ", not after " .. want)
+    t:cancel()
+  end
+  local named = spawn(function() wait() end)
+  named.name = "patrol"
+  assert(named.name == "patrol")
+  named:cancel()
+  assert(named.name == "patrol", "a name set with t.name went when the task ended: " .. named.name)
+end)
+
+test("t.error is the value a failed task raised, a cancellation for a cancelled one, nil otherwise", function()
+  weft.on_error(function() end)
+  local value = {code = 7}
+  local failed = spawn(function() wait() error(value) end)
+  local waiting = spawn(function() wait(10) end)
+  local done = spawn(function() return 1 end)
+  assert(failed.error == nil, "a waiting task has an error: " .. tostring(failed.error))
+  assert(done.error == nil, "a done task has an error: " .. tostring(done.error))
+  local ok, err = pcall(wait, failed)
+  assert(not ok and err == value, "wait gave " .. tostring(err))
+  assert(rawequal(failed.error, value), "t.error is " .. tostring(failed.error) .. ", not the table raised")
+  waiting:cancel()
+  assert(weft.is_cancelled(waiting.error), "a cancelled task's error: " .. tostring(waiting.error))
+end)
+
+test("weft.tasks() gives id, task, name, group, status, where, spawned and resumes", function()
+  local g = group{name = "inspected"}
+  local line = here(); local t = g:spawn(function()
+    wait()
+    wait(math.huge)
+  end)
+  local function info()
+    for _, i in ipairs(weft.tasks()) do
+      if i.task == t then return i end
+    end
+  end
+  local i = info()
+  assert(math.type(i.id) == "integer", "id is " .. tostring(i.id))
+  assert(i.group == "inspected" and i.task.group == g, "group is " .. tostring(i.group))
+  assert(i.name == t.name and i.status == "waiting", i.name .. " " .. i.status)
+  assert(i.where:match("task_test%.lua:(%d+)$") == tostring(line + 1), "where " .. i.where)
+  assert(i.spawned:match("task_test%.lua:(%d+)$") == tostring(line), "spawned " .. i.spawned)
+  assert(i.resumes == 1, "resumes " .. tostring(i.resumes))
+  local ids = {}
+  for _, x in ipairs(weft.tasks()) do
+    assert(not ids[x.id], "two tasks share id " .. x.id)
+    ids[x.id] = true
+  end
+  wait()
+  i = info()
+  assert(i.where:match("task_test%.lua:(%d+)$") == tostring(line + 2), "where after a wait " .. i.where)
+  assert(i.resumes == 2, "resumes after a wait " .. tostring(i.resumes))
+  t:cancel()
+end)
+
+test("weft.tasks() says what each task waits on, in the contract's words", function()
+  local f = future()
+  local sleeper = spawn(function() wait(1.25) end)
+  sleeper.name = "sleeper"
+  local cases = {
+    {sleeper, "sleep 1.25 s left"},
+    {spawn(function() wait(f) end), "future"},
+    {spawn(function() wait(sleeper) end), "task sleeper"},
+    {spawn(function() wait(math.huge) end), "sleep forever"},
+    {spawn(function() wait{f, 2} end), "all 0/2"},
+  }
+  local function describe(t)
+    for _, i in ipairs(weft.tasks()) do
+      if i.task == t then return i.waiting end
+    end
+  end
+  for _, c in ipairs(cases) do
+    assert(describe(c[1]) == c[2], "waiting " .. tostring(describe(c[1])) .. ", want " .. c[2])
+  end
+  wait(0.25)
+  assert(describe(sleeper) == "sleep 1.00 s left", "after 0.25 s: " .. tostring(describe(sleeper)))
+  for _, c in ipairs(cases) do c[1]:cancel() end
+end)
