@@ -91,6 +91,37 @@ test("next-frame sleeps wake in the order they went to sleep", function()
   assert(table.concat(order, ",") == "1,2,3,4,5", "order " .. table.concat(order, ","))
 end)
 
+test("wait(), wait(0) and wait(-1) have deadline now: they wake before a sleep due later in that frame", function()
+  local order, ts = {}, {}
+  -- all fall due in frame 1; the sleeps of 0.01 and 0.005 went to sleep first
+  for i, s in ipairs{0.01, 0, -1, "none", 0.005, {0.002}} do
+    ts[i] = spawn(function()
+      if s == "none" then wait() else wait(s) end
+      order[#order + 1] = type(s) == "table" and "list 0.002" or tostring(s)
+    end)
+  end
+  wait(ts)
+  assert(frame() == 1, "woke on frame " .. frame())
+  local got = table.concat(order, ",")
+  assert(got == "0,-1,none,list 0.002,0.005,0.01", "order " .. got)
+end)
+
+test("coroutine.yield(x) returns what x produced, as wait(x) does", function()
+  local f = future()
+  after(0.1, function() f:resolve("open", 3) end)
+  local a, b = coroutine.yield(f)
+  assert(a == "open" and b == 3, "yield(future) gave " .. tostring(a) .. ", " .. tostring(b))
+  local t = spawn(function() wait() return 1, nil, 3 end)
+  local n = select("#", coroutine.yield(t))
+  assert(n == 3, "yield(task) gave " .. n .. " values")
+  local e = coroutine.yield(0.5)
+  assert(near(e, 0.5), "yield(0.5) gave " .. tostring(e))
+  local bad = spawn(function() wait() error("jammed", 0) end)
+  weft.on_error(function() end)
+  local ok, err = pcall(coroutine.yield, bad)
+  assert(not ok and err == "jammed", "yield(failed task) gave " .. tostring(err))
+end)
+
 test("earlier deadlines wake first when due in the same frame", function()
   local order = {}
   -- all three fall due in frame 30 (0.5 s): deadlines 0.5 > 0.49 > 0.485
