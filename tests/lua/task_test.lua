@@ -619,3 +619,20 @@ test("weft.tasks() says what each task waits on, in the contract's words", funct
   assert(describe(sleeper) == "sleep 1.00 s left", "after 0.25 s: " .. tostring(describe(sleeper)))
   for _, c in ipairs(cases) do c[1]:cancel() end
 end)
+
+test("every with frames longer than its period runs once a frame, then keeps its schedule", function()
+  local g = group{time_scale = 30}     -- half a second of group time per frame
+  local runs = {}
+  local t = g:spawn(function()
+    every(0.2, function() runs[#runs + 1] = frame() end)
+    wait(math.huge)
+  end)
+  wait_frames(3)
+  -- group clock 0.5, 1.0, 1.5: one run each, no burst for the periods missed
+  assert(table.concat(runs, ",") == "1,2,3", "runs at frames " .. table.concat(runs, ","))
+  g.time_scale = 1
+  wait_frames(30)
+  -- the next period after 1.5 is 1.6 (frame 9), then 1.8 (21) and 2.0 (33): no drift
+  assert(table.concat(runs, ",") == "1,2,3,9,21,33", "runs at frames " .. table.concat(runs, ","))
+  t:cancel()
+end)
