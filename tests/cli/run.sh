@@ -41,6 +41,28 @@ printf 'spawn(function() local _ <close> = finally(function() print("cleanup") e
 "$weft" run "$dir/left.lua" > "$dir/out" 2> "$dir/err"
 check "tasks left when the file's task ends are cancelled, cleanups run" "grep -q '^cleanup$' '$dir/out'"
 
+printf 'spawn(function() local _ <close> = finally(function() print("child cleanup") end) wait(100) end)\nlocal _ <close> = finally(function() print("main cleanup") end)\nwhile true do wait() end\n' > "$dir/stopped.lua"
+"$weft" run "$dir/stopped.lua" --frames 5 > "$dir/out" 2> "$dir/err"
+check "--frames N: exit 2, then every task left is cancelled, its cleanups run, children first" "[ $? -eq 2 ] && [ \"\$(cat '$dir/out')\" = \"\$(printf 'child cleanup\nmain cleanup')\" ]"
+
+printf 'wait(0.3)\nprint(frame(), realtime())\n' > "$dir/paced.lua"
+start=$(date +%s%N)
+"$weft" run "$dir/paced.lua" --realtime > "$dir/out" 2> "$dir/err"
+ms=$((($(date +%s%N) - start) / 1000000))
+check "--realtime paces frames to the wall clock: wait(0.3) takes 0.3 s ($ms ms)" "[ $ms -ge 290 ] && grep -q '^[0-9]*	0.3' '$dir/out'"
+
+printf 'local s = 0\nfor i = 1, 1e6 do s = s + i end\nprint(s)\n' > "$dir/long.lua"
+"$weft" run "$dir/long.lua" --budget 10000 > "$dir/out" 2> "$dir/err"
+check "--budget N: a stretch far over N instructions without a wait is killed at its line" "[ $? -eq 1 ] && grep -q 'long.lua:2: script ran too long without waiting' '$dir/err'"
+"$weft" run "$dir/long.lua" --budget 10000000 > "$dir/out" 2> "$dir/err"
+check "--budget N: the same stretch within N runs to the end" "[ $? -eq 0 ] && grep -q '^500000500000$' '$dir/out'"
+
+mkdir -p "$dir/root/lib"
+printf 'return {answer = 42}\n' > "$dir/root/lib/m.lua"
+printf 'print(require("lib.m").answer)\n' > "$dir/req.lua"
+"$weft" run "$dir/req.lua" --scripts "$dir/root" > "$dir/out" 2> "$dir/err"
+check "--scripts DIR: require finds modules under DIR" "[ $? -eq 0 ] && grep -q '^42$' '$dir/out'"
+
 printf 'print(frame(), now())\n' > "$dir/dt.lua"
 printf 'wait(1)\nprint(frame())\n' > "$dir/dt.lua"
 "$weft" run "$dir/dt.lua" --dt 0.25 > "$dir/out" 2> "$dir/err"
@@ -76,6 +98,24 @@ check "it ends with N passed, N failed" "tail -1 '$dir/out' | grep -q '^2 passed
 check "a case whose child task failed unhandled fails" "grep -q 'child fails: a task failed and no weft.on_error handled it: .*child boom' '$dir/out'"
 check "a failure names file:line" "grep -q 'FAIL .*a_test.lua:2: fails: .*a_test.lua:2: nope' '$dir/out'"
 check "a case over its frame limit fails" "grep -q 'never ends: not finished after 5 frames' '$dir/out'"
+
+mkdir -p "$dir/fresh/sub"
+cat > "$dir/fresh/a_test.lua" <<'LUA'
+test("sets a global", function() leaked = 1; wait(1) end)
+test("a second case starts fresh: frame 0, time 0, no global", function()
+  assert(leaked == nil, "a global leaked between cases")
+  assert(frame() == 0 and now() == 0, "the clock went on: frame " .. frame())
+end)
+LUA
+printf 'test("another file starts fresh", function() assert(leaked == nil, "leaked between files") end)\n' > "$dir/fresh/sub/b_test.lua"
+printf 'error("not a test file: never run")\n' > "$dir/fresh/helper.lua"
+"$weft" test "$dir/fresh" > "$dir/out" 2> "$dir/err"
+check "weft test: every *_test.lua under DIR, each case in a fresh state; exit 0 when all pass" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^3 passed, 0 failed$'"
+"$weft" test "$dir/fresh/sub/b_test.lua" > "$dir/out" 2> "$dir/err"
+check "weft test FILE runs just that file" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^1 passed, 0 failed$'"
+weft_abs=$(cd "$(dirname "$weft")" && pwd)/$(basename "$weft")
+(cd "$dir/fresh" && mkdir -p scripts && cp sub/b_test.lua scripts/ && "$weft_abs" test) > "$dir/out" 2> "$dir/err"
+check "weft test with no argument runs the scripts root's tests" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^1 passed, 0 failed$'"
 
 # Record and replay: the recording holds the script, the clocks and the
 # random state; a replay prints what the run printed, whatever changed.
