@@ -736,6 +736,34 @@ static void test_steady_frame_allocates_nothing(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* desc.frame_budget: a frame resumes at most that many tasks; the rest
+   run next frame, first, before the tasks that frame wakes. */
+static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(void **state) {
+  (void)state;
+  out o;
+  memset(&o, 0, sizeof o);
+  weft_desc d = {0};
+  d.log = on_log;
+  d.report = on_report;
+  d.user = &o;
+  d.frame_budget = 3;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  weft_task t = spawn_src(W, "for i = 1, 5 do\n"
+                             "  spawn(function() wait() print(i, frame()) wait() print(i, frame()) end)\n"
+                             "end\n");
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  steps(W, 1);
+  expect_log(&o, "1\t1\n2\t1\n3\t1\n");
+  steps(W, 1); /* 4 and 5 are left from frame 1: they run before 1..3 wake again */
+  expect_log(&o, "1\t1\n2\t1\n3\t1\n4\t2\n5\t2\n1\t2\n");
+  steps(W, 2); /* 2 and 3 first, then 4 of those woken; 5 is left for frame 4 */
+  expect_log(&o, "1\t1\n2\t1\n3\t1\n4\t2\n5\t2\n1\t2\n2\t3\n3\t3\n4\t3\n5\t4\n");
+  weft_release(W, t);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_script_waits_on_a_future_completed_from_c),
@@ -757,6 +785,7 @@ int main(void) {
       cmocka_unit_test(test_step_or_close_from_inside_a_task_is_refused),
       cmocka_unit_test(test_step_or_close_from_the_report_callback_is_refused),
       cmocka_unit_test(test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled),
+      cmocka_unit_test(test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame),
   };
   return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }
