@@ -724,6 +724,41 @@ static void on_reload_is_called_instead_of_start(void **state) {
   assert_str(x, "persist('t').mode", "start-v2");
 }
 
+static const char *with_args(int v) {
+  static char buf[512];
+  snprintf(buf, sizeof buf,
+           "local M = {}\n"
+           "function M.start(s, dir, n)\n"
+           "  s.starts = (s.starts or 0) + 1\n"
+           "  s.got, s.me = 'v%d ' .. tostring(dir) .. ' ' .. tostring(n), current()\n"
+           "  wait(math.huge)\n"
+           "end\n"
+           "return M\n",
+           v);
+  return buf;
+}
+
+/* weft.start returns the handle of the task running M.start, named after
+   the module; a restart after a reload passes the same arguments again. */
+static void start_returns_its_task_and_a_restart_gets_the_same_arguments(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/args.lua", with_args(1));
+  start(x, "local s = persist('s', {})\n"
+           "s.first = weft.start('ai.args', s, 'north', 3)\n");
+  assert_lua(x, "persist('s').first == persist('s').me");
+  assert_str(x, "persist('s').first.name", "ai.args");
+  assert_str(x, "persist('s').got", "v1 north 3");
+  write_mod(x, "ai/args.lua", with_args(2));
+  assert_int_equal(reload(x, "ai/args.lua"), WEFT_OK);
+  step(x, 1);
+  assert_str(x, "persist('s').got", "v2 north 3");
+  assert_num(x, "persist('s').starts", 2);
+  assert_str(x, "persist('s').first.status", "cancelled");
+  assert_str(x, "persist('s').me.status", "waiting");
+  assert_str(x, "persist('s').me.name", "ai.args");
+  assert_int_equal(x->reports, 0);
+}
+
 static void persist_returns_same_table_across_reloads(void **state) {
   rx *x = *state;
   const char *src = "local store = persist('walker.store', {loads = 0})\n"
@@ -1243,6 +1278,7 @@ int main(void) {
       T(keep_lets_running_tasks_finish_on_old_code),
       T(on_reload_is_called_instead_of_start),
       T(persist_returns_same_table_across_reloads),
+      T(start_returns_its_task_and_a_restart_gets_the_same_arguments),
       T(group_start_restarts_in_its_group_and_dead_groups_are_dropped),
       T(children_of_a_started_task_are_replaced_on_reload),
       T(failing_dependent_aborts_the_whole_transaction),
