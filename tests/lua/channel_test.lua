@@ -469,3 +469,16 @@ test("wait(ch) receives a value, then nil, 'closed'; channel(nil) is unbounded",
   local n, why = wait(c2)
   assert(n == nil and why == "closed", "wait on a closed channel gave " .. tostring(n) .. ", " .. tostring(why))
 end)
+
+test("a channel handle is the same value everywhere: through a channel, a future and a signal", function()
+  local ch, carrier, f, s = channel(), channel(), future(), signal()
+  carrier:send(ch)
+  assert(rawequal(carrier:recv(), ch), "through a channel it came back as another value")
+  local got
+  spawn(function() got = wait(s) end)
+  s:fire(ch)
+  wait() -- the woken waiter runs once this task waits
+  f:resolve(ch)
+  assert(rawequal(wait(f), ch), "through a future it came back as another value")
+  assert(rawequal(got, ch), "through a signal it came back as another value")
+end)
