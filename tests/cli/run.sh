@@ -28,6 +28,11 @@ check "a failing script exits 1" "[ $? -eq 1 ]"
 check "its error names file:line on stderr" "grep -q 'fail.lua:2: boom' '$dir/err'"
 check "with a traceback" "grep -q 'stack traceback' '$dir/err'"
 
+printf 'spawn(function() error("child broke") end)\nwait()\nprint("main done")\n' > "$dir/child.lua"
+"$weft" run "$dir/child.lua" > "$dir/out" 2> "$dir/err"
+check "a child task's error fails that task only: the file's task finishes, exit 0" "[ $? -eq 0 ] && grep -q '^main done$' '$dir/out'"
+check "and its report (error, traceback, spawned at) goes to stderr, not stdout" "grep -q 'child.lua:1: child broke' '$dir/err' && grep -q '^spawned at .*child.lua:1$' '$dir/err' && ! grep -q broke '$dir/out'"
+
 printf 'x = = 1\n' > "$dir/syntax.lua"
 "$weft" run "$dir/syntax.lua" > "$dir/out" 2> "$dir/err"
 check "a syntax error exits 1" "[ $? -eq 1 ]"
