@@ -426,6 +426,12 @@ int weft_open_modules(weft_state *W);
 void weft_poll_reload(weft_state *W);
 int weft_l_group_start(lua_State *L);
 
+/* watchdog.c: starts the watchdog (0 when it runs); stops it. */
+int weft_watchdog_start(weft_state *W);
+void weft_watchdog_stop(weft_state *W);
+/* The calling thread runs W's scripts from now on. */
+void weft_watchdog_here(weft_state *W);
+
 /* budget.c: instruction budgets. */
 /* Works out what a task's stretch may run (task_limit, task_us), once
    budgets are counted or watched. */
@@ -436,8 +442,6 @@ void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_S
                        const char *msg, int32_t limit, int task);
 /* A stop of the running stretch came but did not fire (weft_budget_leave). */
 void weft_budget_unstop(weft_state *W, const weft_budget *saved);
-
-void weft_watchdog_here(weft_state *W); /* watchdog.c */
 
 /* Tells the watchdog which stretch runs now, and for how long it may. */
 static inline void weft_budget_mark(weft_state *W) {
@@ -508,12 +512,6 @@ void weft_budget_unhold(weft_state *W, uint32_t held);
 /* Budgets count instructions from now on (recording and replaying need
    them exact); the watchdog stops. */
 void weft_budget_count(weft_state *W);
-
-/* watchdog.c: starts the watchdog (0 when it runs); stops it. */
-int weft_watchdog_start(weft_state *W);
-void weft_watchdog_stop(weft_state *W);
-/* The calling thread runs W's scripts from now on. */
-void weft_watchdog_here(weft_state *W);
 
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
