@@ -608,22 +608,19 @@ void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
 }
 
 /* weft_run_now for the live Lua task id with data lt. */
-static void run_now(weft_state *W, weft_id id, ltask *lt) {
+static void run_now(weft_state *W, weft_id id) {
   if (weft_task_held(W->S, id)) {
     weft_task_wake(W->S, id); /* runs when its group resumes */
     return;
   }
-  weft_task_enter(W->S, id);
   W->run_depth++;
-  lt_resume(W->S, id, lt);
+  weft_task_run(W->S, id);
   W->run_depth--;
-  weft_task_leave(W->S, id);
-  weft_sched_flush_cancels(W->S);
 }
 
 void weft_run_now(weft_state *W, weft_id id) {
   ltask *lt = LT(W, id);
-  if (lt && lt->co) run_now(W, id, lt);
+  if (lt && lt->co) run_now(W, id);
 }
 
 /* After a nested run or a cancel: a task whose cancel was put off because
@@ -647,7 +644,7 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   int d = W->run_depth;
   weft_spawning *sp = &W->spawning[d];
   *sp = (weft_spawning){.id = id};
-  run_now(W, id, lt);
+  run_now(W, id);
   sp->id = 0;
   lt = sp->final ? NULL : LT(W, id);
   if (lt && lt->co) { /* still running; a handle made meanwhile is cached */

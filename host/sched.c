@@ -814,6 +814,23 @@ static void run_task(weft_sched *s, task *t) {
   if (s->deferred.n) weft_sched_flush_cancels(s);
 }
 
+int weft_task_run(weft_sched *s, weft_id id) {
+  task *t = tget(s, id);
+  if (!t) return WEFT_ESTALE;
+  if (t->state == WEFT_TASK_RUNNING) return WEFT_ESTATE;
+  if (t->queued) dequeue(s, t); /* run now instead of from the queue */
+  weft_id outer_id = s->hot_id;
+  task *outer = s->hot;
+  run_task(s, t);
+  /* The task running around this one makes the next calls (see hot_id),
+     if it lives: a freed slot's generation has moved on. */
+  if (outer && outer->h.gen == WEFT_ID_GEN(outer_id)) {
+    s->hot_id = outer_id;
+    s->hot = outer;
+  }
+  return WEFT_OK;
+}
+
 /* Below this many tasks their slots and threads mostly stay in the
    caches between two resumes, and fetching ahead only costs. */
 #define WARM_TASKS 2048

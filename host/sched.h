@@ -127,6 +127,12 @@ uint32_t weft_task_resumes(const weft_sched *s, weft_id task);
    nest (a task may resume another); depth is bounded by the caller. */
 void weft_task_enter(weft_sched *s, weft_id task);
 void weft_task_leave(weft_sched *s, weft_id task);
+/* Runs the task now, from inside whatever runs (a task started at once
+   by the one spawning it): its class's resume between weft_task_enter and
+   weft_task_leave, then the cancels put off meanwhile, as a frame runs a
+   ready task. WEFT_ESTALE for a stale handle, WEFT_ESTATE for a task
+   running already. */
+int weft_task_run(weft_sched *s, weft_id task);
 /* The innermost running task, or 0. */
 weft_id weft_sched_current(const weft_sched *s);
 /* Queues a NEW or suspended task to run in this frame's pass (or the next

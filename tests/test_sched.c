@@ -1323,11 +1323,60 @@ static void check_dead_task(weft_sched *s, weft_id x) {
   weft_task_enter(s, x);
   assert_true(weft_sched_current(s) == 0);
   weft_task_leave(s, x);
+  assert_int_equal(weft_task_run(s, x), WEFT_ESTALE);
   if (x != 0) { /* parent 0 means none */
     weft_id out = 77;
     assert_int_equal(weft_task_create(s, 0, x, &cls, &out, NULL), WEFT_ESTALE);
     assert_true(out == 77);
   }
+}
+
+/* Runs d->other now (a task started at once by the one spawning it),
+   noting what the nested run saw: note[0] the call's result, note[1] the
+   current task after it, note[2] a second run of itself from inside;
+   then sleeps secs and finishes on its next resume. */
+static void act_run_other(weft_sched *s, weft_id self, tdata *d) {
+  ctx *c = weft_sched_user(s);
+  if (d->runs > 1) {
+    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    return;
+  }
+  c->note[0] = weft_task_run(s, d->other);
+  c->note[1] = weft_sched_current(s) == self;
+  c->note[2] = weft_task_run(s, self);
+  sleep_now(s, self, d->secs);
+}
+
+/* Records the task current while it runs (note[3]), then finishes. */
+static void act_note_current(weft_sched *s, weft_id self, tdata *d) {
+  ctx *c = weft_sched_user(s);
+  (void)d;
+  c->note[3] = weft_sched_current(s) == self;
+  assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+}
+
+static void test_a_task_run_now_runs_inside_its_spawner_and_leaves_the_queue(void **state) {
+  ctx *c = *state;
+  weft_sched *s = sched_new(c, 0);
+  weft_id inner = spawn(s, 0, 0, 2, act_note_current, 0); /* queued: run now takes it off */
+  weft_id outer = spawn(s, 0, 0, 1, act_run_other, 0.5);
+  TD(s, outer)->other = inner;
+  /* the queue holds inner first: make outer run first by running it now */
+  assert_int_equal(weft_task_run(s, outer), WEFT_OK);
+  assert_int_equal(c->note[0], WEFT_OK);
+  assert_int_equal(c->note[1], 1);           /* the spawner is current again */
+  assert_int_equal(c->note[2], WEFT_ESTATE); /* a running task does not run again */
+  assert_int_equal(c->note[3], 1);           /* the task run now was current */
+  assert_null(weft_task_udata(s, inner));    /* it ran to its end inside */
+  assert_int_equal(weft_task_state(s, outer), WEFT_TASK_WAITING);
+  assert_true(weft_sched_current(s) == 0);
+  c->nruns = 0;
+  steps(s, 1, DT60); /* neither runs again from the queue this frame */
+  assert_int_equal(runs_in_frame(c, 1), 0);
+  steps(s, 30, DT60);
+  EXPECT_FRAME(c, 30, 1);
+  assert_null(weft_task_udata(s, outer));
+  sched_end(s, c);
 }
 
 static void test_stale_task_handles_fail_safely(void **state) {
@@ -1710,6 +1759,7 @@ int main(void) {
       T(test_finish_failed_cancels_children),
       T(test_finish_done_leaves_children_parentless_in_group),
       T(test_stale_task_handles_fail_safely),
+      T(test_a_task_run_now_runs_inside_its_spawner_and_leaves_the_queue),
       T(test_stale_group_handles_fail_safely),
       T(test_max_tasks_limit_gives_elimit),
       T(test_steady_frame_allocates_nothing),
