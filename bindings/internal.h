@@ -107,16 +107,17 @@ typedef struct ltask_cold {
 } ltask_cold;
 
 /* A task handle: one userdata per task, made when something first asks
-   for it (task.c). Its user value is nil while the task lives, then its
-   results (one value, or a table with n) or its error; a task that ended
-   inside spawn with nothing to keep gets a handle without one (48 bytes
-   instead of 72). A name a script sets is kept in ref_names, keyed
-   weakly by the handle, for every handle alike. */
+   for it (task.c). User value 1 is nil while the task lives, then its
+   results (one value, or a table with n) or its error; user value 2 is
+   its name. A task that ended inside spawn with nothing to keep gets a
+   handle without user values (48 bytes instead of 88): its name, if a
+   script sets one, is kept in ref_names. */
 typedef struct thandle {
   weft_id id;
   uint8_t final;  /* 0 while live, else WEFT_TASK_DONE/FAILED/CANCELLED */
   uint8_t packed; /* results are a table {n=..., ...} */
   uint8_t named;  /* a script set t.name */
+  uint8_t bare;   /* no user values (see above) */
   uint32_t site;  /* spawn site chain, kept for reports */
 } thandle;
 
@@ -190,7 +191,7 @@ struct weft_state {
   int ref_tasks;     /* anchors of the tasks' threads, by chunk of slots (task.c) */
   int ref_handles;   /* weak: [index + 1] = handle made for the task in that slot */
   int ref_pinned;    /* [index + 1] = handle of a live task that holds its name */
-  int ref_names;     /* weak keys: [handle] = the name a script gave it */
+  int ref_names;     /* weak keys: [handle] = name, for handles without user values */
   int ref_kept;      /* handles of tasks started from C */
   int ref_groups;    /* weak: [index + 1] = handle of a group */
   int ref_syncs;     /* weak: handles of futures, signals, channels */

@@ -58,10 +58,11 @@ static thandle *push_made(weft_state *W, lua_State *L, weft_id id) {
   return NULL;
 }
 
-/* Pushes a new handle, not yet a task's, with nuv (0 or 1) user values. */
+/* Pushes a new handle, not yet a task's, with nuv (0 or 2) user values. */
 static thandle *new_handle(weft_state *W, lua_State *L, int nuv) {
   thandle *h = lua_newuserdatauv(L, sizeof *h, nuv);
   memset(h, 0, sizeof *h);
+  h->bare = nuv == 0;
   weft_set_meta(L, W->ref_task_mt);
   return h;
 }
@@ -100,7 +101,7 @@ void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
     return;
   }
   if (push_made(W, L, id)) return;
-  thandle *h = new_handle(W, L, 1);
+  thandle *h = new_handle(W, L, 2);
   h->id = id;
   h->site = lt->site;
   if (!store_handle(W, L, id)) lua_error(L);
@@ -111,7 +112,7 @@ void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
 weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
                              weft_id parent) {
   fidx = lua_absindex(L, fidx);
-  thandle *h = new_handle(W, L, 1); /* first: a task is never left without it */
+  thandle *h = new_handle(W, L, 2); /* first: a task is never left without it */
   weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
   h->id = id;
   h->site = LT(W, id)->site;
@@ -122,22 +123,14 @@ weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, w
   return id;
 }
 
-/* Pushes the name a script gave the handle at idx (nil when none). */
-static void push_name(weft_state *W, lua_State *L, int idx) {
-  idx = lua_absindex(L, idx);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_names);
-  lua_pushvalue(L, idx);
-  lua_rawget(L, -2);
-  lua_remove(L, -2);
-}
-
 int weft_push_task_name(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = id ? LT(W, id) : NULL;
   if (!lt || !lt->pinned || !push_made(W, L, id)) return 0; /* only a named handle is pinned */
-  push_name(W, L, -1);
-  lua_remove(L, -2);
-  if (lua_type(L, -1) == LUA_TSTRING) return 1;
-  lua_pop(L, 1);
+  if (lua_getiuservalue(L, -1, 2) == LUA_TSTRING) {
+    lua_remove(L, -2);
+    return 1;
+  }
+  lua_pop(L, 2);
   return 0;
 }
 
@@ -647,7 +640,7 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   ltask *lt;
   weft_id id = new_task(W, L, fidx, nargs, g, parent, 1, &lt);
   /* It runs before its handle is made: a task that ends at once with
-     nothing to keep gets a handle without a user value (see thandle). */
+     nothing to keep gets a handle without user values (see thandle). */
   int d = W->run_depth;
   weft_spawning *sp = &W->spawning[d];
   *sp = (weft_spawning){.id = id};
@@ -656,7 +649,7 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   lt = sp->final ? NULL : LT(W, id);
   if (lt && lt->co) { /* still running; a handle made meanwhile is cached */
     if (!sp->made || !push_made(W, L, id)) {
-      thandle *h = new_handle(W, L, 1);
+      thandle *h = new_handle(W, L, 2);
       h->id = id;
       h->site = lt->site;
       if (!store_handle(W, L, id)) {
@@ -668,7 +661,7 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
     lua_pushvalue(W->spawns, d + 1);
     lua_xmove(W->spawns, L, 1);
   } else {
-    thandle *h = new_handle(W, L, sp->kept ? 1 : 0);
+    thandle *h = new_handle(W, L, sp->kept ? 2 : 0);
     h->id = id;
     h->site = sp->site;
     h->final = sp->final ? sp->final : WEFT_TASK_CANCELLED;
@@ -785,10 +778,13 @@ static int l_task_index(lua_State *L) {
   if (strcmp(k, "status") == 0) {
     lua_pushstring(L, status_name(W, h));
   } else if (strcmp(k, "name") == 0) {
-    if (h->named)
-      push_name(W, L, 1);
-    else
-      lua_pushnil(L);
+    if (h->bare && h->named) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_names);
+      lua_pushvalue(L, 1);
+      lua_rawget(L, -2);
+    } else {
+      lua_getiuservalue(L, 1, 2); /* a bare handle has none: nil */
+    }
     if (lua_isnil(L, -1)) lua_pushstring(L, weft_site_where(W->sites, h->site));
   } else if (strcmp(k, "cancel") == 0) {
     lua_pushcfunction(L, l_task_cancel);
@@ -824,10 +820,14 @@ static int l_task_newindex(lua_State *L) {
     lt->pinned = 1;
   }
   h->named = !lua_isnil(L, 3);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_names);
-  lua_pushvalue(L, 1);
-  lua_pushvalue(L, 3);
-  lua_rawset(L, -3); /* [handle] = name; nil forgets it */
+  if (h->bare) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_names);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 3);
+    lua_rawset(L, -3); /* [handle] = name */
+  } else {
+    lua_setiuservalue(L, 1, 2);
+  }
   return 0;
 }
 
