@@ -213,9 +213,11 @@ struct weft_state {
   ltask *curlt;     /* its data, or NULL */
   weft_budget bud;  /* the stretch of script code running now (budget.c) */
   int watching;     /* budgets are times a watchdog checks, not counts */
-  int32_t task_limit; /* a task's budget (instructions; 0: off)... */
-  uint32_t task_us;   /* ...and, watched, its time (weft_budget_setup) */
   weft_watchdog wd;
+  /* A task's budget, worked out once (weft_budget_setup). */
+  int32_t task_limit; /* instructions; 0: off */
+  uint32_t task_us;   /* watched: its time, microseconds; 0: counted */
+
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */
   weft_spawning spawning[MAX_RUN_DEPTH + 1]; /* by run_depth when spawned */
@@ -455,12 +457,17 @@ static inline void weft_budget_mark(weft_state *W) {
    watched, us microseconds (0: counted). Inline, as every resume starts
    a stretch. */
 static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_stretch *s,
-                                     lua_State *home, const char *msg, int32_t limit,
-                                     uint32_t us, int task) {
+                                     lua_State *home, const char *msg, int32_t limit, uint32_t us,
+                                     int task) {
   *saved = W->bud;
   if (!saved->s && !W->in_step) weft_watchdog_here(W); /* steps say it once */
-  W->bud = (weft_budget){.s = s, .home = home, .msg = msg, .limit = limit, .us = us,
-                         .run = home, .task = (uint8_t)task};
+  W->bud = (weft_budget){.s = s,
+                         .home = home,
+                         .msg = msg,
+                         .limit = limit,
+                         .us = us,
+                         .run = home,
+                         .task = (uint8_t)task};
   if (!saved->us) weft_budget_mark(W); /* else timed by the enclosing stretch */
 }
 

@@ -235,7 +235,7 @@ typedef struct running {
 } running;
 
 static inline void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
-                      weft_stretch *s, const char *msg, int task) {
+                             weft_stretch *s, const char *msg, int task) {
   saved->cur = W->cur;
   saved->curL = W->curL;
   saved->curlt = W->curlt;
@@ -607,7 +607,7 @@ void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
   }
 }
 
-/* weft_run_now for the live Lua task id with data lt. */
+/* weft_run_now for the live Lua task id. */
 static void run_now(weft_state *W, weft_id id) {
   if (weft_task_held(W->S, id)) {
     weft_task_wake(W->S, id); /* runs when its group resumes */

@@ -192,7 +192,6 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id) {
   return weft_wait_yield(W, L, id, 0, base, NULL);
 }
 
-/* wait(x): see the design's table of what x may be. */
 /* wait's general path: any argument, any caller. */
 WEFT_NOINLINE static int wait_any(lua_State *L, weft_state *W) {
   weft_id id = weft_wait_task(W, L, "wait");
@@ -214,6 +213,7 @@ WEFT_NOINLINE static int wait_any(lua_State *L, weft_state *W) {
   return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
 }
 
+/* wait(x): see the design's table of what x may be. */
 int weft_l_wait(lua_State *L) {
   weft_state *W = weft_get(L);
   weft_id id = weft_thread_task(L);

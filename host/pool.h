@@ -10,9 +10,9 @@
    Generations start at 1, so 0 is never a valid handle. */
 typedef uint64_t weft_id;
 
-/* Asks the processor to fetch the memory at p into its caches: a hint. */
-/* WEFT_NOINLINE: a function off the hottest path, never inlined into
-   it, so the caller keeps a short prologue. */
+/* WEFT_PREFETCH asks the processor to fetch the memory at p into its
+   caches (a hint). WEFT_NOINLINE marks a function off the hottest path,
+   never inlined into it, so the caller keeps a short prologue. */
 #if defined(__GNUC__) || defined(__clang__)
 #define WEFT_PREFETCH(p) __builtin_prefetch(p)
 #define WEFT_NOINLINE __attribute__((noinline))
