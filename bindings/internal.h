@@ -208,16 +208,14 @@ struct weft_state {
   weft_id fserial;   /* ids given to futures made from C */
 
   /* ---- what runs now ---- */
-  weft_id cur;      /* running task, 0 outside tasks */
-  lua_State *curL;  /* its thread, or L */
-  ltask *curlt;     /* its data, or NULL */
-  weft_budget bud;  /* the stretch of script code running now (budget.c) */
-  int watching;     /* budgets are times a watchdog checks, not counts */
+  weft_id cur;        /* running task, 0 outside tasks */
+  lua_State *curL;    /* its thread, or L */
+  ltask *curlt;       /* its data, or NULL */
+  weft_budget bud;    /* the stretch of script code running now (budget.c) */
+  int watching;       /* budgets are times a watchdog checks, not counts */
+  int32_t task_limit; /* a task's budget (weft_budget_setup): instructions, 0: off... */
+  uint32_t task_us;   /* ...and watched, its time in microseconds, 0: counted */
   weft_watchdog wd;
-  /* A task's budget, worked out once (weft_budget_setup). */
-  int32_t task_limit; /* instructions; 0: off */
-  uint32_t task_us;   /* watched: its time, microseconds; 0: counted */
-
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */
   weft_spawning spawning[MAX_RUN_DEPTH + 1]; /* by run_depth when spawned */
