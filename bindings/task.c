@@ -288,8 +288,8 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
    the chunk's first thread is, in ref_tasks[chunk + 1]: the tables grow
    with the task pool, without the spare room of an array that doubles
    (16 bytes a slot; one table for every slot would have up to 32). A
-   spawn then allocates no thread
-   and writes no table, and the collector has fewer threads to free. Up to
+   spawn then allocates no thread and writes no table, and the collector
+   has fewer threads to free. Up to
    THREAD_POOL threads are kept; a thread is only kept when it is clean
    (status OK, empty) and no script ever held it (coroutine.running): a
    thread a script has seen keeps its identity, and reads as a dead

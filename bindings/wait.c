@@ -47,8 +47,9 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
         lua_replace(co, lt->base + slot);
       }
     }
-  } else if (lt->cold && weft_cold_if(W, w, lt)->deliver) {
-    weft_cold_if(W, w, lt)->deliver(W, w, from, idx, n, slot, failed);
+  } else { /* a C task (a combinator) takes it through its callback */
+    const ltask_cold *c = weft_cold_if(W, w, lt);
+    if (c && c->deliver) c->deliver(W, w, from, idx, n, slot, failed);
   }
   weft_rec_complete(W->S, r, failed);
 }
@@ -70,11 +71,12 @@ void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
     if (!lua_checkstack(co, 1)) return;
     lua_pushnumber(co, elapsed);
     if (!lt->single) lua_replace(co, lt->base + slot);
-  } else if (lt->cold && weft_cold_if(W, waiter, lt)->deliver) {
+  } else {
+    const ltask_cold *c = weft_cold_if(W, waiter, lt);
     lua_State *L = W->L;
-    if (!lua_checkstack(L, 1)) return;
+    if (!c || !c->deliver || !lua_checkstack(L, 1)) return;
     lua_pushnumber(L, elapsed);
-    weft_cold_if(W, waiter, lt)->deliver(W, waiter, L, lua_gettop(L), 1, slot, 0);
+    c->deliver(W, waiter, L, lua_gettop(L), 1, slot, 0);
     lua_pop(L, 1);
   }
 }

@@ -99,7 +99,7 @@ typedef struct prec {
 /* A task's slot: what a wake and a resume touch first (the inline record's
    links and kind follow), what only spawning, cancelling and groups touch
    last. A task is queued (ready or parked) only once its wait is over, so
-   the inline record's links are its links in that queue (see enqueue). */
+   the inline record's links are its links in that queue (see tqueue). */
 typedef struct task {
   weft_slot h;
   uint8_t state;
@@ -248,10 +248,22 @@ static inline weft_wlist *waiters_at(const weft_sched *s, uint32_t i) {
 static inline const weft_task_class *CLS(const weft_sched *s, const task *t) {
   return s->classes[t->cls];
 }
-/* Unlinks record x from a list of records kept by head and tail (a
-   clock's next-frame queue, a run). The head's prev is not kept up to
-   date (taking the front writes only the list), so the head is known by
-   its index. */
+/* Lists of records kept by head and tail: a clock's next-frame queue, a
+   run, and the task queues (whose links are the tasks' inline records).
+   Appends record r (at x). */
+static inline void chain_push(weft_sched *s, uint32_t *head, uint32_t *tail, uint32_t r, rec *x) {
+  x->next = NONE;
+  x->prev = *tail;
+  if (*tail)
+    R(s, *tail)->next = r;
+  else
+    *head = r;
+  *tail = r;
+}
+
+/* Unlinks record r (at x). The head's prev is not kept up to date
+   (taking the front writes only the list), so the head is known by its
+   index. */
 static inline void chain_unlink(weft_sched *s, uint32_t *head, uint32_t *tail, uint32_t r, rec *x) {
   if (*head == r)
     *head = x->next;
@@ -412,13 +424,7 @@ static int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
     c->dead--; /* an emptied run in the heap is live again */
   }
   x->u.run = ui - 1;
-  x->next = NONE;
-  x->prev = u->tail;
-  if (u->tail)
-    R(s, u->tail)->next = r;
-  else
-    u->head = r;
-  u->tail = r;
+  chain_push(s, &u->head, &u->tail, r, x);
   return 1;
 }
 
@@ -431,17 +437,6 @@ static void run_unlink(weft_sched *s, uint32_t r, rec *x) {
     tclock *c = u->clock;
     if (++c->dead > 4 && c->dead > c->n / 2) heap_compact(s, c);
   }
-}
-
-/* Appends record r (kind REC_NEXT, at x) to the clock's next-frame queue. */
-static inline void next_push(weft_sched *s, tclock *c, uint32_t r, rec *x) {
-  x->next = NONE;
-  x->prev = c->ntail;
-  if (c->ntail)
-    R(s, c->ntail)->next = r;
-  else
-    c->nhead = r;
-  c->ntail = r;
 }
 
 static void next_unlink(weft_sched *s, tclock *c, uint32_t r, rec *x) {
@@ -504,32 +499,14 @@ static tqueue *queue_of(weft_sched *s, const task *t) {
 static inline task *QT(const weft_sched *s, uint32_t link) { return T(s, link & ~INLINE); }
 
 static void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
-  uint32_t i = INLINE | tidx(t);
-  t->QPREV = q->tail;
-  t->QNEXT = NONE;
-  if (q->tail)
-    QT(s, q->tail)->QNEXT = i;
-  else
-    q->head = i;
-  q->tail = i;
+  chain_push(s, &q->head, &q->tail, INLINE | tidx(t), &t->own);
   t->queued = which;
 }
 
-/* The head's QPREV is not kept up to date (taking the front writes only
-   the queue), so the head is known by its index. */
 static void dequeue(weft_sched *s, task *t) {
   if (!t->queued) return;
   tqueue *q = queue_of(s, t);
-  uint32_t i = INLINE | tidx(t);
-  if (q->head == i)
-    q->head = t->QNEXT;
-  else
-    QT(s, t->QPREV)->QNEXT = t->QNEXT;
-  if (q->tail == i)
-    q->tail = q->head ? t->QPREV : NONE;
-  else
-    QT(s, t->QNEXT)->QPREV = t->QPREV;
-  t->QNEXT = t->QPREV = NONE;
+  chain_unlink(s, &q->head, &q->tail, INLINE | tidx(t), &t->own);
   t->queued = 0;
 }
 
@@ -792,6 +769,23 @@ static void wake_timers(weft_sched *s) {
   }
 }
 
+/* Task t (handle id) starts running, on top of the resume stack (which
+   has room for 256 resumes inside each other from the start). */
+static inline void task_begin(weft_sched *s, task *t, weft_id id) {
+  if (s->stack.n < s->stack.cap)
+    s->stack.v[s->stack.n++] = id;
+  else
+    idvec_push(s, &s->stack, id);
+  t->state = WEFT_TASK_RUNNING;
+  t->resumes++;
+  s->resumes++;
+}
+
+/* Task id's resume returned: off the resume stack. */
+static inline void stack_pop(weft_sched *s, weft_id id) {
+  if (s->stack.n && s->stack.v[s->stack.n - 1] == id) s->stack.n--;
+}
+
 /* Runs a task taken off the ready queue: weft_task_enter, its resume,
    weft_task_leave, without looking the task up by handle on the way in. */
 static void run_task(weft_sched *s, task *t) {
@@ -800,15 +794,9 @@ static void run_task(weft_sched *s, task *t) {
   s->hot_id = id;
   s->hot = t;
   t->realwake = 0;
-  if (s->stack.n < s->stack.cap)
-    s->stack.v[s->stack.n++] = id;
-  else
-    idvec_push(s, &s->stack, id);
-  t->state = WEFT_TASK_RUNNING;
-  t->resumes++;
-  s->resumes++;
+  task_begin(s, t, id);
   CLS(s, t)->resume(s, id, udata_of(t));
-  if (s->stack.n && s->stack.v[s->stack.n - 1] == id) s->stack.n--;
+  stack_pop(s, id);
   /* The resume may have freed it (pooled slots stay where they are). */
   if (t->h.gen == gen && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
   if (s->deferred.n) weft_sched_flush_cancels(s);
@@ -858,7 +846,7 @@ void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
     task *t = QT(s, s->ready.head);
-    /* dequeue, from the front (see dequeue) */
+    /* dequeue, from the front (see chain_unlink) */
     s->ready.head = t->QNEXT;
     if (!t->QNEXT)
       s->ready.tail = NONE;
@@ -1028,18 +1016,12 @@ uint32_t weft_task_resumes(const weft_sched *s, weft_id id) {
 void weft_task_enter(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return;
-  if (s->stack.n < s->stack.cap)
-    s->stack.v[s->stack.n++] = id;
-  else
-    idvec_push(s, &s->stack, id);
   if (t->queued) dequeue(s, t); /* resumed directly while it was queued */
-  t->state = WEFT_TASK_RUNNING;
-  t->resumes++;
-  s->resumes++;
+  task_begin(s, t, id);
 }
 
 void weft_task_leave(weft_sched *s, weft_id id) {
-  if (s->stack.n && s->stack.v[s->stack.n - 1] == id) s->stack.n--;
+  stack_pop(s, id);
   task *t = tget(s, id);
   /* Neither waiting nor finished: suspended until woken or cancelled. */
   if (t && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
@@ -1216,7 +1198,7 @@ static inline int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, doub
     if (!run_join(s, c, to_ns(end), r, x)) return 0;
   } else {
     x->u.clock = c;
-    if (x->kind == REC_NEXT) next_push(s, c, r, x);
+    if (x->kind == REC_NEXT) chain_push(s, &c->nhead, &c->ntail, r, x);
   }
   s->seq++;
   return 1;

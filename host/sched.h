@@ -160,9 +160,9 @@ int weft_task_doomed(const weft_sched *s, weft_id task);
 /* Runs the cancels that were put off because their targets were running.
    Called by resume drivers after every resume returns. */
 void weft_sched_flush_cancels(weft_sched *s);
-/* The list of records waiting for this task to finish. */
-/* Made the first time it is asked for: NULL for a stale handle or when
-   out of memory. It stays at its address while the task lives. */
+/* The list of records waiting for this task to finish, made the first
+   time it is asked for: NULL for a stale handle or when out of memory.
+   It stays at its address while the task lives. */
 weft_wlist *weft_task_waiters(weft_sched *s, weft_id task);
 /* The task's list of waiters if it was ever asked for, else NULL (never
    allocates). */
