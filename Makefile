@@ -20,7 +20,8 @@ endif
 
 # Evaluated when used, so packages installed by `deps` are seen.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 libcjson)
-LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson)
+# Lua's blocks come from mimalloc (Debian ships no .pc for it).
+LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson) -lmimalloc
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
@@ -47,7 +48,7 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # pkg-config module), cmd (a command) or file (a path). Included makefiles
 # (demo/demo.mk, tests/bench/bench.mk) append to DEPS.
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
-        cmd:xxd:xxd pc:libcjson:libcjson-dev
+        cmd:xxd:xxd pc:libcjson:libcjson-dev file:/usr/include/mimalloc.h:libmimalloc-dev
 
 -include demo/demo.mk
 -include tests/bench/bench.mk

@@ -12,9 +12,29 @@
 
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
 
-/* The Lua allocator: counts bytes and refuses growth past the limit, so a
-   script that hoards memory fails with "not enough memory" instead of
-   taking the process down. */
+/* Lua's blocks come from mimalloc. Its pages hold one size each, so a
+   thread's CallInfos, its stack and the task handles a spawn loop drops
+   stay apart whatever the heap's history, and a block is taken and given
+   back in a few instructions (tests/bench/README.md, finding 8). Under
+   AddressSanitizer they come from the C library, which it watches. */
+#if defined(__SANITIZE_ADDRESS__)
+#define WEFT_LIBC_BLOCKS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WEFT_LIBC_BLOCKS 1
+#endif
+#endif
+#ifdef WEFT_LIBC_BLOCKS
+#define block_malloc malloc
+#define block_realloc realloc
+#define block_free free
+#else
+#include <mimalloc.h>
+#define block_malloc mi_malloc
+#define block_realloc mi_realloc
+#define block_free mi_free
+#endif
+
 /* ---- the reserve ----
 
    Memory kept aside for putting things back: while W->mem.in_rollback is set
@@ -39,6 +59,9 @@ static void reserve_give(weft_state *W) {
   if (--W->mem.reserve_live == 0) W->mem.reserve_used = 0;
 }
 
+/* The Lua allocator: counts bytes and refuses growth past the limit, so a
+   script that hoards memory fails with "not enough memory" instead of
+   taking the process down. */
 static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   size_t old = ptr ? osize : 0;
@@ -51,7 +74,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     if (reserved)
       reserve_give(W);
     else
-      free(ptr);
+      block_free(ptr);
     W->mem.used -= old;
     return NULL;
   }
@@ -62,7 +85,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     refused = W->mem.used - old + nsize > limit ||
               (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize));
   }
-  if (!refused) p = (reserved || !ptr) ? malloc(nsize) : realloc(ptr, nsize); /* realloc(NULL) costs more */
+  if (!refused) p = (reserved || !ptr) ? block_malloc(nsize) : block_realloc(ptr, nsize); /* realloc(NULL) costs more */
   if (!p && W->mem.in_rollback) p = reserve_take(W, nsize);
   if (!p) return NULL;
   if (reserved || (ptr && in_reserve(W, p))) { /* moved into or out of the reserve */
@@ -70,7 +93,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     if (reserved)
       reserve_give(W);
     else
-      free(ptr);
+      block_free(ptr);
   }
   W->mem.allocs++;
   if (nsize > old) W->mem.alloc_bytes += nsize - old;
