@@ -20,8 +20,7 @@ endif
 
 # Evaluated when used, so packages installed by `deps` are seen.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 libcjson)
-# Lua's blocks come from mimalloc (Debian ships no .pc for it).
-LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson) -lmimalloc
+LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson)
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
@@ -46,9 +45,12 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # What the build needs, as kind:name:debian-package, where kind is pc (a
 # pkg-config module), cmd (a command) or file (a path). Included makefiles
-# (demo/demo.mk, tests/bench/bench.mk) append to DEPS.
+# (demo/demo.mk, tests/bench/bench.mk) append to DEPS. mimalloc is loaded
+# at run time for the Lua heap (bindings/state.c), not linked.
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
-        cmd:xxd:xxd pc:libcjson:libcjson-dev file:/usr/include/mimalloc.h:libmimalloc-dev
+        cmd:xxd:xxd pc:libcjson:libcjson-dev \
+        file:/usr/lib/$(MULTIARCH)/libmimalloc.so.2:libmimalloc2.0
 
 -include demo/demo.mk
 -include tests/bench/bench.mk

@@ -125,9 +125,18 @@ typedef struct ghandle {
   weft_id id;
 } ghandle;
 
+/* Where the Lua state's blocks come from (state.c). */
+typedef struct weft_blocks {
+  const char *name; /* "mimalloc" or "libc" */
+  void *(*malloc)(size_t);
+  void *(*realloc)(void *, size_t);
+  void (*free)(void *);
+} weft_blocks;
+
 /* The allocator's accounts: what the Lua state holds, and a reserve for
    undoing a failed reload when nothing else can be allocated (state.c). */
 typedef struct weft_memory {
+  weft_blocks blocks;       /* where Lua's blocks come from, fixed at open */
   size_t used, limit, peak; /* bytes the Lua state holds now, may hold, held at most */
   uint64_t allocs;          /* allocations made (Lua and host), ever */
   uint64_t alloc_bytes;     /* bytes those allocations added, ever */

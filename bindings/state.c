@@ -1,6 +1,8 @@
 /* The weft state: Lua with a counting allocator, the sandboxed script
    environment, the module loader, and the frame entry point. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +14,17 @@
 
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
 
-/* Lua's blocks come from mimalloc. Its pages hold one size each, so a
-   thread's CallInfos, its stack and the task handles a spawn loop drops
-   stay apart whatever the heap's history, and a block is taken and given
-   back in a few instructions (tests/bench/README.md, finding 8). Under
-   AddressSanitizer they come from the C library, which it watches. */
+/* ---- where Lua's blocks come from ----
+
+   mimalloc's, when its library (libmimalloc.so.2) loads; the C library's
+   otherwise, under AddressSanitizer (which watches only those), and when
+   WEFT_LIBC_MALLOC is set in the environment (for valgrind). mimalloc's
+   pages hold one size each, so a thread's CallInfos, its stack and the
+   task handles a spawn loop drops stay apart whatever the heap's history,
+   and a block is taken and given back in a few instructions
+   (tests/bench/README.md, finding 8). It is loaded privately
+   (RTLD_LOCAL) and never unloaded: the process's own malloc stays the C
+   library's, whatever links weft. */
 #if defined(__SANITIZE_ADDRESS__)
 #define WEFT_LIBC_BLOCKS 1
 #elif defined(__has_feature)
@@ -24,16 +32,23 @@
 #define WEFT_LIBC_BLOCKS 1
 #endif
 #endif
-#ifdef WEFT_LIBC_BLOCKS
-#define block_malloc malloc
-#define block_realloc realloc
-#define block_free free
-#else
-#include <mimalloc.h>
-#define block_malloc mi_malloc
-#define block_realloc mi_realloc
-#define block_free mi_free
+
+static weft_blocks blocks = {"libc", malloc, realloc, free};
+static pthread_once_t blocks_once = PTHREAD_ONCE_INIT;
+
+static void find_blocks(void) {
+#ifndef WEFT_LIBC_BLOCKS
+  const char *env = getenv("WEFT_LIBC_MALLOC");
+  if (env && *env) return;
+  void *lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return;
+  weft_blocks mi = {"mimalloc", NULL, NULL, NULL};
+  *(void **)&mi.malloc = dlsym(lib, "mi_malloc");
+  *(void **)&mi.realloc = dlsym(lib, "mi_realloc");
+  *(void **)&mi.free = dlsym(lib, "mi_free");
+  if (mi.malloc && mi.realloc && mi.free) blocks = mi;
 #endif
+}
 
 /* ---- the reserve ----
 
@@ -74,7 +89,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     if (reserved)
       reserve_give(W);
     else
-      block_free(ptr);
+      W->mem.blocks.free(ptr);
     W->mem.used -= old;
     return NULL;
   }
@@ -85,7 +100,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     refused = W->mem.used - old + nsize > limit ||
               (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize));
   }
-  if (!refused) p = (reserved || !ptr) ? block_malloc(nsize) : block_realloc(ptr, nsize); /* realloc(NULL) costs more */
+  if (!refused) p = (reserved || !ptr) ? W->mem.blocks.malloc(nsize) : W->mem.blocks.realloc(ptr, nsize); /* realloc(NULL) costs more */
   if (!p && W->mem.in_rollback) p = reserve_take(W, nsize);
   if (!p) return NULL;
   if (reserved || (ptr && in_reserve(W, p))) { /* moved into or out of the reserve */
@@ -93,7 +108,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     if (reserved)
       reserve_give(W);
     else
-      block_free(ptr);
+      W->mem.blocks.free(ptr);
   }
   W->mem.allocs++;
   if (nsize > old) W->mem.alloc_bytes += nsize - old;
@@ -215,11 +230,11 @@ static int open_lua(lua_State *L) {
 void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   if (nsize == 0) {
-    free(ptr);
+    W->mem.blocks.free(ptr);
     return NULL;
   }
   if (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize)) return NULL;
-  void *p = realloc(ptr, nsize);
+  void *p = W->mem.blocks.realloc(ptr, nsize);
   if (p) {
     W->mem.allocs++;
     if (nsize > osize || !ptr) W->mem.alloc_bytes += nsize - (ptr ? osize : 0);
@@ -243,6 +258,8 @@ weft_state *weft_open(const weft_desc *desc) {
   W->assets = strdup(W->desc.assets_root ? W->desc.assets_root : "assets");
   W->desc.assets_root = W->assets;
   W->mem.limit = W->desc.memory_limit;
+  pthread_once(&blocks_once, find_blocks);
+  W->mem.blocks = blocks;
   W->mem.reserve = malloc(RESERVE); /* untouched until needed: not resident */
   W->ref_on_error = LUA_NOREF;
   W->sites = weft_sites_new(W);
@@ -367,6 +384,8 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->errors = W->errors;
   out->jobs_pending = weft_jobs_waiting(W);
 }
+
+const char *weft_lua_allocator(const weft_state *W) { return W->mem.blocks.name; }
 
 void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_api); }
 

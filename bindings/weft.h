@@ -219,6 +219,12 @@ typedef struct weft_stats {
    alloc_bytes unchanged. */
 void weft_get_stats(const weft_state *W, weft_stats *out);
 
+/* Where the Lua state's blocks come from: "mimalloc" (libmimalloc.so.2,
+   loaded privately: the process's malloc is left alone) or "libc" (no
+   mimalloc, an AddressSanitizer build, or WEFT_LIBC_MALLOC set in the
+   environment when the first state opened). */
+const char *weft_lua_allocator(const weft_state *W);
+
 /* ---- hot reload ---- */
 
 /* Starts (on) or stops watching the scripts root; while on, weft_step

@@ -2,12 +2,14 @@
    from C, custom job kinds, shutdown with work in flight, and the
    no-allocation steady frame. Scripts are Lua strings; their output is
    captured through desc.log. No sleeps: loops step frames and yield. */
+#define _GNU_SOURCE /* dladdr */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -764,8 +766,31 @@ static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(voi
   assert_int_equal(weft_close(W), 0);
 }
 
+/* The Lua heap is mimalloc's (installed with the build's packages), but
+   privately: a program that links weft keeps the C library's malloc. */
+static void test_lua_heap_is_mimalloc_and_the_process_malloc_is_untouched(void **state) {
+  (void)state;
+  weft_state *W = weft_open(NULL);
+  assert_non_null(W);
+#if defined(__SANITIZE_ADDRESS__)
+  assert_string_equal(weft_lua_allocator(W), "libc"); /* ASan watches only the C library's */
+#else
+  const char *env = getenv("WEFT_LIBC_MALLOC");
+  assert_string_equal(weft_lua_allocator(W), env && *env ? "libc" : "mimalloc");
+  Dl_info info;
+  void *(*libc_malloc)(size_t) = malloc;
+  assert_true(dladdr(*(void **)&libc_malloc, &info));
+  assert_non_null(strstr(info.dli_fname, "libc.so"));
+#endif
+  weft_task t = spawn_src(W, "local t = {} for i = 1, 1000 do t[i] = {i} end print(#t)");
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lua_heap_is_mimalloc_and_the_process_malloc_is_untouched),
       cmocka_unit_test(test_script_waits_on_a_future_completed_from_c),
       cmocka_unit_test(test_failure_from_c_reaches_the_script_unchanged),
       cmocka_unit_test(test_uncaught_failure_fails_the_task_and_is_reported_once),
