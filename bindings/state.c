@@ -22,7 +22,7 @@
    pages hold one size each, so a thread's CallInfos, its stack and the
    task handles a spawn loop drops stay apart whatever the heap's history,
    and a block is taken and given back in a few instructions
-   (tests/bench/README.md, finding 8). It is loaded privately
+   (tests/bench/README.md, finding 10). It is loaded privately
    (RTLD_LOCAL) and never unloaded: the process's own malloc stays the C
    library's, whatever links weft. */
 #if defined(__SANITIZE_ADDRESS__)
