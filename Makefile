@@ -44,13 +44,12 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # What the build needs, as kind:name:debian-package, where kind is pc (a
-# pkg-config module), cmd (a command) or file (a path). Included makefiles
-# (demo/demo.mk, tests/bench/bench.mk) append to DEPS. mimalloc is loaded
-# at run time for the Lua heap (bindings/state.c), not linked.
-MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+# pkg-config module), cmd (a command), file (a path) or lib (a shared
+# library the dynamic linker knows). Included makefiles (demo/demo.mk,
+# tests/bench/bench.mk) append to DEPS. mimalloc is loaded at run time
+# for the Lua heap (bindings/state.c), not linked.
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
-        cmd:xxd:xxd pc:libcjson:libcjson-dev \
-        file:/usr/lib/$(MULTIARCH)/libmimalloc.so.2:libmimalloc2.0
+        cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0
 
 -include demo/demo.mk
 -include tests/bench/bench.mk
@@ -98,6 +97,7 @@ deps:
 	    pc) pkg-config --exists $$name 2>/dev/null || missing="$$missing $$pkg";; \
 	    cmd) command -v $$name >/dev/null 2>&1 || missing="$$missing $$pkg";; \
 	    file) [ -e $$name ] || missing="$$missing $$pkg";; \
+	    lib) /sbin/ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$$name " || missing="$$missing $$pkg";; \
 	  esac; \
 	done; \
 	if [ -n "$$missing" ]; then \
