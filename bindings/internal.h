@@ -275,8 +275,8 @@ ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt);
 static inline ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt) {
   return lt->cold ? weft_cold_if(W, id, lt) : weft_cold_make(W, id, lt);
 }
-/* The host's allocator (state.c): realloc, counted with Lua's
-   allocations; honours desc.fail_alloc. */
+/* The host's allocator (state.c): Lua's blocks (mimalloc or libc),
+   counted with Lua's allocations; honours desc.fail_alloc. */
 void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The task a thread belongs to, 0 for the main thread and plain

@@ -17,8 +17,9 @@
 /* ---- where Lua's blocks come from ----
 
    mimalloc's, when its library (libmimalloc.so.2) loads; the C library's
-   otherwise, under AddressSanitizer (which watches only those), and when
-   WEFT_LIBC_MALLOC is set in the environment (for valgrind). mimalloc's
+   when it does not, under AddressSanitizer (which watches only those),
+   and when WEFT_LIBC_MALLOC is set in the environment (for valgrind).
+   The scheduler's pools come from the same place (weft_host_alloc). mimalloc's
    pages hold one size each, so a thread's CallInfos, its stack and the
    task handles a spawn loop drops stay apart whatever the heap's history,
    and a block is taken and given back in a few instructions
@@ -100,7 +101,8 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     refused = W->mem.used - old + nsize > limit ||
               (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize));
   }
-  if (!refused) p = (reserved || !ptr) ? W->mem.blocks.malloc(nsize) : W->mem.blocks.realloc(ptr, nsize); /* realloc(NULL) costs more */
+  if (!refused) /* realloc(NULL) costs more than malloc */
+    p = (reserved || !ptr) ? W->mem.blocks.malloc(nsize) : W->mem.blocks.realloc(ptr, nsize);
   if (!p && W->mem.in_rollback) p = reserve_take(W, nsize);
   if (!p) return NULL;
   if (reserved || (ptr && in_reserve(W, p))) { /* moved into or out of the reserve */
@@ -225,8 +227,8 @@ static int open_lua(lua_State *L) {
   return 0;
 }
 
-/* The host's allocator: plain realloc, counted like Lua's so a frame's
-   allocations can be measured across both. */
+/* The host's allocator: the same blocks as Lua's (see above), counted
+   like Lua's so a frame's allocations can be measured across both. */
 void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   if (nsize == 0) {

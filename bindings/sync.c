@@ -1163,7 +1163,7 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
 static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   list = lua_absindex(L, list);
   int n = mode == C_TIMEOUT ? 2 : (int)lua_rawlen(L, list);
-  if (n > 65535) luaL_argerror(L, 1, "list too long");
+  if (n > WEFT_WAIT_MAX) luaL_argerror(L, 1, "list too long");
   luaL_checkstack(L, 16, NULL);
   static const char *const names[] = {NULL, "first", "all", "timeout"};
   fhandle *out = new_future_uv(W, L, names[mode], 4);

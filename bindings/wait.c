@@ -18,8 +18,6 @@
 
 #include "internal.h"
 
-#define MAX_LIST 65535 /* elements in one wait list (the scheduler's limit) */
-
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
 /* ---- delivery ---- */
@@ -167,7 +165,7 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
 /* wait{...}: one value per element, in order. */
 static int wait_list(weft_state *W, lua_State *L, weft_id id) {
   lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
-  if (n < 0 || n > MAX_LIST) return luaL_argerror(L, 1, "list too long");
+  if (n < 0 || n > WEFT_WAIT_MAX) return luaL_argerror(L, 1, "list too long");
   luaL_checkstack(L, (int)n + 8, "list too long");
   int base = lua_gettop(L) + 1;
   for (lua_Integer i = 0; i < n; i++) lua_pushnil(L);

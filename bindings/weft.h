@@ -219,10 +219,10 @@ typedef struct weft_stats {
    alloc_bytes unchanged. */
 void weft_get_stats(const weft_state *W, weft_stats *out);
 
-/* Where the Lua state's blocks come from: "mimalloc" (libmimalloc.so.2,
-   loaded privately: the process's malloc is left alone) or "libc" (no
-   mimalloc, an AddressSanitizer build, or WEFT_LIBC_MALLOC set in the
-   environment when the first state opened). */
+/* Where the Lua state's blocks and the scheduler's pools come from:
+   "mimalloc" (libmimalloc.so.2, loaded privately: the process's malloc is
+   left alone) or "libc" (no mimalloc, an AddressSanitizer build, or
+   WEFT_LIBC_MALLOC set in the environment when the first state opened). */
 const char *weft_lua_allocator(const weft_state *W);
 
 /* ---- hot reload ---- */

@@ -58,7 +58,6 @@ typedef struct trun {
 #define RUN_CACHE 256 /* newest runs by (clock, deadline) hash */
 #define MAX_CLASSES 8 /* task classes one scheduler tells apart */
 #define MAX_SLOT 65535 /* a record's slot is 16 bits */
-#define MAX_RECS 65535 /* records in one wait (a task counts them in 16 bits) */
 
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
@@ -112,7 +111,7 @@ typedef struct task {
   unsigned listed : 1;   /* its list of waiters was made (see waiters_at) */
   unsigned cls : 3;      /* its class, in s->classes */
   uint16_t pending;      /* records of the current wait not yet completed */
-  uint16_t nrecs;        /* records in the current wait (at most MAX_RECS) */
+  uint16_t nrecs;        /* records in the current wait (at most WEFT_WAIT_MAX) */
   uint32_t recs;         /* first record of the current wait, index + 1 */
   uint32_t group;        /* group index */
   uint32_t resumes;
@@ -1165,7 +1164,7 @@ int weft_wait_begin(weft_sched *s, weft_id id, int mode) {
 static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
   rec *x;
   uint32_t r;
-  if (t->nrecs == MAX_RECS) return NULL;
+  if (t->nrecs == WEFT_WAIT_MAX) return NULL;
   if (!t->own_used) {
     t->own_used = 1;
     x = &t->own;

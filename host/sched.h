@@ -173,12 +173,15 @@ void weft_sched_each_task(weft_sched *s, void (*fn)(void *ud, weft_id task), voi
 
 /* ---- waiting ---- */
 
+/* Records one wait holds at most (a task counts them in 16 bits). */
+#define WEFT_WAIT_MAX 65535
+
 /* Begins a wait for a RUNNING task in mode WEFT_WAIT_ALL (wake when every
    record completed, or at the first failure) or WEFT_WAIT_FIRST (wake at
    the first completion). Drops any previous records. Each record added
    names a slot, 0 to 65535 (WEFT_EINVAL otherwise), which the one who
    completes it reads back (weft_rec_slot, timer_done); a wait holds at
-   most 65,535 records (WEFT_ENOMEM for more). */
+   most WEFT_WAIT_MAX records (WEFT_ENOMEM for more). */
 int weft_wait_begin(weft_sched *s, weft_id task, int mode);
 /* Adds a sleep of `seconds` on the task's group clock (real = 1: on the
    real clock). The record completes on the first later frame whose clock

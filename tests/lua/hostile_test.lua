@@ -67,6 +67,14 @@ test("wait(list of 100,000) raises at the caller's line", function()
   raises(here(), function() wait(big) end, "list too long")
 end)
 
+test("wait(list) takes up to 65,535 elements and raises past that", function()
+  local big = {}
+  for i = 1, 65535 do big[i] = 0 end
+  assert(select("#", wait(big)) == 65535)
+  big[65536] = 0
+  raises(here(), function() wait(big) end, "list too long")
+end)
+
 test("wait(-1) and wait(-inf) wake on the next frame", function()
   local f = frame()
   wait(-1)
@@ -420,6 +428,14 @@ end)
 
 test("all{true} raises at the caller's line", function()
   raises(here(), function() all{true} end, "cannot wait on a boolean")
+end)
+
+test("all(list) takes up to 65,535 elements and raises past that", function()
+  local big = {}
+  for i = 1, 65535 do big[i] = 0 end
+  assert(#wait(all(big)) == 65535)
+  big[65536] = 0
+  raises(here(), function() all(big) end, "list too long")
 end)
 
 test("all(list of 100,000) raises at the caller's line", function()
