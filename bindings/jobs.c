@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "jobs.h"
+#include "report.h"
+#include "sync.h"
 #include "tape.h"
 
 /* One submitted job: its kind and the kind's data; its number, and while

@@ -15,7 +15,8 @@
 
 #include <lualib.h>
 
-#include "internal.h"
+#include "sandbox.h"
+#include "patterns.h"
 #include "tape.h"
 
 /* The libraries every environment gets its own copy of: a script may

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "sites.h"
 
 #define MAX_SITES 65536u /* distinct chains; more collapse to "?" */
 #define MAX_DEPTH 16     /* ancestors remembered per chain */

@@ -9,8 +9,19 @@
 
 #include <lualib.h>
 
-#include "internal.h"
+#include "state.h"
+#include "budget.h"
+#include "debug.h"
+#include "jobs.h"
+#include "reload.h"
+#include "report.h"
+#include "sandbox.h"
+#include "sites.h"
+#include "sync.h"
 #include "tape.h"
+#include "task.h"
+#include "wait.h"
+#include "watchdog.h"
 
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
 
