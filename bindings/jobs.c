@@ -6,7 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "jobs.h"
+#include "report.h"
+#include "sync.h"
 #include "tape.h"
 
 /* One submitted job: its kind and the kind's data; its number, and while

@@ -4,8 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "report.h"
+#include "budget.h"
+#include "group.h"
 #include "log.h"
+#include "reload.h"
+#include "sites.h"
+#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 

@@ -7,10 +7,21 @@
 
 #include <lualib.h>
 
-#include "internal.h"
+#include "state.h"
+#include "budget.h"
+#include "debug.h"
+#include "jobs.h"
 #include "load.h"
 #include "log.h"
+#include "reload.h"
+#include "report.h"
+#include "sandbox.h"
+#include "sites.h"
+#include "sync.h"
 #include "tape.h"
+#include "task.h"
+#include "wait.h"
+#include "watchdog.h"
 
 /* ---- modules ---- */
 

@@ -4,7 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "task.h"
+#include "budget.h"
+#include "coro.h"
+#include "group.h"
+#include "inspect.h"
+#include "report.h"
+#include "sites.h"
+#include "wait.h"
 
 static void lt_resume(weft_sched *S, weft_id id, void *ud);
 static void lt_cancel(weft_sched *S, weft_id id, void *ud);
