@@ -234,6 +234,26 @@ int weft_future_resolve(weft_state *W, weft_future f, int nvalues);
 int weft_future_fail(weft_state *W, weft_future f);
 int weft_future_cancel(weft_state *W, weft_future f);
 
+/* ---- groups from C ----
+   A game's own timed actions (a walk, a turn, a camera pan) can follow
+   script time as waits do: note the group of the script that started
+   one, and advance it each frame by that group's rate. */
+
+typedef struct weft_group {
+  uint64_t id;
+} weft_group;
+/* The group of the task running now (from a C function a script
+   called); the root group outside tasks. */
+weft_group weft_current_group(weft_state *W);
+/* The group's clock: the seconds its tasks have seen, which pass at its
+   time scale and its ancestors' and stop while it or one of them is
+   paused. -1 once the group is gone. */
+double weft_group_time(weft_state *W, weft_group g);
+/* How many seconds that clock gains per second of the next weft_step:
+   the product of its and its ancestors' time scales, 0 while it or one
+   of them is paused; -1 once the group is gone. */
+double weft_group_rate(weft_state *W, weft_group g);
+
 /* ---- jobs ---- */
 
 typedef struct weft_job_kind {
