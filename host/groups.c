@@ -17,19 +17,9 @@ int weft_group_new(weft_sched *s, group *parent, weft_id *out) {
     g->held = parent->held;
     g->clock.now = parent->clock.now;
     g->eff = parent->eff;
-    g->sib_prev = parent->child_tail;
-    if (parent->child_tail)
-      G(s, parent->child_tail - 1)->sib_next = i + 1;
-    else
-      parent->child_head = i + 1;
-    parent->child_tail = i + 1;
+    weft_list_push(&parent->children, i + 1, &g->sib, gsib_link, s);
   }
-  g->all_prev = s->all_tail;
-  if (s->all_tail)
-    G(s, s->all_tail - 1)->all_next = i + 1;
-  else
-    s->all_head = i + 1;
-  s->all_tail = i + 1;
+  weft_list_push(&s->all, i + 1, &g->all, gall_link, s);
   *out = id;
   return WEFT_OK;
 }
@@ -38,31 +28,13 @@ void weft_group_free(weft_sched *s, group *g) {
   uint32_t i = gidx(g) + 1;
   if (g->paused) s->npaused--;
   /* Orphaned subgroups (only at destroy) lose their parent link. */
-  while (g->child_head) {
-    group *c = G(s, g->child_head - 1);
-    g->child_head = c->sib_next;
-    c->parent = c->sib_next = c->sib_prev = NONE;
+  while (g->children.head) {
+    uint32_t c = g->children.head;
+    weft_list_unlink(&g->children, c, &G(s, c - 1)->sib, gsib_link, s);
+    G(s, c - 1)->parent = NONE;
   }
-  if (g->parent) {
-    group *p = G(s, g->parent - 1);
-    if (g->sib_prev)
-      G(s, g->sib_prev - 1)->sib_next = g->sib_next;
-    else
-      p->child_head = g->sib_next;
-    if (g->sib_next)
-      G(s, g->sib_next - 1)->sib_prev = g->sib_prev;
-    else
-      p->child_tail = g->sib_prev;
-  }
-  if (g->all_prev)
-    G(s, g->all_prev - 1)->all_next = g->all_next;
-  else
-    s->all_head = g->all_next;
-  if (g->all_next)
-    G(s, g->all_next - 1)->all_prev = g->all_prev;
-  else
-    s->all_tail = g->all_prev;
-  (void)i;
+  if (g->parent) weft_list_unlink(&G(s, g->parent - 1)->children, i, &g->sib, gsib_link, s);
+  weft_list_unlink(&s->all, i, &g->all, gall_link, s);
   weft_clock_free(s, &g->clock);
   group *p = g->parent ? G(s, g->parent - 1) : NULL;
   weft_pool_free(&s->groups, weft_pool_id(g));
@@ -109,7 +81,7 @@ weft_id weft_group_parent(const weft_sched *s, weft_id id) {
 static void update_held(weft_sched *s, group *g) {
   uint32_t ph = g->parent ? G(s, g->parent - 1)->held : 0;
   g->held = (uint8_t)(g->paused || ph);
-  for (uint32_t c = g->child_head; c; c = G(s, c - 1)->sib_next) update_held(s, G(s, c - 1));
+  for (uint32_t c = g->children.head; c; c = G(s, c - 1)->sib.next) update_held(s, G(s, c - 1));
 }
 
 int weft_group_pause(weft_sched *s, weft_id id) {
@@ -131,7 +103,7 @@ int weft_group_resume(weft_sched *s, weft_id id) {
      O(parked tasks). */
   for (uint32_t i = s->parked.head; i;) {
     task *t = QT(s, i);
-    i = t->QNEXT;
+    i = t->own.link.next;
     if (!G(s, t->group)->held) {
       dequeue(s, t);
       enqueue(s, &s->ready, t, 1);
@@ -175,11 +147,11 @@ int weft_group_cancel(weft_sched *s, weft_id id) {
   g->refs++; /* keep it while cleanups run */
   g->cancels++;
   uint32_t gi = gidx(g);
-  for (uint32_t c = g->child_head; c;) {
+  for (uint32_t c = g->children.head; c;) {
     group *cg = G(s, c - 1);
     cg->refs++;
     weft_group_cancel(s, weft_pool_id(cg));
-    uint32_t next = cg->sib_next;
+    uint32_t next = cg->sib.next;
     cg->refs--;
     weft_group_reap(s, cg);
     c = next;
@@ -187,12 +159,12 @@ int weft_group_cancel(weft_sched *s, weft_id id) {
   }
   g = G(s, gi);
   int busy = 0;
-  if (g->task_tail) {
-    uint32_t limit = T(s, g->task_tail - 1)->born;
+  if (g->tasks.tail) {
+    uint32_t limit = T(s, g->tasks.tail - 1)->born;
     for (;;) {
       g = G(s, gi);
       task *pick = NULL;
-      for (uint32_t ti = g->task_head; ti; ti = T(s, ti - 1)->gnext) {
+      for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
         task *t = T(s, ti - 1);
         if ((int32_t)(t->born - limit) > 0) break;
         if (t->state >= WEFT_TASK_CANCELLING || t->doomed) continue;
@@ -213,7 +185,7 @@ uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_
   group *g = gget(s, id);
   if (!g) return 0;
   uint32_t k = 0;
-  for (uint32_t ti = g->task_head; ti; ti = T(s, ti - 1)->gnext) {
+  for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
     if (k < n) out[k] = weft_pool_id(T(s, ti - 1));
     k++;
   }
@@ -221,6 +193,6 @@ uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_
 }
 
 void weft_group_reap(weft_sched *s, group *g) {
-  if (g->refs == 0 && g->ntasks == 0 && g->child_head == NONE && gidx(g) != s->root)
+  if (g->refs == 0 && g->ntasks == 0 && weft_list_empty(&g->children) && gidx(g) != s->root)
     weft_group_free(s, g);
 }

@@ -33,26 +33,13 @@ static int idvec_push(weft_sched *s, idvec *q, weft_id id) {
 
 /* ---- records ---- */
 
-static void list_unlink(weft_sched *s, rec *r) {
-  weft_wlist *l = r->u.list;
-  if (r->prev)
-    R(s, r->prev)->next = r->next;
-  else
-    l->head = r->next;
-  if (r->next)
-    R(s, r->next)->prev = r->prev;
-  else
-    l->tail = r->prev;
-  r->next = r->prev = NONE;
-}
-
 /* Takes record r (at x) out of whatever holds it (list, queue or run); it
    stays in its task's chain. */
 static void rec_detach(weft_sched *s, uint32_t r, rec *x) {
   if (x->kind == REC_LIST) {
-    list_unlink(s, x);
+    weft_list_unlink(x->u.list, r, &x->link, rec_link, s);
   } else if (x->kind == REC_NEXT) {
-    next_unlink(s, x->u.clock, r, x);
+    weft_list_unlink(&x->u.clock->next, r, &x->link, rec_link, s);
   } else if (x->kind == REC_TIMER) {
     weft_timer_unlink(s, r, x);
   }
@@ -104,7 +91,7 @@ void weft_rec_complete(weft_sched *s, weft_rec r, int failed) {
 
 uint32_t weft_wlist_count(const weft_sched *s, const weft_wlist *l) {
   uint32_t n = 0;
-  for (uint32_t r = l->head; r; r = R(s, r)->next) n++;
+  for (uint32_t r = l->head; r; r = R(s, r)->link.next) n++;
   return n;
 }
 
@@ -147,13 +134,13 @@ int weft_sched_destroy(weft_sched *s) {
   for (int round = 0; round < 8 && s->tasks.used > 0; round++) {
     s->deferred.n = 0;
     s->stack.n = 0;
-    for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next)
+    for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next)
       weft_group_cancel(s, weft_pool_id(G(s, gi - 1)));
   }
   int leaked = (int)s->tasks.used;
   /* Free groups leaves first: walk the creation list backwards. */
-  while (s->all_tail) {
-    group *g = G(s, s->all_tail - 1);
+  while (s->all.tail) {
+    group *g = G(s, s->all.tail - 1);
     if (gidx(g) != s->root && g->refs) leaked++;
     weft_group_free(s, g);
   }
@@ -247,8 +234,8 @@ int weft_task_run(weft_sched *s, weft_id id) {
    memory arrives while the current task runs; n's own slot was fetched
    the same way a task earlier. */
 static inline void warm_next(weft_sched *s, task *n) {
-  if (n->QNEXT) {
-    const char *p = (const char *)QT(s, n->QNEXT);
+  if (n->own.link.next) {
+    const char *p = (const char *)QT(s, n->own.link.next);
     uint32_t size = s->tasks.elem_size; /* the task and its user data */
     for (uint32_t off = 0; off < size; off += 64) WEFT_PREFETCH(p + off);
     WEFT_PREFETCH(p + size - 1);
@@ -265,13 +252,10 @@ void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
     task *t = QT(s, s->ready.head);
-    /* dequeue, from the front (see chain_unlink) */
-    s->ready.head = t->QNEXT;
-    if (!t->QNEXT)
-      s->ready.tail = NONE;
-    else if (s->tasks.used >= WARM_TASKS)
-      warm_next(s, QT(s, t->QNEXT));
+    uint32_t next = t->own.link.next;
+    weft_list_shift(&s->ready, &t->own.link);
     t->queued = 0;
+    if (next && s->tasks.used >= WARM_TASKS) warm_next(s, QT(s, next));
     if (s->npaused && G(s, t->group)->held && !t->realwake) {
       enqueue(s, &s->parked, t, 2);
       continue;
@@ -305,17 +289,8 @@ static void do_cancel(weft_sched *s, task *t);
 
 static void child_unlink(weft_sched *s, task *t) {
   if (!t->parent) return;
-  task *p = T(s, t->parent - 1);
-  uint32_t i = tidx(t) + 1;
-  if (p->child_head == i)
-    p->child_head = t->sib_next;
-  else
-    T(s, t->sib_prev - 1)->sib_next = t->sib_next;
-  if (t->sib_next)
-    T(s, t->sib_next - 1)->sib_prev = t->sib_prev; /* the new first keeps the last */
-  else if (p->child_head)
-    T(s, p->child_head - 1)->sib_prev = t->sib_prev; /* it was the last */
-  t->parent = t->sib_next = t->sib_prev = NONE;
+  weft_list_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
+  t->parent = NONE;
 }
 
 
@@ -328,25 +303,14 @@ static void free_task(weft_sched *s, task *t, int state) {
   dequeue(s, t);
   child_unlink(s, t);
   /* Children that outlive their parent stay in the group, parentless. */
-  while (t->child_head) {
-    task *c = T(s, t->child_head - 1);
-    t->child_head = c->sib_next;
-    c->parent = c->sib_next = c->sib_prev = NONE;
-  }
+  while (t->children.head) child_unlink(s, T(s, t->children.head - 1));
   /* A waiter still listed (a task class without a cancel callback) fails. */
   if (t->listed) {
     weft_wlist *l = waiters_at(s, tidx(t));
     while (l->head) weft_rec_complete(s, l->head, 1);
   }
   group *g = G(s, t->group);
-  if (t->gprev)
-    T(s, t->gprev - 1)->gnext = t->gnext;
-  else
-    g->task_head = t->gnext;
-  if (t->gnext)
-    T(s, t->gnext - 1)->gprev = t->gprev;
-  else
-    g->task_tail = t->gprev;
+  weft_list_unlink(&g->tasks, tidx(t) + 1, &t->member, member_link, s);
   g->ntasks--;
   t->state = (uint8_t)state;
   weft_pool_free(&s->tasks, weft_pool_id(t));
@@ -379,24 +343,11 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
   t->state = WEFT_TASK_NEW;
   t->group = gidx(g);
   t->born = s->born++;
-  t->gprev = g->task_tail;
-  if (g->task_tail)
-    T(s, g->task_tail - 1)->gnext = i + 1;
-  else
-    g->task_head = i + 1;
-  g->task_tail = i + 1;
+  weft_list_push(&g->tasks, i + 1, &t->member, member_link, s);
   g->ntasks++;
   if (p) {
     t->parent = tidx(p) + 1;
-    if (p->child_head) {
-      task *first = T(s, p->child_head - 1);
-      t->sib_prev = first->sib_prev;
-      T(s, first->sib_prev - 1)->sib_next = i + 1;
-      first->sib_prev = i + 1;
-    } else {
-      p->child_head = i + 1;
-      t->sib_prev = i + 1;
-    }
+    weft_list_push(&p->children, i + 1, &t->sib, sib_link, s);
   }
   *out = id;
   if (udata) *udata = udata_of(t);
@@ -475,7 +426,7 @@ int weft_task_cancel_children(weft_sched *s, weft_id id) {
   if (!t) return WEFT_ESTALE;
   uint8_t st = t->state;
   t->state = WEFT_TASK_CANCELLING; /* children may not re-attach meanwhile */
-  while (t->child_head) do_cancel(s, T(s, t->child_head - 1));
+  while (t->children.head) do_cancel(s, T(s, t->children.head - 1));
   t->state = st;
   return WEFT_OK;
 }
@@ -487,7 +438,7 @@ int weft_task_finish(weft_sched *s, weft_id id, int state) {
     return WEFT_EINVAL;
   if (state != WEFT_TASK_DONE) {
     t->state = WEFT_TASK_CANCELLING; /* children may not re-attach */
-    while (t->child_head) do_cancel(s, T(s, t->child_head - 1));
+    while (t->children.head) do_cancel(s, T(s, t->children.head - 1));
   }
   free_task(s, t, state);
   return WEFT_OK;
@@ -508,8 +459,8 @@ static void do_cancel(weft_sched *s, task *t) {
   weft_id id = weft_pool_id(t);
   t->state = WEFT_TASK_CANCELLING;
   child_unlink(s, t);
-  while (t->child_head) {
-    task *c = T(s, t->child_head - 1);
+  while (t->children.head) {
+    task *c = T(s, t->children.head - 1);
     if (c->state >= WEFT_TASK_CANCELLING)
       child_unlink(s, c);
     else
@@ -559,8 +510,8 @@ void weft_sched_flush_cancels(weft_sched *s) {
 }
 
 void weft_sched_each_task(weft_sched *s, void (*fn)(void *ud, weft_id task), void *ud) {
-  for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next)
-    for (uint32_t ti = G(s, gi - 1)->task_head; ti; ti = T(s, ti - 1)->gnext)
+  for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next)
+    for (uint32_t ti = G(s, gi - 1)->tasks.head; ti; ti = T(s, ti - 1)->member.next)
       fn(ud, weft_pool_id(T(s, ti - 1)));
 }
 
@@ -613,7 +564,7 @@ static inline int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, doub
     if (!weft_timer_join(s, c, to_ns(end), r, x)) return 0;
   } else {
     x->u.clock = c;
-    if (x->kind == REC_NEXT) chain_push(s, &c->nhead, &c->ntail, r, x);
+    if (x->kind == REC_NEXT) weft_list_push(&c->next, r, &x->link, rec_link, s);
   }
   s->seq++;
   return 1;
@@ -684,13 +635,7 @@ int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {
   if (!x) return WEFT_ENOMEM;
   uint32_t r = t->recs;
   x->u.list = l;
-  x->prev = l->tail;
-  x->next = NONE;
-  if (l->tail)
-    R(s, l->tail)->next = r;
-  else
-    l->head = r;
-  l->tail = r;
+  weft_list_push(l, r, &x->link, rec_link, s);
   return WEFT_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "list.h"
 #include "pool.h"
 #include "weft_base.h"
 
@@ -45,9 +46,7 @@ typedef struct weft_task_class {
 /* A list of waiters (wait records) kept inside whatever can be waited on.
    Oldest waiter first. Zero-initialised means empty. The list must not move
    while it has records (pooled objects never move). */
-typedef struct weft_wlist {
-  uint32_t head, tail; /* record index + 1, 0 when empty */
-} weft_wlist;
+typedef weft_list weft_wlist; /* names records (weft_rec) */
 
 /* A wait record: index + 1 into the scheduler's record pool, 0 for none. */
 typedef uint32_t weft_rec;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "list.h"
 #include "sched.h"
 
 /* Deadlines are kept in whole nanoseconds, so two sleeps that end at the
@@ -36,13 +37,13 @@ typedef struct hent {
    queue. Sleeps with a deadline of "now" skip the heap: they are due at the
    next wake pass and precede every heap entry (whose deadlines lie later,
    or would have woken in an earlier pass), so a FIFO keeps the (due, seq)
-   order at O(1) a sleep. The FIFO is a list through the records. */
+   order at O(1) a sleep. The FIFO is a list of the records. */
 typedef struct tclock {
   double now;
   hent *v;
   uint32_t n, cap;
   uint32_t dead;         /* heap entries whose run emptied (its sleeps ended early) */
-  uint32_t nhead, ntail; /* next-frame queue: record indices, 0 when empty */
+  weft_list next;   /* next-frame queue of records (see R) */
 } tclock;
 
 /* A run of timers: one deadline on one clock, records in sleep order. It
@@ -54,7 +55,7 @@ typedef struct trun {
   weft_slot h; /* gen odd while live; while free, the next free index + 1 */
   int64_t due;
   tclock *clock;
-  uint32_t head, tail; /* records (see R), 0 when empty */
+  weft_list recs; /* its records (see R) */
 } trun;
 
 #define RUN_CACHE 256 /* newest runs by (clock, deadline) hash */
@@ -64,8 +65,9 @@ typedef struct trun {
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
 
 typedef struct rec {
-  uint32_t next; /* REC_LIST: next in list; REC_NEXT: in the clock's queue; REC_TIMER: in its run */
-  uint32_t prev; /* ...previous */
+  /* REC_LIST: in its list; REC_NEXT: in the clock's queue; REC_TIMER: in
+     its run; a task's inline record, once its wait is over: in its queue */
+  weft_link link;
   uint8_t kind;
   uint8_t quiet; /* timers: no timer_done call (the waiter asks its clock) */
   uint16_t slot; /* where its value goes in the wait (a wait list has at most 65,536) */
@@ -88,10 +90,6 @@ typedef struct prec {
   uint32_t task;  /* waiter index */
 } prec;
 
-/* A queued task's links (see task). */
-#define QNEXT own.next
-#define QPREV own.prev
-
 /* Record indices: pool index + 1, or INLINE | task index for the record
    every task carries for the first element of its waits, so the common
    single-element wait allocates nothing. */
@@ -100,7 +98,7 @@ typedef struct prec {
 /* A task's slot: what a wake and a resume touch first (the inline record's
    links and kind follow), what only spawning, cancelling and groups touch
    last. A task is queued (ready or parked) only once its wait is over, so
-   the inline record's links are its links in that queue (see tqueue). */
+   the inline record's links are its links in that queue (see queue_link). */
 typedef struct task {
   weft_slot h;
   uint8_t state;
@@ -120,18 +118,18 @@ typedef struct task {
   uint32_t born; /* creation sequence (wraps) */
   rec own; /* the inline record */
   uint32_t parent; /* parent task index + 1 */
-  /* Children in spawn order, index + 1; the first child's sib_prev is the
-     last child. */
-  uint32_t child_head, sib_next, sib_prev;
-  uint32_t gnext, gprev; /* in the group's task list, index + 1 */
+  weft_list children; /* in spawn order, index + 1 */
+  weft_link sib;      /* among its parent's children */
+  weft_link member;   /* in its group's tasks */
 } task;
 
 typedef struct group {
   weft_slot h;
   uint32_t parent; /* index + 1 */
-  uint32_t child_head, child_tail, sib_next, sib_prev;
-  uint32_t all_next, all_prev;   /* in the scheduler's list of groups */
-  uint32_t task_head, task_tail; /* index + 1 */
+  weft_list children; /* subgroups in creation order, index + 1 */
+  weft_link sib;      /* among its parent's subgroups */
+  weft_link all;      /* in the scheduler's list of groups */
+  weft_list tasks;    /* its tasks in creation order, index + 1 */
   uint32_t ntasks;
   uint32_t refs;
   uint32_t cancels; /* times cancelled, for what outlives a cancel (connections) */
@@ -142,14 +140,11 @@ typedef struct group {
   tclock clock;
 } group;
 
-/* A queue of tasks linked through the tasks themselves (QNEXT/QPREV), so
-   waking a task never allocates and a freed task leaves its queue in O(1).
-   The links name a task by its inline record (INLINE | task index), as the
-   clocks' next-frame queues do: a run of that queue woken together is
-   already linked as the ready queue wants it (wake_plain). */
-typedef struct tqueue {
-  uint32_t head, tail; /* INLINE | task index, NONE: empty */
-} tqueue;
+/* A queue of tasks (ready, parked) is a list of their inline records
+   (INLINE | task index), so waking a task never allocates and a freed
+   task leaves its queue in O(1); the clocks' next-frame queues name them
+   the same way, so a stretch of one woken together is already linked as
+   the ready queue wants it (wake_plain). */
 
 typedef struct idvec {
   weft_id *v;
@@ -170,7 +165,7 @@ struct weft_sched {
   uint32_t run_cache[RUN_CACHE]; /* run index + 1 (see weft_timer_join) */
   tclock real;
   uint32_t root;               /* root group index */
-  uint32_t all_head, all_tail; /* every group in creation order, index + 1 */
+  weft_list all;               /* every group in creation order, index + 1 */
   uint64_t frame;
   uint64_t seq;  /* sleep sequence */
   uint32_t born; /* task creation sequence */
@@ -178,8 +173,8 @@ struct weft_sched {
   uint32_t npaused; /* groups paused themselves: none, no task is held */
   weft_id hot_id;   /* the task run_task resumed last, while it lives... */
   struct task *hot; /* ...and where it is: the calls it makes skip the lookup */
-  tqueue ready;   /* woken tasks, in wake order */
-  tqueue parked;  /* ready tasks of paused groups */
+  weft_list ready;  /* woken tasks, in wake order (see queue_link) */
+  weft_list parked; /* ready tasks of paused groups */
   idvec stack;    /* resume stack */
   idvec deferred; /* cancels waiting for running tasks */
   tclock **due;   /* scratch: clocks with due timers */
@@ -225,41 +220,20 @@ static inline weft_wlist *waiters_at(const weft_sched *s, uint32_t i) {
 static inline const weft_task_class *CLS(const weft_sched *s, const task *t) {
   return s->classes[t->cls];
 }
-/* Lists of records kept by head and tail: a clock's next-frame queue, a
-   run, and the task queues (whose links are the tasks' inline records).
-   Appends record r (at x). */
-static inline void chain_push(weft_sched *s, uint32_t *head, uint32_t *tail, uint32_t r, rec *x) {
-  x->next = NONE;
-  x->prev = *tail;
-  if (*tail)
-    R(s, *tail)->next = r;
-  else
-    *head = r;
-  *tail = r;
+/* Where each list's links are (list.h): records by their name (see R),
+   queued tasks by their inline record's, tasks and groups by index + 1. */
+static inline weft_link *rec_link(const void *s, uint32_t r) { return &R(s, r)->link; }
+static inline weft_link *queue_link(const void *s, uint32_t n) {
+  return &T(s, n & ~INLINE)->own.link;
 }
-
-/* Unlinks record r (at x). The head's prev is not kept up to date
-   (taking the front writes only the list), so the head is known by its
-   index. */
-static inline void chain_unlink(weft_sched *s, uint32_t *head, uint32_t *tail, uint32_t r, rec *x) {
-  if (*head == r)
-    *head = x->next;
-  else
-    R(s, x->prev)->next = x->next;
-  if (*tail == r)
-    *tail = *head ? x->prev : NONE;
-  else
-    R(s, x->next)->prev = x->prev;
-  x->next = x->prev = NONE;
-}
+static inline weft_link *sib_link(const void *s, uint32_t n) { return &T(s, n - 1)->sib; }
+static inline weft_link *member_link(const void *s, uint32_t n) { return &T(s, n - 1)->member; }
+static inline weft_link *gsib_link(const void *s, uint32_t n) { return &G(s, n - 1)->sib; }
+static inline weft_link *gall_link(const void *s, uint32_t n) { return &G(s, n - 1)->all; }
 
 static inline trun *RUN(const weft_sched *s, uint32_t i) { return &s->runs[i]; }
 
 static inline int64_t to_ns(double t) { return (int64_t)(t * NS + (t >= 0 ? 0.5 : -0.5)); }
-
-static inline void next_unlink(weft_sched *s, tclock *c, uint32_t r, rec *x) {
-  chain_unlink(s, &c->nhead, &c->ntail, r, x);
-}
 
 /* The task's wait holds no record any more. */
 static inline void wait_cleared(task *t) {
@@ -268,22 +242,18 @@ static inline void wait_cleared(task *t) {
   t->nrecs = t->pending = 0;
 }
 
-static inline tqueue *queue_of(weft_sched *s, const task *t) {
-  return t->queued == 1 ? &s->ready : &s->parked;
-}
+/* A queue's task, by name. */
+static inline task *QT(const weft_sched *s, uint32_t n) { return T(s, n & ~INLINE); }
 
-/* A queue link's task. */
-static inline task *QT(const weft_sched *s, uint32_t link) { return T(s, link & ~INLINE); }
-
-static inline void enqueue(weft_sched *s, tqueue *q, task *t, uint8_t which) {
-  chain_push(s, &q->head, &q->tail, INLINE | tidx(t), &t->own);
+static inline void enqueue(weft_sched *s, weft_list *q, task *t, uint8_t which) {
+  weft_list_push(q, INLINE | tidx(t), &t->own.link, queue_link, s);
   t->queued = which;
 }
 
 static inline void dequeue(weft_sched *s, task *t) {
   if (!t->queued) return;
-  tqueue *q = queue_of(s, t);
-  chain_unlink(s, &q->head, &q->tail, INLINE | tidx(t), &t->own);
+  weft_list *q = t->queued == 1 ? &s->ready : &s->parked;
+  weft_list_unlink(q, INLINE | tidx(t), &t->own.link, queue_link, s);
   t->queued = 0;
 }
 

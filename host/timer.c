@@ -89,7 +89,7 @@ static void heap_compact(weft_sched *s, tclock *c) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < c->n; i++) {
     trun *u = RUN(s, c->v[i].run);
-    if (u->head)
+    if (!weft_list_empty(&u->recs))
       c->v[k++] = c->v[i];
     else
       run_free(s, u);
@@ -100,7 +100,7 @@ static void heap_compact(weft_sched *s, tclock *c) {
 }
 
 static inline int clock_due(const tclock *c) {
-  return c->nhead || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
+  return c->next.head || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
 }
 
 /* A record keeps the low 32 bits of its sleep sequence. A timer's whole
@@ -117,8 +117,8 @@ static inline uint64_t seq_of(uint32_t low, uint64_t base) {
 /* Sequence of the clock's next due sleep (an emptied run counts: it is
    dropped when picked, waking nothing). */
 static inline uint64_t clock_head_seq(const weft_sched *s, const tclock *c) {
-  if (c->nhead) return s->seq - (uint32_t)((uint32_t)s->seq - R(s, c->nhead)->seq);
-  uint32_t r = RUN(s, c->v[0].run)->head;
+  if (c->next.head) return s->seq - (uint32_t)((uint32_t)s->seq - R(s, c->next.head)->seq);
+  uint32_t r = RUN(s, c->v[0].run)->recs.head;
   return r ? seq_of(R(s, r)->seq, c->v[0].seq) : c->v[0].seq;
 }
 
@@ -143,11 +143,11 @@ int weft_timer_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
     }
     ui = i + 1;
     s->run_cache[h] = ui;
-  } else if (!u->head) {
+  } else if (weft_list_empty(&u->recs)) {
     c->dead--; /* an emptied run in the heap is live again */
   }
   x->u.run = ui - 1;
-  chain_push(s, &u->head, &u->tail, r, x);
+  weft_list_push(&u->recs, r, &x->link, rec_link, s);
   return 1;
 }
 
@@ -155,8 +155,8 @@ int weft_timer_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
    stale, until it surfaces or the heap is compacted. */
 void weft_timer_unlink(weft_sched *s, uint32_t r, rec *x) {
   trun *u = RUN(s, x->u.run);
-  chain_unlink(s, &u->head, &u->tail, r, x);
-  if (!u->head) {
+  weft_list_unlink(&u->recs, r, &x->link, rec_link, s);
+  if (weft_list_empty(&u->recs)) {
     tclock *c = u->clock;
     if (++c->dead > 4 && c->dead > c->n / 2) heap_compact(s, c);
   }
@@ -164,7 +164,7 @@ void weft_timer_unlink(weft_sched *s, uint32_t r, rec *x) {
 
 /* Advances every group clock, parents before children (creation order). */
 void weft_clocks_advance(weft_sched *s, double dt) {
-  for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next) {
+  for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next) {
     group *g = G(s, gi - 1);
     double pe = g->parent ? G(s, g->parent - 1)->eff : 1.0;
     g->eff = g->paused ? 0.0 : pe * g->scale;
@@ -180,33 +180,26 @@ void weft_clocks_advance(weft_sched *s, double dt) {
 /* The next-frame queue's common case in one tight loop: a plain sleep
    (a task's inline record as its only one, with no timer_done call) of a
    waiting task becomes ready, in queue order. Stops at the first other
-   record, which fire_timers takes with whatever follows. The run woken is
-   linked already as the ready queue links (see tqueue): it joins the
-   queue's back whole, only its ends relinked. */
+   record, which fire_timers takes with whatever follows. The stretch woken
+   is linked already as the ready queue links (see queue_link): it moves
+   to the queue's back whole, only its ends relinked. */
 static void wake_plain(weft_sched *s, tclock *c) {
   uint8_t realwake = c == &s->real; /* wait_realtime ignores pause */
-  uint32_t first = c->nhead, r;
-  task *last = NULL;
-  while ((r = c->nhead) & INLINE) {
+  uint32_t r = c->next.head, last = NONE;
+  task *lt = NULL;
+  while (r & INLINE) {
     task *t = T(s, r & ~INLINE);
     if (t->recs != r || t->state != WEFT_TASK_WAITING || !t->own.quiet) break;
-    c->nhead = t->own.next;
     t->own.kind = REC_DONE;
     wait_cleared(t);
     t->state = WEFT_TASK_READY;
     t->queued = 1;
     t->realwake = realwake;
-    last = t;
+    last = r;
+    lt = t;
+    r = t->own.link.next;
   }
-  if (!c->nhead) c->ntail = NONE;
-  if (!last) return;
-  last->QNEXT = NONE;
-  QT(s, first)->QPREV = s->ready.tail;
-  if (s->ready.tail)
-    QT(s, s->ready.tail)->QNEXT = first;
-  else
-    s->ready.head = first;
-  s->ready.tail = INLINE | tidx(last);
+  if (lt) weft_list_move_front(&s->ready, &c->next, last, &lt->own.link, queue_link, s);
 }
 
 /* Pops the clock's next due sleep (queue first, then the first run in the
@@ -214,7 +207,7 @@ static void wake_plain(weft_sched *s, tclock *c) {
    while the clock has due sleeps. */
 static void fire_timers(weft_sched *s, tclock *c, int all) {
   int64_t now = to_ns(c->now) + 1; /* the clock stands still during a wake pass */
-  if (all && (c->nhead & INLINE)) {
+  if (all && (c->next.head & INLINE)) {
     wake_plain(s, c);
     if (!clock_due(c)) return;
   }
@@ -223,10 +216,10 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
     rec *x;
     task *t;
     trun *u = NULL;
-    r = c->nhead;
+    r = c->next.head;
     if (!r) {
       u = RUN(s, c->v[0].run);
-      r = u->head;
+      r = u->recs.head;
       if (!r) { /* emptied by ended sleeps */
         heap_pop(c);
         run_free(s, u);
@@ -242,15 +235,15 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
       x = &px->r;
       t = T(s, px->task);
     }
-    if (!u) { /* take the front (see chain_unlink) */
-      c->nhead = x->next;
-      if (!c->nhead) c->ntail = NONE;
-    } else if ((u->head = x->next) == NONE) {
-      u->tail = NONE;
-      heap_pop(c);
-      run_free(s, u);
+    if (!u) {
+      weft_list_shift(&c->next, &x->link);
+    } else {
+      weft_list_shift(&u->recs, &x->link);
+      if (weft_list_empty(&u->recs)) {
+        heap_pop(c);
+        run_free(s, u);
+      }
     }
-    x->next = NONE;
     x->kind = REC_DONE;
     if (!x->quiet && s->desc.timer_done)
       s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
@@ -265,7 +258,7 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
     t->state = WEFT_TASK_READY;
     enqueue(s, &s->ready, t, 1);
     t->realwake = c == &s->real; /* wait_realtime ignores pause */
-  } while (all && (c->nhead || (c->n > 0 && now >= c->v[0].due)));
+  } while (all && (c->next.head || (c->n > 0 && now >= c->v[0].due)));
 }
 
 /* Wakes due timers. Within one clock: (due, seq) order. Across clocks that
@@ -275,7 +268,7 @@ void weft_timers_wake(weft_sched *s) {
   s->ndue = 0;
   if (clock_due(&s->real) && weft_array_grow(s, (void **)&s->due, &s->capdue, sizeof(tclock *), 1))
     s->due[s->ndue++] = &s->real;
-  for (uint32_t gi = s->all_head; gi; gi = G(s, gi - 1)->all_next) {
+  for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next) {
     group *g = G(s, gi - 1);
     if (g->held || !clock_due(&g->clock)) continue;
     if (!weft_array_grow(s, (void **)&s->due, &s->capdue, sizeof(tclock *), s->ndue + 1)) break;
