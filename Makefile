@@ -24,7 +24,7 @@ LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson)
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
-BINDINGS_SRC := $(filter-out bindings/main.c,$(wildcard bindings/*.c))
+BINDINGS_SRC := $(wildcard bindings/*.c)
 # The Lua parts of the bindings, embedded as C arrays (xxd -i).
 LUA_PARTS    := $(wildcard bindings/lua/*.lua)
 LUA_GEN      := $(LUA_PARTS:bindings/lua/%.lua=$(BUILD)/gen/lua_%.c)
@@ -167,7 +167,13 @@ uninstall:
 	  $(DESTDIR)$(INCDIR)/weft.h $(DESTDIR)$(INCDIR)/weft_base.h \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft
 
-$(BUILD)/weft: $(BUILD)/bindings/main.o $(BUILD)/libweft.a
+# The weft program is a user of the library: it sees weft.h as an
+# installed program would, on the include path.
+$(BUILD)/cli/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -I bindings -c $< -o $@
+
+$(BUILD)/weft: $(BUILD)/cli/main.o $(BUILD)/libweft.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a

@@ -12,7 +12,7 @@
 
 #include <lauxlib.h>
 
-#include "weft.h"
+#include <weft.h>
 
 static double mono_now(void) {
   struct timespec ts;
