@@ -561,7 +561,7 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
 static inline int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
   x->seq = (uint32_t)s->seq;
   if (x->kind == REC_TIMER) {
-    if (!weft_timer_join(s, c, to_ns(end), r, x)) return 0;
+    if (!run_join(s, c, to_ns(end), r, x)) return 0;
   } else {
     x->u.clock = c;
     if (x->kind == REC_NEXT) weft_list_push(&c->next, r, &x->link, rec_link, s);

@@ -235,6 +235,32 @@ static inline trun *RUN(const weft_sched *s, uint32_t i) { return &s->runs[i]; }
 
 static inline int64_t to_ns(double t) { return (int64_t)(t * NS + (t >= 0 ? 0.5 : -0.5)); }
 
+/* A new run of (c, due), in the heap and in slot h of the run cache:
+   its index + 1, 0 when out of memory. */
+uint32_t weft_run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h);
+
+/* Adds timer record r (at x, its seq set) to the newest run of (c, due),
+   or to a new run (timer.c). Sleeps begin only while tasks run, never
+   during a wake pass, so a run being woken is never joined. Inline: most
+   sleeps join a run, and this is every sleep's path. 0 when out of
+   memory. */
+static inline int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
+  uint32_t h =
+      (uint32_t)((((uint64_t)due ^ ((uintptr_t)c >> 4)) * 0x9E3779B97F4A7C15ull) >> 56) &
+      (RUN_CACHE - 1);
+  uint32_t ui = s->run_cache[h];
+  trun *u = ui ? RUN(s, ui - 1) : NULL;
+  if (!u || !weft_slot_live(u) || u->due != due || u->clock != c) {
+    if (!(ui = weft_run_new(s, c, due, h))) return 0;
+    u = RUN(s, ui - 1);
+  } else if (weft_list_empty(&u->recs)) {
+    c->dead--; /* an emptied run in the heap is live again */
+  }
+  x->u.run = ui - 1;
+  weft_list_push(&u->recs, r, &x->link, rec_link, s);
+  return 1;
+}
+
 /* The task's wait holds no record any more. */
 static inline void wait_cleared(task *t) {
   t->own_used = 0;
@@ -267,9 +293,6 @@ void weft_wait_drop(weft_sched *s, task *t);
 /* timer.c */
 /* Frees the clock's heap and its runs (emptied ones: its tasks are gone). */
 void weft_clock_free(weft_sched *s, tclock *c);
-/* Adds timer record r (at x, its seq set) to the newest run of (c, due),
-   or to a new run. 0 when out of memory. */
-int weft_timer_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x);
 /* Takes timer record x out of its run. */
 void weft_timer_unlink(weft_sched *s, uint32_t r, rec *x);
 /* Advances every group clock and the real one by dt. */

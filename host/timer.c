@@ -122,33 +122,18 @@ static inline uint64_t clock_head_seq(const weft_sched *s, const tclock *c) {
   return r ? seq_of(R(s, r)->seq, c->v[0].seq) : c->v[0].seq;
 }
 
-/* Adds timer record r (at x, its seq set) to the newest run of (c, due),
-   or to a new run. Sleeps begin only while tasks run, never during a wake
-   pass, so a run being woken is never joined. 0 when out of memory. */
-int weft_timer_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
-  uint32_t h =
-      (uint32_t)((((uint64_t)due ^ ((uintptr_t)c >> 4)) * 0x9E3779B97F4A7C15ull) >> 56) &
-      (RUN_CACHE - 1);
-  uint32_t ui = s->run_cache[h];
-  trun *u = ui ? RUN(s, ui - 1) : NULL;
-  if (!u || !weft_slot_live(u) || u->due != due || u->clock != c) {
-    uint32_t i;
-    u = run_alloc(s, &i);
-    if (!u) return 0;
-    u->due = due;
-    u->clock = c;
-    if (!heap_push(s, c, due, s->seq, i)) {
-      run_free(s, u);
-      return 0;
-    }
-    ui = i + 1;
-    s->run_cache[h] = ui;
-  } else if (weft_list_empty(&u->recs)) {
-    c->dead--; /* an emptied run in the heap is live again */
+uint32_t weft_run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h) {
+  uint32_t i;
+  trun *u = run_alloc(s, &i);
+  if (!u) return 0;
+  u->due = due;
+  u->clock = c;
+  if (!heap_push(s, c, due, s->seq, i)) {
+    run_free(s, u);
+    return 0;
   }
-  x->u.run = ui - 1;
-  weft_list_push(&u->recs, r, &x->link, rec_link, s);
-  return 1;
+  s->run_cache[h] = i + 1;
+  return i + 1;
 }
 
 /* Takes timer record x out of its run; an emptied run stays in the heap,
