@@ -26,6 +26,7 @@ int weft_group_new(weft_sched *s, group *parent, weft_id *out) {
 
 void weft_group_free(weft_sched *s, group *g) {
   uint32_t i = gidx(g) + 1;
+  WEFT_ASSERT(!g->paused || s->npaused > 0);
   if (g->paused) s->npaused--;
   /* Orphaned subgroups (only at destroy) lose their parent link. */
   while (g->children.head) {
@@ -96,6 +97,7 @@ int weft_group_pause(weft_sched *s, weft_id id) {
 int weft_group_resume(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
+  WEFT_ASSERT(!g->paused || s->npaused > 0);
   if (g->paused) s->npaused--;
   g->paused = 0;
   update_held(s, g);
@@ -193,6 +195,7 @@ uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_
 }
 
 void weft_group_reap(weft_sched *s, group *g) {
+  WEFT_ASSERT(weft_slot_live(g) && (g->ntasks == 0) == weft_list_empty(&g->tasks));
   if (g->refs == 0 && g->ntasks == 0 && weft_list_empty(&g->children) && gidx(g) != s->root)
     weft_group_free(s, g);
 }

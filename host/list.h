@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "weft_assert.h"
+
 /* An element is named by a nonzero 32-bit value its owner chooses (a pool
    index + 1, or a tagged index); 0 names none. The list keeps both ends,
    so appending and unlinking anywhere are O(1), and zero-initialised is
@@ -32,11 +34,16 @@ typedef struct weft_list {
 /* The link of element n (nonzero), in owner. */
 typedef weft_link *(*weft_link_at)(const void *owner, uint32_t n);
 
-static inline int weft_list_empty(const weft_list *l) { return l->head == 0; }
+static inline int weft_list_empty(const weft_list *l) {
+  WEFT_ASSERT((l->head == 0) == (l->tail == 0));
+  return l->head == 0;
+}
 
 /* Appends element n, whose link is x. */
 static inline void weft_list_push(weft_list *l, uint32_t n, weft_link *x, weft_link_at at,
                                   const void *owner) {
+  WEFT_ASSERT(n != 0 && n != l->tail && (l->head == 0) == (l->tail == 0));
+  WEFT_ASSERT(!l->tail || at(owner, l->tail)->next == 0);
   x->next = 0;
   x->prev = l->tail;
   if (l->tail)
@@ -50,6 +57,9 @@ static inline void weft_list_push(weft_list *l, uint32_t n, weft_link *x, weft_l
    cleared. */
 static inline void weft_list_unlink(weft_list *l, uint32_t n, weft_link *x, weft_link_at at,
                                     const void *owner) {
+  WEFT_ASSERT(n != 0 && l->head != 0 && l->tail != 0);
+  WEFT_ASSERT(l->head == n || at(owner, x->prev)->next == n);
+  WEFT_ASSERT(l->tail == n ? x->next == 0 : at(owner, x->next)->prev == n);
   if (l->head == n)
     l->head = x->next;
   else
@@ -64,6 +74,7 @@ static inline void weft_list_unlink(weft_list *l, uint32_t n, weft_link *x, weft
 /* Takes the head off, given its link x: only the list (and x->next) is
    written, the new head's prev is left stale. */
 static inline void weft_list_shift(weft_list *l, weft_link *x) {
+  WEFT_ASSERT(l->head != 0 && (l->head == l->tail) == (x->next == 0));
   l->head = x->next;
   if (!l->head) l->tail = 0;
   x->next = 0;
@@ -74,6 +85,7 @@ static inline void weft_list_shift(weft_list *l, weft_link *x) {
 static inline void weft_list_move_front(weft_list *dst, weft_list *src, uint32_t last,
                                         weft_link *xlast, weft_link_at at, const void *owner) {
   uint32_t first = src->head;
+  WEFT_ASSERT(first != 0 && last != 0 && (last == src->tail) == (xlast->next == 0));
   src->head = xlast->next;
   if (!src->head) src->tail = 0;
   xlast->next = 0;

@@ -21,6 +21,7 @@ int weft_array_grow(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_
 }
 
 void weft_array_free(weft_sched *s, void *v, uint32_t cap, size_t elem) {
+  WEFT_ASSERT(s->extra_bytes >= elem * cap);
   if (v) s->desc.alloc(s->desc.alloc_ud, v, elem * cap, 0);
   s->extra_bytes -= elem * cap;
 }
@@ -36,6 +37,7 @@ static int idvec_push(weft_sched *s, idvec *q, weft_id id) {
 /* Takes record r (at x) out of whatever holds it (list, queue or run); it
    stays in its task's chain. */
 static void rec_detach(weft_sched *s, uint32_t r, rec *x) {
+  WEFT_ASSERT(x->kind >= REC_TIMER && x->kind <= REC_DONE);
   if (x->kind == REC_LIST) {
     weft_list_unlink(x->u.list, r, &x->link, rec_link, s);
   } else if (x->kind == REC_NEXT) {
@@ -77,6 +79,7 @@ void weft_rec_complete(weft_sched *s, weft_rec r, int failed) {
   if (x->kind == REC_DONE) return;
   rec_detach(s, r, x);
   task *t = T(s, rec_task(r, x));
+  WEFT_ASSERT(weft_slot_live(t) && t->pending <= t->nrecs);
   if (t->state != WEFT_TASK_WAITING && t->state != WEFT_TASK_RUNNING) return;
   if (failed) t->failed = 1;
   if (t->pending) t->pending--;
@@ -150,6 +153,7 @@ int weft_sched_destroy(weft_sched *s) {
   weft_array_free(s, s->due, s->capdue, sizeof(tclock *));
   if (s->recs.used || s->runs_used) leaked++;
   weft_array_free(s, s->runs, s->capruns, sizeof(trun));
+  WEFT_ASSERT(s->extra_bytes == 0);
   weft_pool_destroy(&s->tasks);
   weft_side_free(&s->waiters, s->desc.alloc, s->desc.alloc_ud);
   weft_pool_destroy(&s->recs);
@@ -197,6 +201,7 @@ static inline void stack_pop(weft_sched *s, weft_id id) {
 static void run_task(weft_sched *s, task *t) {
   weft_id id = weft_pool_id(t);
   uint32_t gen = t->h.gen;
+  WEFT_ASSERT(weft_slot_live(t) && !t->queued && t->state != WEFT_TASK_RUNNING);
   s->hot_id = id;
   s->hot = t;
   t->realwake = 0;
@@ -252,6 +257,7 @@ void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
     task *t = QT(s, s->ready.head);
+    WEFT_ASSERT(t->queued == 1 && t->state == WEFT_TASK_READY);
     uint32_t next = t->own.link.next;
     weft_list_shift(&s->ready, &t->own.link);
     t->queued = 0;
@@ -289,12 +295,14 @@ static void do_cancel(weft_sched *s, task *t);
 
 static void child_unlink(weft_sched *s, task *t) {
   if (!t->parent) return;
+  WEFT_ASSERT(weft_slot_live(T(s, t->parent - 1)));
   weft_list_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
   t->parent = NONE;
 }
 
 
 static void free_task(weft_sched *s, task *t, int state) {
+  WEFT_ASSERT(weft_slot_live(t));
   if (s->hot == t) {
     s->hot_id = 0;
     s->hot = NULL; /* tget(s, 0) stays NULL */
@@ -310,6 +318,7 @@ static void free_task(weft_sched *s, task *t, int state) {
     while (l->head) weft_rec_complete(s, l->head, 1);
   }
   group *g = G(s, t->group);
+  WEFT_ASSERT(weft_slot_live(g) && g->ntasks > 0 && !t->queued && !t->parent);
   weft_list_unlink(&g->tasks, tidx(t) + 1, &t->member, member_link, s);
   g->ntasks--;
   t->state = (uint8_t)state;
@@ -497,6 +506,7 @@ void weft_sched_flush_cancels(weft_sched *s) {
   uint32_t i = 0;
   while (i < s->deferred.n) {
     task *t = tget(s, s->deferred.v[i]);
+    WEFT_ASSERT(!t || t->doomed);
     if (t && t->state < WEFT_TASK_CANCELLING && subtree_busy(s, t)) {
       i++;
       continue;
@@ -553,6 +563,7 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
   t->recs = r;
   t->nrecs++;
   t->pending++;
+  WEFT_ASSERT(t->pending <= t->nrecs);
   return x;
 }
 

@@ -8,6 +8,7 @@
 
 #include "list.h"
 #include "sched.h"
+#include "weft_assert.h"
 
 /* Deadlines are kept in whole nanoseconds, so two sleeps that end at the
    same moment compare equal even when the clock's floating-point sum
@@ -183,12 +184,21 @@ struct weft_sched {
   uint64_t resumes;   /* task resumes, ever */
 };
 
-static inline task *T(const weft_sched *s, uint32_t idx) { return weft_pool_at(&s->tasks, idx); }
+static inline task *T(const weft_sched *s, uint32_t idx) {
+  WEFT_ASSERT(idx < weft_pool_capacity(&s->tasks));
+  return weft_pool_at(&s->tasks, idx);
+}
 static inline rec *R(const weft_sched *s, uint32_t r);
-static inline group *G(const weft_sched *s, uint32_t idx) { return weft_pool_at(&s->groups, idx); }
+static inline group *G(const weft_sched *s, uint32_t idx) {
+  WEFT_ASSERT(idx < weft_pool_capacity(&s->groups));
+  return weft_pool_at(&s->groups, idx);
+}
 static inline uint32_t tidx(const task *t) { return t->h.next_free; }
 static inline uint32_t gidx(const group *g) { return g->h.next_free; }
+/* The live task of a handle, or NULL. hot_id names the slot at hot while
+   it lives (free_task clears both). */
 static inline task *tget(const weft_sched *s, weft_id id) {
+  WEFT_ASSERT(s->hot ? weft_pool_id(s->hot) == s->hot_id : s->hot_id == 0);
   return id == s->hot_id ? s->hot : weft_pool_get(&s->tasks, id);
 }
 static inline group *gget(const weft_sched *s, weft_id id) {
@@ -197,6 +207,7 @@ static inline group *gget(const weft_sched *s, weft_id id) {
 }
 static inline void *udata_of(task *t) { return (char *)t + sizeof(task); }
 static inline rec *R(const weft_sched *s, uint32_t r) {
+  WEFT_ASSERT(r != NONE);
   if (r & INLINE) return &T(s, r & ~INLINE)->own;
   return &((prec *)weft_pool_at(&s->recs, r - 1))->r;
 }
@@ -231,7 +242,10 @@ static inline weft_link *member_link(const void *s, uint32_t n) { return &T(s, n
 static inline weft_link *gsib_link(const void *s, uint32_t n) { return &G(s, n - 1)->sib; }
 static inline weft_link *gall_link(const void *s, uint32_t n) { return &G(s, n - 1)->all; }
 
-static inline trun *RUN(const weft_sched *s, uint32_t i) { return &s->runs[i]; }
+static inline trun *RUN(const weft_sched *s, uint32_t i) {
+  WEFT_ASSERT(i < s->nruns);
+  return &s->runs[i];
+}
 
 static inline int64_t to_ns(double t) { return (int64_t)(t * NS + (t >= 0 ? 0.5 : -0.5)); }
 
@@ -254,6 +268,7 @@ static inline int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, re
     if (!(ui = weft_run_new(s, c, due, h))) return 0;
     u = RUN(s, ui - 1);
   } else if (weft_list_empty(&u->recs)) {
+    WEFT_ASSERT(c->dead > 0);
     c->dead--; /* an emptied run in the heap is live again */
   }
   x->u.run = ui - 1;
@@ -272,6 +287,7 @@ static inline void wait_cleared(task *t) {
 static inline task *QT(const weft_sched *s, uint32_t n) { return T(s, n & ~INLINE); }
 
 static inline void enqueue(weft_sched *s, weft_list *q, task *t, uint8_t which) {
+  WEFT_ASSERT(!t->queued && q == (which == 1 ? &s->ready : &s->parked));
   weft_list_push(q, INLINE | tidx(t), &t->own.link, queue_link, s);
   t->queued = which;
 }

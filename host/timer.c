@@ -8,6 +8,13 @@ static inline int hless(const hent *a, const hent *b) {
   return a->due < b->due || (a->due == b->due && a->seq < b->seq);
 }
 
+/* Heap order below entry i: neither child comes before it. What
+   sift_down leaves where it stops (sift_up: the same for its parent). */
+static inline int heap_kids_ok(const hent *v, uint32_t n, uint32_t i) {
+  uint32_t l = 2 * i + 1;
+  return (l >= n || !hless(&v[l], &v[i])) && (l + 1 >= n || !hless(&v[l + 1], &v[i]));
+}
+
 static void sift_up(hent *v, uint32_t i) {
   hent e = v[i];
   while (i > 0) {
@@ -17,6 +24,7 @@ static void sift_up(hent *v, uint32_t i) {
     i = p;
   }
   v[i] = e;
+  WEFT_ASSERT(i == 0 || !hless(&v[i], &v[(i - 1) / 2]));
 }
 
 static void sift_down(hent *v, uint32_t n, uint32_t i) {
@@ -30,6 +38,7 @@ static void sift_down(hent *v, uint32_t n, uint32_t i) {
     i = m;
   }
   v[i] = e;
+  WEFT_ASSERT(heap_kids_ok(v, n, i));
 }
 
 static int heap_push(weft_sched *s, tclock *c, int64_t due, uint64_t seq, uint32_t run) {
@@ -41,6 +50,7 @@ static int heap_push(weft_sched *s, tclock *c, int64_t due, uint64_t seq, uint32
 
 /* Takes the top entry off. */
 static void heap_pop(tclock *c) {
+  WEFT_ASSERT(c->n > 0);
   if (--c->n > 0) {
     c->v[0] = c->v[c->n];
     sift_down(c->v, c->n, 0);
@@ -63,12 +73,14 @@ static trun *run_alloc(weft_sched *s, uint32_t *idx) {
   uint32_t gen = u->h.gen + 1;
   memset(u, 0, sizeof *u);
   u->h.gen = gen;
+  WEFT_ASSERT(weft_slot_live(u));
   s->runs_used++;
   *idx = i;
   return u;
 }
 
 static void run_free(weft_sched *s, trun *u) {
+  WEFT_ASSERT(weft_slot_live(u) && weft_list_empty(&u->recs) && s->runs_used > 0);
   u->h.gen++;
   u->h.next_free = s->runs_free;
   s->runs_free = (uint32_t)(u - s->runs) + 1;
@@ -97,6 +109,7 @@ static void heap_compact(weft_sched *s, tclock *c) {
   c->n = k;
   c->dead = 0;
   for (uint32_t i = k / 2; i-- > 0;) sift_down(c->v, k, i);
+  for (uint32_t i = 0; i < k; i++) WEFT_ASSERT(heap_kids_ok(c->v, k, i)); /* O(n) already */
 }
 
 static inline int clock_due(const tclock *c) {
@@ -175,6 +188,7 @@ static void wake_plain(weft_sched *s, tclock *c) {
   while (r & INLINE) {
     task *t = T(s, r & ~INLINE);
     if (t->recs != r || t->state != WEFT_TASK_WAITING || !t->own.quiet) break;
+    WEFT_ASSERT(t->own.kind == REC_NEXT && !t->queued && t->nrecs == 1);
     t->own.kind = REC_DONE;
     wait_cleared(t);
     t->state = WEFT_TASK_READY;
@@ -204,8 +218,10 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
     r = c->next.head;
     if (!r) {
       u = RUN(s, c->v[0].run);
+      WEFT_ASSERT(weft_slot_live(u) && u->clock == c && u->due == c->v[0].due);
       r = u->recs.head;
       if (!r) { /* emptied by ended sleeps */
+        WEFT_ASSERT(c->dead > 0);
         heap_pop(c);
         run_free(s, u);
         c->dead--;
@@ -220,6 +236,7 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
       x = &px->r;
       t = T(s, px->task);
     }
+    WEFT_ASSERT(x->kind == (u ? REC_TIMER : REC_NEXT) && rec_task(r, x) == tidx(t));
     if (!u) {
       weft_list_shift(&c->next, &x->link);
     } else {
