@@ -486,9 +486,12 @@ int weft_task_cancel(weft_sched *s, weft_id id) {
   if (!t) return WEFT_ESTALE;
   if (t->state >= WEFT_TASK_CANCELLING) return WEFT_OK;
   if (subtree_busy(s, t)) {
+    /* Doomed only once queued: a task doomed with no cancel to come
+       would yield forever, and a later cancel would see it doomed and
+       queue nothing. */
     if (!t->doomed) {
-      t->doomed = 1;
       if (!idvec_push(s, &s->deferred, id)) return WEFT_ENOMEM;
+      t->doomed = 1;
     }
     return WEFT_EBUSY;
   }

@@ -151,7 +151,8 @@ int weft_task_cancel_children(weft_sched *s, weft_id task);
    task: WEFT_ESTALE, nothing happens. When the task or a descendant is on
    the resume stack it cannot be unwound here: it is marked, WEFT_EBUSY is
    returned, and the cancel completes at weft_sched_flush_cancels once the
-   running tasks have yielded. */
+   running tasks have yielded; WEFT_ENOMEM when there is no memory to
+   note it, and nothing changes. */
 int weft_task_cancel(weft_sched *s, weft_id task);
 /* Nonzero when the task or an ancestor awaits a cancel that could not run
    yet (see weft_task_cancel): the running task should yield at once. */
