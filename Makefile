@@ -15,6 +15,7 @@ CFLAGS   ?=
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -g $(OPT) $(WARN) -MMD -MP -iquote host
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS   += -DWEFT_ASSERTS
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
