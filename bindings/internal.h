@@ -129,12 +129,6 @@ struct weft_state {
   void (*on_task_error)(weft_state *W, weft_id task, lua_State *co, lua_State *L, int idx);
   struct weft_debug *dbg; /* the debugger server (debug.c), NULL: none */
   uint64_t spawned;       /* tasks ever created (the debugger's change check) */
-  /* What a cancelled task gives back to channels (a waiting sender's
-     value, a value handed to it it never ran with); set by sync.c. */
-  void (*give_back)(weft_state *W, lua_State *L, weft_id task, ltask *lt);
-  /* Pushes all{...} for the plain list at L[idx]: a nested list in a
-     wait; set by sync.c, which makes the combinators. */
-  void (*push_all)(weft_state *W, lua_State *L, int idx);
 
   /* ---- reports ---- */
   uint32_t errors;   /* reports made */

@@ -1296,15 +1296,12 @@ static const weft_waitable future_waitable = {poll_future, "future", future_name
 static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name};
 static const weft_waitable channel_waitable = {poll_channel, "channel recv", NULL};
 
-/* A cancelled task gives back what channels gave it or hold for it. */
-static void give_back(weft_state *W, lua_State *L, weft_id task, ltask *lt) {
+void weft_channel_give_back(weft_state *W, lua_State *L, weft_id task, ltask *lt) {
   drop_sender(W, L, task);
   return_value(W, L, task, lt);
 }
 
 void weft_open_sync(weft_state *W, lua_State *L) {
-  W->give_back = give_back;
-  W->push_all = weft_push_all;
   W->ref_future_mt = weft_new_meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL,
                                    &future_waitable, "future");
   lua_pop(L, 1);

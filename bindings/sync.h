@@ -6,8 +6,12 @@
 #include "internal.h"
 
 void weft_open_sync(weft_state *W, lua_State *L);
-/* Pushes a future resolving to {v1, ..., vn} for the list at L[list]. */
+/* Pushes all{...} for the list at L[list]: a future resolving to {v1,
+   ..., vn} (wait.c makes a nested list in a wait one). */
 void weft_push_all(weft_state *W, lua_State *L, int list);
+/* A cancelled task gives back what channels gave it or hold for it: a
+   waiting sender's value, a value handed to it it never ran with. */
+void weft_channel_give_back(weft_state *W, lua_State *L, weft_id task, ltask *lt);
 int weft_future_state_of(weft_state *W, weft_id f);
 /* Futures made and completed from C, by id (the public weft_future_* wrap
    them): new (0 when out of memory), push, name, complete with a

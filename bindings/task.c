@@ -11,6 +11,7 @@
 #include "inspect.h"
 #include "report.h"
 #include "sites.h"
+#include "sync.h"
 #include "wait.h"
 
 static void lt_resume(weft_sched *S, weft_id id, void *ud);
@@ -516,7 +517,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   ltask *lt = ud;
   lua_State *L = W->curL ? W->curL : W->L;
   lua_checkstack(L, 8);
-  W->give_back(W, L, id, lt);
+  weft_channel_give_back(W, L, id, lt);
   lua_State *co = lt->co;
   if (co) close_thread(W, L, id, co, 0);
   lt = LT(W, id);
