@@ -6,9 +6,7 @@
 
 #include "task.h"
 #include "budget.h"
-#include "coro.h"
 #include "group.h"
-#include "inspect.h"
 #include "report.h"
 #include "sites.h"
 #include "sync.h"
@@ -902,9 +900,4 @@ void weft_open_tasks(weft_state *W, lua_State *L) {
   static const luaL_Reg api[] = {
       {"spawn", l_spawn}, {"defer", l_defer}, {"current", l_current}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
-  weft_open_waits(W, L);
-  weft_open_groups(W, L);
-  weft_open_reports(W, L);
-  weft_open_inspect(W, L);
-  weft_open_coroutines(W, L, lua_gettop(L));
 }
