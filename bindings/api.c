@@ -1,8 +1,10 @@
-/* The script API: every module adds its functions to one table, in this
-   order, here and nowhere else (the module system adds weft.start and its
-   kin when it loads, reload.c). */
+/* The script API: every C module adds its functions to one table, in
+   this order, here and nowhere else; the embedded Lua parts (the prelude,
+   the module system) add theirs when they load. */
 #include "api.h"
+#include "combinators.h"
 #include "coro.h"
+#include "future.h"
 #include "group.h"
 #include "inspect.h"
 #include "jobs.h"
@@ -26,6 +28,8 @@ void weft_open_api(weft_state *W, lua_State *L) {
   weft_open_reports(W, L);
   weft_open_inspect(W, L);
   weft_open_coroutines(W, L, api);
+  weft_open_futures(W, L);
   weft_open_sync(W, L);
+  weft_open_combinators(W, L);
   weft_open_jobs(W, L);
 }

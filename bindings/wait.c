@@ -18,7 +18,7 @@
 
 #include "wait.h"
 #include "budget.h"
-#include "sync.h"
+#include "combinators.h"
 #include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
