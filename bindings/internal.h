@@ -21,8 +21,6 @@
    more raises first, at the script's line. */
 #define MAX_RUN_DEPTH 100
 
-#define WEFT_PRELUDE_CHUNK "=[weft]"
-
 /* Per-task data kept by the scheduler beside each task (in its slot:
    keep it small, what every resume touches first). What only channels,
    introspection and C tasks use is in the task's cold record. */

@@ -12,6 +12,7 @@
 #include "state.h"
 #include "api.h"
 #include "budget.h"
+#include "chunks.h"
 #include "debug.h"
 #include "jobs.h"
 #include "reload.h"
@@ -133,7 +134,7 @@ static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 /* ---- modules ---- */
 
 static void run_prelude(weft_state *W, lua_State *L) {
-  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_PRELUDE_CHUNK,
+  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_CHUNK_PRELUDE,
                        "t") != LUA_OK ||
       (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
        lua_pcall(L, 0, 0, 0) != LUA_OK)) {

@@ -6,6 +6,7 @@
 
 #include "task.h"
 #include "budget.h"
+#include "chunks.h"
 #include "group.h"
 #include "report.h"
 #include "sites.h"
@@ -540,9 +541,7 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   lua_Debug ar;
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar)) break;
-    if (ar.currentline < 0 ||
-        (ar.source[0] == WEFT_PRELUDE_CHUNK[0] && strcmp(ar.source, WEFT_PRELUDE_CHUNK) == 0))
-      continue;
+    if (ar.currentline < 0 || weft_chunk_embedded(ar.source)) continue;
     return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   }
   return parent_site;
