@@ -162,12 +162,12 @@ struct weft_fswatch {
 };
 
 static char *dup_join(weft_fswatch *fw, const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  char *s = fw->alloc(fw->alloc_ud, NULL, 0, la + lb + 2);
+  size_t la = strlen(a), lb = strlen(b), sep = la && lb;
+  char *s = fw->alloc(fw->alloc_ud, NULL, 0, la + sep + lb + 1); /* free_str's size */
   if (!s) return NULL;
   memcpy(s, a, la);
   size_t k = la;
-  if (la && lb) s[k++] = '/';
+  if (sep) s[k++] = '/';
   memcpy(s + k, b, lb + 1);
   return s;
 }
