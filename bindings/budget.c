@@ -32,7 +32,9 @@
    nested stretches is one long stretch. */
 #include <string.h>
 
-#include "internal.h"
+#include "budget.h"
+#include "sites.h"
+#include "watchdog.h"
 
 #define QUANTUM 1000
 

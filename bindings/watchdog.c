@@ -15,7 +15,8 @@
    installed: nothing process-wide changes. The scripts' fast path pays a
    few stores a resume. Between frames the watchdog naps (ten wake-ups a
    second); a stretch starting during a nap is timed from the nap's end. */
-#include "internal.h"
+#include "watchdog.h"
+#include "budget.h"
 
 #define IDLE_TICKS 64    /* ticks with nothing running before it naps */
 #define NAP_US 100000    /* how long a nap is */
