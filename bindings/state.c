@@ -231,7 +231,6 @@ int weft_step(weft_state *W, double dt) {
   if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   if (busy(W)) return WEFT_EBUSY;
   W->in_step = 1;
-  weft_watchdog_here(W);
   int rc = step(W, dt);
   W->in_step = 0;
   weft_budget_idle(W);
