@@ -234,6 +234,8 @@ test-conformance: $(BUILD)/weft
 test-embed: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so
 	@echo "== embedding from the installed package (examples/embed)"
 	@sh tests/embed/run.sh $(BUILD)
+	@echo "== the shared library's boundary"
+	@sh tests/embed/exports.sh $(BUILD)
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-dap test-demo test-docs
