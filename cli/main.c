@@ -70,7 +70,7 @@ static void dump_tasks(weft_state *W) {
 typedef struct config {
   double frames, dt, mem;  /* frames < 0: no limit */
   double budget, budget_ms; /* instructions counted (0: watched), or ms; budget < 0: off */
-  int realtime, watch, dump, verify;
+  int realtime, watch, dump, verify, list;
   const char *record, *replay; /* recording files */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
   weft_desc d;
@@ -129,6 +129,7 @@ static const char *set_debug(config *c, const char *v) {
     return "a port from 0 to 65535 (0: any free port)";
   return c->debug = (int)port + 1, NULL;
 }
+static const char *set_list(config *c, const char *v) { return (void)v, c->list = 1, NULL; }
 static const char *set_inline(config *c, const char *v) {
   return (void)v, c->d.job_threads = WEFT_JOBS_INLINE, NULL;
 }
@@ -149,6 +150,7 @@ static const option options[] = {
     {"--record", "F", RUN, "record the run into file F (replay it with --replay F)", set_record},
     {"--replay", "F", RUN, "replay recording F (FILE.lua is the recorded one)", set_replay},
     {"--verify", NULL, RUN, "with --replay: exit 1 at the first frame that differs", set_verify},
+    {"--list", NULL, TEST, "print each case as file:line: name, without running it", set_list},
     {"--debug", "PORT", RUN, "serve a debugger (DAP) on 127.0.0.1:PORT; run once it attaches",
      set_debug},
 };
@@ -369,6 +371,7 @@ static int cmd_run(int argc, char **argv) {
 /* ---- weft test ---- */
 
 typedef struct tests {
+  int list;        /* --list: name the cases, run none */
   int passed, failed;
   int reports;     /* errors reported during the case (none handled them) */
   char first[512]; /* ...the first one */
@@ -523,8 +526,21 @@ static void test_file(const char *file, const weft_desc *base, tests *t) {
     t->failed++;
     return;
   }
+  if (t->list) {
+    lua_State *L = weft_lua(W);
+    lua_getfield(L, LUA_REGISTRYINDEX, "weft.tests");
+    for (int i = 1; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      lua_getfield(L, -1, "line");
+      lua_getfield(L, -2, "name");
+      printf("%s:%d: %s\n", file, (int)lua_tointeger(L, -2), lua_tostring(L, -1));
+      lua_pop(L, 3);
+    }
+    lua_pop(L, 1);
+    t->passed += n;
+  }
   weft_close(W);
-  for (int i = 1; i <= n; i++) run_case(file, base, i, t);
+  for (int i = 1; i <= n && !t->list; i++) run_case(file, base, i, t);
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -579,6 +595,7 @@ static int cmd_test(int argc, char **argv) {
   config c = {0};
   int npos = parse(TEST, argc, argv, &c);
   if (npos < 0) return 1;
+  t.list = c.list;
   const char *root = c.d.scripts_root ? c.d.scripts_root : "scripts";
   /* Every case gets a state of its own from this one description. */
   weft_desc base = {0};
@@ -593,7 +610,10 @@ static int cmd_test(int argc, char **argv) {
       test_file(argv[i], &base, &t);
   }
   if (!npos) test_dir(root, &base, &t);
-  printf("%d passed, %d failed\n", t.passed, t.failed);
+  if (t.list)
+    printf("%d cases, %d files failed to load\n", t.passed, t.failed);
+  else
+    printf("%d passed, %d failed\n", t.passed, t.failed);
   return t.failed ? 1 : 0;
 }
 
