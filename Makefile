@@ -54,7 +54,7 @@ DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-de
 -include demo/demo.mk
 -include tests/bench/bench.mk
 
-.PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
+.PHONY: all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -63,6 +63,7 @@ all: deps
 help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
+	@echo "make check       the edit loop: test-c, test-lua and test-cli"
 	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
@@ -182,8 +183,13 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 
 # ---- tests ----
 
+# With -j, each suite's output is printed whole when it ends.
+check: deps
+	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli
+
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua test-cli test-conformance test-embed test-dap test-demo test-docs
+	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli test-conformance \
+	  test-embed test-dap test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
