@@ -51,8 +51,8 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
         cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0
 
--include demo/demo.mk
--include tests/bench/bench.mk
+include demo/demo.mk
+include tests/bench/bench.mk
 
 .PHONY: all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
 
@@ -255,18 +255,6 @@ fuzz-tape: deps $(LUA_GEN)
 
 run: deps
 	@$(MAKE) --no-print-directory demo-run
-
-# Fallbacks while the demo or the benchmarks are not part of the tree.
-ifeq ($(wildcard demo/demo.mk),)
-test-demo:
-	@true
-demo-run: weft
-	$(BUILD)/weft run scripts/sample.lua --realtime
-endif
-ifeq ($(wildcard tests/bench/bench.mk),)
-bench-run:
-	@echo "no benchmarks in this tree"
-endif
 
 clean:
 	rm -rf build build-asan build-bench build-fuzz
