@@ -7,9 +7,11 @@
 #include <lua.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "../host/jobs.h"
 #include "../host/sync.h"
+#include "mem.h"
 #include "weft.h"
 
 #define WEFT_MAX_JOB_KINDS 32
@@ -125,28 +127,6 @@ typedef struct ghandle {
   weft_id id;
 } ghandle;
 
-/* Where the Lua state's blocks come from (state.c). */
-typedef struct weft_blocks {
-  const char *name; /* "mimalloc" or "libc" */
-  void *(*malloc)(size_t);
-  void *(*realloc)(void *, size_t);
-  void (*free)(void *);
-} weft_blocks;
-
-/* The allocator's accounts: what the Lua state holds, and a reserve for
-   undoing a failed reload when nothing else can be allocated (state.c). */
-typedef struct weft_memory {
-  weft_blocks blocks;       /* where Lua's blocks come from, fixed at open */
-  size_t used, limit, peak; /* bytes the Lua state holds now, may hold, held at most */
-  uint64_t allocs;          /* allocations made (Lua and host), ever */
-  uint64_t alloc_bytes;     /* bytes those allocations added, ever */
-  int in_report;            /* reporting an error: allocation headroom */
-  int in_rollback;          /* undoing a failed reload: the reserve may serve */
-  char *reserve;            /* memory kept for that */
-  size_t reserve_used;      /* ...bytes handed out, from the start */
-  uint32_t reserve_live;    /* ...blocks not yet given back */
-} weft_memory;
-
 /* Modules and hot reload (reload.c). */
 typedef struct weft_modules {
   int ref_group_start;      /* the module system's g:start */
@@ -253,6 +233,7 @@ struct weft_state {
   char warnbuf[512]; /* a Lua warning being assembled */
   int warn_ready;    /* ...and complete, to report after the frame */
   char errbuf[512];  /* the message of the last failed C call */
+  const char *load_why; /* why the default loader read nothing (static text) */
 };
 
 /* The state from any thread (it is the allocator's user data). */
@@ -275,13 +256,34 @@ ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt);
 static inline ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt) {
   return lt->cold ? weft_cold_if(W, id, lt) : weft_cold_make(W, id, lt);
 }
-/* The host's allocator (state.c): Lua's blocks (mimalloc or libc),
-   counted with Lua's allocations; honours desc.fail_alloc. */
-void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The task a thread belongs to, 0 for the main thread and plain
-   coroutines. */
-static inline weft_id weft_thread_task(lua_State *L) { return *(weft_id *)lua_getextraspace(L); }
+   coroutines, kept in the thread's extra space (new threads copy it).
+   LUA_EXTRASPACE is a pointer's size: where a weft_id does not fit
+   (32-bit builds) it keeps the task's slot index + 1, and the id is that
+   of the live task in the slot (a thread's mark is cleared when its task
+   ends, before the slot can be reused). */
+_Static_assert(LUA_EXTRASPACE >= sizeof(uint32_t), "weft needs 4 bytes of LUA_EXTRASPACE");
+static inline void weft_thread_set_task(lua_State *L, weft_id id) {
+  void *p = lua_getextraspace(L);
+  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
+    memcpy(p, &id, sizeof id);
+  } else {
+    uint32_t i = id ? WEFT_ID_INDEX(id) + 1 : 0;
+    memcpy(p, &i, sizeof i);
+  }
+}
+static inline weft_id weft_thread_task(lua_State *L) {
+  const void *p = lua_getextraspace(L);
+  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
+    weft_id id;
+    memcpy(&id, p, sizeof id);
+    return id;
+  }
+  uint32_t i;
+  memcpy(&i, p, sizeof i);
+  return i ? weft_sched_task_at(weft_get(L)->S, i - 1) : 0;
+}
 
 /* Something a task can wait on: a userdata whose metatable has __wait. */
 struct weft_waitable {

@@ -14,6 +14,8 @@
 
 #include <weft.h>
 
+#include "mialloc.h"
+
 static double mono_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -281,6 +283,7 @@ static void set_limits(const config *c, weft_desc *d) {
    limits and file), or plainly. NULL after saying why. */
 static weft_state *open_run(config *c, const char **file) {
   weft_desc d = c->d;
+  mialloc_use(&d);
   set_limits(c, &d);
   weft_tape *T = NULL;
   if (c->replay) {
@@ -599,6 +602,7 @@ static int cmd_test(int argc, char **argv) {
   const char *root = c.d.scripts_root ? c.d.scripts_root : "scripts";
   /* Every case gets a state of its own from this one description. */
   weft_desc base = {0};
+  mialloc_use(&base);
   base.scripts_root = root;
   base.time_budget_us = WEFT_BUDGET_COUNTED; /* a case stops where it stopped last time */
   set_limits(&c, &base);
