@@ -1,7 +1,8 @@
 #!/bin/sh
 # The documentation against the programs: README.md's usage blocks equal
-# --help, `make help` names every target, and the commands README.md and
-# docs/designers.md show run as they say. Usage: tests/docs/run.sh build
+# --help, `make help` names every target, and every command README.md and
+# docs/designers.md show works as they say, in seconds: none runs another
+# suite or waits out a timer. Usage: tests/docs/run.sh build
 build=${1:-build}
 out=$build/docs-test
 mkdir -p "$out"
