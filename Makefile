@@ -15,8 +15,13 @@ CFLAGS   ?=
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -g $(OPT) $(WARN) -MMD -MP -iquote host
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS   += -DWEFT_ASSERTS
 LDFLAGS  += -fsanitize=address,undefined
 endif
+
+# The library's objects export only what weft.h and weft_base.h declare
+# (WEFT_API): everything else is hidden from the shared library.
+LIB_CFLAGS := -fvisibility=hidden -DWEFT_BUILD
 
 # Evaluated when used, so packages installed by `deps` are seen.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 libcjson)
@@ -122,30 +127,30 @@ weft: $(BUILD)/weft $(BUILD)/libweft.a
 # there can include lua.h.
 $(BUILD)/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LUA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(LUA_CFLAGS) -c $< -o $@
 
 $(BUILD)/gen/lua_%.c: bindings/lua/%.lua
 	@mkdir -p $(dir $@)
 	xxd -i -n weft_lua_$* $< > $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC -c $< -o $@
 
 $(BUILD)/pic/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC -c $< -o $@
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC $(LUA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC $(LUA_CFLAGS) -c $< -o $@
 
 $(BUILD)/libweft.a: $(HOST_OBJ) $(BINDINGS_OBJ)
 	@rm -f $@

@@ -15,9 +15,10 @@
 
 #include <lualib.h>
 
-#include "internal.h"
+#include "sandbox.h"
 #include "load.h"
 #include "log.h"
+#include "patterns.h"
 #include "tape.h"
 
 /* The libraries every environment gets its own copy of: a script may

@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "sites.h"
+#include "mem.h"
 
 #define MAX_SITES 65536u /* distinct chains; more collapse to "?" */
 #define MAX_DEPTH 16     /* ancestors remembered per chain */

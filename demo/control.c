@@ -1,8 +1,9 @@
 /* Input and test hooks for scripts: the input lock, key signals, keys
    driven by test scripts, what the overlays show, screenshots, the
-   loading screen; what each key does (the keyboard's and a test
-   script's alike); and the per-frame chores of the game loop (held keys,
-   reload notices, pause and slow motion). */
+   loading screen; the keyboard (SDL's events, a recording's keys) and
+   what each key does (the keyboard's and a test script's alike); and the
+   per-frame chores of the game loop (held keys, the player's walking
+   direction, reload notices, pause and slow motion). */
 #include "control.h"
 
 #include <math.h>
@@ -13,6 +14,7 @@
 
 #include "overlay.h"
 #include "render.h"
+#include "replay.h"
 #include "verbs.h"
 
 #define G(L) ((game *)lua_touserdata(L, lua_upvalueindex(1)))
@@ -153,8 +155,9 @@ static int l_screenshot(lua_State *L) {
   lua_State *main = g->L;
   g->L = L; /* the overlays call weft.tasks() and weft.modules() on this thread */
   render_frame(g);
+  overlay_draw(g);
   g->L = main;
-  if (game_save_png(g, path) != 0) return luaL_error(L, "screenshot: cannot write %s", path);
+  if (render_save_png(g, path) != 0) return luaL_error(L, "screenshot: cannot write %s", path);
   return 0;
 }
 
@@ -167,6 +170,7 @@ static int l_overlay_rects(lua_State *L) {
   lua_State *main = g->L;
   g->L = L;
   render_frame(g);
+  overlay_draw(g);
   g->L = main;
   lua_createtable(L, 0, g->ov.ndrawn);
   for (int i = 0; i < g->ov.ndrawn; i++) {
@@ -325,7 +329,7 @@ static void check_broken(game *g) {
   lua_getfield(L, -1, "reload_errors");
   if (lua_pcall(L, 0, 1, 0) == LUA_OK && lua_istable(L, -1)) {
     enum { MAXB = 32 };
-    char names[MAXB][96];
+    char names[MAXB][MODULE_LEN];
     const char *list[MAXB];
     int n = 0;
     for (lua_Integer i = 1; i <= (lua_Integer)luaL_len(L, -1) && n < MAXB; i++) {
@@ -448,9 +452,8 @@ static void press(game *g, SDL_Scancode sc) {
     }
     break;
   case SDL_SCANCODE_F12: {
-    char p[64];
-    snprintf(p, sizeof p, "weft-demo-%06llu.png", (unsigned long long)g->run.frame);
-    snprintf(g->run.shot_path, sizeof g->run.shot_path, "%s", p);
+    snprintf(g->run.shot_path, sizeof g->run.shot_path, "weft-demo-%06llu.png",
+             (unsigned long long)g->run.frame);
     break;
   }
   default:
@@ -464,4 +467,52 @@ void game_key(game *g, SDL_Scancode sc, int down) {
   int was = g->input.held[sc];
   g->input.held[sc] = (uint8_t)(down != 0);
   if (down && !was) press(g, sc);
+}
+
+void control_poll(game *g) {
+  SDL_Event ev;
+  while (SDL_PollEvent(&ev)) {
+    SDL_Scancode sc = ev.key.keysym.scancode;
+    if (ev.type == SDL_QUIT) {
+      g->run.quit = 1;
+    } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
+      if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
+        g->run.quit = 1;
+      else if (g->rp.on) /* the recording plays the game; keys drive the viewer */
+        replay_key(g, sc);
+      else
+        replay_note_key(g, sc, 1), game_key(g, sc, 1);
+    } else if (ev.type == SDL_KEYUP && !g->rp.on) {
+      replay_note_key(g, sc, 0), game_key(g, sc, 0);
+    } else if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_FOCUS_LOST &&
+               !g->rp.on) {
+      replay_note_key(g, SDL_SCANCODE_UNKNOWN, 0);
+      memset(g->input.held, 0, sizeof g->input.held);
+    }
+  }
+}
+
+void control_replay_input(game *g) {
+  SDL_Scancode sc;
+  int down;
+  while (replay_next_key(g, &sc, &down)) {
+    if (sc == SDL_SCANCODE_UNKNOWN)
+      memset(g->input.held, 0, sizeof g->input.held); /* the window lost focus */
+    else
+      game_key(g, sc, down);
+  }
+}
+
+static int held(game *g, SDL_Scancode a, SDL_Scancode b) {
+  return g->input.held[a] || g->input.held[b];
+}
+
+void control_move(game *g) {
+  float mx = (float)(held(g, SDL_SCANCODE_RIGHT, SDL_SCANCODE_D) -
+                     held(g, SDL_SCANCODE_LEFT, SDL_SCANCODE_A));
+  float my = (float)(held(g, SDL_SCANCODE_DOWN, SDL_SCANCODE_S) -
+                     held(g, SDL_SCANCODE_UP, SDL_SCANCODE_W));
+  if (g->w.input_lock > 0 || g->modes.paused || g->load.on) mx = my = 0;
+  g->w.move_x = mx;
+  g->w.move_y = my;
 }

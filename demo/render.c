@@ -1,6 +1,8 @@
 /* The renderer: world in layers (floor, walls and props, characters), a
    light map multiplied over it (ambient night plus torches, windows, the
-   idol and the guards' lanterns), then speech, dialogue and the HUD. */
+   idol and the guards' lanterns), then speech, dialogue and the HUD; and
+   saving what it drew as a PNG. The overlays are drawn over it by the
+   caller (overlay_draw). */
 #include "render.h"
 
 #include <math.h>
@@ -8,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <SDL_image.h>
+
 #include "assets.h"
-#include "overlay.h"
 
 #define TS (TILE * SCALE) /* a tile on screen, in pixels */
 #define PI_F 3.14159265f
@@ -713,7 +716,30 @@ void render_frame(game *g) {
   }
   draw_toast(g);
   draw_paused(g);
-  overlay_draw(g);
+}
+
+int render_save_png(game *g, const char *path) {
+  SDL_Surface *s = g->video.surface;
+  SDL_Surface *tmp = NULL;
+  if (!s) {
+    int w = SCREEN_W, h = SCREEN_H;
+    SDL_GetRendererOutputSize(g->video.r, &w, &h); /* the window may be scaled */
+    tmp = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    if (!tmp || SDL_RenderReadPixels(g->video.r, NULL, SDL_PIXELFORMAT_ARGB8888, tmp->pixels,
+                                     tmp->pitch) != 0) {
+      fprintf(stderr, "weft-demo: cannot read the screen: %s\n", SDL_GetError());
+      SDL_FreeSurface(tmp);
+      return -1;
+    }
+    s = tmp;
+  }
+  int rc = IMG_SavePNG(s, path);
+  if (rc != 0)
+    fprintf(stderr, "weft-demo: cannot write %s: %s\n", path, IMG_GetError());
+  else
+    fprintf(stderr, "weft-demo: wrote %s (frame %llu)\n", path, (unsigned long long)g->run.frame);
+  SDL_FreeSurface(tmp);
+  return rc;
 }
 
 int render_open(game *g) {

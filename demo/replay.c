@@ -3,7 +3,6 @@
 
 #include <lauxlib.h>
 
-#include "control.h"
 #include "replay.h"
 
 #define META_VERSION 1
@@ -38,18 +37,17 @@ void replay_note_key(game *g, SDL_Scancode sc, int down) {
   weft_record_input(g->W, ev, sizeof ev);
 }
 
-void replay_apply_input(game *g) {
+int replay_next_key(game *g, SDL_Scancode *sc, int *down) {
   const void *data;
   size_t len;
   while (weft_replay_input(g->W, &data, &len)) {
     const unsigned char *ev = data;
     if (len != 3) continue;
-    SDL_Scancode sc = (SDL_Scancode)(ev[0] | ev[1] << 8);
-    if (sc == SDL_SCANCODE_UNKNOWN)
-      memset(g->input.held, 0, sizeof g->input.held); /* the window lost focus */
-    else
-      game_key(g, sc, ev[2]);
+    *sc = (SDL_Scancode)(ev[0] | ev[1] << 8);
+    *down = ev[2];
+    return 1;
   }
+  return 0;
 }
 
 /* ---- the state hashed each frame ---- */

@@ -22,8 +22,9 @@ int replay_meta_read(replay_meta *m, const void *data, size_t len);
 /* A key went down or up (game_key) or the window lost focus (sc 0): kept
    in the frame being recorded. */
 void replay_note_key(game *g, SDL_Scancode sc, int down);
-/* Replaying: applies the input recorded before the frame about to run. */
-void replay_apply_input(game *g);
+/* Replaying: the next key recorded before the frame about to run (sc
+   SDL_SCANCODE_UNKNOWN: the window lost focus); 0 when there is none. */
+int replay_next_key(game *g, SDL_Scancode *sc, int *down);
 /* Folds the world and the entities' Lua state into the frame's hash
    (recording and replaying alike; nothing otherwise). */
 void replay_hash(game *g);

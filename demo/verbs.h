@@ -29,10 +29,4 @@ float verbs_opt_seconds(lua_State *L, int arg, float def);
    (not raising) an error; pops them. */
 void verbs_call_method(game *g, const char *name, int nargs);
 
-/* Implemented by main.c: a key press or release from SDL or from a test
-   script (tap, key_down, key_up, hold). */
-/* Writes what the renderer last drew as a PNG (main.c); 0 or -1 (said on
-   stderr). */
-int game_save_png(game *g, const char *path);
-
 #endif

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -764,6 +765,61 @@ static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(voi
   assert_int_equal(weft_close(W), 0);
 }
 
+/* ---- groups from C ---- */
+
+static weft_state *probe_W;
+static weft_group probed;
+
+static int l_probe(lua_State *L) {
+  (void)L;
+  probed = weft_current_group(probe_W);
+  return 0;
+}
+
+static void test_a_c_function_sees_its_callers_group_clock_and_rate(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  probe_W = W;
+  weft_push_api(W);
+  lua_pushcfunction(L, l_probe);
+  lua_setfield(L, -2, "probe");
+  lua_pop(L, 1);
+  weft_group root = weft_current_group(W); /* outside tasks: the root */
+  assert_true(root.id != 0);
+  assert_true(weft_group_rate(W, root) == 1.0);
+  weft_task t = spawn_src(W, "local outer = group{time_scale = 0.5}\n"
+                             "local inner = group{parent = outer, time_scale = 0.5}\n"
+                             "inner:spawn(function() probe() wait(math.huge) end)\n"
+                             "time_scale(2)\n"
+                             "wait_frames(80)\n"
+                             "outer:pause()\n"
+                             "wait_frames(40)\n"
+                             "outer:cancel()\n");
+  steps(W, 1);
+  weft_group g = probed;
+  assert_true(g.id != 0 && g.id != root.id);
+  assert_true(weft_group_rate(W, g) == 0.5); /* 2 * 0.5 * 0.5 */
+  double t0 = weft_group_time(W, g);
+  steps(W, 60);
+  assert_true(fabs(weft_group_time(W, g) - t0 - 0.5) < 1e-9); /* a second at half speed */
+  steps(W, 30);                                               /* paused at frame 80 */
+  assert_true(weft_group_rate(W, g) == 0.0);
+  t0 = weft_group_time(W, g);
+  steps(W, 10);
+  assert_true(weft_group_time(W, g) == t0);
+  steps(W, 40); /* cancelled, the script ended: its handles go */
+  lua_gc(L, LUA_GCCOLLECT);
+  steps(W, 2);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  assert_true(weft_group_rate(W, g) == -1.0);
+  assert_true(weft_group_time(W, g) == -1.0);
+  weft_release(W, t);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_script_waits_on_a_future_completed_from_c),
@@ -786,6 +842,7 @@ int main(void) {
       cmocka_unit_test(test_step_or_close_from_the_report_callback_is_refused),
       cmocka_unit_test(test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled),
       cmocka_unit_test(test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame),
+      cmocka_unit_test(test_a_c_function_sees_its_callers_group_clock_and_rate),
   };
   return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

@@ -14,6 +14,13 @@ fail=0
 ok() { pass=$((pass + 1)); echo "ok    $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL  $1"; [ -n "$2" ] && sed 's/^/      /' "$2" | tail -n 25; }
 
+# the source: one owner per function, no circles (tests/demo/layout.sh)
+if sh tests/demo/layout.sh demo >"$out/layout.log" 2>&1; then
+  ok "$(tail -1 "$out/layout.log")"
+else
+  bad "the demo's source layout" "$out/layout.log"
+fi
+
 for t in tests/demo/*_test.lua; do
   name=$(basename "$t" .lua)
   log="$out/$name.log"
