@@ -94,6 +94,7 @@ typedef struct game {
     int paused;
     double time_scale;
     int show_tasks, show_graph;
+    weft_group group; /* the game group, which the two above pause and slow */
   } modes;
   struct { /* the developer overlays (overlay.c) */
     error_note errors[MAX_ERRORS];

@@ -221,7 +221,7 @@ static void step(game *g) {
   g->run.realtime += STEP_DT;
   control_frame(g);
   control_move(g);
-  world_update(&g->w, g->modes.paused ? 0.0f : (float)(STEP_DT * g->modes.time_scale));
+  world_update(&g->w, verbs_clocks(g));
   verbs_dispatch(g);
   Uint64 t1 = SDL_GetPerformanceCounter();
   replay_hash(g); /* the frame's world, before weft adds its own state */

@@ -124,7 +124,28 @@ uint64_t verbs_push_future(game *g, lua_State *L) {
   if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
     weft_future_set_name(g->W, f, ar.name);
   weft_push_future(g->W, L, f);
+  world_use_clock(&g->w, weft_current_group(g->W).id); /* the action it stands for follows its caller's clock */
   return f.id;
+}
+
+float verbs_clocks(game *g) {
+  world *w = &g->w;
+  world_sweep_clocks(w);
+  double game_rate = weft_group_rate(g->W, g->modes.group);
+  float dt = (float)(STEP_DT * (game_rate > 0 ? game_rate : 0));
+  for (int i = 1; i < WORLD_MAX_CLOCKS; i++) {
+    if (!w->clocks[i].key) continue;
+    double rate = weft_group_rate(g->W, (weft_group){w->clocks[i].key});
+    w->clocks[i].dt = rate < 0 ? dt : (float)(STEP_DT * rate); /* gone: the game's */
+  }
+  return dt;
+}
+
+/* Notes the game group (its clock is the world's): asked from a task in it. */
+static int l_note_game_group(lua_State *L) {
+  game *g = G(L);
+  g->modes.group = weft_current_group(g->W);
+  return 0;
 }
 
 /* Calls obj:name(args) where obj is below its nargs arguments on g->L;
@@ -489,6 +510,7 @@ static int l_follow_camera(lua_State *L) {
 
 static int l_shake_camera(lua_State *L) {
   game *g = G(L);
+  g->w.shake_clk = world_use_clock(&g->w, weft_current_group(g->W).id);
   g->w.shake = (float)luaL_optnumber(L, 1, 2);
   g->w.shake_t = verbs_opt_seconds(L, 2, 0.4f);
   return 0;
@@ -854,6 +876,12 @@ void verbs_open(game *g) {
     lua_call(L, 1, 1);
     lua_setfield(L, gt, names[i]);
   }
+  lua_getfield(L, gt, "game");
+  lua_getfield(L, -1, "spawn");
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, g);
+  lua_pushcclosure(L, l_note_game_group, 1);
+  lua_call(L, 2, 0);
   lua_pushvalue(L, gt);
   lua_setfield(L, api, "groups");
   g->refs.groups = luaL_ref(L, LUA_REGISTRYINDEX);

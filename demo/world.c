@@ -384,6 +384,35 @@ void world_destroy(world *w, int idx) {
   e->gen++;
 }
 
+/* ---- clocks ---- */
+
+int world_use_clock(world *w, uint64_t key) {
+  int k = 0, free_k = 0;
+  for (int i = 1; i < WORLD_MAX_CLOCKS && key && !k; i++) {
+    if (w->clocks[i].key == key) k = i;
+    if (!w->clocks[i].key && !free_k) free_k = i;
+  }
+  if (key && !k && free_k) {
+    k = free_k;
+    w->clocks[k].key = key;
+    w->clocks[k].dt = w->clocks[0].dt;
+  }
+  return w->clock = k;
+}
+
+void world_sweep_clocks(world *w) {
+  uint8_t used[WORLD_MAX_CLOCKS] = {1};
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) {
+    const entity *e = world_ent(w, i);
+    if (!e) continue;
+    used[e->move_clk] = used[e->face_clk] = used[e->anim_clk] = used[e->say_clk] = 1;
+  }
+  used[w->pan.clk] = used[w->shake_clk] = used[w->fade_clk] = used[w->amb_clk] = 1;
+  used[w->dlg.clk] = used[w->banner.clk] = used[w->clock] = 1;
+  for (int i = 1; i < WORLD_MAX_CLOCKS; i++)
+    if (!used[i]) w->clocks[i].key = 0;
+}
+
 /* ---- actions ---- */
 
 int world_move_to(world *w, int idx, float x, float y, float speed, uint64_t fut) {
@@ -393,6 +422,7 @@ int world_move_to(world *w, int idx, float x, float y, float speed, uint64_t fut
   if (e->face_f) settle(w, &e->face_f, "interrupted");
   e->speed = speed > 0 ? speed : 40;
   e->move_f = fut;
+  e->move_clk = w->clock;
   if (e->npath == 0) settle(w, &e->move_f, "arrived"); /* already there */
   return 0;
 }
@@ -410,6 +440,7 @@ void world_face(world *w, int idx, float deg, uint64_t fut) {
   settle(w, &e->face_f, "interrupted");
   e->face_to = deg;
   e->face_f = fut;
+  e->face_clk = w->clock;
 }
 
 void world_anim(world *w, int idx, int anim, float secs, uint64_t fut) {
@@ -421,6 +452,7 @@ void world_anim(world *w, int idx, int anim, float secs, uint64_t fut) {
   e->anim_t = 0;
   e->anim_len = secs > 0 ? secs : lens[anim];
   e->anim_f = fut;
+  e->anim_clk = w->clock;
   if (anim == ANIM_NONE) settle(w, &e->anim_f, "done");
 }
 
@@ -440,11 +472,13 @@ void world_say(world *w, int idx, const char *text, float secs, int box, uint64_
     w->dlg.t = 0;
     w->dlg.timeout = secs;
     w->dlg.f = fut;
+    w->dlg.clk = w->clock;
   } else {
     settle(w, &e->bubble_f, "interrupted");
     snprintf(e->bubble, sizeof e->bubble, "%s", text);
     e->bubble_t = isinf(secs) ? reading_time(text) : secs;
     e->bubble_f = fut;
+    e->say_clk = w->clock;
   }
 }
 
@@ -481,6 +515,7 @@ void world_pan(world *w, float x, float y, int target_ent, float secs, uint64_t 
   w->pan.t = 0;
   w->pan.dur = secs;
   w->pan.f = fut;
+  w->pan.clk = w->clock;
   w->cam_follow = -1;
 }
 
@@ -497,6 +532,7 @@ void world_fade(world *w, float to, float secs, uint64_t fut) {
   w->fade_t = 0;
   w->fade_dur = secs;
   w->fade_f = fut;
+  w->fade_clk = w->clock;
   if (secs <= 0) {
     w->fade = to;
     settle(w, &w->fade_f, "done");
@@ -509,6 +545,7 @@ void world_ambient(world *w, const float rgb[3], float secs, uint64_t fut) {
   w->amb_t = 0;
   w->amb_dur = secs;
   w->amb_f = fut;
+  w->amb_clk = w->clock;
   if (secs <= 0) {
     for (int i = 0; i < 3; i++) w->amb[i] = rgb[i];
     settle(w, &w->amb_f, "done");
@@ -522,6 +559,7 @@ void world_banner(world *w, const char *text, const char *sub, float secs, uint6
   w->banner.t = 0;
   w->banner.dur = secs > 0 ? secs : 3;
   w->banner.f = fut;
+  w->banner.clk = w->clock;
 }
 
 int world_door_find(const world *w, const char *name) {
@@ -626,29 +664,32 @@ static void steer_player(world *w, entity *e, float dt) {
   e->walking = 1;
 }
 
-static void update_entity(world *w, int i, float dt) {
+/* An entity's timed actions, each on its own clock; the player's own
+   walking on the world's. */
+static void update_entity(world *w, int i) {
   entity *e = &w->ents[i];
+  float dt = w->clocks[0].dt, move_dt = w->clocks[e->move_clk].dt;
   e->walking = 0;
   if (e->ipath < e->npath)
-    follow_path(w, e, dt);
+    follow_path(w, e, move_dt);
   else if (i == w->player && (w->move_x != 0 || w->move_y != 0) && dt > 0)
-    steer_player(w, e, dt);
+    steer_player(w, e, dt), move_dt = dt;
   if (e->walking)
-    e->walk_t += dt;
+    e->walk_t += move_dt;
   else
     e->walk_t = 0;
   if (!e->walking && e->facing != e->face_to)
-    e->facing = approach_angle(e->facing, e->face_to, TURN_SPEED * dt);
+    e->facing = approach_angle(e->facing, e->face_to, TURN_SPEED * w->clocks[e->face_clk].dt);
   if (e->face_f && fabsf(wrap180(e->facing - e->face_to)) < 0.5f) settle(w, &e->face_f, "done");
   if (e->anim != ANIM_NONE) {
-    e->anim_t += dt;
+    e->anim_t += w->clocks[e->anim_clk].dt;
     if (e->anim_t >= e->anim_len) {
       e->anim = ANIM_NONE;
       settle(w, &e->anim_f, "done");
     }
   }
   if (e->bubble[0]) {
-    e->bubble_t -= dt;
+    e->bubble_t -= w->clocks[e->say_clk].dt;
     if (e->bubble_t <= 0) {
       e->bubble[0] = 0;
       settle(w, &e->bubble_f, "timeout");
@@ -658,7 +699,7 @@ static void update_entity(world *w, int i, float dt) {
 
 static void update_camera(world *w, float dt) {
   if (w->pan.active) {
-    w->pan.t += dt;
+    w->pan.t += w->clocks[w->pan.clk].dt;
     float u = w->pan.dur > 0 ? smooth(w->pan.t / w->pan.dur) : 1;
     float tx = w->pan.tx, ty = w->pan.ty;
     entity *t = world_ent(w, w->pan.target_ent);
@@ -718,9 +759,10 @@ static void update_zones(world *w) {
 
 void world_update(world *w, float dt) {
   if (!w->loaded) return;
+  w->clocks[0].dt = dt;
   w->time += dt;
   for (int i = 0; i < WORLD_MAX_ENTS; i++)
-    if (w->ents[i].gen & 1u) update_entity(w, i, dt);
+    if (w->ents[i].gen & 1u) update_entity(w, i);
   for (int i = 0; i < w->ndoors; i++) {
     world_door *d = &w->doors[i];
     float to = (float)d->target;
@@ -738,33 +780,34 @@ void world_update(world *w, float dt) {
   }
   update_camera(w, dt);
   if (w->fade_f || w->fade != w->fade_to) {
-    w->fade_t += dt;
+    w->fade_t += w->clocks[w->fade_clk].dt;
     float u = w->fade_dur > 0 ? fminf(w->fade_t / w->fade_dur, 1) : 1;
     w->fade = w->fade_from + (w->fade_to - w->fade_from) * u;
     if (u >= 1) settle(w, &w->fade_f, "done");
   }
   if (w->amb_f || w->amb_t < w->amb_dur) {
-    w->amb_t += dt;
+    w->amb_t += w->clocks[w->amb_clk].dt;
     float u = w->amb_dur > 0 ? smooth(w->amb_t / w->amb_dur) : 1;
     for (int i = 0; i < 3; i++) w->amb[i] = w->amb_from[i] + (w->amb_to[i] - w->amb_from[i]) * u;
     if (u >= 1) settle(w, &w->amb_f, "done");
   }
   if (w->dlg.active) {
-    w->dlg.t += dt;
-    w->dlg.shown = fminf(w->dlg.shown + dt * 45.0f, (float)strlen(w->dlg.text));
+    float ddt = w->clocks[w->dlg.clk].dt;
+    w->dlg.t += ddt;
+    w->dlg.shown = fminf(w->dlg.shown + ddt * 45.0f, (float)strlen(w->dlg.text));
     if (w->dlg.t >= w->dlg.timeout) {
       w->dlg.active = 0;
       settle(w, &w->dlg.f, "timeout");
     }
   }
   if (w->banner.text[0]) {
-    w->banner.t += dt;
+    w->banner.t += w->clocks[w->banner.clk].dt;
     if (w->banner.t >= w->banner.dur) {
       w->banner.text[0] = 0;
       settle(w, &w->banner.f, "done");
     }
   }
-  if (w->shake_t > 0) w->shake_t -= dt;
+  if (w->shake_t > 0) w->shake_t -= w->clocks[w->shake_clk].dt;
   float lb = w->input_lock > 0 ? 1.0f : 0.0f;
   w->letterbox += (lb - w->letterbox) * fminf(1, dt * 5);
   update_vision(w);
