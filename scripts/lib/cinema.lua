@@ -65,8 +65,17 @@ function M.play(name, fields)
     return "failed"
   end
   S.current = name
-  local skip = key_pressed("escape"):connect(function() t:cancel() end)
-  pcall(wait, t)                 -- a failure is reported by weft already
+  local skipped = false
+  local skip = key_pressed("escape"):connect(function() skipped = true t:cancel() end)
+  local own = t.group            -- the cinematic's own group inside cutscenes
+  while true do
+    pcall(wait, t)               -- a failure is reported by weft already
+    -- A save of a module without reload = "keep" cancels the cinematic and
+    -- starts it again, with the same scene, in the same group: play on.
+    local again = not skipped and t.status == "cancelled" and own.alive and own:tasks()[1]
+    if not again then break end
+    t = again
+  end
   skip:disconnect()
   S.current = nil
   S.played[name] = (S.played[name] or 0) + 1

@@ -70,6 +70,14 @@ reload_test() {
 }
 if reload_test; then ok "reload_test"; else bad "reload_test" "$out/reload_test.log"; fi
 
+# Tests that save scripts while the game runs (tests/demo/live.sh makes
+# the saves each asks for, on a copy of the game).
+for t in tests/demo/live/*.lua; do
+  [ -f "$t" ] || continue
+  name=live_$(basename "$t" .lua)
+  if sh tests/demo/live.sh "$demo" "$t" "$out/$name.log"; then ok "$name"; else bad "$name" "$out/$name.log"; fi
+done
+
 # A screenshot of a given frame shows the level: not blank, lit, varied.
 # frame 2400: after the intro, the hero at the gate under the torches
 shot() { # name frames seed
