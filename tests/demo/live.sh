@@ -3,7 +3,7 @@
 # saves files when it asks: a line "SAVE DEST SRC" in the game's output
 # saves the repository's SRC as DEST in the copy (DEST relative to the
 # copy's root, an atomic save by rename, as editors make), once each.
-# Files under tests/demo/live/ named like scripts/... are put in the copy
+# Files under tests/demo/live/scripts/ are put in the copy
 # before the game starts. Exit status: the game's.
 # Usage: tests/demo/live.sh build/weft-demo TEST.lua LOG [more weft-demo options]
 demo=$1 test=$2 log=$3

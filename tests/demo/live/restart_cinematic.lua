@@ -20,7 +20,7 @@ spawn(function() result = cinema.play("cinematics.long_take", scene) end)
 check.within(2, "the take plays", function()
   return game_state().dialogue and game_state().dialogue.text == "Take one."
 end)
-print("SAVE scripts/cinematics/long_take.lua tests/demo/live/long_take_v2.lua")
+print("SAVE scripts/cinematics/long_take.lua tests/demo/live/edits/long_take_v2.lua")
 wall_within(20, "the saved cinematic restarts", function()
   return game_state().dialogue and game_state().dialogue.text == "Take two."
 end)
