@@ -415,18 +415,41 @@ void control_apply_speed(game *g) {
 
 /* What a key does when it goes down, from the keyboard or a test
    script's tap alike: the demo's own keys, then the scripts' key signal. */
-static void press(game *g, SDL_Scancode sc) {
-  static const double speeds[] = {1.0, 0.5, 0.25};
+/* The keys that only change what is shown, not the game: a replay's
+   viewer takes them too. Returns 1 when it took the key. */
+static int view_key(game *g, SDL_Scancode sc) {
   switch (sc) {
   case SDL_SCANCODE_F1:
     g->modes.show_tasks = !g->modes.show_tasks;
-    break;
+    return 1;
   case SDL_SCANCODE_F2:
     g->modes.show_graph = !g->modes.show_graph;
-    break;
+    return 1;
   case SDL_SCANCODE_F4:
     g->ov.nerrors = 0;
-    break;
+    return 1;
+  case SDL_SCANCODE_F11:
+    if (g->video.win) {
+      int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
+      SDL_SetWindowFullscreen(g->video.win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+    }
+    return 1;
+  case SDL_SCANCODE_F12:
+    snprintf(g->run.shot_path, sizeof g->run.shot_path, "weft-demo-%06llu.png",
+             (unsigned long long)g->run.frame);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static void press(game *g, SDL_Scancode sc) {
+  static const double speeds[] = {1.0, 0.5, 0.25};
+  if (view_key(g, sc)) {
+    control_key(g, sc);
+    return;
+  }
+  switch (sc) {
   case SDL_SCANCODE_P:
     g->modes.paused = !g->modes.paused;
     control_apply_speed(g);
@@ -445,17 +468,6 @@ static void press(game *g, SDL_Scancode sc) {
     world_advance(&g->w);
     verbs_dispatch(g);
     break;
-  case SDL_SCANCODE_F11:
-    if (g->video.win) {
-      int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
-      SDL_SetWindowFullscreen(g->video.win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
-    }
-    break;
-  case SDL_SCANCODE_F12: {
-    snprintf(g->run.shot_path, sizeof g->run.shot_path, "weft-demo-%06llu.png",
-             (unsigned long long)g->run.frame);
-    break;
-  }
   default:
     break;
   }
@@ -478,9 +490,9 @@ void control_poll(game *g) {
     } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
       if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
         g->run.quit = 1;
-      else if (g->rp.on) /* the recording plays the game; keys drive the viewer */
-        replay_key(g, sc);
-      else
+      else if (g->rp.on) { /* the recording plays the game; keys drive the viewer */
+        if (!replay_key(g, sc)) view_key(g, sc);
+      } else
         replay_note_key(g, sc, 1), game_key(g, sc, 1);
     } else if (ev.type == SDL_KEYUP && !g->rp.on) {
       replay_note_key(g, sc, 0), game_key(g, sc, 0);

@@ -132,6 +132,7 @@ typedef struct game {
     long jump_to;    /* run to this frame without drawing (F8, --goto); -1 none */
     long restart_to; /* F7: start the replay again and run to this frame; -1 none */
     uint64_t frames; /* in the recording */
+    const struct replay_meta *meta; /* what the recording holds besides frames; main.c's */
   } rp;
 } game;
 

@@ -70,6 +70,14 @@ reload_test() {
 }
 if reload_test; then ok "reload_test"; else bad "reload_test" "$out/reload_test.log"; fi
 
+# --play MODULE: the intro skipped, the cinematic played at once
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.vault \
+     --script tests/demo/play/vault.lua >"$out/play_vault.log" 2>&1; then
+  ok "--play cinematics.vault plays it once the level is loaded"
+else
+  bad "--play cinematics.vault plays it once the level is loaded" "$out/play_vault.log"
+fi
+
 # Tests that save scripts while the game runs (tests/demo/live.sh makes
 # the saves each asks for, on a copy of the game).
 for t in tests/demo/live/*.lua; do
