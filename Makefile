@@ -24,7 +24,7 @@ LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson)
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
-BINDINGS_SRC := $(filter-out bindings/main.c,$(wildcard bindings/*.c))
+BINDINGS_SRC := $(wildcard bindings/*.c)
 # The Lua parts of the bindings, embedded as C arrays (xxd -i).
 LUA_PARTS    := $(wildcard bindings/lua/*.lua)
 LUA_GEN      := $(LUA_PARTS:bindings/lua/%.lua=$(BUILD)/gen/lua_%.c)
@@ -33,6 +33,9 @@ BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o) $(LUA_GEN:%.c=%.o)
 PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o) \
                 $(LUA_GEN:$(BUILD)/%.c=$(BUILD)/pic/%.o)
 CTEST_SRC    := $(wildcard tests/test_*.c)
+# mimalloc for the programs' states (weft, weft-demo, the benchmarks),
+# loaded at run time: cli/mialloc.c.
+MIALLOC_OBJ  := $(BUILD)/cli/mialloc.o
 
 # Installation (make install PREFIX=... DESTDIR=...).
 PREFIX  ?= /usr/local
@@ -46,8 +49,9 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # What the build needs, as kind:name:debian-package, where kind is pc (a
 # pkg-config module), cmd (a command), file (a path) or lib (a shared
 # library the dynamic linker knows). Included makefiles (demo/demo.mk,
-# tests/bench/bench.mk) append to DEPS. mimalloc is loaded at run time
-# for the Lua heap (bindings/state.c), not linked.
+# tests/bench/bench.mk) append to DEPS. mimalloc is the programs' choice
+# for their states' blocks (cli/mialloc.c loads it at run time), not the
+# library's.
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
         cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0
 
@@ -167,8 +171,20 @@ uninstall:
 	  $(DESTDIR)$(INCDIR)/weft.h $(DESTDIR)$(INCDIR)/weft_base.h \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft
 
-$(BUILD)/weft: $(BUILD)/bindings/main.o $(BUILD)/libweft.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm
+# The weft program is a user of the library: it sees weft.h as an
+# installed program would, on the include path.
+$(BUILD)/cli/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -I bindings -c $< -o $@
+
+$(BUILD)/weft: $(BUILD)/cli/main.o $(MIALLOC_OBJ) $(BUILD)/libweft.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm -lpthread -ldl
+
+# The embedder's test sees every call weft makes to the C library's
+# allocator: none may happen.
+$(BUILD)/tests/test_embedder: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
+  -Wl,--wrap=free,--wrap=strdup,--wrap=strndup
+$(BUILD)/tests/test_embedder: CFLAGS += -I bindings
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)

@@ -30,7 +30,9 @@
    clock: a loop of short nested stretches is one long stretch. */
 #include <string.h>
 
-#include "internal.h"
+#include "budget.h"
+#include "sites.h"
+#include "watchdog.h"
 
 #define QUANTUM 1000
 

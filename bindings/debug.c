@@ -18,7 +18,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "internal.h"
+#include "debug.h"
+#include "budget.h"
+#include "inspect.h"
+#include "report.h"
 
 #define NO_TASK 1            /* the thread id of code running outside any task */
 #define FIRST_TASK_ID 2      /* thread ids of tasks count up from here */

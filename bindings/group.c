@@ -3,7 +3,9 @@
    see (now, realtime, frame). */
 #include <string.h>
 
-#include "internal.h"
+#include "group.h"
+#include "reload.h"
+#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 

@@ -4,7 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "inspect.h"
+#include "group.h"
+#include "report.h"
+#include "sites.h"
+#include "task.h"
+#include "wait.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 

@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "../host/watch.h"
-#include "internal.h"
+#include "reload.h"
+#include "budget.h"
+#include "report.h"
+#include "sandbox.h"
 #include "tape.h"
 
 /* ---- the reload transaction ----

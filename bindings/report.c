@@ -4,7 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "report.h"
+#include "budget.h"
+#include "group.h"
+#include "log.h"
+#include "reload.h"
+#include "sites.h"
+#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
@@ -151,12 +157,10 @@ static int l_report(lua_State *L) {
     if (W->desc.report)
       W->desc.report(W->desc.user, "error in weft.on_error handler", herr);
     else
-      fprintf(stderr, "error in weft.on_error handler: %s\n", herr);
+      weft_logf(W, WEFT_LOG_ERROR, WEFT_LOG_HANDLER_FAILED, "error in weft.on_error handler: %s",
+                herr);
   }
-  if (W->desc.report)
-    W->desc.report(W->desc.user, msg, full);
-  else
-    fprintf(stderr, "error: %s\n", full);
+  weft_log_report(W, msg, full);
   return 0;
 }
 
@@ -185,10 +189,7 @@ void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, cons
          s = weft_site_parent(W->sites, s))
       len += snprintf(full + len, sizeof full - (size_t)len, "\nspawned at %s",
                       weft_site_where(W->sites, s));
-    if (W->desc.report)
-      W->desc.report(W->desc.user, msg, full);
-    else
-      fprintf(stderr, "error: %s\n", full);
+    weft_log_report(W, msg, full);
     lua_pop(L, 1);
   }
   W->mem.in_report--;

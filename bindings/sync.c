@@ -3,7 +3,12 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "sync.h"
+#include "group.h"
+#include "report.h"
+#include "sites.h"
+#include "task.h"
+#include "wait.h"
 
 #define FUTURE_MT "weft.future"
 #define SIGNAL_MT "weft.signal"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tape.h"
+#include "budget.h"
 
 #define MAGIC "WEFTTAPE"
 #define VERSION 1u

@@ -9,14 +9,16 @@
 
    What can be waited on is open: a full userdata whose metatable has a
    `__wait` field (a light userdata pointing to a weft_waitable, see
-   internal.h) can be waited on, in wait(), in lists, in first/all/timeout.
+   wait.h) can be waited on, in wait(), in lists, in first/all/timeout.
    A new primitive gives its metatable `__wait` (weft_new_meta does it),
    implements poll (done at once? else: which waiter list), and completes
    its waiters with weft_complete_all when it fires. Numbers (sleeps), nil
    (the next frame) and plain lists (a nested all{...}) are built in. */
 #include <math.h>
 
-#include "internal.h"
+#include "wait.h"
+#include "budget.h"
+#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 

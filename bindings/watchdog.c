@@ -19,7 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "watchdog.h"
+#include "budget.h"
 
 #define WATCH_SIGNAL SIGURG
 #define IDLE_TICKS 64    /* ticks with nothing running before it naps */

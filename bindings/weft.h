@@ -55,6 +55,43 @@ typedef enum weft_outcome {
 /* time_budget_us value: budgets count instructions instead of time. */
 #define WEFT_BUDGET_COUNTED UINT32_MAX
 
+/* Levels of weft_desc.logger, most severe first (sokol's). */
+enum { WEFT_LOG_PANIC = 0, WEFT_LOG_ERROR = 1, WEFT_LOG_WARN = 2, WEFT_LOG_INFO = 3 };
+
+/* What weft itself says, each with a stable id (the logger's `id`). */
+#define WEFT_LOG_ITEMS(X)                                                                          \
+  X(PRINT, "a script's print or io.write: one line")                                              \
+  X(REPORT, "a task failed (the message, then its traceback and spawn sites)")                    \
+  X(HANDLER_FAILED, "the weft.on_error handler raised")                                           \
+  X(OPEN_FAILED, "weft_open failed: why")                                                         \
+  X(PRELUDE_FAILED, "the script environment could not be built")                                  \
+  X(SCRIPT_SKIPPED, "a file under the scripts root is not a regular file or too large")           \
+  X(WATCH_FAILED, "the scripts root cannot be watched")                                           \
+  X(DEBUG, "the debugger's transport: a client came, went or misbehaved")
+
+enum {
+#define WEFT_LOG_ENUM(name, what) WEFT_LOG_##name,
+  WEFT_LOG_ITEMS(WEFT_LOG_ENUM)
+#undef WEFT_LOG_ENUM
+};
+
+/* Receives everything weft itself says (sokol's logger): tag is "weft",
+   level a WEFT_LOG_* level, id a WEFT_LOG_* item, msg the text (no
+   trailing newline), file and line the script's place when the message
+   is about one (else NULL and 0). Strings are valid during the call
+   only. Called on the thread that calls weft (never from weft's own
+   threads). */
+typedef void (*weft_logger_fn)(void *user, const char *tag, uint32_t level, uint32_t id,
+                               const char *msg, const char *file, uint32_t line);
+
+/* The embedder's loader: reads the script at path, relative to the
+   scripts root and '/'-separated ("ai/patrol.lua"). Returns its bytes in
+   a block from desc.alloc (with alloc_ud) of *size bytes — 1 byte for an
+   empty file — which weft frees through desc.alloc with that osize; or
+   NULL when there is no such script (nothing allocated). Called on the
+   main thread, during weft calls that load scripts. */
+typedef void *(*weft_load_fn)(void *user, const char *path, size_t *size);
+
 typedef struct weft_desc {
   const char *scripts_root; /* directory `require` resolves under; NULL: "scripts" */
   size_t memory_limit;      /* bytes the Lua state may hold; 0: 256 MB */
@@ -74,13 +111,29 @@ typedef struct weft_desc {
   uint32_t job_threads;     /* worker threads, started at the first job; 0: one per core;
                                WEFT_JOBS_INLINE: none, jobs run at the next frame's start
                                on the main thread (reproducible headless runs) */
+  /* Every byte weft allocates (the state, Lua's heap, the scheduler, the
+     debugger, recordings) comes from here, on the main thread only.
+     lua_Alloc's contract (weft_base.h). NULL: realloc and free. */
+  weft_alloc_fn alloc;
+  void *alloc_ud; /* passed to alloc */
+  /* Every script (the files weft_run_file names under the scripts root,
+     require, weft.start, hot reload, recordings) is read through this.
+     NULL: the regular files under scripts_root (FIFOs, devices and files
+     larger than memory_limit are refused, with a SCRIPT_SKIPPED log). */
+  weft_load_fn load;
+  void *load_ud; /* passed to load */
+  /* Receives what weft itself says. NULL: lines on stderr ("weft: msg"),
+     and `print` on stdout. With a logger, the library writes nothing to
+     stdout or stderr. */
+  weft_logger_fn logger;
+  void *logger_ud; /* passed to logger */
   /* Receives `print` output, one line of len bytes without its newline
-     (it may hold zero bytes; line[len] is 0). NULL: stdout. The string is
-     valid during the call only. */
+     (it may hold zero bytes; line[len] is 0). NULL: the logger (level
+     INFO, id WEFT_LOG_PRINT). The string is valid during the call only. */
   void (*log)(void *user, const char *line, size_t len);
   /* Receives each error report that no weft.on_error handler took: the
-     message and the traceback with spawn sites. NULL: stderr. Strings are
-     valid during the call only. */
+     message and the traceback with spawn sites. NULL: the logger (level
+     ERROR, id WEFT_LOG_REPORT). Strings are valid during the call only. */
   void (*report)(void *user, const char *msg, const char *trace);
   /* Tests only: return nonzero to make the allocation of nsize bytes
      fail (Lua's and the host's), for allocation-failure sweeps. */
@@ -239,11 +292,6 @@ typedef struct weft_stats {
    alloc_bytes unchanged. */
 void weft_get_stats(const weft_state *W, weft_stats *out);
 
-/* Where the Lua state's blocks and the scheduler's pools come from:
-   "mimalloc" (libmimalloc.so.2, loaded privately: the process's malloc is
-   left alone) or "libc" (no mimalloc, an AddressSanitizer build, or
-   WEFT_LIBC_MALLOC set in the environment when the first state opened). */
-const char *weft_lua_allocator(const weft_state *W);
 
 /* ---- hot reload ---- */
 

@@ -1551,3 +1551,9 @@ uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_
   }
   return k;
 }
+
+weft_id weft_sched_task_at(const weft_sched *s, uint32_t idx) {
+  if (idx >= weft_pool_capacity(&s->tasks)) return 0;
+  const task *t = T(s, idx);
+  return weft_slot_live(t) ? weft_pool_id(t) : 0;
+}

@@ -257,4 +257,7 @@ int weft_group_cancel(weft_sched *s, weft_id g);
    count. */
 uint32_t weft_group_tasks(const weft_sched *s, weft_id g, weft_id *out, uint32_t n);
 
+/* The live task in slot index idx (WEFT_ID_INDEX of its id), or 0. */
+weft_id weft_sched_task_at(const weft_sched *s, uint32_t idx);
+
 #endif

@@ -3,6 +3,8 @@
 #ifndef WEFT_BASE_H
 #define WEFT_BASE_H
 
+#include <stddef.h>
+
 /* Result codes of host calls: 0 is success, the rest are negative. */
 #define WEFT_ERRORS(X)                                                                             \
   X(OK, 0, "ok")                                                                                   \
@@ -20,6 +22,13 @@ enum {
   WEFT_ERRORS(WEFT_ENUM)
 #undef WEFT_ENUM
 };
+
+/* An allocator, with Lua's lua_Alloc contract: nsize 0 frees ptr (a
+   block of osize bytes; ptr may be NULL) and returns NULL; otherwise it
+   returns a block of nsize bytes holding the first min(osize, nsize)
+   bytes of ptr (a new block when ptr is NULL, when osize is not a size),
+   or NULL on failure, leaving ptr as it was. */
+typedef void *(*weft_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The message for a result code (static storage). */
 const char *weft_strerror(int code);

@@ -2,14 +2,12 @@
    from C, custom job kinds, shutdown with work in flight, and the
    no-allocation steady frame. Scripts are Lua strings; their output is
    captured through desc.log. No sleeps: loops step frames and yield. */
-#define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -767,50 +765,6 @@ static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(voi
   assert_int_equal(weft_close(W), 0);
 }
 
-/* AddressSanitizer builds keep Lua's blocks in the C library's heap (gcc
-   says so with a macro, clang with __has_feature). */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
-/* The Lua heap is mimalloc's (installed with the build's packages), but
-   privately: a program that links weft keeps the C library's malloc. */
-static void test_lua_heap_is_mimalloc_and_the_process_malloc_is_untouched(void **state) {
-  (void)state;
-  weft_state *W = weft_open(NULL);
-  assert_non_null(W);
-#ifdef UNDER_ASAN
-  int want_mi = 0;
-#else
-  const char *env = getenv("WEFT_LIBC_MALLOC");
-  int want_mi = !(env && *env);
-#endif
-  assert_string_equal(weft_lua_allocator(W), want_mi ? "mimalloc" : "libc");
-  assert_null(dlsym(RTLD_DEFAULT, "mi_malloc")); /* not in the process's scope */
-  if (want_mi) {
-    void *lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_NOLOAD);
-    assert_non_null(lib);
-    _Bool (*in_heap)(const void *);
-    *(void **)&in_heap = dlsym(lib, "mi_is_in_heap_region");
-    assert_non_null(in_heap);
-    void *p = malloc(64);
-    assert_false(in_heap(p)); /* the program's malloc is the C library's */
-    free(p);
-    lua_State *L = weft_lua(W);
-    assert_true(in_heap(lua_newuserdatauv(L, 64, 0))); /* Lua's blocks are mimalloc's */
-    lua_pop(L, 1);
-    dlclose(lib);
-  }
-  weft_task t = spawn_src(W, "local t = {} for i = 1, 1000 do t[i] = {i} end assert(#t == 1000)");
-  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
-  assert_int_equal(weft_close(W), 0);
-}
-
 /* ---- groups from C ---- */
 
 static weft_state *probe_W;
@@ -868,7 +822,6 @@ static void test_a_c_function_sees_its_callers_group_clock_and_rate(void **state
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_lua_heap_is_mimalloc_and_the_process_malloc_is_untouched),
       cmocka_unit_test(test_script_waits_on_a_future_completed_from_c),
       cmocka_unit_test(test_failure_from_c_reaches_the_script_unchanged),
       cmocka_unit_test(test_uncaught_failure_fails_the_task_and_is_reported_once),

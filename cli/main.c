@@ -12,7 +12,9 @@
 
 #include <lauxlib.h>
 
-#include "weft.h"
+#include <weft.h>
+
+#include "mialloc.h"
 
 static double mono_now(void) {
   struct timespec ts;
@@ -268,6 +270,7 @@ static int start_debugger(weft_state *W, int port) {
    limits and file), or plainly. NULL after saying why. */
 static weft_state *open_run(config *c, const char **file) {
   weft_desc d = c->d;
+  mialloc_use(&d);
   d.memory_limit = (size_t)(c->mem * 1024 * 1024);
   d.instr_budget = c->budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c->budget;
   if (c->budget > 0) d.time_budget_us = WEFT_BUDGET_COUNTED;
@@ -418,6 +421,7 @@ static int l_test(lua_State *L) {
    state with the cases in registry "weft.tests", or NULL (reported). */
 static weft_state *load_tests(const char *file, const char *root, int *ncases, tests *t) {
   weft_desc d = {0};
+  mialloc_use(&d);
   d.scripts_root = root;
   d.time_budget_us = WEFT_BUDGET_COUNTED; /* a case stops where it stopped last time */
   d.report = on_test_report;

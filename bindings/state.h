@@ -1,0 +1,18 @@
+/* The state (state.c): what its layout embeds from elsewhere, and the
+   frame's warnings. */
+#ifndef WEFT_STATE_H
+#define WEFT_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem.h"
+#include "weft.h"
+
+void weft_flush_warnings(weft_state *W);
+
+/* bindings/lua/prelude.lua, embedded at build time (xxd -i). */
+extern unsigned char weft_lua_prelude[];
+extern unsigned int weft_lua_prelude_len;
+
+#endif
