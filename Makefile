@@ -257,7 +257,7 @@ fuzz-tape: deps $(LUA_GEN)
 
 # ---- run ----
 
-run: deps
+run: deps $(BUILD)/weft
 	@$(MAKE) --no-print-directory demo-run
 
 # Fallbacks while the demo or the benchmarks are not part of the tree.

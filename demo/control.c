@@ -189,7 +189,9 @@ static int l_overlay_rects(lua_State *L) {
 
 /* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
-   dialogue = {speaker =, text =} or nil}: for tests and debug displays. */
+   keys = the line of key hints,
+   dialogue = {speaker =, text =, portrait = kind, tint = {r, g, b}} or nil}:
+   for tests and debug displays. */
 static int l_game_state(lua_State *L) {
   game *g = G(L);
   lua_createtable(L, 0, 8);
@@ -211,12 +213,24 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "headless");
   lua_pushnumber(L, g->w.amb[0]);
   lua_setfield(L, -2, "ambient");
+  char keys[KEY_HINTS_LEN];
+  render_key_hints(g, keys, sizeof keys);
+  lua_pushstring(L, keys);
+  lua_setfield(L, -2, "keys");
   if (g->w.dlg.active) {
     lua_createtable(L, 0, 2);
     lua_pushstring(L, g->w.dlg.speaker);
     lua_setfield(L, -2, "speaker");
     lua_pushstring(L, g->w.dlg.text);
     lua_setfield(L, -2, "text");
+    lua_pushstring(L, world_kind_name(g->w.dlg.portrait));
+    lua_setfield(L, -2, "portrait");
+    lua_createtable(L, 3, 0);
+    for (int i = 0; i < 3; i++) {
+      lua_pushnumber(L, g->w.dlg.tint[i] / 255.0);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "tint");
     lua_setfield(L, -2, "dialogue");
   }
   return 1;

@@ -325,6 +325,14 @@ void world_free(world *w) {
 
 /* ---- entities ---- */
 
+const char *world_kind_name(int kind) {
+  return kind >= 0 && kind < KIND_COUNT ? kind_names[kind] : "";
+}
+
+const char *world_kind_title(int kind) {
+  return kind >= 0 && kind < KIND_COUNT ? kind_titles[kind] : "";
+}
+
 int world_kind(const char *name) {
   for (int k = 0; k < KIND_COUNT; k++)
     if (strcmp(name, kind_names[k]) == 0) return k;
@@ -340,6 +348,8 @@ int world_spawn(world *w, int kind, const char *name, float x, float y, float fa
     e->gen = gen;
     snprintf(e->name, sizeof e->name, "%s", name);
     snprintf(e->title, sizeof e->title, "%s", kind_titles[kind]);
+    e->portrait = kind;
+    memset(e->tint, 255, sizeof e->tint);
     e->kind = kind;
     e->x = x;
     e->y = y;
@@ -400,17 +410,34 @@ int world_use_clock(world *w, uint64_t key) {
   return w->clock = k;
 }
 
+/* An action that has ended goes back to clock 0, so the clock of its
+   group can be freed and reused. */
+static void settle_clock(int *clk, int active) {
+  if (!active) *clk = 0;
+}
+
 void world_sweep_clocks(world *w) {
   uint8_t used[WORLD_MAX_CLOCKS] = {1};
   for (int i = 0; i < WORLD_MAX_ENTS; i++) {
-    const entity *e = world_ent(w, i);
+    entity *e = world_ent(w, i);
     if (!e) continue;
+    settle_clock(&e->move_clk, e->ipath < e->npath || e->move_f);
+    settle_clock(&e->face_clk, e->facing != e->face_to || e->face_f);
+    settle_clock(&e->anim_clk, e->anim != ANIM_NONE);
+    settle_clock(&e->say_clk, e->bubble[0] != 0);
     used[e->move_clk] = used[e->face_clk] = used[e->anim_clk] = used[e->say_clk] = 1;
   }
+  settle_clock(&w->pan.clk, w->pan.active);
+  settle_clock(&w->shake_clk, w->shake_t > 0);
+  settle_clock(&w->fade_clk, w->fade_f || w->fade != w->fade_to);
+  settle_clock(&w->amb_clk, w->amb_f || w->amb_t < w->amb_dur);
+  settle_clock(&w->dlg.clk, w->dlg.active);
+  settle_clock(&w->banner.clk, w->banner.text[0] != 0);
   used[w->pan.clk] = used[w->shake_clk] = used[w->fade_clk] = used[w->amb_clk] = 1;
-  used[w->dlg.clk] = used[w->banner.clk] = used[w->clock] = 1;
+  used[w->dlg.clk] = used[w->banner.clk] = 1;
   for (int i = 1; i < WORLD_MAX_CLOCKS; i++)
     if (!used[i]) w->clocks[i].key = 0;
+  w->clock = 0;
 }
 
 /* ---- actions ---- */
@@ -467,6 +494,8 @@ void world_say(world *w, int idx, const char *text, float secs, int box, uint64_
     w->dlg.active = 1;
     w->dlg.ent = idx;
     snprintf(w->dlg.speaker, sizeof w->dlg.speaker, "%s", e->title);
+    w->dlg.portrait = e->portrait;
+    memcpy(w->dlg.tint, e->tint, sizeof w->dlg.tint);
     snprintf(w->dlg.text, sizeof w->dlg.text, "%s", text);
     w->dlg.shown = 0;
     w->dlg.t = 0;
@@ -738,7 +767,7 @@ static void update_vision(world *w) {
     entity *e = world_ent(w, i);
     if (!e || !e->vision) continue;
     int sees = p && w->input_lock == 0 && world_can_see(w, i, p->x, p->y);
-    if (sees && !e->seeing) world_emit(w, EV_SAW, 0, i, -1, NULL);
+    if (sees != e->seeing) world_emit(w, sees ? EV_SAW : EV_LOST, 0, i, -1, NULL);
     e->seeing = sees;
   }
 }

@@ -28,6 +28,7 @@ enum {
   EV_RESOLVE, /* resolve future `fut` with `value` (a string) */
   EV_FAIL,    /* fail future `fut` with the message `value` */
   EV_SAW,     /* entity `ent` began to see the player */
+  EV_LOST,    /* entity `ent` stopped seeing the player */
   EV_ZONE_IN, /* the player entered zone `zone` */
   EV_ZONE_OUT /* the player left zone `zone` */
 };
@@ -44,6 +45,8 @@ typedef struct entity {
   uint32_t gen; /* bumped on spawn and destroy; odd while live */
   char name[LEVEL_NAME];
   char title[LEVEL_NAME]; /* shown in dialogue boxes */
+  int portrait;           /* the KIND_* whose face the dialogue box shows */
+  uint8_t tint[3];        /* that face's colour: 255 each unchanged */
   int kind;               /* KIND_* */
   float x, y;             /* feet position, world units */
   float facing;           /* degrees: 0 right, 90 down */
@@ -125,6 +128,8 @@ typedef struct world {
     int active;
     int ent;
     char speaker[LEVEL_NAME];
+    int portrait;    /* KIND_* face */
+    uint8_t tint[3]; /* its colour */
     char text[512];
     float shown;      /* characters revealed */
     float t, timeout; /* seconds shown, seconds before it times out */
@@ -168,6 +173,8 @@ int world_find(const world *w, const char *name);
 /* Removes an entity; its pending futures fail with "NAME was destroyed". */
 void world_destroy(world *w, int idx);
 int world_kind(const char *name); /* KIND_* or -1 */
+const char *world_kind_name(int kind);  /* "guard" */
+const char *world_kind_title(int kind); /* "Guard": a kind's name in dialogue */
 
 /* The clock the timed actions started from now on run on: the one with
    that key, made when there is none (clock 0, the world's, when key is 0

@@ -70,6 +70,15 @@ reload_test() {
 }
 if reload_test; then ok "reload_test"; else bad "reload_test" "$out/reload_test.log"; fi
 
+# make run builds the weft program too (docs/designers.md runs it)
+b=$(mktemp -d)
+if make -n -B run BUILD="$b" 2>/dev/null | grep -q -- "-o $b/weft "; then
+  ok "make run builds build/weft"
+else
+  bad "make run builds build/weft"
+fi
+rm -rf "$b"
+
 # --play MODULE: the intro skipped, the cinematic played at once
 if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.vault \
      --script tests/demo/play/vault.lua >"$out/play_vault.log" 2>&1; then

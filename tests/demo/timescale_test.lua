@@ -93,3 +93,15 @@ local full = check.dist(from, hero:position())
 check.expect(math.abs(half / full - 0.5) < 0.1,
   "at time_scale(0.5) the player walks half as far in the same time (" .. half .. " / " .. full .. ")")
 slowmo:cancel()
+
+-- clocks are given back: after many short-lived groups, a slowed group
+-- still slows its walk
+for i = 1, 40 do
+  local g = group { time_scale = 2, name = "brief " .. i }
+  wait(g:spawn(function() wait(guard:face(i % 2 == 0 and 0 or 180)) end))
+  g:cancel()
+end
+guard.group.time_scale = 0.25
+local again = walk()
+check.expect(math.abs(again / base - 4) < 0.2, "after 40 groups came and went, still 4 times as long (" .. again .. " s)")
+guard.group.time_scale = 1
