@@ -15,7 +15,8 @@ enum { K_SIGNAL = 2, K_CHANNEL = 3 }; /* pooled handle kinds */
 typedef struct shandle {
   weft_id id;
   uint8_t kind;
-  uint8_t firing; /* signals: inside fire, connections are not compacted */
+  uint8_t firing;   /* signals: inside fire, connections are not compacted */
+  uint32_t compact; /* signals: the list length at which connect compacts */
 } shandle;
 
 typedef struct conn {
@@ -87,8 +88,11 @@ static int l_signal_new(lua_State *L) {
   return 1;
 }
 
-/* Drops disconnected entries from the connection list at L[t]. */
-static void compact(lua_State *L, int t) {
+/* Drops disconnected entries from the connection list at L[t]; O(its
+   length). connect compacts only once the list has doubled since the
+   last compaction, so a connect costs O(1) amortized and the list holds
+   at most twice its live connections (plus a fire's worth). */
+static void compact(lua_State *L, int t, shandle *h) {
   lua_Integer n = (lua_Integer)lua_rawlen(L, t), k = 0;
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, t, i);
@@ -102,6 +106,7 @@ static void compact(lua_State *L, int t) {
     lua_pushnil(L);
     lua_rawseti(L, t, i);
   }
+  h->compact = k < 8 ? 16 : (uint32_t)(2 * k);
 }
 
 /* Fires: wakes the current waiters with L[2..top], then starts each live
@@ -135,7 +140,7 @@ static void fire(weft_state *W, lua_State *L, shandle *h) {
     weft_run_now(W, task);
   }
   h->firing--;
-  if (!h->firing) compact(L, t);
+  if (!h->firing) compact(L, t, h);
   lua_settop(L, t - 1);
 }
 
@@ -198,7 +203,7 @@ static int l_signal_connect(lua_State *L) {
     lua_pushvalue(L, -1);
     lua_setiuservalue(L, 1, 2);
   }
-  if (!h->firing) compact(L, lua_gettop(L));
+  if (!h->firing && lua_rawlen(L, -1) >= h->compact) compact(L, lua_gettop(L), h);
   lua_pushvalue(L, -2);
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
   lua_pop(L, 1);

@@ -9,13 +9,19 @@ BENCH_CFLAGS = $(CFLAGS) -O2 $(LUA_CFLAGS) -I bindings
 .PHONY: bench-run
 
 bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-latency \
-           $(BENCH_OUT)/debug-cost
+           $(BENCH_OUT)/debug-cost $(BENCH_OUT)/api-cost
 	@$(BENCH_OUT)/weft-bench --dir tests/bench --floor $(BENCH_OUT)/bench-floor \
 	  $(if $(BENCH_QUICK),--quick) $(BENCH_ARGS)
 	@echo "== hot reload: a file's close to the new code running"
 	@$(BENCH_OUT)/reload-latency $(if $(BENCH_QUICK),5,20)
 	@echo "== the debugger: W1 with no client, a client and no breakpoint, a breakpoint elsewhere"
 	@$(BENCH_OUT)/debug-cost tests/bench 10000 60 $(if $(BENCH_QUICK),60 1,600 5)
+	@echo "== engine calls on one growing object: ns per call, first vs last 10^4 of 10^5"
+	@$(BENCH_OUT)/api-cost tests/bench $(if $(BENCH_QUICK),20000,100000)
+
+$(BENCH_OUT)/api-cost: tests/bench/api_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
 
 $(BENCH_OUT)/debug-cost: tests/bench/debug_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
