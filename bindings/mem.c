@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "plat.h"
 
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
 
@@ -107,6 +108,58 @@ void *weft_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   m->used = m->used - old + nsize;
   if (m->used > m->peak) m->peak = m->used;
   return p;
+}
+
+/* ---- pressure ---- */
+
+static size_t margin(const weft_memory *m) {
+  size_t r = m->limit / 16;
+  if (r < ((size_t)256 << 10)) r = (size_t)256 << 10;
+  if (r > ((size_t)16 << 20)) r = (size_t)16 << 20;
+  return r;
+}
+
+static int roomy(const weft_memory *m) {
+  size_t mg = margin(m);
+  return m->limit > mg && m->used <= m->limit - mg;
+}
+
+int weft_mem_room(weft_state *W) {
+  weft_memory *m = &W->mem;
+  if (roomy(m)) return 1;
+  uint64_t f = weft_sched_frame(W->S) + 1;
+  if (m->squeezed == f && !m->died) { /* collected this frame already: no storm */
+    weft_mem_owe(W);
+    return 0;
+  }
+  m->squeezed = f;
+  m->died = 0;
+  lua_gc(W->L, LUA_GCCOLLECT);
+  if (roomy(m)) return 1;
+  weft_mem_owe(W); /* what the asker made becomes garbage when it fails */
+  return 0;
+}
+
+void weft_mem_owe(weft_state *W) { W->mem.reclaim = 2; }
+
+void weft_mem_died(weft_state *W) {
+  W->mem.reclaim = 2;
+  W->mem.died = 1;
+}
+
+/* Recording or replaying, the work is counted, not timed: the collector
+   then runs the same in the replay, and weak tables empty at the same
+   frames. */
+#define RECLAIM_STEPS 32 /* steps of 64 KB a frame, counted */
+
+void weft_mem_reclaim(weft_state *W, uint32_t us) {
+  weft_memory *m = &W->mem;
+  if (!m->reclaim) return;
+  uint64_t end = weft_clock_ns() + (uint64_t)us * 1000u;
+  for (int n = 0;; n++) {
+    if (lua_gc(W->L, LUA_GCSTEP, 64) && --m->reclaim == 0) return;
+    if (W->tape ? n + 1 >= RECLAIM_STEPS : weft_clock_ns() >= end) return;
+  }
 }
 
 void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {

@@ -22,6 +22,9 @@ typedef struct weft_memory {
   char *reserve;            /* memory kept for that */
   size_t reserve_used;      /* ...bytes handed out, from the start */
   uint32_t reserve_live;    /* ...blocks not yet given back */
+  uint64_t squeezed;        /* frame + 1 of the last full collection weft_mem_room made */
+  uint8_t reclaim;          /* cycles the collector still owes after a task died for memory */
+  uint8_t died;             /* a task died for memory since the last full collection */
 } weft_memory;
 
 /* Sets up the accounts of a state whose desc is copied (the reserve is
@@ -37,6 +40,27 @@ void *weft_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 /* The host's allocator (weft_alloc_fn, ud = W): the pools, queues and
    every other block weft keeps; counted, honours desc.fail_alloc. */
 void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* Whether the Lua heap has room for something new a script asks for (a
+   task): 1 while it is more than a margin (1/16 of the limit, at least
+   256 KB and at most 16 MB) below the limit. Near it, a full collection
+   is made, at most once a frame, and 0 returned when that did not make
+   the room: the caller raises "not enough memory" in the script that
+   asked, before anything exists, so a spawn loop fails once in the
+   spawner instead of each new task failing at its first allocation
+   after an emergency collection of its own. A task's death for memory
+   (weft_mem_died) allows one more collection in the frame: what it held
+   is garbage now. Main thread, outside the collector. */
+int weft_mem_room(weft_state *W);
+/* Something failed for memory: the heap it filled is garbage that only
+   a collection gives back. From now on weft_mem_reclaim runs the
+   collector at frame ends until two whole cycles (one started after the
+   failure) have run. weft_mem_died: a task died of it. */
+void weft_mem_owe(weft_state *W);
+void weft_mem_died(weft_state *W);
+/* At a frame's end: runs the collector owed, in steps, for at most us
+   microseconds. */
+void weft_mem_reclaim(weft_state *W, uint32_t us);
 
 /* Helpers over weft_host_alloc. A block is freed with the size it was
    made (or last resized) with, as lua_Alloc's contract needs. All return

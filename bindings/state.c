@@ -226,6 +226,8 @@ int weft_close(weft_state *W) {
 /* One frame: clocks move, finished jobs resolve their futures, then due
    timers wake and tasks run. */
 static int step(weft_state *W, double dt);
+/* Time a frame may give the collector after a task died for memory. */
+#define RECLAIM_US 1000
 
 int weft_step(weft_state *W, double dt) {
   if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
@@ -260,6 +262,7 @@ static int step(weft_state *W, double dt) {
     lua_pop(L, 1);
   }
   weft_flush_warnings(W);
+  weft_mem_reclaim(W, RECLAIM_US);
   if (W->tape) weft_tape_step_end(W);
   return WEFT_OK;
 }

@@ -423,6 +423,8 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   lua_pushvalue(co, -1);
   lua_xmove(co, L, 1);
   int orig = lua_gettop(L); /* as raised: close_thread knows it by it */
+  if (lua_type(L, orig) == LUA_TSTRING && strstr(lua_tostring(L, orig), "not enough memory"))
+    weft_mem_died(W);
   if (lua_type(L, orig) == LUA_TSTRING && strcmp(lua_tostring(L, orig), "not enough memory") == 0) {
     lua_pushcfunction(L, l_memory_where); /* Lua's own message has no line */
     lua_pushlightuserdata(L, co);
@@ -576,6 +578,9 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   }
   if (!move) luaL_checkstack(L, nargs + 8, "too many arguments");
   if (!g) g = W->cur ? weft_task_group(W->S, W->cur) : 0;
+  if (!weft_mem_room(W))
+    luaL_error(L, "not enough memory (the heap is near its limit of %d MB: no new task)",
+               (int)(W->mem.limit >> 20));
   weft_id id;
   ltask *lt;
   int rc = weft_task_create(W->S, g, parent, &lua_task_class, &id, (void **)&lt);
