@@ -22,14 +22,14 @@
    Watched (the default), nothing counts until the watchdog (watchdog.c)
    sees a stretch run past its time: it then sets a count hook of one
    instruction on the thread running the stretch's code (W->bud.run,
-   published for it by weft_budget_publish). When that fires, the thread
-   counts a whole budget, and the stretch is stopped only once it has also
-   run those instructions. A watched budget is so never stricter than a
-   counted one: time spent in the engine (a slow C function, a loop that
-   spawns tasks, an overlay drawn with weft.tasks()) is not taken for a
-   script that runs away. A stretch nested in a watched one (a task's first resume inside spawn,
-   a __tostring) is timed by the enclosing stretch's clock: a loop of short
-   nested stretches is one long stretch. */
+   published for it by weft_budget_publish), and the stretch is stopped
+   there, at once: a task is preempted (killed after max_overruns),
+   anything else killed. Engine calls return between two instructions,
+   and each is O(1) or O(its input), so a loop of them is stopped within
+   a tick of its time too. A stretch nested in a watched one (a task's
+   first resume inside spawn, a __tostring) is timed by the enclosing
+   stretch's clock: a loop of short nested stretches is one long stretch,
+   and a stop landing in a nested one stops the enclosing one next. */
 #include <string.h>
 
 #include "budget.h"
@@ -76,32 +76,30 @@ void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_S
   weft_budget_begin(W, saved, s, home, msg, limit, time_of(W, limit), task);
 }
 
-/* A stop that came but did not fire yet leaves no count behind. */
 void weft_budget_unstop(weft_state *W, const weft_budget *saved) {
-  if (W->bud.run && W->bud.us && !saved->us && !(W->bud.s && W->bud.s->killed))
-    arm(W, W->bud.run, 0);
+  if (saved->us) { /* nested: the enclosing stretch owns the clock that ran out */
+    if (saved->run && saved->s) arm(W, saved->run, 1);
+    return;
+  }
+  if (W->bud.run && W->bud.us && !(W->bud.s && W->bud.s->killed)) arm(W, W->bud.run, 0);
 }
 
 void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
 
 /* What a count firing in L means for a watched stretch: 0, no stop of
    the running stretch came (a stop meant for a stretch that has ended);
-   1, the stop takes effect now (once per stop); 2, the stop just landed
-   (the watchdog's hook of one instruction): a watched budget is never
-   stricter than a counted one, so L is given a whole budget of
-   instructions more, counted from here, and the stop takes effect when
-   they run out. */
+   1, the stop takes effect now (the watchdog's hook of one instruction,
+   or a nested stretch handing it on). The stop is prompt: whatever the
+   stretch was doing, engine calls included, it has had its time. A
+   nested stretch (a task's first run inside spawn, a __tostring) is
+   stopped too but leaves the stop pending, so the stretch that owns the
+   clock is stopped as soon as it runs again (weft_budget_unstop). */
 static int take_fire(weft_state *W, lua_State *L) {
   weft_watchdog *D = &W->wd;
   uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed);
+  (void)L;
   if (!W->bud.us || atomic_load_explicit(&D->fire, memory_order_acquire) != gen) return 0;
-  if ((D->grace_gen != gen || D->grace_L != L) && W->bud.limit > 0) {
-    D->grace_gen = gen;
-    D->grace_L = L;
-    lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, W->bud.limit);
-    return 2;
-  }
-  atomic_store_explicit(&D->fire, gen - 1, memory_order_relaxed);
+  if (!W->bud.nested) atomic_store_explicit(&D->fire, gen - 1, memory_order_relaxed);
   return 1;
 }
 
@@ -109,8 +107,8 @@ static int take_fire(weft_state *W, lua_State *L) {
    lua_sethook is the one Lua call made for that (lua.c's Ctrl-C handler
    makes it from a signal handler). poking, set around it, keeps the
    thread hooked from being left and collected meanwhile
-   (weft_budget_publish). A thread counting already (its grace, a kill)
-   is left as it is; the thread's other events (a debugger's) are kept. */
+   (weft_budget_publish). A thread counting already (a kill) is left as
+   it is; the thread's other events (a debugger's) are kept. */
 void weft_budget_interrupt(weft_state *W, uint32_t gen) {
   weft_watchdog *D = &W->wd;
   atomic_store_explicit(&D->poking, 1, memory_order_seq_cst);
@@ -136,6 +134,7 @@ void weft_budget_unhold(weft_state *W, uint32_t held) {
 void weft_budget_count(weft_state *W) {
   if (!W->watching) return;
   weft_watchdog_stop(W);
+  weft_sched_set_time_flag(W->S, NULL); /* frames are counted too */
   W->watching = 0;
   weft_budget_setup(W);
   weft_sched_each_task(W->S, unhook, W);
@@ -209,7 +208,6 @@ static void hook(lua_State *L, lua_Debug *ar) {
   }
   weft_stretch *s = W->bud.s;
   int fired = W->watching ? take_fire(W, L) : 0;
-  if (fired == 2) return; /* counting the stop's grace */
   if (W->watching && !fired && (!s || !(s->killed || (s->preempt_due && L == W->bud.home)))) {
     arm(W, L, 0); /* a stop meant for a stretch that has ended */
     return;

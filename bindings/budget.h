@@ -13,7 +13,10 @@ void weft_budget_setup(weft_state *W);
    running before in *saved; home is the thread counting whole budgets. */
 void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
                        const char *msg, int32_t limit, int task);
-/* A stop of the running stretch came but did not fire (weft_budget_leave). */
+/* Leaving a stretch while a stop of the watched clock is pending
+   (weft_budget_leave): a stop that did not fire is dropped; one that
+   stopped a nested stretch goes on to the enclosing one, at its next
+   instruction. */
 void weft_budget_unstop(weft_state *W, const weft_budget *saved);
 
 /* Tells the watchdog which Lua thread runs the stretch's code now
@@ -54,7 +57,8 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
                          .limit = limit,
                          .us = us,
                          .run = home,
-                         .task = (uint8_t)task};
+                         .task = (uint8_t)task,
+                         .nested = (uint8_t)(saved->us != 0)};
   weft_budget_publish(W, 0); /* the thread left running is the caller: alive */
   if (!saved->us) weft_budget_mark(W); /* else timed by the enclosing stretch */
 }
@@ -64,7 +68,7 @@ static inline void weft_budget_leave(weft_state *W, const weft_budget *saved) {
   weft_watchdog *D = &W->wd;
   if (atomic_load_explicit(&D->fire, memory_order_acquire) ==
       atomic_load_explicit(&D->gen, memory_order_relaxed))
-    weft_budget_unstop(W, saved);
+    weft_budget_unstop(W, saved); /* or, nested, hands the stop on */
   W->bud = *saved;
   weft_budget_publish(W, 1);
   /* In a step the next task's start marks (a stop that comes between two
@@ -100,7 +104,7 @@ int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs,
 void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
 /* From the watchdog's thread: the stretch of generation gen overran its
    time; if it still runs, sets a hook on the thread running it that
-   fires at its next instruction (and counts the stop's grace there). */
+   fires at its next instruction, where the stretch is stopped. */
 void weft_budget_interrupt(weft_state *W, uint32_t gen);
 /* A debugger holds the running stretch stopped: its time stands still
    until unhold (given what hold returned). */

@@ -147,6 +147,7 @@ weft_state *weft_open(const weft_desc *desc) {
   if (W->desc.instr_budget != WEFT_BUDGET_OFF && W->desc.instr_budget > 0x7fffffff)
     W->desc.instr_budget = 0x7fffffff; /* lua_sethook takes an int */
   if (!W->desc.time_budget_us) W->desc.time_budget_us = 5000;
+  if (!W->desc.frame_time_budget_us) W->desc.frame_time_budget_us = 8000;
   if (!W->desc.max_overruns) W->desc.max_overruns = 3;
   if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
   W->mem.limit = W->desc.memory_limit;
@@ -174,9 +175,11 @@ weft_state *weft_open(const weft_desc *desc) {
   weft_thread_set_task(W->L, 0); /* threads copy it: 0 = not a task */
   lua_setwarnf(W->L, on_warning, W);
   /* Watched budgets where the watchdog can run; counted ones otherwise. */
+  if (W->desc.frame_time_budget_us != WEFT_BUDGET_OFF) W->wd.frame_us = W->desc.frame_time_budget_us;
   W->watching = W->desc.instr_budget != WEFT_BUDGET_OFF &&
                 W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_watchdog_start(W) == 0;
   weft_budget_setup(W);
+  if (W->watching && W->wd.frame_us) weft_sched_set_time_flag(W->S, &W->wd.frame_over);
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
@@ -233,7 +236,9 @@ int weft_step(weft_state *W, double dt) {
   if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   if (busy(W)) return WEFT_EBUSY;
   W->in_step = 1;
+  weft_watchdog_frame(&W->wd, 1);
   int rc = step(W, dt);
+  weft_watchdog_frame(&W->wd, 0);
   W->in_step = 0;
   weft_budget_idle(W);
   return rc;

@@ -30,6 +30,7 @@ typedef struct weft_budget {
   int32_t spent;      /* instructions charged by threads other than home */
   uint32_t kill_site; /* where it ran too long, once killed (sites.c) */
   uint8_t task;       /* a task's: preempted before it is killed */
+  uint8_t nested;     /* timed by the enclosing stretch's clock (watched) */
 } weft_budget;
 
 #endif

@@ -11,7 +11,10 @@
    entry of that chain is freed only when a collection trims the chain's
    unused tail, so the walk could meet a freed one only if, during the
    few instructions it takes, the script thread returned past it and a
-   collection trimmed it. No signal is sent and no handler
+   collection trimmed it. It also times each step (a step's start wakes
+   it from a nap): past the frame's time
+   for tasks it raises frame_over, and the scheduler starts no more tasks
+   in that frame. No signal is sent and no handler
    installed: nothing process-wide changes. The scripts' fast path pays a
    few stores a resume. Between frames the watchdog naps (ten wake-ups a
    second); a stretch starting during a nap is timed from the nap's end. */
@@ -31,6 +34,10 @@ static int pause_for(weft_watchdog *D, uint64_t us) {
   uint64_t end = weft_clock_ns() + us * 1000u;
   for (;;) {
     if (D->quit) return 0;
+    if (D->wake) {
+      D->wake = 0;
+      return 1;
+    }
     uint64_t t = weft_clock_ns();
     if (t >= end) return 1;
     weft_cond_wait_ns(&D->cv, &D->mu, end - t);
@@ -44,15 +51,25 @@ static void watch(void *ud) {
   uint64_t since = 0;  /* ...when it was first seen */
   unsigned idle = 0;   /* ticks nothing ran */
   weft_mutex_lock(&D->mu);
-  while (pause_for(D, idle >= IDLE_TICKS ? NAP_US : D->tick_us)) {
+  for (;;) {
+    int nap = idle >= IDLE_TICKS;
+    atomic_store_explicit(&D->napping, nap, memory_order_seq_cst);
+    /* A step that started before napping was set did not wake us. */
+    if (nap && atomic_load_explicit(&D->frame_at, memory_order_seq_cst)) nap = 0;
+    int go = pause_for(D, nap ? NAP_US : D->tick_us);
+    atomic_store_explicit(&D->napping, 0, memory_order_relaxed);
+    if (!go) break;
     uint32_t limit = atomic_load_explicit(&D->limit_us, memory_order_acquire);
     uint32_t gen = atomic_load_explicit(&D->gen, memory_order_acquire);
     uint64_t t = now_us();
-    if (!limit) {
+    uint64_t at = atomic_load_explicit(&D->frame_at, memory_order_acquire);
+    if (at && t + 1 - at >= D->frame_us) atomic_store_explicit(&D->frame_over, 1, memory_order_relaxed);
+    if (!limit && !at) {
       idle++;
       continue;
     }
     idle = 0;
+    if (!limit) continue;
     if (gen != seen) {
       seen = gen;
       since = t;
@@ -66,11 +83,30 @@ static void watch(void *ud) {
   weft_mutex_unlock(&D->mu);
 }
 
+void weft_watchdog_frame(weft_watchdog *D, int on) {
+  if (!D->frame_us || !D->on) return;
+  if (!on) {
+    atomic_store_explicit(&D->frame_at, 0, memory_order_release);
+    return;
+  }
+  atomic_store_explicit(&D->frame_over, 0, memory_order_relaxed);
+  atomic_store_explicit(&D->frame_at, weft_clock_ns() / 1000u + 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&D->napping, memory_order_seq_cst)) {
+    weft_mutex_lock(&D->mu);
+    D->wake = 1;
+    weft_cond_signal(&D->cv);
+    weft_mutex_unlock(&D->mu);
+  }
+}
+
 int weft_watchdog_start(weft_state *W) {
   weft_watchdog *D = &W->wd;
   D->tick_us = (uint32_t)(W->desc.time_budget_us / 2);
+  uint32_t ft = W->desc.frame_time_budget_us;
+  if (ft && ft != WEFT_BUDGET_OFF && ft / 2 < D->tick_us) D->tick_us = ft / 2;
   if (D->tick_us < MIN_TICK_US) D->tick_us = MIN_TICK_US;
   D->quit = 0;
+  D->wake = 0;
   atomic_store(&D->fire, 0);
   atomic_store(&D->poking, 0);
   atomic_store(&D->run, W->bud.run);

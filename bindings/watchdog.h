@@ -19,18 +19,27 @@ typedef struct weft_watchdog {
   _Atomic uint32_t fire;     /* the gen it stopped (anything else: none) */
   _Atomic(lua_State *) run;  /* W->bud.run, for the watchdog to hook */
   atomic_int poking;         /* the watchdog is setting a hook on run */
-  uint32_t grace_gen;        /* script thread: the stop whose grace counts... */
-  lua_State *grace_L;        /* ...on this thread (budget.c) */
+  _Atomic uint64_t frame_at; /* when the step running now started (us); 0: none runs */
+  atomic_int frame_over;     /* the step has run its frame_us: start no more tasks */
+  uint32_t frame_us;         /* the frame's time for scripts; 0: unbounded */
+  atomic_int napping;        /* the watchdog naps (nothing ran for a while) */
   weft_thread thread;
   weft_mutex mu;
   weft_cond cv;
   uint32_t tick_us;
   uint8_t on;   /* the thread runs */
   uint8_t quit; /* ...and is asked to stop (under mu) */
+  uint8_t wake; /* ...and to end its nap: a step started (under mu) */
 } weft_watchdog;
 
 /* Starts the watchdog (0 when it runs); stops it. */
 int weft_watchdog_start(weft_state *W);
 void weft_watchdog_stop(weft_state *W);
+
+/* A step starts (on) or ends: with a frame time set, the watchdog raises
+   frame_over once the step has run frame_us (one clock read a step); a
+   watchdog napping between frames is woken, so the step is timed from
+   its start. */
+void weft_watchdog_frame(weft_watchdog *D, int on);
 
 #endif

@@ -96,8 +96,7 @@ typedef struct weft_desc {
   const char *scripts_root; /* directory `require` resolves under; NULL: "scripts" */
   size_t memory_limit;      /* bytes the Lua state may hold; 0: 256 MB */
   uint32_t instr_budget;    /* instructions per resume before preemption when counted;
-                               watched, those a resume past its time still runs before
-                               it is stopped; 0: 1,000,000;
+                               0: 1,000,000;
                                WEFT_BUDGET_OFF: no budget (trusted scripts only) */
   uint32_t time_budget_us;  /* microseconds a resume may run before preemption, checked by
                                a watchdog thread at no cost per instruction; 0: 5,000;
@@ -106,6 +105,13 @@ typedef struct weft_desc {
                                every instruction (recordings and replays always count) */
   uint32_t max_overruns;    /* consecutive preempted resumes before a kill; 0: 3 */
   uint32_t frame_budget;    /* most resumes per frame; 0: 1,000,000,000 */
+  uint32_t frame_time_budget_us; /* watched budgets only: microseconds a frame's tasks may
+                               take together; once spent, the frame starts no more tasks
+                               (it runs one at least) and those left ready run first
+                               next frame, in order; 0: 8,000 (half a 60 Hz frame);
+                               WEFT_BUDGET_OFF: none. Counted budgets (tests, recordings,
+                               replays) have no frame time: frames stay the same in
+                               every run, bounded by frame_budget */
   uint32_t max_tasks;       /* most live tasks; 0: 1,000,000 */
   const char *assets_root;  /* directory job("read_file") reads under; NULL: "assets" */
   uint32_t job_threads;     /* worker threads, started at the first job; 0: one per core;

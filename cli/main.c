@@ -72,6 +72,7 @@ static void dump_tasks(weft_state *W) {
 typedef struct config {
   double frames, dt, mem;  /* frames < 0: no limit */
   double budget, budget_ms; /* instructions counted (0: watched), or ms; budget < 0: off */
+  double frame_ms;          /* --frame-budget: ms a frame's tasks may take; < 0: off; 0: default */
   int realtime, watch, dump, verify, list;
   const char *record, *replay; /* recording files */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
@@ -118,6 +119,15 @@ static const char *set_budget(config *c, const char *v) {
              ? NULL
              : "instructions from 1 to 2e9, milliseconds as in 5ms, or off";
 }
+static const char *set_frame_budget(config *c, const char *v) {
+  if (strcmp(v, "off") == 0) return c->frame_ms = -1, NULL;
+  size_t n = strlen(v);
+  char num[64];
+  snprintf(num, sizeof num, "%.*s", (int)(n > 2 && strcmp(v + n - 2, "ms") == 0 ? n - 2 : n), v);
+  return parse_num(num, &c->frame_ms) && c->frame_ms >= 0.001 && c->frame_ms <= 1e6
+             ? NULL
+             : "milliseconds from 0.001 to 1e6 (as in 8ms), or off";
+}
 static const char *set_scripts(config *c, const char *v) { return c->d.scripts_root = v, NULL; }
 static const char *set_realtime(config *c, const char *v) { return (void)v, c->realtime = 1, NULL; }
 static const char *set_watch(config *c, const char *v) { return (void)v, c->watch = 1, NULL; }
@@ -147,6 +157,8 @@ static const option options[] = {
      set_memory},
     {"--budget", "B", RUN | TEST, "per resume: a time (run: 5ms), N instructions (test: 1e6), off",
      set_budget},
+    {"--frame-budget", "T", RUN, "per frame: the time all tasks may take (default 8ms), off",
+     set_frame_budget},
     {"--dump-tasks", NULL, RUN, "print weft.tasks() at exit", set_dump},
     {"--inline-jobs", NULL, RUN, "run jobs on the main thread at the next frame", set_inline},
     {"--record", "F", RUN, "record the run into file F (replay it with --replay F)", set_record},
@@ -270,13 +282,15 @@ static int start_debugger(weft_state *W, int port) {
   return 0;
 }
 
-/* --memory and --budget into d: N instructions are counted, a time is
+/* --memory, --budget and --frame-budget into d: N instructions are counted, a time is
    watched; without either, d keeps its kind (run watches, test counts). */
 static void set_limits(const config *c, weft_desc *d) {
   d->memory_limit = (size_t)(c->mem * 1024 * 1024);
   d->instr_budget = c->budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c->budget;
   if (c->budget > 0) d->time_budget_us = WEFT_BUDGET_COUNTED;
   if (c->budget_ms > 0) d->time_budget_us = (uint32_t)(c->budget_ms * 1000 + 0.5);
+  if (c->frame_ms < 0) d->frame_time_budget_us = WEFT_BUDGET_OFF;
+  if (c->frame_ms > 0) d->frame_time_budget_us = (uint32_t)(c->frame_ms * 1000 + 0.5);
 }
 
 /* Opens the state for `weft run`: recording, replaying (the recording's

@@ -45,6 +45,7 @@ typedef struct options {
   long go_to;                  /* --replay: run to this frame, then pause; -1 none */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
   const char *play;            /* --play: the cinematic played once the level is loaded */
+  uint32_t frame_us;           /* --frame-budget: weft_desc.frame_time_budget_us; 0: default */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -104,6 +105,17 @@ static const char *set_debug(options *o, const char *v) {
   return o->debug = (int)port + 1, NULL;
 }
 
+static const char *set_frame_budget(options *o, const char *v) {
+  if (strcmp(v, "off") == 0) return o->frame_us = WEFT_BUDGET_OFF, NULL;
+  char *end;
+  errno = 0;
+  double ms = strtod(v, &end);
+  if (end != v && strcmp(end, "ms") == 0) end += 2;
+  if (end == v || *end || errno || !(ms >= 0.001 && ms <= 1e6))
+    return "milliseconds from 0.001 to 1e6 (as in 8ms), or off";
+  return o->frame_us = (uint32_t)(ms * 1000 + 0.5), NULL;
+}
+
 static const option table[] = {
     {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
@@ -119,6 +131,8 @@ static const option table[] = {
     {"--verify", NULL, "with --replay: exit 1 at the first frame that differs", set_verify},
     {"--goto", "N", "with --replay: run to frame N at full speed, then pause", set_goto},
     {"--debug", "PORT", "serve a debugger (DAP) on 127.0.0.1:PORT; attach any time", set_debug},
+    {"--frame-budget", "T", "the time all tasks may take a frame (default 8ms), or off",
+     set_frame_budget},
 };
 #define NOPTIONS (sizeof table / sizeof table[0])
 
@@ -340,6 +354,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   d.log = on_log;
   d.report = on_report;
   d.user = g;
+  d.frame_time_budget_us = o->frame_us;
   if (T) weft_tape_desc(T, &d);
   g->W = weft_open(&d);
   if (!g->W)

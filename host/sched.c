@@ -166,6 +166,7 @@ double weft_sched_now(const weft_sched *s) { return G(s, s->root)->clock.now; }
 double weft_sched_realtime(const weft_sched *s) { return s->real.now; }
 uint64_t weft_sched_frame(const weft_sched *s) { return s->frame; }
 void weft_sched_set_frame_budget(weft_sched *s, uint32_t b) { s->budget = b ? b : 1000000000u; }
+void weft_sched_set_time_flag(weft_sched *s, const atomic_int *over) { s->over = over; }
 uint32_t weft_sched_task_count(const weft_sched *s) { return s->tasks.used; }
 uint64_t weft_sched_resumes(const weft_sched *s) { return s->resumes; }
 void *weft_sched_user(const weft_sched *s) { return s->desc.user; }
@@ -252,10 +253,14 @@ static inline void warm_next(weft_sched *s, task *n) {
    and threads have left the caches by the time they run (and a miss here
    costs 100-300 ns), so the memory of the next tasks is asked for a task
    or two ahead (warm_next): the queue links through the slots, so that
-   is as far ahead as their addresses are known. */
+   is as far ahead as their addresses are known. The frame stops at its
+   count budget, or once its time is spent (s->over: one relaxed load a
+   task) having run one task at least; what is left runs first next
+   frame. */
 void weft_sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
+    if (s->over && ran && atomic_load_explicit(s->over, memory_order_relaxed)) break;
     task *t = QT(s, s->ready.head);
     WEFT_ASSERT(t->queued == 1 && t->state == WEFT_TASK_READY);
     uint32_t next = t->own.link.next;

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
 #include "list.h"
 #include "pool.h"
 #include "weft_base.h"
@@ -94,6 +96,11 @@ double weft_sched_now(const weft_sched *s);      /* game time of the root group 
 double weft_sched_realtime(const weft_sched *s); /* unscaled, unpaused time */
 uint64_t weft_sched_frame(const weft_sched *s);  /* 0 before the first step */
 void weft_sched_set_frame_budget(weft_sched *s, uint32_t budget);
+/* A flag another thread raises when the frame's time for tasks is spent
+   (the watchdog's): once it is nonzero, the frame starts no more tasks
+   (after its first) and those left ready run first next frame, in their
+   order. The caller clears it at each frame's start. NULL: none. */
+void weft_sched_set_time_flag(weft_sched *s, const atomic_int *over);
 uint32_t weft_sched_task_count(const weft_sched *s);
 /* Task resumes since the scheduler was made. */
 uint64_t weft_sched_resumes(const weft_sched *s);

@@ -171,6 +171,7 @@ struct weft_sched {
   uint64_t seq;  /* sleep sequence */
   uint32_t born; /* task creation sequence */
   uint32_t budget;
+  const atomic_int *over; /* the frame's time is spent (weft_sched_set_time_flag) */
   uint32_t npaused; /* groups paused themselves: none, no task is held */
   weft_id hot_id;   /* the task run_task resumed last, while it lives... */
   struct task *hot; /* ...and where it is: the calls it makes skip the lookup */

@@ -2,8 +2,9 @@
    is preempted and killed by the watchdog as a counted budget would do
    it, whatever it runs in (a coroutine, a pcall, a C function calling
    back), while a task's thread carries no count hook at all and no signal
-   handler is ever installed. Each runaway here runs until stopped, so
-   what is asserted is that it is stopped and where, never how fast.
+   handler is ever installed; a frame whose time is spent leaves the
+   rest of its tasks for the next. Each runaway here runs until stopped,
+   so what is asserted is that it is stopped and where, never how fast.
    Counted budgets stay what tests and recordings use. */
 #define _DEFAULT_SOURCE /* NSIG */
 #include <stdarg.h>
@@ -199,20 +200,136 @@ static void no_coroutine_pcall_or_c_call_hides_a_runaway(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
-/* Past its time a stretch is stopped only once it has also run a whole
-   budget of instructions: work that is slow but not a runaway (here a
-   task that spawns 100,000 tasks, far longer than 1 ms, in far fewer than
-   1,000,000 of its own instructions) finishes as it would when counted,
-   even with no overrun allowed. */
-static void a_watched_budget_is_never_stricter_than_a_counted_one(void **state) {
+/* A state with the given time budget, instruction budget, overruns and
+   frame time (0s: defaults). */
+static weft_state *open_full(uint32_t time_us, uint32_t instr, uint32_t max_overruns,
+                             uint32_t frame_us) {
+  weft_desc d = {0};
+  d.time_budget_us = time_us;
+  d.instr_budget = instr;
+  d.max_overruns = max_overruns;
+  d.frame_time_budget_us = frame_us;
+  d.report = on_report;
+  d.log = quiet_log;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  weft_push_api(W);
+  lua_newtable(weft_lua(W));
+  lua_setfield(weft_lua(W), -2, "probe");
+  lua_pop(weft_lua(W), 1);
+  return W;
+}
+
+/* Evaluates a Lua expression over the API table into buf. */
+static const char *str(weft_state *W, const char *expr, char *buf, size_t n) {
+  lua_State *L = weft_lua(W);
+  char src[256];
+  snprintf(src, sizeof src, "return tostring(%s)", expr);
+  assert_int_equal(luaL_loadstring(L, src), LUA_OK);
+  weft_push_api(W);
+  lua_setupvalue(L, -2, 1);
+  assert_int_equal(lua_pcall(L, 0, 1, 0), LUA_OK);
+  snprintf(buf, n, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return buf;
+}
+
+/* Past its time a stretch is stopped at once, also where it loops on
+   engine calls (the instruction budget, here 100,000,000, is no grace:
+   a loop given it would run some ten million times more). */
+static void a_stop_is_prompt_in_a_loop_of_engine_calls(void **state) {
   (void)state;
-  weft_state *W = open_with(1000, 1);
+  weft_state *W = open_full(1000, 100000000, 1, 0);
+  weft_task t = run(W, "local s = signal() probe.n = 0\n"
+                       "while true do s:fire() probe.n = probe.n + 1 end\n");
+  if (weft_task_result(W, t) == WEFT_RUNNING) frames_until_done(W, t);
+  expect_error(W, t, "watched.lua:2:");
+  lua_Integer n = num(W, "probe.n");
+  if (n >= 3000000) fail_msg("the loop ran %lld times past its time", (long long)n);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* Slow engine work that is not a runaway (100,000 spawns, far over 1 ms)
+   is preempted and goes on next frame when overruns are allowed. */
+static void slow_engine_work_is_preempted_and_finishes_later(void **state) {
+  (void)state;
+  weft_state *W = open_full(1000, 0, 100000, 0);
   weft_task t = run(W, "for i = 1, 100000 do spawn(function() end) end probe.done = 1\n");
   if (weft_task_result(W, t) == WEFT_RUNNING) frames_until_done(W, t);
   if (weft_task_result(W, t) != WEFT_DONE)
     fail_msg("the spawning task was stopped: %s", weft_task_error(W, t));
   assert_int_equal(num(W, "probe.done"), 1);
   weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* Eight tasks looping on engine calls without waiting: every one is
+   killed at its line, and the other tasks go on (the figures, frame
+   times included, are in `make stress`). */
+static void eight_runaways_on_engine_calls_die_and_every_frame_goes_on(void **state) {
+  (void)state;
+  weft_state *W = open_full(0, 0, 0, 0);
+  weft_task ticker = run(W, "probe.ticks = 0 while true do wait() probe.ticks = probe.ticks + 1 end");
+  weft_task r[8];
+  for (int i = 0; i < 8; i++)
+    r[i] = run(W, "wait()\nlocal s = signal()\nwhile true do s:fire() s:connect(print):disconnect() end\n");
+  int frames = 0, left = 8;
+  while (left && frames < MAX_FRAMES) {
+    assert_int_equal(weft_step(W, DT60), WEFT_OK);
+    frames++;
+    left = 0;
+    for (int i = 0; i < 8; i++) left += weft_task_result(W, r[i]) == WEFT_RUNNING;
+  }
+  assert_int_equal(left, 0);
+  for (int i = 0; i < 8; i++) {
+    expect_error(W, r[i], "watched.lua:3:");
+    weft_release(W, r[i]);
+  }
+  /* The ticker took its turns meanwhile (a frame out of time leaves the
+     rest for the next), and ticks every frame once they are gone. */
+  lua_Integer ticks = num(W, "probe.ticks");
+  assert_true(ticks >= 1 && ticks <= frames);
+  for (int i = 0; i < 5; i++) assert_int_equal(weft_step(W, DT60), WEFT_OK);
+  assert_true(num(W, "probe.ticks") >= ticks + 4);
+  assert_int_equal(weft_task_result(W, ticker), WEFT_RUNNING);
+  weft_release(W, ticker);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* A frame whose time is spent starts no more tasks: those left ready run
+   first next frame, so the tasks keep their order. Six tasks of 2 ms a
+   frame each against a 1 ms frame: frames run fewer than all six. */
+static void a_frame_out_of_time_leaves_the_rest_for_next_frame_in_order(void **state) {
+  (void)state;
+  weft_state *W = open_full(50000, 0, 0, 1000);
+  weft_task t[6];
+  run(W, "probe.seq = '' probe.per = {}");
+  for (int i = 0; i < 6; i++) {
+    char src[400];
+    snprintf(src, sizeof src,
+             "wait()\nwhile true do\n"
+             " local t0 = os.clock() while os.clock() - t0 < 0.002 do end\n"
+             " probe.seq = probe.seq .. '%d'\n"
+             " probe.per[frame()] = (probe.per[frame()] or 0) + 1\n"
+             " wait()\nend\n",
+             i + 1);
+    t[i] = run(W, src);
+  }
+  for (int f = 0; f < 40; f++) assert_int_equal(weft_step(W, DT60), WEFT_OK);
+  char seq[512], most[32];
+  str(W, "probe.seq", seq, sizeof seq);
+  assert_true(strlen(seq) >= 12);
+  for (size_t i = 0; seq[i]; i++)
+    if (seq[i] != (char)('1' + i % 6)) fail_msg("tasks ran out of order: %s", seq);
+  str(W, "(function() local m = 0 for _, n in pairs(probe.per) do m = math.max(m, n) end "
+         "return m end)()",
+      most, sizeof most);
+  if (atoi(most) >= 6) fail_msg("a frame ran all six tasks (%s): its time was not kept", most);
+  for (int i = 0; i < 6; i++) {
+    assert_int_equal(weft_task_result(W, t[i]), WEFT_RUNNING);
+    weft_release(W, t[i]);
+  }
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -288,7 +405,10 @@ int main(void) {
       cmocka_unit_test(a_runaway_task_is_killed_at_its_line_and_the_others_go_on),
       cmocka_unit_test(a_long_loop_is_preempted_and_finishes_frames_later),
       cmocka_unit_test(no_coroutine_pcall_or_c_call_hides_a_runaway),
-      cmocka_unit_test(a_watched_budget_is_never_stricter_than_a_counted_one),
+      cmocka_unit_test(a_stop_is_prompt_in_a_loop_of_engine_calls),
+      cmocka_unit_test(slow_engine_work_is_preempted_and_finishes_later),
+      cmocka_unit_test(eight_runaways_on_engine_calls_die_and_every_frame_goes_on),
+      cmocka_unit_test(a_frame_out_of_time_leaves_the_rest_for_next_frame_in_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

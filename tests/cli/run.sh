@@ -170,11 +170,16 @@ check "--verify without --replay is a usage error" "[ $? -eq 1 ] && grep -q 'usa
 
 printf 'for i = 1, 2 do spawn(function() for j = 1, 1e6 do spawn(function() wait(1e9) end) end end) end\nwhile true do wait() end\n' > "$dir/bomb.lua"
 start=$(date +%s%N)
+timeout 60 "$weft" run "$dir/bomb.lua" --frames 10 --memory 64 --budget off > "$dir/out" 2> "$dir/err"
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+check "a spawn bomb that fills the memory ends the run (--frames 10: exit 2; $ms ms)" "[ $rc -eq 2 ]"
+check "with one report per spawner, raised at its spawn" "[ \$(grep -c 'not enough memory' '$dir/err') -eq 2 ] && grep -q \"in function 'spawn'\" '$dir/err'"
+start=$(date +%s%N)
 timeout 60 "$weft" run "$dir/bomb.lua" --frames 10 --memory 64 > "$dir/out" 2> "$dir/err"
 rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
-check "a spawn bomb near the memory limit ends the run (--frames 10: exit 2; $ms ms)" "[ $rc -eq 2 ]"
-check "with one report per spawner, raised at its spawn" "[ \$(grep -c 'not enough memory' '$dir/err') -eq 2 ] && grep -q \"in function 'spawn'\" '$dir/err'"
+check "under the time budget the spawners are stopped first (exit 2; $ms ms), one report each" "[ $rc -eq 2 ] && [ \$(grep -c '^error: ' '$dir/err') -eq 2 ]"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
