@@ -1,5 +1,6 @@
 /* Record and replay. A recording is written as the run goes: a header,
-   then records, each `tag, length, body`, then a trailer. The records of
+   then records, each `tag, length, body`, with a checkpoint flushed
+   every half second of play, then a trailer. The records of
    one frame come before its step record ('S'): the embedder's input, the
    script files read, the reloads, the jobs delivered and the clock reads
    of that frame, in the order they happened. A replay loads the whole
@@ -46,6 +47,24 @@ static void write_rec(weft_tape *T, int tag, const bytes *body) {
   } while (len);
   write_raw(T, head, n);
   write_raw(T, body->p, body->n);
+}
+
+/* After a step record: at least every CHECK_EVERY_S seconds of play
+   (game time or real time, whichever comes first), a checkpoint naming
+   the frames so far and the checksum of every byte before it, and the
+   file flushed to the system (no fsync): a file cut short by a kill or a
+   crash replays up to its last checkpoint. */
+static void checkpoint(weft_tape *T) {
+  uint64_t now = weft_clock_ns();
+  T->check_dt += T->dt;
+  if (T->check_dt < CHECK_EVERY_S - 1e-9 && now - T->check_ns < (uint64_t)(CHECK_EVERY_S * 1e9)) return;
+  T->check_dt = 0;
+  T->check_ns = now;
+  bytes *b = body_of(T);
+  weft_tape_put_u(b, T->frame + 1, 8);
+  weft_tape_put_u(b, T->sum, 4);
+  write_rec(T, R_CHECK, b);
+  if (!T->failed && T->f && fflush(T->f) != 0) T->failed = 1;
 }
 
 /* ---- the state a frame hashes ---- */
@@ -439,6 +458,7 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   T->sum = FNV32_INIT;
   T->f = fopen(path, "wb");
   if (!T->f) return free(T), WEFT_EIO;
+  T->check_ns = weft_clock_ns();
   write_raw(T, MAGIC, 8);
   bytes *h = body_of(T);
   weft_tape_put_u(h, VERSION, 4);
@@ -452,6 +472,7 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   weft_tape_put(h, rng, RNG_BYTES);
   weft_tape_put_str(h, meta ? meta : "", meta_len);
   write_rec(T, 'H', h);
+  if (!T->failed && fflush(T->f) != 0) T->failed = 1;
   W->tape = T;
   wrap_clocks(W);
   weft_budget_count(W); /* a replay stops every stretch where this run does */
@@ -636,6 +657,7 @@ void weft_tape_step_end(weft_state *W) {
         weft_tape_put_u(b, T->parts[i].h & 0xffff, 2);
       }
     write_rec(T, R_STEP, b);
+    checkpoint(T);
   } else {
     check_step(W, T);
   }

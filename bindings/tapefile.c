@@ -150,17 +150,27 @@ static int read_header(weft_tape *T, const rec *r) {
 }
 
 /* Walks every record: each must fit, have a known tag and a body that
-   reads whole. Counts the frames. */
+   reads whole. Counts the frames. A file cut short (T->cut: no trailer)
+   ends where a record runs past its end, and is kept up to its last
+   checkpoint whose frames and checksum (of every byte before it) hold:
+   T->body_end and T->frames are moved there. */
 static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, const char *path) {
   size_t at = from;
   uint64_t frames = 0;
+  uint32_t sum = FNV32_INIT; /* of T->buf[0, summed) */
+  size_t summed = 0, good = 0;
+  uint64_t good_frames = 0;
   while (at < T->body_end) {
     size_t start = at;
     reader rd = {T->buf + at + 1, T->buf + T->body_end, 0};
     uint64_t n = weft_tape_get_varint(&rd);
-    if (rd.bad || n > (uint64_t)(rd.end - rd.p))
+    if (rd.bad || n > (uint64_t)(rd.end - rd.p)) {
+      /* The record being written when the file was cut; not a trailer
+         whose length byte changed. */
+      if (T->cut && !(T->buf[at] == R_END && T->len - at == 14)) break;
       return fail(err, errlen, "%s: corrupted: a record at byte %llu runs past the end", path,
                   (unsigned long long)start);
+    }
     int tag = T->buf[at];
     at = (size_t)(rd.p - T->buf) + (size_t)n;
     reader b = {rd.p, rd.p + n, 0};
@@ -194,6 +204,23 @@ static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, co
       frames++;
       break;
     }
+    case R_CHECK: {
+      uint64_t f = weft_tape_get_u(&b, 8);
+      uint32_t want = (uint32_t)weft_tape_get_u(&b, 4);
+      if (b.bad || b.p != b.end || f != frames) {
+        b.bad = 1;
+        break;
+      }
+      if (!T->cut) break; /* the trailer's checksum covers it */
+      sum = weft_tape_fnv32(sum, T->buf + summed, start - summed);
+      summed = start;
+      if (sum != want)
+        return fail(err, errlen, "%s: corrupted: the checksum at byte %llu does not match", path,
+                    (unsigned long long)start);
+      good = start;
+      good_frames = f;
+      break;
+    }
     default:
       return fail(err, errlen, "%s: corrupted: unknown record at byte %llu", path,
                   (unsigned long long)start);
@@ -201,6 +228,16 @@ static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, co
     if (b.bad)
       return fail(err, errlen, "%s: corrupted: a bad record at byte %llu", path,
                   (unsigned long long)start);
+  }
+  if (T->cut) {
+    if (!good)
+      return fail(err, errlen,
+                  "%s: truncated: cut short before its first checkpoint (%llu bytes; a "
+                  "recording is flushed every %.1f s of play)",
+                  path, (unsigned long long)T->len, CHECK_EVERY_S);
+    T->body_end = good;
+    T->frames = good_frames;
+    return WEFT_OK;
   }
   if (frames != T->frames)
     return fail(err, errlen, "%s: corrupted: the trailer counts %llu frames, the records %llu",
@@ -268,30 +305,29 @@ int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **
   }
   reader vr = {rd.p, rd.p + hlen, 0};
   uint64_t version = weft_tape_get_u(&vr, 4);
-  if (version != VERSION) {
+  if (version != VERSION && version != 1) {
     fail(err, errlen, "%s: recorded in format version %llu; this weft reads version %u", path,
          (unsigned long long)version, VERSION);
     goto out;
   }
   rec h = {'H', rd.p, (size_t)hlen};
   size_t first = (size_t)(rd.p - buf) + (size_t)hlen;
-  /* the trailer: 'E', 12, frames, checksum */
+  /* the trailer: 'E', 12, frames, checksum; without one the file was cut
+     short (a kill, a crash) and is read up to its last checkpoint */
   if (n < first + 14 || buf[n - 14] != R_END || buf[n - 13] != 12) {
-    fail(err, errlen,
-         "%s: truncated: no trailer (%llu bytes; a recording is complete once the program "
-         "that made it exits)",
-         path, (unsigned long long)n);
-    goto out;
+    T->cut = 1;
+    T->body_end = n;
+  } else {
+    reader tr = {buf + n - 12, buf + n, 0};
+    T->frames = weft_tape_get_u(&tr, 8);
+    uint32_t sum = (uint32_t)weft_tape_get_u(&tr, 4);
+    if (weft_tape_fnv32(FNV32_INIT, buf, n - 4) != sum) {
+      fail(err, errlen, "%s: corrupted: the checksum does not match (%llu bytes)", path,
+           (unsigned long long)n);
+      goto out;
+    }
+    T->body_end = n - 14;
   }
-  reader tr = {buf + n - 12, buf + n, 0};
-  T->frames = weft_tape_get_u(&tr, 8);
-  uint32_t sum = (uint32_t)weft_tape_get_u(&tr, 4);
-  if (weft_tape_fnv32(FNV32_INIT, buf, n - 4) != sum) {
-    fail(err, errlen, "%s: corrupted: the checksum does not match (%llu bytes)", path,
-         (unsigned long long)n);
-    goto out;
-  }
-  T->body_end = n - 14;
   if (!read_header(T, &h)) {
     fail(err, errlen, "%s: corrupted: a bad header", path);
     goto out;
@@ -313,6 +349,8 @@ const void *weft_tape_meta(const weft_tape *T, size_t *len) {
 }
 
 uint64_t weft_tape_frames(const weft_tape *T) { return T ? T->frames : 0; }
+
+int weft_tape_cut(const weft_tape *T) { return T ? T->cut : 0; }
 
 void weft_tape_desc(const weft_tape *T, weft_desc *d) {
   if (!T || !d) return;

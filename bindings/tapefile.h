@@ -9,7 +9,8 @@
 #include "internal.h"
 
 #define MAGIC "WEFTTAPE"
-#define VERSION 1u
+#define VERSION 2u     /* 2: checkpoints (R_CHECK); version 1 files load too */
+#define CHECK_EVERY_S 0.5 /* a checkpoint at least this often, in game or real seconds */
 #define MAX_PARTS 16
 #define RNG_BYTES 32 /* Lua 5.4's math.random state: four 64-bit words */
 
@@ -21,6 +22,7 @@ enum {
   R_CLOCK = 'C',  /* os.time/clock/date returned: a value */
   R_PART = 'P',   /* a hash part's name: id, name */
   R_STEP = 'S',   /* a frame ran: flags (1: dt follows), dt, hashes */
+  R_CHECK = 'K',  /* a checkpoint after a step: frames so far, checksum of every byte before */
   R_END = 'E'     /* the trailer: frames, checksum of everything before */
 };
 
@@ -59,6 +61,8 @@ struct weft_tape {
   FILE *f;
   uint32_t sum;  /* FNV-1a 32 of every byte written */
   int failed;    /* a write failed */
+  double check_dt;   /* game seconds since the last checkpoint */
+  uint64_t check_ns; /* when it was written (weft_clock_ns) */
   bytes scratch; /* the record being written (reused: no allocation per frame) */
   /* replay */
   unsigned char *buf;
@@ -68,6 +72,7 @@ struct weft_tape {
   int ended; /* no step record left */
   double dt;
   uint64_t frames;
+  int cut; /* the file was cut short: frames is up to its last checkpoint */
   char diverged[320]; /* the first difference, "" none */
   char reload_path[1024];
   /* header */

@@ -345,13 +345,19 @@ WEFT_API void weft_tape_hash(weft_state *W, const char *part, const void *data, 
 
 typedef struct weft_tape weft_tape;
 /* Reads a whole recording. WEFT_OK and *out, or WEFT_EIO (cannot read)
-   or WEFT_EINVAL (not a weft recording, another version, truncated or
-   corrupted) with what is wrong in err (errlen bytes). */
+   or WEFT_EINVAL (not a weft recording, another version, truncated before
+   its first checkpoint, or corrupted) with what is wrong in err (errlen
+   bytes). A recording is flushed at a checkpoint every half second of
+   play: one cut short (the program killed or crashed) loads up to its
+   last checkpoint, and weft_tape_cut says so. */
 WEFT_API int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen);
 /* The embedder's meta bytes recorded by weft_record. */
 WEFT_API const void *weft_tape_meta(const weft_tape *T, size_t *len);
-/* Frames in the recording. */
+/* Frames in the recording (up to its last checkpoint when cut short). */
 WEFT_API uint64_t weft_tape_frames(const weft_tape *T);
+/* 1 when the file was cut short (no trailer): it holds more frames than
+   weft_tape_frames, whose records were lost. */
+WEFT_API int weft_tape_cut(const weft_tape *T);
 /* Sets the fields of d that change what scripts do to the recorded ones
    (scripts_root, memory_limit, instr_budget, max_overruns, frame_budget,
    max_tasks): open the replaying state with it. Strings live as long as T. */

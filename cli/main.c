@@ -314,6 +314,9 @@ static weft_state *open_run(config *c, const char **file) {
       return NULL;
     }
     *file = meta;
+    if (weft_tape_cut(T))
+      fprintf(stderr, "weft: replaying %llu of ? frames: the recording was cut short\n",
+              (unsigned long long)weft_tape_frames(T));
     weft_tape_desc(T, &d);
   }
   weft_state *W = weft_open(&d);
@@ -372,6 +375,7 @@ static int cmd_run(int argc, char **argv) {
   } else if (c.verify) {
     fprintf(stderr, "weft: replayed %llu frames, each as recorded\n",
             (unsigned long long)weft_replay_position(W));
+    if (rc == 2) rc = 0; /* every recorded frame, and the recording ended first */
   }
   if (c.dump) dump_tasks(W);
   if (c.record && weft_record_stop(W) != WEFT_OK) {

@@ -168,6 +168,18 @@ check "a file that is no recording exits 1, saying so" "[ $? -eq 1 ] && grep -q 
 "$weft" run "$dir/ok.lua" --verify > "$dir/out" 2> "$dir/err"
 check "--verify without --replay is a usage error" "[ $? -eq 1 ] && grep -q 'usage' '$dir/err'"
 
+printf 'local n = 0\nwhile true do n = n + 1 if n %% 30 == 0 then print(frame(), math.random(100)) end wait() end\n' > "$dir/rr/long.lua"
+"$weft" run "$dir/rr/long.lua" --realtime --record "$dir/rr/killed.tape" > /dev/null 2> "$dir/err" &
+pid=$!
+sleep 3
+kill -9 $pid
+wait $pid 2>/dev/null
+"$weft" run --replay "$dir/rr/killed.tape" --verify > "$dir/out" 2> "$dir/err"
+rc=$?
+n=$(sed -n 's/^weft: replaying \([0-9]*\) of ? frames: the recording was cut short$/\1/p' "$dir/err")
+check "a recording killed with kill -9 after 3 s replays and verifies its prefix: exit 0 ($n frames)" "[ $rc -eq 0 ] && [ -n '$n' ] && [ '$n' -ge 120 ]"
+check "saying it was cut short, then how many frames matched" "grep -q '^weft: replayed $n frames, each as recorded$' '$dir/err'"
+
 printf 'for i = 1, 2 do spawn(function() for j = 1, 1e6 do spawn(function() wait(1e9) end) end end) end\nwhile true do wait() end\n' > "$dir/bomb.lua"
 start=$(date +%s%N)
 timeout 60 "$weft" run "$dir/bomb.lua" --frames 10 --memory 64 --budget off > "$dir/out" 2> "$dir/err"
