@@ -29,6 +29,7 @@
 #define EVAL_BUDGET 1000000  /* instructions an evaluation may take */
 #define MAX_HEADER 4096      /* bytes of a message header */
 #define MAX_BODY (16u << 20) /* bytes of a message body */
+#define BACKLOG 8            /* connections the kernel holds until accept_all turns them away */
 #define SRC_CACHE 16         /* chunk names resolved to breakpoint files */
 #define MAX_VALUE 200        /* characters of a value shown */
 
@@ -1023,8 +1024,10 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
     }
     D->files = nf;
     D->files[D->nfiles++] = (bfile){p, bp, n};
-    for (int i = 0; i < n; i++) {
-      cJSON *b = cJSON_GetArrayItem(list, i);
+    /* Walked once, in order: cJSON_GetArrayItem(list, i) walks from the
+       front each time, which made a long list quadratic. */
+    cJSON *b = list ? list->child : NULL;
+    for (int i = 0; i < n && b; i++, b = b->next) {
       bp[i].id = ++D->next_bp;
       bp[i].line = (int)num_arg(b, "line", 0);
       bp[i].cond = dup_arg(b, "condition");
@@ -1642,20 +1645,50 @@ static void handle_input(dbg *D) {
   }
 }
 
-/* Waits up to timeout_ms for a connection or input, then handles what
-   came. */
-static void service(dbg *D, int timeout_ms) {
-  struct pollfd p = {D->fd >= 0 ? D->fd : D->lfd, POLLIN, 0};
-  if (poll(&p, 1, timeout_ms) <= 0) return;
-  if (D->fd < 0) {
+/* A client past the first: told at once that the debugger is taken,
+   then closed (the listening socket's backlog holds a few, so none
+   waits on a full queue). */
+static void turn_away(int fd) {
+  static const char body[] =
+      "{\"seq\":1,\"type\":\"event\",\"event\":\"output\",\"body\":{\"category\":"
+      "\"important\",\"output\":\"weft: another debugger client is attached; one at a "
+      "time\\n\"}}";
+  static const char bye[] = "{\"seq\":2,\"type\":\"event\",\"event\":\"terminated\"}";
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "Content-Length: %zu\r\n\r\n%sContent-Length: %zu\r\n\r\n%s",
+                   sizeof body - 1, body, sizeof bye - 1, bye);
+  if (n > 0 && (size_t)n < sizeof msg) (void)!send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+  close(fd);
+}
+
+/* Takes every connection waiting: the first becomes the client when
+   none is attached, the others are turned away. */
+static void accept_all(dbg *D) {
+  for (;;) {
     int fd = accept(D->lfd, NULL, NULL);
-    if (fd < 0) return;
+    if (fd < 0) return; /* none left (the socket does not block) */
     fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (D->fd >= 0) {
+      turn_away(fd);
+      continue;
+    }
     D->fd = fd;
     D->seq = 0;
     D->next_dap = FIRST_TASK_ID;
-    return;
   }
+}
+
+/* Waits up to timeout_ms for a connection or input, then handles what
+   came. */
+static void service(dbg *D, int timeout_ms) {
+  struct pollfd p[2] = {{D->lfd, POLLIN, 0}, {D->fd, POLLIN, 0}};
+  if (poll(p, D->fd >= 0 ? 2 : 1, timeout_ms) <= 0) return;
+  if (p[0].revents & POLLIN) {
+    int had = D->fd >= 0;
+    accept_all(D);
+    if (!had) return;
+  }
+  if (D->fd < 0 || !(p[1].revents & (POLLIN | POLLHUP | POLLERR))) return;
   if (D->inlen + 65536 > D->incap) {
     char *n = realloc(D->in, D->inlen + 65536);
     if (!n) return drop_client(D);
@@ -1689,7 +1722,8 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   int one = 1;
   socklen_t alen = sizeof a;
   if (D->lfd < 0 || setsockopt(D->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      bind(D->lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(D->lfd, 1) != 0 ||
+      fcntl(D->lfd, F_SETFL, O_NONBLOCK) != 0 || bind(D->lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
+      listen(D->lfd, BACKLOG) != 0 ||
       getsockname(D->lfd, (struct sockaddr *)&a, &alen) != 0) {
     if (D->lfd >= 0) close(D->lfd);
     free(D);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -780,6 +781,50 @@ static void bad_input(void **state) {
   assert_int_equal(finish(&c), 1);
 }
 
+/* A second client while one is attached is told so at once and closed;
+   the first goes on, and a setBreakpoints of 100,000 lines is answered
+   in time linear in it. */
+static void second_client_and_a_long_breakpoint_list(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/loop.lua", "--realtime", NULL);
+  handshake(&c, "attach");
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c.port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  char got[4096];
+  size_t n = 0;
+  for (;;) { /* everything it says, until it closes */
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 5000) <= 0) fail_msg("the second client got no answer within 5 s");
+    ssize_t r = recv(fd, got + n, sizeof got - 1 - n, 0);
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  got[n] = 0;
+  close(fd);
+  assert_non_null(strstr(got, "another debugger client is attached"));
+  assert_non_null(strstr(got, "\"terminated\""));
+  enum { LINES = 100000 };
+  static int lines[LINES];
+  for (int i = 0; i < LINES; i++) lines[i] = i + 1;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cJSON *r;
+  cJSON *b = call(&c, "setBreakpoints", source_args("tests/dap/loop.lua", lines, LINES, NULL, NULL), &r);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(b, "breakpoints")), LINES);
+  cJSON_Delete(r);
+  double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  if (s > 5) fail_msg("setBreakpoints of %d lines took %.1f s", LINES, s);
+  set_bp(&c, "tests/dap/loop.lua", 0, NULL, NULL); /* none again */
+  configuration_done(&c);
+  cJSON_Delete(request(&c, "terminate", NULL, 1));
+  assert_int_equal(exit_code(&c), 1);
+  assert_int_equal(finish(&c), 1);
+}
+
 static void copy_file(const char *from, const char *to) {
   FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
   assert_non_null(a);
@@ -908,6 +953,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_teardown(conditions_steps_pause, kill_child),
       cmocka_unit_test_teardown(stopped_time_is_not_charged, kill_child),
       cmocka_unit_test_teardown(bad_input, kill_child),
+      cmocka_unit_test_teardown(second_client_and_a_long_breakpoint_list, kill_child),
       cmocka_unit_test_teardown(breakpoint_survives_reload, kill_child),
       cmocka_unit_test_teardown(demo_attach_any_time, kill_child),
   };
