@@ -70,3 +70,31 @@ test("f:resolve(...) through after(s, fn, nil) keeps one nil value", function()
   assert(n == 1, "wait(f) gave " .. n .. " values")
   assert(select("#", f:result()) == 1, "result() gave " .. select("#", f:result()) .. " values")
 end)
+
+-- Two places where weft departs from the contract's frame, as README.md
+-- ("Decisions where the contract is silent") states them.
+
+test("a task due this frame waits for the resume when an earlier task of the frame pauses its group", function()
+  local g = group{name = "g"}
+  local log = {}
+  spawn(function() wait(0.1) g:pause() log[#log + 1] = "pauser " .. frame() end)
+  g:spawn(function() wait(0.1) log[#log + 1] = "held " .. frame() end)
+  wait(0.5)
+  assert(table.concat(log, ",") == "pauser 6", table.concat(log, ","))
+  local f = frame()
+  g:resume()
+  log[#log + 1] = "resumer " .. f
+  wait()
+  local want = "pauser 6,resumer " .. f .. ",held " .. f
+  assert(table.concat(log, ",") == want, table.concat(log, ","))
+end)
+
+test("clocks count whole nanoseconds: deadlines closer than 1 ns tie and wake in sleep order", function()
+  local log = {}
+  spawn(function() wait(0.1 + 4e-10) log[#log + 1] = "a" end) -- 0.4 ns later, slept first
+  spawn(function() wait(0.1) log[#log + 1] = "b" end)
+  spawn(function() wait(0.1 + 3e-9) log[#log + 1] = "c" end) -- 3 ns later: after
+  spawn(function() wait(0.1) log[#log + 1] = "d" end)
+  wait(0.5)
+  assert(table.concat(log, ",") == "a,b,d,c", table.concat(log, ","))
+end)
