@@ -63,7 +63,7 @@ DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-de
 include demo/demo.mk
 include tests/bench/bench.mk
 
-.PHONY: all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
+.PHONY: stress all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -85,6 +85,7 @@ help:
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
 	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
 	@echo "make bench       build and run the benchmarks, print the table"
+	@echo "make stress      the slow abuse cases (spawn bombs, runaways, hogs, huge loads): worst frames"
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
 	@echo "make fuzz-tape   the same over recordings (weft_tape_parse and a replay)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
@@ -248,6 +249,15 @@ asan: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
+
+# The abuse cases too slow for make test, each in a process of its own:
+# the worst frame of each, against 100 ms (tests/stress/stress.c).
+stress: deps $(BUILD)/weft-stress
+	@echo "== stress: worst frames of the abuse cases (default budgets, 1/60 s steps)"
+	@$(BUILD)/weft-stress
+
+$(BUILD)/weft-stress: tests/stress/stress.c $(BUILD)/libweft.a
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -I bindings $(LDFLAGS) -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread
 
 # libFuzzer (clang) over script text; FUZZ_TIME seconds, corpus kept in build-fuzz/.
 FUZZ_TIME ?= 60

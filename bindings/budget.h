@@ -60,7 +60,10 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
                          .task = (uint8_t)task,
                          .nested = (uint8_t)(saved->us != 0)};
   weft_budget_publish(W, 0); /* the thread left running is the caller: alive */
-  if (!saved->us) weft_budget_mark(W); /* else timed by the enclosing stretch */
+  if (saved->us) return;     /* timed by the enclosing stretch */
+  weft_budget_mark(W);
+  if (us && atomic_load_explicit(&W->wd.napping, memory_order_relaxed))
+    weft_watchdog_wake(&W->wd); /* the first stretch after a quiet while */
 }
 
 /* Ends the running stretch: the one saved runs again. */

@@ -17,7 +17,7 @@
    in that frame. No signal is sent and no handler
    installed: nothing process-wide changes. The scripts' fast path pays a
    few stores a resume. Between frames the watchdog naps (ten wake-ups a
-   second); a stretch starting during a nap is timed from the nap's end. */
+   second); a stretch or a step starting during a nap wakes it. */
 #include "watchdog.h"
 #include "budget.h"
 
@@ -54,8 +54,10 @@ static void watch(void *ud) {
   for (;;) {
     int nap = idle >= IDLE_TICKS;
     atomic_store_explicit(&D->napping, nap, memory_order_seq_cst);
-    /* A step that started before napping was set did not wake us. */
-    if (nap && atomic_load_explicit(&D->frame_at, memory_order_seq_cst)) nap = 0;
+    /* A step or stretch that started before napping was set did not wake us. */
+    if (nap && (atomic_load_explicit(&D->frame_at, memory_order_seq_cst) ||
+                atomic_load_explicit(&D->limit_us, memory_order_seq_cst)))
+      nap = 0;
     int go = pause_for(D, nap ? NAP_US : D->tick_us);
     atomic_store_explicit(&D->napping, 0, memory_order_relaxed);
     if (!go) break;
@@ -91,12 +93,14 @@ void weft_watchdog_frame(weft_watchdog *D, int on) {
   }
   atomic_store_explicit(&D->frame_over, 0, memory_order_relaxed);
   atomic_store_explicit(&D->frame_at, weft_clock_ns() / 1000u + 1, memory_order_seq_cst);
-  if (atomic_load_explicit(&D->napping, memory_order_seq_cst)) {
-    weft_mutex_lock(&D->mu);
-    D->wake = 1;
-    weft_cond_signal(&D->cv);
-    weft_mutex_unlock(&D->mu);
-  }
+  if (atomic_load_explicit(&D->napping, memory_order_seq_cst)) weft_watchdog_wake(D);
+}
+
+void weft_watchdog_wake(weft_watchdog *D) {
+  weft_mutex_lock(&D->mu);
+  D->wake = 1;
+  weft_cond_signal(&D->cv);
+  weft_mutex_unlock(&D->mu);
 }
 
 int weft_watchdog_start(weft_state *W) {

@@ -41,5 +41,7 @@ void weft_watchdog_stop(weft_state *W);
    watchdog napping between frames is woken, so the step is timed from
    its start. */
 void weft_watchdog_frame(weft_watchdog *D, int on);
+/* Ends a nap: something started to run. */
+void weft_watchdog_wake(weft_watchdog *D);
 
 #endif

@@ -180,6 +180,16 @@ n=$(sed -n 's/^weft: replaying \([0-9]*\) of ? frames: the recording was cut sho
 check "a recording killed with kill -9 after 3 s replays and verifies its prefix: exit 0 ($n frames)" "[ $rc -eq 0 ] && [ -n '$n' ] && [ '$n' -ge 120 ]"
 check "saying it was cut short, then how many frames matched" "grep -q '^weft: replayed $n frames, each as recorded$' '$dir/err'"
 
+mkdir -p "$dir/ff/scripts"
+mkfifo "$dir/ff/scripts/x.lua"
+printf 'print(pcall(require, "x"))\nfor i = 1, 40 do wait() end\nprint("done")\n' > "$dir/ff/main.lua"
+( sleep 0.2; mkfifo "$dir/ff/scripts/y.lua" ) &
+timeout 20 "$weft" run "$dir/ff/main.lua" --scripts "$dir/ff/scripts" --watch --realtime > "$dir/out" 2> "$dir/err"
+rc=$?
+wait
+check "FIFOs named like scripts under --watch cost no hang: the run ends (exit $rc)" "[ $rc -eq 0 ] && grep -q '^done$' '$dir/out' && grep -q '^false' '$dir/out'"
+check "and one warning for the one that was read" "[ \$(grep -c 'x.lua is not a regular file' '$dir/err') -eq 1 ] && ! grep -q 'y.lua' '$dir/err'"
+
 printf 'for i = 1, 2 do spawn(function() for j = 1, 1e6 do spawn(function() wait(1e9) end) end end) end\nwhile true do wait() end\n' > "$dir/bomb.lua"
 start=$(date +%s%N)
 timeout 60 "$weft" run "$dir/bomb.lua" --frames 10 --memory 64 --budget off > "$dir/out" 2> "$dir/err"

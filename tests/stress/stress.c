@@ -1,0 +1,166 @@
+/* weft-stress: the slow abuse cases, each in a fresh process on a fresh
+   state with the default (watched) budgets, stepped at 1/60 s: how long
+   the file's first pass and the worst frame took, and what became of the
+   case (its reports). A case that hangs (60 s) or crashes fails the run;
+   a frame over the target is printed OVER, and counted.
+   Usage: weft-stress [--target MS] [--only NAME,...]; STRESS_FRAMES=1
+   prints every frame's time on stderr. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <weft.h>
+
+#define DT (1.0 / 60)
+#define HANG_S 60
+
+typedef struct scase {
+  const char *name;
+  int frames;      /* frames stepped after the first pass */
+  const char *src; /* the case, run as a file */
+} scase;
+
+/* The repros and the hostile cases that hold a frame longest. */
+static const scase cases[] = {
+    {"spawn bomb (2 x 1e6 spawns of a sleeper)", 10,
+     "for i = 1, 2 do spawn(function() for j = 1, 1e6 do spawn(function() wait(1e9) end) end end) end\n"
+     "while true do wait() end\n"},
+    {"8 runaways looping on s:fire()", 30,
+     "for i = 1, 8 do spawn(function() local s = signal() while true do s:fire() end end) end\n"
+     "while true do wait() end\n"},
+    {"8 runaways looping on connect/disconnect", 30,
+     "for i = 1, 8 do spawn(function() local s = signal()\n"
+     "  while true do s:connect(print):disconnect() end end) end\n"
+     "while true do wait() end\n"},
+    {"40,000 connects in one resume", 5,
+     "local s = signal() for i = 1, 40000 do s:connect(print) end\nwhile true do wait() end\n"},
+    {"1e6 spawns in one task", 30,
+     "spawn(function() for i = 1, 1e6 do spawn(function() end) end end)\nwhile true do wait() end\n"},
+    {"3e5 waiters on one future, then resolved", 60,
+     "local f = future()\nspawn(function() for i = 1, 3e5 do spawn(wait, f) if i % 2e4 == 0 then wait() end end\n"
+     "  f:resolve(1) end)\nwhile true do wait() end\n"},
+    {"1e7-entry table", 60,
+     "spawn(function() local t = {} for i = 1, 1e7 do t[i] = i end end)\nwhile true do wait() end\n"},
+    {"string.rep of 128 MB in 8 tasks", 30,
+     "for i = 1, 8 do spawn(function() wait() local s = string.rep('x', 128 << 20) wait() end) end\n"
+     "while true do wait() end\n"},
+    {"deep recursion", 10,
+     "spawn(function() local function f(n) return f(n + 1) + 1 end f(1) end)\nwhile true do wait() end\n"},
+    {"memory hog, then recovery", 120,
+     "spawn(function() local t = {} for i = 1, 1e8 do t[i] = {i} if i % 1e4 == 0 then wait() end end end)\n"
+     "while true do wait() end\n"},
+    {"string concatenation loop (quadratic)", 30,
+     "spawn(function() local s = '' for i = 1, 1e6 do s = s .. 'x' end end)\nwhile true do wait() end\n"},
+    {"load of 8 MB of code", 5,
+     "spawn(function() local f = load(string.rep('local a = 1\\n', 7e5)) end)\nwhile true do wait() end\n"},
+    {"pattern bomb", 10,
+     "spawn(function() for i = 1, 100 do string.find(string.rep('a', 3e4), '.-.-.-.-.-.-b') end end)\n"
+     "while true do wait() end\n"},
+    {"table.concat of 1e6 strings in a loop", 30,
+     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = 'ab' end\n"
+     "  while true do table.concat(t) end end)\nwhile true do wait() end\n"},
+    {"weft.tasks() with 1e5 tasks, in a loop", 30,
+     "for i = 1, 1e5 do spawn(wait, math.huge) end\n"
+     "spawn(function() while true do weft.tasks() end end)\nwhile true do wait() end\n"},
+    {"channel of 1e6 values, sent and drained", 60,
+     "local ch = channel()\nspawn(function() for i = 1, 1e6 do ch:send(i) end end)\n"
+     "spawn(function() while true do ch:recv() end end)\nwhile true do wait() end\n"},
+};
+#define NCASES (int)(sizeof cases / sizeof cases[0])
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int reports;
+static char first_report[120];
+static void on_report(void *user, const char *msg, const char *trace) {
+  (void)user;
+  (void)trace;
+  if (!reports++) snprintf(first_report, sizeof first_report, "%s", msg);
+}
+static void quiet(void *user, const char *line, size_t len) {
+  (void)user;
+  (void)line;
+  (void)len;
+}
+
+/* Runs one case; prints its line. Exit status: 0, or 3 when a frame
+   went over the target. */
+static int run_case(const scase *c, double target) {
+  weft_desc d = {0};
+  d.report = on_report;
+  d.log = quiet;
+  weft_state *W = weft_open(&d);
+  if (!W) return 1;
+  double t0 = now_ms();
+  weft_task t;
+  const char *err;
+  if (weft_run_string(W, "@stress.lua", c->src, strlen(c->src), &t, &err) != WEFT_OK) {
+    printf("  %-44s cannot run: %s\n", c->name, err);
+    return 1;
+  }
+  double first = now_ms() - t0, worst = 0;
+  int worst_at = 0;
+  for (int f = 1; f <= c->frames; f++) {
+    double s = now_ms();
+    weft_step(W, DT);
+    double ms = now_ms() - s;
+    if (ms > worst) worst = ms, worst_at = f;
+    if (getenv("STRESS_FRAMES")) fprintf(stderr, "frame %d: %.1f ms\n", f, ms);
+  }
+  weft_stats st;
+  weft_get_stats(W, &st);
+  int over = first > target || worst > target;
+  printf("  %-44s %9.1f %9.1f %5d %7d %7.1f  %s%s\n", c->name, first, worst, worst_at, reports,
+         (double)st.lua_bytes / (1 << 20), over ? "OVER " : "", first_report);
+  fflush(stdout);
+  weft_release(W, t);
+  weft_close(W);
+  return over ? 3 : 0;
+}
+
+int main(int argc, char **argv) {
+  double target = 100;
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--target") == 0 && i + 1 < argc)
+      target = atof(argv[++i]);
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+      only = argv[++i];
+    else
+      return fprintf(stderr, "usage: weft-stress [--target MS] [--only NAME,...]\n"), 2;
+  }
+  printf("  %-44s %9s %9s %5s %7s %7s  %s\n", "case", "1st pass",
+         "worst", "frame", "reports", "heap MB", "first report");
+  printf("  %-44s %9s %9s\n", "", "ms", "ms");
+  int over = 0, broken = 0;
+  for (int i = 0; i < NCASES; i++) {
+    if (only && !strstr(only, cases[i].name)) continue;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      alarm(HANG_S);
+      _exit(run_case(&cases[i], target));
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 3) {
+      over++;
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      broken++;
+      printf("  %-44s %s\n", cases[i].name,
+             WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM ? "HUNG (60 s)" : "CRASHED OR FAILED");
+    }
+  }
+  printf("  %d cases: %d with a frame over %.0f ms, %d hung or crashed\n", NCASES, over, target,
+         broken);
+  return broken ? 1 : 0;
+}
