@@ -89,6 +89,8 @@ static double run(const char *dir, int mode, int n, int warm, int frames) {
   d.scripts_root = dir;
   d.memory_limit = (size_t)4 << 30;
   d.max_tasks = 2 * (uint32_t)n + 1024;
+  d.time_budget_us = 10000000; /* as weft-bench: the set-up runs in one go */
+  d.frame_time_budget_us = WEFT_BUDGET_OFF;
   weft_state *W = weft_open(&d);
   if (!W) die("weft_open failed");
   char path[4096], elsewhere[4096];
