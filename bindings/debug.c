@@ -3,31 +3,21 @@
    kept by file path and line, so the functions a hot reload brings in hit
    them too. A stop serves the client from a nested loop inside the hook
    (or the scheduler) that stopped, so the whole frame stays frozen. */
-#define _XOPEN_SOURCE 700 /* realpath */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "debug.h"
 #include "budget.h"
+#include "dap_wire.h"
 #include "inspect.h"
 #include "report.h"
 
 #define NO_TASK 1            /* the thread id of code running outside any task */
 #define FIRST_TASK_ID 2      /* thread ids of tasks count up from here */
 #define EVAL_BUDGET 1000000  /* instructions an evaluation may take */
-#define MAX_HEADER 4096      /* bytes of a message header */
-#define MAX_BODY (16u << 20) /* bytes of a message body */
 #define SRC_CACHE 16         /* chunk names resolved to breakpoint files */
 #define MAX_VALUE 200        /* characters of a value shown */
 
@@ -68,9 +58,9 @@ typedef struct known {
 struct weft_debug {
   weft_state *W;
   weft_debug_desc desc;
-  int lfd, fd, port;
-  char *in; /* bytes received and not yet handled */
-  size_t inlen, incap;
+  dap_wire wire;
+  int port;
+  int client; /* a client is connected (its state below is set up) */
   int seq;
   int initialized; /* the client sent initialize: events may go out */
   int configured, terminate;
@@ -125,7 +115,7 @@ typedef struct weft_debug dbg;
 static void drop_client(dbg *D);
 
 static void send_msg(dbg *D, cJSON *m) {
-  if (D->fd < 0) {
+  if (!dap_wire_connected(&D->wire)) {
     cJSON_Delete(m);
     return;
   }
@@ -133,25 +123,7 @@ static void send_msg(dbg *D, cJSON *m) {
   char *body = cJSON_PrintUnformatted(m);
   cJSON_Delete(m);
   if (!body) return;
-  size_t blen = strlen(body);
-  char *msg = malloc(blen + 40);
-  if (!msg) {
-    free(body);
-    return;
-  }
-  size_t len = (size_t)snprintf(msg, 40, "Content-Length: %zu\r\n\r\n", blen);
-  memcpy(msg + len, body, blen);
-  len += blen;
-  for (size_t off = 0; off < len && D->fd >= 0;) {
-    ssize_t w = send(D->fd, msg + off, len - off, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      drop_client(D);
-      break;
-    }
-    off += (size_t)w;
-  }
-  free(msg);
+  if (dap_wire_send(&D->wire, body, strlen(body)) == WEFT_ECLOSED) drop_client(D);
   free(body);
 }
 
@@ -177,7 +149,7 @@ static void respond(dbg *D, cJSON *req, const char *error, cJSON *body) {
 }
 
 static void send_output(dbg *D, const char *category, const char *text, size_t len) {
-  if (D->fd < 0 || !D->initialized) return;
+  if (!dap_wire_connected(&D->wire) || !D->initialized) return;
   cJSON *body;
   cJSON *m = new_event("output", &body);
   cJSON_AddStringToObject(body, "category", category);
@@ -281,7 +253,7 @@ static void see_task(void *ud, weft_id id) {
    call: O(live tasks) when any did, O(1) when none did (no task was made
    and as many live: none can have ended either). */
 static void sync_threads(dbg *D) {
-  if (D->fd < 0 || !D->initialized) return;
+  if (!dap_wire_connected(&D->wire) || !D->initialized) return;
   uint32_t live = weft_sched_task_count(D->W->S);
   if (D->synced && D->W->spawned == D->spawned_seen && live == D->live_seen) return;
   D->synced = 1;
@@ -337,11 +309,11 @@ static int task_depth(dbg *D, lua_State *L, weft_id task) {
 /* Line events are asked for only while a breakpoint is set or a step or
    pause is under way; otherwise no hook runs beyond the budget's. */
 static void update_mask(dbg *D, lua_State *L) {
-  int want = D->fd >= 0 && (D->nbps > 0 || D->step || D->pause_req) ? LUA_MASKLINE : 0;
+  int want = dap_wire_connected(&D->wire) && (D->nbps > 0 || D->step || D->pause_req) ? LUA_MASKLINE : 0;
   weft_budget_set_extra(D->W, want, L);
 }
 
-static void service(dbg *D, int timeout_ms);
+static int service(dbg *D, int timeout_ms);
 
 /* Forgets the frames and variables of a stop (their references are
    valid until the program resumes). Never allocates. */
@@ -360,7 +332,7 @@ static void clear_refs(dbg *D) {
 /* Stops everything: tells the client and serves it until it resumes.
    L is the thread that stopped (NULL between frames). */
 static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
-  if (D->fd < 0 || !D->initialized || D->stopped) return;
+  if (!dap_wire_connected(&D->wire) || !D->initialized || D->stopped) return;
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->stopped = 1;
@@ -381,7 +353,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   if (bp) cJSON_AddItemToObject(body, "hitBreakpointIds", cJSON_CreateIntArray(&bp, 1));
   send_msg(D, m);
   uint32_t held = weft_budget_hold(D->W); /* time stopped is not the script's */
-  while (D->fd >= 0 && !D->resume) {
+  while (dap_wire_connected(&D->wire) && !D->resume) {
     if (D->desc.idle) D->desc.idle(D->desc.user);
     service(D, D->desc.idle ? 16 : 500);
   }
@@ -392,7 +364,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   D->stop_task = 0;
   D->exc[0] = 0;
   update_mask(D, L);
-  if (D->fd >= 0) {
+  if (dap_wire_connected(&D->wire)) {
     m = new_event("continued", &body);
     cJSON_AddNumberToObject(body, "threadId", dap_of(D, task));
     cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
@@ -406,9 +378,9 @@ static int file_of(dbg *D, const char *source) {
   if (source[0] != '@') return -1;
   for (int i = 0; i < SRC_CACHE; i++)
     if (D->cache[i].src && strcmp(D->cache[i].src, source) == 0) return D->cache[i].file;
-  char abs[PATH_MAX];
+  char abs[WEFT_PATH_MAX];
   int file = -1;
-  if (realpath(source + 1, abs))
+  if (weft_path_resolve(source + 1, abs, sizeof abs) == WEFT_OK)
     for (int i = 0; i < D->nfiles && file < 0; i++)
       if (strcmp(D->files[i].path, abs) == 0) file = i;
   int slot = D->cache_next++ % SRC_CACHE;
@@ -489,7 +461,7 @@ static void on_hook(weft_state *W, lua_State *L, lua_Debug *ar) {
 
 static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State *L, int idx) {
   dbg *D = W->dbg;
-  if (!D || D->fd < 0 || D->stopped || !(D->exc_uncaught || D->exc_all)) return;
+  if (!D || !dap_wire_connected(&D->wire) || D->stopped || !(D->exc_uncaught || D->exc_all)) return;
   char text[512];
   if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER)
     snprintf(text, sizeof text, "%s", lua_tostring(L, idx));
@@ -507,7 +479,7 @@ static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State 
 static void stop_on_error(lua_State *L) {
   weft_state *W = weft_get(L);
   dbg *D = W->dbg;
-  if (!D || D->fd < 0 || D->stopped || D->in_eval || !D->exc_all) return;
+  if (!D || !dap_wire_connected(&D->wire) || D->stopped || D->in_eval || !D->exc_all) return;
   char text[512];
   if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
     snprintf(text, sizeof text, "%s (caught)", lua_tostring(L, 1));
@@ -544,7 +516,7 @@ static int pcall_done(lua_State *L, int status, lua_KContext extra) {
 
 static int catching(lua_State *L) {
   dbg *D = weft_get(L)->dbg;
-  return D && D->fd >= 0 && D->exc_all;
+  return D && dap_wire_connected(&D->wire) && D->exc_all;
 }
 
 static int l_pcall(lua_State *L) {
@@ -996,8 +968,8 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
   cJSON *src = cJSON_GetObjectItem(args, "source");
   const char *path = str_arg(src, "path");
   if (!path) return respond(D, req, "setBreakpoints needs source.path", NULL);
-  char abs[PATH_MAX];
-  int verified = realpath(path, abs) != NULL;
+  char abs[WEFT_PATH_MAX];
+  int verified = weft_path_resolve(path, abs, sizeof abs) == WEFT_OK;
   if (!verified) snprintf(abs, sizeof abs, "%s", path);
   int f = 0;
   while (f < D->nfiles && strcmp(D->files[f].path, abs) != 0) f++;
@@ -1153,16 +1125,8 @@ static void req_threads(dbg *D, cJSON *req) {
 /* The absolute path of a chunk name's file into out, or 0. */
 static int source_path(const char *source, char *out) {
   if (source[0] != '@') return 0;
-  if (realpath(source + 1, out)) return 1;
-  if (source[1] == '/') return snprintf(out, PATH_MAX, "%s", source + 1), 1;
-  char cwd[PATH_MAX];
-  if (!getcwd(cwd, sizeof cwd)) return 0;
-  size_t a = strlen(cwd), b = strlen(source + 1);
-  if (a + b + 2 > PATH_MAX) return 0;
-  memcpy(out, cwd, a);
-  out[a] = '/';
-  memcpy(out + a + 1, source + 1, b + 1);
-  return 1;
+  return weft_path_resolve(source + 1, out, WEFT_PATH_MAX) == WEFT_OK ||
+         weft_path_absolute(source + 1, out, WEFT_PATH_MAX) == WEFT_OK;
 }
 
 /* The threads whose frames make a task's stack, innermost first. */
@@ -1206,7 +1170,7 @@ static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
       cJSON_AddStringToObject(f, "name", name);
       cJSON_AddNumberToObject(f, "line", ar.currentline > 0 ? ar.currentline : 0);
       cJSON_AddNumberToObject(f, "column", ar.currentline > 0 ? 1 : 0);
-      char path[PATH_MAX];
+      char path[WEFT_PATH_MAX];
       if (!is_prelude(ar.source) && source_path(ar.source, path)) {
         cJSON *s = cJSON_AddObjectToObject(f, "source");
         const char *base = strrchr(path, '/');
@@ -1588,10 +1552,9 @@ static void dispatch(dbg *D, cJSON *req) {
 /* ---- the connection ---- */
 
 static void drop_client(dbg *D) {
-  if (D->fd < 0) return;
-  close(D->fd);
-  D->fd = -1;
-  D->inlen = 0;
+  if (!D->client) return;
+  D->client = 0;
+  dap_wire_drop(&D->wire);
   D->initialized = 0;
   D->step = STEP_NONE;
   D->pause_req = 0;
@@ -1605,35 +1568,17 @@ static void drop_client(dbg *D) {
   update_mask(D, D->stop_L);
 }
 
-/* Handles every complete message in the input buffer. */
+/* Handles every complete message in the input buffer. A message leaves
+   the buffer before it is handled: handling it may serve the client
+   again (a stop's nested loop). */
 static void handle_input(dbg *D) {
-  for (;;) {
-    if (D->fd < 0) return;
-    char *end = NULL;
-    for (size_t i = 0; i + 3 < D->inlen; i++)
-      if (memcmp(D->in + i, "\r\n\r\n", 4) == 0) {
-        end = D->in + i;
-        break;
-      }
-    if (!end) {
-      if (D->inlen > MAX_HEADER) drop_client(D);
-      return;
-    }
-    size_t hlen = (size_t)(end - D->in) + 4, blen = 0;
-    int found = 0;
-    for (char *p = D->in; p < end; p++)
-      if ((p == D->in || p[-1] == '\n') && strncasecmp(p, "Content-Length:", 15) == 0) {
-        blen = strtoul(p + 15, NULL, 10);
-        found = 1;
-      }
-    if (!found || blen > MAX_BODY) {
-      drop_client(D);
-      return;
-    }
-    if (D->inlen < hlen + blen) return;
-    cJSON *req = cJSON_ParseWithLength(D->in + hlen, blen);
-    memmove(D->in, D->in + hlen + blen, D->inlen - hlen - blen);
-    D->inlen -= hlen + blen;
+  while (dap_wire_connected(&D->wire)) {
+    size_t at, len;
+    int r = dap_wire_next(&D->wire, &at, &len);
+    if (r < 0) drop_client(D);
+    if (r <= 0) return;
+    cJSON *req = cJSON_ParseWithLength(D->wire.in + at, len);
+    dap_wire_consume(&D->wire, at + len);
     if (req) {
       dispatch(D, req);
       cJSON_Delete(req);
@@ -1642,30 +1587,19 @@ static void handle_input(dbg *D) {
 }
 
 /* Waits up to timeout_ms for a connection or input, then handles what
-   came. */
-static void service(dbg *D, int timeout_ms) {
-  struct pollfd p = {D->fd >= 0 ? D->fd : D->lfd, POLLIN, 0};
-  if (poll(&p, 1, timeout_ms) <= 0) return;
-  if (D->fd < 0) {
-    int fd = accept(D->lfd, NULL, NULL);
-    if (fd < 0) return;
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
-    D->fd = fd;
+   came; returns 0 when nothing came. */
+static int service(dbg *D, int timeout_ms) {
+  int what = dap_wire_service(&D->wire, timeout_ms);
+  if (what == DAP_CONNECTED) {
+    D->client = 1;
     D->seq = 0;
     D->next_dap = FIRST_TASK_ID;
-    return;
+  } else if (what == DAP_INPUT) {
+    handle_input(D);
+  } else if (what == DAP_CLOSED) {
+    drop_client(D);
   }
-  if (D->inlen + 65536 > D->incap) {
-    char *n = realloc(D->in, D->inlen + 65536);
-    if (!n) return drop_client(D);
-    D->in = n;
-    D->incap = D->inlen + 65536;
-  }
-  ssize_t r = recv(D->fd, D->in + D->inlen, D->incap - D->inlen, 0);
-  if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (r <= 0) return drop_client(D);
-  D->inlen += (size_t)r;
-  handle_input(D);
+  return what != DAP_IDLE;
 }
 
 /* ---- the public face ---- */
@@ -1677,26 +1611,14 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   if (!D) return WEFT_ENOMEM;
   D->W = W;
   D->desc = *desc;
-  D->fd = -1;
   D->next_dap = FIRST_TASK_ID;
-  D->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons((uint16_t)desc->port);
-  int one = 1;
-  socklen_t alen = sizeof a;
-  if (D->lfd < 0 || setsockopt(D->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      bind(D->lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(D->lfd, 1) != 0 ||
-      getsockname(D->lfd, (struct sockaddr *)&a, &alen) != 0) {
-    if (D->lfd >= 0) close(D->lfd);
+  if (dap_wire_listen(&D->wire, desc->port, &D->port) != WEFT_OK) {
     free(D);
     return WEFT_EINVAL;
   }
   lua_State *L = W->L;
   if (!lua_checkstack(L, 2)) {
-    close(D->lfd);
+    dap_wire_close(&D->wire);
     free(D);
     return WEFT_ENOMEM;
   }
@@ -1710,7 +1632,6 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   lua_pushcfunction(L, l_xpcall);
   lua_setfield(L, -2, "xpcall");
   lua_pop(L, 1);
-  D->port = ntohs(a.sin_port);
   D->log = W->desc.log;
   D->report = W->desc.report;
   D->fail_alloc = W->desc.fail_alloc;
@@ -1729,17 +1650,14 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
 int weft_debug_poll(weft_state *W) {
   dbg *D = W ? W->dbg : NULL;
   if (!D) return 0;
-  for (int i = 0; i < 64; i++) { /* what is there, without waiting */
-    struct pollfd p = {D->fd >= 0 ? D->fd : D->lfd, POLLIN, 0};
-    if (poll(&p, 1, 0) <= 0) break;
-    service(D, 0);
-  }
-  if (D->fd >= 0) sync_threads(D);
+  for (int i = 0; i < 64; i++) /* what is there, without waiting */
+    if (!service(D, 0)) break;
+  if (dap_wire_connected(&D->wire)) sync_threads(D);
   if (D->step && !home_of(D, D->step_task)) { /* the stepped task ended */
     D->step = STEP_NONE;
     update_mask(D, NULL);
   }
-  if (D->pause_req && D->fd >= 0) {
+  if (D->pause_req && dap_wire_connected(&D->wire)) {
     weft_id first = 0;
     int best = 0;
     for (uint32_t i = 0; i < D->cap; i++)
@@ -1761,7 +1679,7 @@ int weft_debug_wait_ready(weft_state *W) {
 
 void weft_debug_exit(weft_state *W, int code) {
   dbg *D = W ? W->dbg : NULL;
-  if (!D || D->fd < 0 || !D->initialized) return;
+  if (!D || !dap_wire_connected(&D->wire) || !D->initialized) return;
   sync_threads(D);
   cJSON *body;
   cJSON *m = new_event("exited", &body);
@@ -1779,9 +1697,7 @@ void weft_debug_free(weft_state *W) {
   W->desc.user = D->user;
   W->on_hook = NULL;
   W->on_task_error = NULL;
-  if (D->fd >= 0) close(D->fd);
-  D->fd = -1;
-  close(D->lfd);
+  dap_wire_close(&D->wire);
   weft_budget_set_extra(W, 0, NULL);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_E);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_anchors);
@@ -1791,7 +1707,6 @@ void weft_debug_free(weft_state *W) {
   free(D->frames);
   free(D->vars);
   free(D->tasks);
-  free(D->in);
   free(D);
   W->dbg = NULL;
 }
