@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunks.h"
 #include "debug_int.h"
 #include "inspect.h"
 #include "report.h"
@@ -193,7 +194,7 @@ static lua_State *home_of(dbg *D, weft_id task) {
 
 /* ---- the hook and stops ---- */
 
-static int is_prelude(const char *source) { return strcmp(source, WEFT_PRELUDE_CHUNK) == 0; }
+static int is_prelude(const char *source) { return weft_chunk_embedded(source); }
 
 static int frames_of(lua_State *th) {
   lua_Debug ar;

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 
 #include "jobs.h"
+#include "future.h"
 #include "report.h"
-#include "sync.h"
 #include "tape.h"
 
 /* One submitted job: its kind and the kind's data; its number, and while

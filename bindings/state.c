@@ -8,7 +8,9 @@
 #include <lualib.h>
 
 #include "state.h"
+#include "api.h"
 #include "budget.h"
+#include "chunks.h"
 #include "debug.h"
 #include "jobs.h"
 #include "load.h"
@@ -17,7 +19,6 @@
 #include "report.h"
 #include "sandbox.h"
 #include "sites.h"
-#include "sync.h"
 #include "tape.h"
 #include "task.h"
 #include "wait.h"
@@ -25,19 +26,8 @@
 
 /* ---- modules ---- */
 
-static void build_api(weft_state *W, lua_State *L) {
-  lua_newtable(L);
-  int api = lua_gettop(L);
-  lua_newtable(L);
-  lua_setfield(L, api, "weft");
-  weft_open_sandbox(W, L, api);
-  weft_open_tasks(W, L);
-  weft_open_sync(W, L);
-  weft_open_jobs(W, L);
-}
-
 static void run_prelude(weft_state *W, lua_State *L) {
-  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_PRELUDE_CHUNK,
+  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_CHUNK_PRELUDE,
                        "t") != LUA_OK ||
       (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
        lua_pcall(L, 0, 0, 0) != LUA_OK)) {
@@ -126,7 +116,7 @@ static int open_lua(lua_State *L) {
   W->ref_cweak = registry_table(L, 0, 1);
   W->ref_timeout = sentinel(L, l_timeout_tostring);
   W->ref_cancelled = sentinel(L, l_cancelled_tostring);
-  build_api(W, L);
+  weft_open_api(W, L);
   W->ref_api = luaL_ref(L, LUA_REGISTRYINDEX);
   run_prelude(W, L);
   return 0;

@@ -18,6 +18,7 @@
 
 #include "wait.h"
 #include "budget.h"
+#include "combinators.h"
 #include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
@@ -134,7 +135,7 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
     return 0;
   }
   if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) { /* a nested list waits like all{...} */
-    W->push_all(W, L, idx);
+    weft_push_all(W, L, idx);
     lua_replace(L, idx);
   }
   const weft_waitable *wt = weft_waitable_of(L, idx);

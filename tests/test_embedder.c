@@ -3,12 +3,14 @@
    says. Linked with --wrap for the C library's allocator (Makefile), so
    a block weft takes from malloc instead of desc.alloc is counted here;
    this file itself never calls malloc. */
+#define _DEFAULT_SOURCE /* NSIG */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -254,11 +256,62 @@ static void test_open_fails_cleanly_at_every_allocation(void **state) {
   assert_true(opened);
 }
 
+/* ---- no process-wide state ---- */
+
+/* Every signal's disposition, to compare. */
+typedef struct dispositions {
+  void *h[NSIG];
+} dispositions;
+
+static void read_dispositions(dispositions *d) {
+  for (int s = 1; s < NSIG; s++) {
+    struct sigaction sa;
+    d->h[s] = sigaction(s, NULL, &sa) == 0 ? (void *)sa.sa_handler : NULL;
+  }
+}
+
+static void same_dispositions(const dispositions *a, const dispositions *b) {
+  for (int s = 1; s < NSIG; s++)
+    if (a->h[s] != b->h[s]) fail_msg("signal %d's handler changed", s);
+}
+
+/* The watchdog stops a runaway loop without a signal: no handler is
+   installed at open, while it stops one, or after close. */
+static void test_no_signal_handler_at_any_point(void **state) {
+  (void)state;
+  dispositions before, now;
+  read_dispositions(&before);
+  acct a = {.fail_after = -1};
+  loader ld = {.a = &a};
+  logbook b = {0};
+  weft_desc d = engine_desc(&a, &ld, &b);
+  d.time_budget_us = 2000;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  read_dispositions(&now);
+  same_dispositions(&before, &now);
+  weft_task t;
+  static const char spin[] = "while true do end";
+  assert_int_equal(weft_run_string(W, "=spin", spin, sizeof spin - 1, &t, NULL), WEFT_OK);
+  for (int i = 0; i < 10 && weft_task_result(W, t) == WEFT_RUNNING; i++) {
+    read_dispositions(&now);
+    same_dispositions(&before, &now);
+    assert_int_equal(weft_step(W, 1.0 / 60), WEFT_OK);
+  }
+  assert_int_equal(weft_task_result(W, t), WEFT_FAILED); /* stopped by the watchdog */
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+  read_dispositions(&now);
+  same_dispositions(&before, &now);
+  assert_int_equal(a.live, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_byte_and_every_script_is_the_engines),
       cmocka_unit_test(test_loader_misses_and_syntax_errors_name_the_script),
       cmocka_unit_test(test_open_fails_cleanly_at_every_allocation),
+      cmocka_unit_test(test_no_signal_handler_at_any_point),
   };
   return cmocka_run_group_tests_name("embedder", tests, NULL, NULL);
 }
