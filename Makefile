@@ -270,7 +270,7 @@ fuzz-tape: deps $(LUA_GEN)
 
 # ---- run ----
 
-run: deps
+run: deps $(BUILD)/weft
 	@$(MAKE) --no-print-directory demo-run
 
 clean:

@@ -189,7 +189,9 @@ static int l_overlay_rects(lua_State *L) {
 
 /* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
-   dialogue = {speaker =, text =} or nil}: for tests and debug displays. */
+   keys = the line of key hints,
+   dialogue = {speaker =, text =, portrait = kind, tint = {r, g, b}} or nil}:
+   for tests and debug displays. */
 static int l_game_state(lua_State *L) {
   game *g = G(L);
   lua_createtable(L, 0, 8);
@@ -211,12 +213,24 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "headless");
   lua_pushnumber(L, g->w.amb[0]);
   lua_setfield(L, -2, "ambient");
+  char keys[KEY_HINTS_LEN];
+  render_key_hints(g, keys, sizeof keys);
+  lua_pushstring(L, keys);
+  lua_setfield(L, -2, "keys");
   if (g->w.dlg.active) {
     lua_createtable(L, 0, 2);
     lua_pushstring(L, g->w.dlg.speaker);
     lua_setfield(L, -2, "speaker");
     lua_pushstring(L, g->w.dlg.text);
     lua_setfield(L, -2, "text");
+    lua_pushstring(L, world_kind_name(g->w.dlg.portrait));
+    lua_setfield(L, -2, "portrait");
+    lua_createtable(L, 3, 0);
+    for (int i = 0; i < 3; i++) {
+      lua_pushnumber(L, g->w.dlg.tint[i] / 255.0);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "tint");
     lua_setfield(L, -2, "dialogue");
   }
   return 1;
@@ -415,18 +429,41 @@ void control_apply_speed(game *g) {
 
 /* What a key does when it goes down, from the keyboard or a test
    script's tap alike: the demo's own keys, then the scripts' key signal. */
-static void press(game *g, SDL_Scancode sc) {
-  static const double speeds[] = {1.0, 0.5, 0.25};
+/* The keys that only change what is shown, not the game: a replay's
+   viewer takes them too. Returns 1 when it took the key. */
+static int view_key(game *g, SDL_Scancode sc) {
   switch (sc) {
   case SDL_SCANCODE_F1:
     g->modes.show_tasks = !g->modes.show_tasks;
-    break;
+    return 1;
   case SDL_SCANCODE_F2:
     g->modes.show_graph = !g->modes.show_graph;
-    break;
+    return 1;
   case SDL_SCANCODE_F4:
     g->ov.nerrors = 0;
-    break;
+    return 1;
+  case SDL_SCANCODE_F11:
+    if (g->video.win) {
+      int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
+      SDL_SetWindowFullscreen(g->video.win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+    }
+    return 1;
+  case SDL_SCANCODE_F12:
+    snprintf(g->run.shot_path, sizeof g->run.shot_path, "weft-demo-%06llu.png",
+             (unsigned long long)g->run.frame);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static void press(game *g, SDL_Scancode sc) {
+  static const double speeds[] = {1.0, 0.5, 0.25};
+  if (view_key(g, sc)) {
+    control_key(g, sc);
+    return;
+  }
+  switch (sc) {
   case SDL_SCANCODE_P:
     g->modes.paused = !g->modes.paused;
     control_apply_speed(g);
@@ -445,17 +482,6 @@ static void press(game *g, SDL_Scancode sc) {
     world_advance(&g->w);
     verbs_dispatch(g);
     break;
-  case SDL_SCANCODE_F11:
-    if (g->video.win) {
-      int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
-      SDL_SetWindowFullscreen(g->video.win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
-    }
-    break;
-  case SDL_SCANCODE_F12: {
-    snprintf(g->run.shot_path, sizeof g->run.shot_path, "weft-demo-%06llu.png",
-             (unsigned long long)g->run.frame);
-    break;
-  }
   default:
     break;
   }
@@ -478,9 +504,9 @@ void control_poll(game *g) {
     } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
       if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
         g->run.quit = 1;
-      else if (g->rp.on) /* the recording plays the game; keys drive the viewer */
-        replay_key(g, sc);
-      else
+      else if (g->rp.on) { /* the recording plays the game; keys drive the viewer */
+        if (!replay_key(g, sc)) view_key(g, sc);
+      } else
         replay_note_key(g, sc, 1), game_key(g, sc, 1);
     } else if (ev.type == SDL_KEYUP && !g->rp.on) {
       replay_note_key(g, sc, 0), game_key(g, sc, 0);

@@ -94,6 +94,7 @@ typedef struct game {
     int paused;
     double time_scale;
     int show_tasks, show_graph;
+    weft_group group; /* the game group, which the two above pause and slow */
   } modes;
   struct { /* the developer overlays (overlay.c) */
     error_note errors[MAX_ERRORS];
@@ -131,6 +132,7 @@ typedef struct game {
     long jump_to;    /* run to this frame without drawing (F8, --goto); -1 none */
     long restart_to; /* F7: start the replay again and run to this frame; -1 none */
     uint64_t frames; /* in the recording */
+    const struct replay_meta *meta; /* what the recording holds besides frames; main.c's */
   } rp;
 } game;
 

@@ -44,6 +44,7 @@ typedef struct options {
   int verify;                  /* --replay: stop at the first frame that differs */
   long go_to;                  /* --replay: run to this frame, then pause; -1 none */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
+  const char *play;            /* --play: the cinematic played once the level is loaded */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -86,6 +87,12 @@ static const char *set_goto(options *o, const char *v) {
   o->go_to = strtol(v, &end, 10);
   return *v && !*end && !errno && o->go_to >= 0 ? NULL : "a frame number >= 0";
 }
+static const char *set_play(options *o, const char *v) {
+  size_t n = strlen(v);
+  if (!n || n >= MODULE_LEN || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_.") != n)
+    return "a module name, cinematics.vault";
+  return o->play = v, NULL;
+}
 static const char *set_watch(options *o, const char *v) { return (void)v, o->watch = 1, NULL; }
 static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
 
@@ -100,13 +107,14 @@ static const char *set_debug(options *o, const char *v) {
 static const option table[] = {
     {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
+    {"--play", "MODULE", "play that cinematic at once (after loading; no intro)", set_play},
     {"--seed", "S", "seed math.random, which picks guards' routes (default 1)", set_seed},
     {"--screenshot", "FILE.png", "write the last frame as a PNG", set_shot},
     {"--script", "FILE.lua", "run a test script beside the game (exit 0: it ended)", set_script},
     {"--root", "DIR", "where scripts/ and assets/ are (default: found)", set_root},
     {"--watch", NULL, "hot-reload scripts/ on save (the default with a window)", set_watch},
     {"--no-watch", NULL, "no hot reload (the default when headless)", set_no_watch},
-    {"--record", "FILE", "record the session (seed, input, reloads) into FILE", set_record},
+    {"--record", "FILE", "record the session (seed, input, reloads, level) into FILE", set_record},
     {"--replay", "FILE", "play a recording back (F5 pause, F6 step, F7/F8 -/+5 s)", set_replay},
     {"--verify", NULL, "with --replay: exit 1 at the first frame that differs", set_verify},
     {"--goto", "N", "with --replay: run to frame N at full speed, then pause", set_goto},
@@ -221,7 +229,7 @@ static void step(game *g) {
   g->run.realtime += STEP_DT;
   control_frame(g);
   control_move(g);
-  world_update(&g->w, g->modes.paused ? 0.0f : (float)(STEP_DT * g->modes.time_scale));
+  world_update(&g->w, verbs_clocks(g));
   verbs_dispatch(g);
   Uint64 t1 = SDL_GetPerformanceCounter();
   replay_hash(g); /* the frame's world, before weft adds its own state */
@@ -308,11 +316,15 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
     else
       weft_tape_free(T);
   } else if (o->record) {
-    replay_meta m = {o->seed, ""};
+    replay_meta m = {.seed = o->seed};
     snprintf(m.script, sizeof m.script, "%s", o->script ? o->script : "");
-    unsigned char meta[sizeof m.script + 8];
-    size_t n = replay_meta_write(&m, meta, sizeof meta);
-    rc = n ? weft_record(g->W, o->record, meta, n) : WEFT_EINVAL;
+    snprintf(m.play, sizeof m.play, "%s", o->play ? o->play : "");
+    size_t n = 0;
+    unsigned char *meta =
+        replay_meta_add_levels(&m, g->run.assets_dir) == 0 ? replay_meta_write(&m, &n) : NULL;
+    rc = meta ? weft_record(g->W, o->record, meta, n) : WEFT_EINVAL;
+    free(meta);
+    replay_meta_free(&m);
     if (rc == WEFT_OK) g->rp.recording = 1;
   }
   if (rc != WEFT_OK)
@@ -344,6 +356,10 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   verbs_open(g);
   control_open(g);
   assets_open(g);
+  /* launch: the options the boot script follows (launch.play) */
+  lua_createtable(g->L, 0, 1);
+  if (o->play) lua_pushstring(g->L, o->play), lua_setfield(g->L, -2, "play");
+  lua_setfield(g->L, -2, "launch");
   lua_pop(g->L, 1);
   int watch = o->watch < 0 ? !o->headless && !T : o->watch;
   if (watch && weft_watch_scripts(g->W, 1) != WEFT_OK)
@@ -405,6 +421,8 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   }
   o->seed = m->seed;
   o->script = m->script[0] ? m->script : NULL;
+  o->play = m->play[0] ? m->play : NULL;
+  g->rp.meta = m;
   weft_desc d = {0};
   weft_tape_desc(T, &d);
   snprintf(g->run.scripts_dir, sizeof g->run.scripts_dir, "%s", d.scripts_root);
@@ -416,7 +434,8 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   return T;
 }
 
-/* How many fixed steps this pass of the loop runs: one headless; as many
+/* How many fixed steps this pass of the loop runs: one headless (none
+   once a headless replay reached its --goto: the run ends); as many
    as real time asks for in a window; none while a replay is paused (but
    F6's one); up to 600 while a replay jumps ahead. */
 static int steps_due(game *g, double *acc, Uint64 *last) {
@@ -425,7 +444,10 @@ static int steps_due(game *g, double *acc, Uint64 *last) {
     long n = g->rp.jump_to - (long)g->run.frame;
     return n > 600 ? 600 : (int)n;
   }
-  if (g->run.headless) return 1;
+  if (g->run.headless) {
+    if (g->rp.on && g->rp.paused) g->run.quit = 1; /* --goto reached: nobody to press F5 */
+    return g->run.quit ? 0 : 1;
+  }
   Uint64 now = SDL_GetPerformanceCounter();
   *acc += (double)(now - *last) / (double)SDL_GetPerformanceFrequency();
   *last = now;
@@ -571,7 +593,7 @@ int main(int argc, char **argv) {
   g->modes.time_scale = 1.0;
   g->rp.jump_to = g->rp.restart_to = -1;
   if (find_root(g, o.root) != 0) return 1;
-  replay_meta meta;
+  replay_meta meta = {.seed = 0};
   weft_tape *T = o.replay ? load_replay(g, &o, &meta) : NULL;
   if (o.replay && !T) return 1;
   g->run.seed = o.seed;
@@ -580,6 +602,7 @@ int main(int argc, char **argv) {
       (o.debug && start_debugger(g, o.debug - 1) != 0)) {
     if (g->W) weft_close(g->W);
     close_video(g);
+    replay_meta_free(&meta);
     return 1;
   }
   weft_task boot = {0}, test = {0};
@@ -609,6 +632,7 @@ int main(int argc, char **argv) {
   if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);
   world_free(&g->w);
   close_video(g);
+  replay_meta_free(&meta);
   if (g->rp.restart_to >= 0) restart_replay(argc, argv, g->rp.restart_to);
   return rc;
 }

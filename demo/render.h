@@ -19,6 +19,10 @@ int render_save_png(game *g, const char *path);
 /* The lowest screen y the overlays may use: above the dialogue box when
    one is open, else above the letterbox or the line of key hints. */
 int render_free_bottom(const game *g);
+/* The line of key hints at the bottom (the game's, or a replay
+   viewer's), into out. */
+#define KEY_HINTS_LEN 256
+void render_key_hints(const game *g, char *out, size_t n);
 /* Notes a box of text drawn this frame (for overlay_rects()). */
 void render_note(game *g, const char *name, SDL_Rect r);
 

@@ -16,6 +16,12 @@ void verbs_open(game *g);
    fires. Called after world_update and after every verb. */
 void verbs_dispatch(game *g);
 
+/* Before world_update: sets the dt of every clock a timed action runs on
+   from the rate of the script group that started it (the game's when
+   that group is gone) and frees the unused ones. Returns the world's own
+   dt: the game group's, paused by P and slowed by T and time_scale(). */
+float verbs_clocks(game *g);
+
 /* Helpers shared with control.c. L is the calling thread. */
 void verbs_push_api(game *g, lua_State *L);                     /* the script API table */
 void verbs_push_group(game *g, lua_State *L, const char *name); /* groups.<name> */

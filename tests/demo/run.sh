@@ -70,6 +70,31 @@ reload_test() {
 }
 if reload_test; then ok "reload_test"; else bad "reload_test" "$out/reload_test.log"; fi
 
+# make run builds the weft program too (docs/designers.md runs it)
+b=$(mktemp -d)
+if make -n -B run BUILD="$b" 2>/dev/null | grep -q -- "-o $b/weft "; then
+  ok "make run builds build/weft"
+else
+  bad "make run builds build/weft"
+fi
+rm -rf "$b"
+
+# --play MODULE: the intro skipped, the cinematic played at once
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.vault \
+     --script tests/demo/play/vault.lua >"$out/play_vault.log" 2>&1; then
+  ok "--play cinematics.vault plays it once the level is loaded"
+else
+  bad "--play cinematics.vault plays it once the level is loaded" "$out/play_vault.log"
+fi
+
+# Tests that save scripts while the game runs (tests/demo/live.sh makes
+# the saves each asks for, on a copy of the game).
+for t in tests/demo/live/*.lua; do
+  [ -f "$t" ] || continue
+  name=live_$(basename "$t" .lua)
+  if sh tests/demo/live.sh "$demo" "$t" "$out/$name.log"; then ok "$name"; else bad "$name" "$out/$name.log"; fi
+done
+
 # A screenshot of a given frame shows the level: not blank, lit, varied.
 # frame 2400: after the intro, the hero at the gate under the torches
 shot() { # name frames seed
