@@ -296,7 +296,7 @@ static void do_cancel(weft_sched *s, task *t);
 static void child_unlink(weft_sched *s, task *t) {
   if (!t->parent) return;
   WEFT_ASSERT(weft_slot_live(T(s, t->parent - 1)));
-  weft_list_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
+  weft_ring_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
   t->parent = NONE;
 }
 
@@ -356,7 +356,7 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
   g->ntasks++;
   if (p) {
     t->parent = tidx(p) + 1;
-    weft_list_push(&p->children, i + 1, &t->sib, sib_link, s);
+    weft_ring_push(&p->children, i + 1, &t->sib, sib_link, s);
   }
   *out = id;
   if (udata) *udata = udata_of(t);

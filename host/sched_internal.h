@@ -119,7 +119,7 @@ typedef struct task {
   uint32_t born; /* creation sequence (wraps) */
   rec own; /* the inline record */
   uint32_t parent; /* parent task index + 1 */
-  weft_list children; /* in spawn order, index + 1 */
+  weft_ring children; /* in spawn order, index + 1 (a ring: the slot stays 88 bytes) */
   weft_link sib;      /* among its parent's children */
   weft_link member;   /* in its group's tasks */
 } task;
@@ -127,7 +127,7 @@ typedef struct task {
 typedef struct group {
   weft_slot h;
   uint32_t parent; /* index + 1 */
-  weft_list children; /* subgroups in creation order, index + 1 */
+  weft_ring children; /* subgroups in creation order, index + 1 */
   weft_link sib;      /* among its parent's subgroups */
   weft_link all;      /* in the scheduler's list of groups */
   weft_list tasks;    /* its tasks in creation order, index + 1 */
