@@ -193,9 +193,3 @@ uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_
   }
   return k;
 }
-
-void weft_group_reap(weft_sched *s, group *g) {
-  WEFT_ASSERT(weft_slot_live(g) && (g->ntasks == 0) == weft_list_empty(&g->tasks));
-  if (g->refs == 0 && g->ntasks == 0 && weft_ring_empty(&g->children) && gidx(g) != s->root)
-    weft_group_free(s, g);
-}

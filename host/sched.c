@@ -572,7 +572,7 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
 
 /* Queues record r (at x, kind set) on clock c: a timer in a run, a
    next-frame sleep in the queue. 0 when out of memory. */
-static inline int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
+HOT_INLINE int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
   x->seq = (uint32_t)s->seq;
   if (x->kind == REC_TIMER) {
     if (!run_join(s, c, to_ns(end), r, x)) return 0;

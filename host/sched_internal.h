@@ -10,6 +10,14 @@
 #include "sched.h"
 #include "weft_assert.h"
 
+/* For the few helpers of the hottest paths that grew past what the
+   compiler inlines on its own (a sleep's queueing): inlined always. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static inline
+#endif
+
 /* Deadlines are kept in whole nanoseconds, so two sleeps that end at the
    same moment compare equal even when the clock's floating-point sum
    rounds differently (1.5 + 0.5 vs 2.0), and ties fall to sleep order.
@@ -258,7 +266,7 @@ uint32_t weft_run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h);
    during a wake pass, so a run being woken is never joined. Inline: most
    sleeps join a run, and this is every sleep's path. 0 when out of
    memory. */
-static inline int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
+HOT_INLINE int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
   uint32_t h =
       (uint32_t)((((uint64_t)due ^ ((uintptr_t)c >> 4)) * 0x9E3779B97F4A7C15ull) >> 56) &
       (RUN_CACHE - 1);
@@ -321,7 +329,12 @@ void weft_timers_wake(weft_sched *s);
 int weft_group_new(weft_sched *s, group *parent, weft_id *out);
 void weft_group_free(weft_sched *s, group *g);
 /* Frees g if nothing holds it (references, tasks, subgroups) and it is
-   not the root. */
-void weft_group_reap(weft_sched *s, group *g);
+   not the root. Inline: every task's end asks, and the answer is mostly
+   no. */
+static inline void weft_group_reap(weft_sched *s, group *g) {
+  WEFT_ASSERT(weft_slot_live(g) && (g->ntasks == 0) == weft_list_empty(&g->tasks));
+  if (g->refs == 0 && g->ntasks == 0 && weft_ring_empty(&g->children) && gidx(g) != s->root)
+    weft_group_free(s, g);
+}
 
 #endif
