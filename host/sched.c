@@ -300,7 +300,6 @@ static void child_unlink(weft_sched *s, task *t) {
   t->parent = NONE;
 }
 
-
 static void free_task(weft_sched *s, task *t, int state) {
   WEFT_ASSERT(weft_slot_live(t));
   if (s->hot == t) {
