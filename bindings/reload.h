@@ -25,8 +25,4 @@ int weft_open_modules(weft_state *W);
 void weft_poll_reload(weft_state *W);
 int weft_l_group_start(lua_State *L);
 
-/* bindings/lua/modules.lua, embedded at build time (xxd -i). */
-extern unsigned char weft_lua_modules[];
-extern unsigned int weft_lua_modules_len;
-
 #endif

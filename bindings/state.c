@@ -24,6 +24,8 @@
 #include "wait.h"
 #include "watchdog.h"
 
+#include "lua_prelude.h" /* generated: bindings/lua/prelude.lua */
+
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
 
 /* ---- where Lua's blocks come from ----

@@ -36,8 +36,4 @@ void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 void weft_flush_warnings(weft_state *W);
 
-/* bindings/lua/prelude.lua, embedded at build time (xxd -i). */
-extern unsigned char weft_lua_prelude[];
-extern unsigned int weft_lua_prelude_len;
-
 #endif
