@@ -66,7 +66,7 @@ struct weft_state {
   /* ---- what it is made of ---- */
   lua_State *L;
   weft_sched *S;
-  weft_sync *Y;
+  weft_sync *sync; /* signals and channels (host/sync.h) */
   weft_jobs *J; /* started by the first job() */
   weft_desc desc;
   char *root;   /* scripts root, owned */

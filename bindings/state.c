@@ -277,9 +277,9 @@ weft_state *weft_open(const weft_desc *desc) {
   sd.timer_done = weft_timer_done;
   sd.user = W;
   W->S = weft_sched_create(&sd);
-  W->Y = weft_sync_create(weft_host_alloc, W);
+  W->sync = weft_sync_create(weft_host_alloc, W);
   W->L = lua_newstate(l_alloc, W);
-  if (!W->root || !W->assets || !W->mem.reserve || !W->sites || !W->S || !W->Y || !W->L) {
+  if (!W->root || !W->assets || !W->mem.reserve || !W->sites || !W->S || !W->sync || !W->L) {
     weft_close(W);
     return NULL;
   }
@@ -321,8 +321,8 @@ int weft_close(weft_state *W) {
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
   W->S = NULL;
-  if (W->Y) leaked += weft_sync_destroy(W->Y);
-  W->Y = NULL;
+  if (W->sync) leaked += weft_sync_destroy(W->sync);
+  W->sync = NULL;
   weft_side_free(&W->cold, weft_host_alloc, W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */
