@@ -8,10 +8,7 @@
 
 #include "../host/jobs.h"
 #include "../host/sync.h"
-#include "reload.h"
-#include "state.h"
-#include "stretch.h"
-#include "watchdog.h"
+#include "parts.h"
 #include "weft.h"
 
 #define WEFT_MAX_JOB_KINDS 32
@@ -42,25 +39,6 @@ typedef struct ltask {
   unsigned pinned : 1;    /* its handle holds a name: held in ref_pinned */
   unsigned cold : 1;      /* its cold record is in use (weft_cold) */
 } ltask;
-
-/* A spawn running its new task at once (task.c): its handle is made
-   once the task stops, unless something asks for it earlier. */
-typedef struct weft_spawning {
-  weft_id id;     /* the new task, 0: none */
-  uint32_t site;  /* its spawn site, kept when it ends */
-  uint8_t final;  /* how it ended, 0: it has not */
-  uint8_t packed; /* the kept value is its results packed {n=..., ...} */
-  uint8_t kept;   /* W->spawns holds its handle (handle = 1) or its outcome (1 value) */
-  uint8_t handle; /* ...which is its handle */
-  uint8_t made;   /* a handle was made while it ran (cached weakly in ref_handles) */
-} weft_spawning;
-
-/* A slot whose thread is kept in ref_tasks for its next task (task.c). */
-#define WEFT_IDLE_CACHE 64
-typedef struct weft_idle {
-  uint32_t slot; /* slot index + 1, 0: none */
-  lua_State *co; /* the thread kept there */
-} weft_idle;
 
 struct weft_state {
   /* ---- what it is made of ---- */
