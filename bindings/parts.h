@@ -4,13 +4,12 @@
 #ifndef WEFT_PARTS_H
 #define WEFT_PARTS_H
 
-#include <pthread.h>
 #include <stdatomic.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include <lua.h>
 
+#include "../host/plat.h"
 #include "../host/pool.h"
 #include "weft.h"
 
@@ -50,38 +49,17 @@ typedef struct weft_watchdog {
   _Atomic uint32_t gen;      /* bumped at each start and end of a stretch */
   _Atomic uint32_t limit_us; /* the running stretch's time; 0: none runs */
   _Atomic uint32_t fire;     /* the gen it stopped (anything else: none) */
-  _Atomic(pthread_t) runner; /* the thread running the scripts */
-  pthread_t thread;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
+  _Atomic(lua_State *) run;  /* W->bud.run, for the watchdog to hook */
+  atomic_int poking;         /* the watchdog is setting a hook on run */
+  uint32_t grace_gen;        /* script thread: the stop whose grace counts... */
+  lua_State *grace_L;        /* ...on this thread (budget.c) */
+  weft_thread thread;
+  weft_mutex mu;
+  weft_cond cv;
   uint32_t tick_us;
   uint8_t on;   /* the thread runs */
   uint8_t quit; /* ...and is asked to stop (under mu) */
 } weft_watchdog;
-
-/* ---- state.c: the allocator ---- */
-
-/* Where the Lua state's blocks come from. */
-typedef struct weft_blocks {
-  const char *name; /* "mimalloc" or "libc" */
-  void *(*malloc)(size_t);
-  void *(*realloc)(void *, size_t);
-  void (*free)(void *);
-} weft_blocks;
-
-/* The allocator's accounts: what the Lua state holds, and a reserve for
-   undoing a failed reload when nothing else can be allocated. */
-typedef struct weft_memory {
-  weft_blocks blocks;       /* where Lua's blocks come from, fixed at open */
-  size_t used, limit, peak; /* bytes the Lua state holds now, may hold, held at most */
-  uint64_t allocs;          /* allocations made (Lua and host), ever */
-  uint64_t alloc_bytes;     /* bytes those allocations added, ever */
-  int in_report;            /* reporting an error: allocation headroom */
-  int in_rollback;          /* undoing a failed reload: the reserve may serve */
-  char *reserve;            /* memory kept for that */
-  size_t reserve_used;      /* ...bytes handed out, from the start */
-  uint32_t reserve_live;    /* ...blocks not yet given back */
-} weft_memory;
 
 /* ---- reload.c: modules and hot reload ---- */
 

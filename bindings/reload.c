@@ -497,7 +497,7 @@ int weft_watch_scripts(weft_state *W, int on) {
     return WEFT_OK;
   }
   if (W->mods.watch) return WEFT_OK;
-  return weft_watch_open(W->root, NULL, &W->mods.watch);
+  return weft_watch_open(W->root, NULL, weft_host_alloc, W, &W->mods.watch);
 }
 
 void weft_poll_reload(weft_state *W) {

@@ -324,7 +324,7 @@ static int push_anchors(weft_state *W, lua_State *L, uint32_t i) {
 
 /* After task id (now ended) is done with its thread co. */
 static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int seen) {
-  *(weft_id *)lua_getextraspace(co) = 0; /* a plain (dead) coroutine from now on */
+  weft_thread_set_task(co, 0); /* a plain (dead) coroutine from now on */
   if (!seen && W->nidle < THREAD_POOL && lua_status(co) == LUA_OK && lua_gettop(co) == 0) {
     W->nidle++; /* stays in the slot */
     uint32_t i = WEFT_ID_INDEX(id);
@@ -589,7 +589,7 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
     weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
     luaL_error(L, "not enough memory");
   }
-  *(weft_id *)lua_getextraspace(co) = id;
+  weft_thread_set_task(co, id);
   ltask *plt = !parent ? NULL : parent == W->cur && W->curlt ? W->curlt : LT(W, parent);
   lt->site = spawn_site(W, L, plt ? plt->site : 0);
   lt->base = (unsigned)nargs; /* below LUAI_MAXSTACK: co has room for them */

@@ -8,7 +8,5 @@
 /* Starts the watchdog (0 when it runs); stops it. */
 int weft_watchdog_start(weft_state *W);
 void weft_watchdog_stop(weft_state *W);
-/* The calling thread runs W's scripts from now on. */
-void weft_watchdog_here(weft_state *W);
 
 #endif

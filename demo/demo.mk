@@ -7,7 +7,7 @@ DEPS += pc:sdl2:libsdl2-dev pc:SDL2_ttf:libsdl2-ttf-dev pc:SDL2_image:libsdl2-im
         file:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core \
         cmd:xvfb-run:xvfb cmd:xdotool:xdotool
 
-DEMO_CFLAGS = $(shell pkg-config --cflags sdl2 SDL2_ttf SDL2_image)
+DEMO_CFLAGS = -I bindings $(shell pkg-config --cflags sdl2 SDL2_ttf SDL2_image)
 DEMO_LIBS   = $(shell pkg-config --libs sdl2 SDL2_ttf SDL2_image)
 DEMO_SRC    := $(filter-out demo/artgen.c,$(wildcard demo/*.c))
 DEMO_OBJ    := $(DEMO_SRC:%.c=$(BUILD)/%.o)

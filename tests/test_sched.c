@@ -38,7 +38,8 @@ typedef struct tev {
 } tev;
 
 typedef struct ctx {
-  memstat mem;
+  memstat mem;      /* first: the allocator's ud is the context too */
+  int refuse;       /* every allocation fails while set (frees work) */
   weft_sched *s;
   int nolog;        /* count resumes without logging them */
   long total;       /* resumes */
@@ -115,9 +116,16 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* count_alloc, refusing to allocate or grow while the context says so. */
+static void *test_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  ctx *c = ud;
+  if (c->refuse && nsize > (ptr ? osize : 0)) return NULL;
+  return count_alloc(&c->mem, ptr, osize, nsize);
+}
+
 static weft_sched *sched_new(ctx *c, uint32_t max_tasks) {
   weft_sched_desc d = {0};
-  d.alloc = count_alloc;
+  d.alloc = test_alloc;
   d.alloc_ud = &c->mem;
   d.max_tasks = max_tasks;
   d.task_udata_size = sizeof(tdata);
@@ -1212,6 +1220,38 @@ static void test_cancel_of_running_task_is_deferred_until_resume_returns(void **
   sched_end(s, c);
 }
 
+/* Cancels itself with allocations failing, then again with them back,
+   noting each result and whether it is doomed after (note[0..3]); yields
+   at once (suspended, no records). */
+static void act_cancel_self_out_of_memory(weft_sched *s, weft_id self, tdata *d) {
+  (void)d;
+  ctx *c = weft_sched_user(s);
+  c->refuse = 1;
+  c->note[0] = weft_task_cancel(s, self);
+  c->note[1] = weft_task_doomed(s, self);
+  c->refuse = 0;
+  c->note[2] = weft_task_cancel(s, self);
+  c->note[3] = weft_task_doomed(s, self);
+}
+
+/* A cancel that cannot be put off (no memory to note it) leaves the task
+   as it was: not doomed, so it is not told to yield for a cancel that
+   will never run, and a later cancel is put off and runs as usual. */
+static void test_cancel_of_running_task_out_of_memory_leaves_it_undoomed(void **state) {
+  ctx *c = *state;
+  weft_sched *s = sched_new(c, 0);
+  weft_id t = spawn(s, 0, 0, 1, act_cancel_self_out_of_memory, 0);
+  weft_sched_run_ready(s);
+  EXPECT_FRAME(c, 0, 1);
+  assert_int_equal(c->note[0], WEFT_ENOMEM);
+  assert_int_equal(c->note[1], 0);
+  assert_int_equal(c->note[2], WEFT_EBUSY);
+  assert_int_equal(c->note[3], 1);
+  EXPECT_CANCELS(c, 1);
+  assert_int_equal(weft_task_state(s, t), WEFT_ESTALE);
+  sched_end(s, c);
+}
+
 /* Cancels its parent, notes what it sees in note[0..4], and yields at
    once (suspended, no records). */
 static void act_cancel_parent(weft_sched *s, weft_id self, tdata *d) {
@@ -1755,6 +1795,7 @@ int main(void) {
       T(test_cancelled_sleeps_leave_the_rest_in_order),
       T(test_cancel_of_finished_task_is_stale_and_does_nothing),
       T(test_cancel_of_running_task_is_deferred_until_resume_returns),
+      T(test_cancel_of_running_task_out_of_memory_leaves_it_undoomed),
       T(test_cancel_of_ancestor_from_running_child_is_deferred),
       T(test_finish_failed_cancels_children),
       T(test_finish_done_leaves_children_parentless_in_group),
