@@ -5,7 +5,6 @@
 
 #include <lauxlib.h>
 #include <lua.h>
-#include <string.h>
 
 #include "../host/jobs.h"
 #include "../host/sync.h"
@@ -121,34 +120,6 @@ static inline weft_state *weft_get(lua_State *L) {
   void *ud;
   lua_getallocf(L, &ud);
   return (weft_state *)ud;
-}
-
-/* The task a thread belongs to, 0 for the main thread and plain
-   coroutines, kept in the thread's extra space (new threads copy it).
-   LUA_EXTRASPACE is a pointer's size: where a weft_id does not fit
-   (32-bit builds) it keeps the task's slot index + 1, and the id is that
-   of the live task in the slot (a thread's mark is cleared when its task
-   ends, before the slot can be reused). */
-_Static_assert(LUA_EXTRASPACE >= sizeof(uint32_t), "weft needs 4 bytes of LUA_EXTRASPACE");
-static inline void weft_thread_set_task(lua_State *L, weft_id id) {
-  void *p = lua_getextraspace(L);
-  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
-    memcpy(p, &id, sizeof id);
-  } else {
-    uint32_t i = id ? WEFT_ID_INDEX(id) + 1 : 0;
-    memcpy(p, &i, sizeof i);
-  }
-}
-static inline weft_id weft_thread_task(lua_State *L) {
-  const void *p = lua_getextraspace(L);
-  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
-    weft_id id;
-    memcpy(&id, p, sizeof id);
-    return id;
-  }
-  uint32_t i;
-  memcpy(&i, p, sizeof i);
-  return i ? weft_sched_task_at(weft_get(L)->S, i - 1) : 0;
 }
 
 #endif
