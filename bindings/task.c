@@ -10,7 +10,6 @@
 #include "group.h"
 #include "report.h"
 #include "sites.h"
-#include "state.h"
 #include "sync.h"
 #include "wait.h"
 
