@@ -189,7 +189,7 @@ $(BUILD)/weft: $(BUILD)/cli/main.o $(MIALLOC_OBJ) $(BUILD)/libweft.a
 # allocator: none may happen.
 $(BUILD)/tests/test_embedder: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
   -Wl,--wrap=free,--wrap=strdup,--wrap=strndup
-$(BUILD)/tests/test_embedder: CFLAGS += -I bindings
+$(BUILD)/tests/test_embedder $(BUILD)/tests/test_capi: CFLAGS += -I bindings
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)

@@ -96,6 +96,8 @@ struct weft_state {
   lua_State *spawns; /* a thread never run: [depth + 1] holds what spawning[depth] kept */
   int close_depth;  /* nested coroutine closes and task unwinds */
   int in_cleanup;   /* running finally() cleanups */
+  int in_call;      /* running functions C called (weft_call) */
+  uint64_t cserial; /* ids given to the signals and channels C made */
 
   /* ---- hooks between the parts ---- */
   int hook_extra; /* hook events wanted besides the count (a debugger's) */

@@ -190,7 +190,7 @@ static int l_signal_connect(lua_State *L) {
   lua_setiuservalue(L, -2, 1);
   /* The connection keeps its group: a cancel of the group (or a
      disconnect) ends it, not the collector finding the handle unused. */
-  weft_push_group(W, L, c->group);
+  weft_push_group_id(W, L, c->group);
   lua_setiuservalue(L, -2, 2);
   if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -495,7 +495,7 @@ static int l_channel_close(lua_State *L) {
   weft_state *W = weft_get(L);
   shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
   if (weft_channel_closed(W->sync, h->id)) return 0;
-  weft_channel_close(W->sync, h->id);
+  weft_sync_close_channel(W->sync, h->id);
   lua_settop(L, 1);
   /* Receivers only wait on an empty channel: they all get nil, "closed". */
   lua_pushnil(L);

@@ -51,10 +51,16 @@ typedef struct bytes {
   unsigned char *p;
   size_t n, cap;
   int oom;
+  weft_alloc_fn alloc; /* the tape's */
+  void *ud;
 } bytes;
 
 struct weft_tape {
   int recording;
+  /* Where its blocks come from: a recording's, its state's allocator; a
+     loaded one's, realloc and free (no state exists yet). */
+  weft_alloc_fn alloc;
+  void *ud;
   /* record */
   FILE *f;
   uint32_t sum;  /* FNV-1a 32 of every byte written */
@@ -84,6 +90,18 @@ struct weft_tape {
   tfile *files;
   int nfiles, capfiles;
 };
+
+/* A block of the tape's: lua_Alloc's contract over T->alloc. */
+static inline void *weft_tape_mem(weft_tape *T, void *p, size_t osize, size_t nsize) {
+  return T->alloc(T->ud, p, osize, nsize);
+}
+/* Sets T's allocator (and its scratch buffer's). */
+static inline void weft_tape_set_alloc(weft_tape *T, weft_alloc_fn alloc, void *ud) {
+  T->alloc = T->scratch.alloc = alloc;
+  T->ud = T->scratch.ud = ud;
+}
+/* The allocator of a tape loaded before any state: realloc and free. */
+void *weft_tape_libc_alloc(void *ud, void *p, size_t osize, size_t nsize);
 
 #define FNV64_INIT 14695981039346656037u
 #define FNV32_INIT 2166136261u

@@ -799,7 +799,7 @@ static int l_task_index(lua_State *L) {
     if (h->final)
       lua_pushnil(L);
     else
-      weft_push_group(W, L, weft_task_group(W->S, h->id));
+      weft_push_group_id(W, L, weft_task_group(W->S, h->id));
   } else if (strcmp(k, "error") == 0) {
     if (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)
       lua_getiuservalue(L, 1, 1);

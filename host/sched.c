@@ -115,7 +115,7 @@ weft_sched *weft_sched_create(const weft_sched_desc *desc) {
   weft_pool_init(&s->groups, sizeof(group), 0, d.alloc, d.alloc_ud);
   s->waiters.elem_size = sizeof(weft_wlist);
   weft_id root;
-  if (weft_group_new(s, NULL, &root) != WEFT_OK) {
+  if (weft_group_make(s, NULL, &root) != WEFT_OK) {
     weft_sched_destroy(s);
     return NULL;
   }
@@ -138,7 +138,7 @@ int weft_sched_destroy(weft_sched *s) {
     s->deferred.n = 0;
     s->stack.n = 0;
     for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next)
-      weft_group_cancel(s, weft_pool_id(G(s, gi - 1)));
+      weft_sched_cancel_group(s, weft_pool_id(G(s, gi - 1)));
   }
   int leaked = (int)s->tasks.used;
   /* Free groups leaves first: walk the creation list backwards. */

@@ -318,7 +318,7 @@ void weft_timers_wake(weft_sched *s);
 
 /* groups.c */
 /* A new group under parent (NULL: the root) with one reference. */
-int weft_group_new(weft_sched *s, group *parent, weft_id *out);
+int weft_group_make(weft_sched *s, group *parent, weft_id *out);
 void weft_group_free(weft_sched *s, group *g);
 /* Frees g if nothing holds it (references, tasks, subgroups) and it is
    not the root. */
