@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tapefile.h"
-#include "tape.h"
 
 /* ---- encoding ---- */
 

@@ -131,4 +131,9 @@ uint64_t weft_tape_get_u(reader *r, int nbytes);
 double weft_tape_get_f64(reader *r);
 const char *weft_tape_get_str(reader *r, size_t *n);
 
+/* Checks and indexes a recording in memory (buf: malloc'd, taken over,
+   n bytes; name: for messages), as weft_tape_load does a file. */
+int weft_tape_parse(unsigned char *buf, size_t n, const char *name, weft_tape **out, char *err,
+                    size_t errlen);
+
 #endif
