@@ -1,17 +1,20 @@
 /* The platform layer (plat.h) on POSIX: pthreads, clock_gettime, stat,
    opendir, inotify (Linux) and BSD sockets. */
 #ifndef _WIN32
-#define _DEFAULT_SOURCE /* DT_DIR, inotify */
+#define _DEFAULT_SOURCE /* DT_DIR, inotify, realpath */
 #include "plat.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -140,6 +143,20 @@ int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int 
   }
   closedir(d);
   return WEFT_OK;
+}
+
+int weft_path_resolve(const char *path, char *out, size_t cap) {
+  char buf[PATH_MAX];
+  if (!realpath(path, buf) || strlen(buf) >= cap) return WEFT_EINVAL;
+  memcpy(out, buf, strlen(buf) + 1);
+  return WEFT_OK;
+}
+
+int weft_path_absolute(const char *path, char *out, size_t cap) {
+  if (path[0] == '/') return (size_t)snprintf(out, cap, "%s", path) < cap ? WEFT_OK : WEFT_EINVAL;
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return WEFT_EINVAL;
+  return (size_t)snprintf(out, cap, "%s/%s", cwd, path) < cap ? WEFT_OK : WEFT_EINVAL;
 }
 
 /* ---- change notifications: inotify, one watch per directory ---- */
@@ -307,7 +324,7 @@ int weft_sock_listen(int port, weft_sock *out, int *bound) {
   int one = 1;
   socklen_t alen = sizeof a;
   if (!nonblocking(fd) || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1) != 0 ||
+      bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, WEFT_SOCK_BACKLOG) != 0 ||
       getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
     close(fd);
     return WEFT_EIO;
@@ -338,6 +355,18 @@ int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
   int r = poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
   if (r < 0) return errno == EINTR ? 0 : WEFT_EIO;
   return r > 0;
+}
+
+int weft_sock_wait_in(const weft_sock *s, int n, int timeout_ms) {
+  struct pollfd p[8];
+  if (n < 1 || n > 8) return WEFT_EINVAL;
+  for (int i = 0; i < n; i++) p[i] = (struct pollfd){(int)s[i], POLLIN, 0};
+  int r = poll(p, (nfds_t)n, timeout_ms < 0 ? -1 : timeout_ms);
+  if (r < 0) return errno == EINTR ? 0 : WEFT_EIO;
+  int mask = 0;
+  for (int i = 0; i < n; i++)
+    if (p[i].revents) mask |= 1 << i;
+  return mask;
 }
 
 long weft_sock_recv(weft_sock s, void *buf, size_t n) {
