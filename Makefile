@@ -53,6 +53,7 @@ DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-de
 
 -include demo/demo.mk
 -include tests/bench/bench.mk
+-include mk/windows.mk
 
 .PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
 
@@ -73,6 +74,8 @@ help:
 	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
 	@echo "make test-docs   runs every command README.md and docs/designers.md show"
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
+	@echo "make test-windows  cross-build with mingw-w64 (build-win/), run the C and script tests, embed and a replay under wine"
+	@echo "make windows-build  what make test-windows builds, without running it"
 	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
 	@echo "make bench       build and run the benchmarks, print the table"
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
