@@ -163,12 +163,16 @@ install: all $(BUILD)/libweft.so
 	install -m 644 bindings/weft.h host/weft_base.h $(DESTDIR)$(INCDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' weft.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc
 	install -m 755 $(BUILD)/weft $(DESTDIR)$(PREFIX)/bin/weft
+	install -d $(DESTDIR)$(LIBDIR)/cmake/weft
+	for f in weftConfig weftConfigVersion; do \
+	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SOMAJOR@|$(SOMAJOR)|' cmake/$$f.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/weft/$$f.cmake; done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.so \
 	  $(DESTDIR)$(LIBDIR)/libweft.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libweft.so.$(VERSION) \
 	  $(DESTDIR)$(INCDIR)/weft.h $(DESTDIR)$(INCDIR)/weft_base.h \
-	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft \
+	  $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfig.cmake $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfigVersion.cmake
 
 $(BUILD)/weft: $(BUILD)/bindings/main.o $(BUILD)/libweft.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm

@@ -8,6 +8,9 @@
 # build-win/src and build-win/deps are kept between runs, so only weft is
 # rebuilt.
 
+# make test-embed builds examples/embed with CMake as well (cmake/).
+DEPS       += cmd:cmake:cmake
+
 WIN        := build-win
 WIN_CC     ?= x86_64-w64-mingw32-gcc
 WIN_AR     ?= x86_64-w64-mingw32-ar
