@@ -15,8 +15,13 @@ CFLAGS   ?=
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -g $(OPT) $(WARN) -MMD -MP -iquote host
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS   += -DWEFT_ASSERTS
 LDFLAGS  += -fsanitize=address,undefined
 endif
+
+# The library's objects export only what weft.h and weft_base.h declare
+# (WEFT_API): everything else is hidden from the shared library.
+LIB_CFLAGS := -fvisibility=hidden -DWEFT_BUILD
 
 # Evaluated when used, so packages installed by `deps` are seen.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 libcjson)
@@ -24,15 +29,18 @@ LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson)
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
-BINDINGS_SRC := $(filter-out bindings/main.c,$(wildcard bindings/*.c))
-# The Lua parts of the bindings, embedded as C arrays (xxd -i).
+BINDINGS_SRC := $(wildcard bindings/*.c)
+# The Lua parts of the bindings, embedded as static const arrays (xxd -i)
+# in a header the one file loading each part includes.
 LUA_PARTS    := $(wildcard bindings/lua/*.lua)
-LUA_GEN      := $(LUA_PARTS:bindings/lua/%.lua=$(BUILD)/gen/lua_%.c)
+LUA_GEN      := $(LUA_PARTS:bindings/lua/%.lua=$(BUILD)/gen/lua_%.h)
 HOST_OBJ     := $(HOST_SRC:%.c=$(BUILD)/%.o)
-BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o) $(LUA_GEN:%.c=%.o)
-PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o) \
-                $(LUA_GEN:$(BUILD)/%.c=$(BUILD)/pic/%.o)
+BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o)
+PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o)
 CTEST_SRC    := $(wildcard tests/test_*.c)
+# mimalloc for the programs' states (weft, weft-demo, the benchmarks),
+# loaded at run time: cli/mialloc.c.
+MIALLOC_OBJ  := $(BUILD)/cli/mialloc.o
 
 # Installation (make install PREFIX=... DESTDIR=...).
 PREFIX  ?= /usr/local
@@ -46,16 +54,17 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # What the build needs, as kind:name:debian-package, where kind is pc (a
 # pkg-config module), cmd (a command), file (a path) or lib (a shared
 # library the dynamic linker knows). Included makefiles (demo/demo.mk,
-# tests/bench/bench.mk) append to DEPS. mimalloc is loaded at run time
-# for the Lua heap (bindings/state.c), not linked.
+# tests/bench/bench.mk) append to DEPS. mimalloc is the programs' choice
+# for their states' blocks (cli/mialloc.c loads it at run time), not the
+# library's.
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
         cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0
 
--include demo/demo.mk
--include tests/bench/bench.mk
+include demo/demo.mk
+include tests/bench/bench.mk
 -include mk/windows.mk
 
-.PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
+.PHONY: all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -64,6 +73,7 @@ all: deps
 help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
+	@echo "make check       the edit loop: test-c, test-lua and test-cli"
 	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
@@ -120,30 +130,29 @@ weft: $(BUILD)/weft $(BUILD)/libweft.a
 # there can include lua.h.
 $(BUILD)/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LUA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(LUA_CFLAGS) -c $< -o $@
 
-$(BUILD)/gen/lua_%.c: bindings/lua/%.lua
+$(BUILD)/gen/lua_%.h: bindings/lua/%.lua
 	@mkdir -p $(dir $@)
-	xxd -i -n weft_lua_$* $< > $@
+	xxd -i -n weft_lua_$* $< > $@.tmp
+	sed 's/^unsigned/static const unsigned/' $@.tmp > $@.tmp2
+	mv $@.tmp2 $@; rm -f $@.tmp
 
-$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(CFLAGS) -c $< -o $@
-
-$(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+# The bindings find the generated headers in $(BUILD)/gen, made first.
+$(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(BUILD)/gen
+$(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): | $(LUA_GEN)
 
 $(BUILD)/pic/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC -c $< -o $@
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC $(LUA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC $(LUA_CFLAGS) -c $< -o $@
 
 $(BUILD)/libweft.a: $(HOST_OBJ) $(BINDINGS_OBJ)
 	@rm -f $@
@@ -174,8 +183,20 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft \
 	  $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfig.cmake $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfigVersion.cmake
 
-$(BUILD)/weft: $(BUILD)/bindings/main.o $(BUILD)/libweft.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm
+# The weft program is a user of the library: it sees weft.h as an
+# installed program would, on the include path.
+$(BUILD)/cli/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -I bindings -c $< -o $@
+
+$(BUILD)/weft: $(BUILD)/cli/main.o $(MIALLOC_OBJ) $(BUILD)/libweft.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LUA_LIBS) -lm -lpthread -ldl
+
+# The embedder's test sees every call weft makes to the C library's
+# allocator: none may happen.
+$(BUILD)/tests/test_embedder: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
+  -Wl,--wrap=free,--wrap=strdup,--wrap=strndup
+$(BUILD)/tests/test_embedder $(BUILD)/tests/test_capi: CFLAGS += -I bindings
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
@@ -183,8 +204,13 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 
 # ---- tests ----
 
+# With -j, each suite's output is printed whole when it ends.
+check: deps
+	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli
+
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua test-cli test-conformance test-embed test-dap test-demo test-docs
+	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli test-conformance \
+	  test-embed test-dap test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -220,6 +246,8 @@ test-conformance: $(BUILD)/weft
 test-embed: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so
 	@echo "== embedding from the installed package (examples/embed)"
 	@sh tests/embed/run.sh $(BUILD)
+	@echo "== the shared library's boundary"
+	@sh tests/embed/exports.sh $(BUILD)
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-dap test-demo test-docs
@@ -233,7 +261,7 @@ fuzz: deps $(LUA_GEN)
 	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
 	@mkdir -p build-fuzz/corpus
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -iquote host $(LUA_CFLAGS) \
-	  $(HOST_SRC) $(BINDINGS_SRC) $(LUA_GEN) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
+	  -iquote $(BUILD)/gen $(HOST_SRC) $(BINDINGS_SRC) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
 	build-fuzz/fuzz_script -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/corpus tests/fuzz/seeds
 
@@ -242,26 +270,14 @@ fuzz-tape: deps $(LUA_GEN)
 	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
 	@mkdir -p build-fuzz/tape-corpus
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -iquote host $(LUA_CFLAGS) \
-	  $(HOST_SRC) $(BINDINGS_SRC) $(LUA_GEN) tests/fuzz/fuzz_tape.c -o build-fuzz/fuzz_tape $(LUA_LIBS) -lm -lpthread
+	  -iquote $(BUILD)/gen $(HOST_SRC) $(BINDINGS_SRC) tests/fuzz/fuzz_tape.c -o build-fuzz/fuzz_tape $(LUA_LIBS) -lm -lpthread
 	build-fuzz/fuzz_tape -max_total_time=$(FUZZ_TIME) -max_len=32768 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/tape-corpus tests/fuzz/seeds-tape
 
 # ---- run ----
 
-run: deps
+run: deps $(BUILD)/weft
 	@$(MAKE) --no-print-directory demo-run
-
-# Fallbacks while the demo or the benchmarks are not part of the tree.
-ifeq ($(wildcard demo/demo.mk),)
-test-demo:
-	@true
-demo-run: weft
-	$(BUILD)/weft run scripts/sample.lua --realtime
-endif
-ifeq ($(wildcard tests/bench/bench.mk),)
-bench-run:
-	@echo "no benchmarks in this tree"
-endif
 
 clean:
 	rm -rf build build-asan build-bench build-fuzz

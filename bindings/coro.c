@@ -6,7 +6,10 @@
    and messages are Lua's: resume and wrap are written on lua_resume
    directly (no C level of their own, so coroutines nest as deep as in
    plain Lua), the rest call Lua's functions directly. */
-#include "internal.h"
+#include "coro.h"
+#include "budget.h"
+#include "task.h"
+#include "wait.h"
 
 static lua_CFunction original(lua_State *L) { return lua_tocfunction(L, lua_upvalueindex(1)); }
 

@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "internal.h"
+#include "jobs.h"
+#include "future.h"
+#include "report.h"
 #include "tape.h"
 
 /* One submitted job: its kind and the kind's data; its number, and while
@@ -48,7 +51,7 @@ static int l_job(lua_State *L) {
   if (!k) return luaL_argerror(L, 1, lua_pushfstring(L, "no job kind '%s'", name));
   int replaying = weft_tape_replaying(W);
   if (!W->J && !replaying) {
-    int rc = weft_jobs_create((int)W->desc.job_threads, &W->J);
+    int rc = weft_jobs_create((int)W->desc.job_threads, weft_host_alloc, W, &W->J);
     if (rc != WEFT_OK) return luaL_error(L, "cannot start the job threads: %s", weft_strerror(rc));
   }
   void *data = k->prepare(L, 2, lua_gettop(L) - 1, k->user);
@@ -58,9 +61,9 @@ static int l_job(lua_State *L) {
     snprintf(label, sizeof label, "job %s", k->name);
     weft_cfuture_set_name(W, f, label);
   }
-  jrun *run = malloc(sizeof *run);
+  jrun *run = weft_mem_alloc(W, sizeof *run);
   if (!f || !run || !data) {
-    free(run);
+    weft_mem_free(W, run, sizeof *run);
     if (data) k->free(data);
     return luaL_error(L, "not enough memory");
   }
@@ -75,7 +78,7 @@ static int l_job(lua_State *L) {
     *end = run;
   } else if (weft_jobs_submit(W->J, trampoline, run, f) != WEFT_OK) {
     k->free(data);
-    free(run);
+    weft_mem_free(W, run, sizeof *run);
     return luaL_error(L, "not enough memory");
   }
   weft_cfuture_push(W, L, f);
@@ -112,7 +115,7 @@ static void job_done(void *ud, void *p, uint64_t tag) {
     }
   }
   r->kind->free(r->data);
-  free(r);
+  weft_mem_free(W, r, sizeof *r);
 }
 
 /* Replaying: runs and delivers the jobs the recording delivered in this
@@ -141,11 +144,11 @@ void weft_poll_jobs(weft_state *W) {
 }
 
 static void drop_job(void *ud, void *p, uint64_t tag) {
-  (void)ud;
+  weft_state *W = ud;
   (void)tag;
   jrun *r = p;
   r->kind->free(r->data);
-  free(r);
+  weft_mem_free(W, r, sizeof *r);
 }
 
 uint32_t weft_jobs_waiting(const weft_state *W) {
@@ -164,90 +167,126 @@ void weft_stop_jobs(weft_state *W) {
   }
 }
 
-/* ---- read_file: a file under the assets root ---- */
+/* ---- read_file: a file under the assets root ----
+   Every block is taken on the main thread (the embedder's allocator is
+   called there only): prepare sizes the file and takes its buffer, the
+   worker reads into it. */
 
 typedef struct rfile {
-  char *path;
-  char *buf;
-  size_t len;
-  int err;
+  weft_state *W;
+  char *path; /* assets root / name */
+  char *buf;  /* cap bytes */
+  size_t cap, len;
+  int err;  /* errno of a failed read */
+  int grew; /* the file grew while it was read */
 } rfile;
+
+static void rf_free(void *d) {
+  rfile *f = d;
+  weft_mem_free_str(f->W, f->path);
+  weft_mem_free(f->W, f->buf, f->cap);
+  weft_mem_free(f->W, f, sizeof *f);
+}
 
 static void *rf_prepare(lua_State *L, int first, int n, void *user) {
   weft_state *W = user;
   const char *p = n >= 1 ? luaL_checkstring(L, first) : (luaL_argerror(L, 2, "path expected"), "");
   if (p[0] == '/' || strstr(p, "..") || p[0] == 0)
     luaL_argerror(L, first, "path must be relative to the assets directory, without '..'");
-  rfile *f = calloc(1, sizeof *f);
+  rfile *f = weft_mem_calloc(W, 1, sizeof *f);
   if (!f) return NULL;
+  f->W = W;
   size_t len = strlen(W->assets) + strlen(p) + 2;
-  f->path = malloc(len);
+  f->path = weft_mem_alloc(W, len);
   if (!f->path) {
-    free(f);
+    weft_mem_free(W, f, sizeof *f);
     return NULL;
   }
   snprintf(f->path, len, "%s/%s", W->assets, p);
+  struct stat st;
+  if (stat(f->path, &st) != 0) {
+    f->err = errno; /* the future fails with it */
+    return f;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    f->err = EISDIR;
+    return f;
+  }
+  if ((unsigned long long)st.st_size > W->desc.memory_limit) {
+    f->err = EFBIG;
+    return f;
+  }
+  f->cap = (size_t)st.st_size + 1; /* one more byte tells a file that grew */
+  f->buf = weft_mem_alloc(W, f->cap);
+  if (!f->buf) {
+    f->cap = 0;
+    rf_free(f);
+    return NULL;
+  }
   return f;
 }
 
 static void rf_run(void *d) {
   rfile *f = d;
+  if (f->err) return;
   FILE *fp = fopen(f->path, "rb");
   if (!fp) {
     f->err = errno;
     return;
   }
-  size_t cap = 4096;
-  f->buf = malloc(cap);
   size_t n;
-  while (f->buf && (n = fread(f->buf + f->len, 1, cap - f->len, fp)) > 0) {
-    f->len += n;
-    if (f->len == cap) {
-      char *nb = realloc(f->buf, cap * 2);
-      if (!nb) {
-        free(f->buf);
-        f->buf = NULL;
-        break;
-      }
-      f->buf = nb;
-      cap *= 2;
-    }
-  }
-  if (!f->buf)
-    f->err = ENOMEM;
-  else if (ferror(fp))
-    f->err = EIO;
+  while (f->len < f->cap && (n = fread(f->buf + f->len, 1, f->cap - f->len, fp)) > 0) f->len += n;
+  if (ferror(fp)) f->err = EIO;
+  f->grew = f->len == f->cap;
   fclose(fp);
 }
 
 static int rf_finish(lua_State *L, void *d) {
   rfile *f = d;
+  if (f->err == EISDIR) {
+    lua_pushfstring(L, "cannot read %s: not a regular file", f->path);
+    return -1;
+  }
+  if (f->err == EFBIG) {
+    lua_pushfstring(L, "cannot read %s: larger than the memory limit", f->path);
+    return -1;
+  }
   if (f->err) {
     lua_pushfstring(L, "cannot read %s: %s", f->path, strerror(f->err));
+    return -1;
+  }
+  if (f->grew) {
+    lua_pushfstring(L, "cannot read %s: it changed while it was read", f->path);
     return -1;
   }
   lua_pushlstring(L, f->buf, f->len);
   return 1;
 }
 
-static void rf_free(void *d) {
-  rfile *f = d;
-  free(f->path);
-  free(f->buf);
-  free(f);
-}
-
 /* ---- find_path: shortest 4-way path on a grid of strings ---- */
 
 typedef struct gpath {
+  weft_state *W;
   int w, h, sx, sy, gx, gy;
-  char *grid; /* w*h, 1 = wall */
-  int *path;  /* cell indices from start to goal */
-  int plen;   /* -1: unreachable */
+  char *grid;  /* w*h, 1 = wall */
+  int *prev;   /* w*h: the search's links */
+  int *queue;  /* w*h: the search's frontier */
+  int *path;   /* w*h: cell indices from start to goal */
+  int plen;    /* -1: unreachable */
 } gpath;
 
+static void fp_free(void *d) {
+  gpath *g = d;
+  size_t n = (size_t)g->w * (size_t)g->h;
+  weft_mem_free(g->W, g->grid, n);
+  weft_mem_free(g->W, g->prev, n * sizeof(int));
+  weft_mem_free(g->W, g->queue, n * sizeof(int));
+  weft_mem_free(g->W, g->path, n * sizeof(int));
+  weft_mem_free(g->W, g, sizeof *g);
+}
+
 static void *fp_prepare(lua_State *L, int first, int n, void *user) {
-  (void)user;
+  weft_state *W = user;
   (void)n;
   luaL_checktype(L, first, LUA_TTABLE);
   int h = (int)lua_rawlen(L, first), w = 0;
@@ -267,15 +306,20 @@ static void *fp_prepare(lua_State *L, int first, int n, void *user) {
     if (v < 1 || v > ((i % 2 == 0) ? w : h)) luaL_argerror(L, first + 1 + i, "outside the grid");
     c[i] = (int)v - 1;
   }
-  gpath *g = calloc(1, sizeof *g);
+  gpath *g = weft_mem_calloc(W, 1, sizeof *g);
   if (!g) return NULL;
-  g->grid = malloc((size_t)w * (size_t)h);
-  if (!g->grid) {
-    free(g);
-    return NULL;
-  }
+  g->W = W;
   g->w = w;
   g->h = h;
+  size_t cells = (size_t)w * (size_t)h;
+  g->grid = weft_mem_alloc(W, cells);
+  g->prev = weft_mem_alloc(W, cells * sizeof(int));
+  g->queue = weft_mem_alloc(W, cells * sizeof(int));
+  g->path = weft_mem_alloc(W, cells * sizeof(int));
+  if (!g->grid || !g->prev || !g->queue || !g->path) {
+    fp_free(g);
+    return NULL;
+  }
   g->sx = c[0];
   g->sy = c[1];
   g->gx = c[2];
@@ -293,14 +337,9 @@ static void *fp_prepare(lua_State *L, int first, int n, void *user) {
 static void fp_run(void *d) {
   gpath *g = d;
   int n = g->w * g->h, start = g->sy * g->w + g->sx, goal = g->gy * g->w + g->gx;
+  int *prev = g->prev, *queue = g->queue;
   g->plen = -1;
   if (g->grid[start] || g->grid[goal]) return;
-  int *prev = malloc(sizeof(int) * (size_t)n), *queue = malloc(sizeof(int) * (size_t)n);
-  if (!prev || !queue) {
-    free(prev);
-    free(queue);
-    return;
-  }
   for (int i = 0; i < n; i++) prev[i] = -2;
   int qh = 0, qt = 0;
   queue[qt++] = start;
@@ -320,15 +359,10 @@ static void fp_run(void *d) {
   if (prev[goal] != -2) {
     int len = 0;
     for (int c = goal; c != -1; c = prev[c]) len++;
-    g->path = malloc(sizeof(int) * (size_t)len);
-    if (g->path) {
-      g->plen = len;
-      int i = len;
-      for (int c = goal; c != -1; c = prev[c]) g->path[--i] = c;
-    }
+    g->plen = len;
+    int i = len;
+    for (int c = goal; c != -1; c = prev[c]) g->path[--i] = c;
   }
-  free(prev);
-  free(queue);
 }
 
 static int fp_finish(lua_State *L, void *d) {
@@ -347,13 +381,6 @@ static int fp_finish(lua_State *L, void *d) {
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
-}
-
-static void fp_free(void *d) {
-  gpath *g = d;
-  free(g->grid);
-  free(g->path);
-  free(g);
 }
 
 void weft_open_jobs(weft_state *W, lua_State *L) {

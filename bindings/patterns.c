@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "patterns.h"
 #include "internal.h"
 
 #define MAX_CAPTURES 32

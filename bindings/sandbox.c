@@ -15,7 +15,10 @@
 
 #include <lualib.h>
 
-#include "internal.h"
+#include "sandbox.h"
+#include "load.h"
+#include "log.h"
+#include "patterns.h"
 #include "tape.h"
 
 /* The libraries every environment gets its own copy of: a script may
@@ -92,33 +95,11 @@ void weft_new_env(weft_state *W, lua_State *L) {
   lua_remove(L, api);
 }
 
-/* Reads a whole file into a Lua string on the stack; NULL + message on
-   failure. */
-static int push_file(lua_State *L, const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    lua_pushfstring(L, "cannot open %s: %s", path, strerror(errno));
-    return 0;
-  }
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) luaL_addlstring(&b, buf, n);
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    lua_pushfstring(L, "cannot read %s", path);
-    return 0;
-  }
-  luaL_pushresult(&b);
-  return 1;
-}
-
 /* Loads path as a chunk named "@path" in a fresh environment (pushed
    below the function). Returns 0 with the message pushed on failure. */
 int weft_load_script(weft_state *W, lua_State *L, const char *path) {
-  if (!(W->tape ? weft_tape_read_file(W, L, path, push_file) : push_file(L, path))) return 0;
+  if (!(W->tape ? weft_tape_read_file(W, L, path, weft_push_script) : weft_push_script(L, path)))
+    return 0;
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
   lua_pushfstring(L, "@%s", path);
@@ -205,12 +186,6 @@ static int l_setmetatable(lua_State *L) {
 
 /* ---- print ---- */
 
-static void default_log(const char *line, size_t len) {
-  fwrite(line, 1, len, stdout);
-  fputc('\n', stdout);
-  fflush(stdout);
-}
-
 static int l_print(lua_State *L) {
   weft_state *W = weft_get(L);
   int n = lua_gettop(L);
@@ -224,10 +199,7 @@ static int l_print(lua_State *L) {
   luaL_pushresult(&b);
   size_t len;
   const char *s = lua_tolstring(L, -1, &len);
-  if (W->desc.log)
-    W->desc.log(W->desc.user, s, len);
-  else
-    default_log(s, len);
+  weft_log_print(W, s, len);
   return 0;
 }
 

@@ -1,10 +1,10 @@
 /* Interned spawn-site chains: "spawned at file:line" for a task and each
    ancestor, stored once per distinct chain so a task carries one integer. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "sites.h"
+#include "mem.h"
 
 #define MAX_SITES 65536u /* distinct chains; more collapse to "?" */
 #define MAX_DEPTH 16     /* ancestors remembered per chain */
@@ -40,18 +40,17 @@ struct sites {
 };
 
 struct sites *weft_sites_new(weft_state *W) {
-  struct sites *st = calloc(1, sizeof *st);
+  struct sites *st = weft_mem_calloc(W, 1, sizeof *st);
   if (st) st->W = W;
   return st;
 }
 
 void weft_sites_free(weft_state *W, struct sites *st) {
-  (void)W;
   if (!st) return;
-  for (uint32_t i = 1; i <= st->n; i++) free(st->v[i].where);
-  free(st->v);
-  free(st->slots);
-  free(st);
+  for (uint32_t i = 1; i <= st->n; i++) weft_mem_free_str(W, st->v[i].where);
+  weft_mem_free(W, st->v, st->cap * sizeof *st->v);
+  weft_mem_free(W, st->slots, st->nslots * sizeof *st->slots);
+  weft_mem_free(W, st, sizeof *st);
 }
 
 static uint32_t hash_of(const char *src, int line, uint32_t parent) {
@@ -62,14 +61,14 @@ static uint32_t hash_of(const char *src, int line, uint32_t parent) {
 
 static int rehash(struct sites *st) {
   uint32_t n = st->nslots ? st->nslots * 2 : 256;
-  uint32_t *s = calloc(n, sizeof *s);
+  uint32_t *s = weft_mem_calloc(st->W, n, sizeof *s);
   if (!s) return 0;
   for (uint32_t i = 1; i <= st->n; i++) {
     uint32_t j = st->v[i].hash & (n - 1);
     while (s[j]) j = (j + 1) & (n - 1);
     s[j] = i;
   }
-  free(st->slots);
+  weft_mem_free(st->W, st->slots, st->nslots * sizeof *st->slots);
   st->slots = s;
   st->nslots = n;
   return 1;
@@ -109,14 +108,14 @@ static uint32_t intern(struct sites *st, const char *src, int line, uint32_t par
   if ((st->n + 1) * 2 >= st->nslots && !rehash(st)) return 0;
   if (st->n + 1 >= st->cap) {
     uint32_t nc = st->cap ? st->cap * 2 : 64;
-    site *v = realloc(st->v, nc * sizeof *v);
+    site *v = weft_mem_realloc(st->W, st->v, st->cap * sizeof *v, nc * sizeof *v);
     if (!v) return 0;
     st->v = v;
     st->cap = nc;
   }
   char buf[256];
   snprintf(buf, sizeof buf, "%s:%d", src, line);
-  char *w = strdup(buf);
+  char *w = weft_mem_strdup(st->W, buf);
   if (!w) return 0;
   uint32_t i = ++st->n;
   st->v[i] = (site){

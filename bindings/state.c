@@ -1,143 +1,40 @@
 /* The weft state: Lua with a counting allocator, the sandboxed script
    environment, the module loader, and the frame entry point. */
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <lualib.h>
 
-#include "internal.h"
+#include "state.h"
+#include "api.h"
+#include "budget.h"
+#include "chunks.h"
+#include "debug.h"
+#include "jobs.h"
+#include "load.h"
+#include "log.h"
+#include "reload.h"
+#include "report.h"
+#include "sandbox.h"
+#include "sites.h"
 #include "tape.h"
+#include "task.h"
+#include "wait.h"
+#include "watchdog.h"
 
-#define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
-
-/* ---- where Lua's blocks come from ----
-
-   mimalloc's, when its library (libmimalloc.so.2) loads; the C library's
-   when it does not, under AddressSanitizer (which watches only those),
-   and when WEFT_LIBC_MALLOC is set in the environment (for valgrind).
-   The scheduler's pools come from the same place (weft_host_alloc). mimalloc's
-   pages hold one size each, so a thread's CallInfos, its stack and the
-   task handles a spawn loop drops stay apart whatever the heap's history,
-   and a block is taken and given back in a few instructions
-   (tests/bench/README.md, finding 10). It is loaded privately
-   (RTLD_LOCAL) and never unloaded: the process's own malloc stays the C
-   library's, whatever links weft. */
-#if defined(__SANITIZE_ADDRESS__)
-#define WEFT_LIBC_BLOCKS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WEFT_LIBC_BLOCKS 1
-#endif
-#endif
-
-static weft_blocks blocks = {"libc", malloc, realloc, free};
-static pthread_once_t blocks_once = PTHREAD_ONCE_INIT;
-
-static void find_blocks(void) {
-#ifndef WEFT_LIBC_BLOCKS
-  const char *env = getenv("WEFT_LIBC_MALLOC");
-  if (env && *env) return;
-  void *lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return;
-  weft_blocks mi = {"mimalloc", NULL, NULL, NULL};
-  *(void **)&mi.malloc = dlsym(lib, "mi_malloc");
-  *(void **)&mi.realloc = dlsym(lib, "mi_realloc");
-  *(void **)&mi.free = dlsym(lib, "mi_free");
-  if (mi.malloc && mi.realloc && mi.free) blocks = mi;
-#endif
-}
-
-/* ---- the reserve ----
-
-   Memory kept aside for putting things back: while W->mem.in_rollback is set
-   (a failed reload undoing its merges), an allocation that fails is
-   served from this block instead, bump-allocated; its blocks are given
-   back as Lua frees them, and the block is reused once all are. */
-#define RESERVE (256u << 10)
-
-static int in_reserve(const weft_state *W, const void *p) {
-  return W->mem.reserve && (const char *)p >= W->mem.reserve && (const char *)p < W->mem.reserve + RESERVE;
-}
-
-static void *reserve_take(weft_state *W, size_t n) {
-  size_t at = (W->mem.reserve_used + 15) & ~(size_t)15;
-  if (!W->mem.reserve || at > RESERVE || n > RESERVE - at) return NULL;
-  W->mem.reserve_used = at + n;
-  W->mem.reserve_live++;
-  return W->mem.reserve + at;
-}
-
-static void reserve_give(weft_state *W) {
-  if (--W->mem.reserve_live == 0) W->mem.reserve_used = 0;
-}
-
-/* The Lua allocator: counts bytes and refuses growth past the limit, so a
-   script that hoards memory fails with "not enough memory" instead of
-   taking the process down. */
-static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  weft_state *W = ud;
-  size_t old = ptr ? osize : 0;
-  int reserved = ptr && in_reserve(W, ptr);
-  if (reserved && nsize <= old && nsize > 0) { /* shrinking: stays where it is */
-    W->mem.used -= old - nsize;
-    return ptr;
-  }
-  if (nsize == 0) {
-    if (reserved)
-      reserve_give(W);
-    else
-      W->mem.blocks.free(ptr);
-    W->mem.used -= old;
-    return NULL;
-  }
-  void *p = NULL;
-  int refused = 0;
-  if (nsize > old) {
-    size_t limit = W->mem.limit + (W->mem.in_report ? HEADROOM : 0);
-    refused = W->mem.used - old + nsize > limit ||
-              (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize));
-  }
-  if (!refused) /* realloc(NULL) costs more than malloc */
-    p = (reserved || !ptr) ? W->mem.blocks.malloc(nsize) : W->mem.blocks.realloc(ptr, nsize);
-  if (!p && W->mem.in_rollback) p = reserve_take(W, nsize);
-  if (!p) return NULL;
-  if (reserved || (ptr && in_reserve(W, p))) { /* moved into or out of the reserve */
-    memcpy(p, ptr, old < nsize ? old : nsize);
-    if (reserved)
-      reserve_give(W);
-    else
-      W->mem.blocks.free(ptr);
-  }
-  W->mem.allocs++;
-  if (nsize > old) W->mem.alloc_bytes += nsize - old;
-  W->mem.used = W->mem.used - old + nsize;
-  if (W->mem.used > W->mem.peak) W->mem.peak = W->mem.used;
-  return p;
-}
+#include "lua_prelude.h" /* generated: bindings/lua/prelude.lua */
 
 /* ---- modules ---- */
 
-static void build_api(weft_state *W, lua_State *L) {
-  lua_newtable(L);
-  int api = lua_gettop(L);
-  lua_newtable(L);
-  lua_setfield(L, api, "weft");
-  weft_open_sandbox(W, L, api);
-  weft_open_tasks(W, L);
-  weft_open_sync(W, L);
-  weft_open_jobs(W, L);
-}
-
 static void run_prelude(weft_state *W, lua_State *L) {
-  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_PRELUDE_CHUNK,
+  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_CHUNK_PRELUDE,
                        "t") != LUA_OK ||
       (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
        lua_pcall(L, 0, 0, 0) != LUA_OK)) {
-    fprintf(stderr, "weft: prelude failed: %s\n", lua_tostring(L, -1));
+    weft_logf(W, WEFT_LOG_PANIC, WEFT_LOG_PRELUDE_FAILED, "the script environment failed: %s",
+              lua_tostring(L, -1));
     lua_pop(L, 1);
   }
 }
@@ -221,33 +118,32 @@ static int open_lua(lua_State *L) {
   W->ref_cweak = registry_table(L, 0, 1);
   W->ref_timeout = sentinel(L, l_timeout_tostring);
   W->ref_cancelled = sentinel(L, l_cancelled_tostring);
-  build_api(W, L);
+  weft_open_api(W, L);
   W->ref_api = luaL_ref(L, LUA_REGISTRYINDEX);
   run_prelude(W, L);
   return 0;
 }
 
-/* The host's allocator: the same blocks as Lua's (see above), counted
-   like Lua's so a frame's allocations can be measured across both. */
-void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  weft_state *W = ud;
-  if (nsize == 0) {
-    W->mem.blocks.free(ptr);
-    return NULL;
-  }
-  if (W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize)) return NULL;
-  void *p = W->mem.blocks.realloc(ptr, nsize);
-  if (p) {
-    W->mem.allocs++;
-    if (nsize > osize || !ptr) W->mem.alloc_bytes += nsize - (ptr ? osize : 0);
-  }
-  return p;
+/* Fails weft_open: says why, and frees what was made. */
+static weft_state *open_failed(weft_state *W, const char *why) {
+  weft_logf(W, WEFT_LOG_ERROR, WEFT_LOG_OPEN_FAILED, "weft_open: %s", why);
+  weft_close(W);
+  return NULL;
 }
 
 weft_state *weft_open(const weft_desc *desc) {
-  weft_state *W = calloc(1, sizeof *W);
-  if (!W) return NULL;
-  if (desc) W->desc = *desc;
+  weft_desc d = {0};
+  if (desc) d = *desc;
+  weft_memory mem;
+  weft_mem_init(&mem, &d);
+  weft_state *W = mem.alloc(mem.ud, NULL, 0, sizeof *W);
+  if (!W) {
+    weft_log_desc(&d, WEFT_LOG_ERROR, WEFT_LOG_OPEN_FAILED, "weft_open: out of memory");
+    return NULL;
+  }
+  memset(W, 0, sizeof *W);
+  W->mem = mem;
+  W->desc = d;
   if (!W->desc.memory_limit) W->desc.memory_limit = (size_t)256 << 20;
   if (!W->desc.instr_budget) W->desc.instr_budget = 1000000;
   if (W->desc.instr_budget != WEFT_BUDGET_OFF && W->desc.instr_budget > 0x7fffffff)
@@ -255,14 +151,13 @@ weft_state *weft_open(const weft_desc *desc) {
   if (!W->desc.time_budget_us) W->desc.time_budget_us = 5000;
   if (!W->desc.max_overruns) W->desc.max_overruns = 3;
   if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
-  W->root = strdup(W->desc.scripts_root ? W->desc.scripts_root : "scripts");
-  W->desc.scripts_root = W->root;
-  W->assets = strdup(W->desc.assets_root ? W->desc.assets_root : "assets");
-  W->desc.assets_root = W->assets;
   W->mem.limit = W->desc.memory_limit;
-  pthread_once(&blocks_once, find_blocks);
-  W->mem.blocks = blocks;
-  W->mem.reserve = malloc(RESERVE); /* untouched until needed: not resident */
+  W->root = weft_mem_strdup(W, W->desc.scripts_root ? W->desc.scripts_root : "scripts");
+  W->desc.scripts_root = W->root;
+  W->assets = weft_mem_strdup(W, W->desc.assets_root ? W->desc.assets_root : "assets");
+  W->desc.assets_root = W->assets;
+  if (!W->root || !W->assets || !weft_mem_open_reserve(W)) return open_failed(W, "out of memory");
+  weft_load_init(W);
   W->ref_on_error = LUA_NOREF;
   W->sites = weft_sites_new(W);
   weft_sched_desc sd = {0};
@@ -274,14 +169,11 @@ weft_state *weft_open(const weft_desc *desc) {
   sd.timer_done = weft_timer_done;
   sd.user = W;
   W->S = weft_sched_create(&sd);
-  W->Y = weft_sync_create(weft_host_alloc, W);
-  W->L = lua_newstate(l_alloc, W);
-  if (!W->root || !W->assets || !W->mem.reserve || !W->sites || !W->S || !W->Y || !W->L) {
-    weft_close(W);
-    return NULL;
-  }
+  W->sync = weft_sync_create(weft_host_alloc, W);
+  W->L = lua_newstate(weft_lua_alloc, W);
+  if (!W->sites || !W->S || !W->sync || !W->L) return open_failed(W, "out of memory");
   W->curL = W->L;
-  *(weft_id *)lua_getextraspace(W->L) = 0; /* threads copy it: 0 = not a task */
+  weft_thread_set_task(W->L, 0); /* threads copy it: 0 = not a task */
   lua_setwarnf(W->L, on_warning, W);
   /* Watched budgets where the watchdog can run; counted ones otherwise. */
   W->watching = W->desc.instr_budget != WEFT_BUDGET_OFF &&
@@ -289,10 +181,11 @@ weft_state *weft_open(const weft_desc *desc) {
   weft_budget_setup(W);
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
-  if (lua_pcall(W->L, 1, 0, 0) != LUA_OK || weft_open_modules(W) != WEFT_OK) {
-    weft_close(W);
-    return NULL;
+  if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
+    const char *m = lua_tostring(W->L, -1);
+    return open_failed(W, m ? m : "the script environment failed");
   }
+  if (weft_open_modules(W) != WEFT_OK) return open_failed(W, "the module system failed");
   return W;
 }
 
@@ -309,7 +202,7 @@ int weft_close(weft_state *W) {
   if (W->S && W->L) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
-      weft_group_cancel(W->S, weft_sched_root(W->S));
+      weft_sched_cancel_group(W->S, weft_sched_root(W->S));
   }
   weft_stop_jobs(W);
   weft_watch_scripts(W, 0);
@@ -318,15 +211,17 @@ int weft_close(weft_state *W) {
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
   W->S = NULL;
-  if (W->Y) leaked += weft_sync_destroy(W->Y);
-  W->Y = NULL;
+  if (W->sync) leaked += weft_sync_destroy(W->sync);
+  W->sync = NULL;
   weft_side_free(&W->cold, weft_host_alloc, W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */
-  free(W->mem.reserve);
-  free(W->root);
-  free(W->assets);
-  free(W);
+  weft_mem_close_reserve(W);
+  weft_mem_free_str(W, W->root);
+  weft_mem_free_str(W, W->assets);
+  if (W->mem.host) leaked++; /* a block of the host's was never given back */
+  weft_memory mem = W->mem;
+  mem.alloc(mem.ud, W, sizeof *W, 0);
   return leaked;
 }
 
@@ -338,7 +233,6 @@ int weft_step(weft_state *W, double dt) {
   if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   if (busy(W)) return WEFT_EBUSY;
   W->in_step = 1;
-  weft_watchdog_here(W);
   int rc = step(W, dt);
   W->in_step = 0;
   weft_budget_idle(W);
@@ -378,7 +272,7 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   if (!W || !out) return;
   out->lua_bytes = W->mem.used;
   out->lua_peak = W->mem.peak;
-  out->host_bytes = weft_sched_memory(W->S) + weft_side_bytes(&W->cold);
+  out->host_bytes = W->mem.host;
   out->allocs = W->mem.allocs;
   out->alloc_bytes = W->mem.alloc_bytes;
   out->resumes = weft_sched_resumes(W->S);
@@ -386,8 +280,6 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->errors = W->errors;
   out->jobs_pending = weft_jobs_waiting(W);
 }
-
-const char *weft_lua_allocator(const weft_state *W) { return W->mem.blocks.name; }
 
 void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_api); }
 
@@ -561,6 +453,33 @@ const char *weft_task_error(weft_state *W, weft_task task) {
   }
   lua_pop(W->L, 1);
   return W->errbuf;
+}
+
+int weft_kept_results(weft_state *W, uint64_t id) {
+  lua_State *L = W->L;
+  thandle *h = kept(W, id);
+  if (!h || h->final != WEFT_TASK_DONE) {
+    lua_pop(L, 1);
+    return h ? WEFT_ESTATE : WEFT_ESTALE;
+  }
+  lua_getiuservalue(L, -1, 1);
+  lua_remove(L, -2);
+  if (!h->packed) {
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1); /* none */
+    return 0;
+  }
+  int t = lua_gettop(L);
+  lua_getfield(L, t, "n");
+  int n = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (!lua_checkstack(L, n)) {
+    lua_pop(L, 1);
+    return WEFT_ENOMEM;
+  }
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, t, i);
+  lua_remove(L, t);
+  return n;
 }
 
 void weft_release(weft_state *W, weft_task task) {

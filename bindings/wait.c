@@ -9,14 +9,17 @@
 
    What can be waited on is open: a full userdata whose metatable has a
    `__wait` field (a light userdata pointing to a weft_waitable, see
-   internal.h) can be waited on, in wait(), in lists, in first/all/timeout.
+   wait.h) can be waited on, in wait(), in lists, in first/all/timeout.
    A new primitive gives its metatable `__wait` (weft_new_meta does it),
    implements poll (done at once? else: which waiter list), and completes
    its waiters with weft_complete_all when it fires. Numbers (sleeps), nil
    (the next frame) and plain lists (a nested all{...}) are built in. */
 #include <math.h>
 
-#include "internal.h"
+#include "wait.h"
+#include "budget.h"
+#include "combinators.h"
+#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
@@ -105,6 +108,8 @@ int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int bas
 
 weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what) {
   weft_id id = weft_thread_task(L);
+  if ((!id || id != W->cur) && W->in_call)
+    luaL_error(L, "%s cannot wait in a function C calls (weft_call runs it to its end)", what);
   if (!id || id != W->cur) luaL_error(L, "%s can only be called from a task", what);
   if (!lua_isyieldable(L)) {
     if (W->in_cleanup)
@@ -132,7 +137,7 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
     return 0;
   }
   if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) { /* a nested list waits like all{...} */
-    W->push_all(W, L, idx);
+    weft_push_all(W, L, idx);
     lua_replace(L, idx);
   }
   const weft_waitable *wt = weft_waitable_of(L, idx);

@@ -11,6 +11,8 @@
 #include <SDL_image.h>
 #include <lauxlib.h>
 
+#include "replay.h"
+
 typedef struct imgjob {
   game *g;
   int ran; /* run finished (jobs_running decremented) */
@@ -111,6 +113,8 @@ typedef struct lvljob {
   char path[1200];
   level *lv; /* parsed on the worker; owned until handed over */
   char err[300];
+  char *text; /* replaying: the recorded file, owned; NULL: read the disk */
+  size_t len;
 } lvljob;
 
 static void *lvl_prepare(lua_State *L, int first, int n, void *user) {
@@ -124,15 +128,19 @@ static void *lvl_prepare(lua_State *L, int first, int n, void *user) {
   j->g = g;
   snprintf(j->name, sizeof j->name, "%s", name);
   snprintf(j->path, sizeof j->path, "%s/%s", g->run.assets_dir, name);
+  /* replaying: the level as recorded, whatever the disk holds */
+  const replay_level *rec = replay_level_of(g, name);
+  if (rec && (j->text = malloc(rec->len + 1))) memcpy(j->text, rec->text, j->len = rec->len);
   atomic_fetch_add(&g->assets.jobs_running, 1);
   return j;
 }
 
 static void lvl_run(void *data) {
   lvljob *j = data;
-  FILE *f = fopen(j->path, "rb");
-  char *text = NULL;
-  long len = -1;
+  FILE *f = j->text ? NULL : fopen(j->path, "rb");
+  char *text = j->text;
+  long len = j->text ? (long)j->len : -1;
+  j->text = NULL;
   if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
     text = malloc((size_t)len + 1);
     if (text && fread(text, 1, (size_t)len, f) != (size_t)len) len = -1;
@@ -181,6 +189,7 @@ static int lvl_finish(lua_State *L, void *data) {
 static void lvl_free(void *data) {
   lvljob *j = data;
   if (!j->ran) atomic_fetch_sub(&j->g->assets.jobs_running, 1);
+  free(j->text);
   if (j->lv) {
     level_free(j->lv);
     free(j->lv);

@@ -1,8 +1,9 @@
 /* Input and test hooks for scripts: the input lock, key signals, keys
    driven by test scripts, what the overlays show, screenshots, the
-   loading screen; what each key does (the keyboard's and a test
-   script's alike); and the per-frame chores of the game loop (held keys,
-   reload notices, pause and slow motion). */
+   loading screen; the keyboard (SDL's events, a recording's keys) and
+   what each key does (the keyboard's and a test script's alike); and the
+   per-frame chores of the game loop (held keys, the player's walking
+   direction, reload notices, pause and slow motion). */
 #include "control.h"
 
 #include <math.h>
@@ -13,6 +14,7 @@
 
 #include "overlay.h"
 #include "render.h"
+#include "replay.h"
 #include "verbs.h"
 
 #define G(L) ((game *)lua_touserdata(L, lua_upvalueindex(1)))
@@ -153,8 +155,9 @@ static int l_screenshot(lua_State *L) {
   lua_State *main = g->L;
   g->L = L; /* the overlays call weft.tasks() and weft.modules() on this thread */
   render_frame(g);
+  overlay_draw(g);
   g->L = main;
-  if (game_save_png(g, path) != 0) return luaL_error(L, "screenshot: cannot write %s", path);
+  if (render_save_png(g, path) != 0) return luaL_error(L, "screenshot: cannot write %s", path);
   return 0;
 }
 
@@ -167,6 +170,7 @@ static int l_overlay_rects(lua_State *L) {
   lua_State *main = g->L;
   g->L = L;
   render_frame(g);
+  overlay_draw(g);
   g->L = main;
   lua_createtable(L, 0, g->ov.ndrawn);
   for (int i = 0; i < g->ov.ndrawn; i++) {
@@ -185,7 +189,9 @@ static int l_overlay_rects(lua_State *L) {
 
 /* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
-   dialogue = {speaker =, text =} or nil}: for tests and debug displays. */
+   keys = the line of key hints,
+   dialogue = {speaker =, text =, portrait = kind, tint = {r, g, b}} or nil}:
+   for tests and debug displays. */
 static int l_game_state(lua_State *L) {
   game *g = G(L);
   lua_createtable(L, 0, 8);
@@ -207,12 +213,24 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "headless");
   lua_pushnumber(L, g->w.amb[0]);
   lua_setfield(L, -2, "ambient");
+  char keys[KEY_HINTS_LEN];
+  render_key_hints(g, keys, sizeof keys);
+  lua_pushstring(L, keys);
+  lua_setfield(L, -2, "keys");
   if (g->w.dlg.active) {
     lua_createtable(L, 0, 2);
     lua_pushstring(L, g->w.dlg.speaker);
     lua_setfield(L, -2, "speaker");
     lua_pushstring(L, g->w.dlg.text);
     lua_setfield(L, -2, "text");
+    lua_pushstring(L, world_kind_name(g->w.dlg.portrait));
+    lua_setfield(L, -2, "portrait");
+    lua_createtable(L, 3, 0);
+    for (int i = 0; i < 3; i++) {
+      lua_pushnumber(L, g->w.dlg.tint[i] / 255.0);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "tint");
     lua_setfield(L, -2, "dialogue");
   }
   return 1;
@@ -325,7 +343,7 @@ static void check_broken(game *g) {
   lua_getfield(L, -1, "reload_errors");
   if (lua_pcall(L, 0, 1, 0) == LUA_OK && lua_istable(L, -1)) {
     enum { MAXB = 32 };
-    char names[MAXB][96];
+    char names[MAXB][MODULE_LEN];
     const char *list[MAXB];
     int n = 0;
     for (lua_Integer i = 1; i <= (lua_Integer)luaL_len(L, -1) && n < MAXB; i++) {
@@ -411,18 +429,41 @@ void control_apply_speed(game *g) {
 
 /* What a key does when it goes down, from the keyboard or a test
    script's tap alike: the demo's own keys, then the scripts' key signal. */
-static void press(game *g, SDL_Scancode sc) {
-  static const double speeds[] = {1.0, 0.5, 0.25};
+/* The keys that only change what is shown, not the game: a replay's
+   viewer takes them too. Returns 1 when it took the key. */
+static int view_key(game *g, SDL_Scancode sc) {
   switch (sc) {
   case SDL_SCANCODE_F1:
     g->modes.show_tasks = !g->modes.show_tasks;
-    break;
+    return 1;
   case SDL_SCANCODE_F2:
     g->modes.show_graph = !g->modes.show_graph;
-    break;
+    return 1;
   case SDL_SCANCODE_F4:
     g->ov.nerrors = 0;
-    break;
+    return 1;
+  case SDL_SCANCODE_F11:
+    if (g->video.win) {
+      int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
+      SDL_SetWindowFullscreen(g->video.win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+    }
+    return 1;
+  case SDL_SCANCODE_F12:
+    snprintf(g->run.shot_path, sizeof g->run.shot_path, "weft-demo-%06llu.png",
+             (unsigned long long)g->run.frame);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static void press(game *g, SDL_Scancode sc) {
+  static const double speeds[] = {1.0, 0.5, 0.25};
+  if (view_key(g, sc)) {
+    control_key(g, sc);
+    return;
+  }
+  switch (sc) {
   case SDL_SCANCODE_P:
     g->modes.paused = !g->modes.paused;
     control_apply_speed(g);
@@ -441,18 +482,6 @@ static void press(game *g, SDL_Scancode sc) {
     world_advance(&g->w);
     verbs_dispatch(g);
     break;
-  case SDL_SCANCODE_F11:
-    if (g->video.win) {
-      int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
-      SDL_SetWindowFullscreen(g->video.win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
-    }
-    break;
-  case SDL_SCANCODE_F12: {
-    char p[64];
-    snprintf(p, sizeof p, "weft-demo-%06llu.png", (unsigned long long)g->run.frame);
-    snprintf(g->run.shot_path, sizeof g->run.shot_path, "%s", p);
-    break;
-  }
   default:
     break;
   }
@@ -464,4 +493,52 @@ void game_key(game *g, SDL_Scancode sc, int down) {
   int was = g->input.held[sc];
   g->input.held[sc] = (uint8_t)(down != 0);
   if (down && !was) press(g, sc);
+}
+
+void control_poll(game *g) {
+  SDL_Event ev;
+  while (SDL_PollEvent(&ev)) {
+    SDL_Scancode sc = ev.key.keysym.scancode;
+    if (ev.type == SDL_QUIT) {
+      g->run.quit = 1;
+    } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
+      if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
+        g->run.quit = 1;
+      else if (g->rp.on) { /* the recording plays the game; keys drive the viewer */
+        if (!replay_key(g, sc)) view_key(g, sc);
+      } else
+        replay_note_key(g, sc, 1), game_key(g, sc, 1);
+    } else if (ev.type == SDL_KEYUP && !g->rp.on) {
+      replay_note_key(g, sc, 0), game_key(g, sc, 0);
+    } else if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_FOCUS_LOST &&
+               !g->rp.on) {
+      replay_note_key(g, SDL_SCANCODE_UNKNOWN, 0);
+      memset(g->input.held, 0, sizeof g->input.held);
+    }
+  }
+}
+
+void control_replay_input(game *g) {
+  SDL_Scancode sc;
+  int down;
+  while (replay_next_key(g, &sc, &down)) {
+    if (sc == SDL_SCANCODE_UNKNOWN)
+      memset(g->input.held, 0, sizeof g->input.held); /* the window lost focus */
+    else
+      game_key(g, sc, down);
+  }
+}
+
+static int held(game *g, SDL_Scancode a, SDL_Scancode b) {
+  return g->input.held[a] || g->input.held[b];
+}
+
+void control_move(game *g) {
+  float mx = (float)(held(g, SDL_SCANCODE_RIGHT, SDL_SCANCODE_D) -
+                     held(g, SDL_SCANCODE_LEFT, SDL_SCANCODE_A));
+  float my = (float)(held(g, SDL_SCANCODE_DOWN, SDL_SCANCODE_S) -
+                     held(g, SDL_SCANCODE_UP, SDL_SCANCODE_W));
+  if (g->w.input_lock > 0 || g->modes.paused || g->load.on) mx = my = 0;
+  g->w.move_x = mx;
+  g->w.move_y = my;
 }

@@ -1,6 +1,6 @@
 /* Input and test hooks for scripts (lock_input, key_pressed, tap, hold,
-   errors, overlay_shown, screenshot, game_state, loading) and the game
-   loop's per-frame chores. */
+   errors, overlay_shown, screenshot, game_state, loading), the keyboard
+   and the game loop's per-frame chores. */
 #ifndef DEMO_CONTROL_H
 #define DEMO_CONTROL_H
 
@@ -17,6 +17,14 @@ void control_frame(game *g);
 /* Once a frame: after a hot reload, names the modules that changed in
    g->ov.toast. */
 void control_check_reload(game *g);
+/* Takes the window's events: keys (recorded when recording; the
+   viewer's when replaying), quit (the window closed, Ctrl-Q), focus. */
+void control_poll(game *g);
+/* Replaying: applies the keys recorded before the frame about to run. */
+void control_replay_input(game *g);
+/* Once a frame: the player's walking direction from the keys held (none
+   while input is locked, paused or loading). */
+void control_move(game *g);
 /* Applies g->modes.paused and g->modes.time_scale to the game group. */
 void control_apply_speed(game *g);
 

@@ -9,7 +9,8 @@
 
 #include <SDL.h>
 
-#include "../bindings/weft.h"
+#include <weft.h>
+
 #include "text.h"
 #include "world.h"
 
@@ -22,6 +23,13 @@
 #define GRAPH_N 240
 #define MAX_HOLDS 16
 
+/* Buffer sizes, in bytes with the terminating 0. */
+#define PATH_LEN 1024            /* a path given on the command line (--root, a screenshot) */
+#define DIR_LEN (PATH_LEN + 16)  /* the root with "/scripts" or "/assets" */
+#define FILE_LEN (DIR_LEN + 256) /* a file under scripts/ or assets/ */
+#define MODULE_LEN 96            /* a module's name, "cinematics.intro" */
+#define MESSAGE_LEN 512          /* one message: an error, a line of dialogue */
+
 typedef struct image {
   char name[64];    /* file name under assets/ */
   SDL_Texture *tex; /* owned */
@@ -29,10 +37,10 @@ typedef struct image {
 } image;
 
 typedef struct error_note {
-  char msg[512];    /* the error, "gate_guard: scripts/x.lua:12: ..." */
+  char msg[MESSAGE_LEN]; /* the error, "gate_guard: scripts/x.lua:12: ..." */
   char trace[2048]; /* traceback and spawn sites */
   char who[64];     /* who failed (the entity), "" if the report names nobody */
-  char module[96];  /* the module whose file raised it ("ai.patrol"), "" if none */
+  char module[MODULE_LEN]; /* the module whose file raised it ("ai.patrol"), "" if none */
   uint32_t epoch;   /* weft_reload_count when reported */
   int was_broken;   /* its file was listed by weft.reload_errors() */
   double at;        /* realtime seconds when reported */
@@ -86,6 +94,7 @@ typedef struct game {
     int paused;
     double time_scale;
     int show_tasks, show_graph;
+    weft_group group; /* the game group, which the two above pause and slow */
   } modes;
   struct { /* the developer overlays (overlay.c) */
     error_note errors[MAX_ERRORS];
@@ -109,9 +118,10 @@ typedef struct game {
     uint64_t frame;
     double realtime;
     int quit;
-    char shot_path[512]; /* screenshot requested by F12, "" none */
-    char root[1024];     /* directory holding scripts/ and assets/ */
-    char scripts_dir[1100], assets_dir[1100];
+    int debug_held;           /* the debugger held the game since the loop last looked */
+    char shot_path[PATH_LEN]; /* screenshot requested by F12, "" none */
+    char root[PATH_LEN];      /* directory holding scripts/ and assets/ */
+    char scripts_dir[DIR_LEN], assets_dir[DIR_LEN];
   } run;
   /* record and replay (replay.c) */
   struct {
@@ -122,6 +132,7 @@ typedef struct game {
     long jump_to;    /* run to this frame without drawing (F8, --goto); -1 none */
     long restart_to; /* F7: start the replay again and run to this frame; -1 none */
     uint64_t frames; /* in the recording */
+    const struct replay_meta *meta; /* what the recording holds besides frames; main.c's */
   } rp;
 } game;
 

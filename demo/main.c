@@ -1,6 +1,7 @@
-/* weft-demo: the SDL2 game. Owns the window (or an off-screen surface when
-   headless), the fixed-step frame loop that calls weft_step once per
-   frame, keyboard input, screenshots and the test-script driver. */
+/* weft-demo: the SDL2 game. Owns the command line, the window (or an
+   off-screen surface when headless), the fixed-step frame loop that calls
+   weft_step once per frame and draws the frame then the overlays, and the
+   test-script driver. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <SDL_ttf.h>
 #include <lauxlib.h>
 
+#include "mialloc.h"
 #include "assets.h"
 #include "control.h"
 #include "game.h"
@@ -25,6 +27,12 @@
 
 static game G;
 
+enum {
+  USAGE_ITEM = 64,   /* one option as the usage shows it, "[--frames N]" */
+  NUMBER_LEN = 32,   /* a number as text */
+  ERROR_LEN = 512,   /* a message from weft about a recording */
+};
+
 typedef struct options {
   int headless;
   long frames;        /* stop after this many frames; -1: never */
@@ -33,11 +41,11 @@ typedef struct options {
   const char *root;
   uint32_t seed;
   int watch;                   /* hot reload: 1 on, 0 off, -1 default */
-  int fast;                    /* headless: render only when needed */
   const char *record, *replay; /* recording files */
   int verify;                  /* --replay: stop at the first frame that differs */
   long go_to;                  /* --replay: run to this frame, then pause; -1 none */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
+  const char *play;            /* --play: the cinematic played once the level is loaded */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -80,6 +88,12 @@ static const char *set_goto(options *o, const char *v) {
   o->go_to = strtol(v, &end, 10);
   return *v && !*end && !errno && o->go_to >= 0 ? NULL : "a frame number >= 0";
 }
+static const char *set_play(options *o, const char *v) {
+  size_t n = strlen(v);
+  if (!n || n >= MODULE_LEN || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_.") != n)
+    return "a module name, cinematics.vault";
+  return o->play = v, NULL;
+}
 static const char *set_watch(options *o, const char *v) { return (void)v, o->watch = 1, NULL; }
 static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
 
@@ -94,13 +108,14 @@ static const char *set_debug(options *o, const char *v) {
 static const option table[] = {
     {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
+    {"--play", "MODULE", "play that cinematic at once (after loading; no intro)", set_play},
     {"--seed", "S", "seed math.random, which picks guards' routes (default 1)", set_seed},
     {"--screenshot", "FILE.png", "write the last frame as a PNG", set_shot},
     {"--script", "FILE.lua", "run a test script beside the game (exit 0: it ended)", set_script},
     {"--root", "DIR", "where scripts/ and assets/ are (default: found)", set_root},
     {"--watch", NULL, "hot-reload scripts/ on save (the default with a window)", set_watch},
     {"--no-watch", NULL, "no hot reload (the default when headless)", set_no_watch},
-    {"--record", "FILE", "record the session (seed, input, reloads) into FILE", set_record},
+    {"--record", "FILE", "record the session (seed, input, reloads, level) into FILE", set_record},
     {"--replay", "FILE", "play a recording back (F5 pause, F6 step, F7/F8 -/+5 s)", set_replay},
     {"--verify", NULL, "with --replay: exit 1 at the first frame that differs", set_verify},
     {"--goto", "N", "with --replay: run to frame N at full speed, then pause", set_goto},
@@ -114,7 +129,7 @@ static void usage(FILE *f) {
   const char *prefix = "usage: weft-demo";
   int col = fprintf(f, "%s", prefix);
   for (size_t i = 0; i < NOPTIONS; i++) {
-    char item[64];
+    char item[USAGE_ITEM];
     int n = snprintf(item, sizeof item, "[%s%s%s]", table[i].name, table[i].arg ? " " : "",
                      table[i].arg ? table[i].arg : "");
     if (col + 1 + n > 80) col = fprintf(f, "\n%*s", (int)strlen(prefix), "") - 1;
@@ -122,7 +137,7 @@ static void usage(FILE *f) {
   }
   fputs("\n       weft-demo --help\n\n", f);
   for (size_t i = 0; i < NOPTIONS; i++) {
-    char head[40];
+    char head[USAGE_ITEM];
     snprintf(head, sizeof head, "%s%s%s", table[i].name, table[i].arg ? " " : "",
              table[i].arg ? table[i].arg : "");
     fprintf(f, "  %-22s %s\n", head, table[i].help);
@@ -133,7 +148,7 @@ static void usage(FILE *f) {
 /* Returns 0 to run, 1 after --help, -1 on a bad command line (said on
    stderr). */
 static int parse(int argc, char **argv, options *o) {
-  *o = (options){0, -1, NULL, NULL, NULL, 1, -1, 1, NULL, NULL, 0, -1, 0};
+  *o = (options){.frames = -1, .seed = 1, .watch = -1, .go_to = -1};
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return usage(stdout), 1;
   for (int i = 1; i < argc; i++) {
@@ -161,13 +176,13 @@ static int is_file(const char *p) {
 /* The directory with scripts/main.lua: --root, the current directory, or
    the parent of the directory holding the executable (build/..). */
 static int find_root(game *g, const char *opt) {
-  char p[2400];
+  char p[FILE_LEN];
   if (opt) {
     snprintf(g->run.root, sizeof g->run.root, "%s", opt);
   } else {
     snprintf(g->run.root, sizeof g->run.root, ".");
     if (!is_file("scripts/main.lua")) {
-      char exe[900];
+      char exe[PATH_LEN - 8]; /* room for "/.." in root */
       ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
       if (n > 0) {
         exe[n] = 0;
@@ -206,59 +221,6 @@ static void on_report(void *user, const char *msg, const char *trace) {
   overlay_error(g, msg, trace);
 }
 
-/* ---- input ---- */
-
-static int held(game *g, SDL_Scancode a, SDL_Scancode b) {
-  return g->input.held[a] || g->input.held[b];
-}
-
-int game_save_png(game *g, const char *path) {
-  SDL_Surface *s = g->video.surface;
-  SDL_Surface *tmp = NULL;
-  if (!s) {
-    int w = SCREEN_W, h = SCREEN_H;
-    SDL_GetRendererOutputSize(g->video.r, &w, &h); /* the window may be scaled */
-    tmp = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
-    if (!tmp || SDL_RenderReadPixels(g->video.r, NULL, SDL_PIXELFORMAT_ARGB8888, tmp->pixels,
-                                     tmp->pitch) != 0) {
-      fprintf(stderr, "weft-demo: cannot read the screen: %s\n", SDL_GetError());
-      SDL_FreeSurface(tmp);
-      return -1;
-    }
-    s = tmp;
-  }
-  int rc = IMG_SavePNG(s, path);
-  if (rc != 0)
-    fprintf(stderr, "weft-demo: cannot write %s: %s\n", path, IMG_GetError());
-  else
-    fprintf(stderr, "weft-demo: wrote %s (frame %llu)\n", path, (unsigned long long)g->run.frame);
-  SDL_FreeSurface(tmp);
-  return rc;
-}
-
-static void poll_events(game *g) {
-  SDL_Event ev;
-  while (SDL_PollEvent(&ev)) {
-    SDL_Scancode sc = ev.key.keysym.scancode;
-    if (ev.type == SDL_QUIT) {
-      g->run.quit = 1;
-    } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
-      if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
-        g->run.quit = 1;
-      else if (g->rp.on) /* the recording plays the game; keys drive the viewer */
-        replay_key(g, sc);
-      else
-        replay_note_key(g, sc, 1), game_key(g, sc, 1);
-    } else if (ev.type == SDL_KEYUP && !g->rp.on) {
-      replay_note_key(g, sc, 0), game_key(g, sc, 0);
-    } else if (ev.type == SDL_WINDOWEVENT && ev.window.event == SDL_WINDOWEVENT_FOCUS_LOST &&
-               !g->rp.on) {
-      replay_note_key(g, SDL_SCANCODE_UNKNOWN, 0);
-      memset(g->input.held, 0, sizeof g->input.held);
-    }
-  }
-}
-
 /* ---- the frame ---- */
 
 /* One fixed step: input, world, scripts. */
@@ -267,14 +229,8 @@ static void step(game *g) {
   g->run.frame++;
   g->run.realtime += STEP_DT;
   control_frame(g);
-  float mx = (float)(held(g, SDL_SCANCODE_RIGHT, SDL_SCANCODE_D) -
-                     held(g, SDL_SCANCODE_LEFT, SDL_SCANCODE_A));
-  float my = (float)(held(g, SDL_SCANCODE_DOWN, SDL_SCANCODE_S) -
-                     held(g, SDL_SCANCODE_UP, SDL_SCANCODE_W));
-  if (g->w.input_lock > 0 || g->modes.paused || g->load.on) mx = my = 0;
-  g->w.move_x = mx;
-  g->w.move_y = my;
-  world_update(&g->w, g->modes.paused ? 0.0f : (float)(STEP_DT * g->modes.time_scale));
+  control_move(g);
+  world_update(&g->w, verbs_clocks(g));
   verbs_dispatch(g);
   Uint64 t1 = SDL_GetPerformanceCounter();
   replay_hash(g); /* the frame's world, before weft adds its own state */
@@ -314,7 +270,7 @@ static int open_video(game *g, const options *o) {
   if (TTF_Init() != 0) return fprintf(stderr, "weft-demo: TTF_Init: %s\n", TTF_GetError()), -1;
   if (!(IMG_Init(IMG_INIT_PNG) & IMG_INIT_PNG))
     return fprintf(stderr, "weft-demo: IMG_Init: %s\n", IMG_GetError()), -1;
-  char path[1024];
+  char path[PATH_LEN];
   const struct {
     font **f;
     int style, px;
@@ -361,11 +317,15 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
     else
       weft_tape_free(T);
   } else if (o->record) {
-    replay_meta m = {o->seed, ""};
+    replay_meta m = {.seed = o->seed};
     snprintf(m.script, sizeof m.script, "%s", o->script ? o->script : "");
-    unsigned char meta[sizeof m.script + 8];
-    size_t n = replay_meta_write(&m, meta, sizeof meta);
-    rc = n ? weft_record(g->W, o->record, meta, n) : WEFT_EINVAL;
+    snprintf(m.play, sizeof m.play, "%s", o->play ? o->play : "");
+    size_t n = 0;
+    unsigned char *meta =
+        replay_meta_add_levels(&m, g->run.assets_dir) == 0 ? replay_meta_write(&m, &n) : NULL;
+    rc = meta ? weft_record(g->W, o->record, meta, n) : WEFT_EINVAL;
+    free(meta);
+    replay_meta_free(&m);
     if (rc == WEFT_OK) g->rp.recording = 1;
   }
   if (rc != WEFT_OK)
@@ -376,6 +336,7 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
 
 static int open_weft(game *g, const options *o, weft_tape *T) {
   weft_desc d = {0};
+  mialloc_use(&d); /* the game chooses its scripts' allocator */
   d.scripts_root = g->run.scripts_dir;
   d.assets_root = g->run.assets_dir;
   d.log = on_log;
@@ -397,6 +358,10 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   verbs_open(g);
   control_open(g);
   assets_open(g);
+  /* launch: the options the boot script follows (launch.play) */
+  lua_createtable(g->L, 0, 1);
+  if (o->play) lua_pushstring(g->L, o->play), lua_setfield(g->L, -2, "play");
+  lua_setfield(g->L, -2, "launch");
   lua_pop(g->L, 1);
   int watch = o->watch < 0 ? !o->headless && !T : o->watch;
   if (watch && weft_watch_scripts(g->W, 1) != WEFT_OK)
@@ -404,10 +369,12 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   return 0;
 }
 
-/* Renders the frame, counting its time for the F2 frame graph. */
+/* Renders the frame, then the overlays over it, counting the time for
+   the F2 frame graph. */
 static void draw(game *g) {
   Uint64 t0 = SDL_GetPerformanceCounter();
   render_frame(g);
+  overlay_draw(g);
   overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
                               (double)SDL_GetPerformanceFrequency()));
 }
@@ -442,7 +409,7 @@ static int check_end(game *g, const options *o, weft_task test, int rc) {
    come from it. NULL after saying what is wrong. */
 static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   weft_tape *T;
-  char err[512];
+  char err[ERROR_LEN];
   if (weft_tape_load(o->replay, &T, err, sizeof err) != WEFT_OK) {
     fprintf(stderr, "weft-demo: %s\n", err);
     return NULL;
@@ -456,6 +423,8 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   }
   o->seed = m->seed;
   o->script = m->script[0] ? m->script : NULL;
+  o->play = m->play[0] ? m->play : NULL;
+  g->rp.meta = m;
   weft_desc d = {0};
   weft_tape_desc(T, &d);
   snprintf(g->run.scripts_dir, sizeof g->run.scripts_dir, "%s", d.scripts_root);
@@ -467,16 +436,20 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   return T;
 }
 
-/* How many fixed steps this pass of the loop runs: one headless; as many
+/* How many fixed steps this pass of the loop runs: one headless (none
+   once a headless replay reached its --goto: the run ends); as many
    as real time asks for in a window; none while a replay is paused (but
    F6's one); up to 600 while a replay jumps ahead. */
 static int steps_due(game *g, double *acc, Uint64 *last) {
-  if (!g->run.headless) poll_events(g);
+  if (!g->run.headless) control_poll(g);
   if (g->rp.on && g->rp.jump_to > (long)g->run.frame) {
     long n = g->rp.jump_to - (long)g->run.frame;
     return n > 600 ? 600 : (int)n;
   }
-  if (g->run.headless) return 1;
+  if (g->run.headless) {
+    if (g->rp.on && g->rp.paused) g->run.quit = 1; /* --goto reached: nobody to press F5 */
+    return g->run.quit ? 0 : 1;
+  }
   Uint64 now = SDL_GetPerformanceCounter();
   *acc += (double)(now - *last) / (double)SDL_GetPerformanceFrequency();
   *last = now;
@@ -495,7 +468,7 @@ static int run_step(game *g, const options *o, weft_task test, int rc) {
   if (g->rp.on) {
     double dt;
     if (!weft_replay_frame(g->W, &dt)) return g->run.quit = 1, rc;
-    replay_apply_input(g);
+    control_replay_input(g);
   }
   /* headless: a job finishes in the frame after it was asked for,
      however fast the frames run, so runs repeat exactly (a replay
@@ -506,7 +479,7 @@ static int run_step(game *g, const options *o, weft_task test, int rc) {
   if (o->verify && weft_replay_check(g->W, NULL, 0)) g->run.quit = 1, rc = 1;
   if (g->run.shot_path[0] && !g->run.quit) {
     draw(g);
-    game_save_png(g, g->run.shot_path);
+    render_save_png(g, g->run.shot_path);
     g->run.shot_path[0] = 0;
   }
   return rc;
@@ -514,18 +487,17 @@ static int run_step(game *g, const options *o, weft_task test, int rc) {
 
 /* ---- the debugger ---- */
 
-static int debug_held; /* the debugger stopped the game since the last look */
-
 /* While the debugger holds the game (inside a frame): the window stays
    alive and says so. No input reaches the game meanwhile. */
 static void debug_idle(void *user) {
   game *g = user;
-  debug_held = 1;
+  g->run.debug_held = 1;
   if (g->run.headless) return;
   SDL_Event ev;
   while (SDL_PollEvent(&ev))
     if (ev.type == SDL_QUIT) g->run.quit = 1;
   render_frame(g);
+  overlay_draw(g);
   const char *msg = "paused in debugger";
   font_draw_shadow(g->video.f_title, g->video.r, msg,
                    (SCREEN_W - font_width(g->video.f_title, msg)) / 2, SCREEN_H / 3,
@@ -545,8 +517,8 @@ static int start_debugger(game *g, int port) {
    game time. */
 static void poll_debugger(game *g, const options *o, double *acc, Uint64 *last) {
   if (o->debug && weft_debug_poll(g->W)) g->run.quit = 1;
-  if (debug_held) {
-    debug_held = 0;
+  if (g->run.debug_held) {
+    g->run.debug_held = 0;
     *acc = 0;
     *last = SDL_GetPerformanceCounter();
   }
@@ -566,7 +538,7 @@ static int run_loop(game *g, const options *o, weft_task test, int rc) {
       continue;
     }
     draw(g);
-    if (g->run.shot_path[0]) game_save_png(g, g->run.shot_path), g->run.shot_path[0] = 0;
+    if (g->run.shot_path[0]) render_save_png(g, g->run.shot_path), g->run.shot_path[0] = 0;
     SDL_RenderPresent(g->video.r);
     if (steps == 0) SDL_Delay(15); /* a paused replay: keep the window alive */
   }
@@ -575,7 +547,7 @@ static int run_loop(game *g, const options *o, weft_task test, int rc) {
 
 /* After a replay: says whether every frame matched. */
 static int replay_verdict(game *g, const options *o, int rc) {
-  char diff[400];
+  char diff[ERROR_LEN];
   if (weft_replay_check(g->W, diff, sizeof diff)) {
     fprintf(stderr, "weft-demo: the replay differs from the recording at %s\n", diff);
     return 1;
@@ -592,7 +564,7 @@ static int replay_verdict(game *g, const options *o, int rc) {
 /* F7 in a replay: starts this program again, running to the frame. */
 static void restart_replay(int argc, char **argv, long frame) {
   char **args = calloc((size_t)argc + 3, sizeof *args);
-  char num[32];
+  char num[NUMBER_LEN];
   if (!args) return;
   int n = 0;
   for (int i = 0; i < argc; i++) {
@@ -623,7 +595,7 @@ int main(int argc, char **argv) {
   g->modes.time_scale = 1.0;
   g->rp.jump_to = g->rp.restart_to = -1;
   if (find_root(g, o.root) != 0) return 1;
-  replay_meta meta;
+  replay_meta meta = {.seed = 0};
   weft_tape *T = o.replay ? load_replay(g, &o, &meta) : NULL;
   if (o.replay && !T) return 1;
   g->run.seed = o.seed;
@@ -632,12 +604,13 @@ int main(int argc, char **argv) {
       (o.debug && start_debugger(g, o.debug - 1) != 0)) {
     if (g->W) weft_close(g->W);
     close_video(g);
+    replay_meta_free(&meta);
     return 1;
   }
   weft_task boot = {0}, test = {0};
   const char *err;
-  char path[2400];
-  snprintf(path, sizeof path, "%s/main.lua", g->run.scripts_dir);
+  char path[FILE_LEN];
+  snprintf(path, sizeof path, "%.*s/main.lua", DIR_LEN, g->run.scripts_dir);
   if (weft_run_file(g->W, path, &boot, &err) != WEFT_OK)
     overlay_error(g, err, err), fprintf(stderr, "%s\n", err);
   if (o.script && weft_run_file(g->W, o.script, &test, &err) != WEFT_OK) {
@@ -649,7 +622,8 @@ int main(int argc, char **argv) {
   if (g->rp.on) rc = replay_verdict(g, &o, rc);
   if (o.shot) {
     render_frame(g);
-    if (game_save_png(g, o.shot) != 0) rc = 1;
+    overlay_draw(g);
+    if (render_save_png(g, o.shot) != 0) rc = 1;
   }
   if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)
     fprintf(stderr, "weft-demo: cannot write %s\n", o.record), rc = 1;
@@ -660,6 +634,7 @@ int main(int argc, char **argv) {
   if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);
   world_free(&g->w);
   close_video(g);
+  replay_meta_free(&meta);
   if (g->rp.restart_to >= 0) restart_replay(argc, argv, g->rp.restart_to);
   return rc;
 }

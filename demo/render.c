@@ -1,6 +1,8 @@
 /* The renderer: world in layers (floor, walls and props, characters), a
    light map multiplied over it (ambient night plus torches, windows, the
-   idol and the guards' lanterns), then speech, dialogue and the HUD. */
+   idol and the guards' lanterns), then speech, dialogue and the HUD; and
+   saving what it drew as a PNG. The overlays are drawn over it by the
+   caller (overlay_draw). */
 #include "render.h"
 
 #include <math.h>
@@ -8,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <SDL_image.h>
+
 #include "assets.h"
-#include "overlay.h"
 
 #define TS (TILE * SCALE) /* a tile on screen, in pixels */
 #define PI_F 3.14159265f
@@ -503,11 +506,12 @@ static void draw_dialogue(game *g, SDL_Texture *chars) {
   /* portrait: the speaker's front frame, large */
   SDL_Rect pf = {box.x + 16, box.y + 16, 118, 118};
   panel(g, pf, (SDL_Color){44, 48, 80, 255}, (SDL_Color){120, 104, 70, 255});
-  entity *e = world_ent(w, w->dlg.ent);
-  if (e) {
-    SDL_Rect src = {0, e->kind * TILE, TILE, TILE - 3};
+  if (world_ent(w, w->dlg.ent)) {
+    SDL_Rect src = {0, w->dlg.portrait * TILE, TILE, TILE - 3};
     SDL_Rect dst = {pf.x + 11, pf.y + 6, 96, 96 - 18};
+    SDL_SetTextureColorMod(chars, w->dlg.tint[0], w->dlg.tint[1], w->dlg.tint[2]);
     SDL_RenderCopy(g->video.r, chars, &src, &dst);
+    SDL_SetTextureColorMod(chars, 255, 255, 255);
   }
   int tx = pf.x + pf.w + 22;
   font_draw_shadow(g->video.f_bold, g->video.r, w->dlg.speaker, tx, box.y + 14, GOLD);
@@ -565,6 +569,19 @@ static void draw_banner(game *g) {
   }
 }
 
+void render_key_hints(const game *g, char *out, size_t n) {
+  if (g->rp.on && !g->run.headless) /* the viewer's keys, and where the replay is */
+    snprintf(out, n,
+             "REPLAY  frame %llu / %llu%s   F5 %s   F6 one frame   F7 back 5 s   F8 ahead 5 s   "
+             "F1 tasks   F2 graph   F12 screenshot   Ctrl-Q quit",
+             (unsigned long long)g->run.frame, (unsigned long long)g->rp.frames,
+             g->rp.paused ? "  (paused)" : "", g->rp.paused ? "play" : "pause");
+  else
+    snprintf(out, n, "%s",
+             "WASD / arrows move   Space talk   Esc skip   P pause   T slow motion   F1 tasks   "
+             "F2 frame graph   F4 dismiss errors   F11 full screen   F12 screenshot   Ctrl-Q quit");
+}
+
 static void draw_hud(game *g) {
   world *w = &g->w;
   if (w->letterbox < 0.05f && w->objective[0]) {
@@ -578,17 +595,10 @@ static void draw_hud(game *g) {
           SDL_RenderDrawLine(g->video.r, 28 - k, 29 + 4 - k, 28 + k, 29 + 4 - k);
     font_draw(g->video.f_small, g->video.r, w->objective, 40, 20, (SDL_Color){235, 230, 210, 255});
   }
-  char replay[160];
   int viewer = g->rp.on && !g->run.headless; /* a headless replay draws what was recorded */
-  if (viewer)                                /* the viewer's keys, and where the replay is */
-    snprintf(replay, sizeof replay,
-             "REPLAY  frame %llu / %llu%s   F5 %s   F6 one frame   F7 back 5 s   F8 ahead 5 s",
-             (unsigned long long)g->run.frame, (unsigned long long)g->rp.frames,
-             g->rp.paused ? "  (paused)" : "", g->rp.paused ? "play" : "pause");
   if (viewer || (w->letterbox < 0.05f && !w->dlg.active)) { /* the dialogue box sits there */
-    const char *keys = viewer ? replay
-                              : "WASD / arrows move   Space talk   Esc skip   F1 tasks   F2 "
-                                "frame graph   P pause   T slow motion";
+    char keys[KEY_HINTS_LEN];
+    render_key_hints(g, keys, sizeof keys);
     int y = viewer ? SCREEN_H - 19 : SCREEN_H - 26; /* a replay's line: under the dialogue */
     SDL_Color c = viewer ? (SDL_Color){255, 200, 120, 230} : (SDL_Color){180, 184, 200, 200};
     font_draw_shadow(g->video.f_small, g->video.r, keys, 16, y, c);
@@ -713,7 +723,30 @@ void render_frame(game *g) {
   }
   draw_toast(g);
   draw_paused(g);
-  overlay_draw(g);
+}
+
+int render_save_png(game *g, const char *path) {
+  SDL_Surface *s = g->video.surface;
+  SDL_Surface *tmp = NULL;
+  if (!s) {
+    int w = SCREEN_W, h = SCREEN_H;
+    SDL_GetRendererOutputSize(g->video.r, &w, &h); /* the window may be scaled */
+    tmp = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    if (!tmp || SDL_RenderReadPixels(g->video.r, NULL, SDL_PIXELFORMAT_ARGB8888, tmp->pixels,
+                                     tmp->pitch) != 0) {
+      fprintf(stderr, "weft-demo: cannot read the screen: %s\n", SDL_GetError());
+      SDL_FreeSurface(tmp);
+      return -1;
+    }
+    s = tmp;
+  }
+  int rc = IMG_SavePNG(s, path);
+  if (rc != 0)
+    fprintf(stderr, "weft-demo: cannot write %s: %s\n", path, IMG_GetError());
+  else
+    fprintf(stderr, "weft-demo: wrote %s (frame %llu)\n", path, (unsigned long long)g->run.frame);
+  SDL_FreeSurface(tmp);
+  return rc;
 }
 
 int render_open(game *g) {

@@ -1,32 +1,138 @@
 /* The demo's part of record and replay (see replay.h). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
 
-#include "control.h"
 #include "replay.h"
 
-#define META_VERSION 1
+#define META_VERSION 2
 #define JUMP_FRAMES 300 /* F7 / F8: five seconds of fixed steps */
 
-size_t replay_meta_write(const replay_meta *m, unsigned char *buf, size_t n) {
-  size_t slen = strlen(m->script);
-  if (n < 6 + slen) return 0;
-  buf[0] = 'D';
-  buf[1] = META_VERSION;
-  for (int i = 0; i < 4; i++) buf[2 + i] = (unsigned char)(m->seed >> (8 * i));
-  memcpy(buf + 6, m->script, slen);
-  return 6 + slen;
+/* Meta bytes: 'D', the version, the seed (4 bytes, little-endian), then
+   fields, each a tag byte, a 4-byte length and its bytes: 'S' the test
+   script, 'P' the --play cinematic, 'L' a level (its name, 0, its text).
+   Version 1 had the script's bytes right after the seed. */
+enum { TAG_SCRIPT = 'S', TAG_PLAY = 'P', TAG_LEVEL = 'L' };
+
+static void put32(unsigned char *b, uint32_t v) {
+  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *b) {
+  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+int replay_meta_add_levels(replay_meta *m, const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return fprintf(stderr, "weft-demo: cannot read %s\n", dir), -1;
+  struct dirent *de;
+  int rc = 0;
+  while ((de = readdir(d)) && m->nlevels < REPLAY_MAX_LEVELS && rc == 0) {
+    size_t n = strlen(de->d_name);
+    if (n < 7 || n >= LEVEL_NAME || strcmp(de->d_name + n - 6, ".level") != 0) continue;
+    char path[FILE_LEN];
+    snprintf(path, sizeof path, "%.*s/%s", DIR_LEN, dir, de->d_name);
+    FILE *f = fopen(path, "rb");
+    replay_level *lv = &m->levels[m->nlevels];
+    long len = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (lv->text = malloc((size_t)len + 1)) && fread(lv->text, 1, (size_t)len, f) == (size_t)len) {
+      snprintf(lv->name, sizeof lv->name, "%s", de->d_name);
+      lv->len = (size_t)len;
+      m->nlevels++;
+    } else {
+      free(lv->text);
+      lv->text = NULL;
+      fprintf(stderr, "weft-demo: cannot read %s\n", path);
+      rc = -1;
+    }
+    if (f) fclose(f);
+  }
+  closedir(d);
+  return rc;
+}
+
+static unsigned char *put_field(unsigned char *p, int tag, const void *a, size_t na, const void *b,
+                                size_t nb) {
+  *p++ = (unsigned char)tag;
+  put32(p, (uint32_t)(na + nb));
+  memcpy(p + 4, a, na);
+  if (nb) memcpy(p + 4 + na, b, nb);
+  return p + 4 + na + nb;
+}
+
+unsigned char *replay_meta_write(const replay_meta *m, size_t *len) {
+  size_t n = 6 + 5 + strlen(m->script) + 5 + strlen(m->play);
+  for (int i = 0; i < m->nlevels; i++) n += 5 + strlen(m->levels[i].name) + 1 + m->levels[i].len;
+  unsigned char *buf = malloc(n), *p = buf;
+  if (!buf) return NULL;
+  *p++ = 'D';
+  *p++ = META_VERSION;
+  put32(p, m->seed);
+  p += 4;
+  p = put_field(p, TAG_SCRIPT, m->script, strlen(m->script), NULL, 0);
+  p = put_field(p, TAG_PLAY, m->play, strlen(m->play), NULL, 0);
+  for (int i = 0; i < m->nlevels; i++)
+    p = put_field(p, TAG_LEVEL, m->levels[i].name, strlen(m->levels[i].name) + 1,
+                  m->levels[i].text, m->levels[i].len);
+  *len = (size_t)(p - buf);
+  return buf;
+}
+
+/* A string field into out (cap bytes); -1 when it does not fit or holds
+   a 0. */
+static int get_string(char *out, size_t cap, const unsigned char *b, size_t n) {
+  if (n >= cap || memchr(b, 0, n)) return -1;
+  memcpy(out, b, n);
+  out[n] = 0;
+  return 0;
 }
 
 int replay_meta_read(replay_meta *m, const void *data, size_t len) {
-  const unsigned char *b = data;
-  if (len < 6 || b[0] != 'D' || b[1] != META_VERSION || len - 6 >= sizeof m->script) return -1;
-  m->seed = 0;
-  for (int i = 0; i < 4; i++) m->seed |= (uint32_t)b[2 + i] << (8 * i);
-  memcpy(m->script, b + 6, len - 6);
-  m->script[len - 6] = 0;
-  return memchr(m->script, 0, len - 6) ? -1 : 0;
+  const unsigned char *b = data, *end = b + len;
+  memset(m, 0, sizeof *m);
+  if (len < 6 || b[0] != 'D' || (b[1] != 1 && b[1] != META_VERSION)) return -1;
+  m->seed = get32(b + 2);
+  if (b[1] == 1) return get_string(m->script, sizeof m->script, b + 6, len - 6);
+  for (const unsigned char *p = b + 6; p < end;) {
+    if (end - p < 5 || get32(p + 1) > (size_t)(end - p - 5)) return replay_meta_free(m), -1;
+    int tag = p[0];
+    size_t n = get32(p + 1);
+    const unsigned char *v = p + 5;
+    p = v + n;
+    int bad = 0;
+    if (tag == TAG_SCRIPT)
+      bad = get_string(m->script, sizeof m->script, v, n);
+    else if (tag == TAG_PLAY)
+      bad = get_string(m->play, sizeof m->play, v, n);
+    else if (tag == TAG_LEVEL && m->nlevels < REPLAY_MAX_LEVELS) {
+      const unsigned char *z = memchr(v, 0, n);
+      replay_level *lv = &m->levels[m->nlevels];
+      bad = !z || get_string(lv->name, sizeof lv->name, v, (size_t)(z - v)) != 0;
+      if (!bad) {
+        lv->len = n - (size_t)(z + 1 - v);
+        lv->text = malloc(lv->len + 1);
+        bad = !lv->text;
+        if (!bad) memcpy(lv->text, z + 1, lv->len), m->nlevels++;
+      }
+    }
+    if (bad) return replay_meta_free(m), -1;
+  }
+  return 0;
+}
+
+void replay_meta_free(replay_meta *m) {
+  for (int i = 0; i < m->nlevels; i++) free(m->levels[i].text);
+  m->nlevels = 0;
+}
+
+const replay_level *replay_level_of(const game *g, const char *name) {
+  const replay_meta *m = g->rp.meta;
+  for (int i = 0; m && g->rp.on && i < m->nlevels; i++)
+    if (strcmp(m->levels[i].name, name) == 0) return &m->levels[i];
+  return NULL;
 }
 
 /* ---- input ---- */
@@ -38,18 +144,17 @@ void replay_note_key(game *g, SDL_Scancode sc, int down) {
   weft_record_input(g->W, ev, sizeof ev);
 }
 
-void replay_apply_input(game *g) {
+int replay_next_key(game *g, SDL_Scancode *sc, int *down) {
   const void *data;
   size_t len;
   while (weft_replay_input(g->W, &data, &len)) {
     const unsigned char *ev = data;
     if (len != 3) continue;
-    SDL_Scancode sc = (SDL_Scancode)(ev[0] | ev[1] << 8);
-    if (sc == SDL_SCANCODE_UNKNOWN)
-      memset(g->input.held, 0, sizeof g->input.held); /* the window lost focus */
-    else
-      game_key(g, sc, ev[2]);
+    *sc = (SDL_Scancode)(ev[0] | ev[1] << 8);
+    *down = ev[2];
+    return 1;
   }
+  return 0;
 }
 
 /* ---- the state hashed each frame ---- */

@@ -8,22 +8,45 @@
 
 #include "game.h"
 
-/* What the demo keeps in a recording's meta bytes. */
+#define REPLAY_MAX_LEVELS 8
+
+/* A level file as it was when the session was recorded. */
+typedef struct replay_level {
+  char name[LEVEL_NAME]; /* the file under assets/, "castle.level" */
+  char *text;            /* its bytes, owned */
+  size_t len;
+} replay_level;
+
+/* What the demo keeps in a recording's meta bytes: its options and the
+   level files, so a replay plays the recorded level whatever is on disk. */
 typedef struct replay_meta {
   uint32_t seed;
-  char script[1024]; /* the --script test script, "" none */
+  char script[PATH_LEN];  /* the --script test script, "" none */
+  char play[MODULE_LEN];  /* the --play cinematic, "" none */
+  replay_level levels[REPLAY_MAX_LEVELS];
+  int nlevels;
 } replay_meta;
 
-/* Encodes m into buf (n bytes); returns the length, 0 if it does not fit. */
-size_t replay_meta_write(const replay_meta *m, unsigned char *buf, size_t n);
-/* Decodes a recording's meta bytes; -1 when they are not the demo's. */
+/* Reads every *.level file of dir into m->levels (up to
+   REPLAY_MAX_LEVELS); -1 when one cannot be read (said on stderr). */
+int replay_meta_add_levels(replay_meta *m, const char *dir);
+/* Encodes m into a new buffer (free it) of *len bytes; NULL when out of
+   memory. */
+unsigned char *replay_meta_write(const replay_meta *m, size_t *len);
+/* Decodes a recording's meta bytes into m (free it with
+   replay_meta_free); -1 when they are not the demo's. */
 int replay_meta_read(replay_meta *m, const void *data, size_t len);
+void replay_meta_free(replay_meta *m);
+/* Replaying: the recorded text of level file `name`, NULL when the
+   recording has none (an older one): then it comes from the disk. */
+const replay_level *replay_level_of(const game *g, const char *name);
 
 /* A key went down or up (game_key) or the window lost focus (sc 0): kept
    in the frame being recorded. */
 void replay_note_key(game *g, SDL_Scancode sc, int down);
-/* Replaying: applies the input recorded before the frame about to run. */
-void replay_apply_input(game *g);
+/* Replaying: the next key recorded before the frame about to run (sc
+   SDL_SCANCODE_UNKNOWN: the window lost focus); 0 when there is none. */
+int replay_next_key(game *g, SDL_Scancode *sc, int *down);
 /* Folds the world and the entities' Lua state into the frame's hash
    (recording and replaying alike; nothing otherwise). */
 void replay_hash(game *g);

@@ -124,7 +124,28 @@ uint64_t verbs_push_future(game *g, lua_State *L) {
   if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
     weft_future_set_name(g->W, f, ar.name);
   weft_push_future(g->W, L, f);
+  world_use_clock(&g->w, weft_current_group(g->W).id); /* the action it stands for follows its caller's clock */
   return f.id;
+}
+
+float verbs_clocks(game *g) {
+  world *w = &g->w;
+  world_sweep_clocks(w);
+  double game_rate = weft_group_rate(g->W, g->modes.group);
+  float dt = (float)(STEP_DT * (game_rate > 0 ? game_rate : 0));
+  for (int i = 1; i < WORLD_MAX_CLOCKS; i++) {
+    if (!w->clocks[i].key) continue;
+    double rate = weft_group_rate(g->W, (weft_group){w->clocks[i].key});
+    w->clocks[i].dt = rate < 0 ? dt : (float)(STEP_DT * rate); /* gone: the game's */
+  }
+  return dt;
+}
+
+/* Notes the game group (its clock is the world's): asked from a task in it. */
+static int l_note_game_group(lua_State *L) {
+  game *g = G(L);
+  g->modes.group = weft_current_group(g->W);
+  return 0;
 }
 
 /* Calls obj:name(args) where obj is below its nargs arguments on g->L;
@@ -220,6 +241,19 @@ static int l_stop(lua_State *L) {
   return 0;
 }
 
+/* An angle in degrees or "right", "down", "left", "up" at arg; 0 when it
+   is neither. */
+static int direction(lua_State *L, int arg, float *deg) {
+  static const char *const dirs[] = {"right", "down", "left", "up", NULL};
+  if (lua_type(L, arg) == LUA_TNUMBER) {
+    *deg = (float)lua_tonumber(L, arg);
+    return isfinite(*deg);
+  }
+  for (int i = 0; dirs[i] && lua_type(L, arg) == LUA_TSTRING; i++)
+    if (strcmp(lua_tostring(L, arg), dirs[i]) == 0) return *deg = 90.0f * (float)i, 1;
+  return 0;
+}
+
 /* e:face(target) with an angle in degrees (0 right, 90 down), a direction
    name, an entity or a place -> future resolving to "done". */
 static int l_face(lua_State *L) {
@@ -230,19 +264,10 @@ static int l_face(lua_State *L) {
   if (lua_type(L, 2) == LUA_TNUMBER) {
     deg = (float)lua_tonumber(L, 2);
     if (!isfinite(deg)) luaL_argerror(L, 2, "angle is not finite");
-  } else {
-    static const char *const dirs[] = {"right", "down", "left", "up", NULL};
-    int d = -1;
-    if (lua_type(L, 2) == LUA_TSTRING)
-      for (int i = 0; dirs[i]; i++)
-        if (strcmp(lua_tostring(L, 2), dirs[i]) == 0) d = i;
-    if (d >= 0)
-      deg = 90.0f * (float)d;
-    else {
-      float x, y;
-      check_point(g, L, 2, &x, &y);
-      deg = atan2f(y - e->y, x - e->x) * 180.0f / 3.14159265f;
-    }
+  } else if (!direction(L, 2, &deg)) {
+    float x, y;
+    check_point(g, L, 2, &x, &y);
+    deg = atan2f(y - e->y, x - e->x) * 180.0f / 3.14159265f;
   }
   uint64_t f = verbs_push_future(g, L);
   world_face(&g->w, idx, deg, f);
@@ -256,6 +281,40 @@ static int l_face(lua_State *L) {
    balloon over the head.
    Without seconds it stays for a reading time; math.huge waits for the
    key. */
+/* Who speaks in a dialogue box, from the entity's state table: `title`
+   (a string; else its kind's name) and `portrait` (a kind whose face to
+   show, "captain", or {"guard", tint = {r, g, b}} with channels 0..1;
+   else its own kind's face). */
+static void speaker_look(game *g, lua_State *L, int idx) {
+  entity *e = world_ent(&g->w, idx);
+  verbs_push_ent(g, L, idx);
+  if (!e || !lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_getfield(L, -1, "title");
+  snprintf(e->title, sizeof e->title, "%s",
+           lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : world_kind_title(e->kind));
+  lua_pop(L, 1);
+  e->portrait = e->kind;
+  memset(e->tint, 255, sizeof e->tint);
+  int t = lua_getfield(L, -1, "portrait");
+  if (t == LUA_TTABLE) {
+    lua_rawgeti(L, -1, 1);
+    if (lua_getfield(L, -2, "tint") == LUA_TTABLE)
+      for (int i = 0; i < 3; i++) {
+        lua_rawgeti(L, -1, i + 1);
+        lua_Number c = lua_tonumber(L, -1);
+        e->tint[i] = (uint8_t)(c <= 0 ? 0 : c >= 1 ? 255 : c * 255);
+        lua_pop(L, 1);
+      }
+    lua_pop(L, 1);
+  }
+  if (lua_type(L, -1) == LUA_TSTRING && world_kind(lua_tostring(L, -1)) >= 0)
+    e->portrait = world_kind(lua_tostring(L, -1));
+  lua_pop(L, t == LUA_TTABLE ? 3 : 2);
+}
+
 /* Nonzero when the running task belongs to groups.cutscenes (or a group
    inside it): a cinematic is speaking. */
 static int in_cutscene(game *g, lua_State *L) {
@@ -283,6 +342,7 @@ static int l_say(lua_State *L) {
   float secs = lua_isnoneornil(L, 3) ? 0 : (float)luaL_checknumber(L, 3);
   if (secs != secs || secs < 0) luaL_argerror(L, 3, "seconds must be >= 0");
   int box = in_cutscene(g, L);
+  if (box) speaker_look(g, L, idx);
   uint64_t f = verbs_push_future(g, L);
   world_say(&g->w, idx, text, secs, box, f);
   verbs_dispatch(g);
@@ -458,7 +518,9 @@ static int l_spawn_entity(lua_State *L) {
   else
     snprintf(name, sizeof name, "%s", luaL_checkstring(L, 3));
   if (world_find(&g->w, name) >= 0) luaL_argerror(L, 3, "an entity with that name exists");
-  float facing = (float)luaL_optnumber(L, 4, 90);
+  float facing = 90;
+  if (!lua_isnoneornil(L, 4) && !direction(L, 4, &facing))
+    luaL_argerror(L, 4, "facing is an angle or \"right\", \"down\", \"left\", \"up\"");
   int idx = world_spawn(&g->w, kind, name, x, y, facing);
   if (idx < 0) return luaL_error(L, "too many entities");
   make_ent_table(g, L, idx);
@@ -489,6 +551,7 @@ static int l_follow_camera(lua_State *L) {
 
 static int l_shake_camera(lua_State *L) {
   game *g = G(L);
+  g->w.shake_clk = world_use_clock(&g->w, weft_current_group(g->W).id);
   g->w.shake = (float)luaL_optnumber(L, 1, 2);
   g->w.shake_t = verbs_opt_seconds(L, 2, 0.4f);
   return 0;
@@ -854,6 +917,12 @@ void verbs_open(game *g) {
     lua_call(L, 1, 1);
     lua_setfield(L, gt, names[i]);
   }
+  lua_getfield(L, gt, "game");
+  lua_getfield(L, -1, "spawn");
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, g);
+  lua_pushcclosure(L, l_note_game_group, 1);
+  lua_call(L, 2, 0);
   lua_pushvalue(L, gt);
   lua_setfield(L, api, "groups");
   g->refs.groups = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -876,13 +945,14 @@ void verbs_dispatch(game *g) {
       else
         weft_future_fail(g->W, (weft_future){ev.fut});
       break;
-    case EV_SAW:
+    case EV_SAW: /* set while seen: a wait that starts then returns at once */
+    case EV_LOST:
       verbs_push_ent(g, L, ev.ent);
       if (lua_istable(L, -1)) {
         lua_getfield(L, -1, "saw_player");
         lua_remove(L, -2);
-        verbs_push_ent(g, L, w->player);
-        verbs_call_method(g, "fire", 1);
+        if (ev.kind == EV_SAW) verbs_push_ent(g, L, w->player);
+        verbs_call_method(g, ev.kind == EV_SAW ? "set" : "reset", ev.kind == EV_SAW);
       } else
         lua_pop(L, 1);
       break;

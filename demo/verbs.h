@@ -16,6 +16,12 @@ void verbs_open(game *g);
    fires. Called after world_update and after every verb. */
 void verbs_dispatch(game *g);
 
+/* Before world_update: sets the dt of every clock a timed action runs on
+   from the rate of the script group that started it (the game's when
+   that group is gone) and frees the unused ones. Returns the world's own
+   dt: the game group's, paused by P and slowed by T and time_scale(). */
+float verbs_clocks(game *g);
+
 /* Helpers shared with control.c. L is the calling thread. */
 void verbs_push_api(game *g, lua_State *L);                     /* the script API table */
 void verbs_push_group(game *g, lua_State *L, const char *name); /* groups.<name> */
@@ -28,11 +34,5 @@ float verbs_opt_seconds(lua_State *L, int arg, float def);
 /* Calls obj:name(args) with obj below nargs arguments on g->L, reporting
    (not raising) an error; pops them. */
 void verbs_call_method(game *g, const char *name, int nargs);
-
-/* Implemented by main.c: a key press or release from SDL or from a test
-   script (tap, key_down, key_up, hold). */
-/* Writes what the renderer last drew as a PNG (main.c); 0 or -1 (said on
-   stderr). */
-int game_save_png(game *g, const char *path);
 
 #endif

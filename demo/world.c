@@ -325,6 +325,14 @@ void world_free(world *w) {
 
 /* ---- entities ---- */
 
+const char *world_kind_name(int kind) {
+  return kind >= 0 && kind < KIND_COUNT ? kind_names[kind] : "";
+}
+
+const char *world_kind_title(int kind) {
+  return kind >= 0 && kind < KIND_COUNT ? kind_titles[kind] : "";
+}
+
 int world_kind(const char *name) {
   for (int k = 0; k < KIND_COUNT; k++)
     if (strcmp(name, kind_names[k]) == 0) return k;
@@ -340,6 +348,8 @@ int world_spawn(world *w, int kind, const char *name, float x, float y, float fa
     e->gen = gen;
     snprintf(e->name, sizeof e->name, "%s", name);
     snprintf(e->title, sizeof e->title, "%s", kind_titles[kind]);
+    e->portrait = kind;
+    memset(e->tint, 255, sizeof e->tint);
     e->kind = kind;
     e->x = x;
     e->y = y;
@@ -384,6 +394,52 @@ void world_destroy(world *w, int idx) {
   e->gen++;
 }
 
+/* ---- clocks ---- */
+
+int world_use_clock(world *w, uint64_t key) {
+  int k = 0, free_k = 0;
+  for (int i = 1; i < WORLD_MAX_CLOCKS && key && !k; i++) {
+    if (w->clocks[i].key == key) k = i;
+    if (!w->clocks[i].key && !free_k) free_k = i;
+  }
+  if (key && !k && free_k) {
+    k = free_k;
+    w->clocks[k].key = key;
+    w->clocks[k].dt = w->clocks[0].dt;
+  }
+  return w->clock = k;
+}
+
+/* An action that has ended goes back to clock 0, so the clock of its
+   group can be freed and reused. */
+static void settle_clock(int *clk, int active) {
+  if (!active) *clk = 0;
+}
+
+void world_sweep_clocks(world *w) {
+  uint8_t used[WORLD_MAX_CLOCKS] = {1};
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) {
+    entity *e = world_ent(w, i);
+    if (!e) continue;
+    settle_clock(&e->move_clk, e->ipath < e->npath || e->move_f);
+    settle_clock(&e->face_clk, e->facing != e->face_to || e->face_f);
+    settle_clock(&e->anim_clk, e->anim != ANIM_NONE);
+    settle_clock(&e->say_clk, e->bubble[0] != 0);
+    used[e->move_clk] = used[e->face_clk] = used[e->anim_clk] = used[e->say_clk] = 1;
+  }
+  settle_clock(&w->pan.clk, w->pan.active);
+  settle_clock(&w->shake_clk, w->shake_t > 0);
+  settle_clock(&w->fade_clk, w->fade_f || w->fade != w->fade_to);
+  settle_clock(&w->amb_clk, w->amb_f || w->amb_t < w->amb_dur);
+  settle_clock(&w->dlg.clk, w->dlg.active);
+  settle_clock(&w->banner.clk, w->banner.text[0] != 0);
+  used[w->pan.clk] = used[w->shake_clk] = used[w->fade_clk] = used[w->amb_clk] = 1;
+  used[w->dlg.clk] = used[w->banner.clk] = 1;
+  for (int i = 1; i < WORLD_MAX_CLOCKS; i++)
+    if (!used[i]) w->clocks[i].key = 0;
+  w->clock = 0;
+}
+
 /* ---- actions ---- */
 
 int world_move_to(world *w, int idx, float x, float y, float speed, uint64_t fut) {
@@ -393,6 +449,7 @@ int world_move_to(world *w, int idx, float x, float y, float speed, uint64_t fut
   if (e->face_f) settle(w, &e->face_f, "interrupted");
   e->speed = speed > 0 ? speed : 40;
   e->move_f = fut;
+  e->move_clk = w->clock;
   if (e->npath == 0) settle(w, &e->move_f, "arrived"); /* already there */
   return 0;
 }
@@ -410,6 +467,7 @@ void world_face(world *w, int idx, float deg, uint64_t fut) {
   settle(w, &e->face_f, "interrupted");
   e->face_to = deg;
   e->face_f = fut;
+  e->face_clk = w->clock;
 }
 
 void world_anim(world *w, int idx, int anim, float secs, uint64_t fut) {
@@ -421,6 +479,7 @@ void world_anim(world *w, int idx, int anim, float secs, uint64_t fut) {
   e->anim_t = 0;
   e->anim_len = secs > 0 ? secs : lens[anim];
   e->anim_f = fut;
+  e->anim_clk = w->clock;
   if (anim == ANIM_NONE) settle(w, &e->anim_f, "done");
 }
 
@@ -435,16 +494,20 @@ void world_say(world *w, int idx, const char *text, float secs, int box, uint64_
     w->dlg.active = 1;
     w->dlg.ent = idx;
     snprintf(w->dlg.speaker, sizeof w->dlg.speaker, "%s", e->title);
+    w->dlg.portrait = e->portrait;
+    memcpy(w->dlg.tint, e->tint, sizeof w->dlg.tint);
     snprintf(w->dlg.text, sizeof w->dlg.text, "%s", text);
     w->dlg.shown = 0;
     w->dlg.t = 0;
     w->dlg.timeout = secs;
     w->dlg.f = fut;
+    w->dlg.clk = w->clock;
   } else {
     settle(w, &e->bubble_f, "interrupted");
     snprintf(e->bubble, sizeof e->bubble, "%s", text);
     e->bubble_t = isinf(secs) ? reading_time(text) : secs;
     e->bubble_f = fut;
+    e->say_clk = w->clock;
   }
 }
 
@@ -481,6 +544,7 @@ void world_pan(world *w, float x, float y, int target_ent, float secs, uint64_t 
   w->pan.t = 0;
   w->pan.dur = secs;
   w->pan.f = fut;
+  w->pan.clk = w->clock;
   w->cam_follow = -1;
 }
 
@@ -497,6 +561,7 @@ void world_fade(world *w, float to, float secs, uint64_t fut) {
   w->fade_t = 0;
   w->fade_dur = secs;
   w->fade_f = fut;
+  w->fade_clk = w->clock;
   if (secs <= 0) {
     w->fade = to;
     settle(w, &w->fade_f, "done");
@@ -509,6 +574,7 @@ void world_ambient(world *w, const float rgb[3], float secs, uint64_t fut) {
   w->amb_t = 0;
   w->amb_dur = secs;
   w->amb_f = fut;
+  w->amb_clk = w->clock;
   if (secs <= 0) {
     for (int i = 0; i < 3; i++) w->amb[i] = rgb[i];
     settle(w, &w->amb_f, "done");
@@ -522,6 +588,7 @@ void world_banner(world *w, const char *text, const char *sub, float secs, uint6
   w->banner.t = 0;
   w->banner.dur = secs > 0 ? secs : 3;
   w->banner.f = fut;
+  w->banner.clk = w->clock;
 }
 
 int world_door_find(const world *w, const char *name) {
@@ -626,29 +693,32 @@ static void steer_player(world *w, entity *e, float dt) {
   e->walking = 1;
 }
 
-static void update_entity(world *w, int i, float dt) {
+/* An entity's timed actions, each on its own clock; the player's own
+   walking on the world's. */
+static void update_entity(world *w, int i) {
   entity *e = &w->ents[i];
+  float dt = w->clocks[0].dt, move_dt = w->clocks[e->move_clk].dt;
   e->walking = 0;
   if (e->ipath < e->npath)
-    follow_path(w, e, dt);
+    follow_path(w, e, move_dt);
   else if (i == w->player && (w->move_x != 0 || w->move_y != 0) && dt > 0)
-    steer_player(w, e, dt);
+    steer_player(w, e, dt), move_dt = dt;
   if (e->walking)
-    e->walk_t += dt;
+    e->walk_t += move_dt;
   else
     e->walk_t = 0;
   if (!e->walking && e->facing != e->face_to)
-    e->facing = approach_angle(e->facing, e->face_to, TURN_SPEED * dt);
+    e->facing = approach_angle(e->facing, e->face_to, TURN_SPEED * w->clocks[e->face_clk].dt);
   if (e->face_f && fabsf(wrap180(e->facing - e->face_to)) < 0.5f) settle(w, &e->face_f, "done");
   if (e->anim != ANIM_NONE) {
-    e->anim_t += dt;
+    e->anim_t += w->clocks[e->anim_clk].dt;
     if (e->anim_t >= e->anim_len) {
       e->anim = ANIM_NONE;
       settle(w, &e->anim_f, "done");
     }
   }
   if (e->bubble[0]) {
-    e->bubble_t -= dt;
+    e->bubble_t -= w->clocks[e->say_clk].dt;
     if (e->bubble_t <= 0) {
       e->bubble[0] = 0;
       settle(w, &e->bubble_f, "timeout");
@@ -658,7 +728,7 @@ static void update_entity(world *w, int i, float dt) {
 
 static void update_camera(world *w, float dt) {
   if (w->pan.active) {
-    w->pan.t += dt;
+    w->pan.t += w->clocks[w->pan.clk].dt;
     float u = w->pan.dur > 0 ? smooth(w->pan.t / w->pan.dur) : 1;
     float tx = w->pan.tx, ty = w->pan.ty;
     entity *t = world_ent(w, w->pan.target_ent);
@@ -697,7 +767,7 @@ static void update_vision(world *w) {
     entity *e = world_ent(w, i);
     if (!e || !e->vision) continue;
     int sees = p && w->input_lock == 0 && world_can_see(w, i, p->x, p->y);
-    if (sees && !e->seeing) world_emit(w, EV_SAW, 0, i, -1, NULL);
+    if (sees != e->seeing) world_emit(w, sees ? EV_SAW : EV_LOST, 0, i, -1, NULL);
     e->seeing = sees;
   }
 }
@@ -718,9 +788,10 @@ static void update_zones(world *w) {
 
 void world_update(world *w, float dt) {
   if (!w->loaded) return;
+  w->clocks[0].dt = dt;
   w->time += dt;
   for (int i = 0; i < WORLD_MAX_ENTS; i++)
-    if (w->ents[i].gen & 1u) update_entity(w, i, dt);
+    if (w->ents[i].gen & 1u) update_entity(w, i);
   for (int i = 0; i < w->ndoors; i++) {
     world_door *d = &w->doors[i];
     float to = (float)d->target;
@@ -738,33 +809,34 @@ void world_update(world *w, float dt) {
   }
   update_camera(w, dt);
   if (w->fade_f || w->fade != w->fade_to) {
-    w->fade_t += dt;
+    w->fade_t += w->clocks[w->fade_clk].dt;
     float u = w->fade_dur > 0 ? fminf(w->fade_t / w->fade_dur, 1) : 1;
     w->fade = w->fade_from + (w->fade_to - w->fade_from) * u;
     if (u >= 1) settle(w, &w->fade_f, "done");
   }
   if (w->amb_f || w->amb_t < w->amb_dur) {
-    w->amb_t += dt;
+    w->amb_t += w->clocks[w->amb_clk].dt;
     float u = w->amb_dur > 0 ? smooth(w->amb_t / w->amb_dur) : 1;
     for (int i = 0; i < 3; i++) w->amb[i] = w->amb_from[i] + (w->amb_to[i] - w->amb_from[i]) * u;
     if (u >= 1) settle(w, &w->amb_f, "done");
   }
   if (w->dlg.active) {
-    w->dlg.t += dt;
-    w->dlg.shown = fminf(w->dlg.shown + dt * 45.0f, (float)strlen(w->dlg.text));
+    float ddt = w->clocks[w->dlg.clk].dt;
+    w->dlg.t += ddt;
+    w->dlg.shown = fminf(w->dlg.shown + ddt * 45.0f, (float)strlen(w->dlg.text));
     if (w->dlg.t >= w->dlg.timeout) {
       w->dlg.active = 0;
       settle(w, &w->dlg.f, "timeout");
     }
   }
   if (w->banner.text[0]) {
-    w->banner.t += dt;
+    w->banner.t += w->clocks[w->banner.clk].dt;
     if (w->banner.t >= w->banner.dur) {
       w->banner.text[0] = 0;
       settle(w, &w->banner.f, "done");
     }
   }
-  if (w->shake_t > 0) w->shake_t -= dt;
+  if (w->shake_t > 0) w->shake_t -= w->clocks[w->shake_clk].dt;
   float lb = w->input_lock > 0 ? 1.0f : 0.0f;
   w->letterbox += (lb - w->letterbox) * fminf(1, dt * 5);
   update_vision(w);

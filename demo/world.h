@@ -14,6 +14,7 @@
 #define WORLD_MAX_ENTS 64
 #define WORLD_MAX_PATH 256
 #define WORLD_MAX_EVENTS 512
+#define WORLD_MAX_CLOCKS 32
 
 /* Sprite rows in characters.png. */
 enum { KIND_HERO, KIND_GUARD, KIND_CAPTAIN, KIND_SAGE, KIND_COUNT };
@@ -27,6 +28,7 @@ enum {
   EV_RESOLVE, /* resolve future `fut` with `value` (a string) */
   EV_FAIL,    /* fail future `fut` with the message `value` */
   EV_SAW,     /* entity `ent` began to see the player */
+  EV_LOST,    /* entity `ent` stopped seeing the player */
   EV_ZONE_IN, /* the player entered zone `zone` */
   EV_ZONE_OUT /* the player left zone `zone` */
 };
@@ -43,10 +45,13 @@ typedef struct entity {
   uint32_t gen; /* bumped on spawn and destroy; odd while live */
   char name[LEVEL_NAME];
   char title[LEVEL_NAME]; /* shown in dialogue boxes */
+  int portrait;           /* the KIND_* whose face the dialogue box shows */
+  uint8_t tint[3];        /* that face's colour: 255 each unchanged */
   int kind;               /* KIND_* */
   float x, y;             /* feet position, world units */
   float facing;           /* degrees: 0 right, 90 down */
   float face_to;          /* facing being turned to */
+  int move_clk, face_clk, anim_clk, say_clk; /* the clock each timed action runs on */
   uint64_t face_f;        /* pending face() future, 0 none */
   float path[WORLD_MAX_PATH][2];
   int npath, ipath; /* waypoints left: path[ipath .. npath-1] */
@@ -85,6 +90,15 @@ typedef struct world {
   int ndoors;
   entity ents[WORLD_MAX_ENTS];
   int player;  /* index of the player entity, -1 none */
+  /* The clocks timed actions run on. Clock 0 is the world's own: the dt
+     of world_update (the player's walking, doors, the camera following).
+     The others belong to whoever started an action (a key: a script's
+     group); their caller sets each one's dt before world_update. */
+  struct {
+    uint64_t key; /* 0: free */
+    float dt;
+  } clocks[WORLD_MAX_CLOCKS];
+  int clock; /* the clock actions started now run on (world_use_clock) */
   double time; /* world seconds (scaled, stops when paused) */
   uint32_t rng;
   /* camera, world units of the view centre */
@@ -97,28 +111,36 @@ typedef struct world {
     int target_ent;       /* -1: a fixed point */
     float t, dur;
     uint64_t f;
+    int clk;
   } pan;
   float shake, shake_t;
+  int shake_clk;
   /* full-screen fade to black: 0 clear .. 1 black */
   float fade, fade_from, fade_to, fade_t, fade_dur;
   uint64_t fade_f;
+  int fade_clk;
   /* ambient light colour 0..1 */
   float amb[3], amb_from[3], amb_to[3], amb_t, amb_dur;
   uint64_t amb_f;
+  int amb_clk;
   /* the dialogue box (one at a time) */
   struct {
     int active;
     int ent;
     char speaker[LEVEL_NAME];
+    int portrait;    /* KIND_* face */
+    uint8_t tint[3]; /* its colour */
     char text[512];
     float shown;      /* characters revealed */
     float t, timeout; /* seconds shown, seconds before it times out */
     uint64_t f;
+    int clk;
   } dlg;
   struct {
     char text[128], sub[160];
     float t, dur;
     uint64_t f;
+    int clk;
   } banner;
   char objective[160];
   int input_lock;       /* > 0 while a cinematic holds the input */
@@ -151,8 +173,17 @@ int world_find(const world *w, const char *name);
 /* Removes an entity; its pending futures fail with "NAME was destroyed". */
 void world_destroy(world *w, int idx);
 int world_kind(const char *name); /* KIND_* or -1 */
+const char *world_kind_name(int kind);  /* "guard" */
+const char *world_kind_title(int kind); /* "Guard": a kind's name in dialogue */
 
-/* Timed actions. Each takes the future to complete (0: none) and replaces
+/* The clock the timed actions started from now on run on: the one with
+   that key, made when there is none (clock 0, the world's, when key is 0
+   or every clock is taken). Returns its index. */
+int world_use_clock(world *w, uint64_t key);
+/* Frees the clocks no timed action runs on any more. */
+void world_sweep_clocks(world *w);
+
+/* Timed actions. Each runs on the clock of world_use_clock, takes the future to complete (0: none) and replaces
    the same action in progress (whose future resolves to "interrupted").
    world_move_to returns -1 when there is no path (fut untouched). */
 int world_move_to(world *w, int idx, float x, float y, float speed, uint64_t fut);

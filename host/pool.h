@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "weft_base.h"
+
 /* A handle: slot index in the low 32 bits, generation in the high 32.
    Generations start at 1, so 0 is never a valid handle. */
 typedef uint64_t weft_id;
@@ -24,10 +26,6 @@ typedef uint64_t weft_id;
 #define WEFT_ID_INDEX(id) ((uint32_t)((id)&0xffffffffu))
 #define WEFT_ID_GEN(id) ((uint32_t)((id) >> 32))
 #define WEFT_ID_MAKE(idx, gen) (((uint64_t)(gen) << 32) | (uint32_t)(idx))
-
-/* The allocator contract is lua_Alloc's: nsize 0 frees, otherwise
-   reallocates (ptr may be NULL) and returns NULL on failure. */
-typedef void *(*weft_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The allocator used when a desc gives none: realloc and free. */
 void *weft_default_alloc(void *ud, void *ptr, size_t osize, size_t nsize);

@@ -59,8 +59,16 @@ spawn(function()
   objective("The vault is behind the great door in the north wall. Mind the sentry.")
 end).name = "zone hall"
 
--- 4. The intro, then the player has the keep.
-cinema.play("cinematics.intro")
+-- 4. The intro, then the player has the keep. With weft-demo --play
+--    MODULE the intro is skipped and that cinematic plays first.
+if launch.play then
+  local intro = spawn(cinema.play, "cinematics.intro")
+  cinema.skip()                 -- its cleanup puts everyone where the game starts
+  wait(intro)
+  cinema.play_now(launch.play)
+else
+  cinema.play("cinematics.intro")
+end
 game.state.phase = "play"
 objective("Steal the Moon Idol from the vault, north of the great hall. Stay out of the lantern light.")
 game.playing:set()

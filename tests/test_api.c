@@ -2,17 +2,16 @@
    from C, custom job kinds, shutdown with work in flight, and the
    no-allocation steady frame. Scripts are Lua strings; their output is
    captured through desc.log. No sleeps: loops step frames and yield. */
-#define _GNU_SOURCE /* RTLD_DEFAULT, RTLD_NOLOAD */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -766,53 +765,63 @@ static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(voi
   assert_int_equal(weft_close(W), 0);
 }
 
-/* AddressSanitizer builds keep Lua's blocks in the C library's heap (gcc
-   says so with a macro, clang with __has_feature). */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
+/* ---- groups from C ---- */
 
-/* The Lua heap is mimalloc's (installed with the build's packages), but
-   privately: a program that links weft keeps the C library's malloc. */
-static void test_lua_heap_is_mimalloc_and_the_process_malloc_is_untouched(void **state) {
+static weft_state *probe_W;
+static weft_group probed;
+
+static int l_probe(lua_State *L) {
+  (void)L;
+  probed = weft_current_group(probe_W);
+  return 0;
+}
+
+static void test_a_c_function_sees_its_callers_group_clock_and_rate(void **state) {
   (void)state;
-  weft_state *W = weft_open(NULL);
-  assert_non_null(W);
-#ifdef UNDER_ASAN
-  int want_mi = 0;
-#else
-  const char *env = getenv("WEFT_LIBC_MALLOC");
-  int want_mi = !(env && *env);
-#endif
-  assert_string_equal(weft_lua_allocator(W), want_mi ? "mimalloc" : "libc");
-  assert_null(dlsym(RTLD_DEFAULT, "mi_malloc")); /* not in the process's scope */
-  if (want_mi) {
-    void *lib = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_NOLOAD);
-    assert_non_null(lib);
-    _Bool (*in_heap)(const void *);
-    *(void **)&in_heap = dlsym(lib, "mi_is_in_heap_region");
-    assert_non_null(in_heap);
-    void *p = malloc(64);
-    assert_false(in_heap(p)); /* the program's malloc is the C library's */
-    free(p);
-    lua_State *L = weft_lua(W);
-    assert_true(in_heap(lua_newuserdatauv(L, 64, 0))); /* Lua's blocks are mimalloc's */
-    lua_pop(L, 1);
-    dlclose(lib);
-  }
-  weft_task t = spawn_src(W, "local t = {} for i = 1, 1000 do t[i] = {i} end assert(#t == 1000)");
+  out o;
+  weft_state *W = open_state(&o, 0);
+  lua_State *L = weft_lua(W);
+  probe_W = W;
+  weft_push_api(W);
+  lua_pushcfunction(L, l_probe);
+  lua_setfield(L, -2, "probe");
+  lua_pop(L, 1);
+  weft_group root = weft_current_group(W); /* outside tasks: the root */
+  assert_true(root.id != 0);
+  assert_true(weft_group_rate(W, root) == 1.0);
+  weft_task t = spawn_src(W, "local outer = group{time_scale = 0.5}\n"
+                             "local inner = group{parent = outer, time_scale = 0.5}\n"
+                             "inner:spawn(function() probe() wait(math.huge) end)\n"
+                             "time_scale(2)\n"
+                             "wait_frames(80)\n"
+                             "outer:pause()\n"
+                             "wait_frames(40)\n"
+                             "outer:cancel()\n");
+  steps(W, 1);
+  weft_group g = probed;
+  assert_true(g.id != 0 && g.id != root.id);
+  assert_true(weft_group_rate(W, g) == 0.5); /* 2 * 0.5 * 0.5 */
+  double t0 = weft_group_time(W, g);
+  steps(W, 60);
+  assert_true(fabs(weft_group_time(W, g) - t0 - 0.5) < 1e-9); /* a second at half speed */
+  steps(W, 30);                                               /* paused at frame 80 */
+  assert_true(weft_group_rate(W, g) == 0.0);
+  t0 = weft_group_time(W, g);
+  steps(W, 10);
+  assert_true(weft_group_time(W, g) == t0);
+  steps(W, 40); /* cancelled, the script ended: its handles go */
+  lua_gc(L, LUA_GCCOLLECT);
+  steps(W, 2);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  assert_true(weft_group_rate(W, g) == -1.0);
+  assert_true(weft_group_time(W, g) == -1.0);
   weft_release(W, t);
+  assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_lua_heap_is_mimalloc_and_the_process_malloc_is_untouched),
       cmocka_unit_test(test_script_waits_on_a_future_completed_from_c),
       cmocka_unit_test(test_failure_from_c_reaches_the_script_unchanged),
       cmocka_unit_test(test_uncaught_failure_fails_the_task_and_is_reported_once),
@@ -833,6 +842,7 @@ int main(void) {
       cmocka_unit_test(test_step_or_close_from_the_report_callback_is_refused),
       cmocka_unit_test(test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled),
       cmocka_unit_test(test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame),
+      cmocka_unit_test(test_a_c_function_sees_its_callers_group_clock_and_rate),
   };
   return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

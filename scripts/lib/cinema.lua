@@ -65,14 +65,47 @@ function M.play(name, fields)
     return "failed"
   end
   S.current = name
-  local skip = key_pressed("escape"):connect(function() t:cancel() end)
-  pcall(wait, t)                 -- a failure is reported by weft already
+  local skipped = false
+  local function skip_it() skipped = true t:cancel() end
+  S.skip = skip_it
+  local skip = key_pressed("escape"):connect(skip_it)
+  local own = t.group            -- the cinematic's own group inside cutscenes
+  while true do
+    pcall(wait, t)               -- a failure is reported by weft already
+    -- A save of a module without reload = "keep" cancels the cinematic and
+    -- starts it again, with the same scene, in the same group: play on.
+    local again = not skipped and t.status == "cancelled" and own.alive and own:tasks()[1]
+    if not again then break end
+    t = again
+  end
   skip:disconnect()
+  S.skip = nil
   S.current = nil
   S.played[name] = (S.played[name] or 0) + 1
   S.last = { name = name, status = t.status }
   S.finished:fire(name, t.status)
   return t.status
+end
+
+-- Skips the cinematic playing, as Escape does.
+function M.skip()
+  if S.skip then S.skip() end
+end
+
+-- Plays a cinematic on demand (weft-demo --play, the console's play):
+-- when a zone of the level names it, Wren is put inside that zone first
+-- and the scene gets the zone, as walking in would give. Waits until it
+-- ends; returns what play returns.
+function M.play_now(name)
+  local fields = {}
+  for _, z in ipairs(zones()) do
+    if z.cinematic == name then
+      fields.zone = z
+      player():teleport(tile(math.floor(z.x + z.w / 2), math.floor(z.y + z.h / 2)))
+      pan_camera(player(), 0)
+    end
+  end
+  return M.play(name, fields)
 end
 
 -- A guard caught the hero: play "caught" unless a cinematic is on.

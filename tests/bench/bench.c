@@ -23,7 +23,9 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "../../bindings/weft.h"
+#include <weft.h>
+
+#include "../../cli/mialloc.h"
 
 #define DT (1.0 / 60)
 #define CHURN 10000 /* W4: tasks spawned a frame */
@@ -169,6 +171,7 @@ static result run_weft(const char *dir, const workload *w, int n, int warm, int 
                        int counted) {
   result r = {0};
   weft_desc d = {0};
+  mialloc_use(&d); /* as the weft program and the demo do */
   if (counted) d.time_budget_us = WEFT_BUDGET_COUNTED;
   d.scripts_root = dir;
   d.memory_limit = (size_t)4 << 30;

@@ -4,7 +4,7 @@
 # weft-bench (e.g. BENCH_ARGS="--only W1,W0 --runs 5"). See README.md.
 
 BENCH_OUT    = $(BUILD)/bench
-BENCH_CFLAGS = $(CFLAGS) -O2 $(LUA_CFLAGS)
+BENCH_CFLAGS = $(CFLAGS) -O2 $(LUA_CFLAGS) -I bindings
 
 .PHONY: bench-run
 
@@ -17,18 +17,18 @@ bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-
 	@echo "== the debugger: W1 with no client, a client and no breakpoint, a breakpoint elsewhere"
 	@$(BENCH_OUT)/debug-cost tests/bench 10000 60 $(if $(BENCH_QUICK),60 1,600 5)
 
-$(BENCH_OUT)/debug-cost: tests/bench/debug_cost.c $(BUILD)/libweft.a
+$(BENCH_OUT)/debug-cost: tests/bench/debug_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -iquote bindings -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -iquote bindings -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
 
 # Real files, the real watcher, frames paced at 60 Hz.
-$(BENCH_OUT)/reload-latency: tests/bench/reload_latency.c $(BUILD)/libweft.a
+$(BENCH_OUT)/reload-latency: tests/bench/reload_latency.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
 
-$(BENCH_OUT)/weft-bench: tests/bench/bench.c $(BUILD)/libweft.a
+$(BENCH_OUT)/weft-bench: tests/bench/bench.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
 
 # The floor links Lua alone: no weft code in it.
 $(BENCH_OUT)/bench-floor: tests/bench/floor.c

@@ -18,7 +18,9 @@
 
 #include <lauxlib.h>
 
-#include "weft.h"
+#include <weft.h>
+
+#include "../../cli/mialloc.h"
 
 #define DT (1.0 / 60)
 
@@ -83,6 +85,7 @@ static int attach(weft_state *W, int mode, const char *elsewhere, pthread_t *rea
 /* Seconds per measured frame of W1 at n tasks. */
 static double run(const char *dir, int mode, int n, int warm, int frames) {
   weft_desc d = {0};
+  mialloc_use(&d); /* as the weft program and the demo do */
   d.scripts_root = dir;
   d.memory_limit = (size_t)4 << 30;
   d.max_tasks = 2 * (uint32_t)n + 1024;

@@ -24,7 +24,9 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "../../bindings/weft.h"
+#include <weft.h>
+
+#include "../../cli/mialloc.h"
 #include "../scratch_dir.h"
 
 #define HZ 60.0
@@ -133,6 +135,7 @@ static void row(const char *what, double *v, int n) {
    message) when it cannot. */
 static weft_state *open_probe(const char *root, int entities, int *errors, int *probe) {
   weft_desc d = {0};
+  mialloc_use(&d); /* as the weft program and the demo do */
   d.scripts_root = root;
   d.report = on_report;
   d.user = errors;

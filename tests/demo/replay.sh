@@ -50,6 +50,37 @@ else
 fi
 rm -rf "$tmp/scripts" && cp -r scripts "$tmp/scripts"
 
+# 2b. the level is in the recording: a receiver whose castle.level differs
+#     (a guard moved) still replays it exactly; and so is --play
+mkdir -p "$tmp/other/assets"
+cp -r scripts "$tmp/other/scripts" && cp assets/*.png "$tmp/other/assets/"
+sed 's/^gate_guard  *guard  *[0-9.]*  *[0-9.]*/gate_guard  guard    24    29/' assets/castle.level \
+  >"$tmp/other/assets/castle.level"
+if ! cmp -s assets/castle.level "$tmp/other/assets/castle.level" &&
+   timeout 120 "$demo" --headless --root "$tmp/other" --replay "$out/chase.tape" --verify \
+     >"$out/other_level.log" 2>&1 &&
+   grep -q "replayed [0-9]* frames, each as recorded" "$out/other_level.log"; then
+  ok "a replay with another castle.level on disk plays the recorded level"
+else
+  bad "a replay with another castle.level on disk plays the recorded level" "$out/other_level.log"
+fi
+if timeout 120 "$demo" --headless --root "$tmp" --seed 2 --frames 400 --play cinematics.vault \
+     --record "$out/play.tape" >"$out/play_record.log" 2>&1 &&
+   timeout 120 "$demo" --headless --root "$tmp/other" --replay "$out/play.tape" --verify \
+     >"$out/play_replay.log" 2>&1; then
+  ok "a session started with --play replays as recorded"
+else
+  bad "a session started with --play replays as recorded" "$out/play_replay.log"
+fi
+
+# 2c. headless, --goto N stops the replay at frame N
+if timeout 120 "$demo" --headless --root "$tmp" --replay "$out/chase.tape" --goto 100 \
+     >"$out/goto.log" 2>&1 && grep -q "stopped at frame 100 of" "$out/goto.log"; then
+  ok "a headless replay with --goto 100 stops at frame 100"
+else
+  bad "a headless replay with --goto 100 stops at frame 100" "$out/goto.log"
+fi
+
 # 3. a minute of play stays small
 if "$demo" --headless --root "$tmp" --frames 3600 --record "$out/minute.tape" >/dev/null 2>&1 &&
    size=$(wc -c <"$out/minute.tape") && [ "$size" -lt 102400 ]; then
@@ -103,17 +134,30 @@ keys F8
 keys F7
 sleep 2
 win=$(xdotool search --name Moonwatch 2>/dev/null | head -1)
+keys F12
+keys F1 F2
 keys ctrl+q
 wait $pid
 EOF
-  if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-     timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" sh "$tmp/scrub.sh" "$demo" \
-       "$out/minute.tape" "$out/scrub.png" >"$out/scrub.log" 2>&1 &&
+  here=$(pwd)
+  rm -f "$out"/weft-demo-*.png
+  if (cd "$out" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+     timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" sh "$tmp/scrub.sh" "$here/$demo" \
+       "$here/$out/minute.tape" "$here/$out/scrub.png" >"$here/$out/scrub.log" 2>&1) &&
      grep -q "stopped at frame 503 of 3600" "$out/scrub.log" &&
      grep -q "stopped at frame 203 of 3600" "$out/scrub.log" && [ -s "$out/scrub.png" ]; then
     ok "a windowed replay pauses, steps, jumps ahead and back (F5-F8)"
   else
     bad "a windowed replay pauses, steps, jumps ahead and back (F5-F8)" "$out/scrub.log"
+  fi
+  # F12 saved frame 203 as it was; F1 and F2 then put the inspector and
+  # the frame graph over the same frame (the picture at the end)
+  pngstat=$(dirname "$demo")/weft-pngstat
+  if [ -s "$out/weft-demo-000203.png" ] && a=$("$pngstat" "$out/weft-demo-000203.png") &&
+     b=$("$pngstat" "$out/scrub.png") && [ "$a" != "$b" ]; then
+    ok "in a windowed replay F12 saves the frame and F1/F2 show the overlays ($a / $b)"
+  else
+    bad "in a windowed replay F12 saves the frame and F1/F2 show the overlays" "$out/scrub.log"
   fi
 fi
 
@@ -133,7 +177,10 @@ cp "$out/chase.tape" "$out/flip.tape"
 printf 'X' | dd of="$out/flip.tape" bs=1 seek=2000 conv=notrunc 2>/dev/null
 bad_file "a corrupted recording" "$out/flip.tape" "corrupted"
 cp "$out/chase.tape" "$out/v9.tape"
-printf '\011' | dd of="$out/v9.tape" bs=1 seek=10 conv=notrunc 2>/dev/null
+# the version follows "WEFTREC" + 'H' and the header's length (a varint)
+at=9
+while [ "$(od -An -tu1 -j$at -N1 "$out/v9.tape" | tr -d ' ')" -ge 128 ]; do at=$((at + 1)); done
+printf '\011' | dd of="$out/v9.tape" bs=1 seek=$((at + 1)) conv=notrunc 2>/dev/null
 bad_file "a recording of another format version" "$out/v9.tape" "format version 9"
 bad_file "a file that is no recording" scripts/main.lua "not a weft recording"
 bad_file "a missing file" "$out/none.tape" "cannot open"

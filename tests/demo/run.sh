@@ -14,6 +14,13 @@ fail=0
 ok() { pass=$((pass + 1)); echo "ok    $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL  $1"; [ -n "$2" ] && sed 's/^/      /' "$2" | tail -n 25; }
 
+# the source: one owner per function, no circles (tests/demo/layout.sh)
+if sh tests/demo/layout.sh demo >"$out/layout.log" 2>&1; then
+  ok "$(tail -1 "$out/layout.log")"
+else
+  bad "the demo's source layout" "$out/layout.log"
+fi
+
 for t in tests/demo/*_test.lua; do
   name=$(basename "$t" .lua)
   log="$out/$name.log"
@@ -62,6 +69,31 @@ reload_test() {
   return $rc
 }
 if reload_test; then ok "reload_test"; else bad "reload_test" "$out/reload_test.log"; fi
+
+# make run builds the weft program too (docs/designers.md runs it)
+b=$(mktemp -d)
+if make -n -B run BUILD="$b" 2>/dev/null | grep -q -- "-o $b/weft "; then
+  ok "make run builds build/weft"
+else
+  bad "make run builds build/weft"
+fi
+rm -rf "$b"
+
+# --play MODULE: the intro skipped, the cinematic played at once
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.vault \
+     --script tests/demo/play/vault.lua >"$out/play_vault.log" 2>&1; then
+  ok "--play cinematics.vault plays it once the level is loaded"
+else
+  bad "--play cinematics.vault plays it once the level is loaded" "$out/play_vault.log"
+fi
+
+# Tests that save scripts while the game runs (tests/demo/live.sh makes
+# the saves each asks for, on a copy of the game).
+for t in tests/demo/live/*.lua; do
+  [ -f "$t" ] || continue
+  name=live_$(basename "$t" .lua)
+  if sh tests/demo/live.sh "$demo" "$t" "$out/$name.log"; then ok "$name"; else bad "$name" "$out/$name.log"; fi
+done
 
 # A screenshot of a given frame shows the level: not blank, lit, varied.
 # frame 2400: after the intro, the hero at the gate under the torches

@@ -1,0 +1,121 @@
+/* Instruction budgets (budget.c): what a stretch of script code may run,
+   counted by a hook or timed by the watchdog. */
+#ifndef WEFT_BUDGET_H
+#define WEFT_BUDGET_H
+
+#include "internal.h"
+#include "watchdog.h"
+
+/* Works out what a task's stretch may run (task_limit, task_us), once
+   budgets are counted or watched. */
+void weft_budget_setup(weft_state *W);
+/* Makes s (zeroed by the caller) the running stretch, saving the one
+   running before in *saved; home is the thread counting whole budgets. */
+void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
+                       const char *msg, int32_t limit, int task);
+/* A stop of the running stretch came but did not fire (weft_budget_leave). */
+void weft_budget_unstop(weft_state *W, const weft_budget *saved);
+
+/* Tells the watchdog which Lua thread runs the stretch's code now
+   (W->bud.run). After a switch away from a thread that may die (leaving
+   it: `leaving`), waits while the watchdog may still be setting a hook on
+   it, so a collection never frees a thread under the watchdog's hand: the
+   store and the load are sequentially consistent, so either the watchdog
+   sees the new thread or this sees it poking. */
+static inline void weft_budget_publish(weft_state *W, int leaving) {
+  weft_watchdog *D = &W->wd;
+  if (!leaving) {
+    atomic_store_explicit(&D->run, W->bud.run, memory_order_release);
+    return;
+  }
+  atomic_store_explicit(&D->run, W->bud.run, memory_order_seq_cst);
+  while (atomic_load_explicit(&D->poking, memory_order_seq_cst)) {
+  }
+}
+
+/* Tells the watchdog which stretch runs now, and for how long it may. */
+static inline void weft_budget_mark(weft_state *W) {
+  weft_watchdog *D = &W->wd;
+  uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed) + 1;
+  atomic_store_explicit(&D->gen, gen, memory_order_release);
+  atomic_store_explicit(&D->limit_us, W->bud.us, memory_order_release);
+}
+
+/* weft_budget_enter with the budget worked out: limit instructions and,
+   watched, us microseconds (0: counted). Inline, as every resume starts
+   a stretch. */
+static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_stretch *s,
+                                     lua_State *home, const char *msg, int32_t limit, uint32_t us,
+                                     int task) {
+  *saved = W->bud;
+  W->bud = (weft_budget){.s = s,
+                         .home = home,
+                         .msg = msg,
+                         .limit = limit,
+                         .us = us,
+                         .run = home,
+                         .task = (uint8_t)task};
+  weft_budget_publish(W, 0); /* the thread left running is the caller: alive */
+  if (!saved->us) weft_budget_mark(W); /* else timed by the enclosing stretch */
+}
+
+/* Ends the running stretch: the one saved runs again. */
+static inline void weft_budget_leave(weft_state *W, const weft_budget *saved) {
+  weft_watchdog *D = &W->wd;
+  if (atomic_load_explicit(&D->fire, memory_order_acquire) ==
+      atomic_load_explicit(&D->gen, memory_order_relaxed))
+    weft_budget_unstop(W, saved);
+  W->bud = *saved;
+  weft_budget_publish(W, 1);
+  /* In a step the next task's start marks (a stop that comes between two
+     finds no stretch running and is dropped), and the step's end says
+     nothing runs (weft_budget_idle). */
+  if (!saved->us && !W->in_step) weft_budget_mark(W);
+}
+/* Nothing budgeted runs now (the end of a step). */
+void weft_budget_idle(weft_state *W);
+/* Arms the running stretch's hook on its home thread: a whole budget, or
+   one instruction while it is being killed. */
+void weft_budget_arm_home(weft_state *W, lua_State *home, int killed);
+/* Around a resume of another thread (a script's coroutine): charges its
+   instructions to the running stretch; after it, raises in L a kill that
+   happened meanwhile. */
+void weft_budget_before_nested(weft_state *W, lua_State *co);
+void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status);
+/* After a resume of another thread yielded: 0 for a script's yield; 1
+   when the yield was a preemption passing up to the task's thread (L, the
+   resumer, yields too, and resumes the other thread when it is resumed;
+   when L is the task's own thread the task is now preempted); 2 when L
+   cannot yield (resume the other thread again at once). */
+int weft_budget_preempting(weft_state *W, lua_State *L);
+/* lua_pcall / lua_resume as a stretch of its own (a module's top level, a
+   handler, a __tostring), killed with msg past limit instructions. */
+int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh, const char *msg,
+                      int32_t limit);
+int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
+                       const char *msg, int32_t limit);
+/* Sets the hook events wanted besides the count (W->hook_extra): every
+   live task's thread, the threads running now and L (a thread inside a
+   hook, or NULL) are re-armed. */
+void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
+/* From the watchdog's thread: the stretch of generation gen overran its
+   time; if it still runs, sets a hook on the thread running it that
+   fires at its next instruction (and counts the stop's grace there). */
+void weft_budget_interrupt(weft_state *W, uint32_t gen);
+/* A debugger holds the running stretch stopped: its time stands still
+   until unhold (given what hold returned). */
+uint32_t weft_budget_hold(weft_state *W);
+void weft_budget_unhold(weft_state *W, uint32_t held);
+/* Budgets count instructions from now on (recording and replaying need
+   them exact); the watchdog stops. */
+void weft_budget_count(weft_state *W);
+
+/* From a hook: raises msg prefixed with the running function's file:line. */
+void weft_raise_here(lua_State *L, const char *msg);
+/* A task waits: its stretch ends. */
+static inline void weft_task_waited(ltask *lt) {
+  lt->b.overruns = 0;
+  lt->b.waited = 1;
+}
+
+#endif

@@ -1,0 +1,149 @@
+/* Every byte weft takes, through the embedder's allocator: Lua's heap
+   under its limit (with a reserve for undoing a failed reload) and the
+   host's blocks, counted together for weft_get_stats. */
+#include "mem.h"
+
+#include <string.h>
+
+#include "../host/pool.h"
+#include "internal.h"
+
+#define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
+
+void weft_mem_init(weft_memory *m, const weft_desc *d) {
+  memset(m, 0, sizeof *m);
+  m->alloc = d->alloc ? d->alloc : weft_default_alloc; /* realloc and free */
+  m->ud = d->alloc ? d->alloc_ud : NULL;
+  m->limit = d->memory_limit;
+}
+
+/* ---- the reserve ----
+
+   Memory kept aside for putting things back: while W->mem.in_rollback is
+   set (a failed reload undoing its merges), an allocation that fails is
+   served from this block instead, bump-allocated; its blocks are given
+   back as Lua frees them, and the block is reused once all are. Taken
+   when the state opens and never touched until needed, so it is not
+   resident. */
+#define RESERVE (256u << 10)
+
+int weft_mem_open_reserve(weft_state *W) {
+  W->mem.reserve = W->mem.alloc(W->mem.ud, NULL, 0, RESERVE);
+  return W->mem.reserve != NULL;
+}
+
+void weft_mem_close_reserve(weft_state *W) {
+  if (W->mem.reserve) W->mem.alloc(W->mem.ud, W->mem.reserve, RESERVE, 0);
+  W->mem.reserve = NULL;
+}
+
+static int in_reserve(const weft_state *W, const void *p) {
+  return W->mem.reserve && (const char *)p >= W->mem.reserve &&
+         (const char *)p < W->mem.reserve + RESERVE;
+}
+
+static void *reserve_take(weft_state *W, size_t n) {
+  size_t at = (W->mem.reserve_used + 15) & ~(size_t)15;
+  if (!W->mem.reserve || at > RESERVE || n > RESERVE - at) return NULL;
+  W->mem.reserve_used = at + n;
+  W->mem.reserve_live++;
+  return W->mem.reserve + at;
+}
+
+static void reserve_give(weft_state *W) {
+  if (--W->mem.reserve_live == 0) W->mem.reserve_used = 0;
+}
+
+static int refused(weft_state *W, size_t nsize) {
+  return W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize);
+}
+
+void *weft_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  weft_state *W = ud;
+  weft_memory *m = &W->mem;
+  size_t old = ptr ? osize : 0;
+  int reserved = ptr && in_reserve(W, ptr);
+  if (reserved && nsize <= old && nsize > 0) { /* shrinking: stays where it is */
+    m->used -= old - nsize;
+    return ptr;
+  }
+  if (nsize == 0) {
+    if (reserved)
+      reserve_give(W);
+    else if (ptr)
+      m->alloc(m->ud, ptr, old, 0);
+    m->used -= old;
+    return NULL;
+  }
+  void *p = NULL;
+  int no = 0;
+  if (nsize > old) {
+    size_t limit = m->limit + (m->in_report ? HEADROOM : 0);
+    no = m->used - old + nsize > limit || refused(W, nsize);
+  }
+  if (!no) p = reserved ? m->alloc(m->ud, NULL, 0, nsize) : m->alloc(m->ud, ptr, old, nsize);
+  if (!p && m->in_rollback) p = reserve_take(W, nsize);
+  if (!p) return NULL;
+  if (reserved || (ptr && in_reserve(W, p))) { /* moved into or out of the reserve */
+    memcpy(p, ptr, old < nsize ? old : nsize);
+    if (reserved)
+      reserve_give(W);
+    else
+      m->alloc(m->ud, ptr, old, 0);
+  }
+  m->allocs++;
+  if (nsize > old) m->alloc_bytes += nsize - old;
+  m->used = m->used - old + nsize;
+  if (m->used > m->peak) m->peak = m->used;
+  return p;
+}
+
+void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  weft_state *W = ud;
+  weft_memory *m = &W->mem;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    if (ptr) {
+      m->alloc(m->ud, ptr, old, 0);
+      m->host -= old;
+    }
+    return NULL;
+  }
+  if (refused(W, nsize)) return NULL;
+  void *p = m->alloc(m->ud, ptr, old, nsize);
+  if (p) {
+    m->allocs++;
+    if (nsize > old) m->alloc_bytes += nsize - old;
+    m->host = m->host - old + nsize;
+  }
+  return p;
+}
+
+void *weft_mem_alloc(weft_state *W, size_t n) { return weft_host_alloc(W, NULL, 0, n ? n : 1); }
+
+void *weft_mem_calloc(weft_state *W, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  size_t n = count * size;
+  void *p = weft_mem_alloc(W, n);
+  if (p) memset(p, 0, n ? n : 1);
+  return p;
+}
+
+void *weft_mem_realloc(weft_state *W, void *p, size_t osize, size_t nsize) {
+  return weft_host_alloc(W, p, osize, nsize ? nsize : 1);
+}
+
+void weft_mem_free(weft_state *W, void *p, size_t n) {
+  if (p) weft_host_alloc(W, p, n ? n : 1, 0);
+}
+
+char *weft_mem_strdup(weft_state *W, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = weft_mem_alloc(W, n);
+  if (c) memcpy(c, s, n);
+  return c;
+}
+
+void weft_mem_free_str(weft_state *W, char *s) {
+  if (s) weft_mem_free(W, s, strlen(s) + 1);
+}

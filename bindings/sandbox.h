@@ -1,0 +1,18 @@
+/* The script environment (sandbox.c): the shared API table and the
+   environment each script file runs in. */
+#ifndef WEFT_SANDBOX_H
+#define WEFT_SANDBOX_H
+
+#include "internal.h"
+
+/* Fills the shared API table at idx with the allowed base functions and
+   libraries (weft's faithful versions where weft must change them). */
+void weft_open_sandbox(weft_state *W, lua_State *L, int api);
+/* Pushes a new script environment: every API name, its own copies of the
+   library tables, _G; absent names fall through to the API. */
+void weft_new_env(weft_state *W, lua_State *L);
+/* Loads the file at path as a text chunk named "@path" with a new
+   environment; pushes env and the function (1), or the message (0). */
+int weft_load_script(weft_state *W, lua_State *L, const char *path);
+
+#endif
