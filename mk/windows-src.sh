@@ -27,7 +27,7 @@ if ! grep -qs '^[[:space:]]*\(deb-src\|Types:.*deb-src\)' /etc/apt/sources.list 
   fi
   echo "adding $new (deb-src for the same suites)"
   printf '%s\n' "$text" > "$new"
-  apt-get update -qq
+  apt-get update -qq -o DPkg::Lock::Timeout=300
 fi
 
 mkdir -p "$dir"
