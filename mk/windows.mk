@@ -40,7 +40,7 @@ WIN_PKGS   := lua5.4 cjson cmocka
 test-windows: deps
 	@$(MAKE) --no-print-directory deps DEPS="$(WIN_DEPS)"
 	@$(MAKE) --no-print-directory $(BUILD)/weft windows-build
-	@echo "== under wine: the C tests, weft.exe test, examples/embed, a Linux recording replayed"
+	@echo "== under wine: the C tests, weft.exe test, examples/embed, recordings replayed across systems"
 	@sh tests/windows/run.sh $(WIN) $(BUILD)/weft "$(WINE)" $(WIN_CTEST)
 
 windows-build: $(WIN)/weft.exe $(WIN)/libweft.a $(WIN)/embed.exe $(WIN_CTEST)
@@ -70,8 +70,10 @@ $(WIN)/deps/lib/libcjson.a: $(WIN)/src/.fetched
 $(WIN)/deps/lib/libcmocka.a: $(WIN)/src/.fetched
 	@mkdir -p $(WIN)/deps/lib $(WIN)/deps/include
 	cmake -S $$(ls -d $(WIN)/src/cmocka-*/) -B $(WIN)/deps/cmocka -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/mk/mingw-w64.cmake \
-	  -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-D__USE_MINGW_ANSI_STDIO=1 -DWITH_STATIC_LIB=ON -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF > $(WIN)/deps/cmocka.log
-	cmake --build $(WIN)/deps/cmocka --target cmocka-static >> $(WIN)/deps/cmocka.log
+	  -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-D__USE_MINGW_ANSI_STDIO=1 -DWITH_STATIC_LIB=ON \
+	  -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF > $(WIN)/deps/cmocka.log 2>&1 && \
+	cmake --build $(WIN)/deps/cmocka --target cmocka-static >> $(WIN)/deps/cmocka.log 2>&1 || \
+	  { cat $(WIN)/deps/cmocka.log; exit 1; }
 	cp $$(find $(WIN)/deps/cmocka -name 'libcmocka-static.a' | head -1) $@
 	cp $(WIN)/src/cmocka-*/include/cmocka.h $(WIN)/deps/include/
 
