@@ -11,7 +11,7 @@ root() { [ "$(id -u)" = 0 ]; }
 if ! grep -qs '^[[:space:]]*\(deb-src\|Types:.*deb-src\)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
      /etc/apt/sources.list.d/*.sources; then
   # The same URIs, suites, components and keys as the binary entries.
-  deb822=$(ls /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+  deb822=$(grep -ls '^URIs:.*debian' /etc/apt/sources.list.d/*.sources | head -1)
   if [ -n "$deb822" ]; then
     new=/etc/apt/sources.list.d/weft-src.sources
     text=$(sed 's/^Types:.*/Types: deb-src/' "$deb822")
@@ -20,9 +20,9 @@ if ! grep -qs '^[[:space:]]*\(deb-src\|Types:.*deb-src\)' /etc/apt/sources.list 
     text=$(sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' /etc/apt/sources.list)
   fi
   if ! root; then
-    echo "no deb-src entry for apt; run:"
-    echo "  printf '%s\\n' '$(printf '%s' "$text" | sed "s/'/'\\\\''/g")' | sudo tee $new"
-    echo "  sudo apt-get update"
+    echo "no deb-src entry for apt; as root, write $new with these lines:"
+    printf '%s\n' "$text" | sed 's/^/    /'
+    echo "then run: sudo apt-get update"
     exit 1
   fi
   echo "adding $new (deb-src for the same suites)"
