@@ -36,6 +36,16 @@ check "the embedded host runs its script: the C verb's future, completed later, 
 check "it runs on the installed shared library" \
   "LD_LIBRARY_PATH='$prefix/lib' ldd '$dir/embed' | grep -q '$prefix/lib/libweft.so'"
 
+# An engine's own allocator, loader and logger against the installed
+# static library, with the C library's allocator wrapped at link time:
+# tests/test_embedder.c fails on any block weft takes from it.
+static_libs=$(pkg-config --libs --static weft | sed 's/-lweft\b//')
+wrap="-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup,--wrap=strndup"
+check "an engine's allocator and loader, from the installed libweft.a, see every byte and every script" \
+  "cc -std=c11 -o '$dir/embedder' tests/test_embedder.c $cflags '$prefix/lib/libweft.a' $static_libs \
+     \$(pkg-config --libs cmocka) $wrap > '$dir/embedder.log' 2>&1 && '$dir/embedder' >> '$dir/embedder.log' 2>&1 \
+   || { cat '$dir/embedder.log'; false; }"
+
 # CMake: find_package(weft) from the prefix, weft::weft and weft::weft_static.
 for kind in shared static; do
   b="$dir/cmake-$kind"
