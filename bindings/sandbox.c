@@ -24,8 +24,8 @@
 /* The libraries every environment gets its own copy of: a script may
    read, iterate, rawget and change its copy, and no change reaches another
    script or the host. */
-static const char *const copied_libs[] = {"string", "table", "math", "utf8", "coroutine",
-                                          "os",     "debug", "weft", NULL};
+static const char *const copied_libs[] = {"string", "table", "math",    "utf8", "coroutine", "os",
+                                          "debug",  "io",    "package", "weft", NULL};
 
 static int is_copied_lib(const char *name) {
   for (const char *const *n = copied_libs; *n; n++)
