@@ -16,6 +16,7 @@
 #include <lualib.h>
 
 #include "sandbox.h"
+#include "finalize.h"
 #include "load.h"
 #include "log.h"
 #include "patterns.h"
@@ -145,20 +146,13 @@ static int l_getmetatable(lua_State *L) {
   return original(L)(L);
 }
 
-static int callable(lua_State *L, int idx) {
-  if (lua_type(L, idx) == LUA_TFUNCTION) return 1;
-  if (luaL_getmetafield(L, idx, "__call") == LUA_TNIL) return 0;
-  lua_pop(L, 1);
-  return 1;
-}
-
-/* Scripts get no finalizers. Lua runs __gc inside the collector with
-   hooks off, where no budget can stop a loop, whenever the collector
-   happens to run (in any task, or in the host). So a metatable whose __gc
-   is callable is refused, and any other __gc (Lua ignores `true`) is
-   hidden while the metatable is set, so the object is never marked for
-   finalization: a __gc put in later never runs. The metatable itself is
-   left as the script wrote it. */
+/* Lua runs __gc inside the collector with hooks off, where no budget can
+   stop a loop, whenever the collector happens to run. So Lua never sees a
+   script's __gc: it is hidden while the metatable is set (the object is
+   never marked by Lua), and the object is marked for weft's own
+   finalization instead (finalize.c), which runs the finalizer as a task
+   under the budget. The metatable itself is left as the script wrote
+   it. */
 static int l_setmetatable(lua_State *L) {
   if (lua_type(L, 1) != LUA_TTABLE || lua_type(L, 2) != LUA_TTABLE ||
       luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
@@ -169,9 +163,7 @@ static int l_setmetatable(lua_State *L) {
     lua_pop(L, 1);
     return original(L)(L);
   }
-  if (callable(L, 3))
-    return luaL_error(L, "__gc metamethods are not available to scripts (a finalizer would "
-                         "run outside the budget): use a <close> variable or finally(fn)");
+  weft_fin_mark(L, 1); /* first: it may fail (memory), the rest cannot */
   lua_pushliteral(L, "__gc");
   lua_pushnil(L);
   lua_rawset(L, 2); /* an existing key: no allocation, nothing can fail */
@@ -305,21 +297,27 @@ static int l_load(lua_State *L) {
 
 /* ---- collectgarbage ---- */
 
-/* Lua's options, so a misspelt one gets Lua's own error; a full collect
-   (it stalls the frame for the whole heap) and changes to the collector's
-   mode or pace (they are the host's) are refused. */
+/* Every option Lua has, with Lua's results. The collector is the whole
+   state's: "stop" holds it until "restart" or until the heap passes half
+   the memory limit, where the next frame restarts it (weft_gc_frame), so
+   a stopped collector cannot starve the other scripts. A full collection
+   ("collect") stalls the frame for the whole heap; the finalizers it
+   finds run before it returns, as tasks (finalize.c). */
 static int l_collectgarbage(lua_State *L) {
   static const char *const opts[] = {"stop",         "restart",     "collect",    "count",
                                      "step",         "setpause",    "setstepmul", "isrunning",
                                      "generational", "incremental", NULL};
   int o = luaL_checkoption(L, 1, "collect", opts);
-  if (strcmp(opts[o], "count") != 0 && strcmp(opts[o], "step") != 0 &&
-      strcmp(opts[o], "isrunning") != 0)
-    return luaL_error(L,
-                      "collectgarbage('%s') is not available to scripts (the collector "
-                      "belongs to the host)",
-                      opts[o]);
-  return original(L)(L);
+  int n = original(L)(L);
+  if (strcmp(opts[o], "collect") == 0 || strcmp(opts[o], "step") == 0)
+    weft_fin_run(weft_get(L), L);
+  return n;
+}
+
+void weft_gc_frame(weft_state *W) {
+  if (!lua_gc(W->L, LUA_GCISRUNNING) && W->mem.used > W->desc.memory_limit / 2)
+    lua_gc(W->L, LUA_GCRESTART);
+  weft_fin_run(W, W->L);
 }
 
 /* ---- building the API ---- */
@@ -338,6 +336,7 @@ static void subset(lua_State *L, int api, const char *lib, const char *const *na
 
 void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   api = lua_absindex(L, api);
+  weft_fin_open(L);
   static const char *const base[] = {
       "assert",   "error",  "ipairs", "next",   "pairs",          "pcall",        "rawequal",
       "rawget",   "rawlen", "rawset", "select", "setmetatable",   "getmetatable", "tonumber",
