@@ -13,6 +13,7 @@
 #include "chunks.h"
 #include "debug.h"
 #include "finalize.h"
+#include "scriptio.h"
 #include "jobs.h"
 #include "load.h"
 #include "log.h"
@@ -203,6 +204,7 @@ int weft_close(weft_state *W) {
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
       weft_group_cancel(W->S, weft_sched_root(W->S));
     weft_fin_close(W); /* each runs once, under the budget; what is left is cancelled */
+    weft_io_flush(W);
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
       weft_group_cancel(W->S, weft_sched_root(W->S));
   }
