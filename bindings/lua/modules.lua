@@ -102,7 +102,7 @@ local function require_at(name, level, by)
       error(err, 0)
     end
     path = err
-    local ok, M = load_module(fn, name, loading, path)
+    local ok, M = load_module(fn, given, loading, path, name)
     if not ok then -- a require inside it that failed is that file's error, not this one's
       if M ~= failed_err then broken[path] = tostring(M) end
       failed_err = M
@@ -130,15 +130,15 @@ end
 package.searchers = {
   function(name)
     local f = preload[name]
-    if f == nil then return "\n\tno field package.preload['" .. tostring(name) .. "']" end
+    if f == nil then return "no field package.preload['" .. tostring(name) .. "']" end
     return f, ':preload:'
   end,
   function(name)
-    if not valid(name) then return '\n\tno module name ' .. tostring(name) end
+    if not valid(name) then return 'no module name ' .. tostring(name) end
     local fn, err, path = search(name)
     if fn then return fn, err end
     if err then error(err, 0) end
-    return "\n\tno file '" .. table.concat(path, "'\n\tno file '") .. "'"
+    return "no file '" .. table.concat(path, "'\n\tno file '") .. "'"
   end,
 }
 
