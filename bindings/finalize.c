@@ -104,10 +104,7 @@ static int l_start_one(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_pushvalue(L, 2);
-  weft_id id = weft_new_task_handle(W, L, 4, 1, weft_sched_root(W->S), 0);
-  lua_pushliteral(L, "__gc");
-  lua_setfield(L, -2, "name");
-  weft_run_now(W, id);
+  weft_run_now(W, weft_new_task(W, L, 4, 1, weft_sched_root(W->S), 0));
   return 0;
 }
 
