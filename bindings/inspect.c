@@ -51,7 +51,7 @@ int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
   lua_getfield(L, h, "status");
   lua_setfield(L, -2, "status");
   if (weft_push_who(W, L, id)) lua_setfield(L, -2, "who");
-  weft_push_group(W, L, weft_task_group(W->S, id));
+  weft_push_group_id(W, L, weft_task_group(W->S, id));
   lua_getiuservalue(L, -1, 1);
   lua_setfield(L, -3, "group");
   lua_pop(L, 1);

@@ -68,9 +68,9 @@ int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
   int starts = top + 1;
   if (weft_push_task_name(W, L, task)) {
     int explicit = 1;
-    weft_push_group(W, L, g);
+    weft_push_group_id(W, L, g);
     if (lua_istable(L, starts) && lua_rawget(L, starts) != LUA_TNIL) { /* a start's own task? */
-      weft_push_group(W, L, g);
+      weft_push_group_id(W, L, g);
       lua_getiuservalue(L, -1, 1);
       explicit = !lua_rawequal(L, -1, top + 2);
     }
@@ -82,7 +82,7 @@ int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
   }
   lua_settop(L, starts);
   for (weft_id root = weft_sched_root(W->S); g && g != root; g = weft_group_parent(W->S, g)) {
-    weft_push_group(W, L, g);
+    weft_push_group_id(W, L, g);
     int skip = lua_istable(L, starts) && (lua_pushvalue(L, -1), lua_rawget(L, starts) != LUA_TNIL);
     if (lua_istable(L, starts)) lua_pop(L, 1);
     if (!skip && lua_getiuservalue(L, -1, 1) == LUA_TSTRING && lua_rawlen(L, -1) > 0) {

@@ -26,6 +26,8 @@
 #include "wait.h"
 #include "watchdog.h"
 
+#include "lua_prelude.h" /* generated: bindings/lua/prelude.lua */
+
 /* ---- modules ---- */
 
 static void run_prelude(weft_state *W, lua_State *L) {
@@ -169,9 +171,9 @@ weft_state *weft_open(const weft_desc *desc) {
   sd.timer_done = weft_timer_done;
   sd.user = W;
   W->S = weft_sched_create(&sd);
-  W->Y = weft_sync_create(weft_host_alloc, W);
+  W->sync = weft_sync_create(weft_host_alloc, W);
   W->L = lua_newstate(weft_lua_alloc, W);
-  if (!W->sites || !W->S || !W->Y || !W->L) return open_failed(W, "out of memory");
+  if (!W->sites || !W->S || !W->sync || !W->L) return open_failed(W, "out of memory");
   W->curL = W->L;
   weft_thread_set_task(W->L, 0); /* threads copy it: 0 = not a task */
   lua_setwarnf(W->L, on_warning, W);
@@ -202,11 +204,11 @@ int weft_close(weft_state *W) {
   if (W->S && W->L) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
-      weft_group_cancel(W->S, weft_sched_root(W->S));
+      weft_sched_cancel_group(W->S, weft_sched_root(W->S));
     weft_fin_close(W); /* each runs once, under the budget; what is left is cancelled */
     weft_io_flush(W);
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
-      weft_group_cancel(W->S, weft_sched_root(W->S));
+      weft_sched_cancel_group(W->S, weft_sched_root(W->S));
   }
   weft_stop_jobs(W);
   weft_watch_scripts(W, 0);
@@ -215,8 +217,8 @@ int weft_close(weft_state *W) {
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
   W->S = NULL;
-  if (W->Y) leaked += weft_sync_destroy(W->Y);
-  W->Y = NULL;
+  if (W->sync) leaked += weft_sync_destroy(W->sync);
+  W->sync = NULL;
   weft_side_free(&W->cold, weft_host_alloc, W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */
@@ -459,6 +461,33 @@ const char *weft_task_error(weft_state *W, weft_task task) {
   }
   lua_pop(W->L, 1);
   return W->errbuf;
+}
+
+int weft_kept_results(weft_state *W, uint64_t id) {
+  lua_State *L = W->L;
+  thandle *h = kept(W, id);
+  if (!h || h->final != WEFT_TASK_DONE) {
+    lua_pop(L, 1);
+    return h ? WEFT_ESTATE : WEFT_ESTALE;
+  }
+  lua_getiuservalue(L, -1, 1);
+  lua_remove(L, -2);
+  if (!h->packed) {
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1); /* none */
+    return 0;
+  }
+  int t = lua_gettop(L);
+  lua_getfield(L, t, "n");
+  int n = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (!lua_checkstack(L, n)) {
+    lua_pop(L, 1);
+    return WEFT_ENOMEM;
+  }
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, t, i);
+  lua_remove(L, t);
+  return n;
 }
 
 void weft_release(weft_state *W, weft_task task) {

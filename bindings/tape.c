@@ -129,29 +129,29 @@ static tfile *find_file(weft_tape *T, const char *path, int flags) {
 /* Sets the latest text of a file; owned copies when recording. */
 static int set_file(weft_tape *T, const char *path, size_t plen, int flags, const char *text,
                     size_t len) {
-  char *key = malloc(plen + 1);
+  char *key = weft_tape_mem(T, NULL, 0, plen + 1);
   if (!key) return -1;
   memcpy(key, path, plen);
   key[plen] = 0;
   tfile *f = find_file(T, key, flags);
   const char *copy = text;
   if (T->recording) {
-    char *c = malloc(len + 1);
-    if (!c) return free(key), -1;
+    char *c = weft_tape_mem(T, NULL, 0, len + 1);
+    if (!c) return weft_tape_mem(T, key, plen + 1, 0), -1;
     memcpy(c, text, len);
     c[len] = 0;
     copy = c;
   }
   if (f) {
-    free(key);
-    if (T->recording) free((void *)f->text);
+    weft_tape_mem(T, key, plen + 1, 0);
+    if (T->recording) weft_tape_mem(T, (void *)f->text, f->len + 1, 0);
   } else {
     if (T->nfiles == T->capfiles) {
       int cap = T->capfiles ? T->capfiles * 2 : 16;
-      tfile *nf = realloc(T->files, sizeof *nf * (size_t)cap);
+      tfile *nf = weft_tape_mem(T, T->files, sizeof *nf * (size_t)T->capfiles, sizeof *nf * (size_t)cap);
       if (!nf) {
-        if (T->recording) free((void *)copy);
-        return free(key), -1;
+        if (T->recording) weft_tape_mem(T, (void *)copy, len + 1, 0);
+        return weft_tape_mem(T, key, plen + 1, 0), -1;
       }
       T->files = nf;
       T->capfiles = cap;
@@ -405,10 +405,12 @@ static int l_clock(lua_State *L) {
 }
 
 /* Puts l_clock around the API's os.time, os.clock and os.date (before
-   any script made its environment from it). */
+   any script made its environment from it). The API table is taken from
+   the registry, not through weft_push_api: state.c calls into tape.c,
+   never the other way. */
 static void wrap_clocks(weft_state *W) {
   lua_State *L = W->L;
-  weft_push_api(W);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
   lua_getfield(L, -1, "os");
   if (lua_istable(L, -1)) {
     static const char *const names[] = {"time", "clock", "date"};
@@ -433,12 +435,13 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   if (!fresh(W)) return WEFT_ESTATE;
   const unsigned char *rng = rng_state(W->L);
   if (!rng) return WEFT_EINVAL;
-  weft_tape *T = calloc(1, sizeof *T);
+  weft_tape *T = weft_mem_calloc(W, 1, sizeof *T);
   if (!T) return WEFT_ENOMEM;
+  weft_tape_set_alloc(T, weft_host_alloc, W);
   T->recording = 1;
   T->sum = FNV32_INIT;
   T->f = fopen(path, "wb");
-  if (!T->f) return free(T), WEFT_EIO;
+  if (!T->f) return weft_mem_free(W, T, sizeof *T), WEFT_EIO;
   write_raw(T, MAGIC, 8);
   bytes *h = body_of(T);
   weft_tape_put_u(h, VERSION, 4);

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tapefile.h"
-#include "tape.h"
 
 /* ---- encoding ---- */
 
@@ -29,7 +28,7 @@ void weft_tape_put(bytes *b, const void *p, size_t n) {
   if (b->n + n > b->cap) {
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->n + n) cap *= 2;
-    unsigned char *q = realloc(b->p, cap);
+    unsigned char *q = b->alloc(b->ud, b->p, b->cap, cap);
     if (!q) {
       b->oom = 1;
       return;
@@ -133,7 +132,7 @@ static int read_header(weft_tape *T, const rec *r) {
   size_t n;
   weft_tape_get_str(&rd, &n); /* the library version that wrote it */
   const char *root = weft_tape_get_str(&rd, &n);
-  T->root = malloc(n + 1);
+  T->root = weft_tape_mem(T, NULL, 0, n + 1);
   if (!T->root) return 0;
   memcpy(T->root, root, n);
   T->root[n] = 0;
@@ -245,7 +244,8 @@ int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen) 
 int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **out, char *err,
                     size_t errlen) {
   *out = NULL;
-  weft_tape *T = calloc(1, sizeof *T);
+  weft_tape *T = calloc(1, sizeof *T); /* the default allocator's: freed by weft_tape_free */
+  if (T) weft_tape_set_alloc(T, weft_default_alloc, NULL);
   if (!T) {
     free(buf);
     if (err && errlen) snprintf(err, errlen, "%s: not enough memory", path);
@@ -327,12 +327,12 @@ void weft_tape_desc(const weft_tape *T, weft_desc *d) {
 void weft_tape_free(weft_tape *T) {
   if (!T) return;
   for (int i = 0; i < T->nfiles; i++) {
-    free(T->files[i].path);
-    if (T->recording) free((void *)T->files[i].text);
+    weft_tape_mem(T, T->files[i].path, strlen(T->files[i].path) + 1, 0);
+    if (T->recording) weft_tape_mem(T, (void *)T->files[i].text, T->files[i].len + 1, 0);
   }
-  free(T->files);
-  free(T->scratch.p);
-  free(T->buf);
-  free(T->root);
-  free(T);
+  if (T->files) weft_tape_mem(T, T->files, sizeof *T->files * (size_t)T->capfiles, 0);
+  if (T->scratch.p) weft_tape_mem(T, T->scratch.p, T->scratch.cap, 0);
+  if (T->buf) weft_tape_mem(T, T->buf, T->len, 0);
+  if (T->root) weft_tape_mem(T, T->root, strlen(T->root) + 1, 0);
+  weft_tape_mem(T, T, sizeof *T, 0);
 }

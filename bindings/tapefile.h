@@ -51,10 +51,16 @@ typedef struct bytes {
   unsigned char *p;
   size_t n, cap;
   int oom;
+  weft_alloc_fn alloc; /* the tape's */
+  void *ud;
 } bytes;
 
 struct weft_tape {
   int recording;
+  /* Where its blocks come from: a recording's, its state's allocator; a
+     loaded one's, realloc and free (no state exists yet). */
+  weft_alloc_fn alloc;
+  void *ud;
   /* record */
   FILE *f;
   uint32_t sum;  /* FNV-1a 32 of every byte written */
@@ -85,6 +91,16 @@ struct weft_tape {
   int nfiles, capfiles;
 };
 
+/* A block of the tape's: lua_Alloc's contract over T->alloc. */
+static inline void *weft_tape_mem(weft_tape *T, void *p, size_t osize, size_t nsize) {
+  return T->alloc(T->ud, p, osize, nsize);
+}
+/* Sets T's allocator (and its scratch buffer's). */
+static inline void weft_tape_set_alloc(weft_tape *T, weft_alloc_fn alloc, void *ud) {
+  T->alloc = T->scratch.alloc = alloc;
+  T->ud = T->scratch.ud = ud;
+}
+
 #define FNV64_INIT 14695981039346656037u
 #define FNV32_INIT 2166136261u
 /* FNV-1a of n bytes at p, continuing from h (FNV64_INIT, FNV32_INIT). */
@@ -112,5 +128,10 @@ uint64_t weft_tape_get_varint(reader *r);
 uint64_t weft_tape_get_u(reader *r, int nbytes);
 double weft_tape_get_f64(reader *r);
 const char *weft_tape_get_str(reader *r, size_t *n);
+
+/* Checks and indexes a recording in memory (buf: malloc'd, taken over,
+   n bytes; name: for messages), as weft_tape_load does a file. */
+int weft_tape_parse(unsigned char *buf, size_t n, const char *name, weft_tape **out, char *err,
+                    size_t errlen);
 
 #endif

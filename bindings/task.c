@@ -1,5 +1,5 @@
-/* Tasks as Lua threads: spawning, the wait protocol, resuming, finishing,
-   cancelling, task handles and groups. */
+/* Tasks as Lua threads: spawning, resuming, finishing and cancelling
+   them, and their handles. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -799,7 +799,7 @@ static int l_task_index(lua_State *L) {
     if (h->final)
       lua_pushnil(L);
     else
-      weft_push_group(W, L, weft_task_group(W->S, h->id));
+      weft_push_group_id(W, L, weft_task_group(W->S, h->id));
   } else if (strcmp(k, "error") == 0) {
     if (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)
       lua_getiuservalue(L, 1, 1);

@@ -108,6 +108,8 @@ int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int bas
 
 weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what) {
   weft_id id = weft_thread_task(L);
+  if ((!id || id != W->cur) && W->in_call)
+    luaL_error(L, "%s cannot wait in a function C calls (weft_call runs it to its end)", what);
   if (!id || id != W->cur) luaL_error(L, "%s can only be called from a task", what);
   if (!lua_isyieldable(L)) {
     if (W->in_cleanup)

@@ -253,6 +253,82 @@ WEFT_API double weft_group_time(weft_state *W, weft_group g);
    the product of its and its ancestors' time scales, 0 while it or one
    of them is paused; -1 once the group is gone. */
 WEFT_API double weft_group_rate(weft_state *W, weft_group g);
+/* Makes a group under parent (id 0: the root) with a name for
+   weft.tasks() (copied; may be NULL), as group{name =, parent =} does.
+   C holds it until weft_group_drop; scripts reach it with
+   weft_push_group. id 0 when out of memory or parent is gone. */
+WEFT_API weft_group weft_group_new(weft_state *W, weft_group parent, const char *name);
+/* g:pause(), g:resume(), g:cancel() and g.time_scale = scale from C
+   (cancel runs the cleanups of its tasks and subgroups' now). WEFT_OK;
+   WEFT_ESTALE once the group is gone; WEFT_EINVAL for a scale outside 0
+   to WEFT_MAX_SCALE (nothing changed). */
+WEFT_API int weft_group_pause(weft_state *W, weft_group g);
+WEFT_API int weft_group_resume(weft_state *W, weft_group g);
+WEFT_API int weft_group_cancel(weft_state *W, weft_group g);
+WEFT_API int weft_group_set_time_scale(weft_state *W, weft_group g, double scale);
+/* Pushes the group's handle onto L (nil once it is gone). */
+WEFT_API void weft_push_group(weft_state *W, lua_State *L, weft_group g);
+/* C no longer holds a group it made: it lives while a script holds its
+   handle or it has tasks. */
+WEFT_API void weft_group_drop(weft_state *W, weft_group g);
+
+/* ---- signals and channels from C ----
+   An engine's events reach scripts as signals (`wait(door_opened)`,
+   `door_opened:connect(fn)`) and its queues as channels. Each is the
+   same object a script makes with signal() or channel(n); C holds the
+   ones it made until it drops them. */
+
+typedef struct weft_signal {
+  uint64_t id;
+} weft_signal;
+typedef struct weft_channel {
+  uint64_t id;
+} weft_channel;
+
+/* A new signal; id 0 when out of memory. */
+WEFT_API weft_signal weft_signal_new(weft_state *W);
+/* s:fire(...) with the nvalues on top of weft_lua(W)'s stack (popped):
+   the tasks waiting on it wake in this frame (or, between frames, the
+   next), and its connections start. WEFT_OK; WEFT_ESTALE once dropped
+   (nothing popped); WEFT_EINVAL for nvalues < 0 or more than the stack
+   holds; WEFT_ESCRIPT when it raised (out of memory: the values are
+   popped, the message is weft_task_error of task 0). */
+WEFT_API int weft_signal_fire(weft_state *W, weft_signal s, int nvalues);
+/* Pushes its handle onto L (nil once dropped). */
+WEFT_API void weft_push_signal(weft_state *W, lua_State *L, weft_signal s);
+/* C no longer holds it: it lives while a script holds its handle. */
+WEFT_API void weft_signal_drop(weft_state *W, weft_signal s);
+
+/* A new channel holding up to capacity values (0: unbounded); id 0 when
+   out of memory. */
+WEFT_API weft_channel weft_channel_new(weft_state *W, uint32_t capacity);
+/* ch:try_send(v) for the value on top of weft_lua(W)'s stack: WEFT_OK
+   (popped; a waiting receiver wakes); WEFT_ELIMIT when it is full and
+   WEFT_ECLOSED when it is closed (the value stays on the stack);
+   WEFT_ESTALE once dropped; WEFT_EINVAL with an empty stack. */
+WEFT_API int weft_channel_send(weft_state *W, weft_channel ch);
+/* ch:close(): values sent before it are still received. */
+WEFT_API int weft_channel_close(weft_state *W, weft_channel ch);
+WEFT_API void weft_push_channel(weft_state *W, lua_State *L, weft_channel ch);
+WEFT_API void weft_channel_drop(weft_state *W, weft_channel ch);
+
+/* ---- a task's results, and calling scripts from C ---- */
+
+/* Pushes the return values of a task started from C that returned (onto
+   weft_lua(W)'s stack) and returns how many; WEFT_ESTATE while it runs
+   or when it failed or was cancelled (weft_task_error says why),
+   WEFT_ESTALE once released. */
+WEFT_API int weft_task_push_results(weft_state *W, weft_task task);
+/* Calls the function below nargs arguments on weft_lua(W)'s stack, as
+   lua_pcall does, under a budget: max_overruns whole budgets of
+   instructions, like a module's top level. WEFT_OK with nresults
+   results (LUA_MULTRET: all) in place of the function and arguments;
+   WEFT_ESCRIPT with the error value there instead when it raised, ran
+   over the budget ("ran too long") or tried to wait (it cannot: a
+   function called from C runs to its end; spawn a task with weft_spawn
+   for what waits); WEFT_EINVAL (nothing changed) when no function sits
+   below nargs values. */
+WEFT_API int weft_call(weft_state *W, int nargs, int nresults);
 
 /* ---- jobs ---- */
 

@@ -2,7 +2,7 @@
    creation order; cancelled, paused and freed as a whole. */
 #include "sched_internal.h"
 
-int weft_group_new(weft_sched *s, group *parent, weft_id *out) {
+int weft_group_make(weft_sched *s, group *parent, weft_id *out) {
   weft_id id;
   uint32_t pidx = parent ? gidx(parent) : 0;
   group *g = weft_pool_alloc(&s->groups, &id);
@@ -17,7 +17,7 @@ int weft_group_new(weft_sched *s, group *parent, weft_id *out) {
     g->held = parent->held;
     g->clock.now = parent->clock.now;
     g->eff = parent->eff;
-    weft_list_push(&parent->children, i + 1, &g->sib, gsib_link, s);
+    weft_ring_push(&parent->children, i + 1, &g->sib, gsib_link, s);
   }
   weft_list_push(&s->all, i + 1, &g->all, gall_link, s);
   *out = id;
@@ -31,10 +31,10 @@ void weft_group_free(weft_sched *s, group *g) {
   /* Orphaned subgroups (only at destroy) lose their parent link. */
   while (g->children.head) {
     uint32_t c = g->children.head;
-    weft_list_unlink(&g->children, c, &G(s, c - 1)->sib, gsib_link, s);
+    weft_ring_unlink(&g->children, c, &G(s, c - 1)->sib, gsib_link, s);
     G(s, c - 1)->parent = NONE;
   }
-  if (g->parent) weft_list_unlink(&G(s, g->parent - 1)->children, i, &g->sib, gsib_link, s);
+  if (g->parent) weft_ring_unlink(&G(s, g->parent - 1)->children, i, &g->sib, gsib_link, s);
   weft_list_unlink(&s->all, i, &g->all, gall_link, s);
   weft_clock_free(s, &g->clock);
   group *p = g->parent ? G(s, g->parent - 1) : NULL;
@@ -45,7 +45,7 @@ void weft_group_free(weft_sched *s, group *g) {
 int weft_group_create(weft_sched *s, weft_id parent, weft_id *out) {
   group *p = gget(s, parent);
   if (!p) return WEFT_ESTALE;
-  return weft_group_new(s, p, out);
+  return weft_group_make(s, p, out);
 }
 
 weft_id weft_sched_root(const weft_sched *s) { return weft_pool_id(G(s, s->root)); }
@@ -85,7 +85,7 @@ static void update_held(weft_sched *s, group *g) {
   for (uint32_t c = g->children.head; c; c = G(s, c - 1)->sib.next) update_held(s, G(s, c - 1));
 }
 
-int weft_group_pause(weft_sched *s, weft_id id) {
+int weft_sched_pause_group(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
   if (!g->paused) s->npaused++;
@@ -94,7 +94,7 @@ int weft_group_pause(weft_sched *s, weft_id id) {
   return WEFT_OK;
 }
 
-int weft_group_resume(weft_sched *s, weft_id id) {
+int weft_sched_resume_group(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
   WEFT_ASSERT(!g->paused || s->npaused > 0);
@@ -143,7 +143,7 @@ double weft_group_now(const weft_sched *s, weft_id id) {
   return g ? g->clock.now : 0.0;
 }
 
-int weft_group_cancel(weft_sched *s, weft_id id) {
+int weft_sched_cancel_group(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
   g->refs++; /* keep it while cleanups run */
@@ -152,7 +152,7 @@ int weft_group_cancel(weft_sched *s, weft_id id) {
   for (uint32_t c = g->children.head; c;) {
     group *cg = G(s, c - 1);
     cg->refs++;
-    weft_group_cancel(s, weft_pool_id(cg));
+    weft_sched_cancel_group(s, weft_pool_id(cg));
     uint32_t next = cg->sib.next;
     cg->refs--;
     weft_group_reap(s, cg);
@@ -192,10 +192,4 @@ uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_
     k++;
   }
   return k;
-}
-
-void weft_group_reap(weft_sched *s, group *g) {
-  WEFT_ASSERT(weft_slot_live(g) && (g->ntasks == 0) == weft_list_empty(&g->tasks));
-  if (g->refs == 0 && g->ntasks == 0 && weft_list_empty(&g->children) && gidx(g) != s->root)
-    weft_group_free(s, g);
 }

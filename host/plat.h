@@ -106,6 +106,19 @@ int weft_stat_path(const char *path, weft_stat *st);
    WEFT_EINVAL when path is not a readable directory. */
 int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int is_dir), void *ud);
 
+/* The longest path weft_path_resolve and weft_path_absolute give. */
+#define WEFT_PATH_MAX 4096
+
+/* The absolute path of the existing file at path, every symbolic link,
+   "." and ".." resolved, into out (cap bytes; '/'-separated on every
+   platform). Returns WEFT_OK, or WEFT_EINVAL when there is no such file
+   or out is too small. */
+int weft_path_resolve(const char *path, char *out, size_t cap);
+/* path made absolute against the working directory, into out, without
+   resolving links or asking that it exists. Returns WEFT_OK, or
+   WEFT_EINVAL when out is too small. */
+int weft_path_absolute(const char *path, char *out, size_t cap);
+
 /* ---- change notifications ---- */
 
 /* What happened to a path under a watched root. */

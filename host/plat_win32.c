@@ -178,6 +178,33 @@ int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int 
   return WEFT_OK;
 }
 
+int weft_path_resolve(const char *path, char *out, size_t cap) {
+  wchar_t w[MAX_WPATH], r[MAX_WPATH];
+  if (!wide(path, w, MAX_WPATH)) return WEFT_EINVAL;
+  HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                         NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  if (h == INVALID_HANDLE_VALUE) return WEFT_EINVAL;
+  DWORD n = GetFinalPathNameByHandleW(h, r, MAX_WPATH, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+  CloseHandle(h);
+  if (n == 0 || n >= MAX_WPATH) return WEFT_EINVAL;
+  const wchar_t *p = r;
+  if (wcsncmp(p, L"\\\\?\\UNC\\", 8) == 0) { /* \\?\UNC\server\share: \\server\share */
+    p += 6;
+    r[6] = L'\\';
+  } else if (wcsncmp(p, L"\\\\?\\", 4) == 0) {
+    p += 4;
+  }
+  return narrow(p, (int)wcslen(p), out, cap > INT_MAX ? INT_MAX : (int)cap) ? WEFT_OK : WEFT_EINVAL;
+}
+
+int weft_path_absolute(const char *path, char *out, size_t cap) {
+  wchar_t w[MAX_WPATH], r[MAX_WPATH];
+  if (!wide(path, w, MAX_WPATH)) return WEFT_EINVAL;
+  DWORD n = GetFullPathNameW(w, MAX_WPATH, r, NULL);
+  if (n == 0 || n >= MAX_WPATH) return WEFT_EINVAL;
+  return narrow(r, (int)n, out, cap > INT_MAX ? INT_MAX : (int)cap) ? WEFT_OK : WEFT_EINVAL;
+}
+
 /* ---- change notifications: one ReadDirectoryChangesW over the tree ---- */
 
 #define WATCH_BUF (64 * 1024) /* the most a network share delivers at once */

@@ -240,8 +240,8 @@ uint32_t weft_group_cancels(const weft_sched *s, weft_id g);
 weft_id weft_group_parent(const weft_sched *s, weft_id g);
 /* Pause stops the group's clock (and its subgroups'); its tasks do not run
    until resumed. */
-int weft_group_pause(weft_sched *s, weft_id g);
-int weft_group_resume(weft_sched *s, weft_id g);
+int weft_sched_pause_group(weft_sched *s, weft_id g);
+int weft_sched_resume_group(weft_sched *s, weft_id g);
 int weft_group_paused(const weft_sched *s, weft_id g);
 /* The group's own scale (the root's is the global time scale). Must be
    finite and >= 0. Sleeps already running follow the new scale. */
@@ -252,7 +252,7 @@ double weft_group_now(const weft_sched *s, weft_id g);
 /* Cancels every task in the group and its subgroups (subgroups first,
    then tasks oldest first, each with its children). Tasks created by
    cleanups while this runs are left alone. */
-int weft_group_cancel(weft_sched *s, weft_id g);
+int weft_sched_cancel_group(weft_sched *s, weft_id g);
 /* Live tasks in the group (not subgroups): fills up to n ids, returns the
    count. */
 uint32_t weft_group_tasks(const weft_sched *s, weft_id g, weft_id *out, uint32_t n);

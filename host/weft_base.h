@@ -30,7 +30,8 @@
   X(ESTATE, -5, "not allowed in this state")                                                       \
   X(EBUSY, -6, "target is running")                                                                \
   X(ECLOSED, -7, "closed")                                                                         \
-  X(EIO, -8, "system call failed")
+  X(EIO, -8, "system call failed")                                                                \
+  X(ESCRIPT, -9, "the script raised an error")
 
 enum {
 #define WEFT_ENUM(name, code, msg) WEFT_##name = code,

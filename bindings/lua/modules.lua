@@ -312,9 +312,6 @@ local function restart_all(list)
   end
 end
 
--- One transaction (see commit in reload.c): every module staged in
--- order and merged as it succeeds, so dependents see new values; any
--- failure puts every merged table back and changes nothing.
 -- A file no script has required yet: a syntax error is reported now,
 -- when it is saved, and running it waits for the first require.
 -- The starts whose module failed its first load, each tried again in the
@@ -342,6 +339,9 @@ local function check_unloaded(path)
   return false
 end
 
+-- One transaction (see commit in reload.c): every module staged in
+-- order and merged as it succeeds, so dependents see new values; any
+-- failure puts every merged table back and changes nothing.
 local function reload(name, path)
   if not mods[name] then
     if not valid(name) then return false end
