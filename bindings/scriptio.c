@@ -12,6 +12,7 @@
 
 #include "load.h"
 #include "log.h"
+#include "tape.h"
 
 #define FILE_MT "weft.file"
 #define READ_ONLY "(scripts read files under the scripts and assets roots, and write none)"
@@ -178,14 +179,13 @@ static int open_read(lua_State *L, const char *path) {
     lua_pushinteger(L, EACCES);
     return 3;
   }
-  int ok;
-  if (strcmp(at == 1 ? W->root : W->assets, ".") == 0 && strncmp(path, "./", 2) != 0) {
-    lua_pushfstring(L, "./%s", path);
-    ok = at == 1 ? weft_push_script(L, lua_tostring(L, -1)) : weft_push_file(L, lua_tostring(L, -1));
-    lua_remove(L, -2);
-  } else {
-    ok = at == 1 ? weft_push_script(L, path) : weft_push_file(L, path);
-  }
+  /* A recording keeps what was read, so a replay reads the same. */
+  int (*reader)(lua_State *, const char *) = at == 1 ? weft_push_script : weft_push_file;
+  const char *full = path;
+  if (strcmp(at == 1 ? W->root : W->assets, ".") == 0 && strncmp(path, "./", 2) != 0)
+    full = lua_pushfstring(L, "./%s", path);
+  int ok = W->tape ? weft_tape_read_file(W, L, full, reader) : reader(L, full);
+  if (full != path) lua_remove(L, -2);
   if (!ok) {
     lua_pop(L, 1);
     const char *why = W->load_why ? W->load_why : "No such file or directory";
