@@ -434,9 +434,12 @@ static int l_debug_getinfo(lua_State *L) {
 /* Every option Lua has, with Lua's results. The collector is the whole
    state's: "stop" holds it until "restart" or until the heap passes half
    the memory limit, where the next frame restarts it (weft_gc_frame), so
-   a stopped collector cannot starve the other scripts. A full collection
+   a stopped collector cannot starve the other scripts (a host that stops
+   it through lua_gc is left alone). A full collection
    ("collect") stalls the frame for the whole heap; the finalizers it
    finds run before it returns, as tasks (finalize.c). */
+static const char stopped_key = 0; /* registry: a script stopped the collector */
+
 static int l_collectgarbage(lua_State *L) {
   static const char *const opts[] = {"stop",         "restart",     "collect",    "count",
                                      "step",         "setpause",    "setstepmul", "isrunning",
@@ -445,13 +448,23 @@ static int l_collectgarbage(lua_State *L) {
   int n = original(L)(L);
   if (strcmp(opts[o], "collect") == 0 || strcmp(opts[o], "step") == 0)
     weft_fin_run(weft_get(L), L);
+  if (strcmp(opts[o], "stop") == 0 || strcmp(opts[o], "restart") == 0) {
+    lua_pushboolean(L, opts[o][0] == 's');
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &stopped_key); /* an existing key after the first */
+  }
   return n;
 }
 
 void weft_gc_frame(weft_state *W) {
-  if (!lua_gc(W->L, LUA_GCISRUNNING) && W->mem.used > W->desc.memory_limit / 2)
-    lua_gc(W->L, LUA_GCRESTART);
-  weft_fin_run(W, W->L);
+  lua_State *L = W->L;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &stopped_key) == LUA_TBOOLEAN && lua_toboolean(L, -1) &&
+      W->mem.used > W->desc.memory_limit / 2) { /* a script's stop, not the host's */
+    lua_gc(L, LUA_GCRESTART);
+    lua_pushboolean(L, 0);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &stopped_key);
+  }
+  lua_pop(L, 1);
+  weft_fin_run(W, L);
 }
 
 /* ---- building the API ---- */
