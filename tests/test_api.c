@@ -307,6 +307,28 @@ static void test_library_writes_stay_in_their_script(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* weft_close runs the finalizers still pending and those of every object
+   still marked, newest first, as lua_close does, each under the budget: a
+   finalizer that loops is stopped and the close returns. What io.write
+   left without a line end starts the next line, as on a terminal. */
+static void test_close_runs_finalizers_under_the_budget(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  weft_task t;
+  const char *err = NULL;
+  static const char src[] =
+      "local mt = {__gc = function(o) print('gc', o.n) end}\n"
+      "KEEP = {setmetatable({n = 1}, mt), setmetatable({n = 2}, mt)}\n"
+      "setmetatable({}, {__gc = function() while true do end end})\n"
+      "io.write('no line end')\n";
+  assert_int_equal(weft_run_string(W, "@f.lua", src, sizeof src - 1, &t, &err), WEFT_OK);
+  expect_log(&o, "");
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+  assert_string_equal(o.log, "no line endgc\t2\ngc\t1\n");
+}
+
 /* print hands the whole line to desc.log, zero bytes included. */
 static void test_print_keeps_zero_bytes(void **state) {
   (void)state;
@@ -831,6 +853,7 @@ int main(void) {
       cmocka_unit_test(test_script_globals_are_exactly_the_allow_list),
       cmocka_unit_test(test_library_writes_stay_in_their_script),
       cmocka_unit_test(test_print_keeps_zero_bytes),
+      cmocka_unit_test(test_close_runs_finalizers_under_the_budget),
       cmocka_unit_test(test_future_owned_by_c_survives_collection_until_completed),
       cmocka_unit_test(test_a_wait_after_completion_returns_at_once),
       cmocka_unit_test(test_custom_job_runs_on_a_worker_and_finishes_on_main),
