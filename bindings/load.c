@@ -20,8 +20,9 @@
    unreadable. */
 static void *read_path(weft_state *W, const char *path, size_t *size) {
   weft_stat st;
-  if (weft_stat_path(path, &st) != WEFT_OK) {
-    W->load_why = "no such file";
+  int rc = weft_stat_path(path, &st);
+  if (rc != WEFT_OK) { /* the C library's words, as Lua's io.open gives them */
+    W->load_why = strerror(rc == WEFT_EINVAL ? ENOENT : EIO);
     return NULL;
   }
   if (!st.is_file) {
