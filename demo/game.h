@@ -22,6 +22,7 @@
 #define MAX_ERRORS 6
 #define GRAPH_N 240
 #define MAX_HOLDS 16
+#define VERB_SITES 256 /* futures whose verb's call site is remembered */
 
 /* Buffer sizes, in bytes with the terminating 0. */
 #define PATH_LEN 1024            /* a path given on the command line (--root, a screenshot) */
@@ -86,6 +87,10 @@ typedef struct game {
     float frac, shown;
     char label[96];
   } load;
+  struct {       /* where each pending verb future was asked for, by future id */
+    uint64_t fut; /* 0: free */
+    char where[MESSAGE_LEN / 4]; /* "scripts/cinematics/vault.lua:12:" */
+  } sites[VERB_SITES];
   struct { /* the keyboard: real keys and test scripts' holds */
     uint8_t held[SDL_NUM_SCANCODES];
     key_hold holds[MAX_HOLDS];

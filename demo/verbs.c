@@ -124,6 +124,10 @@ uint64_t verbs_push_future(game *g, lua_State *L) {
   if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
     weft_future_set_name(g->W, f, ar.name);
   weft_push_future(g->W, L, f);
+  luaL_where(L, 1); /* the script's line that asked: a failure names it */
+  g->sites[f.id % VERB_SITES].fut = f.id;
+  snprintf(g->sites[f.id % VERB_SITES].where, sizeof g->sites[0].where, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
   world_use_clock(&g->w, weft_current_group(g->W).id); /* the action it stands for follows its caller's clock */
   return f.id;
 }
@@ -237,6 +241,21 @@ static int l_move_to(lua_State *L) {
 static int l_stop(lua_State *L) {
   game *g = G(L);
   world_stop(&g->w, check_ent(g, L, 1));
+  verbs_dispatch(g);
+  return 0;
+}
+
+/* stop_walks(): stops every walk that a script of the caller's group
+   started (a cinematic's, when it is skipped: the entities it fetched
+   itself included). */
+static int l_stop_walks(lua_State *L) {
+  game *g = G(L);
+  uint64_t group = weft_current_group(g->W).id;
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) {
+    entity *e = world_ent(&g->w, i);
+    if (e && e->ipath < e->npath && e->move_clk && g->w.clocks[e->move_clk].key == group)
+      world_stop(&g->w, i);
+  }
   verbs_dispatch(g);
   return 0;
 }
@@ -842,6 +861,7 @@ static const luaL_Reg globals[] = {{"player", l_player},
                                    {"entity", l_entity},
                                    {"entities", l_entities},
                                    {"spawn_entity", l_spawn_entity},
+                                   {"stop_walks", l_stop_walks},
                                    {"destroy", l_destroy},
                                    {"say", l_say},
                                    {"move_to", l_move_to},
@@ -939,7 +959,10 @@ void verbs_dispatch(game *g) {
     switch (ev.kind) {
     case EV_RESOLVE:
     case EV_FAIL:
-      lua_pushstring(L, ev.value);
+      if (ev.kind == EV_FAIL && g->sites[ev.fut % VERB_SITES].fut == ev.fut)
+        lua_pushfstring(L, "%s%s", g->sites[ev.fut % VERB_SITES].where, ev.value);
+      else
+        lua_pushstring(L, ev.value);
       if (ev.kind == EV_RESOLVE)
         weft_future_resolve(g->W, (weft_future){ev.fut}, 1);
       else

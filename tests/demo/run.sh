@@ -87,6 +87,13 @@ else
   bad "--play cinematics.vault plays it once the level is loaded" "$out/play_vault.log"
 fi
 
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.sage \
+     --script tests/demo/play/sage_skip.lua >"$out/play_sage_skip.log" 2>&1; then
+  ok "skipping a cinematic stops the walks it started (entities it fetched itself too)"
+else
+  bad "skipping a cinematic stops the walks it started" "$out/play_sage_skip.log"
+fi
+
 # Tests that save scripts while the game runs (tests/demo/live.sh makes
 # the saves each asks for, on a copy of the game).
 for t in tests/demo/live/*.lua; do
