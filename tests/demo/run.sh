@@ -21,6 +21,13 @@ else
   bad "the demo's source layout" "$out/layout.log"
 fi
 
+# editors know the game's verbs (tests/demo/declared.sh)
+if sh tests/demo/declared.sh demo >"$out/declared.log" 2>&1; then
+  ok "$(tail -1 "$out/declared.log")"
+else
+  bad "the game's verbs are declared for editors" "$out/declared.log"
+fi
+
 for t in tests/demo/*_test.lua; do
   name=$(basename "$t" .lua)
   log="$out/$name.log"
