@@ -187,6 +187,25 @@ static int l_overlay_rects(lua_State *L) {
   return 1;
 }
 
+/* overlay_text("tasks") -> the task inspector's lines as drawn now (a
+   frame is drawn as screenshot() would); {} while it is closed. */
+static int l_overlay_text(lua_State *L) {
+  game *g = G(L);
+  luaL_checkoption(L, 1, NULL, (const char *const[]){"tasks", NULL});
+  lua_State *main = g->L;
+  g->L = L;
+  g->ov.ntask_lines = 0;
+  render_frame(g);
+  overlay_draw(g);
+  g->L = main;
+  lua_createtable(L, g->ov.ntask_lines, 0);
+  for (int i = 0; i < g->ov.ntask_lines; i++) {
+    lua_pushstring(L, g->ov.task_lines[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
 /* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
    keys = the line of key hints,
@@ -262,6 +281,7 @@ static const luaL_Reg fns[] = {{"lock_input", l_lock_input},
                                {"overlay_shown", l_overlay_shown},
                                {"screenshot", l_screenshot},
                                {"overlay_rects", l_overlay_rects},
+                               {"overlay_text", l_overlay_text},
                                {"game_state", l_game_state},
                                {"loading", l_loading},
                                {NULL, NULL}};
@@ -441,6 +461,12 @@ static int view_key(game *g, SDL_Scancode sc) {
     return 1;
   case SDL_SCANCODE_F4:
     g->ov.nerrors = 0;
+    return 1;
+  case SDL_SCANCODE_PAGEDOWN: /* the inspector's list; drawing clamps it */
+  case SDL_SCANCODE_PAGEUP:
+    if (!g->modes.show_tasks) return 0;
+    g->modes.tasks_from += sc == SDL_SCANCODE_PAGEDOWN ? 10 : -10;
+    if (g->modes.tasks_from < 0) g->modes.tasks_from = 0;
     return 1;
   case SDL_SCANCODE_F11:
     if (g->video.win) {

@@ -21,6 +21,7 @@
 #define MAX_IMAGES 16
 #define MAX_ERRORS 6
 #define GRAPH_N 240
+#define TASK_LINES 64 /* inspector lines kept for overlay_text() */
 #define MAX_HOLDS 16
 #define VERB_SITES 256 /* futures whose verb's call site is remembered */
 
@@ -99,6 +100,7 @@ typedef struct game {
     int paused;
     double time_scale;
     int show_tasks, show_graph;
+    int tasks_from; /* the first task the inspector lists (PgUp/PgDn) */
     weft_group group; /* the game group, which the two above pause and slow */
   } modes;
   struct { /* the developer overlays (overlay.c) */
@@ -112,6 +114,8 @@ typedef struct game {
       SDL_Rect r;
     } drawn[24]; /* the boxes of text the last render_frame drew (overlay_rects()) */
     int ndrawn;
+    char task_lines[TASK_LINES][200]; /* the inspector's task lines as last drawn */
+    int ntask_lines;
     uint32_t reloads; /* weft_reload_count last seen */
     int versions;     /* module name -> version last seen (registry reference) */
     char toast[200];  /* "reloaded ai.patrol v2", shown a while */

@@ -257,3 +257,7 @@ function overlay_shown(name) end
 function overlay_rects() end
 ---@param file string a .png
 function screenshot(file) end
+---Draws the frame and gives the task inspector's lines as shown.
+---@param name "tasks"
+---@return string[]
+function overlay_text(name) end
