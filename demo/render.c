@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <SDL_image.h>
 
@@ -725,7 +726,21 @@ void render_frame(game *g) {
   draw_paused(g);
 }
 
+/* Makes the directories of path that do not exist (mkdir -p of its
+   parent). */
+static void make_parents(const char *path) {
+  char dir[PATH_LEN];
+  snprintf(dir, sizeof dir, "%s", path);
+  for (char *p = dir + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      mkdir(dir, 0777); /* exists already: fine; fails: IMG_SavePNG says so */
+      *p = '/';
+    }
+}
+
 int render_save_png(game *g, const char *path) {
+  make_parents(path);
   SDL_Surface *s = g->video.surface;
   SDL_Surface *tmp = NULL;
   if (!s) {

@@ -7,7 +7,7 @@ demo=${1:-build/weft-demo}
 pngstat=${2:-$(dirname "$demo")/weft-pngstat}
 out=$(dirname "$demo")/demo-test
 mkdir -p "$out" build/demo-test   # the test scripts save screenshots in build/demo-test/
-rm -f build/demo-test/at_call_*.png
+rm -rf build/demo-test/at_call_*.png build/demo-test/new
 pass=0
 fail=0
 
@@ -41,7 +41,7 @@ done
 # screenshot() draws the frame at the call (tests/demo/screenshot_test.lua):
 # the picture taken after pressing F1 differs from the one before, and the
 # one taken by the script's last statement exists.
-if [ -s build/demo-test/at_call_last.png ] &&
+if [ -s build/demo-test/at_call_last.png ] && [ -s build/demo-test/new/dir/made.png ] &&
    a=$("$pngstat" build/demo-test/at_call_without_f1.png) &&
    b=$("$pngstat" build/demo-test/at_call_with_f1.png) && [ "$a" != "$b" ]; then
   ok "screenshot() saves the frame as it is at the call ($a / $b)"

@@ -1,12 +1,13 @@
 -- Not a test: plays through the game's key moments and saves the
--- screenshots in docs/. From the repository root:
+-- screenshots of docs/designers.md in build/tour/ (cp them over docs/ to
+-- refresh the page's pictures). From the repository root:
 --   xvfb-run -a build/weft-demo --no-watch --seed 7 --script tests/demo/tour.lua
 -- (in a window, so the frame graph shows real drawing times; --headless
 -- works too and skips that one picture).
 local check = require("lib.check")
 local util = require("lib.util")
 local cinema = require("lib.cinema")
-local dir = "docs/"
+local dir = "build/tour/"
 
 local function shot(name) screenshot(dir .. name .. ".png") wait() end
 
