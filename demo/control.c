@@ -22,6 +22,8 @@
 static int l_unlock(lua_State *L) {
   game *g = G(L);
   if (g->w.input_lock > 0) g->w.input_lock--;
+  world_update_vision(&g->w); /* seen again at once: saw_player agrees with can_see */
+  verbs_dispatch(g);
   return 0;
 }
 
@@ -34,6 +36,8 @@ static int l_lock_input(lua_State *L) {
   lua_pushcclosure(L, l_unlock, 1);
   lua_call(L, 1, 1);
   g->w.input_lock++;
+  world_update_vision(&g->w);
+  verbs_dispatch(g);
   return 1;
 }
 
@@ -208,7 +212,7 @@ static int l_overlay_text(lua_State *L) {
 
 /* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
-   keys = the line of key hints,
+   light = the ambient {r, g, b}, keys = the line of key hints,
    dialogue = {speaker =, text =, portrait = kind, tint = {r, g, b}} or nil}:
    for tests and debug displays. */
 static int l_game_state(lua_State *L) {
@@ -232,6 +236,12 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "headless");
   lua_pushnumber(L, g->w.amb[0]);
   lua_setfield(L, -2, "ambient");
+  lua_createtable(L, 3, 0);
+  for (int i = 0; i < 3; i++) {
+    lua_pushnumber(L, g->w.amb[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "light"); /* the ambient light's {r, g, b} */
   char keys[KEY_HINTS_LEN];
   render_key_hints(g, keys, sizeof keys);
   lua_pushstring(L, keys);

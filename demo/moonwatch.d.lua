@@ -68,6 +68,10 @@ function Entity:destroy() end
 function Entity:alive() end
 ---@return number degrees, 0 right, 90 down
 function Entity:facing() end
+---Reads, or sets when given, how opaque it is drawn.
+---@param a? number 0 invisible .. 1 opaque
+---@return number
+function Entity:alpha(a) end
 
 ---@class Zone
 ---@field name string
@@ -227,7 +231,7 @@ function key_pressed(name) end
 
 -- The game --------------------------------------------------------------
 
----@return { paused: boolean, time_scale: number, fade: number, camera: Point, following: Entity|nil, input_lock: integer, frame: integer, headless: boolean, ambient: number, keys: string, dialogue: { speaker: string, text: string, portrait: string, tint: number[] }|nil }
+---@return { paused: boolean, time_scale: number, fade: number, camera: Point, following: Entity|nil, input_lock: integer, frame: integer, headless: boolean, ambient: number, light: number[], keys: string, dialogue: { speaker: string, text: string, portrait: string, tint: number[] }|nil }
 function game_state() end
 ---The game's groups: game (P and T) > world (entities), cutscenes.
 ---@type { game: weft.Group, world: weft.Group, cutscenes: weft.Group }

@@ -310,7 +310,7 @@ static void draw_entities(game *g, SDL_Texture *chars) {
     /* shadow */
     SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
     SDL_SetTextureColorMod(g->video.glow, 0, 0, 0);
-    SDL_SetTextureAlphaMod(g->video.glow, 190);
+    SDL_SetTextureAlphaMod(g->video.glow, (Uint8)(190 * e->alpha));
     SDL_Rect sh = {sx - 7 * SCALE, sy - 2 * SCALE, 14 * SCALE, 5 * SCALE};
     SDL_RenderCopy(g->video.r, g->video.glow, NULL, &sh);
     SDL_SetTextureAlphaMod(g->video.glow, 255);
@@ -319,8 +319,10 @@ static void draw_entities(game *g, SDL_Texture *chars) {
     sprite_frame(e, &col, &flip, &dx, &dy);
     SDL_Rect src = {col * TILE, e->kind * TILE, TILE, TILE};
     SDL_Rect dst = {sx - TS / 2 + (int)(dx * SCALE), sy - TS + SCALE + (int)(dy * SCALE), TS, TS};
+    SDL_SetTextureAlphaMod(chars, (Uint8)(255 * e->alpha));
     SDL_RenderCopyEx(g->video.r, chars, &src, &dst, 0, NULL,
                      flip ? SDL_FLIP_HORIZONTAL : SDL_FLIP_NONE);
+    SDL_SetTextureAlphaMod(chars, 255);
   }
 }
 

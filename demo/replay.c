@@ -190,6 +190,7 @@ static void hash_entity(game *g, const entity *e, hbuf *h) {
   add(h, &e->seeing, sizeof e->seeing);
   add(h, e->bubble, strlen(e->bubble));
   add(h, &e->script_error, sizeof e->script_error);
+  add(h, &e->alpha, sizeof e->alpha);
   flush(g, "world", h);
 }
 

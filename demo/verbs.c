@@ -245,6 +245,18 @@ static int l_stop(lua_State *L) {
   return 0;
 }
 
+/* e:alpha([a]) -> how opaque it is drawn (0..1); sets it when given. */
+static int l_alpha(lua_State *L) {
+  game *g = G(L);
+  entity *e = world_ent(&g->w, check_ent(g, L, 1));
+  if (!lua_isnoneornil(L, 2)) {
+    lua_Number a = luaL_checknumber(L, 2);
+    e->alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
+  }
+  lua_pushnumber(L, e->alpha);
+  return 1;
+}
+
 /* stop_walks(): stops every walk that a script of the caller's group
    started (a cinematic's, when it is skipped: the entities it fetched
    itself included). */
@@ -421,6 +433,7 @@ static int l_teleport(lua_State *L) {
   g->w.ents[idx].x = x;
   g->w.ents[idx].y = y;
   if (g->w.cam_follow == idx) g->w.cam_x = x, g->w.cam_y = y - 8;
+  world_update_vision(&g->w);
   verbs_dispatch(g);
   return 0;
 }
@@ -754,6 +767,8 @@ static int l_set_tile(lua_State *L) {
     return luaL_argerror(L, 1, "outside the map");
   if (len != 1 || c[0] == 'D') return luaL_argerror(L, 3, "one tile character (not a door)");
   world_set_cell(&g->w, (int)x, (int)y, c[0]);
+  world_update_vision(&g->w);
+  verbs_dispatch(g);
   return 0;
 }
 
@@ -855,7 +870,8 @@ static const luaL_Reg ent_methods[] = {{"move_to", l_move_to},     {"stop", l_st
                                        {"distance", l_distance},   {"position", l_position},
                                        {"teleport", l_teleport},   {"mood", l_mood},
                                        {"destroy", l_destroy},     {"alive", l_alive},
-                                       {"facing", l_facing},       {NULL, NULL}};
+                                       {"facing", l_facing},       {"alpha", l_alpha},
+                                       {NULL, NULL}};
 
 static const luaL_Reg globals[] = {{"player", l_player},
                                    {"entity", l_entity},

@@ -350,6 +350,7 @@ int world_spawn(world *w, int kind, const char *name, float x, float y, float fa
     snprintf(e->title, sizeof e->title, "%s", kind_titles[kind]);
     e->portrait = kind;
     memset(e->tint, 255, sizeof e->tint);
+    e->alpha = 1;
     e->kind = kind;
     e->x = x;
     e->y = y;
@@ -761,7 +762,7 @@ static void update_camera(world *w, float dt) {
     w->cam_y = lh / 2;
 }
 
-static void update_vision(world *w) {
+void world_update_vision(world *w) {
   entity *p = world_ent(w, w->player);
   for (int i = 0; i < WORLD_MAX_ENTS; i++) {
     entity *e = world_ent(w, i);
@@ -839,6 +840,6 @@ void world_update(world *w, float dt) {
   if (w->shake_t > 0) w->shake_t -= w->clocks[w->shake_clk].dt;
   float lb = w->input_lock > 0 ? 1.0f : 0.0f;
   w->letterbox += (lb - w->letterbox) * fminf(1, dt * 5);
-  update_vision(w);
+  world_update_vision(w);
   update_zones(w);
 }

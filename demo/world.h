@@ -71,6 +71,7 @@ typedef struct entity {
   int walking;             /* moved this update */
   int solid;               /* blocks the player (NPCs) */
   int script_error;        /* a script of its group failed: marked in the world */
+  float alpha;             /* 0 invisible .. 1 opaque (e:alpha) */
 } entity;
 
 typedef struct world_door {
@@ -209,6 +210,10 @@ void world_advance(world *w);
 int world_can_see(const world *w, int idx, float x, float y);
 float world_dist(const world *w, int a, float x, float y);
 
+/* Who sees the player now: emits EV_SAW / EV_LOST for the changes (part
+   of world_update; call it too after moving someone between updates, so
+   a guard's saw_player agrees with can_see at once). */
+void world_update_vision(world *w);
 /* One update of dt world seconds (0 while paused: only visuals move). */
 void world_update(world *w, float dt);
 /* Random number in [0, 1) from the world's seeded generator. */
