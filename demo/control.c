@@ -191,6 +191,26 @@ static int l_overlay_rects(lua_State *L) {
   return 1;
 }
 
+/* beat([name]): marks a beat of a cinematic. weft-demo --play MODULE
+   --beat NAME runs the game unseen, as fast as it goes, until the beat of
+   that name; a beat() without a name (the end of the --play cinematic)
+   ends that too. */
+static int l_beat(lua_State *L) {
+  game *g = G(L);
+  const char *name = luaL_optstring(L, 1, NULL);
+  if (name) snprintf(g->run.beat, sizeof g->run.beat, "%s", name);
+  if (g->run.fast_forward && (!name || strcmp(name, g->run.beat_wanted) == 0)) {
+    g->run.fast_forward = 0;
+    if (name)
+      fprintf(stderr, "weft-demo: at beat \"%s\" (frame %llu)\n", name,
+              (unsigned long long)g->run.frame);
+    else
+      fprintf(stderr, "weft-demo: no beat \"%s\" before the cinematic ended (frame %llu)\n",
+              g->run.beat_wanted, (unsigned long long)g->run.frame);
+  }
+  return 0;
+}
+
 /* overlay_text("tasks") -> the task inspector's lines as drawn now (a
    frame is drawn as screenshot() would); {} while it is closed. */
 static int l_overlay_text(lua_State *L) {
@@ -212,7 +232,8 @@ static int l_overlay_text(lua_State *L) {
 
 /* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
-   light = the ambient {r, g, b}, keys = the line of key hints,
+   light = the ambient {r, g, b}, keys = the line of key hints, beat = the
+   last beat passed, fast_forward = running unseen to --beat's,
    dialogue = {speaker =, text =, portrait = kind, tint = {r, g, b}} or nil}:
    for tests and debug displays. */
 static int l_game_state(lua_State *L) {
@@ -246,6 +267,10 @@ static int l_game_state(lua_State *L) {
   render_key_hints(g, keys, sizeof keys);
   lua_pushstring(L, keys);
   lua_setfield(L, -2, "keys");
+  lua_pushstring(L, g->run.beat);
+  lua_setfield(L, -2, "beat");
+  lua_pushboolean(L, g->run.fast_forward);
+  lua_setfield(L, -2, "fast_forward");
   if (g->w.dlg.active) {
     lua_createtable(L, 0, 2);
     lua_pushstring(L, g->w.dlg.speaker);
@@ -292,6 +317,7 @@ static const luaL_Reg fns[] = {{"lock_input", l_lock_input},
                                {"screenshot", l_screenshot},
                                {"overlay_rects", l_overlay_rects},
                                {"overlay_text", l_overlay_text},
+                               {"beat", l_beat},
                                {"game_state", l_game_state},
                                {"loading", l_loading},
                                {NULL, NULL}};

@@ -128,6 +128,9 @@ typedef struct game {
     double realtime;
     int quit;
     int debug_held;           /* the debugger held the game since the loop last looked */
+    int fast_forward;         /* --beat: frames run unseen until beat_wanted */
+    char beat_wanted[MODULE_LEN];
+    char beat[MODULE_LEN];    /* the last beat() passed, "" none */
     char shot_path[PATH_LEN]; /* screenshot requested by F12, "" none */
     char root[PATH_LEN];      /* directory holding scripts/ and assets/ */
     char scripts_dir[DIR_LEN], assets_dir[DIR_LEN];

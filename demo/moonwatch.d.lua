@@ -265,3 +265,7 @@ function screenshot(file) end
 ---@param name "tasks"
 ---@return string[]
 function overlay_text(name) end
+---Marks a beat of a cinematic: weft-demo --play MODULE --beat NAME runs
+---the game unseen up to it.
+---@param name? string
+function beat(name) end

@@ -66,6 +66,7 @@ if launch.play then
   cinema.skip()                 -- its cleanup puts everyone where the game starts
   wait(intro)
   cinema.play_now(launch.play)
+  beat()                        -- its end: --beat stops running unseen here at the latest
 else
   cinema.play("cinematics.intro")
 end

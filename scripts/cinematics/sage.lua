@@ -13,6 +13,7 @@ function M.start(scene)
   wait(sage:say("Psst! You there. Over here."))
   wait { sage:move_to(util.toward(sage, hero, 22), 30), hero:face(sage) }
   wait { sage:face(hero), pan_camera(hero, 0.6) }
+  beat("advice")
   wait(sage:say("The guards see only what their lanterns light."))
   wait(sage:say("Walls, trees and pillars hide you. Slip past while they look away."))
   wait(hero:say("And the idol?"))

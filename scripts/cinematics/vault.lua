@@ -11,6 +11,7 @@ function M.start(scene)
   wait(hero:face("up"))
   shake_camera(1.5, 1.0)
   wait(tween(tween.camera, scene.marks.vault_view, 1.5, "in_out_sine"))   -- eased, not linear
+  beat("door opens")
   wait(open_door("vault"))
   wait(1)
   wait(hero:say("The Moon Idol. It's real.", 2.5))

@@ -101,6 +101,13 @@ else
   bad "skipping a cinematic stops the walks it started" "$out/play_sage_skip.log"
 fi
 
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.sage --beat advice \
+     --script tests/demo/play/beat.lua >"$out/play_beat.log" 2>&1; then
+  ok "--play cinematics.sage --beat advice runs unseen to the beat and plays on"
+else
+  bad "--play cinematics.sage --beat advice runs unseen to the beat and plays on" "$out/play_beat.log"
+fi
+
 # Tests that save scripts while the game runs (tests/demo/live.sh makes
 # the saves each asks for, on a copy of the game).
 for t in tests/demo/live/*.lua; do
@@ -147,6 +154,18 @@ if command -v xvfb-run >/dev/null 2>&1; then
     ok "the game opens a window under Xvfb ($s)"
   else
     bad "the game opens a window under Xvfb" "$out/window.log"
+  fi
+  # --beat in a window: the 6.5 s before the beat pass unseen, in well
+  # under their real time (the window's start included)
+  t0=$(date +%s%N)
+  if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+     timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" "$demo" --no-watch --seed 7 \
+       --play cinematics.sage --beat advice --script tests/demo/play/beat.lua \
+       >"$out/window_beat.log" 2>&1 &&
+     ms=$((($(date +%s%N) - t0) / 1000000)) && [ "$ms" -lt 4000 ]; then
+    ok "in a window, --beat reaches a beat 6.5 s into the game in $ms ms"
+  else
+    bad "in a window, --beat reaches a beat 6.5 s into the game in under 4 s (${ms:-?} ms)" "$out/window_beat.log"
   fi
   # every overlay at once in a real window: screenshot() reads the window
   if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
