@@ -15,8 +15,13 @@ CFLAGS   ?=
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -g $(OPT) $(WARN) -MMD -MP -iquote host
 ifneq ($(SAN),)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS   += -DWEFT_ASSERTS
 LDFLAGS  += -fsanitize=address,undefined
 endif
+
+# The library's objects export only what weft.h and weft_base.h declare
+# (WEFT_API): everything else is hidden from the shared library.
+LIB_CFLAGS := -fvisibility=hidden -DWEFT_BUILD
 
 # Evaluated when used, so packages installed by `deps` are seen.
 LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 libcjson)
@@ -55,10 +60,10 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
         cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0
 
--include demo/demo.mk
--include tests/bench/bench.mk
+include demo/demo.mk
+include tests/bench/bench.mk
 
-.PHONY: all weft deps install uninstall test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
+.PHONY: all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -67,6 +72,7 @@ all: deps
 help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
+	@echo "make check       the edit loop: test-c, test-lua and test-cli"
 	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
@@ -121,30 +127,30 @@ weft: $(BUILD)/weft $(BUILD)/libweft.a
 # there can include lua.h.
 $(BUILD)/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LUA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(LUA_CFLAGS) -c $< -o $@
 
 $(BUILD)/gen/lua_%.c: bindings/lua/%.lua
 	@mkdir -p $(dir $@)
 	xxd -i -n weft_lua_$* $< > $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC -c $< -o $@
 
 $(BUILD)/pic/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC -c $< -o $@
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC $(LUA_CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC $(LUA_CFLAGS) -c $< -o $@
 
 $(BUILD)/libweft.a: $(HOST_OBJ) $(BINDINGS_OBJ)
 	@rm -f $@
@@ -184,7 +190,7 @@ $(BUILD)/weft: $(BUILD)/cli/main.o $(MIALLOC_OBJ) $(BUILD)/libweft.a
 # allocator: none may happen.
 $(BUILD)/tests/test_embedder: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
   -Wl,--wrap=free,--wrap=strdup,--wrap=strndup
-$(BUILD)/tests/test_embedder: CFLAGS += -I bindings
+$(BUILD)/tests/test_embedder $(BUILD)/tests/test_capi: CFLAGS += -I bindings
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
@@ -192,8 +198,13 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 
 # ---- tests ----
 
+# With -j, each suite's output is printed whole when it ends.
+check: deps
+	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli
+
 test: deps
-	@$(MAKE) --no-print-directory test-c test-lua test-cli test-conformance test-embed test-dap test-demo test-docs
+	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli test-conformance \
+	  test-embed test-dap test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -229,6 +240,8 @@ test-conformance: $(BUILD)/weft
 test-embed: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so
 	@echo "== embedding from the installed package (examples/embed)"
 	@sh tests/embed/run.sh $(BUILD)
+	@echo "== the shared library's boundary"
+	@sh tests/embed/exports.sh $(BUILD)
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-dap test-demo test-docs
@@ -259,18 +272,6 @@ fuzz-tape: deps $(LUA_GEN)
 
 run: deps $(BUILD)/weft
 	@$(MAKE) --no-print-directory demo-run
-
-# Fallbacks while the demo or the benchmarks are not part of the tree.
-ifeq ($(wildcard demo/demo.mk),)
-test-demo:
-	@true
-demo-run: weft
-	$(BUILD)/weft run scripts/sample.lua --realtime
-endif
-ifeq ($(wildcard tests/bench/bench.mk),)
-bench-run:
-	@echo "no benchmarks in this tree"
-endif
 
 clean:
 	rm -rf build build-asan build-bench build-fuzz

@@ -20,14 +20,16 @@
      goes on with none), so a task's slot holds only what outlives it.
 
    Watched (the default), nothing counts until the watchdog (watchdog.c)
-   sees a stretch run past its time: the running thread then gets a count
-   hook of a whole budget, and the stretch is stopped only once it has also
+   sees a stretch run past its time: it then sets a count hook of one
+   instruction on the thread running the stretch's code (W->bud.run,
+   published for it by weft_budget_publish). When that fires, the thread
+   counts a whole budget, and the stretch is stopped only once it has also
    run those instructions. A watched budget is so never stricter than a
    counted one: time spent in the engine (a slow C function, a loop that
    spawns tasks, an overlay drawn with weft.tasks()) is not taken for a
-   script that runs away. A stretch nested in a watched one (a task's first
-   resume inside spawn, a __tostring) is timed by the enclosing stretch's
-   clock: a loop of short nested stretches is one long stretch. */
+   script that runs away. A stretch nested in a watched one (a task's first resume inside spawn,
+   a __tostring) is timed by the enclosing stretch's clock: a loop of short
+   nested stretches is one long stretch. */
 #include <string.h>
 
 #include "budget.h"
@@ -82,25 +84,41 @@ void weft_budget_unstop(weft_state *W, const weft_budget *saved) {
 
 void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
 
-/* The watchdog stopped the running stretch (that one, not one that has
-   ended since it looked): true once per stop. */
-static int take_fire(weft_state *W) {
+/* What a count firing in L means for a watched stretch: 0, no stop of
+   the running stretch came (a stop meant for a stretch that has ended);
+   1, the stop takes effect now (once per stop); 2, the stop just landed
+   (the watchdog's hook of one instruction): a watched budget is never
+   stricter than a counted one, so L is given a whole budget of
+   instructions more, counted from here, and the stop takes effect when
+   they run out. */
+static int take_fire(weft_state *W, lua_State *L) {
   weft_watchdog *D = &W->wd;
   uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed);
   if (!W->bud.us || atomic_load_explicit(&D->fire, memory_order_acquire) != gen) return 0;
+  if ((D->grace_gen != gen || D->grace_L != L) && W->bud.limit > 0) {
+    D->grace_gen = gen;
+    D->grace_L = L;
+    lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, W->bud.limit);
+    return 2;
+  }
   atomic_store_explicit(&D->fire, gen - 1, memory_order_relaxed);
   return 1;
 }
 
-void weft_budget_interrupt(weft_state *W) {
+/* Runs on the watchdog's thread while the script thread runs on:
+   lua_sethook is the one Lua call made for that (lua.c's Ctrl-C handler
+   makes it from a signal handler). poking, set around it, keeps the
+   thread hooked from being left and collected meanwhile
+   (weft_budget_publish). A thread counting already (its grace, a kill)
+   is left as it is; the thread's other events (a debugger's) are kept. */
+void weft_budget_interrupt(weft_state *W, uint32_t gen) {
   weft_watchdog *D = &W->wd;
-  lua_State *L = W->bud.run;
-  if (!L || !W->bud.us ||
-      atomic_load_explicit(&D->fire, memory_order_acquire) !=
-          atomic_load_explicit(&D->gen, memory_order_relaxed) ||
-      (lua_gethookmask(L) & LUA_MASKCOUNT)) /* counting already */
-    return;
-  lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, W->bud.limit);
+  atomic_store_explicit(&D->poking, 1, memory_order_seq_cst);
+  lua_State *L = atomic_load_explicit(&D->run, memory_order_seq_cst);
+  int mask = L ? lua_gethookmask(L) : 0;
+  if (L && atomic_load_explicit(&D->gen, memory_order_acquire) == gen && !(mask & LUA_MASKCOUNT))
+    lua_sethook(L, hook, mask | LUA_MASKCOUNT, 1);
+  atomic_store_explicit(&D->poking, 0, memory_order_release);
 }
 
 uint32_t weft_budget_hold(weft_state *W) {
@@ -190,8 +208,9 @@ static void hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   weft_stretch *s = W->bud.s;
-  if (W->watching && !take_fire(W) &&
-      (!s || !(s->killed || (s->preempt_due && L == W->bud.home)))) {
+  int fired = W->watching ? take_fire(W, L) : 0;
+  if (fired == 2) return; /* counting the stop's grace */
+  if (W->watching && !fired && (!s || !(s->killed || (s->preempt_due && L == W->bud.home)))) {
     arm(W, L, 0); /* a stop meant for a stretch that has ended */
     return;
   }
@@ -226,6 +245,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
 void weft_budget_before_nested(weft_state *W, lua_State *co) {
   if (!W->bud.s) return;
   W->bud.run = co;
+  weft_budget_publish(W, 0);
   int want = 0;
   if (W->bud.s->killed)
     want = 1;
@@ -241,6 +261,7 @@ void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int st
   weft_stretch *s = W->bud.s;
   if (!s) return;
   W->bud.run = L;
+  weft_budget_publish(W, 1); /* co may end and be collected */
   if (!s->killed && W->bud.limit && !W->watching && status != LUA_YIELD)
     charge(W, L, lua_gethookcount(co) / 2, 0);
   if (s->killed) {

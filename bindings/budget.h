@@ -16,6 +16,23 @@ void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_S
 /* A stop of the running stretch came but did not fire (weft_budget_leave). */
 void weft_budget_unstop(weft_state *W, const weft_budget *saved);
 
+/* Tells the watchdog which Lua thread runs the stretch's code now
+   (W->bud.run). After a switch away from a thread that may die (leaving
+   it: `leaving`), waits while the watchdog may still be setting a hook on
+   it, so a collection never frees a thread under the watchdog's hand: the
+   store and the load are sequentially consistent, so either the watchdog
+   sees the new thread or this sees it poking. */
+static inline void weft_budget_publish(weft_state *W, int leaving) {
+  weft_watchdog *D = &W->wd;
+  if (!leaving) {
+    atomic_store_explicit(&D->run, W->bud.run, memory_order_release);
+    return;
+  }
+  atomic_store_explicit(&D->run, W->bud.run, memory_order_seq_cst);
+  while (atomic_load_explicit(&D->poking, memory_order_seq_cst)) {
+  }
+}
+
 /* Tells the watchdog which stretch runs now, and for how long it may. */
 static inline void weft_budget_mark(weft_state *W) {
   weft_watchdog *D = &W->wd;
@@ -31,7 +48,6 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
                                      lua_State *home, const char *msg, int32_t limit, uint32_t us,
                                      int task) {
   *saved = W->bud;
-  if (!saved->s && !W->in_step) weft_watchdog_here(W); /* steps say it once */
   W->bud = (weft_budget){.s = s,
                          .home = home,
                          .msg = msg,
@@ -39,6 +55,7 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
                          .us = us,
                          .run = home,
                          .task = (uint8_t)task};
+  weft_budget_publish(W, 0); /* the thread left running is the caller: alive */
   if (!saved->us) weft_budget_mark(W); /* else timed by the enclosing stretch */
 }
 
@@ -49,6 +66,7 @@ static inline void weft_budget_leave(weft_state *W, const weft_budget *saved) {
       atomic_load_explicit(&D->gen, memory_order_relaxed))
     weft_budget_unstop(W, saved);
   W->bud = *saved;
+  weft_budget_publish(W, 1);
   /* In a step the next task's start marks (a stop that comes between two
      finds no stretch running and is dropped), and the step's end says
      nothing runs (weft_budget_idle). */
@@ -80,9 +98,10 @@ int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs,
    live task's thread, the threads running now and L (a thread inside a
    hook, or NULL) are re-armed. */
 void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
-/* From the watchdog's signal handler: the running stretch overran its
-   time; arms its running thread to stop at the next instruction. */
-void weft_budget_interrupt(weft_state *W);
+/* From the watchdog's thread: the stretch of generation gen overran its
+   time; if it still runs, sets a hook on the thread running it that
+   fires at its next instruction (and counts the stop's grace there). */
+void weft_budget_interrupt(weft_state *W, uint32_t gen);
 /* A debugger holds the running stretch stopped: its time stands still
    until unhold (given what hold returned). */
 uint32_t weft_budget_hold(weft_state *W);

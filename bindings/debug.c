@@ -20,6 +20,7 @@
 
 #include "debug.h"
 #include "budget.h"
+#include "chunks.h"
 #include "inspect.h"
 #include "report.h"
 
@@ -318,7 +319,7 @@ static lua_State *home_of(dbg *D, weft_id task) {
 
 /* ---- the hook and stops ---- */
 
-static int is_prelude(const char *source) { return strcmp(source, WEFT_PRELUDE_CHUNK) == 0; }
+static int is_prelude(const char *source) { return weft_chunk_embedded(source); }
 
 static int frames_of(lua_State *th) {
   lua_Debug ar;

@@ -17,7 +17,7 @@ static ghandle *check_group(lua_State *L, int idx) {
   return g;
 }
 
-void weft_push_group(weft_state *W, lua_State *L, weft_id id) {
+void weft_push_group_id(weft_state *W, lua_State *L, weft_id id) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_groups);
   lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
   ghandle *g = lua_touserdata(L, -1);
@@ -98,18 +98,18 @@ static int l_group_spawn(lua_State *L) {
 }
 
 static int l_group_pause(lua_State *L) {
-  weft_group_pause(weft_get(L)->S, check_group(L, 1)->id);
+  weft_sched_pause_group(weft_get(L)->S, check_group(L, 1)->id);
   return 0;
 }
 
 static int l_group_resume(lua_State *L) {
-  weft_group_resume(weft_get(L)->S, check_group(L, 1)->id);
+  weft_sched_resume_group(weft_get(L)->S, check_group(L, 1)->id);
   return 0;
 }
 
 static int l_group_cancel(lua_State *L) {
   weft_state *W = weft_get(L);
-  weft_group_cancel(W->S, check_group(L, 1)->id);
+  weft_sched_cancel_group(W->S, check_group(L, 1)->id);
   weft_yield_if_doomed(W, L); /* the caller's group, or a cleanup cancelling it */
   return 0;
 }
@@ -165,7 +165,7 @@ static int l_group_index(lua_State *L) {
   else if (strcmp(k, "parent") == 0) {
     weft_id p = weft_group_parent(W->S, g->id);
     if (p)
-      weft_push_group(W, L, p);
+      weft_push_group_id(W, L, p);
     else
       lua_pushnil(L);
   } else
@@ -246,7 +246,7 @@ void weft_open_groups(weft_state *W, lua_State *L) {
   lua_getfield(L, -1, "weft");
   lua_pushcfunction(L, l_group_clock);
   lua_setfield(L, -2, "_gnow");
-  weft_push_group(W, L, weft_sched_root(W->S));
+  weft_push_group_id(W, L, weft_sched_root(W->S));
   lua_pushliteral(L, "main");
   lua_setiuservalue(L, -2, 1);
   lua_setfield(L, -2, "root");

@@ -13,6 +13,6 @@ typedef struct ghandle {
 void weft_open_groups(weft_state *W, lua_State *L);
 /* Pushes the handle of group id, made now if nobody holds one (nil when
    the group cannot be held). */
-void weft_push_group(weft_state *W, lua_State *L, weft_id id);
+void weft_push_group_id(weft_state *W, lua_State *L, weft_id id);
 
 #endif

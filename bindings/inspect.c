@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "inspect.h"
+#include "chunks.h"
 #include "group.h"
 #include "report.h"
 #include "sites.h"
@@ -24,7 +25,7 @@ static void where_suspended(lua_State *co, char *buf, size_t n) {
   buf[0] = 0;
   for (int level = 0; co && lua_getstack(co, level, &ar); level++) {
     if (!lua_getinfo(co, "Sl", &ar)) break;
-    if (ar.currentline >= 0 && strcmp(ar.source, WEFT_PRELUDE_CHUNK) != 0) {
+    if (ar.currentline >= 0 && !weft_chunk_embedded(ar.source)) {
       snprintf(buf, n, "%s:%d", ar.short_src, ar.currentline);
       return;
     }
@@ -50,7 +51,7 @@ int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
   lua_getfield(L, h, "status");
   lua_setfield(L, -2, "status");
   if (weft_push_who(W, L, id)) lua_setfield(L, -2, "who");
-  weft_push_group(W, L, weft_task_group(W->S, id));
+  weft_push_group_id(W, L, weft_task_group(W->S, id));
   lua_getiuservalue(L, -1, 1);
   lua_setfield(L, -3, "group");
   lua_pop(L, 1);

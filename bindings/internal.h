@@ -22,8 +22,6 @@
    more raises first, at the script's line. */
 #define MAX_RUN_DEPTH 100
 
-#define WEFT_PRELUDE_CHUNK "=[weft]"
-
 /* Per-task data kept by the scheduler beside each task (in its slot:
    keep it small, what every resume touches first). What only channels,
    introspection and C tasks use is in the task's cold record. */
@@ -120,6 +118,8 @@ struct weft_state {
   lua_State *spawns; /* a thread never run: [depth + 1] holds what spawning[depth] kept */
   int close_depth;  /* nested coroutine closes and task unwinds */
   int in_cleanup;   /* running finally() cleanups */
+  int in_call;      /* running functions C called (weft_call) */
+  uint64_t cserial; /* ids given to the signals and channels C made */
 
   /* ---- hooks between the parts ---- */
   int hook_extra; /* hook events wanted besides the count (a debugger's) */
@@ -130,12 +130,6 @@ struct weft_state {
   void (*on_task_error)(weft_state *W, weft_id task, lua_State *co, lua_State *L, int idx);
   struct weft_debug *dbg; /* the debugger server (debug.c), NULL: none */
   uint64_t spawned;       /* tasks ever created (the debugger's change check) */
-  /* What a cancelled task gives back to channels (a waiting sender's
-     value, a value handed to it it never ran with); set by sync.c. */
-  void (*give_back)(weft_state *W, lua_State *L, weft_id task, ltask *lt);
-  /* Pushes all{...} for the plain list at L[idx]: a nested list in a
-     wait; set by sync.c, which makes the combinators. */
-  void (*push_all)(weft_state *W, lua_State *L, int idx);
 
   /* ---- reports ---- */
   uint32_t errors;   /* reports made */

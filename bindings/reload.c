@@ -8,6 +8,7 @@
 #include "../host/watch.h"
 #include "reload.h"
 #include "budget.h"
+#include "chunks.h"
 #include "report.h"
 #include "sandbox.h"
 #include "tape.h"
@@ -412,7 +413,7 @@ int weft_l_group_start(lua_State *L) {
 
 static int open_modules(lua_State *L) {
   weft_state *W = weft_get(L);
-  if (luaL_loadbufferx(L, (const char *)weft_lua_modules, weft_lua_modules_len, WEFT_PRELUDE_CHUNK,
+  if (luaL_loadbufferx(L, (const char *)weft_lua_modules, weft_lua_modules_len, WEFT_CHUNK_MODULES,
                        "t") != LUA_OK)
     return lua_error(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
@@ -494,7 +495,7 @@ int weft_watch_scripts(weft_state *W, int on) {
     return WEFT_OK;
   }
   if (W->mods.watch) return WEFT_OK;
-  return weft_watch_open(W->root, NULL, &W->mods.watch);
+  return weft_watch_open(W->root, NULL, weft_host_alloc, W, &W->mods.watch);
 }
 
 void weft_poll_reload(weft_state *W) {

@@ -68,9 +68,9 @@ int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
   int starts = top + 1;
   if (weft_push_task_name(W, L, task)) {
     int explicit = 1;
-    weft_push_group(W, L, g);
+    weft_push_group_id(W, L, g);
     if (lua_istable(L, starts) && lua_rawget(L, starts) != LUA_TNIL) { /* a start's own task? */
-      weft_push_group(W, L, g);
+      weft_push_group_id(W, L, g);
       lua_getiuservalue(L, -1, 1);
       explicit = !lua_rawequal(L, -1, top + 2);
     }
@@ -82,7 +82,7 @@ int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
   }
   lua_settop(L, starts);
   for (weft_id root = weft_sched_root(W->S); g && g != root; g = weft_group_parent(W->S, g)) {
-    weft_push_group(W, L, g);
+    weft_push_group_id(W, L, g);
     int skip = lua_istable(L, starts) && (lua_pushvalue(L, -1), lua_rawget(L, starts) != LUA_TNIL);
     if (lua_istable(L, starts)) lua_pop(L, 1);
     if (!skip && lua_getiuservalue(L, -1, 1) == LUA_TSTRING && lua_rawlen(L, -1) > 0) {
@@ -104,6 +104,28 @@ typedef struct report_args {
   lua_State *co;     /* thread to take the traceback from, or NULL */
 } report_args;
 
+/* Replaces the traceback on top of L with one without the frames of
+   weft's own Lua (chunks named "[weft ...]": the module system's require
+   and start): a designer's report shows the designer's lines. */
+static void drop_own_frames(lua_State *L) {
+  size_t n;
+  const char *t = lua_tolstring(L, -1, &n), *end = t + n;
+  if (!strstr(t, "\t[weft")) return;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (const char *p = t; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *next = nl ? nl + 1 : end;
+    /* its frames, and a C function (error, pcall) they called */
+    int own = strncmp(p, "\t[weft", 6) == 0 ||
+              (strncmp(p, "\t[C]:", 5) == 0 && strncmp(next, "\t[weft", 6) == 0);
+    if (!own) luaL_addlstring(&b, p, (size_t)(next - p));
+    p = next;
+  }
+  luaL_pushresult(&b);
+  lua_remove(L, -2);
+}
+
 /* Runs protected with the error value at 1 and report_args at 2: builds
    the message, traceback and spawn sites, and hands them to the handler
    or the sink. Everything here may allocate. */
@@ -115,6 +137,7 @@ static int l_report(lua_State *L) {
   const char *trace = a->trace;
   if (!trace && a->co) {
     luaL_traceback(L, a->co, msg, 0);
+    drop_own_frames(L);
     trace = lua_tostring(L, -1);
   }
   if (weft_push_who(W, L, a->task)) { /* "gate_guard: patrol.lua:17: ..." */
@@ -267,6 +290,7 @@ int weft_l_traceback_handler(lua_State *L) {
   lua_rawseti(L, -2, 1);
   const char *msg = weft_tostring(L, 1);
   luaL_traceback(L, L, msg, 1);
+  drop_own_frames(L);
   lua_rawseti(L, -3, 2);
   lua_pop(L, 1);
   return 1;

@@ -8,7 +8,9 @@
 #include <lualib.h>
 
 #include "state.h"
+#include "api.h"
 #include "budget.h"
+#include "chunks.h"
 #include "debug.h"
 #include "jobs.h"
 #include "load.h"
@@ -17,7 +19,6 @@
 #include "report.h"
 #include "sandbox.h"
 #include "sites.h"
-#include "sync.h"
 #include "tape.h"
 #include "task.h"
 #include "wait.h"
@@ -25,19 +26,8 @@
 
 /* ---- modules ---- */
 
-static void build_api(weft_state *W, lua_State *L) {
-  lua_newtable(L);
-  int api = lua_gettop(L);
-  lua_newtable(L);
-  lua_setfield(L, api, "weft");
-  weft_open_sandbox(W, L, api);
-  weft_open_tasks(W, L);
-  weft_open_sync(W, L);
-  weft_open_jobs(W, L);
-}
-
 static void run_prelude(weft_state *W, lua_State *L) {
-  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_PRELUDE_CHUNK,
+  if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_CHUNK_PRELUDE,
                        "t") != LUA_OK ||
       (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
        lua_pcall(L, 0, 0, 0) != LUA_OK)) {
@@ -126,7 +116,7 @@ static int open_lua(lua_State *L) {
   W->ref_cweak = registry_table(L, 0, 1);
   W->ref_timeout = sentinel(L, l_timeout_tostring);
   W->ref_cancelled = sentinel(L, l_cancelled_tostring);
-  build_api(W, L);
+  weft_open_api(W, L);
   W->ref_api = luaL_ref(L, LUA_REGISTRYINDEX);
   run_prelude(W, L);
   return 0;
@@ -210,7 +200,7 @@ int weft_close(weft_state *W) {
   if (W->S && W->L) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
-      weft_group_cancel(W->S, weft_sched_root(W->S));
+      weft_sched_cancel_group(W->S, weft_sched_root(W->S));
   }
   weft_stop_jobs(W);
   weft_watch_scripts(W, 0);
@@ -241,7 +231,6 @@ int weft_step(weft_state *W, double dt) {
   if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   if (busy(W)) return WEFT_EBUSY;
   W->in_step = 1;
-  weft_watchdog_here(W);
   int rc = step(W, dt);
   W->in_step = 0;
   weft_budget_idle(W);
@@ -462,6 +451,33 @@ const char *weft_task_error(weft_state *W, weft_task task) {
   }
   lua_pop(W->L, 1);
   return W->errbuf;
+}
+
+int weft_kept_results(weft_state *W, uint64_t id) {
+  lua_State *L = W->L;
+  thandle *h = kept(W, id);
+  if (!h || h->final != WEFT_TASK_DONE) {
+    lua_pop(L, 1);
+    return h ? WEFT_ESTATE : WEFT_ESTALE;
+  }
+  lua_getiuservalue(L, -1, 1);
+  lua_remove(L, -2);
+  if (!h->packed) {
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1); /* none */
+    return 0;
+  }
+  int t = lua_gettop(L);
+  lua_getfield(L, t, "n");
+  int n = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (!lua_checkstack(L, n)) {
+    lua_pop(L, 1);
+    return WEFT_ENOMEM;
+  }
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, t, i);
+  lua_remove(L, t);
+  return n;
 }
 
 void weft_release(weft_state *W, weft_task task) {

@@ -4,211 +4,22 @@
    script files read, the reloads, the jobs delivered and the clock reads
    of that frame, in the order they happened. A replay loads the whole
    file, checks it, and serves each read from the records of the frame
-   running now. The format is described in README.md. */
-#include <errno.h>
-#include <stdarg.h>
+   running now. The format is described in README.md; tapefile.c encodes
+   and loads it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tape.h"
 #include "budget.h"
-
-#define MAGIC "WEFTTAPE"
-#define VERSION 1u
-#define MAX_PARTS 16
-#define RNG_BYTES 32 /* Lua 5.4's math.random state: four 64-bit words */
-
-enum {
-  R_INPUT = 'I',  /* the embedder's input: its bytes */
-  R_FILE = 'F',   /* a script read: flags (1 present, 2 under the root), path, text */
-  R_RELOAD = 'R', /* the watcher saw a file saved: its path */
-  R_JOB = 'J',    /* a job delivered: its number */
-  R_CLOCK = 'C',  /* os.time/clock/date returned: a value */
-  R_PART = 'P',   /* a hash part's name: id, name */
-  R_STEP = 'S',   /* a frame ran: flags (1: dt follows), dt, hashes */
-  R_END = 'E'     /* the trailer: frames, checksum of everything before */
-};
-
-typedef struct part {
-  char name[32];
-  uint64_t h; /* FNV-1a of what was folded in this frame */
-  int set;    /* folded in this frame */
-} part;
-
-/* The latest text of each script file read (replay: pointers into buf;
-   record: owned copies, to write only what changed). */
-typedef struct tfile {
-  char *path;
-  const char *text;
-  size_t len;
-  int flags;
-} tfile;
-
-/* A position in the loaded file and the record there. */
-typedef struct rec {
-  int tag;
-  const unsigned char *body;
-  size_t len;
-} rec;
-
-/* A growable byte buffer for one record's body. */
-typedef struct bytes {
-  unsigned char *p;
-  size_t n, cap;
-  int oom;
-} bytes;
-
-struct weft_tape {
-  int recording;
-  /* record */
-  FILE *f;
-  uint32_t sum;  /* FNV-1a 32 of every byte written */
-  int failed;    /* a write failed */
-  bytes scratch; /* the record being written (reused: no allocation per frame) */
-  /* replay */
-  unsigned char *buf;
-  size_t len, body_end; /* body_end: where the trailer starts */
-  size_t seg, seg_end;  /* the frame about to run: its first record, its step (or trailer) */
-  size_t cur_input, cur_reload, cur_job, cur_clock;
-  int ended; /* no step record left */
-  double dt;
-  uint64_t frames;
-  char diverged[320]; /* the first difference, "" none */
-  char reload_path[1024];
-  /* header */
-  const unsigned char *meta;
-  size_t meta_len;
-  unsigned char rng[RNG_BYTES];
-  weft_desc desc;
-  char *root;
-  /* both */
-  uint64_t frame; /* frames run */
-  double last_dt;
-  part parts[MAX_PARTS];
-  int nparts;
-  tfile *files;
-  int nfiles, capfiles;
-};
-
-/* ---- encoding ---- */
-
-static uint64_t fnv64(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211u;
-  return h;
-}
-#define FNV64_INIT 14695981039346656037u
-
-static uint32_t fnv32(uint32_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 16777619u;
-  return h;
-}
-#define FNV32_INIT 2166136261u
-
-static void put(bytes *b, const void *p, size_t n) {
-  if (b->oom) return;
-  if (b->n + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + n) cap *= 2;
-    unsigned char *q = realloc(b->p, cap);
-    if (!q) {
-      b->oom = 1;
-      return;
-    }
-    b->p = q;
-    b->cap = cap;
-  }
-  if (n) memcpy(b->p + b->n, p, n);
-  b->n += n;
-}
-
-static void put_varint(bytes *b, uint64_t v) {
-  unsigned char c[10];
-  int n = 0;
-  do {
-    c[n] = (unsigned char)(v & 0x7f);
-    v >>= 7;
-    if (v) c[n] |= 0x80;
-    n++;
-  } while (v);
-  put(b, c, (size_t)n);
-}
-
-static void put_u(bytes *b, uint64_t v, int nbytes) {
-  unsigned char c[8];
-  for (int i = 0; i < nbytes; i++) c[i] = (unsigned char)(v >> (8 * i));
-  put(b, c, (size_t)nbytes);
-}
-
-static void put_f64(bytes *b, double d) {
-  uint64_t v;
-  memcpy(&v, &d, 8);
-  put_u(b, v, 8);
-}
-
-static void put_str(bytes *b, const char *s, size_t n) {
-  put_varint(b, n);
-  put(b, s, n);
-}
-
-/* A bounded reader over a record body. */
-typedef struct reader {
-  const unsigned char *p, *end;
-  int bad;
-} reader;
-
-static uint64_t get_varint(reader *r) {
-  uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (r->p >= r->end) break;
-    unsigned char c = *r->p++;
-    v |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) return v;
-  }
-  r->bad = 1;
-  return 0;
-}
-
-static uint64_t get_u(reader *r, int nbytes) {
-  if (r->end - r->p < nbytes) {
-    r->bad = 1;
-    r->p = r->end;
-    return 0;
-  }
-  uint64_t v = 0;
-  for (int i = 0; i < nbytes; i++) v |= (uint64_t)r->p[i] << (8 * i);
-  r->p += nbytes;
-  return v;
-}
-
-static double get_f64(reader *r) {
-  uint64_t v = get_u(r, 8);
-  double d;
-  memcpy(&d, &v, 8);
-  return d;
-}
-
-static const char *get_str(reader *r, size_t *n) {
-  uint64_t len = get_varint(r);
-  if (r->bad || len > (uint64_t)(r->end - r->p)) {
-    r->bad = 1;
-    *n = 0;
-    return "";
-  }
-  const char *s = (const char *)r->p;
-  r->p += len;
-  *n = (size_t)len;
-  return s;
-}
+#include "tapefile.h"
 
 /* ---- writing ---- */
 
 static void write_raw(weft_tape *T, const void *p, size_t n) {
   if (T->failed || !T->f) return;
   if (fwrite(p, 1, n, T->f) != n) T->failed = 1;
-  T->sum = fnv32(T->sum, p, n);
+  T->sum = weft_tape_fnv32(T->sum, p, n);
 }
 
 /* The scratch buffer, emptied, for the next record's body. */
@@ -250,8 +61,8 @@ static int part_id(weft_tape *T, const char *name) {
   p->set = 0;
   if (T->recording) {
     bytes *b = body_of(T);
-    put_varint(b, (uint64_t)T->nparts);
-    put(b, p->name, strlen(p->name));
+    weft_tape_put_varint(b, (uint64_t)T->nparts);
+    weft_tape_put(b, p->name, strlen(p->name));
     write_rec(T, R_PART, b);
   }
   return T->nparts++;
@@ -260,7 +71,7 @@ static int part_id(weft_tape *T, const char *name) {
 static void fold(weft_tape *T, const char *name, const void *data, size_t len) {
   int id = part_id(T, name);
   if (id < 0) return;
-  T->parts[id].h = fnv64(T->parts[id].h, data, len);
+  T->parts[id].h = weft_tape_fnv64(T->parts[id].h, data, len);
   T->parts[id].set = 1;
 }
 
@@ -318,29 +129,29 @@ static tfile *find_file(weft_tape *T, const char *path, int flags) {
 /* Sets the latest text of a file; owned copies when recording. */
 static int set_file(weft_tape *T, const char *path, size_t plen, int flags, const char *text,
                     size_t len) {
-  char *key = malloc(plen + 1);
+  char *key = weft_tape_mem(T, NULL, 0, plen + 1);
   if (!key) return -1;
   memcpy(key, path, plen);
   key[plen] = 0;
   tfile *f = find_file(T, key, flags);
   const char *copy = text;
   if (T->recording) {
-    char *c = malloc(len + 1);
-    if (!c) return free(key), -1;
+    char *c = weft_tape_mem(T, NULL, 0, len + 1);
+    if (!c) return weft_tape_mem(T, key, plen + 1, 0), -1;
     memcpy(c, text, len);
     c[len] = 0;
     copy = c;
   }
   if (f) {
-    free(key);
-    if (T->recording) free((void *)f->text);
+    weft_tape_mem(T, key, plen + 1, 0);
+    if (T->recording) weft_tape_mem(T, (void *)f->text, f->len + 1, 0);
   } else {
     if (T->nfiles == T->capfiles) {
       int cap = T->capfiles ? T->capfiles * 2 : 16;
-      tfile *nf = realloc(T->files, sizeof *nf * (size_t)cap);
+      tfile *nf = weft_tape_mem(T, T->files, sizeof *nf * (size_t)T->capfiles, sizeof *nf * (size_t)cap);
       if (!nf) {
-        if (T->recording) free((void *)copy);
-        return free(key), -1;
+        if (T->recording) weft_tape_mem(T, (void *)copy, len + 1, 0);
+        return weft_tape_mem(T, key, plen + 1, 0), -1;
       }
       T->files = nf;
       T->capfiles = cap;
@@ -389,9 +200,9 @@ int weft_tape_read_file(weft_state *W, lua_State *L, const char *path,
   if (f && f->flags == flags && f->len == len && memcmp(f->text, text, len) == 0) return ok;
   bytes *b = body_of(T);
   unsigned char fl = (unsigned char)flags;
-  put(b, &fl, 1);
-  put_str(b, key, strlen(key));
-  put(b, text, len);
+  weft_tape_put(b, &fl, 1);
+  weft_tape_put_str(b, key, strlen(key));
+  weft_tape_put(b, text, len);
   write_rec(T, R_FILE, b);
   if (set_file(T, key, strlen(key), flags, text, len) != 0) T->failed = 1;
   return ok;
@@ -402,14 +213,14 @@ int weft_tape_read_file(weft_state *W, lua_State *L, const char *path,
 void weft_tape_reload(weft_state *W, const char *relpath) {
   if (!W->tape || !W->tape->recording) return;
   bytes *b = body_of(W->tape);
-  put(b, relpath, strlen(relpath));
+  weft_tape_put(b, relpath, strlen(relpath));
   write_rec(W->tape, R_RELOAD, b);
 }
 
 void weft_tape_job(weft_state *W, uint64_t seq) {
   if (!W->tape || !W->tape->recording) return;
   bytes *b = body_of(W->tape);
-  put_varint(b, seq);
+  weft_tape_put_varint(b, seq);
   write_rec(W->tape, R_JOB, b);
 }
 
@@ -417,7 +228,7 @@ void weft_tape_job(weft_state *W, uint64_t seq) {
 static int next_rec(const weft_tape *T, size_t *at, size_t end, rec *r) {
   if (*at >= end) return 0;
   reader rd = {T->buf + *at + 1, T->buf + end, 0};
-  uint64_t n = get_varint(&rd);
+  uint64_t n = weft_tape_get_varint(&rd);
   r->tag = T->buf[*at];
   r->body = rd.p;
   r->len = (size_t)n;
@@ -447,7 +258,7 @@ int weft_tape_next_job(weft_state *W, uint64_t *seq) {
   rec r;
   if (!next_of(T, &T->cur_job, R_JOB, &r)) return 0;
   reader rd = {r.body, r.body + r.len, 0};
-  *seq = get_varint(&rd);
+  *seq = weft_tape_get_varint(&rd);
   return 1;
 }
 
@@ -465,7 +276,7 @@ int weft_record_input(weft_state *W, const void *data, size_t len) {
   if (!W || !W->tape || !W->tape->recording) return WEFT_ESTATE;
   if (!data && len) return WEFT_EINVAL;
   bytes *b = body_of(W->tape);
-  put(b, data, len);
+  weft_tape_put(b, data, len);
   write_rec(W->tape, R_INPUT, b);
   return W->tape->failed ? WEFT_EIO : WEFT_OK;
 }
@@ -477,56 +288,56 @@ static void put_value(bytes *b, lua_State *L, int idx, int depth) {
   switch (lua_type(L, idx)) {
   case LUA_TBOOLEAN:
     t = lua_toboolean(L, idx) ? 'T' : 'B';
-    put(b, &t, 1);
+    weft_tape_put(b, &t, 1);
     break;
   case LUA_TNUMBER:
     if (lua_isinteger(L, idx)) {
       t = 'i';
-      put(b, &t, 1);
-      put_u(b, (uint64_t)lua_tointeger(L, idx), 8);
+      weft_tape_put(b, &t, 1);
+      weft_tape_put_u(b, (uint64_t)lua_tointeger(L, idx), 8);
     } else {
       t = 'f';
-      put(b, &t, 1);
-      put_f64(b, lua_tonumber(L, idx));
+      weft_tape_put(b, &t, 1);
+      weft_tape_put_f64(b, lua_tonumber(L, idx));
     }
     break;
   case LUA_TSTRING: {
     size_t n;
     const char *s = lua_tolstring(L, idx, &n);
     t = 's';
-    put(b, &t, 1);
-    put_str(b, s, n);
+    weft_tape_put(b, &t, 1);
+    weft_tape_put_str(b, s, n);
     break;
   }
   case LUA_TTABLE:
     if (depth == 0) {
       t = 't';
-      put(b, &t, 1);
+      weft_tape_put(b, &t, 1);
       idx = lua_absindex(L, idx);
       lua_pushnil(L);
       while (lua_next(L, idx)) {
         if (lua_type(L, -2) == LUA_TSTRING) {
           size_t n;
           const char *k = lua_tolstring(L, -2, &n);
-          put_str(b, k, n);
+          weft_tape_put_str(b, k, n);
           put_value(b, L, -1, 1);
         }
         lua_pop(L, 1);
       }
-      put_str(b, "", 0); /* the end */
+      weft_tape_put_str(b, "", 0); /* the end */
       break;
     }
     /* fallthrough */
   default:
     t = 'n';
-    put(b, &t, 1);
+    weft_tape_put(b, &t, 1);
   }
 }
 
 /* Protected: pushes the value read from the reader (light userdata at 1). */
 static int l_get_value(lua_State *L) {
   reader *r = lua_touserdata(L, 1);
-  int tag = (int)get_u(r, 1);
+  int tag = (int)weft_tape_get_u(r, 1);
   switch (tag) {
   case 'T':
     lua_pushboolean(L, 1);
@@ -535,14 +346,14 @@ static int l_get_value(lua_State *L) {
     lua_pushboolean(L, 0);
     break;
   case 'i':
-    lua_pushinteger(L, (lua_Integer)get_u(r, 8));
+    lua_pushinteger(L, (lua_Integer)weft_tape_get_u(r, 8));
     break;
   case 'f':
-    lua_pushnumber(L, get_f64(r));
+    lua_pushnumber(L, weft_tape_get_f64(r));
     break;
   case 's': {
     size_t n;
-    const char *s = get_str(r, &n);
+    const char *s = weft_tape_get_str(r, &n);
     lua_pushlstring(L, s, n);
     break;
   }
@@ -550,7 +361,7 @@ static int l_get_value(lua_State *L) {
     lua_newtable(L);
     for (;;) {
       size_t n;
-      const char *k = get_str(r, &n);
+      const char *k = weft_tape_get_str(r, &n);
       if (r->bad || n == 0) break;
       lua_pushlstring(L, k, n);
       lua_pushcfunction(L, l_get_value);
@@ -622,42 +433,30 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   if (!fresh(W)) return WEFT_ESTATE;
   const unsigned char *rng = rng_state(W->L);
   if (!rng) return WEFT_EINVAL;
-  weft_tape *T = calloc(1, sizeof *T);
+  weft_tape *T = weft_mem_calloc(W, 1, sizeof *T);
   if (!T) return WEFT_ENOMEM;
+  weft_tape_set_alloc(T, weft_host_alloc, W);
   T->recording = 1;
   T->sum = FNV32_INIT;
   T->f = fopen(path, "wb");
-  if (!T->f) return free(T), WEFT_EIO;
+  if (!T->f) return weft_mem_free(W, T, sizeof *T), WEFT_EIO;
   write_raw(T, MAGIC, 8);
   bytes *h = body_of(T);
-  put_u(h, VERSION, 4);
-  put_str(h, WEFT_VERSION_STRING, strlen(WEFT_VERSION_STRING));
-  put_str(h, W->root, strlen(W->root));
-  put_u(h, W->desc.memory_limit, 8);
-  put_u(h, W->desc.instr_budget, 4);
-  put_u(h, W->desc.max_overruns, 4);
-  put_u(h, W->desc.frame_budget, 4);
-  put_u(h, W->desc.max_tasks, 4);
-  put(h, rng, RNG_BYTES);
-  put_str(h, meta ? meta : "", meta_len);
+  weft_tape_put_u(h, VERSION, 4);
+  weft_tape_put_str(h, WEFT_VERSION_STRING, strlen(WEFT_VERSION_STRING));
+  weft_tape_put_str(h, W->root, strlen(W->root));
+  weft_tape_put_u(h, W->desc.memory_limit, 8);
+  weft_tape_put_u(h, W->desc.instr_budget, 4);
+  weft_tape_put_u(h, W->desc.max_overruns, 4);
+  weft_tape_put_u(h, W->desc.frame_budget, 4);
+  weft_tape_put_u(h, W->desc.max_tasks, 4);
+  weft_tape_put(h, rng, RNG_BYTES);
+  weft_tape_put_str(h, meta ? meta : "", meta_len);
   write_rec(T, 'H', h);
   W->tape = T;
   wrap_clocks(W);
   weft_budget_count(W); /* a replay stops every stretch where this run does */
   return T->failed ? WEFT_EIO : WEFT_OK;
-}
-
-static void free_tape(weft_tape *T) {
-  if (!T) return;
-  for (int i = 0; i < T->nfiles; i++) {
-    free(T->files[i].path);
-    if (T->recording) free((void *)T->files[i].text);
-  }
-  free(T->files);
-  free(T->scratch.p);
-  free(T->buf);
-  free(T->root);
-  free(T);
 }
 
 int weft_record_stop(weft_state *W) {
@@ -667,7 +466,7 @@ int weft_record_stop(weft_state *W) {
   tail[0] = R_END;
   tail[1] = 12;
   for (int i = 0; i < 8; i++) tail[2 + i] = (unsigned char)(T->frame >> (8 * i));
-  uint32_t sum = fnv32(T->sum, tail, 10);
+  uint32_t sum = weft_tape_fnv32(T->sum, tail, 10);
   for (int i = 0; i < 4; i++) tail[10 + i] = (unsigned char)(sum >> (8 * i));
   write_raw(T, tail, sizeof tail);
   if (fclose(T->f) != 0) T->failed = 1;
@@ -675,221 +474,9 @@ int weft_record_stop(weft_state *W) {
   int rc = T->failed ? WEFT_EIO : WEFT_OK;
   /* Clocks stay wrapped; with no tape they only pass through. */
   W->tape = NULL;
-  free_tape(T);
+  weft_tape_free(T);
   return rc;
 }
-
-/* ---- loading ---- */
-
-static int fail(char *err, size_t n, const char *fmt, ...) {
-  if (err && n) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-  }
-  return WEFT_EINVAL;
-}
-
-/* Reads the header record; 0 when it is malformed. */
-static int read_header(weft_tape *T, const rec *r) {
-  reader rd = {r->body, r->body + r->len, 0};
-  get_u(&rd, 4); /* version, checked before */
-  size_t n;
-  get_str(&rd, &n); /* the library version that wrote it */
-  const char *root = get_str(&rd, &n);
-  T->root = malloc(n + 1);
-  if (!T->root) return 0;
-  memcpy(T->root, root, n);
-  T->root[n] = 0;
-  T->desc.memory_limit = (size_t)get_u(&rd, 8);
-  T->desc.instr_budget = (uint32_t)get_u(&rd, 4);
-  T->desc.max_overruns = (uint32_t)get_u(&rd, 4);
-  T->desc.frame_budget = (uint32_t)get_u(&rd, 4);
-  T->desc.max_tasks = (uint32_t)get_u(&rd, 4);
-  if (rd.end - rd.p < RNG_BYTES) return 0;
-  memcpy(T->rng, rd.p, RNG_BYTES);
-  rd.p += RNG_BYTES;
-  T->meta = (const unsigned char *)get_str(&rd, &T->meta_len);
-  return !rd.bad;
-}
-
-/* Walks every record: each must fit, have a known tag and a body that
-   reads whole. Counts the frames. */
-static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, const char *path) {
-  size_t at = from;
-  uint64_t frames = 0;
-  while (at < T->body_end) {
-    size_t start = at;
-    reader rd = {T->buf + at + 1, T->buf + T->body_end, 0};
-    uint64_t n = get_varint(&rd);
-    if (rd.bad || n > (uint64_t)(rd.end - rd.p))
-      return fail(err, errlen, "%s: corrupted: a record at byte %llu runs past the end", path,
-                  (unsigned long long)start);
-    int tag = T->buf[at];
-    at = (size_t)(rd.p - T->buf) + (size_t)n;
-    reader b = {rd.p, rd.p + n, 0};
-    size_t sl;
-    switch (tag) {
-    case R_INPUT:
-    case R_RELOAD:
-      break;
-    case R_FILE:
-      get_u(&b, 1);
-      get_str(&b, &sl);
-      break;
-    case R_JOB:
-      get_varint(&b);
-      break;
-    case R_CLOCK:
-      if (n == 0) b.bad = 1;
-      break;
-    case R_PART:
-      if (get_varint(&b) >= MAX_PARTS || b.p == b.end) b.bad = 1;
-      break;
-    case R_STEP: {
-      int flags = (int)get_u(&b, 1);
-      if (flags & 1) get_f64(&b);
-      get_u(&b, 4);
-      uint64_t np = get_varint(&b);
-      for (uint64_t i = 0; i < np && !b.bad; i++) {
-        if (get_varint(&b) >= MAX_PARTS) b.bad = 1;
-        get_u(&b, 2);
-      }
-      frames++;
-      break;
-    }
-    default:
-      return fail(err, errlen, "%s: corrupted: unknown record at byte %llu", path,
-                  (unsigned long long)start);
-    }
-    if (b.bad)
-      return fail(err, errlen, "%s: corrupted: a bad record at byte %llu", path,
-                  (unsigned long long)start);
-  }
-  if (frames != T->frames)
-    return fail(err, errlen, "%s: corrupted: the trailer counts %llu frames, the records %llu",
-                path, (unsigned long long)T->frames, (unsigned long long)frames);
-  return WEFT_OK;
-}
-
-int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen) {
-  if (!out || !path) return WEFT_EINVAL;
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    if (err && errlen) snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-    return WEFT_EIO;
-  }
-  size_t cap = 1 << 16, n = 0;
-  unsigned char *buf = malloc(cap);
-  size_t got;
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      unsigned char *nb = cap < ((size_t)1 << 31) ? realloc(buf, cap * 2) : NULL;
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (!buf || bad) {
-    free(buf);
-    if (err && errlen) snprintf(err, errlen, "cannot read %s", path);
-    return WEFT_EIO;
-  }
-  return weft_tape_parse(buf, n, path, out, err, errlen);
-}
-
-int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **out, char *err,
-                    size_t errlen) {
-  *out = NULL;
-  weft_tape *T = calloc(1, sizeof *T);
-  if (!T) {
-    free(buf);
-    if (err && errlen) snprintf(err, errlen, "%s: not enough memory", path);
-    return WEFT_ENOMEM;
-  }
-  T->buf = buf;
-  T->len = n;
-  int rc = WEFT_EINVAL;
-  if (n < 8 || memcmp(buf, MAGIC, 8) != 0) {
-    fail(err, errlen, "%s: not a weft recording", path);
-    goto out;
-  }
-  /* the header: 'H', length, version first */
-  reader rd = {buf + (n < 9 ? n : 9), buf + n, 0};
-  uint64_t hlen = get_varint(&rd);
-  if (n < 9 || buf[8] != 'H' || rd.bad || hlen > (uint64_t)(rd.end - rd.p) || hlen < 4) {
-    fail(err, errlen, "%s: truncated: the header is cut short (%llu bytes in all)", path,
-         (unsigned long long)n);
-    goto out;
-  }
-  reader vr = {rd.p, rd.p + hlen, 0};
-  uint64_t version = get_u(&vr, 4);
-  if (version != VERSION) {
-    fail(err, errlen, "%s: recorded in format version %llu; this weft reads version %u", path,
-         (unsigned long long)version, VERSION);
-    goto out;
-  }
-  rec h = {'H', rd.p, (size_t)hlen};
-  size_t first = (size_t)(rd.p - buf) + (size_t)hlen;
-  /* the trailer: 'E', 12, frames, checksum */
-  if (n < first + 14 || buf[n - 14] != R_END || buf[n - 13] != 12) {
-    fail(err, errlen,
-         "%s: truncated: no trailer (%llu bytes; a recording is complete once the program "
-         "that made it exits)",
-         path, (unsigned long long)n);
-    goto out;
-  }
-  reader tr = {buf + n - 12, buf + n, 0};
-  T->frames = get_u(&tr, 8);
-  uint32_t sum = (uint32_t)get_u(&tr, 4);
-  if (fnv32(FNV32_INIT, buf, n - 4) != sum) {
-    fail(err, errlen, "%s: corrupted: the checksum does not match (%llu bytes)", path,
-         (unsigned long long)n);
-    goto out;
-  }
-  T->body_end = n - 14;
-  if (!read_header(T, &h)) {
-    fail(err, errlen, "%s: corrupted: a bad header", path);
-    goto out;
-  }
-  rc = check_records(T, first, err, errlen, path);
-  T->seg = first;
-out:
-  if (rc != WEFT_OK) {
-    free_tape(T);
-    return rc;
-  }
-  *out = T;
-  return WEFT_OK;
-}
-
-const void *weft_tape_meta(const weft_tape *T, size_t *len) {
-  if (len) *len = T ? T->meta_len : 0;
-  return T ? T->meta : NULL;
-}
-
-uint64_t weft_tape_frames(const weft_tape *T) { return T ? T->frames : 0; }
-
-void weft_tape_desc(const weft_tape *T, weft_desc *d) {
-  if (!T || !d) return;
-  d->scripts_root = T->root;
-  d->memory_limit = T->desc.memory_limit;
-  d->instr_budget = T->desc.instr_budget;
-  d->max_overruns = T->desc.max_overruns;
-  d->frame_budget = T->desc.frame_budget;
-  d->max_tasks = T->desc.max_tasks;
-}
-
-void weft_tape_free(weft_tape *T) { free_tape(T); }
 
 /* ---- replaying ---- */
 
@@ -907,20 +494,20 @@ static void enter_frame(weft_tape *T) {
       T->seg_end = here;
       T->ended = 0;
       reader rd = {r.body, r.body + r.len, 0};
-      if (get_u(&rd, 1) & 1) T->last_dt = get_f64(&rd);
+      if (weft_tape_get_u(&rd, 1) & 1) T->last_dt = weft_tape_get_f64(&rd);
       T->dt = T->last_dt;
       break;
     }
     if (r.tag == R_FILE) {
       reader rd = {r.body, r.body + r.len, 0};
-      int flags = (int)get_u(&rd, 1);
+      int flags = (int)weft_tape_get_u(&rd, 1);
       size_t pl;
-      const char *p = get_str(&rd, &pl);
+      const char *p = weft_tape_get_str(&rd, &pl);
       if (set_file(T, p, pl, flags, (const char *)rd.p, (size_t)(rd.end - rd.p)) != 0)
         snprintf(T->diverged, sizeof T->diverged, "out of memory while replaying");
     } else if (r.tag == R_PART) {
       reader rd = {r.body, r.body + r.len, 0};
-      uint64_t id = get_varint(&rd);
+      uint64_t id = weft_tape_get_varint(&rd);
       if ((int)id == T->nparts) {
         size_t nl = (size_t)(rd.end - rd.p) < 31 ? (size_t)(rd.end - rd.p) : 31;
         memcpy(T->parts[id].name, rd.p, nl);
@@ -986,7 +573,7 @@ double weft_tape_step_begin(weft_state *W, double dt) {
 static uint32_t total_hash(const weft_tape *T) {
   uint32_t h = FNV32_INIT;
   for (int i = 0; i < T->nparts; i++)
-    if (T->parts[i].set) h = fnv32(h, &T->parts[i].h, 8);
+    if (T->parts[i].set) h = weft_tape_fnv32(h, &T->parts[i].h, 8);
   return h;
 }
 
@@ -996,15 +583,15 @@ static void check_step(weft_state *W, weft_tape *T) {
   size_t at = T->seg_end;
   next_rec(T, &at, T->body_end, &r);
   reader rd = {r.body, r.body + r.len, 0};
-  if (get_u(&rd, 1) & 1) get_f64(&rd);
-  uint32_t total = (uint32_t)get_u(&rd, 4);
-  uint64_t np = get_varint(&rd);
+  if (weft_tape_get_u(&rd, 1) & 1) weft_tape_get_f64(&rd);
+  uint32_t total = (uint32_t)weft_tape_get_u(&rd, 4);
+  uint64_t np = weft_tape_get_varint(&rd);
   char what[200] = "";
   size_t w = 0;
   int seen[MAX_PARTS] = {0};
   for (uint64_t i = 0; i < np; i++) {
-    int id = (int)get_varint(&rd);
-    uint16_t h16 = (uint16_t)get_u(&rd, 2);
+    int id = (int)weft_tape_get_varint(&rd);
+    uint16_t h16 = (uint16_t)weft_tape_get_u(&rd, 2);
     if (id >= T->nparts) continue;
     seen[id] = 1;
     if (!T->parts[id].set || (uint16_t)T->parts[id].h != h16)
@@ -1037,17 +624,17 @@ void weft_tape_step_end(weft_state *W) {
   if (T->recording) {
     bytes *b = body_of(T);
     int newdt = T->frame == 0 || T->last_dt != T->dt;
-    put_u(b, (uint64_t)newdt, 1);
-    if (newdt) put_f64(b, T->dt);
+    weft_tape_put_u(b, (uint64_t)newdt, 1);
+    if (newdt) weft_tape_put_f64(b, T->dt);
     T->last_dt = T->dt;
-    put_u(b, total_hash(T), 4);
+    weft_tape_put_u(b, total_hash(T), 4);
     int n = 0;
     for (int i = 0; i < T->nparts; i++) n += T->parts[i].set;
-    put_varint(b, (uint64_t)n);
+    weft_tape_put_varint(b, (uint64_t)n);
     for (int i = 0; i < T->nparts; i++)
       if (T->parts[i].set) {
-        put_varint(b, (uint64_t)i);
-        put_u(b, T->parts[i].h & 0xffff, 2);
+        weft_tape_put_varint(b, (uint64_t)i);
+        weft_tape_put_u(b, T->parts[i].h & 0xffff, 2);
       }
     write_rec(T, R_STEP, b);
   } else {
@@ -1067,6 +654,6 @@ void weft_tape_free_state(weft_state *W) {
     weft_record_stop(W);
     return;
   }
-  free_tape(W->tape);
+  weft_tape_free(W->tape);
   W->tape = NULL;
 }

@@ -36,7 +36,8 @@ int weft_tape_next_job(weft_state *W, uint64_t *seq);
 void weft_tape_diverged(weft_state *W, const char *what);
 
 /* Checks and indexes a recording in memory (buf: malloc'd, taken over,
-   n bytes; name: for messages), as weft_tape_load does a file. */
+   n bytes; name: for messages), as weft_tape_load does a file
+   (tapefile.c). */
 int weft_tape_parse(unsigned char *buf, size_t n, const char *name, weft_tape **out, char *err,
                     size_t errlen);
 

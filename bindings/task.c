@@ -6,11 +6,11 @@
 
 #include "task.h"
 #include "budget.h"
-#include "coro.h"
+#include "chunks.h"
 #include "group.h"
-#include "inspect.h"
 #include "report.h"
 #include "sites.h"
+#include "sync.h"
 #include "wait.h"
 
 static void lt_resume(weft_sched *S, weft_id id, void *ud);
@@ -38,7 +38,7 @@ ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt) {
 
 /* A task's handle is made the first time something asks for it (spawn's
    result, current(), weft.tasks(), a report ...: all through
-   weft_push_task) and cached weakly in ref_handles[index + 1], so asking
+   make_handle) and cached weakly in ref_handles[index + 1], so asking
    again while anyone holds it gives the same value. Nothing a task needs
    lives only in its handle: its thread is anchored in ref_tasks, and a
    handle that holds a name is pinned in ref_pinned until the task ends.
@@ -101,6 +101,18 @@ static int store_handle(weft_state *W, lua_State *L, weft_id id) {
   return lua_pcall(L, 3, 0, 0) == LUA_OK;
 }
 
+/* Makes the handle of live task id: h (new_handle's, on top), or a new
+   one pushed when h is NULL, becomes the task's and is cached in
+   ref_handles. Every live task's handle is made here; a task that ended
+   inside spawn gets its handle there. Returns 0 with the error pushed
+   when out of memory (the caller undoes the task or raises). */
+static int make_handle(weft_state *W, lua_State *L, weft_id id, thandle *h) {
+  if (!h) h = new_handle(W, L, 2);
+  h->id = id;
+  h->site = LT(W, id)->site;
+  return store_handle(W, L, id);
+}
+
 void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = id ? LT(W, id) : NULL;
   if (!lt || !lt->co) { /* not a live Lua task (ended, or a combinator) */
@@ -108,10 +120,7 @@ void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
     return;
   }
   if (push_made(W, L, id)) return;
-  thandle *h = new_handle(W, L, 2);
-  h->id = id;
-  h->site = lt->site;
-  if (!store_handle(W, L, id)) lua_error(L);
+  if (!make_handle(W, L, id, NULL)) lua_error(L);
   weft_spawning *sp = spawning_of(W, id);
   if (sp) sp->made = 1;
 }
@@ -121,9 +130,7 @@ weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, w
   fidx = lua_absindex(L, fidx);
   thandle *h = new_handle(W, L, 2); /* first: a task is never left without it */
   weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
-  h->id = id;
-  h->site = LT(W, id)->site;
-  if (!store_handle(W, L, id)) {
+  if (!make_handle(W, L, id, h)) {
     weft_discard_task(W, L, id);
     lua_error(L);
   }
@@ -516,7 +523,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   ltask *lt = ud;
   lua_State *L = W->curL ? W->curL : W->L;
   lua_checkstack(L, 8);
-  W->give_back(W, L, id, lt);
+  weft_channel_give_back(W, L, id, lt);
   lua_State *co = lt->co;
   if (co) close_thread(W, L, id, co, 0);
   lt = LT(W, id);
@@ -534,9 +541,7 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   lua_Debug ar;
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar)) break;
-    if (ar.currentline < 0 ||
-        (ar.source[0] == WEFT_PRELUDE_CHUNK[0] && strcmp(ar.source, WEFT_PRELUDE_CHUNK) == 0))
-      continue;
+    if (ar.currentline < 0 || weft_chunk_embedded(ar.source)) continue;
     return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   }
   return parent_site;
@@ -655,14 +660,9 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   sp->id = 0;
   lt = sp->final ? NULL : LT(W, id);
   if (lt && lt->co) { /* still running; a handle made meanwhile is cached */
-    if (!sp->made || !push_made(W, L, id)) {
-      thandle *h = new_handle(W, L, 2);
-      h->id = id;
-      h->site = lt->site;
-      if (!store_handle(W, L, id)) {
-        weft_task_cancel(W->S, id);
-        return lua_error(L);
-      }
+    if ((!sp->made || !push_made(W, L, id)) && !make_handle(W, L, id, NULL)) {
+      weft_task_cancel(W->S, id);
+      return lua_error(L);
     }
   } else if (sp->kept && sp->handle) {
     lua_pushvalue(W->spawns, d + 1);
@@ -799,7 +799,7 @@ static int l_task_index(lua_State *L) {
     if (h->final)
       lua_pushnil(L);
     else
-      weft_push_group(W, L, weft_task_group(W->S, h->id));
+      weft_push_group_id(W, L, weft_task_group(W->S, h->id));
   } else if (strcmp(k, "error") == 0) {
     if (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)
       lua_getiuservalue(L, 1, 1);
@@ -901,9 +901,4 @@ void weft_open_tasks(weft_state *W, lua_State *L) {
   static const luaL_Reg api[] = {
       {"spawn", l_spawn}, {"defer", l_defer}, {"current", l_current}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
-  weft_open_waits(W, L);
-  weft_open_groups(W, L);
-  weft_open_reports(W, L);
-  weft_open_inspect(W, L);
-  weft_open_coroutines(W, L, lua_gettop(L));
 }

@@ -92,7 +92,7 @@ void weft_yield_if_doomed(weft_state *W, lua_State *L);
 /* Runs a NEW task at once, up to its first wait. */
 void weft_run_now(weft_state *W, weft_id task);
 /* Pushes the handle of a live Lua task (or nil), made now if nobody
-   holds one: the one place handles are made. May raise (memory). */
+   holds one. May raise (memory). */
 void weft_push_task(weft_state *W, lua_State *L, weft_id task);
 /* Pushes the name a script gave a live task (t.name = ...) and returns
    1, or pushes nothing and returns 0; makes no handle. */

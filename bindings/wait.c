@@ -18,6 +18,7 @@
 
 #include "wait.h"
 #include "budget.h"
+#include "combinators.h"
 #include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
@@ -107,6 +108,8 @@ int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int bas
 
 weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what) {
   weft_id id = weft_thread_task(L);
+  if ((!id || id != W->cur) && W->in_call)
+    luaL_error(L, "%s cannot wait in a function C calls (weft_call runs it to its end)", what);
   if (!id || id != W->cur) luaL_error(L, "%s can only be called from a task", what);
   if (!lua_isyieldable(L)) {
     if (W->in_cleanup)
@@ -134,7 +137,7 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
     return 0;
   }
   if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) { /* a nested list waits like all{...} */
-    W->push_all(W, L, idx);
+    weft_push_all(W, L, idx);
     lua_replace(L, idx);
   }
   const weft_waitable *wt = weft_waitable_of(L, idx);

@@ -24,7 +24,7 @@
 /* The library's version, "MAJOR.MINOR.PATCH" (static storage): the
    header's WEFT_VERSION_STRING when the program runs with the library it
    was built against. */
-const char *weft_version(void);
+WEFT_API const char *weft_version(void);
 
 typedef struct weft_state weft_state;
 
@@ -144,7 +144,7 @@ typedef struct weft_desc {
 /* Creates a state: a Lua state with the script environment, a scheduler
    and its root group. The desc is copied (its strings too). NULL when out
    of memory. */
-weft_state *weft_open(const weft_desc *desc);
+WEFT_API weft_state *weft_open(const weft_desc *desc);
 /* Cancels every task (their cleanups run), closes Lua, frees everything.
    Returns 0 when nothing leaked. From inside the state (a verb, a job's
    finish, the log or report callback) it refuses with WEFT_EBUSY and
@@ -152,7 +152,7 @@ weft_state *weft_open(const weft_desc *desc);
 
    Every function here takes a W from weft_open; W must not be used from
    two threads (jobs run their work off the main thread, see below). */
-int weft_close(weft_state *W);
+WEFT_API int weft_close(weft_state *W);
 
 /* One frame: commit pending hot reloads, advance the clocks by dt (game
    time by dt times the time scales), deliver finished jobs, wake due
@@ -161,15 +161,15 @@ int weft_close(weft_state *W);
    larger) is WEFT_EINVAL and nothing moves. From inside the state (a
    verb, a job's finish, a callback) it is WEFT_EBUSY: frames nest in no
    engine. */
-int weft_step(weft_state *W, double dt);
+WEFT_API int weft_step(weft_state *W, double dt);
 
 /* The Lua state (main thread), owned by W. C code may use it between
    frames to register functions or inspect state. */
-lua_State *weft_lua(weft_state *W);
+WEFT_API lua_State *weft_lua(weft_state *W);
 /* Pushes the table scripts see as globals onto the main thread
    (weft_lua(W)): add entity verbs here. From a C function running inside a
    task, lua_xmove it to that task's L. */
-void weft_push_api(weft_state *W);
+WEFT_API void weft_push_api(weft_state *W);
 
 /* Loads a Lua file (text only) with chunk name "@path" in its own
    environment and starts it as a task in the root group, run at once up to
@@ -177,35 +177,35 @@ void weft_push_api(weft_state *W);
    syntax or read error returns WEFT_EINVAL and the message in *err
    (valid until the next call). NULL path or task: WEFT_EINVAL. The task's
    outcome stays readable with weft_task_result until weft_release. */
-int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err);
+WEFT_API int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err);
 /* Starts the function below nargs arguments on top of the Lua stack as a
    task in the root group (popping them) and runs it at once up to its
    first wait. Returns the task, or id 0 when it could not be created (not
    a function, fewer than nargs + 1 values on the stack, out of memory:
    the message is weft_task_error of task 0). The task's outcome stays
    readable with weft_task_result until weft_release. */
-weft_task weft_spawn(weft_state *W, int nargs);
+WEFT_API weft_task weft_spawn(weft_state *W, int nargs);
 /* Like weft_run_file for source text in memory; name is the chunk name
    ("@scripts/x.lua" or "=label"). */
-int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_task *task,
+WEFT_API int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_task *task,
                     const char **err);
 /* How a task started from C ended: a weft_outcome (WEFT_RUNNING while it
    runs), or WEFT_ESTALE once released or for a task never handed out. */
-int weft_task_result(weft_state *W, weft_task task);
+WEFT_API int weft_task_result(weft_state *W, weft_task task);
 
 /* The error message of a failed or cancelled task started from C ("" if
    none); valid until the next call. */
-const char *weft_task_error(weft_state *W, weft_task task);
+WEFT_API const char *weft_task_error(weft_state *W, weft_task task);
 /* Forgets a task started from C. */
-void weft_release(weft_state *W, weft_task task);
+WEFT_API void weft_release(weft_state *W, weft_task task);
 /* Cancels a task and its children as t:cancel() does: their cleanups
    run now and the task ends WEFT_CANCELLED (a task that is running
    unwinds when it next returns to the scheduler). WEFT_ESTALE for a task
    that has ended or was never handed out. */
-int weft_cancel(weft_state *W, weft_task task);
+WEFT_API int weft_cancel(weft_state *W, weft_task task);
 /* Describes what a task waits on, e.g. "sleep 1.25 s left", into buf (n
    bytes, always terminated; nothing written when n is 0). */
-void weft_describe_wait(weft_state *W, weft_task task, char *buf, size_t n);
+WEFT_API void weft_describe_wait(weft_state *W, weft_task task, char *buf, size_t n);
 
 /* ---- futures from C ----
    Every long action a game offers (walk to, say, load) returns a future
@@ -214,11 +214,11 @@ void weft_describe_wait(weft_state *W, weft_task task, char *buf, size_t n);
 /* Creates a pending future owned by C until C completes it: it stays
    alive even if no script holds it until it completes. Returns it, id 0
    when out of memory. */
-weft_future weft_future_new(weft_state *W);
+WEFT_API weft_future weft_future_new(weft_state *W);
 /* Names a future for weft.tasks() ("future move_to"); the string is copied. */
-void weft_future_set_name(weft_state *W, weft_future f, const char *name);
+WEFT_API void weft_future_set_name(weft_state *W, weft_future f, const char *name);
 /* Pushes the future's handle onto L (nil once it is gone). */
-void weft_push_future(weft_state *W, lua_State *L, weft_future f);
+WEFT_API void weft_push_future(weft_state *W, lua_State *L, weft_future f);
 /* Completes a future: resolves it with the nvalues on top of
    weft_lua(W)'s stack (popped), fails it with the error value on top
    (popped), or cancels it (its waiters get the cancellation error that
@@ -230,9 +230,9 @@ void weft_push_future(weft_state *W, lua_State *L, weft_future f);
    (nothing popped, nothing changed) for nvalues < 0 or more values than
    the stack holds. Call between frames or from C code called by Lua,
    never from a worker thread. */
-int weft_future_resolve(weft_state *W, weft_future f, int nvalues);
-int weft_future_fail(weft_state *W, weft_future f);
-int weft_future_cancel(weft_state *W, weft_future f);
+WEFT_API int weft_future_resolve(weft_state *W, weft_future f, int nvalues);
+WEFT_API int weft_future_fail(weft_state *W, weft_future f);
+WEFT_API int weft_future_cancel(weft_state *W, weft_future f);
 
 /* ---- groups from C ----
    A game's own timed actions (a walk, a turn, a camera pan) can follow
@@ -244,15 +244,91 @@ typedef struct weft_group {
 } weft_group;
 /* The group of the task running now (from a C function a script
    called); the root group outside tasks. */
-weft_group weft_current_group(weft_state *W);
+WEFT_API weft_group weft_current_group(weft_state *W);
 /* The group's clock: the seconds its tasks have seen, which pass at its
    time scale and its ancestors' and stop while it or one of them is
    paused. -1 once the group is gone. */
-double weft_group_time(weft_state *W, weft_group g);
+WEFT_API double weft_group_time(weft_state *W, weft_group g);
 /* How many seconds that clock gains per second of the next weft_step:
    the product of its and its ancestors' time scales, 0 while it or one
    of them is paused; -1 once the group is gone. */
-double weft_group_rate(weft_state *W, weft_group g);
+WEFT_API double weft_group_rate(weft_state *W, weft_group g);
+/* Makes a group under parent (id 0: the root) with a name for
+   weft.tasks() (copied; may be NULL), as group{name =, parent =} does.
+   C holds it until weft_group_drop; scripts reach it with
+   weft_push_group. id 0 when out of memory or parent is gone. */
+WEFT_API weft_group weft_group_new(weft_state *W, weft_group parent, const char *name);
+/* g:pause(), g:resume(), g:cancel() and g.time_scale = scale from C
+   (cancel runs the cleanups of its tasks and subgroups' now). WEFT_OK;
+   WEFT_ESTALE once the group is gone; WEFT_EINVAL for a scale outside 0
+   to WEFT_MAX_SCALE (nothing changed). */
+WEFT_API int weft_group_pause(weft_state *W, weft_group g);
+WEFT_API int weft_group_resume(weft_state *W, weft_group g);
+WEFT_API int weft_group_cancel(weft_state *W, weft_group g);
+WEFT_API int weft_group_set_time_scale(weft_state *W, weft_group g, double scale);
+/* Pushes the group's handle onto L (nil once it is gone). */
+WEFT_API void weft_push_group(weft_state *W, lua_State *L, weft_group g);
+/* C no longer holds a group it made: it lives while a script holds its
+   handle or it has tasks. */
+WEFT_API void weft_group_drop(weft_state *W, weft_group g);
+
+/* ---- signals and channels from C ----
+   An engine's events reach scripts as signals (`wait(door_opened)`,
+   `door_opened:connect(fn)`) and its queues as channels. Each is the
+   same object a script makes with signal() or channel(n); C holds the
+   ones it made until it drops them. */
+
+typedef struct weft_signal {
+  uint64_t id;
+} weft_signal;
+typedef struct weft_channel {
+  uint64_t id;
+} weft_channel;
+
+/* A new signal; id 0 when out of memory. */
+WEFT_API weft_signal weft_signal_new(weft_state *W);
+/* s:fire(...) with the nvalues on top of weft_lua(W)'s stack (popped):
+   the tasks waiting on it wake in this frame (or, between frames, the
+   next), and its connections start. WEFT_OK; WEFT_ESTALE once dropped
+   (nothing popped); WEFT_EINVAL for nvalues < 0 or more than the stack
+   holds; WEFT_ESCRIPT when it raised (out of memory: the values are
+   popped, the message is weft_task_error of task 0). */
+WEFT_API int weft_signal_fire(weft_state *W, weft_signal s, int nvalues);
+/* Pushes its handle onto L (nil once dropped). */
+WEFT_API void weft_push_signal(weft_state *W, lua_State *L, weft_signal s);
+/* C no longer holds it: it lives while a script holds its handle. */
+WEFT_API void weft_signal_drop(weft_state *W, weft_signal s);
+
+/* A new channel holding up to capacity values (0: unbounded); id 0 when
+   out of memory. */
+WEFT_API weft_channel weft_channel_new(weft_state *W, uint32_t capacity);
+/* ch:try_send(v) for the value on top of weft_lua(W)'s stack: WEFT_OK
+   (popped; a waiting receiver wakes); WEFT_ELIMIT when it is full and
+   WEFT_ECLOSED when it is closed (the value stays on the stack);
+   WEFT_ESTALE once dropped; WEFT_EINVAL with an empty stack. */
+WEFT_API int weft_channel_send(weft_state *W, weft_channel ch);
+/* ch:close(): values sent before it are still received. */
+WEFT_API int weft_channel_close(weft_state *W, weft_channel ch);
+WEFT_API void weft_push_channel(weft_state *W, lua_State *L, weft_channel ch);
+WEFT_API void weft_channel_drop(weft_state *W, weft_channel ch);
+
+/* ---- a task's results, and calling scripts from C ---- */
+
+/* Pushes the return values of a task started from C that returned (onto
+   weft_lua(W)'s stack) and returns how many; WEFT_ESTATE while it runs
+   or when it failed or was cancelled (weft_task_error says why),
+   WEFT_ESTALE once released. */
+WEFT_API int weft_task_push_results(weft_state *W, weft_task task);
+/* Calls the function below nargs arguments on weft_lua(W)'s stack, as
+   lua_pcall does, under a budget: max_overruns whole budgets of
+   instructions, like a module's top level. WEFT_OK with nresults
+   results (LUA_MULTRET: all) in place of the function and arguments;
+   WEFT_ESCRIPT with the error value there instead when it raised, ran
+   over the budget ("ran too long") or tried to wait (it cannot: a
+   function called from C runs to its end; spawn a task with weft_spawn
+   for what waits); WEFT_EINVAL (nothing changed) when no function sits
+   below nargs values. */
+WEFT_API int weft_call(weft_state *W, int nargs, int nresults);
 
 /* ---- jobs ---- */
 
@@ -274,7 +350,7 @@ typedef struct weft_job_kind {
 
 /* Registers (or replaces) a job kind; the struct is copied. Built in:
    "read_file" and "find_path". WEFT_ELIMIT past 32 kinds. */
-int weft_register_job(weft_state *W, const weft_job_kind *kind);
+WEFT_API int weft_register_job(weft_state *W, const weft_job_kind *kind);
 
 typedef struct weft_stats {
   size_t lua_bytes;      /* held by the Lua state now */
@@ -290,7 +366,7 @@ typedef struct weft_stats {
 
 /* Counters for benchmarks and overlays: a steady frame leaves allocs and
    alloc_bytes unchanged. */
-void weft_get_stats(const weft_state *W, weft_stats *out);
+WEFT_API void weft_get_stats(const weft_state *W, weft_stats *out);
 
 
 /* ---- hot reload ---- */
@@ -298,15 +374,15 @@ void weft_get_stats(const weft_state *W, weft_stats *out);
 /* Starts (on) or stops watching the scripts root; while on, weft_step
    reloads saved modules at the start of each frame. WEFT_EINVAL when the
    root cannot be watched. */
-int weft_watch_scripts(weft_state *W, int on);
+WEFT_API int weft_watch_scripts(weft_state *W, int on);
 /* Reloads one module by name ("ai.patrol") or by path relative to the
    scripts root ("ai/patrol.lua"), with its dependents, as one transaction:
    WEFT_OK when committed, WEFT_EINVAL when it was not loaded or failed
    (the error is reported and nothing changed). */
-int weft_reload_module(weft_state *W, const char *name);
-int weft_reload_file(weft_state *W, const char *relpath);
+WEFT_API int weft_reload_module(weft_state *W, const char *name);
+WEFT_API int weft_reload_file(weft_state *W, const char *relpath);
 /* Reload transactions committed so far. */
-uint32_t weft_reload_count(const weft_state *W);
+WEFT_API uint32_t weft_reload_count(const weft_state *W);
 
 /* ---- record and replay ----
    A recording holds everything a run reads from outside its scripts'
@@ -324,51 +400,51 @@ uint32_t weft_reload_count(const weft_state *W);
    embedder's own, handed back by weft_tape_meta: its seed, its options.
    WEFT_EIO when the file cannot be written, WEFT_ESTATE when W already
    records, replays or has run a script. */
-int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len);
+WEFT_API int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len);
 /* Ends the recording (weft_close does it too): WEFT_OK when the whole
    file was written, WEFT_EIO when a write failed. */
-int weft_record_stop(weft_state *W);
+WEFT_API int weft_record_stop(weft_state *W);
 /* Adds one input event of the embedder to the frame about to run (the
    next weft_step); a replay hands it back before the same frame. */
-int weft_record_input(weft_state *W, const void *data, size_t len);
+WEFT_API int weft_record_input(weft_state *W, const void *data, size_t len);
 /* Folds part of the embedder's state ("world") into the hash of the
    frame about to run: call it between frames, the same way when
    recording and when replaying. Nothing happens when W neither records
    nor replays. */
-void weft_tape_hash(weft_state *W, const char *part, const void *data, size_t len);
+WEFT_API void weft_tape_hash(weft_state *W, const char *part, const void *data, size_t len);
 
 typedef struct weft_tape weft_tape;
 /* Reads a whole recording. WEFT_OK and *out, or WEFT_EIO (cannot read)
    or WEFT_EINVAL (not a weft recording, another version, truncated or
    corrupted) with what is wrong in err (errlen bytes). */
-int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen);
+WEFT_API int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen);
 /* The embedder's meta bytes recorded by weft_record. */
-const void *weft_tape_meta(const weft_tape *T, size_t *len);
+WEFT_API const void *weft_tape_meta(const weft_tape *T, size_t *len);
 /* Frames in the recording. */
-uint64_t weft_tape_frames(const weft_tape *T);
+WEFT_API uint64_t weft_tape_frames(const weft_tape *T);
 /* Sets the fields of d that change what scripts do to the recorded ones
    (scripts_root, memory_limit, instr_budget, max_overruns, frame_budget,
    max_tasks): open the replaying state with it. Strings live as long as T. */
-void weft_tape_desc(const weft_tape *T, weft_desc *d);
+WEFT_API void weft_tape_desc(const weft_tape *T, weft_desc *d);
 /* Frees a recording that was not handed to weft_replay. */
-void weft_tape_free(weft_tape *T);
+WEFT_API void weft_tape_free(weft_tape *T);
 /* Replays T on W, which takes it over (freed by weft_close; T stays
    readable until then). Call after weft_open and before any script runs.
    WEFT_ESTATE as for weft_record, WEFT_EINVAL when W's desc differs from
    the recorded one in a field weft_tape_desc sets. */
-int weft_replay(weft_state *W, weft_tape *T);
+WEFT_API int weft_replay(weft_state *W, weft_tape *T);
 /* The frame about to run: 1 and its dt, or 0 once the recording has no
    more frames. weft_step runs it (with the recorded dt, whatever it is
    given). */
-int weft_replay_frame(weft_state *W, double *dt);
+WEFT_API int weft_replay_frame(weft_state *W, double *dt);
 /* The next input event recorded before the frame about to run: 1 with
    its bytes (valid while W lives), 0 when none is left. */
-int weft_replay_input(weft_state *W, const void **data, size_t *len);
+WEFT_API int weft_replay_input(weft_state *W, const void **data, size_t *len);
 /* 0 while every frame replayed matched its recording; else 1, with the
    first difference in buf ("frame 120: world differs"). */
-int weft_replay_check(const weft_state *W, char *buf, size_t n);
+WEFT_API int weft_replay_check(const weft_state *W, char *buf, size_t n);
 /* Frames replayed so far. */
-uint64_t weft_replay_position(const weft_state *W);
+WEFT_API uint64_t weft_replay_position(const weft_state *W);
 
 /* ---- debugger ----
    A Debug Adapter Protocol server (the protocol of VS Code, nvim-dap and
@@ -391,20 +467,20 @@ typedef struct weft_debug_desc {
    WEFT_OK with the bound port in *port (may be NULL); WEFT_EINVAL when
    the port cannot be bound, WEFT_ENOMEM, WEFT_ESTATE when already
    listening. The server ends with weft_close. */
-int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port);
+WEFT_API int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port);
 /* Services the client without blocking: accepts a connection, answers
    requests, reports tasks that started or ended. Call once per frame
    between weft_step calls; a pause request stops here, inside this call,
    until the client continues. Returns 1 when the client asked to end the
    program (terminate, or disconnect with terminateDebuggee), else 0
    (also when not listening). */
-int weft_debug_poll(weft_state *W);
+WEFT_API int weft_debug_poll(weft_state *W);
 /* Blocks until a client has connected and sent configurationDone (its
    breakpoints are set), so a program can start its script under them.
    Returns 1 when the client asked to end the program meanwhile, else 0. */
-int weft_debug_wait_ready(weft_state *W);
+WEFT_API int weft_debug_wait_ready(weft_state *W);
 /* Tells the client the program ended with exit code `code` (exited and
    terminated events). Call before weft_close. */
-void weft_debug_exit(weft_state *W, int code);
+WEFT_API void weft_debug_exit(weft_state *W, int code);
 
 #endif

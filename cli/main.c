@@ -72,7 +72,7 @@ static void dump_tasks(weft_state *W) {
 typedef struct config {
   double frames, dt, mem;  /* frames < 0: no limit */
   double budget, budget_ms; /* instructions counted (0: watched), or ms; budget < 0: off */
-  int realtime, watch, dump, verify;
+  int realtime, watch, dump, verify, list;
   const char *record, *replay; /* recording files */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
   weft_desc d;
@@ -131,6 +131,7 @@ static const char *set_debug(config *c, const char *v) {
     return "a port from 0 to 65535 (0: any free port)";
   return c->debug = (int)port + 1, NULL;
 }
+static const char *set_list(config *c, const char *v) { return (void)v, c->list = 1, NULL; }
 static const char *set_inline(config *c, const char *v) {
   return (void)v, c->d.job_threads = WEFT_JOBS_INLINE, NULL;
 }
@@ -142,13 +143,16 @@ static const option options[] = {
     {"--scripts", "DIR", RUN | TEST, "the scripts root: require and --watch (default scripts)",
      set_scripts},
     {"--watch", NULL, RUN, "hot-reload modules under the scripts root when saved", set_watch},
-    {"--memory", "MB", RUN, "the Lua memory limit (default 256)", set_memory},
-    {"--budget", "B", RUN, "per resume: a time (default 5ms), N instructions, or off", set_budget},
+    {"--memory", "MB", RUN | TEST, "the Lua memory limit, of each case in test (default 256)",
+     set_memory},
+    {"--budget", "B", RUN | TEST, "per resume: a time (run: 5ms), N instructions (test: 1e6), off",
+     set_budget},
     {"--dump-tasks", NULL, RUN, "print weft.tasks() at exit", set_dump},
     {"--inline-jobs", NULL, RUN, "run jobs on the main thread at the next frame", set_inline},
     {"--record", "F", RUN, "record the run into file F (replay it with --replay F)", set_record},
     {"--replay", "F", RUN, "replay recording F (FILE.lua is the recorded one)", set_replay},
     {"--verify", NULL, RUN, "with --replay: exit 1 at the first frame that differs", set_verify},
+    {"--list", NULL, TEST, "print each case as file:line: name, without running it", set_list},
     {"--debug", "PORT", RUN, "serve a debugger (DAP) on 127.0.0.1:PORT; run once it attaches",
      set_debug},
 };
@@ -266,15 +270,21 @@ static int start_debugger(weft_state *W, int port) {
   return 0;
 }
 
+/* --memory and --budget into d: N instructions are counted, a time is
+   watched; without either, d keeps its kind (run watches, test counts). */
+static void set_limits(const config *c, weft_desc *d) {
+  d->memory_limit = (size_t)(c->mem * 1024 * 1024);
+  d->instr_budget = c->budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c->budget;
+  if (c->budget > 0) d->time_budget_us = WEFT_BUDGET_COUNTED;
+  if (c->budget_ms > 0) d->time_budget_us = (uint32_t)(c->budget_ms * 1000 + 0.5);
+}
+
 /* Opens the state for `weft run`: recording, replaying (the recording's
    limits and file), or plainly. NULL after saying why. */
 static weft_state *open_run(config *c, const char **file) {
   weft_desc d = c->d;
   mialloc_use(&d);
-  d.memory_limit = (size_t)(c->mem * 1024 * 1024);
-  d.instr_budget = c->budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c->budget;
-  if (c->budget > 0) d.time_budget_us = WEFT_BUDGET_COUNTED;
-  if (c->budget_ms > 0) d.time_budget_us = (uint32_t)(c->budget_ms * 1000 + 0.5);
+  set_limits(c, &d);
   weft_tape *T = NULL;
   if (c->replay) {
     char err[512];
@@ -364,6 +374,7 @@ static int cmd_run(int argc, char **argv) {
 /* ---- weft test ---- */
 
 typedef struct tests {
+  int list;        /* --list: name the cases, run none */
   int passed, failed;
   int reports;     /* errors reported during the case (none handled them) */
   char first[512]; /* ...the first one */
@@ -417,13 +428,11 @@ static int l_test(lua_State *L) {
   return 0;
 }
 
-/* Opens a fresh state and runs the test file's top level. Returns the
-   state with the cases in registry "weft.tests", or NULL (reported). */
-static weft_state *load_tests(const char *file, const char *root, int *ncases, tests *t) {
-  weft_desc d = {0};
-  mialloc_use(&d);
-  d.scripts_root = root;
-  d.time_budget_us = WEFT_BUDGET_COUNTED; /* a case stops where it stopped last time */
+/* Opens a fresh state from base and runs the test file's top level.
+   Returns the state with the cases in registry "weft.tests", or NULL
+   (reported). */
+static weft_state *load_tests(const char *file, const weft_desc *base, int *ncases, tests *t) {
+  weft_desc d = *base;
   d.report = on_test_report;
   d.user = t;
   weft_state *W = weft_open(&d);
@@ -456,9 +465,9 @@ static weft_state *load_tests(const char *file, const char *root, int *ncases, t
   return W;
 }
 
-static void run_case(const char *file, const char *root, int i, tests *t) {
+static void run_case(const char *file, const weft_desc *base, int i, tests *t) {
   int n = 0;
-  weft_state *W = load_tests(file, root, &n, t);
+  weft_state *W = load_tests(file, base, &n, t);
   if (!W) {
     t->failed++;
     return;
@@ -513,15 +522,28 @@ static void run_case(const char *file, const char *root, int i, tests *t) {
   }
 }
 
-static void test_file(const char *file, const char *root, tests *t) {
+static void test_file(const char *file, const weft_desc *base, tests *t) {
   int n = 0;
-  weft_state *W = load_tests(file, root, &n, t);
+  weft_state *W = load_tests(file, base, &n, t);
   if (!W) {
     t->failed++;
     return;
   }
+  if (t->list) {
+    lua_State *L = weft_lua(W);
+    lua_getfield(L, LUA_REGISTRYINDEX, "weft.tests");
+    for (int i = 1; i <= n; i++) {
+      lua_rawgeti(L, -1, i);
+      lua_getfield(L, -1, "line");
+      lua_getfield(L, -2, "name");
+      printf("%s:%d: %s\n", file, (int)lua_tointeger(L, -2), lua_tostring(L, -1));
+      lua_pop(L, 3);
+    }
+    lua_pop(L, 1);
+    t->passed += n;
+  }
   weft_close(W);
-  for (int i = 1; i <= n; i++) run_case(file, root, i, t);
+  for (int i = 1; i <= n && !t->list; i++) run_case(file, base, i, t);
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -534,7 +556,7 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 /* Runs every *_test.lua under dir, in name order. */
-static void test_dir(const char *dir, const char *root, tests *t) {
+static void test_dir(const char *dir, const weft_desc *base, tests *t) {
   DIR *d = opendir(dir);
   if (!d) {
     printf("FAIL %s: %s\n", dir, strerror(errno));
@@ -563,9 +585,9 @@ static void test_dir(const char *dir, const char *root, tests *t) {
   for (size_t i = 0; i < n; i++) {
     struct stat st;
     if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
-      test_dir(names[i], root, t);
+      test_dir(names[i], base, t);
     else if (ends_with(names[i], "_test.lua"))
-      test_file(names[i], root, t);
+      test_file(names[i], base, t);
     free(names[i]);
   }
   free(names);
@@ -576,16 +598,26 @@ static int cmd_test(int argc, char **argv) {
   config c = {0};
   int npos = parse(TEST, argc, argv, &c);
   if (npos < 0) return 1;
+  t.list = c.list;
   const char *root = c.d.scripts_root ? c.d.scripts_root : "scripts";
+  /* Every case gets a state of its own from this one description. */
+  weft_desc base = {0};
+  mialloc_use(&base);
+  base.scripts_root = root;
+  base.time_budget_us = WEFT_BUDGET_COUNTED; /* a case stops where it stopped last time */
+  set_limits(&c, &base);
   for (int i = 0; i < npos; i++) {
     struct stat st;
     if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
-      test_dir(argv[i], root, &t);
+      test_dir(argv[i], &base, &t);
     else
-      test_file(argv[i], root, &t);
+      test_file(argv[i], &base, &t);
   }
-  if (!npos) test_dir(root, root, &t);
-  printf("%d passed, %d failed\n", t.passed, t.failed);
+  if (!npos) test_dir(root, &base, &t);
+  if (t.list)
+    printf("%d cases, %d files failed to load\n", t.passed, t.failed);
+  else
+    printf("%d passed, %d failed\n", t.passed, t.failed);
   return t.failed ? 1 : 0;
 }
 

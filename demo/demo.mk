@@ -7,7 +7,7 @@ DEPS += pc:sdl2:libsdl2-dev pc:SDL2_ttf:libsdl2-ttf-dev pc:SDL2_image:libsdl2-im
         file:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core \
         cmd:xvfb-run:xvfb cmd:xdotool:xdotool
 
-DEMO_CFLAGS = -I bindings $(shell pkg-config --cflags sdl2 SDL2_ttf SDL2_image)
+DEMO_CFLAGS = -I bindings -iquote cli $(shell pkg-config --cflags sdl2 SDL2_ttf SDL2_image)
 DEMO_LIBS   = $(shell pkg-config --libs sdl2 SDL2_ttf SDL2_image)
 DEMO_SRC    := $(filter-out demo/artgen.c,$(wildcard demo/*.c))
 DEMO_OBJ    := $(DEMO_SRC:%.c=$(BUILD)/%.o)
@@ -19,8 +19,8 @@ $(BUILD)/demo/%.o: demo/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(DEMO_CFLAGS) -c $< -o $@
 
-$(BUILD)/weft-demo: $(DEMO_OBJ) $(BUILD)/libweft.a
-	$(CC) $(LDFLAGS) -o $@ $(DEMO_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) $(DEMO_LIBS) -lm -lpthread
+$(BUILD)/weft-demo: $(DEMO_OBJ) $(MIALLOC_OBJ) $(BUILD)/libweft.a
+	$(CC) $(LDFLAGS) -o $@ $(DEMO_OBJ) $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) $(DEMO_LIBS) -lm -lpthread -ldl
 
 $(BUILD)/weft-pngstat: tests/demo/pngstat.c
 	@mkdir -p $(dir $@)

@@ -16,6 +16,7 @@
 #include <SDL_ttf.h>
 #include <lauxlib.h>
 
+#include "mialloc.h"
 #include "assets.h"
 #include "control.h"
 #include "game.h"
@@ -341,6 +342,7 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
 
 static int open_weft(game *g, const options *o, weft_tape *T) {
   weft_desc d = {0};
+  mialloc_use(&d); /* the game chooses its scripts' allocator */
   d.scripts_root = g->run.scripts_dir;
   d.assets_root = g->run.assets_dir;
   d.log = on_log;

@@ -1,11 +1,10 @@
 /* Worker thread pool: a locked FIFO of jobs in, a locked FIFO of
    completions out. */
-#define _POSIX_C_SOURCE 200809L
 #include "jobs.h"
 
-#include <pthread.h>
-#include <stdlib.h>
-#include <unistd.h>
+#include <string.h>
+
+#include "plat.h"
 
 typedef struct job {
   struct job *next;
@@ -19,14 +18,17 @@ typedef struct jqueue {
 } jqueue;
 
 struct weft_jobs {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
+  weft_mutex mu;
+  weft_cond cv;
   jqueue todo, done;
   uint32_t pending; /* queued + running + done-unpolled */
   int running;      /* jobs being run right now */
   int stop;
   int nthreads;
-  pthread_t *threads;
+  weft_thread *threads; /* nthreads started of cap */
+  int cap;
+  weft_alloc_fn alloc; /* called only on the threads calling weft_jobs_* */
+  void *alloc_ud;
 };
 
 static void push(jqueue *q, job *j) {
@@ -47,44 +49,54 @@ static job *pop(jqueue *q) {
   return j;
 }
 
-static void *worker(void *arg) {
+static void worker(void *arg) {
   weft_jobs *J = arg;
-  pthread_mutex_lock(&J->mu);
+  weft_mutex_lock(&J->mu);
   for (;;) {
-    while (!J->stop && !J->todo.head) pthread_cond_wait(&J->cv, &J->mu);
+    while (!J->stop && !J->todo.head) weft_cond_wait(&J->cv, &J->mu);
     if (J->stop) break;
     job *j = pop(&J->todo);
     J->running++;
-    pthread_mutex_unlock(&J->mu);
+    weft_mutex_unlock(&J->mu);
     j->run(j->data);
-    pthread_mutex_lock(&J->mu);
+    weft_mutex_lock(&J->mu);
     J->running--;
     push(&J->done, j);
   }
-  pthread_mutex_unlock(&J->mu);
-  return NULL;
+  weft_mutex_unlock(&J->mu);
 }
 
-int weft_jobs_create(int threads, weft_jobs **out) {
+static void release(weft_jobs *J, void *p, size_t size) {
+  if (p) J->alloc(J->alloc_ud, p, size, 0);
+}
+
+int weft_jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out) {
   *out = NULL;
+  if (!alloc) alloc = weft_default_alloc;
   int inline_ = threads < 0;
-  if (threads == 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = n > 0 ? (int)n : 1;
-  }
-  weft_jobs *J = calloc(1, sizeof *J);
+  if (threads == 0) threads = weft_cpu_count();
+  weft_jobs *J = alloc(alloc_ud, NULL, 0, sizeof *J);
   if (!J) return WEFT_ENOMEM;
-  J->threads = calloc(threads > 0 ? (size_t)threads : 1, sizeof(pthread_t));
-  if (!J->threads || pthread_mutex_init(&J->mu, NULL) != 0) {
-    free(J->threads);
-    free(J);
+  memset(J, 0, sizeof *J);
+  J->alloc = alloc;
+  J->alloc_ud = alloc_ud;
+  J->cap = threads > 0 ? threads : 1;
+  J->threads = alloc(alloc_ud, NULL, 0, sizeof(weft_thread) * (size_t)J->cap);
+  if (!J->threads || weft_mutex_init(&J->mu) != WEFT_OK) {
+    release(J, J->threads, sizeof(weft_thread) * (size_t)J->cap);
+    release(J, J, sizeof *J);
     return WEFT_ENOMEM;
   }
-  pthread_cond_init(&J->cv, NULL);
+  if (weft_cond_init(&J->cv) != WEFT_OK) {
+    weft_mutex_destroy(&J->mu);
+    release(J, J->threads, sizeof(weft_thread) * (size_t)J->cap);
+    release(J, J, sizeof *J);
+    return WEFT_ENOMEM;
+  }
   *out = J;
   if (inline_) return WEFT_OK; /* no workers: weft_jobs_poll runs the jobs */
   for (int i = 0; i < threads; i++) {
-    if (pthread_create(&J->threads[i], NULL, worker, J) != 0) break;
+    if (weft_thread_start(&J->threads[i], worker, J, 0) != WEFT_OK) break;
     J->nthreads++;
   }
   if (J->nthreads == 0) {
@@ -97,74 +109,74 @@ int weft_jobs_create(int threads, weft_jobs **out) {
 
 void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud) {
   if (!J) return;
-  pthread_mutex_lock(&J->mu);
+  weft_mutex_lock(&J->mu);
   J->stop = 1;
-  pthread_cond_broadcast(&J->cv);
-  pthread_mutex_unlock(&J->mu);
+  weft_cond_broadcast(&J->cv);
+  weft_mutex_unlock(&J->mu);
   /* Workers finish the job in hand (it lands in done) and exit. */
-  for (int i = 0; i < J->nthreads; i++) pthread_join(J->threads[i], NULL);
+  for (int i = 0; i < J->nthreads; i++) weft_thread_join(&J->threads[i]);
   job *j;
   while ((j = pop(&J->todo)) != NULL || (j = pop(&J->done)) != NULL) {
     if (drop) drop(ud, j->data, j->tag);
-    free(j);
+    release(J, j, sizeof *j);
   }
-  pthread_cond_destroy(&J->cv);
-  pthread_mutex_destroy(&J->mu);
-  free(J->threads);
-  free(J);
+  weft_cond_destroy(&J->cv);
+  weft_mutex_destroy(&J->mu);
+  release(J, J->threads, sizeof(weft_thread) * (size_t)J->cap);
+  release(J, J, sizeof *J);
 }
 
 int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag) {
-  job *j = malloc(sizeof *j);
+  job *j = J->alloc(J->alloc_ud, NULL, 0, sizeof *j);
   if (!j) return WEFT_ENOMEM;
   j->run = run;
   j->data = data;
   j->tag = tag;
-  pthread_mutex_lock(&J->mu);
+  weft_mutex_lock(&J->mu);
   push(&J->todo, j);
   J->pending++;
-  pthread_cond_signal(&J->cv);
-  pthread_mutex_unlock(&J->mu);
+  weft_cond_signal(&J->cv);
+  weft_mutex_unlock(&J->mu);
   return WEFT_OK;
 }
 
 int weft_jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud) {
   if (J->nthreads == 0) { /* inline: every queued job runs here, in order */
     for (;;) {
-      pthread_mutex_lock(&J->mu);
+      weft_mutex_lock(&J->mu);
       job *j = pop(&J->todo);
-      pthread_mutex_unlock(&J->mu);
+      weft_mutex_unlock(&J->mu);
       if (!j) break;
       j->run(j->data);
-      pthread_mutex_lock(&J->mu);
+      weft_mutex_lock(&J->mu);
       push(&J->done, j);
-      pthread_mutex_unlock(&J->mu);
+      weft_mutex_unlock(&J->mu);
     }
   }
-  pthread_mutex_lock(&J->mu);
+  weft_mutex_lock(&J->mu);
   job *list = J->done.head;
   J->done.head = J->done.tail = NULL;
-  pthread_mutex_unlock(&J->mu);
+  weft_mutex_unlock(&J->mu);
   int n = 0;
   while (list) {
     job *j = list;
     list = j->next;
     done(ud, j->data, j->tag);
-    free(j);
+    release(J, j, sizeof *j);
     n++;
   }
   if (n) {
-    pthread_mutex_lock(&J->mu);
+    weft_mutex_lock(&J->mu);
     J->pending -= (uint32_t)n;
-    pthread_mutex_unlock(&J->mu);
+    weft_mutex_unlock(&J->mu);
   }
   return n;
 }
 
 uint32_t weft_jobs_pending(weft_jobs *J) {
-  pthread_mutex_lock(&J->mu);
+  weft_mutex_lock(&J->mu);
   uint32_t n = J->pending;
-  pthread_mutex_unlock(&J->mu);
+  weft_mutex_unlock(&J->mu);
   return n;
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "pool.h"
 #include "weft_base.h"
 
 typedef struct weft_jobs weft_jobs;
@@ -15,10 +16,12 @@ typedef void (*weft_job_fn)(void *data);
 
 /* Starts `threads` workers (0: one per online core; negative: none, and
    weft_jobs_poll runs the queued jobs itself on the calling thread, in
-   order, which makes runs that use jobs reproducible) into *out. Returns
-   WEFT_OK, WEFT_ENOMEM, or WEFT_EIO when no worker thread could start
-   (*out is then NULL). */
-int weft_jobs_create(int threads, weft_jobs **out);
+   order, which makes runs that use jobs reproducible) into *out. Every
+   byte the pool holds comes from alloc(alloc_ud, ...) (weft_alloc_fn's
+   contract; NULL: weft_default_alloc), called only on the threads that
+   call weft_jobs_*, never on a worker. Returns WEFT_OK, WEFT_ENOMEM, or
+   WEFT_EIO when no worker thread could start (*out is then NULL). */
+int weft_jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out);
 /* Stops accepting jobs, lets running jobs finish, joins the workers, then
    hands every job that did not reach weft_jobs_poll (queued, running or
    finished) to drop(ud, data, tag) so the caller can free it. */

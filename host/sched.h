@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "list.h"
 #include "pool.h"
 #include "weft_base.h"
 
@@ -45,9 +46,7 @@ typedef struct weft_task_class {
 /* A list of waiters (wait records) kept inside whatever can be waited on.
    Oldest waiter first. Zero-initialised means empty. The list must not move
    while it has records (pooled objects never move). */
-typedef struct weft_wlist {
-  uint32_t head, tail; /* record index + 1, 0 when empty */
-} weft_wlist;
+typedef weft_list weft_wlist; /* names records (weft_rec) */
 
 /* A wait record: index + 1 into the scheduler's record pool, 0 for none. */
 typedef uint32_t weft_rec;
@@ -152,7 +151,8 @@ int weft_task_cancel_children(weft_sched *s, weft_id task);
    task: WEFT_ESTALE, nothing happens. When the task or a descendant is on
    the resume stack it cannot be unwound here: it is marked, WEFT_EBUSY is
    returned, and the cancel completes at weft_sched_flush_cancels once the
-   running tasks have yielded. */
+   running tasks have yielded; WEFT_ENOMEM when there is no memory to
+   note it, and nothing changes. */
 int weft_task_cancel(weft_sched *s, weft_id task);
 /* Nonzero when the task or an ancestor awaits a cancel that could not run
    yet (see weft_task_cancel): the running task should yield at once. */
@@ -240,8 +240,8 @@ uint32_t weft_group_cancels(const weft_sched *s, weft_id g);
 weft_id weft_group_parent(const weft_sched *s, weft_id g);
 /* Pause stops the group's clock (and its subgroups'); its tasks do not run
    until resumed. */
-int weft_group_pause(weft_sched *s, weft_id g);
-int weft_group_resume(weft_sched *s, weft_id g);
+int weft_sched_pause_group(weft_sched *s, weft_id g);
+int weft_sched_resume_group(weft_sched *s, weft_id g);
 int weft_group_paused(const weft_sched *s, weft_id g);
 /* The group's own scale (the root's is the global time scale). Must be
    finite and >= 0. Sleeps already running follow the new scale. */
@@ -252,7 +252,7 @@ double weft_group_now(const weft_sched *s, weft_id g);
 /* Cancels every task in the group and its subgroups (subgroups first,
    then tasks oldest first, each with its children). Tasks created by
    cleanups while this runs are left alone. */
-int weft_group_cancel(weft_sched *s, weft_id g);
+int weft_sched_cancel_group(weft_sched *s, weft_id g);
 /* Live tasks in the group (not subgroups): fills up to n ids, returns the
    count. */
 uint32_t weft_group_tasks(const weft_sched *s, weft_id g, weft_id *out, uint32_t n);

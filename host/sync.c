@@ -191,7 +191,7 @@ int weft_channel_pop(weft_sync *y, weft_id id, uint64_t *v) {
   return WEFT_OK;
 }
 
-int weft_channel_close(weft_sync *y, weft_id id) {
+int weft_sync_close_channel(weft_sync *y, weft_id id) {
   channel *c = weft_pool_get(&y->channels, id);
   if (!c) return WEFT_ESTALE;
   c->closed = 1;

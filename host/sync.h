@@ -59,7 +59,7 @@ int weft_channel_push(weft_sync *y, weft_id c, uint64_t v);
 int weft_channel_unshift(weft_sync *y, weft_id c, uint64_t v);
 /* Takes the oldest buffered value. WEFT_ELIMIT when empty. */
 int weft_channel_pop(weft_sync *y, weft_id c, uint64_t *v);
-int weft_channel_close(weft_sync *y, weft_id c);
+int weft_sync_close_channel(weft_sync *y, weft_id c);
 int weft_channel_closed(const weft_sync *y, weft_id c);
 uint32_t weft_channel_count(const weft_sync *y, weft_id c);
 uint32_t weft_channel_capacity(const weft_sync *y, weft_id c);

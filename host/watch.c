@@ -1,20 +1,13 @@
-/* Script file watcher: inotify with a quiet window and content hashes, or
-   stat() polling. One entry per known *.lua file. */
-#define _DEFAULT_SOURCE
+/* Script file watcher: the system's change notifications (plat.h) with a
+   quiet window and content hashes, or stat() polling. One entry per known
+   *.lua file. */
 #include "watch.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#define EVENTS (IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_MODIFY)
+#include "plat.h"
 
 typedef struct file {
   char *path;                   /* relative to root, owned */
@@ -24,27 +17,18 @@ typedef struct file {
   int seen;                     /* found in the current poll scan */
 } file;
 
-typedef struct dirw {
-  int wd;
-  char *path; /* relative to root ("" for root), owned */
-} dirw;
-
 struct weft_watch {
   char *root;
   weft_watch_desc desc;
-  int fd; /* inotify, -1 when polling */
-  file *files;
+  weft_fswatch *fw; /* the system's notifications, NULL when polling */
+  file *files;      /* looked up by path: O(n) in the files known */
   int nfiles, capfiles;
-  dirw *dirs;
-  int ndirs, capdirs;
   double next_poll;
+  weft_alloc_fn alloc;
+  void *alloc_ud;
 };
 
-double weft_watch_clock(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+double weft_watch_clock(void) { return (double)weft_clock_ns() * 1e-9; }
 
 int weft_watch_ignored(const char *name) {
   size_t n = strlen(name);
@@ -53,19 +37,28 @@ int weft_watch_ignored(const char *name) {
   return 0;
 }
 
-static char *join(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  char *s = malloc(la + lb + 2);
+static void free_str(weft_watch *w, char *s) {
+  if (s) w->alloc(w->alloc_ud, s, strlen(s) + 1, 0);
+}
+
+/* a and b joined by '/' (just b when a is ""), owned by the caller. */
+static char *join(weft_watch *w, const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), sep = la && lb;
+  char *s = w->alloc(w->alloc_ud, NULL, 0, la + sep + lb + 1); /* free_str's size */
   if (!s) return NULL;
   memcpy(s, a, la);
   size_t k = la;
-  if (la && lb) s[k++] = '/';
+  if (sep) s[k++] = '/';
   memcpy(s + k, b, lb + 1);
   return s;
 }
 
-/* FNV-1a over the file's bytes; 0 when it cannot be read. */
+/* FNV-1a over the file's bytes; 0 when it cannot be read. Only a regular
+   file is opened: a FIFO or a device named *.lua would block or never
+   end. */
 static uint64_t hash_file(const char *full) {
+  weft_stat st;
+  if (weft_stat_path(full, &st) != WEFT_OK || !st.is_file) return 0;
   FILE *f = fopen(full, "rb");
   if (!f) return 0;
   uint64_t h = 1469598103934665603ull;
@@ -83,10 +76,10 @@ static file *find_file(weft_watch *w, const char *rel) {
   return NULL;
 }
 
-static void stat_into(file *f, const struct stat *st) {
-  f->size = (long long)st->st_size;
-  f->mtime = (long long)st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec;
-  f->ctime = (long long)st->st_ctim.tv_sec * 1000000000ll + st->st_ctim.tv_nsec;
+static void stat_into(file *f, const weft_stat *st) {
+  f->size = st->size;
+  f->mtime = st->mtime_ns;
+  f->ctime = st->ctime_ns;
 }
 
 /* Finds or adds a file entry. A new entry's hash is taken now when
@@ -96,101 +89,102 @@ static file *track(weft_watch *w, const char *rel, int baseline) {
   if (f) return f;
   if (w->nfiles == w->capfiles) {
     int nc = w->capfiles ? w->capfiles * 2 : 32;
-    file *nf = realloc(w->files, sizeof(file) * (size_t)nc);
+    file *nf = w->alloc(w->alloc_ud, w->files, sizeof(file) * (size_t)w->capfiles,
+                        sizeof(file) * (size_t)nc);
     if (!nf) return NULL;
     w->files = nf;
     w->capfiles = nc;
   }
   f = &w->files[w->nfiles];
   memset(f, 0, sizeof *f);
-  f->path = strdup(rel);
+  f->path = join(w, rel, "");
   if (!f->path) return NULL;
   w->nfiles++;
-  char *full = join(w->root, rel);
+  char *full = join(w, w->root, rel);
   if (full) {
-    struct stat st;
-    if (stat(full, &st) == 0) stat_into(f, &st);
+    weft_stat st;
+    if (weft_stat_path(full, &st) == WEFT_OK) stat_into(f, &st);
     if (baseline) f->hash = hash_file(full);
-    free(full);
+    free_str(w, full);
   }
   return f;
 }
 
-static void add_dir_watch(weft_watch *w, const char *rel) {
-  if (w->fd < 0) return;
-  char *full = join(w->root, rel);
-  if (!full) return;
-  int wd = inotify_add_watch(w->fd, full, EVENTS);
-  free(full);
-  if (wd < 0) return;
-  for (int i = 0; i < w->ndirs; i++)
-    if (w->dirs[i].wd == wd) return; /* already watched */
-  if (w->ndirs == w->capdirs) {
-    int nc = w->capdirs ? w->capdirs * 2 : 16;
-    dirw *nd = realloc(w->dirs, sizeof(dirw) * (size_t)nc);
-    if (!nd) return;
-    w->dirs = nd;
-    w->capdirs = nc;
+typedef struct scan_ctx {
+  weft_watch *w;
+  const char *rel;
+  int baseline;
+  double arm_at;
+} scan_ctx;
+
+static void scan(weft_watch *w, const char *rel, int baseline, double arm_at);
+
+static int scan_entry(void *ud, const char *name, int is_dir) {
+  scan_ctx *c = ud;
+  weft_watch *w = c->w;
+  (void)is_dir; /* stat below says it, following links */
+  if (name[0] == '.') return 0;
+  char *sub = join(w, c->rel, name);
+  char *subfull = sub ? join(w, w->root, sub) : NULL;
+  weft_stat st;
+  if (subfull && weft_stat_path(subfull, &st) == WEFT_OK) {
+    if (st.is_dir) {
+      scan(w, sub, c->baseline, c->arm_at);
+    } else if (st.is_file && !weft_watch_ignored(name)) {
+      int known = find_file(w, sub) != NULL;
+      file *f = track(w, sub, c->baseline);
+      if (f) {
+        f->seen = 1;
+        long long size = f->size, mt = f->mtime, ct = f->ctime;
+        stat_into(f, &st);
+        /* A file new since the last scan, or whose stat changed, is armed. */
+        if (!c->baseline && c->arm_at > 0 &&
+            (!known || size != f->size || mt != f->mtime || ct != f->ctime))
+          f->due = c->arm_at;
+      }
+    }
   }
-  w->dirs[w->ndirs].wd = wd;
-  w->dirs[w->ndirs].path = strdup(rel);
-  if (w->dirs[w->ndirs].path) w->ndirs++;
+  free_str(w, subfull);
+  free_str(w, sub);
+  return 0;
 }
 
 /* Walks the tree under rel: watches directories; for files, either
    records a baseline (`baseline`), or arms those whose stat changed or
-   that are new (`arm_at` > 0). */
+   that are new (`arm_at` > 0). Only regular files are scripts. */
 static void scan(weft_watch *w, const char *rel, int baseline, double arm_at) {
-  char *full = join(w->root, rel);
+  char *full = join(w, w->root, rel);
   if (!full) return;
-  DIR *d = opendir(full);
-  free(full);
-  if (!d) return;
-  add_dir_watch(w, rel);
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    char *sub = join(rel, e->d_name);
-    if (!sub) continue;
-    char *subfull = join(w->root, sub);
-    struct stat st;
-    if (subfull && stat(subfull, &st) == 0) {
-      if (S_ISDIR(st.st_mode)) {
-        scan(w, sub, baseline, arm_at);
-      } else if (S_ISREG(st.st_mode) && !weft_watch_ignored(e->d_name)) {
-        int known = find_file(w, sub) != NULL;
-        file *f = track(w, sub, baseline);
-        if (f) {
-          f->seen = 1;
-          long long size = f->size, mt = f->mtime, ct = f->ctime;
-          stat_into(f, &st);
-          /* A file new since the last scan, or whose stat changed, is armed. */
-          if (!baseline && arm_at > 0 &&
-              (!known || size != f->size || mt != f->mtime || ct != f->ctime))
-            f->due = arm_at;
-        }
-      }
-    }
-    free(subfull);
-    free(sub);
-  }
-  closedir(d);
+  if (w->fw) weft_fswatch_add_dir(w->fw, rel);
+  scan_ctx c = {w, rel, baseline, arm_at};
+  weft_dir_list(full, scan_entry, &c);
+  free_str(w, full);
 }
 
-int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_watch **out) {
+int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_alloc_fn alloc,
+                    void *alloc_ud, weft_watch **out) {
   *out = NULL;
-  struct stat st;
-  if (!root || stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) return WEFT_EINVAL;
-  weft_watch *w = calloc(1, sizeof *w);
+  weft_stat st;
+  if (!root || weft_stat_path(root, &st) != WEFT_OK || !st.is_dir) return WEFT_EINVAL;
+  if (!alloc) alloc = weft_default_alloc;
+  weft_watch *w = alloc(alloc_ud, NULL, 0, sizeof *w);
   if (!w) return WEFT_ENOMEM;
+  memset(w, 0, sizeof *w);
+  w->alloc = alloc;
+  w->alloc_ud = alloc_ud;
   if (desc) w->desc = *desc;
   if (w->desc.quiet <= 0) w->desc.quiet = 0.1;
   if (w->desc.poll_every <= 0) w->desc.poll_every = 0.25;
   const char *env = getenv("WEFT_WATCH");
   if (env && strcmp(env, "poll") == 0) w->desc.force_poll = 1;
-  w->root = strdup(root);
-  w->fd = w->desc.force_poll ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  w->root = join(w, root, "");
   if (!w->root) {
+    weft_watch_close(w);
+    return WEFT_ENOMEM;
+  }
+  /* Without notifications (none on this system, or too many watches) the
+     watcher polls. */
+  if (!w->desc.force_poll && weft_fswatch_open(root, alloc, alloc_ud, &w->fw) == WEFT_ENOMEM) {
     weft_watch_close(w);
     return WEFT_ENOMEM;
   }
@@ -201,60 +195,54 @@ int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_watch **
 
 void weft_watch_close(weft_watch *w) {
   if (!w) return;
-  if (w->fd >= 0) close(w->fd);
-  for (int i = 0; i < w->nfiles; i++) free(w->files[i].path);
-  for (int i = 0; i < w->ndirs; i++) free(w->dirs[i].path);
-  free(w->files);
-  free(w->dirs);
-  free(w->root);
-  free(w);
+  weft_fswatch_close(w->fw);
+  for (int i = 0; i < w->nfiles; i++) free_str(w, w->files[i].path);
+  if (w->files) w->alloc(w->alloc_ud, w->files, sizeof(file) * (size_t)w->capfiles, 0);
+  free_str(w, w->root);
+  w->alloc(w->alloc_ud, w, sizeof *w, 0);
 }
 
-int weft_watch_polling(const weft_watch *w) { return w->fd < 0; }
+int weft_watch_polling(const weft_watch *w) { return w->fw == NULL; }
 
-static const char *dir_of(weft_watch *w, int wd) {
-  for (int i = 0; i < w->ndirs; i++)
-    if (w->dirs[i].wd == wd) return w->dirs[i].path;
-  return NULL;
-}
+typedef struct event_ctx {
+  weft_watch *w;
+  double now;
+} event_ctx;
 
-/* Drains inotify: arms (or extends) the quiet window of touched files,
-   watches new directories, rescans on overflow. */
-static void read_events(weft_watch *w, double now) {
-  char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
-  for (;;) {
-    ssize_t n = read(w->fd, buf, sizeof buf);
-    if (n <= 0) break;
-    for (char *p = buf; p < buf + n;) {
-      struct inotify_event *ev = (struct inotify_event *)p;
-      p += sizeof *ev + ev->len;
-      if (ev->mask & IN_Q_OVERFLOW) {
-        scan(w, "", 0, now + w->desc.quiet);
-        /* A rescan cannot see edits that kept size and times: recheck hashes. */
-        for (int i = 0; i < w->nfiles; i++) w->files[i].due = now + w->desc.quiet;
-        continue;
-      }
-      const char *dir = dir_of(w, ev->wd);
-      if (!dir || !ev->len) continue;
-      char *rel = join(dir, ev->name);
-      if (!rel) continue;
-      if (ev->mask & IN_ISDIR) {
-        if (ev->mask & (IN_CREATE | IN_MOVED_TO)) scan(w, rel, 0, now + w->desc.quiet);
-      } else if (!weft_watch_ignored(ev->name)) {
-        /* Close, rename-in and create arm the quiet window; a write only
-           extends one already armed (truncate-then-write, slow writers). */
-        file *f = track(w, rel, 0);
-        if (f && (!(ev->mask & IN_MODIFY) || f->due > 0)) f->due = now + w->desc.quiet;
-      }
-      free(rel);
-    }
+/* One notification: arms (or extends) the quiet window of a touched
+   file, scans a new directory, rescans everything when events were
+   lost. */
+static void on_event(void *ud, int kind, const char *rel, const char *name) {
+  event_ctx *c = ud;
+  weft_watch *w = c->w;
+  double due = c->now + w->desc.quiet;
+  if (kind == WEFT_FS_LOST) {
+    scan(w, "", 0, due);
+    /* A rescan cannot see edits that kept size and times: recheck hashes. */
+    for (int i = 0; i < w->nfiles; i++) w->files[i].due = due;
+    return;
   }
+  if (kind == WEFT_FS_NEWDIR) {
+    scan(w, rel, 0, due);
+    return;
+  }
+  if (weft_watch_ignored(name)) return;
+  char *full = join(w, w->root, rel);
+  weft_stat st;
+  int regular = full && weft_stat_path(full, &st) == WEFT_OK && st.is_file;
+  free_str(w, full);
+  if (!regular && !find_file(w, rel)) return; /* gone already, or a FIFO, a device... */
+  /* A save (close, rename-in, create) arms the quiet window; a write only
+     extends one already armed (truncate-then-write, slow writers). */
+  file *f = track(w, rel, 0);
+  if (f && (kind == WEFT_FS_SAVED || f->due > 0)) f->due = due;
 }
 
 int weft_watch_poll(weft_watch *w, double now, void (*changed)(void *ud, const char *path),
                     void *ud) {
-  if (w->fd >= 0) {
-    read_events(w, now);
+  if (w->fw) {
+    event_ctx c = {w, now};
+    weft_fswatch_read(w->fw, on_event, &c);
   } else if (now >= w->next_poll) {
     w->next_poll = now + w->desc.poll_every;
     scan(w, "", 0, now + w->desc.quiet);
@@ -264,10 +252,10 @@ int weft_watch_poll(weft_watch *w, double now, void (*changed)(void *ud, const c
     file *f = &w->files[i];
     if (f->due <= 0 || now < f->due) continue;
     f->due = 0;
-    char *full = join(w->root, f->path);
+    char *full = join(w, w->root, f->path);
     uint64_t h = full ? hash_file(full) : 0;
-    free(full);
-    if (h == 0 || h == f->hash) continue; /* gone, unreadable, or unchanged */
+    free_str(w, full);
+    if (h == 0 || h == f->hash) continue; /* gone, unreadable, not a file, or unchanged */
     f->hash = h;
     reported++;
     changed(ud, f->path);

@@ -1,13 +1,16 @@
-/* Watches a scripts directory tree for saved *.lua files: inotify on every
-   directory (new ones too), a trailing quiet window per file so any
-   editor's save sequence gives one change, and a content hash so a touch
-   or an identical save gives none. Falls back to polling stat() every
-   250 ms where inotify is unavailable (or WEFT_WATCH=poll). */
+/* Watches a scripts directory tree for saved *.lua files: the system's
+   change notifications (plat.h: inotify on every directory, new ones too;
+   ReadDirectoryChangesW over the tree), a trailing quiet window per file
+   so any editor's save sequence gives one change, and a content hash so a
+   touch or an identical save gives none. Only regular files count. Falls
+   back to polling stat() every 250 ms where notifications are unavailable
+   (or WEFT_WATCH=poll). */
 #ifndef WEFT_WATCH_H
 #define WEFT_WATCH_H
 
 #include <stdint.h>
 
+#include "pool.h"
 #include "weft_base.h"
 
 typedef struct weft_watch weft_watch;
@@ -15,13 +18,17 @@ typedef struct weft_watch weft_watch;
 typedef struct weft_watch_desc {
   double quiet;      /* seconds a file must stay untouched; 0: 0.1 */
   double poll_every; /* polling fallback period in seconds; 0: 0.25 */
-  int force_poll;    /* nonzero: poll even when inotify works */
+  int force_poll;    /* nonzero: poll even when notifications work */
 } weft_watch_desc;
 
 /* Starts watching root (a directory) into *out. Records the content hash
-   of every *.lua file now present. Returns WEFT_OK, WEFT_EINVAL when root
-   is not a readable directory, or WEFT_ENOMEM (*out is then NULL). */
-int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_watch **out);
+   of every *.lua file now present. Every byte the watcher holds comes
+   from alloc(alloc_ud, ...) (weft_alloc_fn's contract; NULL:
+   weft_default_alloc), called only inside these functions. desc may be
+   NULL (defaults). Returns WEFT_OK, WEFT_EINVAL when root is not a
+   readable directory, or WEFT_ENOMEM (*out is then NULL). */
+int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_alloc_fn alloc,
+                    void *alloc_ud, weft_watch **out);
 void weft_watch_close(weft_watch *w);
 
 /* Reads pending events without blocking. `now` is the caller's monotonic
@@ -31,9 +38,9 @@ void weft_watch_close(weft_watch *w);
    Returns the number of changes reported. */
 int weft_watch_poll(weft_watch *w, double now, void (*changed)(void *ud, const char *path),
                     void *ud);
-/* Nonzero when the watcher polls instead of using inotify. */
+/* Nonzero when the watcher polls instead of using notifications. */
 int weft_watch_polling(const weft_watch *w);
-/* Seconds on CLOCK_MONOTONIC, for callers without a clock of their own. */
+/* Seconds on a monotonic clock, for callers without a clock of their own. */
 double weft_watch_clock(void);
 /* Nonzero for names a save may produce that are not scripts: editor
    temporaries, locks, backups, hidden files, anything not *.lua. */

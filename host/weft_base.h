@@ -5,6 +5,21 @@
 
 #include <stddef.h>
 
+/* What the library exports: the functions of weft.h and weft_base.h and
+   nothing else (the library is built with hidden visibility). A Windows
+   DLL build defines WEFT_DLL, and WEFT_BUILD while it builds itself. */
+#if defined(_WIN32) && defined(WEFT_DLL)
+#ifdef WEFT_BUILD
+#define WEFT_API __declspec(dllexport)
+#else
+#define WEFT_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
+
 /* Result codes of host calls: 0 is success, the rest are negative. */
 #define WEFT_ERRORS(X)                                                                             \
   X(OK, 0, "ok")                                                                                   \
@@ -15,7 +30,8 @@
   X(ESTATE, -5, "not allowed in this state")                                                       \
   X(EBUSY, -6, "target is running")                                                                \
   X(ECLOSED, -7, "closed")                                                                         \
-  X(EIO, -8, "system call failed")
+  X(EIO, -8, "system call failed")                                                                \
+  X(ESCRIPT, -9, "the script raised an error")
 
 enum {
 #define WEFT_ENUM(name, code, msg) WEFT_##name = code,
@@ -31,7 +47,7 @@ enum {
 typedef void *(*weft_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* The message for a result code (static storage). */
-const char *weft_strerror(int code);
+WEFT_API const char *weft_strerror(int code);
 
 #define WEFT_MAX_SCALE 1e6 /* largest time scale (a group's, or the game's) */
 #define WEFT_MAX_DT 1e6    /* largest step, in seconds */

@@ -3,14 +3,18 @@
    says. Linked with --wrap for the C library's allocator (Makefile), so
    a block weft takes from malloc instead of desc.alloc is counted here;
    this file itself never calls malloc. */
+#define _DEFAULT_SOURCE /* NSIG */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <weft.h>
 
@@ -58,16 +62,16 @@ char *__wrap_strndup(const char *s, size_t n) {
 
 /* ---- the engine's allocator: counts, and checks every osize ---- */
 
-typedef struct acct {
+typedef struct ledger {
   size_t live;         /* bytes held now */
   unsigned long calls; /* allocations and resizes */
   unsigned long bad;   /* frees or resizes given a wrong osize */
   long fail_after;     /* calls that succeed before every later one fails; -1: none */
-} acct;
+} ledger;
 
 /* A 16-byte header holds the block's size. */
 static void *count_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  acct *a = ud;
+  ledger *a = ud;
   size_t *h = ptr ? (size_t *)ptr - 2 : NULL;
   if (h && h[0] != osize) a->bad++;
   if (nsize == 0) {
@@ -112,7 +116,7 @@ static const file pak[] = {
 };
 
 typedef struct loader {
-  acct *a;
+  ledger *a;
   char asked[16][64]; /* the paths asked for, in order */
   int n;
 } loader;
@@ -157,7 +161,7 @@ static void on_log(void *user, const char *tag, uint32_t level, uint32_t id, con
   if (n > 0 && (size_t)n < sizeof b->text - b->len) b->len += (size_t)n;
 }
 
-static weft_desc engine_desc(acct *a, loader *ld, logbook *b) {
+static weft_desc engine_desc(ledger *a, loader *ld, logbook *b) {
   weft_desc d = {0};
   d.scripts_root = "pak"; /* no such directory: every script comes from the loader */
   d.alloc = count_alloc;
@@ -175,7 +179,7 @@ static weft_desc engine_desc(acct *a, loader *ld, logbook *b) {
    from the C library, nothing left after close. */
 static void test_every_byte_and_every_script_is_the_engines(void **state) {
   (void)state;
-  acct a = {.fail_after = -1};
+  ledger a = {.fail_after = -1};
   loader ld = {.a = &a};
   logbook b = {0};
   weft_desc d = engine_desc(&a, &ld, &b);
@@ -204,11 +208,40 @@ static void test_every_byte_and_every_script_is_the_engines(void **state) {
   assert_int_equal(libc_calls, 0);
 }
 
+/* Recording a run (for a bug report) takes its blocks from the engine's
+   allocator too, and reads the scripts through its loader. */
+static void test_a_recording_is_the_engines_too(void **state) {
+  (void)state;
+  ledger a = {.fail_after = -1};
+  loader ld = {.a = &a};
+  logbook b = {0};
+  weft_desc d = engine_desc(&a, &ld, &b);
+  char path[] = "/tmp/weft-embedder-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  libc_calls = 0;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  assert_int_equal(weft_record(W, path, "engine", 6), WEFT_OK);
+  weft_task t;
+  assert_int_equal(weft_run_file(W, "pak/main.lua", &t, NULL), WEFT_OK);
+  for (int i = 0; i < 60 && weft_task_result(W, t) == WEFT_RUNNING; i++)
+    assert_int_equal(weft_step(W, 1.0 / 60), WEFT_OK);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+  assert_int_equal(a.live, 0);
+  assert_int_equal(a.bad, 0);
+  assert_int_equal(libc_calls, 0);
+  unlink(path);
+}
+
 /* A script missing from the pak, and one that does not compile, fail
    with their names; a require of a missing module names it. */
 static void test_loader_misses_and_syntax_errors_name_the_script(void **state) {
   (void)state;
-  acct a = {.fail_after = -1};
+  ledger a = {.fail_after = -1};
   loader ld = {.a = &a};
   logbook b = {0};
   weft_desc d = engine_desc(&a, &ld, &b);
@@ -237,7 +270,7 @@ static void test_open_fails_cleanly_at_every_allocation(void **state) {
   (void)state;
   int opened = 0;
   for (long n = 0; n < 20000 && !opened; n += n < 200 ? 1 : 37) {
-    acct a = {.fail_after = n};
+    ledger a = {.fail_after = n};
     loader ld = {.a = &a};
     logbook b = {0};
     weft_desc d = engine_desc(&a, &ld, &b);
@@ -254,11 +287,63 @@ static void test_open_fails_cleanly_at_every_allocation(void **state) {
   assert_true(opened);
 }
 
+/* ---- no process-wide state ---- */
+
+/* Every signal's disposition, to compare. */
+typedef struct dispositions {
+  void *h[NSIG];
+} dispositions;
+
+static void read_dispositions(dispositions *d) {
+  for (int s = 1; s < NSIG; s++) {
+    struct sigaction sa;
+    d->h[s] = sigaction(s, NULL, &sa) == 0 ? (void *)sa.sa_handler : NULL;
+  }
+}
+
+static void same_dispositions(const dispositions *a, const dispositions *b) {
+  for (int s = 1; s < NSIG; s++)
+    if (a->h[s] != b->h[s]) fail_msg("signal %d's handler changed", s);
+}
+
+/* The watchdog stops a runaway loop without a signal: no handler is
+   installed at open, while it stops one, or after close. */
+static void test_no_signal_handler_at_any_point(void **state) {
+  (void)state;
+  dispositions before, now;
+  read_dispositions(&before);
+  ledger a = {.fail_after = -1};
+  loader ld = {.a = &a};
+  logbook b = {0};
+  weft_desc d = engine_desc(&a, &ld, &b);
+  d.time_budget_us = 2000;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  read_dispositions(&now);
+  same_dispositions(&before, &now);
+  weft_task t;
+  static const char spin[] = "while true do end";
+  assert_int_equal(weft_run_string(W, "=spin", spin, sizeof spin - 1, &t, NULL), WEFT_OK);
+  for (int i = 0; i < 10 && weft_task_result(W, t) == WEFT_RUNNING; i++) {
+    read_dispositions(&now);
+    same_dispositions(&before, &now);
+    assert_int_equal(weft_step(W, 1.0 / 60), WEFT_OK);
+  }
+  assert_int_equal(weft_task_result(W, t), WEFT_FAILED); /* stopped by the watchdog */
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+  read_dispositions(&now);
+  same_dispositions(&before, &now);
+  assert_int_equal(a.live, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_byte_and_every_script_is_the_engines),
+      cmocka_unit_test(test_a_recording_is_the_engines_too),
       cmocka_unit_test(test_loader_misses_and_syntax_errors_name_the_script),
       cmocka_unit_test(test_open_fails_cleanly_at_every_allocation),
+      cmocka_unit_test(test_no_signal_handler_at_any_point),
   };
   return cmocka_run_group_tests_name("embedder", tests, NULL, NULL);
 }

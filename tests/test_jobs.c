@@ -19,7 +19,7 @@
 /* A pool that started: WEFT_OK and a pool, or the test fails. */
 static weft_jobs *start_pool(int threads) {
   weft_jobs *J = NULL;
-  assert_int_equal(weft_jobs_create(threads, &J), WEFT_OK);
+  assert_int_equal(weft_jobs_create(threads, NULL, NULL, &J), WEFT_OK);
   assert_non_null(J);
   return J;
 }
@@ -351,6 +351,49 @@ static void test_stress_ten_thousand_jobs_with_checksum(void **state) {
   free(d);
 }
 
+/* An allocator that counts what it holds and on which thread it ran. */
+typedef struct counting {
+  long long live;   /* bytes held */
+  long calls;       /* allocations and frees */
+  pthread_t owner;  /* the thread that may call it */
+  int off_thread;   /* calls made on another thread */
+} counting;
+
+static void *count_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  counting *c = ud;
+  if (!pthread_equal(pthread_self(), c->owner)) c->off_thread++;
+  c->calls++;
+  if (nsize == 0) {
+    if (ptr) c->live -= (long long)osize;
+    free(ptr);
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (p) c->live += (long long)nsize - (ptr ? (long long)osize : 0);
+  return p;
+}
+
+static void test_every_byte_comes_from_the_given_allocator_on_the_caller(void **state) {
+  (void)state;
+  counting c = {0};
+  c.owner = pthread_self();
+  world w;
+  world_init(&w);
+  weft_jobs *J = NULL;
+  assert_int_equal(weft_jobs_create(3, count_alloc, &c, &J), WEFT_OK);
+  assert_true(c.live > 0);
+  jd *d = new_jobs(200);
+  for (int i = 0; i < 200; i++) submit(J, &d[i]);
+  long before = c.calls;
+  assert_true(before >= 200 + 2); /* the pool, its threads, and a job each */
+  poll_until(J, &w, 100); /* some delivered, the rest dropped */
+  weft_jobs_destroy(J, on_drop, &w);
+  assert_int_equal(w.ndone + w.ndrop, 200);
+  assert_int_equal(c.live, 0);
+  assert_int_equal(c.off_thread, 0);
+  free(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_results_come_back_on_the_polling_thread),
@@ -362,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_destroy_without_drop_and_of_an_idle_pool),
       cmocka_unit_test(test_default_thread_count_is_one_per_core),
       cmocka_unit_test(test_stress_ten_thousand_jobs_with_checksum),
+      cmocka_unit_test(test_every_byte_comes_from_the_given_allocator_on_the_caller),
   };
   return cmocka_run_group_tests_name("jobs", tests, NULL, NULL);
 }

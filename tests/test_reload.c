@@ -1262,12 +1262,56 @@ static void watcher_lands_edit_within_frames_and_skips_identical_save(void **sta
   assert_int_equal(x->reports, 0);
 }
 
+/* A designer starts the game with a typo in a brain: every entity's
+   start fails, and the error shows. The save that fixes the file starts
+   each of them, in the order they were asked for, and clears the error;
+   a brain whose dependency was the broken file starts too. */
+static void brain_broken_at_its_first_load_starts_when_a_save_fixes_it(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/walker.lua", "local M = {}\nM.SPEED = = 2\nreturn M\n");
+  write_mod(x, "ai/guard.lua",
+            "local W = require 'ai.walker'\n"
+            "return {start = function(e) e.guard = W.SPEED wait(math.huge) end}\n");
+  lua_State *L = weft_lua(x->W);
+  load_in_env(x,
+              "local e1, e2 = persist('e', {name = 'w1'}), persist('e2', {name = 'w2'})\n"
+              "local g = persist('g', {})\n"
+              "assert(not pcall(weft.start, 'ai.walker', e1))\n"
+              "assert(not pcall(weft.start, 'ai.walker', e2))\n"
+              "assert(not pcall(weft.start, 'ai.guard', g))\n",
+              "=starter");
+  weft_task t = weft_spawn(x->W, 0);
+  (void)L;
+  assert_int_equal(weft_task_result(x->W, t), WEFT_DONE);
+  step(x, 2);
+  assert_lua(x, "persist('e').starts == nil");
+  assert_num(x, "#weft.reload_errors()", 1);
+  assert_contains(str(x, "weft.reload_errors()[1].error"), "ai/walker.lua:2:");
+
+  write_mod(x, "ai/walker.lua", walker(3));
+  reload(x, "ai/walker.lua");
+  step(x, 1);
+  assert_num(x, "persist('e').starts", 1);
+  assert_num(x, "persist('e2').starts", 1);
+  assert_num(x, "persist('states')[1] == persist('e') and 1 or 0", 1); /* the order asked */
+  assert_num(x, "persist('g').guard", 3);
+  assert_num(x, "#weft.reload_errors()", 0);
+  assert_num(x, "mod('ai.walker').tasks", 2);
+  /* Started once: a later save restarts them as any reload does. */
+  write_mod(x, "ai/walker.lua", walker(4));
+  assert_int_equal(reload(x, "ai/walker.lua"), WEFT_OK);
+  step(x, 1);
+  assert_num(x, "persist('e').starts", 2);
+  assert_num(x, "persist('e').speed", 4);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
       T(constant_tweak_is_picked_up_next_frame_with_state_kept),
       T(syntax_error_keeps_old_code_and_is_shown_until_fixed),
       T(syntax_error_in_a_module_not_yet_required_is_reported_on_save),
+      T(brain_broken_at_its_first_load_starts_when_a_save_fixes_it),
       T(top_level_error_after_partial_assignment_leaves_module_untouched),
       T(module_table_keeps_identity_removed_keys_go_nested_updated_in_place),
       T(version_increments_once_per_commit),

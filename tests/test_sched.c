@@ -38,7 +38,8 @@ typedef struct tev {
 } tev;
 
 typedef struct ctx {
-  memstat mem;
+  memstat mem;      /* first: the allocator's ud is the context too */
+  int refuse;       /* every allocation fails while set (frees work) */
   weft_sched *s;
   int nolog;        /* count resumes without logging them */
   long total;       /* resumes */
@@ -115,9 +116,16 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* count_alloc, refusing to allocate or grow while the context says so. */
+static void *test_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  ctx *c = ud;
+  if (c->refuse && nsize > (ptr ? osize : 0)) return NULL;
+  return count_alloc(&c->mem, ptr, osize, nsize);
+}
+
 static weft_sched *sched_new(ctx *c, uint32_t max_tasks) {
   weft_sched_desc d = {0};
-  d.alloc = count_alloc;
+  d.alloc = test_alloc;
   d.alloc_ud = &c->mem;
   d.max_tasks = max_tasks;
   d.task_udata_size = sizeof(tdata);
@@ -290,7 +298,7 @@ static void act_pause_group(weft_sched *s, weft_id self, tdata *d) {
     sleep_now(s, self, d->secs);
     return;
   }
-  d->rc = weft_group_pause(s, d->other);
+  d->rc = weft_sched_pause_group(s, d->other);
   assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
@@ -906,7 +914,7 @@ static void test_pause_stops_group_and_subgroup_clocks(void **state) {
   spawn(s, 0, 0, 3, act_sleep_done, 0.5);
   weft_sched_run_ready(s);
   steps(s, 1, 0.25);
-  assert_int_equal(weft_group_pause(s, g), WEFT_OK);
+  assert_int_equal(weft_sched_pause_group(s, g), WEFT_OK);
   assert_true(weft_group_paused(s, g));
   assert_true(weft_group_paused(s, h)); /* through its parent */
   assert_false(weft_group_paused(s, 0));
@@ -916,7 +924,7 @@ static void test_pause_stops_group_and_subgroup_clocks(void **state) {
   assert_near(weft_group_now(s, g), 0.25);
   assert_near(weft_group_now(s, h), 0.25);
   assert_near(weft_sched_now(s), 1.5);
-  assert_int_equal(weft_group_resume(s, g), WEFT_OK);
+  assert_int_equal(weft_sched_resume_group(s, g), WEFT_OK);
   assert_false(weft_group_paused(s, h));
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 7, 1, 2);
@@ -948,7 +956,7 @@ static void test_pause_parks_ready_tasks_until_resume(void **state) {
   assert_int_equal(c->nruns, 5);
   assert_int_equal(weft_task_state(s, i1), WEFT_TASK_READY);
   assert_int_equal(weft_task_state(s, i2), WEFT_TASK_READY);
-  assert_int_equal(weft_group_resume(s, g), WEFT_OK);
+  assert_int_equal(weft_sched_resume_group(s, g), WEFT_OK);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 5, 2, 3, 4);
   assert_int_equal(weft_sched_task_count(s), 0);
@@ -975,7 +983,7 @@ static void test_group_cancel_reaches_subgroups_and_spares_others(void **state) 
   assert_true(gt[0] == g1 && gt[1] == g1c && gt[2] == g2);
   weft_sched_run_ready(s);
   assert_int_equal(weft_wlist_count(s, &l), 1);
-  assert_int_equal(weft_group_cancel(s, g), WEFT_OK);
+  assert_int_equal(weft_sched_cancel_group(s, g), WEFT_OK);
   /* Subgroups first, then tasks oldest first, each after its children. */
   EXPECT_CANCELS(c, 4, 2, 1, 3);
   assert_int_equal(weft_group_tasks(s, g, gt, 4), 0);
@@ -998,7 +1006,7 @@ static void act_cancel_own_group(weft_sched *s, weft_id self, tdata *d) {
     return;
   }
   ctx *c = weft_sched_user(s);
-  c->note[0] = weft_group_cancel(s, weft_task_group(s, self));
+  c->note[0] = weft_sched_cancel_group(s, weft_task_group(s, self));
   c->note[1] = weft_task_doomed(s, self);
   c->note[2] = weft_task_state(s, d->other);
   c->note[3] = c->ncancel;
@@ -1212,6 +1220,38 @@ static void test_cancel_of_running_task_is_deferred_until_resume_returns(void **
   sched_end(s, c);
 }
 
+/* Cancels itself with allocations failing, then again with them back,
+   noting each result and whether it is doomed after (note[0..3]); yields
+   at once (suspended, no records). */
+static void act_cancel_self_out_of_memory(weft_sched *s, weft_id self, tdata *d) {
+  (void)d;
+  ctx *c = weft_sched_user(s);
+  c->refuse = 1;
+  c->note[0] = weft_task_cancel(s, self);
+  c->note[1] = weft_task_doomed(s, self);
+  c->refuse = 0;
+  c->note[2] = weft_task_cancel(s, self);
+  c->note[3] = weft_task_doomed(s, self);
+}
+
+/* A cancel that cannot be put off (no memory to note it) leaves the task
+   as it was: not doomed, so it is not told to yield for a cancel that
+   will never run, and a later cancel is put off and runs as usual. */
+static void test_cancel_of_running_task_out_of_memory_leaves_it_undoomed(void **state) {
+  ctx *c = *state;
+  weft_sched *s = sched_new(c, 0);
+  weft_id t = spawn(s, 0, 0, 1, act_cancel_self_out_of_memory, 0);
+  weft_sched_run_ready(s);
+  EXPECT_FRAME(c, 0, 1);
+  assert_int_equal(c->note[0], WEFT_ENOMEM);
+  assert_int_equal(c->note[1], 0);
+  assert_int_equal(c->note[2], WEFT_EBUSY);
+  assert_int_equal(c->note[3], 1);
+  EXPECT_CANCELS(c, 1);
+  assert_int_equal(weft_task_state(s, t), WEFT_ESTALE);
+  sched_end(s, c);
+}
+
 /* Cancels its parent, notes what it sees in note[0..4], and yields at
    once (suspended, no records). */
 static void act_cancel_parent(weft_sched *s, weft_id self, tdata *d) {
@@ -1420,10 +1460,10 @@ static void test_stale_group_handles_fail_safely(void **state) {
     assert_int_equal(weft_task_create(s, x, 0, &cls, &out, NULL), WEFT_ESTALE);
     assert_int_equal(weft_group_create(s, x, &out), WEFT_ESTALE);
     assert_true(out == 77);
-    assert_int_equal(weft_group_pause(s, x), WEFT_ESTALE);
-    assert_int_equal(weft_group_resume(s, x), WEFT_ESTALE);
+    assert_int_equal(weft_sched_pause_group(s, x), WEFT_ESTALE);
+    assert_int_equal(weft_sched_resume_group(s, x), WEFT_ESTALE);
     assert_int_equal(weft_group_set_scale(s, x, 2.0), WEFT_ESTALE);
-    assert_int_equal(weft_group_cancel(s, x), WEFT_ESTALE);
+    assert_int_equal(weft_sched_cancel_group(s, x), WEFT_ESTALE);
     assert_int_equal(weft_group_retain(s, x), WEFT_ESTALE);
     assert_int_equal(weft_group_paused(s, x), 0);
     assert_true(weft_group_scale(s, x) == 0.0);
@@ -1617,7 +1657,7 @@ static void test_real_sleep_counts_through_pause(void **state) {
   assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
   spawn(s, g, 0, 1, act_real_sleep, 0.5);
   weft_sched_run_ready(s);
-  assert_int_equal(weft_group_pause(s, g), WEFT_OK);
+  assert_int_equal(weft_sched_pause_group(s, g), WEFT_OK);
   steps(s, 29, DT60);
   assert_int_equal(c->nruns, 1);
   steps(s, 1, DT60);
@@ -1705,7 +1745,7 @@ static void test_group_cancel_leaves_tasks_started_by_cleanups(void **state) {
   TD(s, a)->cleanup = cleanup_spawn;
   spawn(s, g, 0, 2, act_idle, 0);
   weft_sched_run_ready(s);
-  assert_int_equal(weft_group_cancel(s, g), WEFT_OK);
+  assert_int_equal(weft_sched_cancel_group(s, g), WEFT_OK);
   EXPECT_CANCELS(c, 1, 2);
   weft_id left[2];
   assert_int_equal(weft_group_tasks(s, g, left, 2), 1);
@@ -1755,6 +1795,7 @@ int main(void) {
       T(test_cancelled_sleeps_leave_the_rest_in_order),
       T(test_cancel_of_finished_task_is_stale_and_does_nothing),
       T(test_cancel_of_running_task_is_deferred_until_resume_returns),
+      T(test_cancel_of_running_task_out_of_memory_leaves_it_undoomed),
       T(test_cancel_of_ancestor_from_running_child_is_deferred),
       T(test_finish_failed_cancels_children),
       T(test_finish_done_leaves_children_parentless_in_group),

@@ -529,7 +529,7 @@ static void test_channel_close_refuses_pushes_and_drains(void **state) {
   assert_int_equal(weft_channel_closed(c->y, ch), 0);
   assert_int_equal(weft_channel_push(c->y, ch, 10), WEFT_OK);
   assert_int_equal(weft_channel_push(c->y, ch, 20), WEFT_OK);
-  assert_int_equal(weft_channel_close(c->y, ch), WEFT_OK);
+  assert_int_equal(weft_sync_close_channel(c->y, ch), WEFT_OK);
   assert_int_equal(weft_channel_closed(c->y, ch), 1);
   assert_int_equal(weft_channel_push(c->y, ch, 30), WEFT_ECLOSED);
   assert_int_equal(weft_channel_count(c->y, ch), 2);
@@ -539,7 +539,7 @@ static void test_channel_close_refuses_pushes_and_drains(void **state) {
   assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_OK);
   assert_int_equal(v, 20);
   assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_ELIMIT);
-  assert_int_equal(weft_channel_close(c->y, ch), WEFT_OK); /* twice is harmless */
+  assert_int_equal(weft_sync_close_channel(c->y, ch), WEFT_OK); /* twice is harmless */
   weft_channel_destroy(c->y, ch, NULL, NULL);
 }
 
@@ -550,7 +550,7 @@ static void test_channel_unshift_puts_a_value_back_in_front(void **state) {
   assert_int_equal(weft_channel_push(c->y, ch, 2), WEFT_OK);
   assert_int_equal(weft_channel_push(c->y, ch, 3), WEFT_OK);
   /* past the capacity and after a close, for a value handed out unused */
-  assert_int_equal(weft_channel_close(c->y, ch), WEFT_OK);
+  assert_int_equal(weft_sync_close_channel(c->y, ch), WEFT_OK);
   assert_int_equal(weft_channel_unshift(c->y, ch, 1), WEFT_OK);
   assert_int_equal(weft_channel_count(c->y, ch), 3);
   uint64_t v;
@@ -631,7 +631,7 @@ static void test_closed_channel_ends_waiting_receivers(void **state) {
   assert_int_equal(send(c, ch, 5), WEFT_OK);
   steps(c, 2);
   assert_int_equal(weft_task_state(c->s, r), WEFT_TASK_WAITING);
-  assert_int_equal(weft_channel_close(c->y, ch), WEFT_OK);
+  assert_int_equal(weft_sync_close_channel(c->y, ch), WEFT_OK);
   weft_rec rec;
   while ((rec = weft_wlist_head(weft_channel_receivers(c->y, ch))) != 0)
     weft_rec_complete(c->s, rec, 0);
@@ -669,7 +669,7 @@ static void test_stale_ids_return_errors(void **state) {
   assert_int_equal(weft_channel_unshift(c->y, ch, 1), WEFT_ESTALE);
   assert_int_equal(weft_channel_pop(c->y, ch, &v), WEFT_ESTALE);
   assert_int_equal(v, 77);
-  assert_int_equal(weft_channel_close(c->y, ch), WEFT_ESTALE);
+  assert_int_equal(weft_sync_close_channel(c->y, ch), WEFT_ESTALE);
   assert_int_equal(weft_channel_count(c->y, ch), 0);
   assert_null(weft_channel_senders(c->y, ch));
   assert_null(weft_channel_receivers(c->y, ch));

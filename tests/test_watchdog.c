@@ -1,10 +1,11 @@
 /* Tests for watched budgets (the default): a script that runs too long
    is preempted and killed by the watchdog as a counted budget would do
    it, whatever it runs in (a coroutine, a pcall, a C function calling
-   back), while a task's thread carries no count hook at all. Each runaway
-   here runs until stopped, so what is asserted is that it is stopped and
-   where, never how fast. Counted budgets stay what tests and recordings
-   use. */
+   back), while a task's thread carries no count hook at all and no signal
+   handler is ever installed. Each runaway here runs until stopped, so
+   what is asserted is that it is stopped and where, never how fast.
+   Counted budgets stay what tests and recordings use. */
+#define _DEFAULT_SOURCE /* NSIG */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -215,9 +216,47 @@ static void a_watched_budget_is_never_stricter_than_a_counted_one(void **state) 
   assert_int_equal(weft_close(W), 0);
 }
 
-/* weft's signal handler passes a SIGURG that is not the watchdog's to the
-   handler installed before it, and such a signal stops nothing. */
-static void a_foreign_sigurg_goes_to_the_embedders_handler(void **state) {
+/* Every signal's disposition (handler, flags), to compare. */
+typedef struct dispositions {
+  struct sigaction sa[NSIG];
+} dispositions;
+
+static void take_dispositions(dispositions *d) {
+  memset(d, 0, sizeof *d);
+  for (int sig = 1; sig < NSIG; sig++) sigaction(sig, NULL, &d->sa[sig]);
+}
+
+static void expect_dispositions(const dispositions *before, const char *when) {
+  dispositions now;
+  take_dispositions(&now);
+  for (int sig = 1; sig < NSIG; sig++)
+    if (now.sa[sig].sa_handler != before->sa[sig].sa_handler ||
+        now.sa[sig].sa_flags != before->sa[sig].sa_flags)
+      fail_msg("signal %d's handler changed %s", sig, when);
+}
+
+/* weft installs no signal handler, ever: not at open, not while the
+   watchdog stops a runaway, not at close. */
+static void no_signal_handler_is_installed_at_any_point(void **state) {
+  (void)state;
+  dispositions before;
+  take_dispositions(&before);
+  weft_state *W = open_with(0, 0);
+  expect_dispositions(&before, "at open");
+  weft_task t = run(W, "wait()\nlocal n = 0\nwhile true do n = n + 1 end\n");
+  for (int i = 0; i < MAX_FRAMES && weft_task_result(W, t) == WEFT_RUNNING; i++) {
+    assert_int_equal(weft_step(W, DT60), WEFT_OK);
+    expect_dispositions(&before, "while a runaway runs");
+  }
+  expect_error(W, t, "watched.lua:3:");
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+  expect_dispositions(&before, "at close");
+}
+
+/* A SIGURG the embedder receives reaches its own handler (weft has none)
+   and stops nothing. */
+static void a_sigurg_goes_to_the_embedders_handler(void **state) {
   (void)state;
   weft_state *W = open_with(0, 0);
   weft_task t = run(W, "probe.n = 0 while true do wait() probe.n = probe.n + 1 end");
@@ -242,7 +281,8 @@ int main(void) {
   sigaction(SIGURG, &sa, NULL);
   alarm(300); /* a runaway the watchdog missed fails the run, not hangs it */
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(a_foreign_sigurg_goes_to_the_embedders_handler),
+      cmocka_unit_test(no_signal_handler_is_installed_at_any_point),
+      cmocka_unit_test(a_sigurg_goes_to_the_embedders_handler),
       cmocka_unit_test(a_task_thread_carries_no_count_hook_unless_budgets_count),
       cmocka_unit_test(a_recording_counts_instructions),
       cmocka_unit_test(a_runaway_task_is_killed_at_its_line_and_the_others_go_on),

@@ -10,6 +10,8 @@ local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable =
 local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, table.unpack, table.sort
 local mods, loading, seq, store, broken, nstart = {}, {}, 0, {}, {}, 0
 local pending = {} -- saved modules whose transaction failed: in every next one
+local waiting = {} -- starts whose module failed its first load: retried when a save loads it
+local failed_err -- the error of the innermost first load that failed: the file shown broken
 local prefix = '@' .. root .. '/'
 
 local function name_of_source(src)
@@ -44,10 +46,17 @@ local function require_at(name, level, by)
       if err:match('^cannot open') then
         error("module '" .. name .. "' not found (looked for " .. path .. ')', level)
       end
+      broken[path] = err -- shown until a save of it loads
+      failed_err = err
       error(err, 0)
     end
     local ok, M = load_module(fn, name, loading)
-    if not ok then error(M, 0) end
+    if not ok then -- a require inside it that failed is that file's error, not this one's
+      if M ~= failed_err then broken[path] = tostring(M) end
+      failed_err = M
+      error(M, 0)
+    end
+    broken[path] = nil
     if M == nil then M = true end
     seq = seq + 1
     rec = {name = name, file = path, M = M, version = 1, seq = seq, dependents = {}, starts = {}}
@@ -102,13 +111,18 @@ local function start_in(g, level, name, state, ...)
   if not valid(name) then
     error("bad argument #1 to 'start' (module name expected, got " .. tostring(name) .. ')', level)
   end
-  local M = require_at(name, level + 1)
+  if not g then local t = current(); g = t and t.group or weft.root end
+  local okr, M = pcall(require_at, name, level + 2) -- pcall is a level too
+  if not okr then -- its first load failed: the save that fixes it starts it
+    nstart = nstart + 1
+    waiting[#waiting + 1] = {g = g, name = name, state = state, args = pack(...), order = nstart}
+    error(M, 0)
+  end
   if type(M) ~= 'table' or type(M.start) ~= 'function' then
     error("module '" .. name .. "' has no start function", level)
   end
   local rec = mods[name]
   prune(rec)
-  if not g then local t = current(); g = t and t.group or weft.root end
   nstart = nstart + 1
   local entry = {state = state, args = pack(...), order = nstart, sub = new_group{name = name, parent = g}}
   rec.starts[entry] = true
@@ -226,11 +240,30 @@ end
 -- failure puts every merged table back and changes nothing.
 -- A file no script has required yet: a syntax error is reported now,
 -- when it is saved, and running it waits for the first require.
+-- The starts whose module failed its first load, each tried again in the
+-- order they were asked for; one that fails again waits for the next save.
+local function retry_waiting()
+  if #waiting == 0 then return end
+  local list = waiting
+  waiting = {}
+  for _, w in ipairs(list) do
+    if w.g.alive then
+      local ok, err = pcall(start_in, w.g, 1, w.name, w.state, unpack(w.args, 1, w.args.n))
+      if not ok then report(err) end
+    end
+  end
+end
+
 local function check_unloaded(name)
   if not valid(name) then return false end
   local path = root .. '/' .. name:gsub('%.', '/') .. '.lua'
   local fn, err = loadfile_(path)
-  if fn then broken[path] = nil elseif not err:match('^cannot open') then fail(path, err) end
+  if fn then
+    broken[path] = nil
+    retry_waiting()
+  elseif not err:match('^cannot open') then
+    fail(path, err)
+  end
   return false
 end
 
@@ -252,6 +285,7 @@ local function reload(name)
   -- committed: a failure from here on is reported, never undone
   local okr, rerr = pcall(restart_all, list)
   if not okr then report(rerr) end
+  retry_waiting()
   return true
 end
 

@@ -104,6 +104,24 @@ check "a case whose child task failed unhandled fails" "grep -q 'child fails: a 
 check "a failure names file:line" "grep -q 'FAIL .*a_test.lua:2: fails: .*a_test.lua:2: nope' '$dir/out'"
 check "a case over its frame limit fails" "grep -q 'never ends: not finished after 5 frames' '$dir/out'"
 
+mkdir -p "$dir/lim"
+cat > "$dir/lim/a_test.lua" <<'LUA'
+test("a stretch of 1e5 steps without a wait", function()
+  local t = spawn(function() local s = 0 for i = 1, 1e5 do s = s + i end return s end)
+  wait(0.1)
+  assert(t.status == "done", "the stretch " .. t.status .. ": " .. tostring(t.error))
+end)
+test("a table of 1e6 numbers", function() local t = {} for i = 1, 1e6 do t[i] = i if i % 1000 == 0 then wait() end end end)
+LUA
+"$weft" test "$dir/lim" > "$dir/out" 2> "$dir/err"
+check "weft test: the default limits hold a stretch of 1e5 steps and a table of 1e6 numbers" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^2 passed, 0 failed$'"
+"$weft" test "$dir/lim" --budget 10000 > "$dir/out" 2> "$dir/err"
+check "weft test --budget N: each case's resumes are held to N instructions" "[ $? -eq 1 ] && grep -q 'FAIL .*a_test.lua:1: .*ran too long without waiting' '$dir/out' && tail -1 '$dir/out' | grep -q '^1 passed, 1 failed$'"
+"$weft" test "$dir/lim" --memory 4 > "$dir/out" 2> "$dir/err"
+check "weft test --memory MB: each case's state is held to MB" "[ $? -eq 1 ] && grep -q 'FAIL .*a_test.lua:6: .*a_test.lua:6: not enough memory' '$dir/out' && tail -1 '$dir/out' | grep -q '^1 passed, 1 failed$'"
+"$weft" test "$dir/lim" --budget 2e10 > /dev/null 2> "$dir/err"
+check "weft test: a bad --budget is refused" "[ $? -eq 1 ] && grep -q 'bad --budget' '$dir/err'"
+
 mkdir -p "$dir/fresh/sub"
 cat > "$dir/fresh/a_test.lua" <<'LUA'
 test("sets a global", function() leaked = 1; wait(1) end)
@@ -118,6 +136,10 @@ printf 'error("not a test file: never run")\n' > "$dir/fresh/helper.lua"
 check "weft test: every *_test.lua under DIR, each case in a fresh state; exit 0 when all pass" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^3 passed, 0 failed$'"
 "$weft" test "$dir/fresh/sub/b_test.lua" > "$dir/out" 2> "$dir/err"
 check "weft test FILE runs just that file" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^1 passed, 0 failed$'"
+"$weft" test "$dir/t" "$dir/fresh" --list > "$dir/out" 2> "$dir/err"
+check "weft test --list names each case as file:line: name and runs none" "[ $? -eq 0 ] && grep -q '^.*t/a_test.lua:3: never ends$' '$dir/out' && grep -q '^.*fresh/sub/b_test.lua:1: another file starts fresh$' '$dir/out' && tail -1 '$dir/out' | grep -q '^8 cases, 0 files failed to load$' && ! grep -q FAIL '$dir/out' && [ ! -s '$dir/err' ]"
+"$weft" test "$dir/syntax.lua" --list > "$dir/out" 2> "$dir/err"
+check "weft test --list exits 1 when a file does not load" "[ $? -eq 1 ] && grep -q 'FAIL .*syntax.lua' '$dir/out'"
 weft_abs=$(cd "$(dirname "$weft")" && pwd)/$(basename "$weft")
 (cd "$dir/fresh" && mkdir -p scripts && cp sub/b_test.lua scripts/ && "$weft_abs" test) > "$dir/out" 2> "$dir/err"
 check "weft test with no argument runs the scripts root's tests" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^1 passed, 0 failed$'"

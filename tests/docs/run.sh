@@ -1,7 +1,8 @@
 #!/bin/sh
 # The documentation against the programs: README.md's usage blocks equal
-# --help, `make help` names every target, and the commands README.md and
-# docs/designers.md show run as they say. Usage: tests/docs/run.sh build
+# --help, `make help` names every target, and every command README.md and
+# docs/designers.md show works as they say, in seconds: none runs another
+# suite or waits out a timer. Usage: tests/docs/run.sh build
 build=${1:-build}
 out=$build/docs-test
 mkdir -p "$out"
@@ -40,16 +41,23 @@ else
   bad "make help names every target (missing:$missing)"
 fi
 
-# ---- every command the two documents show, run as written ----
+# ---- every command the two documents show ----
 # Commands are the lines of ```sh blocks, the indented lines that start
 # with build/, make or xvfb-run, and inline `code` that starts with one of
 # those or with weft run/test and has arguments. They run in a scratch
 # directory that links the repository's scripts/, assets/, tests/ and the
 # build as build/, so what they write (out.png, the tour's docs/*.png)
-# stays there. make lines are dry runs (make test would run itself, make
-# clean would remove the build), except make help and make run; a command
-# that runs until the player quits (make run, --watch without --frames)
-# passes if it is still running after a few seconds under Xvfb.
+# stays there. No command here runs another suite or waits out a timer:
+# - make lines are dry runs (make test would run the suites, make clean
+#   would remove the build, make run opens a window until the player
+#   quits), except make help;
+# - weft test runs with --list: each file loads and names its cases, and
+#   make test-lua runs the cases;
+# - a game that runs until the player quits (--watch without --frames)
+#   opens its window under Xvfb and ends after 30 frames;
+# - an xvfb-run line of the demo runs headless, on the virtual clock: the
+#   same options and script, no window and no waiting for the wall clock
+#   (the window itself is the line above's and test-demo's to check).
 root=$(pwd)
 absbuild=$(cd "$build" && pwd)
 scratch=$(mktemp -d)
@@ -75,30 +83,30 @@ for doc in README.md docs/designers.md; do
     while IFS= read -r c; do printf '%s\t%s\n' "$doc" "$c"; done >>"$out/commands"
 done
 sort -u -k2 -t "$(printf '\t')" "$out/commands" >"$out/commands.u"
+# display drivers keep allocations of their own until exit
+noleaks="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 n=0
 while IFS="$(printf '\t')" read -r doc cmd; do
   n=$((n + 1))
   log="$out/cmd$n.log"
   case "$cmd" in
     "make help") (cd "$root" && make -s help) >"$log" 2>&1; rc=$? ;;
-    "make run")
-      (cd "$root" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-         timeout 8 xvfb-run -a make -s run BUILD="$build") >"$log" 2>&1; rc=$?
-      [ $rc -eq 124 ] && rc=0 ;;
     make*) (cd "$root" && make -n ${cmd#make }) >"$log" 2>&1; rc=$? ;;
+    "weft test"*) (cd "$root" && "$absbuild/weft" ${cmd#weft } --list) >"$log" 2>&1; rc=$? ;;
     "weft "*) (cd "$root" && "$absbuild/weft" ${cmd#weft }) >"$log" 2>&1; rc=$? ;;
+    *--watch*--frames*|*--frames*--watch*)
+      (cd "$scratch" && timeout 300 sh -c "$cmd") >"$log" 2>&1; rc=$? ;;
     *--watch*)
-      case "$cmd" in *--frames*) interactive= ;; *) interactive=1 ;; esac
-      if [ -n "$interactive" ]; then
-        (cd "$scratch" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-           timeout 8 xvfb-run -a sh -c "$cmd") >"$log" 2>&1; rc=$?
-        [ $rc -eq 124 ] && rc=0
-      else
-        (cd "$scratch" && timeout 300 sh -c "$cmd") >"$log" 2>&1; rc=$?
-      fi ;;
-    xvfb-run*) # display drivers keep allocations of their own until exit
-      (cd "$scratch" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-         timeout 300 sh -c "$cmd") >"$log" 2>&1; rc=$? ;;
+      (cd "$scratch" && ASAN_OPTIONS=$noleaks timeout 300 xvfb-run -a sh -c "$cmd --frames 30") \
+        >"$log" 2>&1; rc=$? ;;
+    xvfb-run*)
+      run=$(printf '%s\n' "$cmd" |
+        sed 's|^xvfb-run\( -[a-z]\( "[^"]*"\)\{0,1\}\)* \(build/weft-demo\) |\3 --headless |')
+      case "$run" in
+        xvfb-run*) (cd "$scratch" && ASAN_OPTIONS=$noleaks timeout 300 sh -c "$run") ;;
+        *) (cd "$scratch" && timeout 300 sh -c "$run") ;;
+      esac >"$log" 2>&1
+      rc=$? ;;
     *) (cd "$scratch" && timeout 300 sh -c "$cmd") >"$log" 2>&1; rc=$? ;;
   esac
   if [ $rc -eq 0 ]; then ok "$doc: $cmd"; else bad "$doc: $cmd (exit $rc)" "$log"; fi

@@ -398,10 +398,20 @@ test("a task started after a runaway was killed is still held to the budget", fu
 end)
 
 test("a task whose children fail in a loop is still held to the budget", function()
-  silence() -- the handler runs for every failure, on a thread of its own
-  local t = spawn(function() while true do spawn(function() error("x") end) end end)
+  local got = silence() -- the handler runs for every failure, on a thread of its own
+  -- A child fails every ~1,000 instructions, far more often than a budget
+  -- (1e6) runs out: were a failure's report to reset the budget, the task
+  -- would never be stopped and would finish its 10,000 rounds (1e7
+  -- instructions, over three budgets) instead.
+  local t = spawn(function()
+    for _ = 1, 10000 do
+      spawn(function() error("x") end)
+      for _ = 1, 1000 do end
+    end
+  end)
   wait(0.5)
   assert(t.status == "failed" and tostring(t.error):match("too long"), t.status .. " " .. tostring(t.error))
+  assert(#got > 1000, "only " .. #got .. " children failed before the task was stopped")
 end)
 
 test("a wait in a cleanup says that cleanups cannot wait", function()

@@ -1,0 +1,35 @@
+/* The script API: every C module adds its functions to one table, in
+   this order, here and nowhere else; the embedded Lua parts (the prelude,
+   the module system) add theirs when they load. */
+#include "api.h"
+#include "combinators.h"
+#include "coro.h"
+#include "future.h"
+#include "group.h"
+#include "inspect.h"
+#include "jobs.h"
+#include "report.h"
+#include "sandbox.h"
+#include "sync.h"
+#include "task.h"
+#include "wait.h"
+
+/* Each weft_open_* below fills the API table on top of L (sandbox and
+   coroutines are given its index) and leaves the stack as it found it. */
+void weft_open_api(weft_state *W, lua_State *L) {
+  lua_newtable(L);
+  int api = lua_gettop(L);
+  lua_newtable(L);
+  lua_setfield(L, api, "weft");
+  weft_open_sandbox(W, L, api);
+  weft_open_tasks(W, L);
+  weft_open_waits(W, L);
+  weft_open_groups(W, L);
+  weft_open_reports(W, L);
+  weft_open_inspect(W, L);
+  weft_open_coroutines(W, L, api);
+  weft_open_futures(W, L);
+  weft_open_sync(W, L);
+  weft_open_combinators(W, L);
+  weft_open_jobs(W, L);
+}

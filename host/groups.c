@@ -1,0 +1,201 @@
+/* Groups: a tree of clocks with scale and pause, each holding tasks in
+   creation order; cancelled, paused and freed as a whole. */
+#include "sched_internal.h"
+
+int weft_group_make(weft_sched *s, group *parent, weft_id *out) {
+  weft_id id;
+  uint32_t pidx = parent ? gidx(parent) : 0;
+  group *g = weft_pool_alloc(&s->groups, &id);
+  if (!g) return WEFT_ENOMEM;
+  uint32_t i = WEFT_ID_INDEX(id);
+  g->scale = 1.0;
+  g->eff = 1.0;
+  g->refs = 1;
+  if (parent) {
+    parent = G(s, pidx);
+    g->parent = pidx + 1;
+    g->held = parent->held;
+    g->clock.now = parent->clock.now;
+    g->eff = parent->eff;
+    weft_list_push(&parent->children, i + 1, &g->sib, gsib_link, s);
+  }
+  weft_list_push(&s->all, i + 1, &g->all, gall_link, s);
+  *out = id;
+  return WEFT_OK;
+}
+
+void weft_group_free(weft_sched *s, group *g) {
+  uint32_t i = gidx(g) + 1;
+  WEFT_ASSERT(!g->paused || s->npaused > 0);
+  if (g->paused) s->npaused--;
+  /* Orphaned subgroups (only at destroy) lose their parent link. */
+  while (g->children.head) {
+    uint32_t c = g->children.head;
+    weft_list_unlink(&g->children, c, &G(s, c - 1)->sib, gsib_link, s);
+    G(s, c - 1)->parent = NONE;
+  }
+  if (g->parent) weft_list_unlink(&G(s, g->parent - 1)->children, i, &g->sib, gsib_link, s);
+  weft_list_unlink(&s->all, i, &g->all, gall_link, s);
+  weft_clock_free(s, &g->clock);
+  group *p = g->parent ? G(s, g->parent - 1) : NULL;
+  weft_pool_free(&s->groups, weft_pool_id(g));
+  if (p) weft_group_reap(s, p);
+}
+
+int weft_group_create(weft_sched *s, weft_id parent, weft_id *out) {
+  group *p = gget(s, parent);
+  if (!p) return WEFT_ESTALE;
+  return weft_group_make(s, p, out);
+}
+
+weft_id weft_sched_root(const weft_sched *s) { return weft_pool_id(G(s, s->root)); }
+
+void weft_group_release(weft_sched *s, weft_id id) {
+  group *g = weft_pool_get(&s->groups, id);
+  if (!g || g->refs == 0) return;
+  g->refs--;
+  weft_group_reap(s, g);
+}
+
+int weft_group_retain(weft_sched *s, weft_id id) {
+  group *g = weft_pool_get(&s->groups, id);
+  if (!g) return WEFT_ESTALE;
+  g->refs++;
+  return WEFT_OK;
+}
+
+int weft_group_live(const weft_sched *s, weft_id id) {
+  return weft_pool_get(&s->groups, id) != NULL;
+}
+
+uint32_t weft_group_cancels(const weft_sched *s, weft_id id) {
+  group *g = weft_pool_get(&s->groups, id);
+  return g ? g->cancels : 0;
+}
+
+weft_id weft_group_parent(const weft_sched *s, weft_id id) {
+  group *g = weft_pool_get(&s->groups, id);
+  return (g && g->parent) ? weft_pool_id(G(s, g->parent - 1)) : 0;
+}
+
+/* Recomputes `held` below g after a pause or resume. O(subgroups). */
+static void update_held(weft_sched *s, group *g) {
+  uint32_t ph = g->parent ? G(s, g->parent - 1)->held : 0;
+  g->held = (uint8_t)(g->paused || ph);
+  for (uint32_t c = g->children.head; c; c = G(s, c - 1)->sib.next) update_held(s, G(s, c - 1));
+}
+
+int weft_sched_pause_group(weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  if (!g) return WEFT_ESTALE;
+  if (!g->paused) s->npaused++;
+  g->paused = 1;
+  update_held(s, g);
+  return WEFT_OK;
+}
+
+int weft_sched_resume_group(weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  if (!g) return WEFT_ESTALE;
+  WEFT_ASSERT(!g->paused || s->npaused > 0);
+  if (g->paused) s->npaused--;
+  g->paused = 0;
+  update_held(s, g);
+  /* Requeue parked tasks whose groups run again, in the order parked.
+     O(parked tasks). */
+  for (uint32_t i = s->parked.head; i;) {
+    task *t = QT(s, i);
+    i = t->own.link.next;
+    if (!G(s, t->group)->held) {
+      dequeue(s, t);
+      enqueue(s, &s->ready, t, 1);
+    }
+  }
+  return WEFT_OK;
+}
+
+int weft_task_held(const weft_sched *s, weft_id id) {
+  if (!s->npaused) return 0;
+  task *t = tget(s, id);
+  return t ? G(s, t->group)->held : 0;
+}
+
+int weft_group_paused(const weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  return g ? g->held : 0;
+}
+
+int weft_group_set_scale(weft_sched *s, weft_id id, double scale) {
+  group *g = gget(s, id);
+  if (!g) return WEFT_ESTALE;
+  if (!(scale >= 0 && scale <= WEFT_MAX_SCALE)) return WEFT_EINVAL;
+  g->scale = scale;
+  return WEFT_OK;
+}
+
+double weft_group_scale(const weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  return g ? g->scale : 0.0;
+}
+
+double weft_group_now(const weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  return g ? g->clock.now : 0.0;
+}
+
+int weft_sched_cancel_group(weft_sched *s, weft_id id) {
+  group *g = gget(s, id);
+  if (!g) return WEFT_ESTALE;
+  g->refs++; /* keep it while cleanups run */
+  g->cancels++;
+  uint32_t gi = gidx(g);
+  for (uint32_t c = g->children.head; c;) {
+    group *cg = G(s, c - 1);
+    cg->refs++;
+    weft_sched_cancel_group(s, weft_pool_id(cg));
+    uint32_t next = cg->sib.next;
+    cg->refs--;
+    weft_group_reap(s, cg);
+    c = next;
+    g = G(s, gi);
+  }
+  g = G(s, gi);
+  int busy = 0;
+  if (g->tasks.tail) {
+    uint32_t limit = T(s, g->tasks.tail - 1)->born;
+    for (;;) {
+      g = G(s, gi);
+      task *pick = NULL;
+      for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
+        task *t = T(s, ti - 1);
+        if ((int32_t)(t->born - limit) > 0) break;
+        if (t->state >= WEFT_TASK_CANCELLING || t->doomed) continue;
+        pick = t;
+        break;
+      }
+      if (!pick) break;
+      if (weft_task_cancel(s, weft_pool_id(pick)) == WEFT_EBUSY) busy = 1;
+    }
+  }
+  g = G(s, gi);
+  g->refs--;
+  weft_group_reap(s, g);
+  return busy ? WEFT_EBUSY : WEFT_OK;
+}
+
+uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_t n) {
+  group *g = gget(s, id);
+  if (!g) return 0;
+  uint32_t k = 0;
+  for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
+    if (k < n) out[k] = weft_pool_id(T(s, ti - 1));
+    k++;
+  }
+  return k;
+}
+
+void weft_group_reap(weft_sched *s, group *g) {
+  WEFT_ASSERT(weft_slot_live(g) && (g->ntasks == 0) == weft_list_empty(&g->tasks));
+  if (g->refs == 0 && g->ntasks == 0 && weft_list_empty(&g->children) && gidx(g) != s->root)
+    weft_group_free(s, g);
+}

@@ -1,0 +1,371 @@
+/* The platform layer (plat.h) on POSIX: pthreads, clock_gettime, stat,
+   opendir, inotify (Linux) and BSD sockets. */
+#ifndef _WIN32
+#define _DEFAULT_SOURCE /* DT_DIR, inotify */
+#include "plat.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/inotify.h>
+#endif
+
+_Static_assert(sizeof(pthread_t) <= sizeof(weft_plat_store), "pthread_t fits");
+_Static_assert(sizeof(pthread_mutex_t) <= sizeof(weft_plat_store), "pthread_mutex_t fits");
+_Static_assert(sizeof(pthread_cond_t) <= sizeof(weft_plat_store), "pthread_cond_t fits");
+_Static_assert(_Alignof(pthread_mutex_t) <= _Alignof(weft_plat_store), "aligned");
+_Static_assert(_Alignof(pthread_cond_t) <= _Alignof(weft_plat_store), "aligned");
+
+#define MUTEX(m) ((pthread_mutex_t *)(void *)(m)->os.bytes)
+#define COND(c) ((pthread_cond_t *)(void *)(c)->os.bytes)
+#define THREAD(t) ((pthread_t *)(void *)(t)->os.bytes)
+
+/* ---- threads ---- */
+
+static void *thread_main(void *arg) {
+  weft_thread *t = arg;
+  t->fn(t->arg);
+  return NULL;
+}
+
+int weft_thread_start(weft_thread *t, void (*fn)(void *arg), void *arg, size_t stack_size) {
+  t->fn = fn;
+  t->arg = arg;
+  pthread_attr_t a;
+  if (pthread_attr_init(&a) != 0) return WEFT_EIO;
+  if (stack_size) pthread_attr_setstacksize(&a, stack_size);
+  int bad = pthread_create(THREAD(t), &a, thread_main, t);
+  pthread_attr_destroy(&a);
+  return bad ? WEFT_EIO : WEFT_OK;
+}
+
+void weft_thread_join(weft_thread *t) { pthread_join(*THREAD(t), NULL); }
+
+int weft_mutex_init(weft_mutex *m) {
+  return pthread_mutex_init(MUTEX(m), NULL) == 0 ? WEFT_OK : WEFT_EIO;
+}
+void weft_mutex_destroy(weft_mutex *m) { pthread_mutex_destroy(MUTEX(m)); }
+void weft_mutex_lock(weft_mutex *m) { pthread_mutex_lock(MUTEX(m)); }
+void weft_mutex_unlock(weft_mutex *m) { pthread_mutex_unlock(MUTEX(m)); }
+
+/* Timed waits are on CLOCK_MONOTONIC, so a change of the wall clock does
+   not stretch or cut them. */
+int weft_cond_init(weft_cond *c) {
+  pthread_condattr_t ca;
+  if (pthread_condattr_init(&ca) != 0) return WEFT_EIO;
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  int bad = pthread_cond_init(COND(c), &ca);
+  pthread_condattr_destroy(&ca);
+  return bad ? WEFT_EIO : WEFT_OK;
+}
+void weft_cond_destroy(weft_cond *c) { pthread_cond_destroy(COND(c)); }
+void weft_cond_wait(weft_cond *c, weft_mutex *m) { pthread_cond_wait(COND(c), MUTEX(m)); }
+void weft_cond_signal(weft_cond *c) { pthread_cond_signal(COND(c)); }
+void weft_cond_broadcast(weft_cond *c) { pthread_cond_broadcast(COND(c)); }
+
+int weft_cond_wait_ns(weft_cond *c, weft_mutex *m, uint64_t ns) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  uint64_t sum = (uint64_t)t.tv_nsec + ns % 1000000000u;
+  t.tv_sec += (time_t)(ns / 1000000000u + sum / 1000000000u);
+  t.tv_nsec = (long)(sum % 1000000000u);
+  return pthread_cond_timedwait(COND(c), MUTEX(m), &t) == ETIMEDOUT;
+}
+
+void weft_once_run(weft_once *o, void (*fn)(void)) {
+  if (atomic_load_explicit(&o->state, memory_order_acquire) == 2) return;
+  int expect = 0;
+  if (atomic_compare_exchange_strong(&o->state, &expect, 1)) {
+    fn();
+    atomic_store_explicit(&o->state, 2, memory_order_release);
+    return;
+  }
+  while (atomic_load_explicit(&o->state, memory_order_acquire) != 2) sched_yield();
+}
+
+int weft_cpu_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+uint64_t weft_clock_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* ---- files and directories ---- */
+
+int weft_stat_path(const char *path, weft_stat *st) {
+  struct stat s;
+  if (stat(path, &s) != 0) return errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG
+                                      ? WEFT_EINVAL
+                                      : WEFT_EIO;
+  st->size = (int64_t)s.st_size;
+#if defined(__APPLE__)
+  st->mtime_ns = (int64_t)s.st_mtimespec.tv_sec * 1000000000 + s.st_mtimespec.tv_nsec;
+  st->ctime_ns = (int64_t)s.st_ctimespec.tv_sec * 1000000000 + s.st_ctimespec.tv_nsec;
+#else
+  st->mtime_ns = (int64_t)s.st_mtim.tv_sec * 1000000000 + s.st_mtim.tv_nsec;
+  st->ctime_ns = (int64_t)s.st_ctim.tv_sec * 1000000000 + s.st_ctim.tv_nsec;
+#endif
+  st->is_file = S_ISREG(s.st_mode) != 0;
+  st->is_dir = S_ISDIR(s.st_mode) != 0;
+  return WEFT_OK;
+}
+
+int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int is_dir), void *ud) {
+  DIR *d = opendir(path);
+  if (!d) return WEFT_EINVAL;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    const char *n = e->d_name;
+    if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]))) continue;
+    int is_dir = 0;
+#ifdef DT_DIR
+    is_dir = e->d_type == DT_DIR;
+#endif
+    if (each(ud, n, is_dir)) break;
+  }
+  closedir(d);
+  return WEFT_OK;
+}
+
+/* ---- change notifications: inotify, one watch per directory ---- */
+
+#ifdef __linux__
+#define EVENTS (IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_MODIFY)
+
+typedef struct dirw {
+  int wd;
+  char *rel; /* relative to the root ("" for the root), owned */
+} dirw;
+
+struct weft_fswatch {
+  int fd;
+  char *root;
+  dirw *dirs; /* looked up by wd: O(n) in the directories watched */
+  int ndirs, capdirs;
+  weft_alloc_fn alloc;
+  void *alloc_ud;
+};
+
+static char *dup_join(weft_fswatch *fw, const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), sep = la && lb;
+  char *s = fw->alloc(fw->alloc_ud, NULL, 0, la + sep + lb + 1); /* free_str's size */
+  if (!s) return NULL;
+  memcpy(s, a, la);
+  size_t k = la;
+  if (sep) s[k++] = '/';
+  memcpy(s + k, b, lb + 1);
+  return s;
+}
+
+static void free_str(weft_fswatch *fw, char *s) {
+  if (s) fw->alloc(fw->alloc_ud, s, strlen(s) + 1, 0);
+}
+
+int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
+  *out = NULL;
+  weft_fswatch *fw = alloc(alloc_ud, NULL, 0, sizeof *fw);
+  if (!fw) return WEFT_ENOMEM;
+  memset(fw, 0, sizeof *fw);
+  fw->alloc = alloc;
+  fw->alloc_ud = alloc_ud;
+  fw->root = dup_join(fw, root, "");
+  if (!fw->root) {
+    alloc(alloc_ud, fw, sizeof *fw, 0);
+    return WEFT_ENOMEM;
+  }
+  fw->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fw->fd < 0) {
+    weft_fswatch_close(fw);
+    return WEFT_EIO;
+  }
+  *out = fw;
+  return WEFT_OK;
+}
+
+void weft_fswatch_close(weft_fswatch *fw) {
+  if (!fw) return;
+  if (fw->fd >= 0) close(fw->fd);
+  for (int i = 0; i < fw->ndirs; i++) free_str(fw, fw->dirs[i].rel);
+  if (fw->dirs) fw->alloc(fw->alloc_ud, fw->dirs, sizeof(dirw) * (size_t)fw->capdirs, 0);
+  free_str(fw, fw->root);
+  fw->alloc(fw->alloc_ud, fw, sizeof *fw, 0);
+}
+
+int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
+  char *full = dup_join(fw, fw->root, rel);
+  if (!full) return WEFT_ENOMEM;
+  int wd = inotify_add_watch(fw->fd, full, EVENTS);
+  free_str(fw, full);
+  if (wd < 0) return WEFT_EIO;
+  for (int i = 0; i < fw->ndirs; i++)
+    if (fw->dirs[i].wd == wd) return WEFT_OK; /* already watched */
+  if (fw->ndirs == fw->capdirs) {
+    int nc = fw->capdirs ? fw->capdirs * 2 : 16;
+    dirw *nd = fw->alloc(fw->alloc_ud, fw->dirs, sizeof(dirw) * (size_t)fw->capdirs,
+                         sizeof(dirw) * (size_t)nc);
+    if (!nd) return WEFT_ENOMEM;
+    fw->dirs = nd;
+    fw->capdirs = nc;
+  }
+  fw->dirs[fw->ndirs].wd = wd;
+  fw->dirs[fw->ndirs].rel = dup_join(fw, rel, "");
+  if (!fw->dirs[fw->ndirs].rel) return WEFT_ENOMEM;
+  fw->ndirs++;
+  return WEFT_OK;
+}
+
+static const char *dir_of(weft_fswatch *fw, int wd) {
+  for (int i = 0; i < fw->ndirs; i++)
+    if (fw->dirs[i].wd == wd) return fw->dirs[i].rel;
+  return NULL;
+}
+
+int weft_fswatch_read(weft_fswatch *fw,
+                      void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
+  char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+  int count = 0;
+  for (;;) {
+    ssize_t n = read(fw->fd, buf, sizeof buf);
+    if (n <= 0) break;
+    for (char *p = buf; p < buf + n;) {
+      struct inotify_event *ev = (struct inotify_event *)(void *)p;
+      p += sizeof *ev + ev->len;
+      if (ev->mask & IN_Q_OVERFLOW) {
+        on(ud, WEFT_FS_LOST, "", "");
+        count++;
+        continue;
+      }
+      const char *dir = dir_of(fw, ev->wd);
+      if (!dir || !ev->len) continue;
+      int kind;
+      if (ev->mask & IN_ISDIR) {
+        if (!(ev->mask & (IN_CREATE | IN_MOVED_TO))) continue;
+        kind = WEFT_FS_NEWDIR;
+      } else {
+        kind = (ev->mask & IN_MODIFY) ? WEFT_FS_WRITTEN : WEFT_FS_SAVED;
+      }
+      char *rel = dup_join(fw, dir, ev->name);
+      if (!rel) continue;
+      /* dir may move when on adds a directory: rel is a copy. */
+      on(ud, kind, rel, rel + strlen(rel) - strlen(ev->name));
+      free_str(fw, rel);
+      count++;
+    }
+  }
+  return count;
+}
+#else /* no notifications: the caller polls */
+int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
+  (void)root, (void)alloc, (void)alloc_ud;
+  *out = NULL;
+  return WEFT_EIO;
+}
+void weft_fswatch_close(weft_fswatch *fw) { (void)fw; }
+int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
+  (void)fw, (void)rel;
+  return WEFT_EIO;
+}
+int weft_fswatch_read(weft_fswatch *fw,
+                      void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
+  (void)fw, (void)on, (void)ud;
+  return 0;
+}
+#endif
+
+/* ---- local sockets ---- */
+
+static int nonblocking(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0;
+}
+
+int weft_sock_listen(int port, weft_sock *out, int *bound) {
+  *out = WEFT_SOCK_NONE;
+  if (port < 0 || port > 65535) return WEFT_EINVAL;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return WEFT_EIO;
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons((uint16_t)port);
+  int one = 1;
+  socklen_t alen = sizeof a;
+  if (!nonblocking(fd) || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1) != 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+    close(fd);
+    return WEFT_EIO;
+  }
+  if (bound) *bound = ntohs(a.sin_port);
+  *out = fd;
+  return WEFT_OK;
+}
+
+int weft_sock_accept(weft_sock listener, weft_sock *out) {
+  *out = WEFT_SOCK_NONE;
+  int fd;
+  do fd = accept((int)listener, NULL, NULL);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? WEFT_EBUSY : WEFT_EIO;
+  if (!nonblocking(fd)) {
+    close(fd);
+    return WEFT_EIO;
+  }
+  *out = fd;
+  return WEFT_OK;
+}
+
+int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
+  struct pollfd p = {(int)s, (short)((what & WEFT_SOCK_IN ? POLLIN : 0) |
+                                     (what & WEFT_SOCK_OUT ? POLLOUT : 0)),
+                     0};
+  int r = poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
+  if (r < 0) return errno == EINTR ? 0 : WEFT_EIO;
+  return r > 0;
+}
+
+long weft_sock_recv(weft_sock s, void *buf, size_t n) {
+  for (;;) {
+    ssize_t r = recv((int)s, buf, n, 0);
+    if (r > 0) return (long)r;
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    return WEFT_ECLOSED;
+  }
+}
+
+long weft_sock_send(weft_sock s, const void *buf, size_t n) {
+#ifdef MSG_NOSIGNAL
+  int flags = MSG_NOSIGNAL; /* a closed peer is an error here, not SIGPIPE */
+#else
+  int flags = 0;
+#endif
+  for (;;) {
+    ssize_t r = send((int)s, buf, n, flags);
+    if (r >= 0) return (long)r;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return WEFT_ECLOSED;
+  }
+}
+
+void weft_sock_close(weft_sock s) {
+  if (s != WEFT_SOCK_NONE) close((int)s);
+}
+#endif

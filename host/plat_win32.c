@@ -1,0 +1,391 @@
+/* The platform layer (plat.h) on Windows (Vista and later): Win32
+   threads, SRW locks and condition variables, the performance counter,
+   ReadDirectoryChangesW and Winsock 2. Links with ws2_32. */
+#ifdef _WIN32
+#ifndef _WIN32_WINNT
+#define _WIN32_WINNT 0x0601
+#endif
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#include <windows.h>
+#include <process.h>
+#include <limits.h>
+#include <string.h>
+
+#include "plat.h"
+
+_Static_assert(sizeof(HANDLE) <= sizeof(weft_plat_store), "HANDLE fits");
+_Static_assert(sizeof(SRWLOCK) <= sizeof(weft_plat_store), "SRWLOCK fits");
+_Static_assert(sizeof(CONDITION_VARIABLE) <= sizeof(weft_plat_store), "CONDITION_VARIABLE fits");
+
+#define LOCK(m) ((SRWLOCK *)(void *)(m)->os.bytes)
+#define CV(c) ((CONDITION_VARIABLE *)(void *)(c)->os.bytes)
+#define HANDLE_OF(t) (*(HANDLE *)(void *)(t)->os.bytes)
+
+#define MAX_WPATH 1024 /* UTF-16 units of a path weft converts */
+
+/* ---- threads ---- */
+
+static unsigned __stdcall thread_main(void *arg) {
+  weft_thread *t = arg;
+  t->fn(t->arg);
+  return 0;
+}
+
+int weft_thread_start(weft_thread *t, void (*fn)(void *arg), void *arg, size_t stack_size) {
+  t->fn = fn;
+  t->arg = arg;
+  uintptr_t h = _beginthreadex(NULL, (unsigned)stack_size, thread_main, t,
+                               stack_size ? STACK_SIZE_PARAM_IS_A_RESERVATION : 0, NULL);
+  if (!h) return WEFT_EIO;
+  HANDLE_OF(t) = (HANDLE)h;
+  return WEFT_OK;
+}
+
+void weft_thread_join(weft_thread *t) {
+  WaitForSingleObject(HANDLE_OF(t), INFINITE);
+  CloseHandle(HANDLE_OF(t));
+}
+
+int weft_mutex_init(weft_mutex *m) {
+  InitializeSRWLock(LOCK(m));
+  return WEFT_OK;
+}
+void weft_mutex_destroy(weft_mutex *m) { (void)m; }
+void weft_mutex_lock(weft_mutex *m) { AcquireSRWLockExclusive(LOCK(m)); }
+void weft_mutex_unlock(weft_mutex *m) { ReleaseSRWLockExclusive(LOCK(m)); }
+
+int weft_cond_init(weft_cond *c) {
+  InitializeConditionVariable(CV(c));
+  return WEFT_OK;
+}
+void weft_cond_destroy(weft_cond *c) { (void)c; }
+void weft_cond_wait(weft_cond *c, weft_mutex *m) {
+  SleepConditionVariableSRW(CV(c), LOCK(m), INFINITE, 0);
+}
+void weft_cond_signal(weft_cond *c) { WakeConditionVariable(CV(c)); }
+void weft_cond_broadcast(weft_cond *c) { WakeAllConditionVariable(CV(c)); }
+
+/* The wait is in milliseconds, rounded up so a short wait still sleeps;
+   Windows measures it on its own monotonic tick. */
+int weft_cond_wait_ns(weft_cond *c, weft_mutex *m, uint64_t ns) {
+  uint64_t ms = (ns + 999999u) / 1000000u;
+  DWORD d = ms >= INFINITE ? INFINITE - 1 : (DWORD)ms;
+  if (SleepConditionVariableSRW(CV(c), LOCK(m), d, 0)) return 0;
+  return GetLastError() == ERROR_TIMEOUT;
+}
+
+void weft_once_run(weft_once *o, void (*fn)(void)) {
+  if (atomic_load_explicit(&o->state, memory_order_acquire) == 2) return;
+  int expect = 0;
+  if (atomic_compare_exchange_strong(&o->state, &expect, 1)) {
+    fn();
+    atomic_store_explicit(&o->state, 2, memory_order_release);
+    return;
+  }
+  while (atomic_load_explicit(&o->state, memory_order_acquire) != 2) SwitchToThread();
+}
+
+int weft_cpu_count(void) {
+  DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+  return n > 0 ? (int)n : 1;
+}
+
+uint64_t weft_clock_ns(void) {
+  static LARGE_INTEGER freq; /* fixed at boot: a race writes the same value */
+  if (!freq.QuadPart) QueryPerformanceFrequency(&freq);
+  LARGE_INTEGER c;
+  QueryPerformanceCounter(&c);
+  uint64_t f = (uint64_t)freq.QuadPart, t = (uint64_t)c.QuadPart;
+  return t / f * 1000000000u + t % f * 1000000000u / f;
+}
+
+/* ---- files and directories ---- */
+
+/* path (UTF-8, '/' or '\\') as UTF-16 into w; 0 when too long or bad. */
+static int wide(const char *path, wchar_t *w, int cap) {
+  int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, cap);
+  if (n <= 0) return 0;
+  for (int i = 0; i < n; i++)
+    if (w[i] == L'/') w[i] = L'\\';
+  return n;
+}
+
+/* UTF-16 (n units, not terminated) as UTF-8 into out, '\\' made '/'. */
+static int narrow(const wchar_t *w, int n, char *out, int cap) {
+  int k = WideCharToMultiByte(CP_UTF8, 0, w, n, out, cap - 1, NULL, NULL);
+  if (k <= 0) return 0;
+  out[k] = 0;
+  for (int i = 0; i < k; i++)
+    if (out[i] == '\\') out[i] = '/';
+  return k;
+}
+
+/* 100 ns ticks since 1601 as nanoseconds since 1970. */
+static int64_t unix_ns(LARGE_INTEGER t) {
+  return (t.QuadPart - 116444736000000000LL) * 100;
+}
+
+int weft_stat_path(const char *path, weft_stat *st) {
+  wchar_t w[MAX_WPATH];
+  if (!wide(path, w, MAX_WPATH)) return WEFT_EINVAL;
+  /* Opened for attributes only, sharing everything: an editor holding
+     the file open does not stop it. Follows symbolic links. */
+  HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                         NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  if (h == INVALID_HANDLE_VALUE) {
+    DWORD e = GetLastError();
+    return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? WEFT_EINVAL : WEFT_EIO;
+  }
+  FILE_BASIC_INFO bi;
+  LARGE_INTEGER size;
+  int ok = GetFileInformationByHandleEx(h, FileBasicInfo, &bi, sizeof bi);
+  DWORD type = GetFileType(h);
+  if (ok && !(bi.FileAttributes & FILE_ATTRIBUTE_DIRECTORY)) ok = GetFileSizeEx(h, &size);
+  else size.QuadPart = 0;
+  CloseHandle(h);
+  if (!ok) return WEFT_EIO;
+  st->size = size.QuadPart;
+  st->mtime_ns = unix_ns(bi.LastWriteTime);
+  st->ctime_ns = unix_ns(bi.ChangeTime.QuadPart ? bi.ChangeTime : bi.LastWriteTime);
+  st->is_dir = (bi.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+  st->is_file = !st->is_dir && type == FILE_TYPE_DISK;
+  return WEFT_OK;
+}
+
+int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int is_dir), void *ud) {
+  wchar_t w[MAX_WPATH];
+  int n = wide(path, w, MAX_WPATH - 2);
+  if (!n) return WEFT_EINVAL;
+  n--; /* the terminator */
+  if (n && w[n - 1] != L'\\') w[n++] = L'\\';
+  w[n++] = L'*';
+  w[n] = 0;
+  WIN32_FIND_DATAW fd;
+  HANDLE h = FindFirstFileExW(w, FindExInfoBasic, &fd, FindExSearchNameMatch, NULL, 0);
+  if (h == INVALID_HANDLE_VALUE) return WEFT_EINVAL;
+  do {
+    const wchar_t *f = fd.cFileName;
+    if (f[0] == L'.' && (!f[1] || (f[1] == L'.' && !f[2]))) continue;
+    char name[MAX_PATH * 3 + 1];
+    if (!narrow(f, (int)wcslen(f), name, (int)sizeof name)) continue;
+    if (each(ud, name, (fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0)) break;
+  } while (FindNextFileW(h, &fd));
+  FindClose(h);
+  return WEFT_OK;
+}
+
+/* ---- change notifications: one ReadDirectoryChangesW over the tree ---- */
+
+#define WATCH_BUF (64 * 1024) /* the most a network share delivers at once */
+#define WATCH_WHAT                                                                                 \
+  (FILE_NOTIFY_CHANGE_FILE_NAME | FILE_NOTIFY_CHANGE_DIR_NAME | FILE_NOTIFY_CHANGE_LAST_WRITE |    \
+   FILE_NOTIFY_CHANGE_SIZE | FILE_NOTIFY_CHANGE_CREATION)
+
+struct weft_fswatch {
+  HANDLE dir;
+  OVERLAPPED ov; /* the read in flight; ov.hEvent is signalled when it ends */
+  int pending;   /* a read is in flight */
+  DWORD *buf;    /* WATCH_BUF bytes, DWORD-aligned as the call needs */
+  char *root;    /* UTF-8, owned */
+  size_t rootlen;
+  weft_alloc_fn alloc;
+  void *alloc_ud;
+};
+
+static int issue(weft_fswatch *fw) {
+  fw->pending = ReadDirectoryChangesW(fw->dir, fw->buf, WATCH_BUF, TRUE, WATCH_WHAT, NULL, &fw->ov,
+                                      NULL) != 0;
+  return fw->pending;
+}
+
+int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
+  *out = NULL;
+  wchar_t w[MAX_WPATH];
+  if (!wide(root, w, MAX_WPATH)) return WEFT_EIO;
+  weft_fswatch *fw = alloc(alloc_ud, NULL, 0, sizeof *fw);
+  if (!fw) return WEFT_ENOMEM;
+  memset(fw, 0, sizeof *fw);
+  fw->alloc = alloc;
+  fw->alloc_ud = alloc_ud;
+  fw->dir = INVALID_HANDLE_VALUE;
+  fw->rootlen = strlen(root);
+  fw->root = alloc(alloc_ud, NULL, 0, fw->rootlen + 1);
+  fw->buf = alloc(alloc_ud, NULL, 0, WATCH_BUF);
+  if (!fw->root || !fw->buf) {
+    weft_fswatch_close(fw);
+    return WEFT_ENOMEM;
+  }
+  memcpy(fw->root, root, fw->rootlen + 1);
+  fw->dir = CreateFileW(w, FILE_LIST_DIRECTORY, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                        NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OVERLAPPED, NULL);
+  fw->ov.hEvent = CreateEventW(NULL, TRUE, FALSE, NULL);
+  if (fw->dir == INVALID_HANDLE_VALUE || !fw->ov.hEvent || !issue(fw)) {
+    weft_fswatch_close(fw);
+    return WEFT_EIO;
+  }
+  *out = fw;
+  return WEFT_OK;
+}
+
+void weft_fswatch_close(weft_fswatch *fw) {
+  if (!fw) return;
+  if (fw->dir != INVALID_HANDLE_VALUE) {
+    if (fw->pending) { /* the system writes into buf until the read is cancelled */
+      DWORD got;
+      CancelIoEx(fw->dir, &fw->ov);
+      GetOverlappedResult(fw->dir, &fw->ov, &got, TRUE);
+    }
+    CloseHandle(fw->dir);
+  }
+  if (fw->ov.hEvent) CloseHandle(fw->ov.hEvent);
+  if (fw->buf) fw->alloc(fw->alloc_ud, fw->buf, WATCH_BUF, 0);
+  if (fw->root) fw->alloc(fw->alloc_ud, fw->root, fw->rootlen + 1, 0);
+  fw->alloc(fw->alloc_ud, fw, sizeof *fw, 0);
+}
+
+/* The whole tree is watched already. */
+int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
+  (void)fw, (void)rel;
+  return WEFT_OK;
+}
+
+/* Whether rel (under the root) is a directory now. */
+static int is_dir_now(weft_fswatch *fw, const char *rel) {
+  char full[MAX_WPATH * 3];
+  size_t n = strlen(rel);
+  if (fw->rootlen + n + 2 > sizeof full) return 0;
+  memcpy(full, fw->root, fw->rootlen);
+  full[fw->rootlen] = '/';
+  memcpy(full + fw->rootlen + 1, rel, n + 1);
+  weft_stat st;
+  return weft_stat_path(full, &st) == WEFT_OK && st.is_dir;
+}
+
+int weft_fswatch_read(weft_fswatch *fw,
+                      void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
+  int count = 0;
+  for (;;) {
+    DWORD got = 0;
+    if (!fw->pending && !issue(fw)) return count;
+    if (!GetOverlappedResult(fw->dir, &fw->ov, &got, FALSE)) {
+      if (GetLastError() == ERROR_IO_INCOMPLETE) return count; /* nothing yet */
+      fw->pending = 0;
+      on(ud, WEFT_FS_LOST, "", "");
+      return count + 1;
+    }
+    fw->pending = 0;
+    if (got == 0) { /* the system's buffer overflowed: events are lost */
+      on(ud, WEFT_FS_LOST, "", "");
+      count++;
+    }
+    for (DWORD off = 0; got > 0;) {
+      FILE_NOTIFY_INFORMATION *ev = (FILE_NOTIFY_INFORMATION *)(void *)((char *)fw->buf + off);
+      char rel[MAX_WPATH * 3];
+      int kind = 0;
+      if (narrow(ev->FileName, (int)(ev->FileNameLength / sizeof(WCHAR)), rel, (int)sizeof rel)) {
+        switch (ev->Action) {
+        case FILE_ACTION_ADDED:
+        case FILE_ACTION_RENAMED_NEW_NAME:
+          kind = is_dir_now(fw, rel) ? WEFT_FS_NEWDIR : WEFT_FS_SAVED;
+          break;
+        case FILE_ACTION_MODIFIED: /* no close is told: a write is a save */
+          kind = is_dir_now(fw, rel) ? 0 : WEFT_FS_SAVED;
+          break;
+        default: /* removed, renamed away */
+          break;
+        }
+      }
+      if (kind) {
+        const char *name = strrchr(rel, '/');
+        on(ud, kind, rel, name ? name + 1 : rel);
+        count++;
+      }
+      if (!ev->NextEntryOffset) break;
+      off += ev->NextEntryOffset;
+    }
+  }
+}
+
+/* ---- local sockets: Winsock 2, started once per process ---- */
+
+static weft_once wsa_once = WEFT_ONCE_INIT;
+static int wsa_ok;
+
+static void wsa_start(void) {
+  WSADATA d;
+  wsa_ok = WSAStartup(MAKEWORD(2, 2), &d) == 0;
+}
+
+static int nonblocking(SOCKET s) {
+  u_long one = 1;
+  return ioctlsocket(s, FIONBIO, &one) == 0 &&
+         SetHandleInformation((HANDLE)s, HANDLE_FLAG_INHERIT, 0);
+}
+
+int weft_sock_listen(int port, weft_sock *out, int *bound) {
+  *out = WEFT_SOCK_NONE;
+  if (port < 0 || port > 65535) return WEFT_EINVAL;
+  weft_once_run(&wsa_once, wsa_start);
+  if (!wsa_ok) return WEFT_EIO;
+  SOCKET s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+  if (s == INVALID_SOCKET) return WEFT_EIO;
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons((u_short)port);
+  int alen = (int)sizeof a;
+  /* No SO_REUSEADDR: on Windows it lets another socket take the port. */
+  if (!nonblocking(s) || bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, 1) != 0 ||
+      getsockname(s, (struct sockaddr *)&a, &alen) != 0) {
+    closesocket(s);
+    return WEFT_EIO;
+  }
+  if (bound) *bound = ntohs(a.sin_port);
+  *out = (weft_sock)s;
+  return WEFT_OK;
+}
+
+int weft_sock_accept(weft_sock listener, weft_sock *out) {
+  *out = WEFT_SOCK_NONE;
+  SOCKET s = accept((SOCKET)listener, NULL, NULL);
+  if (s == INVALID_SOCKET) return WSAGetLastError() == WSAEWOULDBLOCK ? WEFT_EBUSY : WEFT_EIO;
+  if (!nonblocking(s)) {
+    closesocket(s);
+    return WEFT_EIO;
+  }
+  *out = (weft_sock)s;
+  return WEFT_OK;
+}
+
+int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
+  WSAPOLLFD p;
+  p.fd = (SOCKET)s;
+  p.events = (SHORT)((what & WEFT_SOCK_IN ? POLLRDNORM : 0) | (what & WEFT_SOCK_OUT ? POLLWRNORM : 0));
+  p.revents = 0;
+  int r = WSAPoll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
+  if (r < 0) return WEFT_EIO;
+  return r > 0;
+}
+
+long weft_sock_recv(weft_sock s, void *buf, size_t n) {
+  int r = recv((SOCKET)s, buf, n > INT_MAX ? INT_MAX : (int)n, 0);
+  if (r > 0) return r;
+  if (r < 0 && WSAGetLastError() == WSAEWOULDBLOCK) return 0;
+  return WEFT_ECLOSED;
+}
+
+long weft_sock_send(weft_sock s, const void *buf, size_t n) {
+  int r = send((SOCKET)s, buf, n > INT_MAX ? INT_MAX : (int)n, 0);
+  if (r >= 0) return r;
+  return WSAGetLastError() == WSAEWOULDBLOCK ? 0 : WEFT_ECLOSED;
+}
+
+void weft_sock_close(weft_sock s) {
+  if (s != WEFT_SOCK_NONE) closesocket((SOCKET)s);
+}
+#endif

@@ -1,0 +1,21 @@
+/* Assertions of the host's invariants (Lua's lua_assert): checked when
+   WEFT_ASSERTS is defined (the sanitizer build, make asan), gone otherwise. */
+#ifndef WEFT_ASSERT_H
+#define WEFT_ASSERT_H
+
+#ifdef WEFT_ASSERTS
+#include <stdio.h>
+#include <stdlib.h>
+
+static inline void weft_assert_fail(const char *cond, const char *file, int line) {
+  fprintf(stderr, "%s:%d: weft invariant broken: %s\n", file, line, cond);
+  abort();
+}
+
+#define WEFT_ASSERT(c) ((c) ? (void)0 : weft_assert_fail(#c, __FILE__, __LINE__))
+#else
+/* Not evaluated, but still compiled: what it names stays declared and used. */
+#define WEFT_ASSERT(c) ((void)sizeof((c) ? 1 : 0))
+#endif
+
+#endif

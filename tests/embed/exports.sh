@@ -1,0 +1,34 @@
+#!/bin/sh
+# The shared library's boundary: it exports the functions the installed
+# headers declare and nothing else, and it reaches for no process-wide
+# facility (no dlopen, no signal handler).
+# Usage: tests/embed/exports.sh BUILD_DIR
+set -u
+B=$1
+pass=0
+fail=0
+check() { # name, then a command that succeeds when the check holds
+  name=$1
+  shift
+  if "$@" >/dev/null 2>&1; then
+    pass=$((pass + 1))
+    echo "ok    $name"
+  else
+    fail=$((fail + 1))
+    echo "FAIL  $name"
+  fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+nm -D --defined-only "$B/libweft.so" | awk '$2 ~ /[TDBR]/ {print $3}' | sort -u >"$tmp/exported"
+grep -ho 'weft_[a-z0-9_]*(' bindings/weft.h host/weft_base.h | tr -d '(' | sort -u >"$tmp/declared"
+check "libweft.so exports every function weft.h and weft_base.h declare" \
+  sh -c "comm -13 '$tmp/exported' '$tmp/declared' | grep -q . && exit 1 || exit 0"
+check "libweft.so exports nothing else" \
+  sh -c "comm -23 '$tmp/exported' '$tmp/declared' | grep -q . && exit 1 || exit 0"
+nm -D --undefined-only "$B/libweft.so" | awk '{print $2}' | sed 's/@.*//' >"$tmp/imported"
+for f in dlopen dlsym sigaction signal pthread_sigqueue pthread_kill; do
+  check "libweft.so calls no $f" sh -c "! grep -qx '$f' '$tmp/imported'"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,277 @@
+/* Tests of what an engine does to scripts' objects from C (weft.h):
+   signals it fires, channels it feeds, groups it makes and pauses, a
+   task's results, and script functions it calls under the budget.
+   Frames are stepped on a virtual clock; output comes through desc.log. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <weft.h>
+
+#define DT (1.0 / 60.0)
+
+typedef struct out {
+  char log[4096];
+  size_t len;
+  int reports;
+} out;
+
+static void on_log(void *user, const char *line, size_t len) {
+  out *o = user;
+  if (o->len + len + 2 < sizeof o->log) {
+    memcpy(o->log + o->len, line, len);
+    o->len += len;
+    o->log[o->len++] = '\n';
+    o->log[o->len] = 0;
+  }
+}
+
+static void on_report(void *user, const char *msg, const char *trace) {
+  (void)msg;
+  (void)trace;
+  ((out *)user)->reports++;
+}
+
+static weft_state *open_state(out *o) {
+  weft_desc d = {0};
+  d.log = on_log;
+  d.report = on_report;
+  d.user = o;
+  d.time_budget_us = WEFT_BUDGET_COUNTED;
+  d.instr_budget = 100000;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  return W;
+}
+
+/* Runs src as a task with the value on top of the stack as global `x`. */
+static weft_task run_with(weft_state *W, const char *src) {
+  lua_State *L = weft_lua(W);
+  weft_push_api(W);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "x");
+  lua_pop(L, 1);
+  weft_task t;
+  const char *err = NULL;
+  assert_int_equal(weft_run_string(W, "=t", src, strlen(src), &t, &err), WEFT_OK);
+  weft_push_api(W); /* only that script's globals keep it */
+  lua_pushnil(L);
+  lua_setfield(L, -2, "x");
+  lua_pop(L, 1);
+  return t;
+}
+
+static void steps(weft_state *W, int n) {
+  for (int i = 0; i < n; i++) assert_int_equal(weft_step(W, DT), WEFT_OK);
+}
+
+/* An engine event as a signal: a task waiting on it gets the values C
+   fires; a connection runs for each fire; a dropped signal is stale. */
+static void test_signal_fired_from_c_wakes_its_waiters_with_values(void **state) {
+  (void)state;
+  out o = {0};
+  weft_state *W = open_state(&o);
+  lua_State *L = weft_lua(W);
+  weft_signal s = weft_signal_new(W);
+  assert_true(s.id != 0);
+  weft_push_signal(W, L, s);
+  weft_task t = run_with(W, "x:connect(function(a) print('heard', a) end)\n"
+                            "local a, b = wait(x)\nprint('woke', a, b)\nreturn a + b");
+  steps(W, 2);
+  assert_int_equal(weft_task_result(W, t), WEFT_RUNNING);
+  lua_pushinteger(L, 20);
+  lua_pushinteger(L, 22);
+  assert_int_equal(weft_signal_fire(W, s, 2), WEFT_OK);
+  assert_int_equal(lua_gettop(L), 0);
+  steps(W, 1);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  assert_non_null(strstr(o.log, "woke\t20\t22\n"));
+  assert_non_null(strstr(o.log, "heard\t20\n"));
+  assert_int_equal(weft_task_push_results(W, t), 1);
+  assert_int_equal(lua_tointeger(L, -1), 42);
+  lua_pop(L, 1);
+  assert_int_equal(weft_signal_fire(W, s, 5), WEFT_EINVAL); /* more than the stack holds */
+  weft_signal_drop(W, s);
+  lua_pushinteger(L, 1);
+  assert_int_equal(weft_signal_fire(W, s, 1), WEFT_ESTALE);
+  assert_int_equal(lua_gettop(L), 1); /* nothing popped */
+  lua_pop(L, 1);
+  weft_push_signal(W, L, s);
+  assert_true(lua_isnil(L, -1));
+  lua_pop(L, 1);
+  weft_release(W, t);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* An engine's queue as a channel: a bounded one refuses when full (the
+   value stays with C), a receiver takes what C sent, and a closed one
+   refuses saying so. */
+static void test_channel_fed_from_c(void **state) {
+  (void)state;
+  out o = {0};
+  weft_state *W = open_state(&o);
+  lua_State *L = weft_lua(W);
+  weft_channel ch = weft_channel_new(W, 1);
+  assert_true(ch.id != 0);
+  lua_pushliteral(L, "first");
+  assert_int_equal(weft_channel_send(W, ch), WEFT_OK);
+  lua_pushliteral(L, "second");
+  assert_int_equal(weft_channel_send(W, ch), WEFT_ELIMIT);
+  assert_string_equal(lua_tostring(L, -1), "second");
+  lua_pop(L, 1);
+  weft_push_channel(W, L, ch);
+  weft_task t = run_with(W, "local got = {}\n"
+                            "while true do local v = x:recv() if v == nil then break end "
+                            "got[#got + 1] = v end\n"
+                            "return table.concat(got, ',')");
+  lua_pushliteral(L, "third");
+  assert_int_equal(weft_channel_send(W, ch), WEFT_OK);
+  steps(W, 1);
+  assert_int_equal(weft_channel_close(W, ch), WEFT_OK);
+  lua_pushliteral(L, "late");
+  assert_int_equal(weft_channel_send(W, ch), WEFT_ECLOSED);
+  lua_pop(L, 1);
+  steps(W, 1);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  assert_int_equal(weft_task_push_results(W, t), 1);
+  assert_string_equal(lua_tostring(L, -1), "first,third");
+  lua_pop(L, 1);
+  weft_channel_drop(W, ch);
+  lua_pushliteral(L, "x");
+  assert_int_equal(weft_channel_send(W, ch), WEFT_ESTALE);
+  lua_pop(L, 1);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* A group C makes (the UI's, a cutscene's): its tasks stop while C
+   pauses it, run at its time scale, and end when C cancels it. */
+static void test_group_made_and_driven_from_c(void **state) {
+  (void)state;
+  out o = {0};
+  weft_state *W = open_state(&o);
+  lua_State *L = weft_lua(W);
+  weft_group root = {0};
+  weft_group ui = weft_group_new(W, root, "ui");
+  assert_true(ui.id != 0);
+  weft_push_group(W, L, ui);
+  weft_task t = run_with(W, "assert(x.name == 'ui')\n"
+                            "x:spawn(function() local _ <close> = finally(function() print('closed') end)\n"
+                            "  while true do wait(1) print('tick', x.now) end end)\n"
+                            "return x");
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  assert_int_equal(weft_task_push_results(W, t), 1); /* the same handle */
+  weft_push_group(W, L, ui);
+  assert_true(lua_rawequal(L, -1, -2));
+  lua_pop(L, 2);
+  steps(W, 60);
+  assert_non_null(strstr(o.log, "tick\t1.0\n"));
+  assert_int_equal(weft_group_pause(W, ui), WEFT_OK);
+  assert_true(weft_group_rate(W, ui) == 0.0);
+  steps(W, 120);
+  assert_null(strstr(o.log, "tick\t2.0"));
+  assert_int_equal(weft_group_resume(W, ui), WEFT_OK);
+  assert_int_equal(weft_group_set_time_scale(W, ui, 2.0), WEFT_OK);
+  assert_int_equal(weft_group_set_time_scale(W, ui, -1.0), WEFT_EINVAL);
+  steps(W, 30); /* half a second of frames, a second of its time */
+  assert_non_null(strstr(o.log, "tick\t2.0\n"));
+  assert_int_equal(weft_group_cancel(W, ui), WEFT_OK);
+  assert_non_null(strstr(o.log, "closed\n"));
+  weft_group_drop(W, ui);
+  weft_release(W, t);
+  lua_gc(L, LUA_GCCOLLECT);
+  assert_int_equal(weft_group_pause(W, ui), WEFT_ESTALE);
+  assert_true(weft_group_time(W, ui) == -1.0);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* A task's results from C: several values and nils in place; none for a
+   task that failed or still runs. */
+static void test_task_results_read_from_c(void **state) {
+  (void)state;
+  out o = {0};
+  weft_state *W = open_state(&o);
+  lua_State *L = weft_lua(W);
+  weft_task t;
+  static const char three[] = "return 1, nil, 'three'";
+  assert_int_equal(weft_run_string(W, "=r", three, sizeof three - 1, &t, NULL), WEFT_OK);
+  assert_int_equal(weft_task_push_results(W, t), 3);
+  assert_int_equal(lua_tointeger(L, -3), 1);
+  assert_true(lua_isnil(L, -2));
+  assert_string_equal(lua_tostring(L, -1), "three");
+  lua_pop(L, 3);
+  weft_release(W, t);
+  static const char later[] = "wait(1) return 1";
+  assert_int_equal(weft_run_string(W, "=w", later, sizeof later - 1, &t, NULL), WEFT_OK);
+  assert_int_equal(weft_task_push_results(W, t), WEFT_ESTATE);
+  weft_release(W, t);
+  assert_int_equal(weft_task_push_results(W, t), WEFT_ESTALE);
+  static const char bad[] = "error('no')";
+  assert_int_equal(weft_run_string(W, "=f", bad, sizeof bad - 1, &t, NULL), WEFT_OK);
+  assert_int_equal(weft_task_push_results(W, t), WEFT_ESTATE);
+  weft_release(W, t);
+  assert_int_equal(lua_gettop(L), 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* A script function called from C returns its results; a runaway one
+   fails with the budget's error instead of hanging the engine; one that
+   waits fails saying why; no function is a clear refusal. */
+static void test_call_runs_a_script_function_under_the_budget(void **state) {
+  (void)state;
+  out o = {0};
+  weft_state *W = open_state(&o);
+  lua_State *L = weft_lua(W);
+  weft_task g;
+  /* each script has its own globals: define and read in one chunk */
+  static const char both[] = "function add(a, b) return a + b, 'sum' end\n"
+                             "function spin() while true do end end\n"
+                             "function nap() wait(1) end\n"
+                             "return add, spin, nap";
+  assert_int_equal(weft_run_string(W, "=both", both, sizeof both - 1, &g, NULL), WEFT_OK);
+  assert_int_equal(weft_task_push_results(W, g), 3);
+  int add = lua_absindex(L, -3), spin = lua_absindex(L, -2), nap = lua_absindex(L, -1);
+  lua_pushvalue(L, add);
+  lua_pushinteger(L, 40);
+  lua_pushinteger(L, 2);
+  assert_int_equal(weft_call(W, 2, LUA_MULTRET), WEFT_OK);
+  assert_int_equal(lua_gettop(L), nap + 2);
+  assert_int_equal(lua_tointeger(L, -2), 42);
+  assert_string_equal(lua_tostring(L, -1), "sum");
+  lua_pop(L, 2);
+  lua_pushvalue(L, spin);
+  assert_int_equal(weft_call(W, 0, 0), WEFT_ESCRIPT);
+  assert_non_null(strstr(lua_tostring(L, -1), "too long"));
+  lua_pop(L, 1);
+  lua_pushvalue(L, nap);
+  assert_int_equal(weft_call(W, 0, 0), WEFT_ESCRIPT);
+  assert_non_null(strstr(lua_tostring(L, -1), "weft_call"));
+  lua_pop(L, 1);
+  lua_pushinteger(L, 7);
+  assert_int_equal(weft_call(W, 0, 0), WEFT_EINVAL); /* not a function */
+  assert_int_equal(weft_call(W, 10, 0), WEFT_EINVAL); /* fewer values than that */
+  assert_int_equal(lua_gettop(L), nap + 1);
+  lua_settop(L, 0);
+  weft_release(W, g);
+  steps(W, 1);
+  assert_int_equal(weft_close(W), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_signal_fired_from_c_wakes_its_waiters_with_values),
+      cmocka_unit_test(test_channel_fed_from_c),
+      cmocka_unit_test(test_group_made_and_driven_from_c),
+      cmocka_unit_test(test_task_results_read_from_c),
+      cmocka_unit_test(test_call_runs_a_script_function_under_the_budget),
+  };
+  return cmocka_run_group_tests_name("capi", tests, NULL, NULL);
+}
