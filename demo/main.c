@@ -23,6 +23,7 @@
 #include "overlay.h"
 #include "render.h"
 #include "replay.h"
+#include "screen.h"
 #include "verbs.h"
 
 static game G;
@@ -362,6 +363,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   if (open_tape(g, o, T) != 0) return -1;
   weft_push_api(g->W);
   verbs_open(g);
+  screen_open(g);
   control_open(g);
   assets_open(g);
   /* launch: the options the boot script follows (launch.play) */
