@@ -12,6 +12,7 @@
 
 #include <lauxlib.h>
 
+#include "console.h"
 #include "overlay.h"
 #include "render.h"
 #include "replay.h"
@@ -160,6 +161,7 @@ static int l_screenshot(lua_State *L) {
   g->L = L; /* the overlays call weft.tasks() and weft.modules() on this thread */
   render_frame(g);
   overlay_draw(g);
+  console_draw(g);
   g->L = main;
   if (render_save_png(g, path) != 0) return luaL_error(L, "screenshot: cannot write %s", path);
   return 0;
@@ -175,6 +177,7 @@ static int l_overlay_rects(lua_State *L) {
   g->L = L;
   render_frame(g);
   overlay_draw(g);
+  console_draw(g);
   g->L = main;
   lua_createtable(L, 0, g->ov.ndrawn);
   for (int i = 0; i < g->ov.ndrawn; i++) {
@@ -526,6 +529,9 @@ static void press(game *g, SDL_Scancode sc) {
     return;
   }
   switch (sc) {
+  case SDL_SCANCODE_GRAVE:
+    console_toggle(g);
+    break;
   case SDL_SCANCODE_P:
     g->modes.paused = !g->modes.paused;
     control_apply_speed(g);
@@ -552,6 +558,10 @@ static void press(game *g, SDL_Scancode sc) {
 
 void game_key(game *g, SDL_Scancode sc, int down) {
   if (sc <= SDL_SCANCODE_UNKNOWN || sc >= SDL_NUM_SCANCODES) return;
+  if (g->console.open) { /* the console takes the keys */
+    if (down) console_key(g, sc);
+    return;
+  }
   int was = g->input.held[sc];
   g->input.held[sc] = (uint8_t)(down != 0);
   if (down && !was) press(g, sc);
@@ -563,6 +573,18 @@ void control_poll(game *g) {
     SDL_Scancode sc = ev.key.keysym.scancode;
     if (ev.type == SDL_QUIT) {
       g->run.quit = 1;
+    } else if (ev.type == SDL_TEXTINPUT && g->console.open) {
+      console_text(g, ev.text.text);
+    } else if (ev.type == SDL_KEYDOWN && sc == SDL_SCANCODE_GRAVE && !ev.key.repeat) {
+      /* the console is not the game's: not recorded, but the keys it
+         takes from the game are let go in the recording too */
+      replay_note_key(g, SDL_SCANCODE_UNKNOWN, 0);
+      console_toggle(g);
+    } else if (ev.type == SDL_KEYDOWN && g->console.open &&
+               !(sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))) {
+      console_key(g, sc); /* typing: nothing reaches the game (a held key repeats) */
+    } else if (ev.type == SDL_KEYUP && g->console.open) {
+      continue;
     } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
       if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
         g->run.quit = 1;

@@ -23,6 +23,8 @@
 #define GRAPH_N 240
 #define TASK_LINES 64 /* inspector lines kept for overlay_text() */
 #define MAX_HOLDS 16
+#define CONSOLE_OUT 10     /* lines of output the console shows */
+#define CONSOLE_HISTORY 32 /* lines it remembers for Up/Down */
 #define VERB_SITES 256 /* futures whose verb's call site is remembered */
 
 /* Buffer sizes, in bytes with the terminating 0. */
@@ -88,6 +90,16 @@ typedef struct game {
     float frac, shown;
     char label[96];
   } load;
+  struct { /* the console (console.c) */
+    int open;
+    char line[MESSAGE_LEN / 2]; /* being typed */
+    char out[CONSOLE_OUT][MESSAGE_LEN];
+    int nout;
+    char history[CONSOLE_HISTORY][MESSAGE_LEN / 2];
+    int nhistory, browsing; /* browsing: history lines back from the newest, 0 none */
+    int env;                /* the lines' shared globals (registry reference) */
+    int runner;             /* function(f, done) done(pcall(f)) end (registry reference) */
+  } console;
   struct {       /* where each pending verb future was asked for, by future id */
     uint64_t fut; /* 0: free */
     char where[MESSAGE_LEN / 4]; /* "scripts/cinematics/vault.lua:12:" */

@@ -18,6 +18,7 @@
 
 #include "mialloc.h"
 #include "assets.h"
+#include "console.h"
 #include "control.h"
 #include "game.h"
 #include "overlay.h"
@@ -365,6 +366,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   verbs_open(g);
   screen_open(g);
   control_open(g);
+  console_open(g);
   assets_open(g);
   /* launch: the options the boot script follows (launch.play) */
   lua_createtable(g->L, 0, 1);
@@ -383,6 +385,7 @@ static void draw(game *g) {
   Uint64 t0 = SDL_GetPerformanceCounter();
   render_frame(g);
   overlay_draw(g);
+  console_draw(g);
   overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
                               (double)SDL_GetPerformanceFrequency()));
 }
@@ -641,6 +644,7 @@ int main(int argc, char **argv) {
   if (o.shot) {
     render_frame(g);
     overlay_draw(g);
+    console_draw(g);
     if (render_save_png(g, o.shot) != 0) rc = 1;
   }
   if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)

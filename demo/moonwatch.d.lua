@@ -269,3 +269,9 @@ function overlay_text(name) end
 ---the game unseen up to it.
 ---@param name? string
 function beat(name) end
+---Types text into the console (open it with tap("`")).
+---@param text string
+function console_input(text) end
+---The console's output lines, oldest first.
+---@return string[]
+function console_lines() end

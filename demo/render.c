@@ -581,8 +581,8 @@ void render_key_hints(const game *g, char *out, size_t n) {
              g->rp.paused ? "  (paused)" : "", g->rp.paused ? "play" : "pause");
   else
     snprintf(out, n, "%s",
-             "WASD / arrows move   Space talk   Esc skip   P pause   T slow motion   F1 tasks   "
-             "F2 frame graph   F4 dismiss errors   F11 full screen   F12 screenshot   Ctrl-Q quit");
+             "WASD / arrows move   Space talk   Esc skip   P pause   T slow motion   ` console   "
+             "F1 tasks   F2 graph   F4 errors   F11 full screen   F12 screenshot   Ctrl-Q quit");
 }
 
 static void draw_hud(game *g) {

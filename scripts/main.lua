@@ -48,7 +48,8 @@ for _, z in ipairs(zones()) do
     local t = spawn(function()
       wait(game.playing)
       wait(z.entered)
-      cinema.play(z.cinematic, { zone = z })
+      -- not when a console's play() put Wren in the zone to show it
+      if cinema.state.current ~= z.cinematic then cinema.play(z.cinematic, { zone = z }) end
     end)
     t.name = "zone " .. z.name
   end
