@@ -160,6 +160,10 @@ static void run(game *g, const char *line) {
   lua_settop(L, top);
 }
 
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Tab: completes the name being typed from the globals the lines see (a
    field after "name."), to the longest common start; more than one
    candidate are printed. */
@@ -201,18 +205,23 @@ static void complete(game *g) {
     lua_pop(L, 1);
   }
   char common[sizeof g->console.line] = "", list[MESSAGE_LEN] = "";
+  enum { MAX_CANDS = 64 };
+  const char *names[MAX_CANDS];
   int count = 0;
   lua_pushnil(L);
   while (lua_next(L, cands)) {
     lua_pop(L, 1);
-    const char *c = lua_tostring(L, -1);
-    if (count++ == 0)
-      snprintf(common, sizeof common, "%s", c);
+    if (count < MAX_CANDS) names[count++] = lua_tostring(L, -1); /* kept alive by cands */
+  }
+  qsort(names, (size_t)count, sizeof names[0], by_name);
+  for (int i = 0; i < count; i++) {
+    if (i == 0)
+      snprintf(common, sizeof common, "%s", names[i]);
     else
-      for (size_t i = 0; common[i]; i++)
-        if (common[i] != c[i]) common[i] = 0;
+      for (size_t k = 0; common[k]; k++)
+        if (common[k] != names[i][k]) common[k] = 0;
     size_t used = strlen(list);
-    snprintf(list + used, sizeof list - used, "%s%s", used ? "  " : "", c);
+    snprintf(list + used, sizeof list - used, "%s%s", used ? "  " : "", names[i]);
   }
   lua_settop(L, top);
   if (count > 1) print_line(g, list);
@@ -293,7 +302,7 @@ void console_draw(game *g) {
   SDL_Rect r = {16, 12, SCREEN_W - 32, 16 + lh * (CONSOLE_OUT + 1) + 8};
   render_note(g, "console", r);
   SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_BLEND);
-  SDL_SetRenderDrawColor(g->video.r, 4, 6, 12, 235);
+  SDL_SetRenderDrawColor(g->video.r, 4, 6, 12, 250);
   SDL_RenderFillRect(g->video.r, &r);
   SDL_SetRenderDrawColor(g->video.r, 230, 190, 90, 255);
   SDL_RenderDrawRect(g->video.r, &r);

@@ -85,3 +85,25 @@ check.within(20, "ending", function() return cinema.state.current == "cinematics
 wait(7.5)
 shot("ending")
 check.within(30, "ending done", function() return cinema.state.current == nil end)
+
+-- the console, with a few lines a designer might type
+wait(1)
+tap("`")
+for _, line in ipairs {
+  'entity("gate_guard"):position()',
+  'entity("gate_guard").leg',
+  'entity("gate_guard").group.time_scale = 0.25',
+  'entities("guard")[1]:mood()',
+  'x = 41',
+  'x + 1',
+  'nope()',
+} do
+  console_input(line)
+  tap("return")
+  wait(0.1)
+end
+console_input("ent")
+tap("tab")
+wait(0.5)
+shot("console")
+tap("`")
