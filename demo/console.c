@@ -19,16 +19,17 @@
 enum { REPLAY_STEPS = 1000000 }; /* instructions a replay's line may take */
 
 /* Runs the line's function and hands what it ended with to done. The
-   play(name) the lines see: the cinematic plays in the game group, so it
-   outlives the line. */
+   play(name [, beat]) the lines see: the cinematic plays in the game
+   group, so it outlives the line, from the beat as --beat shows it. */
 static const char runner_src[] =
     "local f, done = ...\n"
     "done(pcall(f))\n";
 static const char prelude_src[] =
     "local env = ...\n"
-    "function env.play(name)\n"
-    "  groups.game:spawn(function() require('lib.cinema').play_now(name) end)\n"
-    "  return 'playing ' .. name\n"
+    "function env.play(name, from)\n"
+    "  if from then run_to_beat(from) end\n"
+    "  groups.game:spawn(function() require('lib.cinema').play_now(name) beat() end)\n"
+    "  return 'playing ' .. name .. (from and ' from ' .. from or '')\n"
     "end\n";
 
 static void print_line(game *g, const char *s) {

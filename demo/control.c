@@ -214,6 +214,15 @@ static int l_beat(lua_State *L) {
   return 0;
 }
 
+/* run_to_beat(name): from now on the game runs unseen, as fast as it
+   goes, until beat(name) (or a beat() without one), as --beat does. */
+static int l_run_to_beat(lua_State *L) {
+  game *g = G(L);
+  snprintf(g->run.beat_wanted, sizeof g->run.beat_wanted, "%s", luaL_checkstring(L, 1));
+  g->run.fast_forward = 1;
+  return 0;
+}
+
 /* overlay_text("tasks") -> the task inspector's lines as drawn now (a
    frame is drawn as screenshot() would); {} while it is closed. */
 static int l_overlay_text(lua_State *L) {
@@ -321,6 +330,7 @@ static const luaL_Reg fns[] = {{"lock_input", l_lock_input},
                                {"overlay_rects", l_overlay_rects},
                                {"overlay_text", l_overlay_text},
                                {"beat", l_beat},
+                               {"run_to_beat", l_run_to_beat},
                                {"game_state", l_game_state},
                                {"loading", l_loading},
                                {NULL, NULL}};

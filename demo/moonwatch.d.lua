@@ -275,3 +275,6 @@ function console_input(text) end
 ---The console's output lines, oldest first.
 ---@return string[]
 function console_lines() end
+---From now on the game runs unseen, as fast as it goes, until beat(name).
+---@param name string
+function run_to_beat(name) end

@@ -69,3 +69,13 @@ tap("escape")
 check.within(2, "the cinematic is skipped", function() return cinema.state.current == nil end)
 wait(1)
 check.expect(cinema.state.current == nil, "its zone does not play it again")
+
+-- play(name, beat): from the beat, as --beat does
+tap("`")
+check.expect(run("play('cinematics.vault', 'door opens')") == "playing cinematics.vault from door opens",
+  "play() from a beat: " .. last())
+tap("`")
+wait_until(function() return cinema.state.current == "cinematics.vault" end)
+wait_until(function() return not game_state().fast_forward end)
+check.expect(game_state().beat == "door opens" and cinema.state.current == "cinematics.vault",
+  "the vault cinematic shown from its beat (" .. game_state().beat .. ")")
