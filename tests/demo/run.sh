@@ -28,6 +28,14 @@ else
   bad "the game's verbs are declared for editors" "$out/declared.log"
 fi
 
+# a behaviour's unit tests against fake entities, without the game
+weft=$(dirname "$demo")/weft
+if "$weft" test tests/demo/unit --scripts scripts >"$out/unit.log" 2>&1; then
+  ok "weft test tests/demo/unit: $(tail -1 "$out/unit.log")"
+else
+  bad "weft test tests/demo/unit (behaviours against lib/fakes.lua)" "$out/unit.log"
+fi
+
 for t in tests/demo/*_test.lua; do
   name=$(basename "$t" .lua)
   log="$out/$name.log"
