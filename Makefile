@@ -30,13 +30,13 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
 BINDINGS_SRC := $(wildcard bindings/*.c)
-# The Lua parts of the bindings, embedded as C arrays (xxd -i).
+# The Lua parts of the bindings, embedded as static const arrays (xxd -i)
+# in a header the one file loading each part includes.
 LUA_PARTS    := $(wildcard bindings/lua/*.lua)
-LUA_GEN      := $(LUA_PARTS:bindings/lua/%.lua=$(BUILD)/gen/lua_%.c)
+LUA_GEN      := $(LUA_PARTS:bindings/lua/%.lua=$(BUILD)/gen/lua_%.h)
 HOST_OBJ     := $(HOST_SRC:%.c=$(BUILD)/%.o)
-BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o) $(LUA_GEN:%.c=%.o)
-PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o) \
-                $(LUA_GEN:$(BUILD)/%.c=$(BUILD)/pic/%.o)
+BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o)
+PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o)
 CTEST_SRC    := $(wildcard tests/test_*.c)
 # mimalloc for the programs' states (weft, weft-demo, the benchmarks),
 # loaded at run time: cli/mialloc.c.
@@ -133,16 +133,15 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(LUA_CFLAGS) -c $< -o $@
 
-$(BUILD)/gen/lua_%.c: bindings/lua/%.lua
+$(BUILD)/gen/lua_%.h: bindings/lua/%.lua
 	@mkdir -p $(dir $@)
-	xxd -i -n weft_lua_$* $< > $@
+	xxd -i -n weft_lua_$* $< > $@.tmp
+	sed 's/^unsigned/static const unsigned/' $@.tmp > $@.tmp2
+	mv $@.tmp2 $@; rm -f $@.tmp
 
-$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
-
-$(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC -c $< -o $@
+# The bindings find the generated headers in $(BUILD)/gen, made first.
+$(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(BUILD)/gen
+$(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): | $(LUA_GEN)
 
 $(BUILD)/pic/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
@@ -255,7 +254,7 @@ fuzz: deps $(LUA_GEN)
 	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
 	@mkdir -p build-fuzz/corpus
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -iquote host $(LUA_CFLAGS) \
-	  $(HOST_SRC) $(BINDINGS_SRC) $(LUA_GEN) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
+	  -iquote $(BUILD)/gen $(HOST_SRC) $(BINDINGS_SRC) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
 	build-fuzz/fuzz_script -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/corpus tests/fuzz/seeds
 
@@ -264,7 +263,7 @@ fuzz-tape: deps $(LUA_GEN)
 	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
 	@mkdir -p build-fuzz/tape-corpus
 	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -iquote host $(LUA_CFLAGS) \
-	  $(HOST_SRC) $(BINDINGS_SRC) $(LUA_GEN) tests/fuzz/fuzz_tape.c -o build-fuzz/fuzz_tape $(LUA_LIBS) -lm -lpthread
+	  -iquote $(BUILD)/gen $(HOST_SRC) $(BINDINGS_SRC) tests/fuzz/fuzz_tape.c -o build-fuzz/fuzz_tape $(LUA_LIBS) -lm -lpthread
 	build-fuzz/fuzz_tape -max_total_time=$(FUZZ_TIME) -max_len=32768 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/tape-corpus tests/fuzz/seeds-tape
 

@@ -8,6 +8,7 @@
    plain Lua), the rest call Lua's functions directly. */
 #include "coro.h"
 #include "budget.h"
+#include "task.h"
 #include "wait.h"
 
 static lua_CFunction original(lua_State *L) { return lua_tocfunction(L, lua_upvalueindex(1)); }

@@ -2,131 +2,24 @@
    JSON over a local TCP socket). Every task is a thread; breakpoints are
    kept by file path and line, so the functions a hot reload brings in hit
    them too. A stop serves the client from a nested loop inside the hook
-   (or the scheduler) that stopped, so the whole frame stays frozen. */
-#define _XOPEN_SOURCE 700 /* realpath */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <netinet/in.h>
-#include <poll.h>
+   (or the scheduler) that stopped, so the whole frame stays frozen. The
+   socket and the framing are dap_wire.c's; frames, variables and
+   evaluation are debug_values.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cjson/cJSON.h>
-
-#include "debug.h"
-#include "budget.h"
 #include "chunks.h"
+#include "debug_int.h"
 #include "inspect.h"
 #include "report.h"
 
-#define NO_TASK 1            /* the thread id of code running outside any task */
-#define FIRST_TASK_ID 2      /* thread ids of tasks count up from here */
-#define EVAL_BUDGET 1000000  /* instructions an evaluation may take */
-#define MAX_HEADER 4096      /* bytes of a message header */
-#define MAX_BODY (16u << 20) /* bytes of a message body */
-#define SRC_CACHE 16         /* chunk names resolved to breakpoint files */
-#define MAX_VALUE 200        /* characters of a value shown */
-
-enum { STEP_NONE, STEP_IN, STEP_OVER, STEP_OUT };
-enum { V_LOCALS, V_UPVALUES, V_GLOBALS, V_VALUE };
-
-typedef struct bpoint {
-  int id, line;
-  char *cond, *hit, *log; /* NULL: none */
-  unsigned hits;
-} bpoint;
-
-/* The breakpoints of one file, by its resolved absolute path. */
-typedef struct bfile {
-  char *path;
-  bpoint *bp;
-  int n;
-} bfile;
-
-typedef struct frame_ref {
-  lua_State *th;
-  int level;
-} frame_ref;
-
-typedef struct var_ref {
-  int kind;   /* V_* */
-  int frame;  /* frame index (frames[]), -1: none */
-  int anchor; /* V_VALUE: the value's slot in the anchor table */
-} var_ref;
-
-/* A known task: its thread id, and the poll that last saw it. */
-typedef struct known {
-  weft_id id;
-  int dap;
-  unsigned stamp;
-} known;
-
-struct weft_debug {
-  weft_state *W;
-  weft_debug_desc desc;
-  int lfd, fd, port;
-  char *in; /* bytes received and not yet handled */
-  size_t inlen, incap;
-  int seq;
-  int initialized; /* the client sent initialize: events may go out */
-  int configured, terminate;
-
-  /* the output sinks W had before, which the server forwards to */
-  void (*log)(void *user, const char *line, size_t len);
-  void (*report)(void *user, const char *msg, const char *trace);
-  int (*fail_alloc)(void *user, size_t nsize);
-  void *user;
-
-  bfile *files;
-  int nfiles, nbps, next_bp;
-  uint16_t *lines; /* breakpoints at each line number, in any file */
-  int nlines;
-  struct {
-    char *src;
-    int file;
-  } cache[SRC_CACHE];
-  int cache_next;
-  int exc_uncaught, exc_all;
-
-  int step; /* STEP_*: armed for step_task */
-  weft_id step_task;
-  int step_depth;
-  int pause_req;
-
-  int stopped, resume, in_eval;
-  lua_State *stop_L; /* the thread that stopped (NULL: between frames) */
-  weft_id stop_task;
-  char exc[512]; /* the error of an exception stop, "" for other stops */
-  frame_ref *frames;
-  int nframes, capframes;
-  var_ref *vars;
-  int nvars, capvars, nanchors;
-  int ref_anchors; /* registry: the values variables refer to */
-  lua_State *E;    /* the debugger's own thread: evaluation, descriptions */
-  int ref_E;
-
-  known *tasks; /* open addressing by id; id 0: empty */
-  uint32_t cap, ntasks;
-  unsigned stamp;
-  int next_dap;
-  int synced;            /* the tasks above are as of: */
-  uint64_t spawned_seen; /* ...W->spawned */
-  uint32_t live_seen;    /* ...and the live tasks (C tasks too) */
-};
-
-typedef struct weft_debug dbg;
-
-/* ---- the wire ---- */
+/* ---- messages ---- */
 
 static void drop_client(dbg *D);
 
 static void send_msg(dbg *D, cJSON *m) {
-  if (D->fd < 0) {
+  if (!dap_wire_connected(&D->wire)) {
     cJSON_Delete(m);
     return;
   }
@@ -134,25 +27,7 @@ static void send_msg(dbg *D, cJSON *m) {
   char *body = cJSON_PrintUnformatted(m);
   cJSON_Delete(m);
   if (!body) return;
-  size_t blen = strlen(body);
-  char *msg = malloc(blen + 40);
-  if (!msg) {
-    free(body);
-    return;
-  }
-  size_t len = (size_t)snprintf(msg, 40, "Content-Length: %zu\r\n\r\n", blen);
-  memcpy(msg + len, body, blen);
-  len += blen;
-  for (size_t off = 0; off < len && D->fd >= 0;) {
-    ssize_t w = send(D->fd, msg + off, len - off, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      drop_client(D);
-      break;
-    }
-    off += (size_t)w;
-  }
-  free(msg);
+  if (dap_wire_send(&D->wire, body, strlen(body)) == WEFT_ECLOSED) drop_client(D);
   free(body);
 }
 
@@ -164,7 +39,7 @@ static cJSON *new_event(const char *name, cJSON **body) {
   return m;
 }
 
-static void respond(dbg *D, cJSON *req, const char *error, cJSON *body) {
+void weft_debug_respond(dbg *D, cJSON *req, const char *error, cJSON *body) {
   cJSON *m = cJSON_CreateObject();
   cJSON_AddStringToObject(m, "type", "response");
   cJSON *rs = cJSON_GetObjectItem(req, "seq");
@@ -177,8 +52,8 @@ static void respond(dbg *D, cJSON *req, const char *error, cJSON *body) {
   send_msg(D, m);
 }
 
-static void send_output(dbg *D, const char *category, const char *text, size_t len) {
-  if (D->fd < 0 || !D->initialized) return;
+void weft_debug_output(dbg *D, const char *category, const char *text, size_t len) {
+  if (!dap_wire_connected(&D->wire) || !D->initialized) return;
   cJSON *body;
   cJSON *m = new_event("output", &body);
   cJSON_AddStringToObject(body, "category", category);
@@ -212,7 +87,7 @@ static void on_log(void *user, const char *line, size_t len) {
     fputc('\n', stdout);
     fflush(stdout);
   }
-  send_output(D, "stdout", line, len);
+  weft_debug_output(D, "stdout", line, len);
 }
 
 static void on_report(void *user, const char *msg, const char *trace) {
@@ -225,7 +100,7 @@ static void on_report(void *user, const char *msg, const char *trace) {
   char *s = malloc(strlen(t) + 8);
   if (!s) return;
   sprintf(s, "error: %s", t);
-  send_output(D, "stderr", s, strlen(s));
+  weft_debug_output(D, "stderr", s, strlen(s));
   free(s);
 }
 
@@ -282,7 +157,7 @@ static void see_task(void *ud, weft_id id) {
    call: O(live tasks) when any did, O(1) when none did (no task was made
    and as many live: none can have ended either). */
 static void sync_threads(dbg *D) {
-  if (D->fd < 0 || !D->initialized) return;
+  if (!dap_wire_connected(&D->wire) || !D->initialized) return;
   uint32_t live = weft_sched_task_count(D->W->S);
   if (D->synced && D->W->spawned == D->spawned_seen && live == D->live_seen) return;
   D->synced = 1;
@@ -338,11 +213,11 @@ static int task_depth(dbg *D, lua_State *L, weft_id task) {
 /* Line events are asked for only while a breakpoint is set or a step or
    pause is under way; otherwise no hook runs beyond the budget's. */
 static void update_mask(dbg *D, lua_State *L) {
-  int want = D->fd >= 0 && (D->nbps > 0 || D->step || D->pause_req) ? LUA_MASKLINE : 0;
+  int want = dap_wire_connected(&D->wire) && (D->nbps > 0 || D->step || D->pause_req) ? LUA_MASKLINE : 0;
   weft_budget_set_extra(D->W, want, L);
 }
 
-static void service(dbg *D, int timeout_ms);
+static int service(dbg *D, int timeout_ms);
 
 /* Forgets the frames and variables of a stop (their references are
    valid until the program resumes). Never allocates. */
@@ -361,7 +236,7 @@ static void clear_refs(dbg *D) {
 /* Stops everything: tells the client and serves it until it resumes.
    L is the thread that stopped (NULL between frames). */
 static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
-  if (D->fd < 0 || !D->initialized || D->stopped) return;
+  if (!dap_wire_connected(&D->wire) || !D->initialized || D->stopped) return;
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->stopped = 1;
@@ -382,7 +257,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   if (bp) cJSON_AddItemToObject(body, "hitBreakpointIds", cJSON_CreateIntArray(&bp, 1));
   send_msg(D, m);
   uint32_t held = weft_budget_hold(D->W); /* time stopped is not the script's */
-  while (D->fd >= 0 && !D->resume) {
+  while (dap_wire_connected(&D->wire) && !D->resume) {
     if (D->desc.idle) D->desc.idle(D->desc.user);
     service(D, D->desc.idle ? 16 : 500);
   }
@@ -393,7 +268,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   D->stop_task = 0;
   D->exc[0] = 0;
   update_mask(D, L);
-  if (D->fd >= 0) {
+  if (dap_wire_connected(&D->wire)) {
     m = new_event("continued", &body);
     cJSON_AddNumberToObject(body, "threadId", dap_of(D, task));
     cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
@@ -407,9 +282,9 @@ static int file_of(dbg *D, const char *source) {
   if (source[0] != '@') return -1;
   for (int i = 0; i < SRC_CACHE; i++)
     if (D->cache[i].src && strcmp(D->cache[i].src, source) == 0) return D->cache[i].file;
-  char abs[PATH_MAX];
+  char abs[WEFT_PATH_MAX];
   int file = -1;
-  if (realpath(source + 1, abs))
+  if (weft_path_resolve(source + 1, abs, sizeof abs) == WEFT_OK)
     for (int i = 0; i < D->nfiles && file < 0; i++)
       if (strcmp(D->files[i].path, abs) == 0) file = i;
   int slot = D->cache_next++ % SRC_CACHE;
@@ -419,9 +294,6 @@ static int file_of(dbg *D, const char *source) {
   return file;
 }
 
-static int eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
-                      int *truthy);
-static void log_point(dbg *D, lua_State *L, const char *fmt);
 
 /* "N" or "==N": the Nth hit; ">N", ">=N", "<N", "<=N"; "%N": every Nth. */
 static int hit_matches(const char *cond, unsigned hits) {
@@ -452,12 +324,12 @@ static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
     if (b->cond) {
       char buf[64];
       int truthy = 0;
-      if (eval_value(D, L, 0, b->cond, buf, sizeof buf, &truthy) && !truthy) continue;
+      if (weft_debug_eval_value(D, L, 0, b->cond, buf, sizeof buf, &truthy) && !truthy) continue;
     }
     b->hits++;
     if (b->hit && !hit_matches(b->hit, b->hits)) continue;
     if (b->log) {
-      log_point(D, L, b->log);
+      weft_debug_log_point(D, L, b->log);
       continue;
     }
     stop(D, L, D->W->cur, "breakpoint", NULL, b->id);
@@ -490,7 +362,7 @@ static void on_hook(weft_state *W, lua_State *L, lua_Debug *ar) {
 
 static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State *L, int idx) {
   dbg *D = W->dbg;
-  if (!D || D->fd < 0 || D->stopped || !(D->exc_uncaught || D->exc_all)) return;
+  if (!D || !dap_wire_connected(&D->wire) || D->stopped || !(D->exc_uncaught || D->exc_all)) return;
   char text[512];
   if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER)
     snprintf(text, sizeof text, "%s", lua_tostring(L, idx));
@@ -508,7 +380,7 @@ static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State 
 static void stop_on_error(lua_State *L) {
   weft_state *W = weft_get(L);
   dbg *D = W->dbg;
-  if (!D || D->fd < 0 || D->stopped || D->in_eval || !D->exc_all) return;
+  if (!D || !dap_wire_connected(&D->wire) || D->stopped || D->in_eval || !D->exc_all) return;
   char text[512];
   if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
     snprintf(text, sizeof text, "%s (caught)", lua_tostring(L, 1));
@@ -545,7 +417,7 @@ static int pcall_done(lua_State *L, int status, lua_KContext extra) {
 
 static int catching(lua_State *L) {
   dbg *D = weft_get(L)->dbg;
-  return D && D->fd >= 0 && D->exc_all;
+  return D && dap_wire_connected(&D->wire) && D->exc_all;
 }
 
 static int l_pcall(lua_State *L) {
@@ -577,378 +449,7 @@ static int l_xpcall(lua_State *L) {
   return pcall_done(L, st, 2);
 }
 
-/* ---- values ---- */
-
-static int add_frame(dbg *D, lua_State *th, int level) {
-  if (D->nframes == D->capframes) {
-    int cap = D->capframes ? D->capframes * 2 : 32;
-    frame_ref *f = realloc(D->frames, (size_t)cap * sizeof *f);
-    if (!f) return 0;
-    D->frames = f;
-    D->capframes = cap;
-  }
-  D->frames[D->nframes] = (frame_ref){th, level};
-  return ++D->nframes;
-}
-
-static int add_var(dbg *D, int kind, int frame, int anchor) {
-  if (D->nvars == D->capvars) {
-    int cap = D->capvars ? D->capvars * 2 : 64;
-    var_ref *v = realloc(D->vars, (size_t)cap * sizeof *v);
-    if (!v) return 0;
-    D->vars = v;
-    D->capvars = cap;
-  }
-  D->vars[D->nvars] = (var_ref){kind, frame, anchor};
-  return ++D->nvars;
-}
-
-/* Keeps the value at E[idx] for a later variables request; returns its
-   reference. May raise (memory). */
-static int anchor(dbg *D, lua_State *E, int idx, int frame) {
-  idx = lua_absindex(E, idx);
-  lua_rawgeti(E, LUA_REGISTRYINDEX, D->ref_anchors);
-  lua_pushvalue(E, idx);
-  lua_rawseti(E, -2, ++D->nanchors);
-  lua_pop(E, 1);
-  return add_var(D, V_VALUE, frame, D->nanchors);
-}
-
-/* A short text for the value at E[idx]; userdata (task handles, futures)
-   print through their __tostring, tables are never called into. */
-static void describe(lua_State *E, int idx, char *out, size_t n) {
-  idx = lua_absindex(E, idx);
-  switch (lua_type(E, idx)) {
-  case LUA_TNIL:
-    snprintf(out, n, "nil");
-    break;
-  case LUA_TBOOLEAN:
-    snprintf(out, n, "%s", lua_toboolean(E, idx) ? "true" : "false");
-    break;
-  case LUA_TNUMBER:
-    lua_pushvalue(E, idx);
-    snprintf(out, n, "%s", lua_tostring(E, -1));
-    lua_pop(E, 1);
-    break;
-  case LUA_TSTRING: {
-    size_t len;
-    const char *s = lua_tolstring(E, idx, &len);
-    snprintf(out, n, "\"%.*s\"%s", (int)(len > MAX_VALUE ? MAX_VALUE : len), s,
-             len > MAX_VALUE ? "..." : "");
-    break;
-  }
-  case LUA_TTABLE: {
-    lua_Unsigned len = lua_rawlen(E, idx);
-    if (len)
-      snprintf(out, n, "table #%llu", (unsigned long long)len);
-    else
-      snprintf(out, n, "table");
-    break;
-  }
-  case LUA_TFUNCTION: {
-    lua_Debug ar;
-    lua_pushvalue(E, idx);
-    if (lua_getinfo(E, ">S", &ar) && ar.linedefined > 0)
-      snprintf(out, n, "function %s:%d", ar.short_src, ar.linedefined);
-    else
-      snprintf(out, n, "function");
-    break;
-  }
-  case LUA_TUSERDATA:
-    snprintf(out, n, "%s", weft_tostring(E, idx));
-    lua_pop(E, 1);
-    break;
-  default:
-    snprintf(out, n, "%s", luaL_typename(E, idx));
-  }
-}
-
-/* A variable (name, value at E[idx]) into the array; a table gets a
-   reference the client can expand. */
-static void add_variable(dbg *D, lua_State *E, cJSON *arr, const char *name, int idx, int frame) {
-  idx = lua_absindex(E, idx);
-  char buf[MAX_VALUE + 64];
-  describe(E, idx, buf, sizeof buf);
-  cJSON *v = cJSON_CreateObject();
-  cJSON_AddItemToArray(arr, v);
-  cJSON_AddStringToObject(v, "name", name);
-  cJSON_AddStringToObject(v, "value", buf);
-  cJSON_AddStringToObject(v, "type", luaL_typename(E, idx));
-  int ref = lua_type(E, idx) == LUA_TTABLE ? anchor(D, E, idx, frame) : 0;
-  cJSON_AddNumberToObject(v, "variablesReference", ref);
-  if (ref) {
-    lua_Unsigned len = lua_rawlen(E, idx);
-    if (len) cJSON_AddNumberToObject(v, "indexedVariables", (double)len);
-  }
-}
-
-/* The name a table key is shown by: a string as itself, others in []. */
-static void key_name(lua_State *E, int idx, char *out, size_t n) {
-  switch (lua_type(E, idx)) {
-  case LUA_TSTRING:
-    snprintf(out, n, "%s", lua_tostring(E, idx));
-    break;
-  case LUA_TNUMBER:
-  case LUA_TBOOLEAN: {
-    char b[64];
-    describe(E, idx, b, sizeof b);
-    snprintf(out, n, "[%s]", b);
-    break;
-  }
-  default:
-    snprintf(out, n, "[%s: %p]", luaL_typename(E, idx), lua_topointer(E, idx));
-  }
-}
-
-/* ---- evaluation in a frame ---- */
-
-/* What an evaluation's environment sees: a frame's locals, then its
-   function's upvalues, then its globals. Held by a full userdata so a
-   proxy kept past the evaluation finds valid == 0, not a stale frame. */
-typedef struct frame_ctx {
-  lua_State *th; /* NULL: no frame, the script API's globals only */
-  int level;
-  int valid;
-} frame_ctx;
-
-/* The index of the innermost active local called name, 0 if none. */
-static int find_local(frame_ctx *c, const char *name, lua_Debug *ar) {
-  if (!c->th || !lua_getstack(c->th, c->level, ar)) return 0;
-  int found = 0;
-  const char *nm;
-  for (int i = 1; (nm = lua_getlocal(c->th, ar, i)) != NULL; i++) {
-    lua_pop(c->th, 1);
-    if (strcmp(nm, name) == 0) found = i;
-  }
-  return found;
-}
-
-/* Pushes the frame's function onto L, or returns 0. */
-static int push_frame_fn(frame_ctx *c, lua_State *L) {
-  lua_Debug ar;
-  if (!c->th || !lua_getstack(c->th, c->level, &ar) || !lua_checkstack(c->th, 2)) return 0;
-  lua_getinfo(c->th, "f", &ar);
-  lua_xmove(c->th, L, 1);
-  return 1;
-}
-
-/* The upvalue index of name in the function at L[fidx], 0 if none. */
-static int find_upvalue(lua_State *L, int fidx, const char *name) {
-  const char *nm;
-  for (int i = 1; (nm = lua_getupvalue(L, fidx, i)) != NULL; i++) {
-    lua_pop(L, 1);
-    if (strcmp(nm, name) == 0) return i;
-  }
-  return 0;
-}
-
-/* Pushes the globals of the frame: the _ENV of its function or of an
-   outer frame's, else the script API. */
-static void push_env(frame_ctx *c, lua_State *L) {
-  weft_state *W = weft_get(L);
-  lua_Debug ar;
-  for (int level = c->level; c->th && lua_getstack(c->th, level, &ar); level++) {
-    if (!lua_checkstack(c->th, 2)) break;
-    lua_getinfo(c->th, "f", &ar);
-    lua_xmove(c->th, L, 1);
-    int up = find_upvalue(L, -1, "_ENV");
-    if (up) {
-      lua_getupvalue(L, -1, up);
-      lua_remove(L, -2);
-      if (lua_type(L, -1) == LUA_TTABLE) return;
-    }
-    lua_pop(L, 1);
-  }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
-}
-
-static int l_frame_index(lua_State *L) {
-  frame_ctx *c = lua_touserdata(L, lua_upvalueindex(1));
-  if (!c->valid) return 0;
-  lua_settop(L, 2);
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    const char *k = lua_tostring(L, 2);
-    lua_Debug ar;
-    int i = find_local(c, k, &ar);
-    if (i && lua_checkstack(c->th, 2)) {
-      lua_getlocal(c->th, &ar, i);
-      lua_xmove(c->th, L, 1);
-      return 1;
-    }
-    if (push_frame_fn(c, L)) {
-      int up = find_upvalue(L, 3, k);
-      if (up) {
-        lua_getupvalue(L, 3, up);
-        return 1;
-      }
-      lua_pop(L, 1);
-    }
-  }
-  push_env(c, L);
-  lua_pushvalue(L, 2);
-  lua_gettable(L, -2);
-  return 1;
-}
-
-static int l_frame_newindex(lua_State *L) {
-  frame_ctx *c = lua_touserdata(L, lua_upvalueindex(1));
-  if (!c->valid) return 0;
-  lua_settop(L, 3);
-  if (lua_type(L, 2) == LUA_TSTRING) {
-    const char *k = lua_tostring(L, 2);
-    lua_Debug ar;
-    int i = find_local(c, k, &ar);
-    if (i && lua_checkstack(c->th, 2)) {
-      lua_pushvalue(L, 3);
-      lua_xmove(L, c->th, 1);
-      lua_setlocal(c->th, &ar, i);
-      return 0;
-    }
-    if (push_frame_fn(c, L)) {
-      int up = find_upvalue(L, 4, k);
-      if (up) {
-        lua_pushvalue(L, 3);
-        lua_setupvalue(L, 4, up);
-        return 0;
-      }
-      lua_pop(L, 1);
-    }
-  }
-  push_env(c, L);
-  lua_pushvalue(L, 2);
-  lua_pushvalue(L, 3);
-  lua_settable(L, -3);
-  return 0;
-}
-
-/* Compiles expr (as `return expr`, else as statements) over the frame
-   (th, level) and runs it with a budget of its own; leaves its results
-   on E above `base` (returns LUA_OK), or the error (another status).
-   Runs on E with the hook events off for the debugger (in_eval). */
-static int eval_at(dbg *D, lua_State *th, int level, const char *expr) {
-  lua_State *E = D->E;
-  size_t len = strlen(expr);
-  char *src = malloc(len + 8);
-  if (!src) {
-    lua_pushliteral(E, "not enough memory");
-    return LUA_ERRMEM;
-  }
-  memcpy(src, "return ", 7);
-  memcpy(src + 7, expr, len + 1);
-  int st = luaL_loadbufferx(E, src, len + 7, "=(debugger)", "t");
-  free(src);
-  if (st != LUA_OK) {
-    lua_pop(E, 1);
-    st = luaL_loadbufferx(E, expr, len, "=(debugger)", "t");
-    if (st != LUA_OK) return st;
-  }
-  frame_ctx *c = lua_newuserdatauv(E, sizeof *c, 0);
-  *c = (frame_ctx){th, level, 1};
-  lua_createtable(E, 0, 0); /* the proxy environment */
-  lua_createtable(E, 0, 2);
-  lua_pushvalue(E, -3);
-  lua_pushcclosure(E, l_frame_index, 1);
-  lua_setfield(E, -2, "__index");
-  lua_pushvalue(E, -3);
-  lua_pushcclosure(E, l_frame_newindex, 1);
-  lua_setfield(E, -2, "__newindex");
-  lua_setmetatable(E, -2);
-  lua_setupvalue(E, -3, 1);
-  lua_insert(E, -2); /* ctx under the function */
-  int was = D->in_eval;
-  D->in_eval = 1;
-  st = weft_budget_pcall(D->W, E, 0, LUA_MULTRET, 0, "evaluation ran too long", EVAL_BUDGET);
-  D->in_eval = was;
-  c->valid = 0;
-  return st;
-}
-
-/* Protected part of eval_value: the ctx for it is at 1. */
-typedef struct eval_req {
-  dbg *D;
-  lua_State *th;
-  int level;
-  const char *expr;
-  char *out;
-  size_t n;
-  int truthy, ok;
-} eval_req;
-
-static int l_eval_value(lua_State *E) {
-  eval_req *r = lua_touserdata(E, 1);
-  int base = lua_gettop(E);
-  int st = eval_at(r->D, r->th, r->level, r->expr);
-  if (st == LUA_OK) {
-    r->ok = 1;
-    int first = base + 2; /* above the ctx */
-    r->truthy = lua_gettop(E) >= first && lua_toboolean(E, first);
-    if (r->out) {
-      r->out[0] = 0;
-      if (lua_gettop(E) >= first) {
-        if (lua_type(E, first) == LUA_TSTRING)
-          snprintf(r->out, r->n, "%s", lua_tostring(E, first));
-        else
-          describe(E, first, r->out, r->n);
-      }
-    }
-  } else if (r->out) {
-    snprintf(r->out, r->n, "%s", weft_tostring(E, -1));
-  }
-  return 0;
-}
-
-/* Evaluates expr in a frame for a condition or a logpoint: its first
-   value as text into out and whether it is truthy. Returns 1 when it ran
-   without error. */
-static int eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
-                      int *truthy) {
-  eval_req r = {D, th, level, expr, out, n, 0, 0};
-  lua_State *E = D->E;
-  int top = lua_gettop(E);
-  lua_pushcfunction(E, l_eval_value);
-  lua_pushlightuserdata(E, &r);
-  if (lua_pcall(E, 1, 0, 0) != LUA_OK && out) snprintf(out, n, "not enough memory");
-  lua_settop(E, top);
-  *truthy = r.truthy;
-  return r.ok;
-}
-
-/* A logpoint: the message with each {expression} replaced by its value. */
-static void log_point(dbg *D, lua_State *L, const char *fmt) {
-  char out[2048];
-  size_t o = 0;
-  for (const char *p = fmt; *p && o < sizeof out - 1;) {
-    const char *close = *p == '{' ? strchr(p, '}') : NULL;
-    if (!close) {
-      out[o++] = *p++;
-      continue;
-    }
-    char expr[512], val[512];
-    size_t el = (size_t)(close - p - 1);
-    if (el >= sizeof expr) el = sizeof expr - 1;
-    memcpy(expr, p + 1, el);
-    expr[el] = 0;
-    int truthy;
-    eval_value(D, L, 0, expr, val, sizeof val, &truthy);
-    o += (size_t)snprintf(out + o, sizeof out - o, "%s", val);
-    if (o >= sizeof out) o = sizeof out - 1;
-    p = close + 1;
-  }
-  out[o] = 0;
-  send_output(D, "console", out, o);
-}
-
 /* ---- requests ---- */
-
-static const char *str_arg(cJSON *args, const char *k) {
-  cJSON *v = cJSON_GetObjectItem(args, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double num_arg(cJSON *args, const char *k, double def) {
-  cJSON *v = cJSON_GetObjectItem(args, k);
-  return cJSON_IsNumber(v) ? v->valuedouble : def;
-}
 
 static char *dup_arg(cJSON *args, const char *k) {
   const char *s = str_arg(args, k);
@@ -996,9 +497,9 @@ static void clear_breakpoints(dbg *D) {
 static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
   cJSON *src = cJSON_GetObjectItem(args, "source");
   const char *path = str_arg(src, "path");
-  if (!path) return respond(D, req, "setBreakpoints needs source.path", NULL);
-  char abs[PATH_MAX];
-  int verified = realpath(path, abs) != NULL;
+  if (!path) return weft_debug_respond(D, req, "setBreakpoints needs source.path", NULL);
+  char abs[WEFT_PATH_MAX];
+  int verified = weft_path_resolve(path, abs, sizeof abs) == WEFT_OK;
   if (!verified) snprintf(abs, sizeof abs, "%s", path);
   int f = 0;
   while (f < D->nfiles && strcmp(D->files[f].path, abs) != 0) f++;
@@ -1019,7 +520,7 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
       free(bp);
       free(p);
       cJSON_Delete(body);
-      return respond(D, req, "not enough memory", NULL);
+      return weft_debug_respond(D, req, "not enough memory", NULL);
     }
     D->files = nf;
     D->files[D->nfiles++] = (bfile){p, bp, n};
@@ -1040,7 +541,7 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
   }
   rebuild_lines(D);
   update_mask(D, D->stop_L);
-  respond(D, req, NULL, body);
+  weft_debug_respond(D, req, NULL, body);
 }
 
 static void req_set_exceptions(dbg *D, cJSON *req, cJSON *args) {
@@ -1052,7 +553,7 @@ static void req_set_exceptions(dbg *D, cJSON *req, cJSON *args) {
     if (strcmp(f->valuestring, "uncaught") == 0) D->exc_uncaught = 1;
     if (strcmp(f->valuestring, "all") == 0) D->exc_all = 1;
   }
-  respond(D, req, NULL, NULL);
+  weft_debug_respond(D, req, NULL, NULL);
 }
 
 static void req_initialize(dbg *D, cJSON *req) {
@@ -1077,7 +578,7 @@ static void req_initialize(dbg *D, cJSON *req) {
     cJSON_AddStringToObject(f, "label", fl[i][1]);
     cJSON_AddBoolToObject(f, "default", i == 0);
   }
-  respond(D, req, NULL, b);
+  weft_debug_respond(D, req, NULL, b);
   cJSON *body;
   send_msg(D, new_event("initialized", &body));
 }
@@ -1148,22 +649,14 @@ static void req_threads(dbg *D, cJSON *req) {
     lua_settop(E, top);
   }
   free(list);
-  respond(D, req, NULL, body);
+  weft_debug_respond(D, req, NULL, body);
 }
 
 /* The absolute path of a chunk name's file into out, or 0. */
 static int source_path(const char *source, char *out) {
   if (source[0] != '@') return 0;
-  if (realpath(source + 1, out)) return 1;
-  if (source[1] == '/') return snprintf(out, PATH_MAX, "%s", source + 1), 1;
-  char cwd[PATH_MAX];
-  if (!getcwd(cwd, sizeof cwd)) return 0;
-  size_t a = strlen(cwd), b = strlen(source + 1);
-  if (a + b + 2 > PATH_MAX) return 0;
-  memcpy(out, cwd, a);
-  out[a] = '/';
-  memcpy(out + a + 1, source + 1, b + 1);
-  return 1;
+  return weft_path_resolve(source + 1, out, WEFT_PATH_MAX) == WEFT_OK ||
+         weft_path_absolute(source + 1, out, WEFT_PATH_MAX) == WEFT_OK;
 }
 
 /* The threads whose frames make a task's stack, innermost first. */
@@ -1194,7 +687,7 @@ static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
       lua_getinfo(ths[t], "Sln", &ar);
       cJSON *f = cJSON_CreateObject();
       cJSON_AddItemToArray(arr, f);
-      cJSON_AddNumberToObject(f, "id", add_frame(D, ths[t], level));
+      cJSON_AddNumberToObject(f, "id", weft_debug_add_frame(D, ths[t], level));
       char name[256];
       if (ar.name)
         snprintf(name, sizeof name, "%s", ar.name);
@@ -1207,7 +700,7 @@ static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
       cJSON_AddStringToObject(f, "name", name);
       cJSON_AddNumberToObject(f, "line", ar.currentline > 0 ? ar.currentline : 0);
       cJSON_AddNumberToObject(f, "column", ar.currentline > 0 ? 1 : 0);
-      char path[PATH_MAX];
+      char path[WEFT_PATH_MAX];
       if (!is_prelude(ar.source) && source_path(ar.source, path)) {
         cJSON *s = cJSON_AddObjectToObject(f, "source");
         const char *base = strrchr(path, '/');
@@ -1219,273 +712,7 @@ static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
     }
   }
   cJSON_AddNumberToObject(body, "totalFrames", total);
-  respond(D, req, NULL, body);
-}
-
-static frame_ref *frame_at(dbg *D, cJSON *args, const char *key) {
-  int id = (int)num_arg(args, key, 0);
-  return id >= 1 && id <= D->nframes ? &D->frames[id - 1] : NULL;
-}
-
-static void req_scopes(dbg *D, cJSON *req, cJSON *args) {
-  frame_ref *f = frame_at(D, args, "frameId");
-  if (!f) return respond(D, req, "no such frame", NULL);
-  int fi = (int)(f - D->frames);
-  cJSON *body = cJSON_CreateObject();
-  cJSON *arr = cJSON_AddArrayToObject(body, "scopes");
-  static const char *const names[] = {"Locals", "Upvalues", "Globals"};
-  static const char *const hints[] = {"locals", "upvalues", "globals"};
-  for (int k = V_LOCALS; k <= V_GLOBALS; k++) {
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddItemToArray(arr, s);
-    cJSON_AddStringToObject(s, "name", names[k]);
-    cJSON_AddStringToObject(s, "presentationHint", hints[k]);
-    cJSON_AddNumberToObject(s, "variablesReference", add_var(D, k, fi, 0));
-    cJSON_AddBoolToObject(s, "expensive", k == V_GLOBALS);
-  }
-  respond(D, req, NULL, body);
-}
-
-/* A variables or setVariable request, run protected on E. */
-typedef struct vreq {
-  dbg *D;
-  cJSON *args, *body;
-  const char *error;
-} vreq;
-
-static frame_ctx ctx_of(dbg *D, int frame) {
-  frame_ctx c = {NULL, 0, 1};
-  if (frame >= 0 && frame < D->nframes) {
-    c.th = D->frames[frame].th;
-    c.level = D->frames[frame].level;
-  }
-  return c;
-}
-
-/* Pushes the table a scope or value reference lists onto E: locals and
-   upvalues as {name, value} pairs (in order), globals or a table as
-   itself. Returns 1 for a pair list. */
-static int push_container(dbg *D, var_ref *v) {
-  lua_State *E = D->E;
-  frame_ctx c = ctx_of(D, v->frame);
-  if (v->kind == V_VALUE) {
-    lua_rawgeti(E, LUA_REGISTRYINDEX, D->ref_anchors);
-    lua_rawgeti(E, -1, v->anchor);
-    lua_remove(E, -2);
-    return 0;
-  }
-  if (v->kind == V_GLOBALS) {
-    push_env(&c, E);
-    return 0;
-  }
-  lua_newtable(E);
-  int list = lua_gettop(E), n = 0;
-  lua_Debug ar;
-  if (!c.th || !lua_getstack(c.th, c.level, &ar)) return 1;
-  if (v->kind == V_LOCALS) {
-    const char *nm;
-    for (int i = 1; lua_checkstack(c.th, 2) && (nm = lua_getlocal(c.th, &ar, i)) != NULL; i++) {
-      lua_xmove(c.th, E, 1);
-      if (nm[0] == '(') {
-        lua_pop(E, 1);
-        continue;
-      }
-      lua_pushstring(E, nm);
-      lua_rawseti(E, list, ++n);
-      lua_rawseti(E, list, ++n);
-    }
-  } else if (push_frame_fn(&c, E)) {
-    const char *nm;
-    for (int i = 1; (nm = lua_getupvalue(E, list + 1, i)) != NULL; i++) {
-      lua_pushstring(E, *nm ? nm : "?");
-      lua_rawseti(E, list, ++n);
-      lua_rawseti(E, list, ++n);
-    }
-    lua_pop(E, 1);
-  }
-  return 1;
-}
-
-static int l_variables(lua_State *E) {
-  vreq *r = lua_touserdata(E, 1);
-  dbg *D = r->D;
-  int ref = (int)num_arg(r->args, "variablesReference", 0);
-  if (ref < 1 || ref > D->nvars) return r->error = "no such variable reference", 0;
-  var_ref v = D->vars[ref - 1];
-  int start = (int)num_arg(r->args, "start", 0), count = (int)num_arg(r->args, "count", 0);
-  const char *filter = str_arg(r->args, "filter");
-  cJSON *arr = cJSON_AddArrayToObject(r->body, "variables");
-  int pairs = push_container(D, &v);
-  int t = lua_gettop(E), seen = 0;
-#define WANT() (seen++ >= start && (count <= 0 || seen <= start + count))
-  if (pairs) {
-    lua_Integer n = (lua_Integer)lua_rawlen(E, t);
-    for (lua_Integer i = 1; i + 1 <= n; i += 2) {
-      if (!WANT()) continue;
-      lua_rawgeti(E, t, i + 1);
-      lua_rawgeti(E, t, i);
-      add_variable(D, E, arr, lua_tostring(E, -1), -2, v.frame);
-      lua_pop(E, 2);
-    }
-    return 0;
-  }
-  if (!lua_istable(E, t)) return 0;
-  lua_Unsigned len = lua_rawlen(E, t);
-  char name[256];
-  if (!filter || strcmp(filter, "indexed") == 0)
-    for (lua_Unsigned i = 1; i <= len; i++) {
-      if (!WANT()) continue;
-      lua_rawgeti(E, t, (lua_Integer)i);
-      snprintf(name, sizeof name, "[%llu]", (unsigned long long)i);
-      add_variable(D, E, arr, name, -1, v.frame);
-      lua_pop(E, 1);
-    }
-  if (!filter || strcmp(filter, "named") == 0) {
-    lua_pushnil(E);
-    while (lua_next(E, t)) {
-      int isint = 0;
-      lua_Integer k = lua_tointegerx(E, -2, &isint);
-      if (lua_type(E, -2) == LUA_TNUMBER && isint && k >= 1 && (lua_Unsigned)k <= len) {
-        lua_pop(E, 1);
-        continue;
-      }
-      if (WANT()) {
-        key_name(E, -2, name, sizeof name);
-        add_variable(D, E, arr, name, -1, v.frame);
-      }
-      lua_pop(E, 1);
-    }
-  }
-#undef WANT
-  return 0;
-}
-
-/* Runs fn(E) protected with r at 1; an error (memory) becomes r->error. */
-static void run_protected(dbg *D, lua_CFunction fn, vreq *r) {
-  lua_State *E = D->E;
-  int top = lua_gettop(E);
-  lua_pushcfunction(E, fn);
-  lua_pushlightuserdata(E, r);
-  if (lua_pcall(E, 1, 0, 0) != LUA_OK) r->error = "not enough memory";
-  lua_settop(E, top);
-}
-
-/* Evaluates args.expression (evaluate) or args.value (setVariable) in
-   the frame and leaves its first value on top of E. */
-static int eval_top(vreq *r, const char *expr, int frame, const char **err) {
-  dbg *D = r->D;
-  lua_State *E = D->E;
-  frame_ctx c = ctx_of(D, frame);
-  int base = lua_gettop(E);
-  int st = eval_at(D, c.th, c.level, expr);
-  if (st != LUA_OK) {
-    *err = lua_pushfstring(E, "%s", weft_tostring(E, -1));
-    return 0;
-  }
-  if (lua_gettop(E) < base + 2)
-    lua_pushnil(E);
-  else
-    lua_settop(E, base + 2);
-  return 1;
-}
-
-static int l_evaluate(lua_State *E) {
-  vreq *r = lua_touserdata(E, 1);
-  dbg *D = r->D;
-  const char *expr = str_arg(r->args, "expression");
-  if (!expr) return r->error = "evaluate needs an expression", 0;
-  int fid = (int)num_arg(r->args, "frameId", 0);
-  int frame = fid >= 1 && fid <= D->nframes ? fid - 1 : -1;
-  if (frame < 0 && D->stopped && D->stop_L) frame = add_frame(D, D->stop_L, 0) - 1;
-  int base = lua_gettop(E);
-  const char *err;
-  frame_ctx c = ctx_of(D, frame);
-  int st = eval_at(D, c.th, c.level, expr);
-  if (st != LUA_OK) {
-    err = weft_tostring(E, -1);
-    cJSON_AddStringToObject(r->body, "error", err);
-    r->error = err;
-    return 0;
-  }
-  (void)eval_top;
-  int first = base + 2, top = lua_gettop(E);
-  luaL_Buffer b;
-  char buf[MAX_VALUE + 64];
-  luaL_buffinit(E, &b);
-  for (int i = first; i <= top; i++) {
-    describe(E, i, buf, sizeof buf);
-    if (i > first) luaL_addstring(&b, ", ");
-    luaL_addstring(&b, buf);
-  }
-  luaL_pushresult(&b);
-  cJSON_AddStringToObject(r->body, "result", lua_tostring(E, -1));
-  int ref = top >= first && lua_type(E, first) == LUA_TTABLE ? anchor(D, E, first, frame) : 0;
-  cJSON_AddNumberToObject(r->body, "variablesReference", ref);
-  if (top >= first) cJSON_AddStringToObject(r->body, "type", luaL_typename(E, first));
-  return 0;
-}
-
-static int l_set_variable(lua_State *E) {
-  vreq *r = lua_touserdata(E, 1);
-  dbg *D = r->D;
-  int ref = (int)num_arg(r->args, "variablesReference", 0);
-  const char *name = str_arg(r->args, "name"), *value = str_arg(r->args, "value");
-  if (ref < 1 || ref > D->nvars || !name || !value) return r->error = "no such variable", 0;
-  var_ref v = D->vars[ref - 1];
-  const char *err = NULL;
-  if (!eval_top(r, value, v.frame, &err)) return r->error = err, 0;
-  int val = lua_gettop(E);
-  frame_ctx c = ctx_of(D, v.frame);
-  lua_Debug ar;
-  int done = 0;
-  if (v.kind == V_LOCALS) {
-    int i = find_local(&c, name, &ar);
-    if (i && lua_checkstack(c.th, 2)) {
-      lua_pushvalue(E, val);
-      lua_xmove(E, c.th, 1);
-      lua_setlocal(c.th, &ar, i);
-      done = 1;
-    }
-  } else if (v.kind == V_UPVALUES) {
-    if (push_frame_fn(&c, E)) {
-      int up = find_upvalue(E, -1, name);
-      if (up) {
-        lua_pushvalue(E, val);
-        lua_setupvalue(E, -2, up);
-        done = 1;
-      }
-    }
-  } else {
-    push_container(D, &v);
-    int t = lua_gettop(E);
-    if (lua_istable(E, t)) {
-      char kn[256];
-      lua_pushnil(E);
-      while (!done && lua_next(E, t)) {
-        lua_pop(E, 1);
-        key_name(E, -1, kn, sizeof kn);
-        if (strcmp(kn, name) == 0) {
-          lua_pushvalue(E, -1);
-          lua_pushvalue(E, val);
-          lua_rawset(E, t);
-          done = 1;
-        }
-      }
-      if (!done && v.kind == V_GLOBALS) { /* a new global */
-        lua_pushvalue(E, val);
-        lua_setfield(E, t, name);
-        done = 1;
-      }
-    }
-  }
-  if (!done) return r->error = "no such variable", 0;
-  char buf[MAX_VALUE + 64];
-  describe(E, val, buf, sizeof buf);
-  cJSON_AddStringToObject(r->body, "value", buf);
-  cJSON_AddStringToObject(r->body, "type", luaL_typename(E, val));
-  cJSON_AddNumberToObject(r->body, "variablesReference",
-                          lua_type(E, val) == LUA_TTABLE ? anchor(D, E, val, v.frame) : 0);
-  return 0;
+  weft_debug_respond(D, req, NULL, body);
 }
 
 /* continue, next, stepIn, stepOut. */
@@ -1503,23 +730,8 @@ static void req_resume(dbg *D, cJSON *req, cJSON *args, int step) {
   }
   cJSON *body = cJSON_CreateObject();
   cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
-  respond(D, req, NULL, body);
+  weft_debug_respond(D, req, NULL, body);
   D->resume = 1;
-}
-
-/* variables, evaluate, setVariable: fn fills the response body inside a
-   protected call on the debugger's thread, or sets r->error (which may be
-   a string on that thread's stack: copied before the stack is cleared). */
-static void req_lua(dbg *D, cJSON *req, cJSON *args, lua_CFunction fn) {
-  vreq r = {D, args, cJSON_CreateObject(), NULL};
-  run_protected(D, fn, &r);
-  if (r.error) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", r.error);
-    cJSON_Delete(r.body);
-    return respond(D, req, msg, NULL);
-  }
-  respond(D, req, NULL, r.body);
 }
 
 static void dispatch(dbg *D, cJSON *req) {
@@ -1531,10 +743,10 @@ static void dispatch(dbg *D, cJSON *req) {
     D->initialized = 1;
     req_initialize(D, req);
   } else if (strcmp(cmd, "launch") == 0 || strcmp(cmd, "attach") == 0) {
-    respond(D, req, NULL, NULL);
+    weft_debug_respond(D, req, NULL, NULL);
   } else if (strcmp(cmd, "configurationDone") == 0) {
     D->configured = 1;
-    respond(D, req, NULL, NULL);
+    weft_debug_respond(D, req, NULL, NULL);
   } else if (strcmp(cmd, "setBreakpoints") == 0) {
     req_set_breakpoints(D, req, args);
   } else if (strcmp(cmd, "setExceptionBreakpoints") == 0) {
@@ -1544,13 +756,13 @@ static void dispatch(dbg *D, cJSON *req) {
   } else if (strcmp(cmd, "stackTrace") == 0) {
     req_stack_trace(D, req, args);
   } else if (strcmp(cmd, "scopes") == 0) {
-    req_scopes(D, req, args);
+    weft_debug_scopes(D, req, args);
   } else if (strcmp(cmd, "variables") == 0) {
-    req_lua(D, req, args, l_variables);
+    weft_debug_variables(D, req, args);
   } else if (strcmp(cmd, "evaluate") == 0) {
-    req_lua(D, req, args, l_evaluate);
+    weft_debug_evaluate(D, req, args);
   } else if (strcmp(cmd, "setVariable") == 0) {
-    req_lua(D, req, args, l_set_variable);
+    weft_debug_set_variable(D, req, args);
   } else if (strcmp(cmd, "continue") == 0) {
     req_resume(D, req, args, STEP_NONE);
   } else if (strcmp(cmd, "next") == 0) {
@@ -1560,39 +772,38 @@ static void dispatch(dbg *D, cJSON *req) {
   } else if (strcmp(cmd, "stepOut") == 0) {
     req_resume(D, req, args, STEP_OUT);
   } else if (strcmp(cmd, "exceptionInfo") == 0) {
-    if (!D->exc[0]) return respond(D, req, "not stopped at an error", NULL);
+    if (!D->exc[0]) return weft_debug_respond(D, req, "not stopped at an error", NULL);
     cJSON *b = cJSON_CreateObject();
     int caught = strstr(D->exc, " (caught)") != NULL;
     cJSON_AddStringToObject(b, "exceptionId", caught ? "caught error" : "error");
     cJSON_AddStringToObject(b, "description", D->exc);
     cJSON_AddStringToObject(b, "breakMode", caught ? "always" : "unhandled");
-    respond(D, req, NULL, b);
+    weft_debug_respond(D, req, NULL, b);
   } else if (strcmp(cmd, "pause") == 0) {
     if (!D->stopped) D->pause_req = 1;
-    respond(D, req, NULL, NULL);
+    weft_debug_respond(D, req, NULL, NULL);
   } else if (strcmp(cmd, "terminate") == 0) {
     D->terminate = 1;
     D->resume = 1;
-    respond(D, req, NULL, NULL);
+    weft_debug_respond(D, req, NULL, NULL);
   } else if (strcmp(cmd, "disconnect") == 0) {
     cJSON *t = cJSON_GetObjectItem(args, "terminateDebuggee");
     if (cJSON_IsTrue(t)) D->terminate = 1;
-    respond(D, req, NULL, NULL);
+    weft_debug_respond(D, req, NULL, NULL);
     drop_client(D);
   } else {
     char msg[128];
     snprintf(msg, sizeof msg, "unsupported request %.80s", cmd);
-    respond(D, req, msg, NULL);
+    weft_debug_respond(D, req, msg, NULL);
   }
 }
 
 /* ---- the connection ---- */
 
 static void drop_client(dbg *D) {
-  if (D->fd < 0) return;
-  close(D->fd);
-  D->fd = -1;
-  D->inlen = 0;
+  if (!D->client) return;
+  D->client = 0;
+  dap_wire_drop(&D->wire);
   D->initialized = 0;
   D->step = STEP_NONE;
   D->pause_req = 0;
@@ -1606,35 +817,17 @@ static void drop_client(dbg *D) {
   update_mask(D, D->stop_L);
 }
 
-/* Handles every complete message in the input buffer. */
+/* Handles every complete message in the input buffer. A message leaves
+   the buffer before it is handled: handling it may serve the client
+   again (a stop's nested loop). */
 static void handle_input(dbg *D) {
-  for (;;) {
-    if (D->fd < 0) return;
-    char *end = NULL;
-    for (size_t i = 0; i + 3 < D->inlen; i++)
-      if (memcmp(D->in + i, "\r\n\r\n", 4) == 0) {
-        end = D->in + i;
-        break;
-      }
-    if (!end) {
-      if (D->inlen > MAX_HEADER) drop_client(D);
-      return;
-    }
-    size_t hlen = (size_t)(end - D->in) + 4, blen = 0;
-    int found = 0;
-    for (char *p = D->in; p < end; p++)
-      if ((p == D->in || p[-1] == '\n') && strncasecmp(p, "Content-Length:", 15) == 0) {
-        blen = strtoul(p + 15, NULL, 10);
-        found = 1;
-      }
-    if (!found || blen > MAX_BODY) {
-      drop_client(D);
-      return;
-    }
-    if (D->inlen < hlen + blen) return;
-    cJSON *req = cJSON_ParseWithLength(D->in + hlen, blen);
-    memmove(D->in, D->in + hlen + blen, D->inlen - hlen - blen);
-    D->inlen -= hlen + blen;
+  while (dap_wire_connected(&D->wire)) {
+    size_t at, len;
+    int r = dap_wire_next(&D->wire, &at, &len);
+    if (r < 0) drop_client(D);
+    if (r <= 0) return;
+    cJSON *req = cJSON_ParseWithLength(D->wire.in + at, len);
+    dap_wire_consume(&D->wire, at + len);
     if (req) {
       dispatch(D, req);
       cJSON_Delete(req);
@@ -1643,30 +836,19 @@ static void handle_input(dbg *D) {
 }
 
 /* Waits up to timeout_ms for a connection or input, then handles what
-   came. */
-static void service(dbg *D, int timeout_ms) {
-  struct pollfd p = {D->fd >= 0 ? D->fd : D->lfd, POLLIN, 0};
-  if (poll(&p, 1, timeout_ms) <= 0) return;
-  if (D->fd < 0) {
-    int fd = accept(D->lfd, NULL, NULL);
-    if (fd < 0) return;
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
-    D->fd = fd;
+   came; returns 0 when nothing came. */
+static int service(dbg *D, int timeout_ms) {
+  int what = dap_wire_service(&D->wire, timeout_ms);
+  if (what == DAP_CONNECTED) {
+    D->client = 1;
     D->seq = 0;
     D->next_dap = FIRST_TASK_ID;
-    return;
+  } else if (what == DAP_INPUT) {
+    handle_input(D);
+  } else if (what == DAP_CLOSED) {
+    drop_client(D);
   }
-  if (D->inlen + 65536 > D->incap) {
-    char *n = realloc(D->in, D->inlen + 65536);
-    if (!n) return drop_client(D);
-    D->in = n;
-    D->incap = D->inlen + 65536;
-  }
-  ssize_t r = recv(D->fd, D->in + D->inlen, D->incap - D->inlen, 0);
-  if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (r <= 0) return drop_client(D);
-  D->inlen += (size_t)r;
-  handle_input(D);
+  return what != DAP_IDLE;
 }
 
 /* ---- the public face ---- */
@@ -1678,26 +860,14 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   if (!D) return WEFT_ENOMEM;
   D->W = W;
   D->desc = *desc;
-  D->fd = -1;
   D->next_dap = FIRST_TASK_ID;
-  D->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons((uint16_t)desc->port);
-  int one = 1;
-  socklen_t alen = sizeof a;
-  if (D->lfd < 0 || setsockopt(D->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-      bind(D->lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(D->lfd, 1) != 0 ||
-      getsockname(D->lfd, (struct sockaddr *)&a, &alen) != 0) {
-    if (D->lfd >= 0) close(D->lfd);
+  if (dap_wire_listen(&D->wire, desc->port, &D->port) != WEFT_OK) {
     free(D);
     return WEFT_EINVAL;
   }
   lua_State *L = W->L;
   if (!lua_checkstack(L, 2)) {
-    close(D->lfd);
+    dap_wire_close(&D->wire);
     free(D);
     return WEFT_ENOMEM;
   }
@@ -1711,7 +881,6 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   lua_pushcfunction(L, l_xpcall);
   lua_setfield(L, -2, "xpcall");
   lua_pop(L, 1);
-  D->port = ntohs(a.sin_port);
   D->log = W->desc.log;
   D->report = W->desc.report;
   D->fail_alloc = W->desc.fail_alloc;
@@ -1730,17 +899,14 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
 int weft_debug_poll(weft_state *W) {
   dbg *D = W ? W->dbg : NULL;
   if (!D) return 0;
-  for (int i = 0; i < 64; i++) { /* what is there, without waiting */
-    struct pollfd p = {D->fd >= 0 ? D->fd : D->lfd, POLLIN, 0};
-    if (poll(&p, 1, 0) <= 0) break;
-    service(D, 0);
-  }
-  if (D->fd >= 0) sync_threads(D);
+  for (int i = 0; i < 64; i++) /* what is there, without waiting */
+    if (!service(D, 0)) break;
+  if (dap_wire_connected(&D->wire)) sync_threads(D);
   if (D->step && !home_of(D, D->step_task)) { /* the stepped task ended */
     D->step = STEP_NONE;
     update_mask(D, NULL);
   }
-  if (D->pause_req && D->fd >= 0) {
+  if (D->pause_req && dap_wire_connected(&D->wire)) {
     weft_id first = 0;
     int best = 0;
     for (uint32_t i = 0; i < D->cap; i++)
@@ -1762,7 +928,7 @@ int weft_debug_wait_ready(weft_state *W) {
 
 void weft_debug_exit(weft_state *W, int code) {
   dbg *D = W ? W->dbg : NULL;
-  if (!D || D->fd < 0 || !D->initialized) return;
+  if (!D || !dap_wire_connected(&D->wire) || !D->initialized) return;
   sync_threads(D);
   cJSON *body;
   cJSON *m = new_event("exited", &body);
@@ -1780,9 +946,7 @@ void weft_debug_free(weft_state *W) {
   W->desc.user = D->user;
   W->on_hook = NULL;
   W->on_task_error = NULL;
-  if (D->fd >= 0) close(D->fd);
-  D->fd = -1;
-  close(D->lfd);
+  dap_wire_close(&D->wire);
   weft_budget_set_extra(W, 0, NULL);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_E);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_anchors);
@@ -1792,7 +956,6 @@ void weft_debug_free(weft_state *W) {
   free(D->frames);
   free(D->vars);
   free(D->tasks);
-  free(D->in);
   free(D);
   W->dbg = NULL;
 }

@@ -5,14 +5,11 @@
 
 #include <lauxlib.h>
 #include <lua.h>
-#include <string.h>
 
 #include "../host/jobs.h"
 #include "../host/sync.h"
-#include "reload.h"
-#include "state.h"
-#include "stretch.h"
-#include "watchdog.h"
+#include "mem.h"
+#include "parts.h"
 #include "weft.h"
 
 #define WEFT_MAX_JOB_KINDS 32
@@ -44,30 +41,11 @@ typedef struct ltask {
   unsigned cold : 1;      /* its cold record is in use (weft_cold) */
 } ltask;
 
-/* A spawn running its new task at once (task.c): its handle is made
-   once the task stops, unless something asks for it earlier. */
-typedef struct weft_spawning {
-  weft_id id;     /* the new task, 0: none */
-  uint32_t site;  /* its spawn site, kept when it ends */
-  uint8_t final;  /* how it ended, 0: it has not */
-  uint8_t packed; /* the kept value is its results packed {n=..., ...} */
-  uint8_t kept;   /* W->spawns holds its handle (handle = 1) or its outcome (1 value) */
-  uint8_t handle; /* ...which is its handle */
-  uint8_t made;   /* a handle was made while it ran (cached weakly in ref_handles) */
-} weft_spawning;
-
-/* A slot whose thread is kept in ref_tasks for its next task (task.c). */
-#define WEFT_IDLE_CACHE 64
-typedef struct weft_idle {
-  uint32_t slot; /* slot index + 1, 0: none */
-  lua_State *co; /* the thread kept there */
-} weft_idle;
-
 struct weft_state {
   /* ---- what it is made of ---- */
   lua_State *L;
   weft_sched *S;
-  weft_sync *Y;
+  weft_sync *sync; /* signals and channels (host/sync.h) */
   weft_jobs *J; /* started by the first job() */
   weft_desc desc;
   char *root;   /* scripts root, owned */
@@ -144,34 +122,6 @@ static inline weft_state *weft_get(lua_State *L) {
   void *ud;
   lua_getallocf(L, &ud);
   return (weft_state *)ud;
-}
-
-/* The task a thread belongs to, 0 for the main thread and plain
-   coroutines, kept in the thread's extra space (new threads copy it).
-   LUA_EXTRASPACE is a pointer's size: where a weft_id does not fit
-   (32-bit builds) it keeps the task's slot index + 1, and the id is that
-   of the live task in the slot (a thread's mark is cleared when its task
-   ends, before the slot can be reused). */
-_Static_assert(LUA_EXTRASPACE >= sizeof(uint32_t), "weft needs 4 bytes of LUA_EXTRASPACE");
-static inline void weft_thread_set_task(lua_State *L, weft_id id) {
-  void *p = lua_getextraspace(L);
-  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
-    memcpy(p, &id, sizeof id);
-  } else {
-    uint32_t i = id ? WEFT_ID_INDEX(id) + 1 : 0;
-    memcpy(p, &i, sizeof i);
-  }
-}
-static inline weft_id weft_thread_task(lua_State *L) {
-  const void *p = lua_getextraspace(L);
-  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
-    weft_id id;
-    memcpy(&id, p, sizeof id);
-    return id;
-  }
-  uint32_t i;
-  memcpy(&i, p, sizeof i);
-  return i ? weft_sched_task_at(weft_get(L)->S, i - 1) : 0;
 }
 
 #endif

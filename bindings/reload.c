@@ -13,6 +13,8 @@
 #include "sandbox.h"
 #include "tape.h"
 
+#include "lua_modules.h" /* generated: bindings/lua/modules.lua */
+
 /* ---- the reload transaction ----
 
    commit(list, stage, broken) stages each module record of `list` in

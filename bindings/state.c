@@ -24,6 +24,8 @@
 #include "wait.h"
 #include "watchdog.h"
 
+#include "lua_prelude.h" /* generated: bindings/lua/prelude.lua */
+
 /* ---- modules ---- */
 
 static void run_prelude(weft_state *W, lua_State *L) {
@@ -167,9 +169,9 @@ weft_state *weft_open(const weft_desc *desc) {
   sd.timer_done = weft_timer_done;
   sd.user = W;
   W->S = weft_sched_create(&sd);
-  W->Y = weft_sync_create(weft_host_alloc, W);
+  W->sync = weft_sync_create(weft_host_alloc, W);
   W->L = lua_newstate(weft_lua_alloc, W);
-  if (!W->sites || !W->S || !W->Y || !W->L) return open_failed(W, "out of memory");
+  if (!W->sites || !W->S || !W->sync || !W->L) return open_failed(W, "out of memory");
   W->curL = W->L;
   weft_thread_set_task(W->L, 0); /* threads copy it: 0 = not a task */
   lua_setwarnf(W->L, on_warning, W);
@@ -209,8 +211,8 @@ int weft_close(weft_state *W) {
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
   W->S = NULL;
-  if (W->Y) leaked += weft_sync_destroy(W->Y);
-  W->Y = NULL;
+  if (W->sync) leaked += weft_sync_destroy(W->sync);
+  W->sync = NULL;
   weft_side_free(&W->cold, weft_host_alloc, W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */

@@ -79,7 +79,7 @@ static int l_signal_new(lua_State *L) {
   lua_settop(L, 1);
   shandle *h = new_handle(W, L, SIGNAL_MT, K_SIGNAL, 3);
   weft_id id;
-  if (weft_signal_create(W->Y, &id) != WEFT_OK) return luaL_error(L, "not enough memory");
+  if (weft_signal_create(W->sync, &id) != WEFT_OK) return luaL_error(L, "not enough memory");
   h->id = id;
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 3);
@@ -108,7 +108,7 @@ static void compact(lua_State *L, int t) {
    connection as a task in the group it was connected from. */
 static void fire(weft_state *W, lua_State *L, shandle *h) {
   int n = lua_gettop(L) - 1;
-  weft_complete_all(W, weft_signal_waiters(W->Y, h->id), L, 2, n, 0);
+  weft_complete_all(W, weft_signal_waiters(W->sync, h->id), L, 2, n, 0);
   if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
     lua_pop(L, 1);
     return;
@@ -159,7 +159,7 @@ static int l_signal_set(lua_State *L) {
   lua_pushinteger(L, n);
   lua_setfield(L, -2, "n");
   lua_setiuservalue(L, 1, 1);
-  weft_signal_set_latched(W->Y, h->id, 1);
+  weft_signal_set_latched(W->sync, h->id, 1);
   fire(W, L, h);
   weft_yield_if_doomed(W, L);
   return 0;
@@ -168,7 +168,7 @@ static int l_signal_set(lua_State *L) {
 static int l_signal_reset(lua_State *L) {
   weft_state *W = weft_get(L);
   shandle *h = check_live(L, 1, SIGNAL_MT, "signal");
-  weft_signal_set_latched(W->Y, h->id, 0);
+  weft_signal_set_latched(W->sync, h->id, 0);
   lua_pushnil(L);
   lua_setiuservalue(L, 1, 1);
   return 0;
@@ -229,8 +229,8 @@ static int poll_signal(weft_state *W, lua_State *L, int idx, int one, weft_wlist
     lua_pushliteral(L, "dead signal");
     return -1;
   }
-  if (!weft_signal_latched(W->Y, h->id)) {
-    *list = weft_signal_waiters(W->Y, h->id);
+  if (!weft_signal_latched(W->sync, h->id)) {
+    *list = weft_signal_waiters(W->sync, h->id);
     return 0;
   }
   lua_getiuservalue(L, idx, 1);
@@ -262,7 +262,7 @@ static int l_signal_index(lua_State *L) {
     lua_getiuservalue(L, 1, 3);
   else if (strcmp(k, "is_set") == 0) {
     shandle *h = lua_touserdata(L, 1);
-    lua_pushboolean(L, h->id && weft_signal_latched(weft_get(L)->Y, h->id));
+    lua_pushboolean(L, h->id && weft_signal_latched(weft_get(L)->sync, h->id));
   } else
     lua_pushnil(L);
   return 1;
@@ -278,7 +278,7 @@ static int l_signal_tostring(lua_State *L) {
 static int l_signal_gc(lua_State *L) {
   weft_state *W = weft_get(L);
   shandle *h = lua_touserdata(L, 1);
-  if (h->id && W->Y) weft_signal_destroy(W->Y, h->id);
+  if (h->id && W->sync) weft_signal_destroy(W->sync, h->id);
   h->id = 0;
   return 0;
 }
@@ -295,7 +295,7 @@ static int l_channel_new(lua_State *L) {
   }
   shandle *h = new_handle(W, L, CHANNEL_MT, K_CHANNEL, 1);
   weft_id id;
-  if (weft_channel_create(W->Y, cap, &id) != WEFT_OK) return luaL_error(L, "not enough memory");
+  if (weft_channel_create(W->sync, cap, &id) != WEFT_OK) return luaL_error(L, "not enough memory");
   h->id = id;
   cache_handle(W, L, -1, h);
   return 1;
@@ -334,7 +334,7 @@ static void drop_sender(weft_state *W, lua_State *L, weft_id task) {
 /* Takes the oldest waiting sender's value: into the buffer when `buffer`,
    else pushed on L. The sender wakes. Returns 0 when none waits. */
 static int take_sender(weft_state *W, lua_State *L, weft_id ch, int buffer) {
-  weft_wlist *senders = weft_channel_senders(W->Y, ch);
+  weft_wlist *senders = weft_channel_senders(W->sync, ch);
   weft_rec r = weft_wlist_head(senders);
   if (!r) return 0;
   weft_id w = weft_rec_waiter(W->S, r);
@@ -342,7 +342,7 @@ static int take_sender(weft_state *W, lua_State *L, weft_id ch, int buffer) {
   int ref = c->chval;
   c->chval = 0;
   if (buffer) {
-    weft_channel_push(W->Y, ch, (uint64_t)ref);
+    weft_channel_push(W->sync, ch, (uint64_t)ref);
   } else {
     push_ref(W, L, ref);
     unref(W, L, ref);
@@ -355,8 +355,8 @@ static int take_sender(weft_state *W, lua_State *L, weft_id ch, int buffer) {
    receiver, else into the buffer. Returns WEFT_OK, WEFT_ELIMIT (full) or
    WEFT_ECLOSED. */
 static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
-  if (weft_channel_closed(W->Y, ch)) return WEFT_ECLOSED;
-  weft_rec r = weft_wlist_head(weft_channel_receivers(W->Y, ch));
+  if (weft_channel_closed(W->sync, ch)) return WEFT_ECLOSED;
+  weft_rec r = weft_wlist_head(weft_channel_receivers(W->sync, ch));
   if (r) {
     weft_id w = weft_rec_waiter(W->S, r);
     ltask_cold *c = weft_cold_if(W, w, LT(W, w)); /* made when it began to wait */
@@ -365,9 +365,9 @@ static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
     weft_complete(W, r, L, idx, 1, 0);
     return WEFT_OK;
   }
-  if (weft_channel_count(W->Y, ch) >= weft_channel_capacity(W->Y, ch)) return WEFT_ELIMIT;
+  if (weft_channel_count(W->sync, ch) >= weft_channel_capacity(W->sync, ch)) return WEFT_ELIMIT;
   int ref = make_ref(W, L, idx);
-  int rc = weft_channel_push(W->Y, ch, (uint64_t)ref);
+  int rc = weft_channel_push(W->sync, ch, (uint64_t)ref);
   if (rc != WEFT_OK) {
     unref(W, L, ref);
     if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
@@ -380,10 +380,10 @@ static void return_value(weft_state *W, lua_State *L, weft_id task, ltask *lt) {
   if (!c) return;
   weft_id ch = c->chrecv;
   c->chrecv = 0;
-  if (!ch || !lt->co || !weft_channel_live(W->Y, ch) || !lua_checkstack(L, 4)) return;
+  if (!ch || !lt->co || !weft_channel_live(W->sync, ch) || !lua_checkstack(L, 4)) return;
   lua_pushvalue(lt->co, lt->base + (lt->single ? 0 : c->chslot));
   lua_xmove(lt->co, L, 1);
-  weft_rec r = weft_wlist_head(weft_channel_receivers(W->Y, ch));
+  weft_rec r = weft_wlist_head(weft_channel_receivers(W->sync, ch));
   if (r) {
     weft_id w = weft_rec_waiter(W->S, r);
     ltask_cold *next = weft_cold_if(W, w, LT(W, w)); /* made when it began to wait */
@@ -392,7 +392,7 @@ static void return_value(weft_state *W, lua_State *L, weft_id task, ltask *lt) {
     weft_complete(W, r, L, lua_gettop(L), 1, 0);
   } else {
     int ref = make_ref(W, L, -1);
-    if (weft_channel_unshift(W->Y, ch, (uint64_t)ref) != WEFT_OK) unref(W, L, ref);
+    if (weft_channel_unshift(W->sync, ch, (uint64_t)ref) != WEFT_OK) unref(W, L, ref);
   }
   lua_pop(L, 1);
 }
@@ -401,7 +401,7 @@ static void return_value(weft_state *W, lua_State *L, weft_id task, ltask *lt) {
    returns 0 (empty). */
 static int take(weft_state *W, lua_State *L, weft_id ch) {
   uint64_t v;
-  if (weft_channel_pop(W->Y, ch, &v) == WEFT_OK) {
+  if (weft_channel_pop(W->sync, ch, &v) == WEFT_OK) {
     push_ref(W, L, (int)v);
     unref(W, L, (int)v);
     take_sender(W, L, ch, 1); /* a waiting sender fills the freed room */
@@ -437,7 +437,7 @@ static int l_channel_send(lua_State *L) {
   ltask_cold *c = weft_cold(W, id, LT(W, id));
   if (!c) return luaL_error(L, "not enough memory");
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  if (weft_wait_on(W->S, id, 0, weft_channel_senders(W->Y, h->id)) != WEFT_OK)
+  if (weft_wait_on(W->S, id, 0, weft_channel_senders(W->sync, h->id)) != WEFT_OK)
     return luaL_error(L, "not enough memory");
   c->chval = make_ref(W, L, 2);
   c->wwhat = &channel_send_what;
@@ -465,14 +465,14 @@ static int poll_channel(weft_state *W, lua_State *L, int idx, int one, weft_wlis
     return -1;
   }
   if (take(W, L, h->id)) return 1;
-  if (weft_channel_closed(W->Y, h->id)) {
+  if (weft_channel_closed(W->sync, h->id)) {
     lua_pushnil(L);
     if (!one) {
       lua_pushliteral(L, "closed");
     }
     return 1;
   }
-  *list = weft_channel_receivers(W->Y, h->id);
+  *list = weft_channel_receivers(W->sync, h->id);
   return 0;
 }
 
@@ -487,22 +487,22 @@ static int l_channel_try_recv(lua_State *L) {
   shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
   if (take(W, L, h->id)) return 1;
   lua_pushnil(L);
-  lua_pushstring(L, weft_channel_closed(W->Y, h->id) ? "closed" : "empty");
+  lua_pushstring(L, weft_channel_closed(W->sync, h->id) ? "closed" : "empty");
   return 2;
 }
 
 static int l_channel_close(lua_State *L) {
   weft_state *W = weft_get(L);
   shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
-  if (weft_channel_closed(W->Y, h->id)) return 0;
-  weft_sync_close_channel(W->Y, h->id);
+  if (weft_channel_closed(W->sync, h->id)) return 0;
+  weft_sync_close_channel(W->sync, h->id);
   lua_settop(L, 1);
   /* Receivers only wait on an empty channel: they all get nil, "closed". */
   lua_pushnil(L);
   lua_pushliteral(L, "closed");
-  weft_complete_all(W, weft_channel_receivers(W->Y, h->id), L, 2, 2, 0);
+  weft_complete_all(W, weft_channel_receivers(W->sync, h->id), L, 2, 2, 0);
   lua_pushliteral(L, "send on a closed channel");
-  weft_wlist *senders = weft_channel_senders(W->Y, h->id);
+  weft_wlist *senders = weft_channel_senders(W->sync, h->id);
   weft_rec r;
   while ((r = weft_wlist_head(senders)) != 0) {
     drop_sender(W, L, weft_rec_waiter(W->S, r));
@@ -514,7 +514,7 @@ static int l_channel_close(lua_State *L) {
 static int l_channel_len(lua_State *L) {
   weft_state *W = weft_get(L);
   shandle *h = check_live(L, 1, CHANNEL_MT, "channel");
-  lua_pushinteger(L, weft_channel_count(W->Y, h->id));
+  lua_pushinteger(L, weft_channel_count(W->sync, h->id));
   return 1;
 }
 
@@ -531,9 +531,9 @@ static int l_channel_index(lua_State *L) {
       return 1;
     }
   if (strcmp(k, "closed") == 0)
-    lua_pushboolean(L, !h->id || weft_channel_closed(W->Y, h->id));
+    lua_pushboolean(L, !h->id || weft_channel_closed(W->sync, h->id));
   else if (strcmp(k, "capacity") == 0) {
-    uint32_t c = h->id ? weft_channel_capacity(W->Y, h->id) : 0;
+    uint32_t c = h->id ? weft_channel_capacity(W->sync, h->id) : 0;
     if (c == WEFT_UNBOUNDED)
       lua_pushnil(L);
     else
@@ -551,7 +551,7 @@ static void drop_value(void *ud, uint64_t v) {
 static int l_channel_gc(lua_State *L) {
   weft_state *W = weft_get(L);
   shandle *h = lua_touserdata(L, 1);
-  if (h->id && W->Y) weft_channel_destroy(W->Y, h->id, drop_value, W);
+  if (h->id && W->sync) weft_channel_destroy(W->sync, h->id, drop_value, W);
   h->id = 0;
   return 0;
 }

@@ -405,10 +405,12 @@ static int l_clock(lua_State *L) {
 }
 
 /* Puts l_clock around the API's os.time, os.clock and os.date (before
-   any script made its environment from it). */
+   any script made its environment from it). The API table is taken from
+   the registry, not through weft_push_api: state.c calls into tape.c,
+   never the other way. */
 static void wrap_clocks(weft_state *W) {
   lua_State *L = W->L;
-  weft_push_api(W);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
   lua_getfield(L, -1, "os");
   if (lua_istable(L, -1)) {
     static const char *const names[] = {"time", "clock", "date"};

@@ -35,11 +35,6 @@ int weft_tape_next_job(weft_state *W, uint64_t *seq);
 /* Notes the first way a replay parted from its recording (frame, what). */
 void weft_tape_diverged(weft_state *W, const char *what);
 
-/* Checks and indexes a recording in memory (buf: malloc'd, taken over,
-   n bytes; name: for messages), as weft_tape_load does a file
-   (tapefile.c). */
-int weft_tape_parse(unsigned char *buf, size_t n, const char *name, weft_tape **out, char *err,
-                    size_t errlen);
 
 /* Writes the trailer (recording) and frees the tape; weft_close. */
 void weft_tape_free_state(weft_state *W);

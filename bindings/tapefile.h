@@ -100,8 +100,6 @@ static inline void weft_tape_set_alloc(weft_tape *T, weft_alloc_fn alloc, void *
   T->alloc = T->scratch.alloc = alloc;
   T->ud = T->scratch.ud = ud;
 }
-/* The allocator of a tape loaded before any state: realloc and free. */
-void *weft_tape_libc_alloc(void *ud, void *p, size_t osize, size_t nsize);
 
 #define FNV64_INIT 14695981039346656037u
 #define FNV32_INIT 2166136261u
@@ -130,5 +128,10 @@ uint64_t weft_tape_get_varint(reader *r);
 uint64_t weft_tape_get_u(reader *r, int nbytes);
 double weft_tape_get_f64(reader *r);
 const char *weft_tape_get_str(reader *r, size_t *n);
+
+/* Checks and indexes a recording in memory (buf: malloc'd, taken over,
+   n bytes; name: for messages), as weft_tape_load does a file. */
+int weft_tape_parse(unsigned char *buf, size_t n, const char *name, weft_tape **out, char *err,
+                    size_t errlen);
 
 #endif

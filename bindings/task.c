@@ -1,5 +1,5 @@
-/* Tasks as Lua threads: spawning, the wait protocol, resuming, finishing,
-   cancelling, task handles and groups. */
+/* Tasks as Lua threads: spawning, resuming, finishing and cancelling
+   them, and their handles. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -3,6 +3,8 @@
 #ifndef WEFT_TASK_H
 #define WEFT_TASK_H
 
+#include <string.h>
+
 #include "internal.h"
 
 #define WEFT_TASK_MT "weft.task"
@@ -39,6 +41,34 @@ typedef struct thandle {
   uint8_t bare;   /* no user values (see above) */
   uint32_t site;  /* spawn site chain, kept for reports */
 } thandle;
+
+/* The task a thread belongs to, 0 for the main thread and plain
+   coroutines, kept in the thread's extra space (new threads copy it).
+   LUA_EXTRASPACE is a pointer's size: where a weft_id does not fit
+   (32-bit builds) it keeps the task's slot index + 1, and the id is that
+   of the live task in the slot (a thread's mark is cleared when its task
+   ends, before the slot can be reused). */
+_Static_assert(LUA_EXTRASPACE >= sizeof(uint32_t), "weft needs 4 bytes of LUA_EXTRASPACE");
+static inline void weft_thread_set_task(lua_State *L, weft_id id) {
+  void *p = lua_getextraspace(L);
+  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
+    memcpy(p, &id, sizeof id);
+  } else {
+    uint32_t i = id ? WEFT_ID_INDEX(id) + 1 : 0;
+    memcpy(p, &i, sizeof i);
+  }
+}
+static inline weft_id weft_thread_task(lua_State *L) {
+  const void *p = lua_getextraspace(L);
+  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
+    weft_id id;
+    memcpy(&id, p, sizeof id);
+    return id;
+  }
+  uint32_t i;
+  memcpy(&i, p, sizeof i);
+  return i ? weft_sched_task_at(weft_get(L)->S, i - 1) : 0;
+}
 
 /* Its cold record when it has one in use, else NULL. */
 static inline ltask_cold *weft_cold_if(const weft_state *W, weft_id id, const ltask *lt) {

@@ -17,7 +17,7 @@ int weft_group_make(weft_sched *s, group *parent, weft_id *out) {
     g->held = parent->held;
     g->clock.now = parent->clock.now;
     g->eff = parent->eff;
-    weft_list_push(&parent->children, i + 1, &g->sib, gsib_link, s);
+    weft_ring_push(&parent->children, i + 1, &g->sib, gsib_link, s);
   }
   weft_list_push(&s->all, i + 1, &g->all, gall_link, s);
   *out = id;
@@ -31,10 +31,10 @@ void weft_group_free(weft_sched *s, group *g) {
   /* Orphaned subgroups (only at destroy) lose their parent link. */
   while (g->children.head) {
     uint32_t c = g->children.head;
-    weft_list_unlink(&g->children, c, &G(s, c - 1)->sib, gsib_link, s);
+    weft_ring_unlink(&g->children, c, &G(s, c - 1)->sib, gsib_link, s);
     G(s, c - 1)->parent = NONE;
   }
-  if (g->parent) weft_list_unlink(&G(s, g->parent - 1)->children, i, &g->sib, gsib_link, s);
+  if (g->parent) weft_ring_unlink(&G(s, g->parent - 1)->children, i, &g->sib, gsib_link, s);
   weft_list_unlink(&s->all, i, &g->all, gall_link, s);
   weft_clock_free(s, &g->clock);
   group *p = g->parent ? G(s, g->parent - 1) : NULL;
@@ -192,10 +192,4 @@ uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_
     k++;
   }
   return k;
-}
-
-void weft_group_reap(weft_sched *s, group *g) {
-  WEFT_ASSERT(weft_slot_live(g) && (g->ntasks == 0) == weft_list_empty(&g->tasks));
-  if (g->refs == 0 && g->ntasks == 0 && weft_list_empty(&g->children) && gidx(g) != s->root)
-    weft_group_free(s, g);
 }

@@ -1,5 +1,7 @@
 /* Intrusive doubly linked lists whose links are 32-bit names rather than
-   pointers: the scheduler's waiters, queues, timer runs, children and groups. */
+   pointers: the scheduler's waiters, queues, timer runs, children and groups.
+   Two heads over one link: weft_list keeps both ends, weft_ring only its
+   first element. */
 #ifndef WEFT_LIST_H
 #define WEFT_LIST_H
 
@@ -99,5 +101,53 @@ static inline void weft_list_move_front(weft_list *dst, weft_list *src, uint32_t
 
 /* Walking a list: `for (n = l->head; n; n = at(owner, n)->next)`. Only the
    element at hand may leave the list during a walk, its next read first. */
+
+/* A list that keeps only its first element, for a list every object
+   holds (a task's or a group's children), where the word a tail would
+   take counts: the first element's prev names the last, so appending
+   stays O(1). Its elements link and walk as a weft_list's do (the last's
+   next is 0); zero-initialised is empty. */
+typedef struct weft_ring {
+  uint32_t head; /* name of the first element, 0 when empty */
+} weft_ring;
+
+static inline int weft_ring_empty(const weft_ring *r) { return r->head == 0; }
+
+/* Appends element n, whose link is x. */
+static inline void weft_ring_push(weft_ring *r, uint32_t n, weft_link *x, weft_link_at at,
+                                  const void *owner) {
+  WEFT_ASSERT(n != 0 && n != r->head);
+  x->next = 0;
+  if (!r->head) {
+    x->prev = n;
+    r->head = n;
+    return;
+  }
+  weft_link *first = at(owner, r->head);
+  WEFT_ASSERT(first->prev != 0 && at(owner, first->prev)->next == 0);
+  x->prev = first->prev;
+  at(owner, first->prev)->next = n;
+  first->prev = n;
+}
+
+/* Unlinks element n (link x) from wherever it stands in r; its link is
+   cleared. */
+static inline void weft_ring_unlink(weft_ring *r, uint32_t n, weft_link *x, weft_link_at at,
+                                    const void *owner) {
+  WEFT_ASSERT(n != 0 && r->head != 0);
+  WEFT_ASSERT(r->head == n || at(owner, x->prev)->next == n);
+  WEFT_ASSERT(x->next ? at(owner, x->next)->prev == n : at(owner, r->head)->prev == n);
+  if (r->head == n) {
+    r->head = x->next;
+    if (r->head) at(owner, r->head)->prev = x->prev; /* the new first names the last */
+  } else {
+    at(owner, x->prev)->next = x->next;
+    if (x->next)
+      at(owner, x->next)->prev = x->prev;
+    else
+      at(owner, r->head)->prev = x->prev; /* it was the last */
+  }
+  x->next = x->prev = 0;
+}
 
 #endif

@@ -106,6 +106,19 @@ int weft_stat_path(const char *path, weft_stat *st);
    WEFT_EINVAL when path is not a readable directory. */
 int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int is_dir), void *ud);
 
+/* The longest path weft_path_resolve and weft_path_absolute give. */
+#define WEFT_PATH_MAX 4096
+
+/* The absolute path of the existing file at path, every symbolic link,
+   "." and ".." resolved, into out (cap bytes; '/'-separated on every
+   platform). Returns WEFT_OK, or WEFT_EINVAL when there is no such file
+   or out is too small. */
+int weft_path_resolve(const char *path, char *out, size_t cap);
+/* path made absolute against the working directory, into out, without
+   resolving links or asking that it exists. Returns WEFT_OK, or
+   WEFT_EINVAL when out is too small. */
+int weft_path_absolute(const char *path, char *out, size_t cap);
+
 /* ---- change notifications ---- */
 
 /* What happened to a path under a watched root. */
@@ -119,17 +132,18 @@ enum {
                         changed (path is "") */
 };
 
-/* The system's change notifications for a directory tree: inotify on
-   Linux, ReadDirectoryChangesW on Windows. Every path it reports is
-   relative to the root, '/'-separated ("ai/patrol.lua"). */
+/* The system's change notifications for a directory tree, one watch per
+   directory: inotify on Linux, ReadDirectoryChangesW on Windows. Every
+   path it reports is relative to the root, '/'-separated
+   ("ai/patrol.lua"). */
 typedef struct weft_fswatch weft_fswatch;
 
 /* Starts watching the directory root and everything below it into *out,
    its memory from alloc(alloc_ud, ...) (weft_alloc_fn's contract).
    Directories below root that exist now or appear later are watched once
-   weft_fswatch_add_dir names them (a no-op where the system watches a
-   whole tree). Returns WEFT_OK, WEFT_ENOMEM, or WEFT_EIO when the system
-   has no notifications to give (*out is then NULL: poll instead). */
+   weft_fswatch_add_dir names them. Returns WEFT_OK, WEFT_ENOMEM, or
+   WEFT_EIO when the system has no notifications to give (*out is then
+   NULL: poll instead). */
 int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out);
 /* Stops watching and frees everything. NULL is allowed. */
 void weft_fswatch_close(weft_fswatch *fw);

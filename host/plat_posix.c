@@ -1,17 +1,20 @@
 /* The platform layer (plat.h) on POSIX: pthreads, clock_gettime, stat,
    opendir, inotify (Linux) and BSD sockets. */
 #ifndef _WIN32
-#define _DEFAULT_SOURCE /* DT_DIR, inotify */
+#define _DEFAULT_SOURCE /* DT_DIR, inotify, realpath */
 #include "plat.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -140,6 +143,20 @@ int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int 
   }
   closedir(d);
   return WEFT_OK;
+}
+
+int weft_path_resolve(const char *path, char *out, size_t cap) {
+  char buf[PATH_MAX];
+  if (!realpath(path, buf) || strlen(buf) >= cap) return WEFT_EINVAL;
+  memcpy(out, buf, strlen(buf) + 1);
+  return WEFT_OK;
+}
+
+int weft_path_absolute(const char *path, char *out, size_t cap) {
+  if (path[0] == '/') return (size_t)snprintf(out, cap, "%s", path) < cap ? WEFT_OK : WEFT_EINVAL;
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return WEFT_EINVAL;
+  return (size_t)snprintf(out, cap, "%s/%s", cwd, path) < cap ? WEFT_OK : WEFT_EINVAL;
 }
 
 /* ---- change notifications: inotify, one watch per directory ---- */

@@ -296,10 +296,9 @@ static void do_cancel(weft_sched *s, task *t);
 static void child_unlink(weft_sched *s, task *t) {
   if (!t->parent) return;
   WEFT_ASSERT(weft_slot_live(T(s, t->parent - 1)));
-  weft_list_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
+  weft_ring_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
   t->parent = NONE;
 }
-
 
 static void free_task(weft_sched *s, task *t, int state) {
   WEFT_ASSERT(weft_slot_live(t));
@@ -356,7 +355,7 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
   g->ntasks++;
   if (p) {
     t->parent = tidx(p) + 1;
-    weft_list_push(&p->children, i + 1, &t->sib, sib_link, s);
+    weft_ring_push(&p->children, i + 1, &t->sib, sib_link, s);
   }
   *out = id;
   if (udata) *udata = udata_of(t);
@@ -572,7 +571,7 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
 
 /* Queues record r (at x, kind set) on clock c: a timer in a run, a
    next-frame sleep in the queue. 0 when out of memory. */
-static inline int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
+HOT_INLINE int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
   x->seq = (uint32_t)s->seq;
   if (x->kind == REC_TIMER) {
     if (!run_join(s, c, to_ns(end), r, x)) return 0;

@@ -10,6 +10,14 @@
 #include "sched.h"
 #include "weft_assert.h"
 
+/* For the few helpers of the hottest paths that grew past what the
+   compiler inlines on its own (a sleep's queueing): inlined always. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static inline
+#endif
+
 /* Deadlines are kept in whole nanoseconds, so two sleeps that end at the
    same moment compare equal even when the clock's floating-point sum
    rounds differently (1.5 + 0.5 vs 2.0), and ties fall to sleep order.
@@ -43,8 +51,8 @@ typedef struct tclock {
   double now;
   hent *v;
   uint32_t n, cap;
-  uint32_t dead;         /* heap entries whose run emptied (its sleeps ended early) */
-  weft_list next;   /* next-frame queue of records (see R) */
+  uint32_t dead;  /* heap entries whose run emptied (its sleeps ended early) */
+  weft_list next; /* next-frame queue of records (see R) */
 } tclock;
 
 /* A run of timers: one deadline on one clock, records in sleep order. It
@@ -59,8 +67,8 @@ typedef struct trun {
   weft_list recs; /* its records (see R) */
 } trun;
 
-#define RUN_CACHE 256 /* newest runs by (clock, deadline) hash */
-#define MAX_CLASSES 8 /* task classes one scheduler tells apart */
+#define RUN_CACHE 256  /* newest runs by (clock, deadline) hash */
+#define MAX_CLASSES 8  /* task classes one scheduler tells apart */
 #define MAX_SLOT 65535 /* a record's slot is 16 bits */
 
 enum { REC_TIMER = 1, REC_NEXT, REC_FOREVER, REC_LIST, REC_DONE };
@@ -116,18 +124,18 @@ typedef struct task {
   uint32_t recs;         /* first record of the current wait, index + 1 */
   uint32_t group;        /* group index */
   uint32_t resumes;
-  uint32_t born; /* creation sequence (wraps) */
-  rec own; /* the inline record */
-  uint32_t parent; /* parent task index + 1 */
-  weft_list children; /* in spawn order, index + 1 */
+  uint32_t born;      /* creation sequence (wraps) */
+  rec own;            /* the inline record */
+  uint32_t parent;    /* parent task index + 1 */
+  weft_ring children; /* in spawn order, index + 1 (a ring: the slot stays 88 bytes) */
   weft_link sib;      /* among its parent's children */
   weft_link member;   /* in its group's tasks */
 } task;
 
 typedef struct group {
   weft_slot h;
-  uint32_t parent; /* index + 1 */
-  weft_list children; /* subgroups in creation order, index + 1 */
+  uint32_t parent;    /* index + 1 */
+  weft_ring children; /* subgroups in creation order, index + 1 */
   weft_link sib;      /* among its parent's subgroups */
   weft_link all;      /* in the scheduler's list of groups */
   weft_list tasks;    /* its tasks in creation order, index + 1 */
@@ -165,8 +173,8 @@ struct weft_sched {
   weft_side waiters;             /* tasks' lists of waiters (see waiters_at) */
   uint32_t run_cache[RUN_CACHE]; /* run index + 1 (see weft_timer_join) */
   tclock real;
-  uint32_t root;               /* root group index */
-  weft_list all;               /* every group in creation order, index + 1 */
+  uint32_t root; /* root group index */
+  weft_list all; /* every group in creation order, index + 1 */
   uint64_t frame;
   uint64_t seq;  /* sleep sequence */
   uint32_t born; /* task creation sequence */
@@ -176,9 +184,9 @@ struct weft_sched {
   struct task *hot; /* ...and where it is: the calls it makes skip the lookup */
   weft_list ready;  /* woken tasks, in wake order (see queue_link) */
   weft_list parked; /* ready tasks of paused groups */
-  idvec stack;    /* resume stack */
-  idvec deferred; /* cancels waiting for running tasks */
-  tclock **due;   /* scratch: clocks with due timers */
+  idvec stack;      /* resume stack */
+  idvec deferred;   /* cancels waiting for running tasks */
+  tclock **due;     /* scratch: clocks with due timers */
   uint32_t ndue, capdue;
   size_t extra_bytes; /* heaps, queues and vectors */
   uint64_t resumes;   /* task resumes, ever */
@@ -258,10 +266,9 @@ uint32_t weft_run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h);
    during a wake pass, so a run being woken is never joined. Inline: most
    sleeps join a run, and this is every sleep's path. 0 when out of
    memory. */
-static inline int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
-  uint32_t h =
-      (uint32_t)((((uint64_t)due ^ ((uintptr_t)c >> 4)) * 0x9E3779B97F4A7C15ull) >> 56) &
-      (RUN_CACHE - 1);
+HOT_INLINE int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *x) {
+  uint32_t h = (uint32_t)((((uint64_t)due ^ ((uintptr_t)c >> 4)) * 0x9E3779B97F4A7C15ull) >> 56) &
+               (RUN_CACHE - 1);
   uint32_t ui = s->run_cache[h];
   trun *u = ui ? RUN(s, ui - 1) : NULL;
   if (!u || !weft_slot_live(u) || u->due != due || u->clock != c) {
@@ -321,7 +328,12 @@ void weft_timers_wake(weft_sched *s);
 int weft_group_make(weft_sched *s, group *parent, weft_id *out);
 void weft_group_free(weft_sched *s, group *g);
 /* Frees g if nothing holds it (references, tasks, subgroups) and it is
-   not the root. */
-void weft_group_reap(weft_sched *s, group *g);
+   not the root. Inline: every task's end asks, and the answer is mostly
+   no. */
+static inline void weft_group_reap(weft_sched *s, group *g) {
+  WEFT_ASSERT(weft_slot_live(g) && (g->ntasks == 0) == weft_list_empty(&g->tasks));
+  if (g->refs == 0 && g->ntasks == 0 && weft_ring_empty(&g->children) && gidx(g) != s->root)
+    weft_group_free(s, g);
+}
 
 #endif

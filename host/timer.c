@@ -285,8 +285,7 @@ void weft_timers_wake(weft_sched *s) {
         s->due[i] = s->due[--s->ndue];
         continue;
       }
-      if (best == UINT32_MAX ||
-          clock_head_seq(s, s->due[i]) < clock_head_seq(s, s->due[best]))
+      if (best == UINT32_MAX || clock_head_seq(s, s->due[i]) < clock_head_seq(s, s->due[best]))
         best = i;
       i++;
     }

@@ -38,8 +38,8 @@ typedef struct tev {
 } tev;
 
 typedef struct ctx {
-  memstat mem;      /* first: the allocator's ud is the context too */
-  int refuse;       /* every allocation fails while set (frees work) */
+  memstat mem; /* first: the allocator's ud is the context too */
+  int refuse;  /* every allocation fails while set (frees work) */
   weft_sched *s;
   int nolog;        /* count resumes without logging them */
   long total;       /* resumes */

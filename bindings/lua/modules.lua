@@ -235,9 +235,6 @@ local function restart_all(list)
   end
 end
 
--- One transaction (see commit in reload.c): every module staged in
--- order and merged as it succeeds, so dependents see new values; any
--- failure puts every merged table back and changes nothing.
 -- A file no script has required yet: a syntax error is reported now,
 -- when it is saved, and running it waits for the first require.
 -- The starts whose module failed its first load, each tried again in the
@@ -267,6 +264,9 @@ local function check_unloaded(name)
   return false
 end
 
+-- One transaction (see commit in reload.c): every module staged in
+-- order and merged as it succeeds, so dependents see new values; any
+-- failure puts every merged table back and changes nothing.
 local function reload(name)
   if not mods[name] then return check_unloaded(name) end
   -- a save whose transaction failed elsewhere (in a dependent) is still

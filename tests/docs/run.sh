@@ -53,8 +53,9 @@ fi
 #   quits), except make help;
 # - weft test runs with --list: each file loads and names its cases, and
 #   make test-lua runs the cases;
-# - a game that runs until the player quits (--watch without --frames)
-#   opens its window under Xvfb and ends after 30 frames;
+# - a game that runs until the player quits (the demo without --headless,
+#   --frames or --help: --watch, --play) opens its window under Xvfb and
+#   ends after 30 frames;
 # - an xvfb-run line of the demo runs headless, on the virtual clock: the
 #   same options and script, no window and no waiting for the wall clock
 #   (the window itself is the line above's and test-demo's to check).
@@ -96,7 +97,9 @@ while IFS="$(printf '\t')" read -r doc cmd; do
     "weft "*) (cd "$root" && "$absbuild/weft" ${cmd#weft }) >"$log" 2>&1; rc=$? ;;
     *--watch*--frames*|*--frames*--watch*)
       (cd "$scratch" && timeout 300 sh -c "$cmd") >"$log" 2>&1; rc=$? ;;
-    *--watch*)
+    build/weft-demo*--headless*|build/weft-demo*--frames*|build/weft-demo*--help*)
+      (cd "$scratch" && timeout 300 sh -c "$cmd") >"$log" 2>&1; rc=$? ;;
+    *--watch*|build/weft-demo*)
       (cd "$scratch" && ASAN_OPTIONS=$noleaks timeout 300 xvfb-run -a sh -c "$cmd --frames 30") \
         >"$log" 2>&1; rc=$? ;;
     xvfb-run*)

@@ -1,0 +1,141 @@
+/* What the debugger's files share (debug.c: the server, breakpoints,
+   stops, tasks as threads; debug_values.c: frames, variables and
+   evaluation): the server's state and the calls between them. */
+#ifndef WEFT_DEBUG_INT_H
+#define WEFT_DEBUG_INT_H
+
+#include <cjson/cJSON.h>
+
+#include "budget.h"
+#include "dap_wire.h"
+#include "debug.h"
+
+#define NO_TASK 1            /* the thread id of code running outside any task */
+#define FIRST_TASK_ID 2      /* thread ids of tasks count up from here */
+#define EVAL_BUDGET 1000000  /* instructions an evaluation may take */
+#define SRC_CACHE 16         /* chunk names resolved to breakpoint files */
+#define MAX_VALUE 200        /* characters of a value shown */
+
+enum { STEP_NONE, STEP_IN, STEP_OVER, STEP_OUT };
+enum { V_LOCALS, V_UPVALUES, V_GLOBALS, V_VALUE };
+
+typedef struct bpoint {
+  int id, line;
+  char *cond, *hit, *log; /* NULL: none */
+  unsigned hits;
+} bpoint;
+
+/* The breakpoints of one file, by its resolved absolute path. */
+typedef struct bfile {
+  char *path;
+  bpoint *bp;
+  int n;
+} bfile;
+
+typedef struct frame_ref {
+  lua_State *th;
+  int level;
+} frame_ref;
+
+typedef struct var_ref {
+  int kind;   /* V_* */
+  int frame;  /* frame index (frames[]), -1: none */
+  int anchor; /* V_VALUE: the value's slot in the anchor table */
+} var_ref;
+
+/* A known task: its thread id, and the poll that last saw it. */
+typedef struct known {
+  weft_id id;
+  int dap;
+  unsigned stamp;
+} known;
+
+struct weft_debug {
+  weft_state *W;
+  weft_debug_desc desc;
+  dap_wire wire;
+  int port;
+  int client; /* a client is connected (its state below is set up) */
+  int seq;
+  int initialized; /* the client sent initialize: events may go out */
+  int configured, terminate;
+
+  /* the output sinks W had before, which the server forwards to */
+  void (*log)(void *user, const char *line, size_t len);
+  void (*report)(void *user, const char *msg, const char *trace);
+  int (*fail_alloc)(void *user, size_t nsize);
+  void *user;
+
+  bfile *files;
+  int nfiles, nbps, next_bp;
+  uint16_t *lines; /* breakpoints at each line number, in any file */
+  int nlines;
+  struct {
+    char *src;
+    int file;
+  } cache[SRC_CACHE];
+  int cache_next;
+  int exc_uncaught, exc_all;
+
+  int step; /* STEP_*: armed for step_task */
+  weft_id step_task;
+  int step_depth;
+  int pause_req;
+
+  int stopped, resume, in_eval;
+  lua_State *stop_L; /* the thread that stopped (NULL: between frames) */
+  weft_id stop_task;
+  char exc[512]; /* the error of an exception stop, "" for other stops */
+  frame_ref *frames;
+  int nframes, capframes;
+  var_ref *vars;
+  int nvars, capvars, nanchors;
+  int ref_anchors; /* registry: the values variables refer to */
+  lua_State *E;    /* the debugger's own thread: evaluation, descriptions */
+  int ref_E;
+
+  known *tasks; /* open addressing by id; id 0: empty */
+  uint32_t cap, ntasks;
+  unsigned stamp;
+  int next_dap;
+  int synced;            /* the tasks above are as of: */
+  uint64_t spawned_seen; /* ...W->spawned */
+  uint32_t live_seen;    /* ...and the live tasks (C tasks too) */
+};
+
+typedef struct weft_debug dbg;
+
+static inline const char *str_arg(cJSON *args, const char *k) {
+  cJSON *v = cJSON_GetObjectItem(args, k);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static inline double num_arg(cJSON *args, const char *k, double def) {
+  cJSON *v = cJSON_GetObjectItem(args, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+/* debug.c: sends a response to req (error NULL: success) with body
+   (owned by the call; NULL: empty). */
+void weft_debug_respond(dbg *D, cJSON *req, const char *error, cJSON *body);
+/* debug.c: an output event of the category, text then a newline. */
+void weft_debug_output(dbg *D, const char *category, const char *text, size_t len);
+
+/* debug_values.c: a frame the client may refer to by the number
+   returned (0: out of memory); valid until the program goes on. */
+int weft_debug_add_frame(dbg *D, lua_State *th, int level);
+/* Evaluates expr in frame (th, level) for a condition or a logpoint: its
+   first value as text into out (n bytes) and whether it is truthy.
+   Returns 1 when it ran without error. */
+int weft_debug_eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
+                          int *truthy);
+/* A logpoint in L's running frame: fmt with each {expression} replaced by
+   its value, sent as console output. */
+void weft_debug_log_point(dbg *D, lua_State *L, const char *fmt);
+/* The scopes, variables, evaluate and setVariable requests. */
+void weft_debug_scopes(dbg *D, cJSON *req, cJSON *args);
+void weft_debug_variables(dbg *D, cJSON *req, cJSON *args);
+void weft_debug_evaluate(dbg *D, cJSON *req, cJSON *args);
+void weft_debug_set_variable(dbg *D, cJSON *req, cJSON *args);
+
+#endif

@@ -1,0 +1,96 @@
+/* The parts of the state its modules own: each is embedded in struct
+   weft_state (internal.h) and worked by the module named on it. Types
+   only: this needs none of the modules. */
+#ifndef WEFT_PARTS_H
+#define WEFT_PARTS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "../host/plat.h"
+#include "../host/pool.h"
+#include "weft.h"
+
+/* ---- budget.c: a stretch of code under an instruction budget (a task
+   between waits, a module's top level, a handler) ---- */
+
+/* What outlives a resume (a task's stretch goes on after a preemption),
+   kept in every task's slot: what only one resume needs is in
+   weft_budget. */
+typedef struct weft_stretch {
+  uint16_t overruns;   /* consecutive budgets overrun (tasks) */
+  uint8_t killed;      /* every instruction raises now */
+  uint8_t waited;      /* tasks: waited since home's hook last fired */
+  uint8_t preempted;   /* tasks: the last resume was stopped by the budget */
+  uint8_t preempt_due; /* tasks: overrun away from home: yield when home runs */
+  uint8_t yielding;    /* tasks: a preemption's yield passes up the resumers */
+} weft_stretch;
+
+/* The stretch running now and what it means. */
+typedef struct weft_budget {
+  weft_stretch *s;    /* NULL: no budgeted code runs */
+  lua_State *home;    /* the thread whose own count is a whole budget */
+  const char *msg;    /* what a kill says */
+  int32_t limit;      /* a budget, in instructions; 0: off */
+  uint32_t us;        /* watched: the time it may run, microseconds; 0: counted */
+  lua_State *run;     /* the thread running its code now (home or a coroutine) */
+  int32_t spent;      /* instructions charged by threads other than home */
+  uint32_t kill_site; /* where it ran too long, once killed (sites.c) */
+  uint8_t task;       /* a task's: preempted before it is killed */
+} weft_budget;
+
+/* ---- watchdog.c: a thread that stops a stretch running past its time.
+   The fields it reads are written by the thread running the scripts at
+   every stretch's start and end. ---- */
+
+typedef struct weft_watchdog {
+  _Atomic uint32_t gen;      /* bumped at each start and end of a stretch */
+  _Atomic uint32_t limit_us; /* the running stretch's time; 0: none runs */
+  _Atomic uint32_t fire;     /* the gen it stopped (anything else: none) */
+  _Atomic(lua_State *) run;  /* W->bud.run, for the watchdog to hook */
+  atomic_int poking;         /* the watchdog is setting a hook on run */
+  uint32_t grace_gen;        /* script thread: the stop whose grace counts... */
+  lua_State *grace_L;        /* ...on this thread (budget.c) */
+  weft_thread thread;
+  weft_mutex mu;
+  weft_cond cv;
+  uint32_t tick_us;
+  uint8_t on;   /* the thread runs */
+  uint8_t quit; /* ...and is asked to stop (under mu) */
+} weft_watchdog;
+
+/* ---- reload.c: modules and hot reload ---- */
+
+typedef struct weft_modules {
+  int ref_group_start;      /* the module system's g:start */
+  int ref_reload;           /* ...reload(name) */
+  int ref_changed;          /* ...changed(path) */
+  struct weft_watch *watch; /* scripts watcher, NULL when off */
+  uint32_t reloads;         /* successful reload transactions */
+  int loading;              /* running modules' top levels */
+} weft_modules;
+
+/* ---- task.c: spawns running at once, and threads kept for reuse ---- */
+
+/* A spawn running its new task at once (task.c): its handle is made
+   once the task stops, unless something asks for it earlier. */
+typedef struct weft_spawning {
+  weft_id id;     /* the new task, 0: none */
+  uint32_t site;  /* its spawn site, kept when it ends */
+  uint8_t final;  /* how it ended, 0: it has not */
+  uint8_t packed; /* the kept value is its results packed {n=..., ...} */
+  uint8_t kept;   /* W->spawns holds its handle (handle = 1) or its outcome (1 value) */
+  uint8_t handle; /* ...which is its handle */
+  uint8_t made;   /* a handle was made while it ran (cached weakly in ref_handles) */
+} weft_spawning;
+
+/* A slot whose thread is kept in ref_tasks for its next task (task.c). */
+#define WEFT_IDLE_CACHE 64
+typedef struct weft_idle {
+  uint32_t slot; /* slot index + 1, 0: none */
+  lua_State *co; /* the thread kept there */
+} weft_idle;
+
+#endif
