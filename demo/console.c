@@ -220,7 +220,10 @@ static void complete(game *g) {
       snprintf(common, sizeof common, "%s", names[i]);
     else
       for (size_t k = 0; common[k]; k++)
-        if (common[k] != names[i][k]) common[k] = 0;
+        if (common[k] != names[i][k]) {
+          common[k] = 0;
+          break;
+        }
     size_t used = strlen(list);
     snprintf(list + used, sizeof list - used, "%s%s", used ? "  " : "", names[i]);
   }

@@ -33,13 +33,13 @@ int replay_meta_add_levels(replay_meta *m, const char *dir) {
     size_t n = strlen(de->d_name);
     if (n < 7 || n >= LEVEL_NAME || strcmp(de->d_name + n - 6, ".level") != 0) continue;
     char path[FILE_LEN];
-    snprintf(path, sizeof path, "%.*s/%s", DIR_LEN, dir, de->d_name);
+    snprintf(path, sizeof path, "%.*s/%.*s", DIR_LEN, dir, LEVEL_NAME, de->d_name);
     FILE *f = fopen(path, "rb");
     replay_level *lv = &m->levels[m->nlevels];
     long len = -1;
     if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
         (lv->text = malloc((size_t)len + 1)) && fread(lv->text, 1, (size_t)len, f) == (size_t)len) {
-      snprintf(lv->name, sizeof lv->name, "%s", de->d_name);
+      memcpy(lv->name, de->d_name, n + 1); /* n < LEVEL_NAME */
       lv->len = (size_t)len;
       m->nlevels++;
     } else {
