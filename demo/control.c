@@ -242,7 +242,7 @@ static int l_overlay_text(lua_State *L) {
   return 1;
 }
 
-/* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
+/* game_state() -> {paused =, time_scale =, fade =, zoom =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
    light = the ambient {r, g, b}, keys = the line of key hints, beat = the
    last beat passed, fast_forward = running unseen to --beat's,
@@ -257,6 +257,8 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "time_scale");
   lua_pushnumber(L, g->w.fade);
   lua_setfield(L, -2, "fade");
+  lua_pushnumber(L, g->w.zoom);
+  lua_setfield(L, -2, "zoom");
   verbs_push_point(L, g->w.cam_x, g->w.cam_y);
   lua_setfield(L, -2, "camera");
   verbs_push_ent(g, L, g->w.cam_follow);

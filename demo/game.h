@@ -67,6 +67,7 @@ typedef struct game {
     SDL_Surface *surface; /* headless render target, owned */
     SDL_Renderer *r;
     SDL_Texture *light; /* light map render target */
+    SDL_Texture *scene; /* the world drawn before a camera zoom scales it up */
     SDL_Texture *glow;  /* radial gradient for lights */
     font *f_ui, *f_bold, *f_title, *f_small, *f_mono;
     char *base; /* per cell: floor drawn under objects; owned */

@@ -189,6 +189,11 @@ function follow_camera(e) end
 ---@param amount? number
 ---@param seconds? number
 function shake_camera(amount, seconds) end
+---Zooms the camera in: 1 the usual view, 2 twice as big (up to 4).
+---@param zoom number
+---@param seconds? number
+---@return weft.Future f "done"
+function zoom_camera(zoom, seconds) end
 ---@param alpha number 0 clear .. 1 black
 ---@param seconds? number
 ---@return weft.Future f "done"
@@ -231,7 +236,7 @@ function key_pressed(name) end
 
 -- The game --------------------------------------------------------------
 
----@return { paused: boolean, time_scale: number, fade: number, camera: Point, following: Entity|nil, input_lock: integer, frame: integer, headless: boolean, ambient: number, light: number[], keys: string, dialogue: { speaker: string, text: string, portrait: string, tint: number[] }|nil }
+---@return { paused: boolean, time_scale: number, fade: number, zoom: number, camera: Point, following: Entity|nil, input_lock: integer, frame: integer, headless: boolean, ambient: number, light: number[], keys: string, dialogue: { speaker: string, text: string, portrait: string, tint: number[] }|nil }
 function game_state() end
 ---The game's groups: game (P and T) > world (entities), cutscenes.
 ---@type { game: weft.Group, world: weft.Group, cutscenes: weft.Group }

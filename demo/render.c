@@ -376,6 +376,7 @@ static void cone(game *g, const entity *e) {
 static void draw_lights(game *g) {
   if (!g->video.light) return;
   world *w = &g->w;
+  SDL_Texture *under = SDL_GetRenderTarget(g->video.r); /* the screen, or the zoomed scene */
   SDL_SetRenderTarget(g->video.r, g->video.light);
   SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_NONE);
   SDL_SetRenderDrawColor(g->video.r, (Uint8)(w->amb[0] * 255), (Uint8)(w->amb[1] * 255),
@@ -415,7 +416,7 @@ static void draw_lights(game *g) {
     } else if (i != w->player)
       glow(g, e->x, e->y - 6, 30, 90, 90, 110);
   }
-  SDL_SetRenderTarget(g->video.r, NULL);
+  SDL_SetRenderTarget(g->video.r, under);
   SDL_SetTextureBlendMode(g->video.light, SDL_BLENDMODE_MOD);
   SDL_RenderCopy(g->video.r, g->video.light, NULL, NULL);
   SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
@@ -712,12 +713,26 @@ void render_frame(game *g) {
       shy = cosf((float)g->run.realtime * 55) * w->shake;
     ox = (int)lroundf(SCREEN_W / 2.0f - (w->cam_x + shx) * SCALE);
     oy = (int)lroundf(SCREEN_H / 2.0f - (w->cam_y + shy) * SCALE);
+    /* zoomed in: the world is drawn off screen, then its middle scaled up */
+    float z = w->zoom;
+    int zoomed = z > 1.001f && g->video.scene;
+    if (zoomed) {
+      SDL_SetRenderTarget(g->video.r, g->video.scene);
+      SDL_RenderClear(g->video.r);
+    }
     draw_tiles(g, tiles->tex);
     draw_entities(g, chars->tex);
     draw_flames(g, tiles->tex);
     draw_lights(g);
     draw_bubbles(g, tiles->tex);
     draw_markers(g);
+    if (zoomed) {
+      SDL_SetRenderTarget(g->video.r, NULL);
+      SDL_Rect src = {(int)lroundf(SCREEN_W / 2.0f - SCREEN_W / (2 * z)),
+                      (int)lroundf(SCREEN_H / 2.0f - SCREEN_H / (2 * z)),
+                      (int)lroundf(SCREEN_W / z), (int)lroundf(SCREEN_H / z)};
+      SDL_RenderCopy(g->video.r, g->video.scene, &src, NULL);
+    }
     draw_letterbox(g);
     draw_dialogue(g, chars->tex);
     draw_banner(g);
@@ -780,16 +795,20 @@ int render_open(game *g) {
   SDL_FreeSurface(s);
   if (!g->video.glow) return -1;
   SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
-  if (SDL_RenderTargetSupported(g->video.r))
+  if (SDL_RenderTargetSupported(g->video.r)) {
     g->video.light = SDL_CreateTexture(g->video.r, SDL_PIXELFORMAT_ARGB8888,
                                        SDL_TEXTUREACCESS_TARGET, SCREEN_W, SCREEN_H);
+    g->video.scene = SDL_CreateTexture(g->video.r, SDL_PIXELFORMAT_ARGB8888,
+                                       SDL_TEXTUREACCESS_TARGET, SCREEN_W, SCREEN_H);
+  }
   return 0;
 }
 
 void render_close(game *g) {
   if (g->video.light) SDL_DestroyTexture(g->video.light);
+  if (g->video.scene) SDL_DestroyTexture(g->video.scene);
   if (g->video.glow) SDL_DestroyTexture(g->video.glow);
-  g->video.light = g->video.glow = NULL;
+  g->video.light = g->video.glow = g->video.scene = NULL;
   free(g->video.base);
   g->video.base = NULL;
 }

@@ -209,6 +209,7 @@ static void hash_world(game *g) {
   add(&h, &w->cam_x, sizeof w->cam_x);
   add(&h, &w->cam_y, sizeof w->cam_y);
   add(&h, &w->fade, sizeof w->fade);
+  add(&h, &w->zoom, sizeof w->zoom);
   add(&h, &w->input_lock, sizeof w->input_lock);
   add(&h, &w->dlg.active, sizeof w->dlg.active);
   add(&h, &w->dlg.shown, sizeof w->dlg.shown);

@@ -1,4 +1,4 @@
-/* The camera and the screen for scripts: pans, following, shakes, fades,
+/* The camera and the screen for scripts: pans, following, shakes, zooms, fades,
    the ambient light, banners, the objective line and clearing speech.
    Every function here gets the game as upvalue 1; the long ones return a
    future the world completes (see verbs.c). */
@@ -48,6 +48,19 @@ static int l_fade(lua_State *L) {
   float secs = verbs_opt_seconds(L, 2, 1.0f);
   uint64_t f = verbs_push_future(g, L);
   world_fade(&g->w, (float)a, secs, f);
+  verbs_dispatch(g);
+  return 1;
+}
+
+/* zoom_camera(z [, seconds]) -> future resolving to "done": 1 is the
+   usual view, 2 shows the middle half as big again; from 1 to 4. */
+static int l_zoom_camera(lua_State *L) {
+  game *g = G(L);
+  lua_Number z = luaL_checknumber(L, 1);
+  if (!(z >= 1 && z <= 4)) luaL_argerror(L, 1, "zoom is from 1 to 4");
+  float secs = verbs_opt_seconds(L, 2, 1.0f);
+  uint64_t f = verbs_push_future(g, L);
+  world_zoom(&g->w, (float)z, secs, f);
   verbs_dispatch(g);
   return 1;
 }
@@ -118,6 +131,7 @@ static int l_clear_speech(lua_State *L) {
 static const luaL_Reg fns[] = {{"pan_camera", l_pan_camera},
                                {"follow_camera", l_follow_camera},
                                {"shake_camera", l_shake_camera},
+                               {"zoom_camera", l_zoom_camera},
                                {"fade", l_fade},
                                {"fade_in", l_fade_in},
                                {"fade_out", l_fade_out},

@@ -1,5 +1,5 @@
 /* The camera and screen verbs for scripts (pan_camera, follow_camera,
-   shake_camera, fade, fade_in, fade_out, ambient, banner, objective,
+   shake_camera, zoom_camera, fade, fade_in, fade_out, ambient, banner, objective,
    clear_speech). */
 #ifndef DEMO_SCREEN_H
 #define DEMO_SCREEN_H

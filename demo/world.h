@@ -116,6 +116,10 @@ typedef struct world {
   } pan;
   float shake, shake_t;
   int shake_clk;
+  /* camera zoom: 1 as made, 2 shows half as much twice as big */
+  float zoom, zoom_from, zoom_to, zoom_t, zoom_dur;
+  uint64_t zoom_f;
+  int zoom_clk;
   /* full-screen fade to black: 0 clear .. 1 black */
   float fade, fade_from, fade_to, fade_t, fade_dur;
   uint64_t fade_f;
@@ -198,6 +202,8 @@ void world_say(world *w, int idx, const char *text, float secs, int box, uint64_
 void world_pan(world *w, float x, float y, int target_ent, float secs, uint64_t fut);
 void world_follow(world *w, int idx);
 void world_fade(world *w, float to, float secs, uint64_t fut);
+/* Zooms the camera to `to` (>= 1) over secs. */
+void world_zoom(world *w, float to, float secs, uint64_t fut);
 void world_ambient(world *w, const float rgb[3], float secs, uint64_t fut);
 void world_banner(world *w, const char *text, const char *sub, float secs, uint64_t fut);
 int world_door_find(const world *w, const char *name);

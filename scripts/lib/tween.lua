@@ -4,6 +4,7 @@
 --   local tween = require("lib.tween")
 --   wait(tween(guard, { alpha = 0 }, 1.5, "in_out_sine"))       -- fade a guard out
 --   tween(tween.camera, mark("vault_view"), 2, "out_cubic")      -- glide the camera
+--   tween(tween.camera, { zoom = 2 }, 1, "in_out_sine")          -- and close in
 --   tween(tween.screen, { fade = 1 }, 0.5)                       -- to black
 --   tween(tween.screen, { r = 1, g = 0.8, b = 0.7 }, 3)          -- the light: dawn
 --   tween(my_table, { volume = 0 }, 2, "out_quad")               -- any number field
@@ -54,12 +55,15 @@ M.easings = {
 -- The game's own properties, read and written through its verbs.
 local Camera = {}
 function Camera.get(k)
-  local c = game_state().camera
-  return c[k]
+  if k == "zoom" then return game_state().zoom end
+  return game_state().camera[k]
 end
 function Camera.set(values)
-  local c = game_state().camera
-  pan_camera({ x = values.x or c.x, y = values.y or c.y }, 0)
+  if values.x or values.y then
+    local c = game_state().camera
+    pan_camera({ x = values.x or c.x, y = values.y or c.y }, 0)
+  end
+  if values.zoom then zoom_camera(values.zoom, 0) end
 end
 
 local Screen = { keys = { fade = true, r = 1, g = 2, b = 3 } }

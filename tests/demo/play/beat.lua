@@ -11,3 +11,8 @@ wait()
 local d = game_state().dialogue
 check.expect(d and d.text == "The guards see only what their lanterns light.",
   "the scene goes on from the beat: " .. tostring(d and d.text))
+wait(1.2)
+check.expect(game_state().zoom > 1.2, "the camera closes in while Bram talks: " .. game_state().zoom)
+tap("escape")
+check.within(1, "skipped", function() return cinema.state.current == nil end)
+check.expect(game_state().zoom == 1, "a skip sets the zoom back to 1: " .. game_state().zoom)
