@@ -307,7 +307,7 @@ void world_load(world *w, level *lv) {
   for (int i = 0; i < w->lv.ndoors; i++) {
     world_door *d = &w->doors[w->ndoors++];
     memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "%s", w->lv.doors[i].name);
+    memcpy(d->name, w->lv.doors[i].name, sizeof d->name); /* both LEVEL_NAME, terminated */
     d->x = w->lv.doors[i].x;
     d->y = w->lv.doors[i].y;
     d->open = d->target = w->lv.doors[i].open;
