@@ -358,20 +358,23 @@ static int load_call(lua_State *L, int nargs) {
   return st;
 }
 
-/* load_module(fn, name, loading): runs a module's top level, protected,
-   marked in `loading` meanwhile; true, M or false, err. From C, so the
+/* load_module(fn, given, loading, path, name): runs a module's top level
+   with (given, path) as Lua's require gives them (the name as the script
+   spelt it), protected, marked in `loading` under name meanwhile; true, M
+   or false, err. From C, so the
    mark goes even when the load was killed by the budget (every
    instruction raises then), and so the top level cannot wait: a module
    loads within one go. */
 static int l_load_module(lua_State *L) {
-  lua_settop(L, 3);
-  lua_pushvalue(L, 2);
+  lua_settop(L, 5);
+  lua_pushvalue(L, 5);
   lua_pushboolean(L, 1);
   lua_rawset(L, 3);
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);
-  int st = load_call(L, 1);
-  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 4);
+  int st = load_call(L, 2);
+  lua_pushvalue(L, 5);
   lua_pushnil(L);
   lua_rawset(L, 3); /* an existing key: no allocation */
   lua_pushboolean(L, st == LUA_OK);
