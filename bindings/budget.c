@@ -23,8 +23,10 @@
    sees a stretch run past its time: it then sets a count hook of one
    instruction on the thread running the stretch's code (W->bud.run,
    published for it by weft_budget_publish), and the stretch is stopped
-   there, at once: a task is preempted (killed after max_overruns),
-   anything else killed. Engine calls return between two instructions,
+   there, at once: a task is preempted (killed after max_overruns), or,
+   inside a C call where it cannot yield, yields as soon as its code can
+   (each budget of instructions run there before then an overrun);
+   anything else is killed. Engine calls return between two instructions,
    and each is O(1) or O(its input), so a loop of them is stopped within
    a tick of its time too. A stretch nested in a watched one (a task's
    first resume inside spawn, a __tostring) is timed by the enclosing
@@ -86,7 +88,7 @@ void weft_budget_unstop(weft_state *W, const weft_budget *saved) {
 
 void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
 
-/* What a count firing in L means for a watched stretch: 0, no stop of
+/* What a count firing means for a watched stretch: 0, no stop of
    the running stretch came (a stop meant for a stretch that has ended);
    1, the stop takes effect now (the watchdog's hook of one instruction,
    or a nested stretch handing it on). The stop is prompt: whatever the
@@ -94,10 +96,9 @@ void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
    nested stretch (a task's first run inside spawn, a __tostring) is
    stopped too but leaves the stop pending, so the stretch that owns the
    clock is stopped as soon as it runs again (weft_budget_unstop). */
-static int take_fire(weft_state *W, lua_State *L) {
+static int take_fire(weft_state *W) {
   weft_watchdog *D = &W->wd;
   uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed);
-  (void)L;
   if (!W->bud.us || atomic_load_explicit(&D->fire, memory_order_acquire) != gen) return 0;
   if (!W->bud.nested) atomic_store_explicit(&D->fire, gen - 1, memory_order_relaxed);
   return 1;
@@ -169,8 +170,18 @@ static void kill(weft_state *W, lua_State *L) {
    yield is preempted, anything else is killed. */
 static void overrun_home(weft_state *W, lua_State *L) {
   weft_stretch *s = W->bud.s;
-  if (!W->bud.task || ++s->overruns >= W->desc.max_overruns || !lua_isyieldable(L))
-    kill(W, L); /* inside a C call a task cannot go on later */
+  if (!W->bud.task || ++s->overruns >= W->desc.max_overruns) kill(W, L);
+  if (!lua_isyieldable(L)) {
+    /* Counted, a whole budget ran inside a C call: a runaway that cannot
+       go on later. Watched, only time ran out, maybe in the engine's own
+       work (an overlay drawn, a sort calling back): the task yields as
+       soon as its code can, checked every QUANTUM instructions, and each
+       budget of instructions run before then is an overrun. */
+    if (!W->watching) kill(W, L);
+    s->preempt_due = 1;
+    lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, QUANTUM);
+    return;
+  }
   s->preempt_due = 0;
   s->preempted = 1;
   if (W->watching) arm(W, L, 0); /* before the yield (see hook) */
@@ -207,7 +218,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   weft_stretch *s = W->bud.s;
-  int fired = W->watching ? take_fire(W, L) : 0;
+  int fired = W->watching ? take_fire(W) : 0;
   if (W->watching && !fired && (!s || !(s->killed || (s->preempt_due && L == W->bud.home)))) {
     arm(W, L, 0); /* a stop meant for a stretch that has ended */
     return;
@@ -218,6 +229,14 @@ static void hook(lua_State *L, lua_Debug *ar) {
     charge(W, L, W->watching ? W->bud.limit : lua_gethookcount(L), 1);
   } else if (s->preempt_due) {
     if (!lua_isyieldable(L)) {
+      if (W->watching) { /* a quantum a firing until it can yield */
+        if ((W->bud.spent += QUANTUM) >= W->bud.limit) {
+          W->bud.spent = 0;
+          if (++s->overruns >= W->desc.max_overruns) kill(W, L);
+        }
+        lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, QUANTUM);
+        return;
+      }
       charge(W, L, 1, 0); /* one instruction a firing, until it can yield */
       return;
     }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lauxlib.h>
@@ -266,6 +267,46 @@ static void slow_engine_work_is_preempted_and_finishes_later(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* The engine's own slow work calling back into a script, as a renderer
+   drawing an overlay does: `engine(fn)` spins 20 ms in C, calling fn
+   every half millisecond (where a task cannot yield). */
+static double mono_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+static int l_engine(lua_State *L) {
+  double t0 = mono_s(), next = t0;
+  for (double t = t0; t - t0 < 0.02; t = mono_s())
+    if (t >= next) {
+      lua_pushvalue(L, 1);
+      lua_call(L, 0, 0);
+      next = t + 0.0005;
+    }
+  return 0;
+}
+
+/* A stop that lands inside such a call back does not kill the task: it
+   yields once its own code can, and goes on next frame. */
+static void a_stop_inside_the_engines_call_back_preempts_not_kills(void **state) {
+  (void)state;
+  weft_state *W = open_full(1000, 0, 3, 0);
+  weft_push_api(W);
+  lua_pushcfunction(weft_lua(W), l_engine);
+  lua_setfield(weft_lua(W), -2, "engine");
+  lua_pop(weft_lua(W), 1);
+  weft_task t = run(W, "probe.calls = 0\n"
+                       "engine(function() probe.calls = probe.calls + 1 end)\n"
+                       "probe.done = 1\n");
+  if (weft_task_result(W, t) == WEFT_RUNNING) frames_until_done(W, t);
+  if (weft_task_result(W, t) != WEFT_DONE)
+    fail_msg("the task was stopped: %s", weft_task_error(W, t));
+  assert_int_equal(num(W, "probe.done"), 1);
+  assert_true(num(W, "probe.calls") >= 10);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
 /* Eight tasks looping on engine calls without waiting: every one is
    killed at its line, and the other tasks go on (the figures, frame
    times included, are in `make stress`). */
@@ -417,6 +458,7 @@ int main(void) {
       cmocka_unit_test(no_coroutine_pcall_or_c_call_hides_a_runaway),
       cmocka_unit_test(a_stop_is_prompt_in_a_loop_of_engine_calls),
       cmocka_unit_test(slow_engine_work_is_preempted_and_finishes_later),
+      cmocka_unit_test(a_stop_inside_the_engines_call_back_preempts_not_kills),
       cmocka_unit_test(eight_runaways_on_engine_calls_die_and_every_frame_goes_on),
       cmocka_unit_test(a_frame_out_of_time_leaves_the_rest_for_next_frame_in_order),
   };
