@@ -51,8 +51,9 @@ static const scase cases[] = {
      "while true do wait() end\n"},
     {"deep recursion", 10,
      "spawn(function() local function f(n) return f(n + 1) + 1 end f(1) end)\nwhile true do wait() end\n"},
-    {"memory hog, then recovery", 120,
-     "spawn(function() local t = {} for i = 1, 1e8 do t[i] = {i} if i % 1e4 == 0 then wait() end end end)\n"
+    {"memory hog, then recovery", 180,
+     "spawn(function() local t = {} for i = 1, 1e8 do t[i] = ('x'):rep(4000) .. i\n"
+     "  if i % 1e3 == 0 then wait() end end end)\n"
      "while true do wait() end\n"},
     {"string concatenation loop (quadratic)", 30,
      "spawn(function() local s = '' for i = 1, 1e6 do s = s .. 'x' end end)\nwhile true do wait() end\n"},
