@@ -1,10 +1,15 @@
 -- The module system: require under the scripts root, weft.start, persist,
--- weft.modules, and the reload transactions (see commit in reload.c). Runs
--- once per state in the host's own environment with (api, loadfile,
--- run_budget, report, root, getinfo, commit, load_module, start_groups) as arguments;
--- returns the function the watcher calls with a changed file's path
--- relative to the root, reload(name), and g:start.
-local api, loadfile_, run_budget, report, root, getinfo, commit, load_module, start_groups = ...
+-- weft.modules, and the reload transactions: which modules a save
+-- reloads, in what order, and restarting their tasks (C stages and
+-- commits them: see reload.c). Runs once per state in the host's own
+-- environment with one table of what C offers (api, root, loadfile,
+-- load_module, commit, report, getinfo, start_groups); returns one table:
+-- changed(path) for the watcher (a path relative to the root),
+-- reload(name), and group_start for g:start.
+local host = ...
+local api, loadfile_, report, root, getinfo, commit, load_module, start_groups =
+  host.api, host.loadfile, host.report, host.root, host.getinfo, host.commit, host.load_module,
+  host.start_groups
 local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable =
   api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable
 local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, table.unpack, table.sort
@@ -245,17 +250,6 @@ end
 
 local function plain(t) return type(t) == 'table' and getmetatable(t) == nil end
 
--- A module's new value, staged under the budget; raises on failure.
-local function stage(r)
-  local fn, err = loadfile_(r.file)
-  if not fn then error(err, 0) end
-  local ok, M = run_budget(fn, r.name, r.file)
-  if not ok then error(M, 0) end
-  if M == nil then M = true end
-  if plain(r.M) and not plain(M) then error(r.file .. ': the module must return a table', 0) end
-  return M
-end
-
 local function fail(file, err)
   broken[file] = tostring(err)
   report(err)
@@ -353,7 +347,7 @@ local function reload(name, path)
   for p in pairs(pending) do if p ~= name and mods[p] then roots[#roots + 1] = p end end
   sort(roots, function(a, b) return mods[a].seq < mods[b].seq end)
   local list = transaction(roots)
-  local ok, r, err = commit(list, stage, broken)
+  local ok, r, err = commit(list, broken)
   if not ok then
     local res = fail(r.file, err)
     pending[name] = true
@@ -382,4 +376,4 @@ local function changed(rel)
   return reload((name:gsub('/', '.')), path)
 end
 
-return changed, reload, group_start
+return {changed = changed, reload = reload, group_start = group_start}
