@@ -209,8 +209,14 @@ static void draw_errors(game *g, SDL_Rect area) {
   else
     snprintf(title, sizeof title, "Script error%s (the game goes on)",
              e->repeats ? " (repeated)" : "");
-  font_draw(g->video.f_bold, g->video.r, title, r.x + 12, r.y + 4, WHITE);
   const char *hint = "F4 dismiss";
+  if (font_width(g->video.f_bold, title) + font_width(g->video.f_small, hint) + 36 > r.w) {
+    if (g->ov.nerrors > 1) /* the panel is narrow: the count stays, the reassurance goes */
+      snprintf(title, sizeof title, "Script errors (%d)", g->ov.nerrors);
+    else
+      snprintf(title, sizeof title, "Script error%s", e->repeats ? " (repeated)" : "");
+  }
+  font_draw(g->video.f_bold, g->video.r, title, r.x + 12, r.y + 4, WHITE);
   font_draw(g->video.f_small, g->video.r, hint, r.x + r.w - font_width(g->video.f_small, hint) - 12,
             r.y + 7, (SDL_Color){255, 210, 210, 255});
   SDL_Rect clip = {r.x, r.y + 38, r.w, mh}; /* at most three lines of message */

@@ -1,10 +1,15 @@
 -- The module system: require under the scripts root, weft.start, persist,
--- weft.modules, and the reload transactions (see commit in reload.c). Runs
--- once per state in the host's own environment with (api, loadfile,
--- run_budget, report, root, getinfo, commit, load_module, start_groups) as arguments;
--- returns the function the watcher calls with a changed file's path
--- relative to the root, reload(name), and g:start.
-local api, loadfile_, run_budget, report, root, getinfo, commit, load_module, start_groups = ...
+-- weft.modules, and the reload transactions: which modules a save
+-- reloads, in what order, and restarting their tasks (C stages and
+-- commits them: see reload.c). Runs once per state in the host's own
+-- environment with one table of what C offers (api, root, loadfile,
+-- load_module, commit, report, getinfo, start_groups); returns one table:
+-- changed(path) for the watcher (a path relative to the root),
+-- reload(name), and group_start for g:start.
+local host = ...
+local api, loadfile_, report, root, getinfo, commit, load_module, start_groups =
+  host.api, host.loadfile, host.report, host.root, host.getinfo, host.commit, host.load_module,
+  host.start_groups
 local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable =
   api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable
 local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, table.unpack, table.sort
@@ -203,13 +208,53 @@ local function start_in(g, level, name, state, ...)
   nstart = nstart + 1
   local entry = {state = state, args = pack(...), order = nstart, sub = new_group{name = name, parent = g}}
   rec.starts[entry] = true
-  start_groups[entry.sub] = true -- reports name the entity around it, not it
+  start_groups[entry.sub] = entry -- reports name the entity around it, not it
   return launch(rec, entry, M.start, state, ...)
 end
 
 function weft.start(name, state, ...)
   local t = start_in(nil, 3, name, state, ...)
   return t
+end
+
+-- Whether group g is sub or inside it.
+local function inside(g, sub)
+  while g do
+    if g == sub then return true end
+    g = g.parent
+  end
+  return false
+end
+
+-- g:spawn from a start's code into a group outside the start's own (an
+-- entity's ears, spawned into its group): the task belongs to that start
+-- for reloads, so a restart replaces it with the start's other tasks
+-- instead of leaving one more copy on old code each save. Cancelling the
+-- start otherwise (a skipped cinematic) leaves it alone, as g:spawn says.
+local function note_spawn(t)
+  local me = current()
+  local g = me and me.group
+  while g do
+    local entry = start_groups[g]
+    if entry then
+      if inside(t.group, entry.sub) then return end -- its own already
+      local hs = entry.helpers
+      if not hs then hs = {n = 0}; entry.helpers = hs end
+      if hs.n >= 32 then -- keep the list as long as what lives
+        local live = {n = 0}
+        for i = 1, hs.n do
+          local st = hs[i].status
+          if st == 'waiting' or st == 'running' then live.n = live.n + 1; live[live.n] = hs[i] end
+        end
+        hs = live
+        entry.helpers = hs
+      end
+      hs.n = hs.n + 1
+      hs[hs.n] = t
+      return
+    end
+    g = g.parent
+  end
 end
 
 local function group_start(g, name, state, ...)
@@ -245,17 +290,6 @@ end
 
 local function plain(t) return type(t) == 'table' and getmetatable(t) == nil end
 
--- A module's new value, staged under the budget; raises on failure.
-local function stage(r)
-  local fn, err = loadfile_(r.file)
-  if not fn then error(err, 0) end
-  local ok, M = run_budget(fn, r.name, r.file)
-  if not ok then error(M, 0) end
-  if M == nil then M = true end
-  if plain(r.M) and not plain(M) then error(r.file .. ': the module must return a table', 0) end
-  return M
-end
-
 local function fail(file, err)
   broken[file] = tostring(err)
   report(err)
@@ -264,6 +298,9 @@ end
 
 local function restart(rec, entry, old_version)
   if finished(entry) then rec.starts[entry] = nil return end
+  local hs = entry.helpers
+  entry.helpers = nil
+  if hs then for i = 1, hs.n do hs[i]:cancel() end end
   entry.sub:cancel()
   local M = rec.M
   if type(M.on_reload) == 'function' then
@@ -353,7 +390,7 @@ local function reload(name, path)
   for p in pairs(pending) do if p ~= name and mods[p] then roots[#roots + 1] = p end end
   sort(roots, function(a, b) return mods[a].seq < mods[b].seq end)
   local list = transaction(roots)
-  local ok, r, err = commit(list, stage, broken)
+  local ok, r, err = commit(list, broken)
   if not ok then
     local res = fail(r.file, err)
     pending[name] = true
@@ -382,4 +419,4 @@ local function changed(rel)
   return reload((name:gsub('/', '.')), path)
 end
 
-return changed, reload, group_start
+return {changed = changed, reload = reload, group_start = group_start, note_spawn = note_spawn}
