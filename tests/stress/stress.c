@@ -58,7 +58,7 @@ static const scase cases[] = {
     {"string concatenation loop (quadratic)", 30,
      "spawn(function() local s = '' for i = 1, 1e6 do s = s .. 'x' end end)\nwhile true do wait() end\n"},
     {"load of 8 MB of code", 5,
-     "spawn(function() local f = load(string.rep('local a = 1\\n', 7e5)) end)\nwhile true do wait() end\n"},
+     "spawn(function() local f = load(string.rep('a = 1\\n', 14e5)) end)\nwhile true do wait() end\n"},
     {"load of 40 MB of code", 5,
      "spawn(function() local s = string.rep('a = 1\\n', 7e6) wait() local f = load(s) end)\n"
      "while true do wait() end\n"},
