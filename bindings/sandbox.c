@@ -16,6 +16,7 @@
 #include <lualib.h>
 
 #include "sandbox.h"
+#include "watchdog.h"
 #include "finalize.h"
 #include "load.h"
 #include "log.h"
@@ -231,6 +232,33 @@ static const char *read_piece(lua_State *L, void *ud, size_t *size) {
   return s;
 }
 
+/* A string chunk larger than this is handed to Lua's parser in pieces
+   this size, and between two a load whose stretch is past its time
+   stops: no instruction runs while Lua parses, so nothing else can. */
+#define LOAD_PIECE (64u << 10)
+
+typedef struct pieces {
+  weft_state *W;
+  const char *s;
+  size_t left;
+} pieces;
+
+static const char *read_string_piece(lua_State *L, void *ud, size_t *size) {
+  pieces *p = ud;
+  if (p->left == 0) {
+    *size = 0;
+    return NULL;
+  }
+  if (p->W->watching && weft_watchdog_fired(&p->W->wd))
+    luaL_error(L, "script ran too long (load was still compiling its chunk)");
+  size_t n = p->left < LOAD_PIECE ? p->left : LOAD_PIECE;
+  const char *r = p->s;
+  p->s += n;
+  p->left -= n;
+  *size = n;
+  return r;
+}
+
 /* Pushes the global table of the nearest calling Lua function (its _ENV),
    or a fresh environment when none can be found: a chunk loaded without
    an env argument sees the globals of the script that loaded it, as in
@@ -267,7 +295,10 @@ static int l_load(lua_State *L) {
   if (s) {
     const char *name = luaL_optstring(L, 2, s);
     binary = len > 0 && s[0] == LUA_SIGNATURE[0] && strchr(mode, 'b');
-    st = binary ? LUA_ERRSYNTAX : luaL_loadbufferx(L, s, len, name, mode);
+    pieces p = {W, s, len};
+    st = binary            ? LUA_ERRSYNTAX
+         : len > LOAD_PIECE ? lua_load(L, read_string_piece, &p, name, mode)
+                            : luaL_loadbufferx(L, s, len, name, mode);
   } else {
     const char *name = luaL_optstring(L, 2, "=(load)");
     luaL_checktype(L, 1, LUA_TFUNCTION);

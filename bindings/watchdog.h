@@ -16,5 +16,12 @@ void weft_watchdog_stop(weft_state *W);
 void weft_watchdog_frame(weft_watchdog *D, int on);
 /* Ends a nap: something started to run. */
 void weft_watchdog_wake(weft_watchdog *D);
+/* The running stretch is past its time: the watchdog stopped it (for C
+   code that runs long without an instruction, such as Lua's parser, to
+   ask between pieces of its work). */
+static inline int weft_watchdog_fired(weft_watchdog *D) {
+  return atomic_load_explicit(&D->fire, memory_order_acquire) ==
+         atomic_load_explicit(&D->gen, memory_order_relaxed);
+}
 
 #endif

@@ -212,5 +212,12 @@ rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
 check "under the time budget the spawners are stopped first (exit 2; $ms ms), one report each" "[ $rc -eq 2 ] && [ \$(grep -c '^error: ' '$dir/err') -eq 2 ]"
 
+# Lua's parser runs no instruction, so a load of a huge chunk is read in
+# pieces and stops between two once its stretch is past its time.
+printf 'local f, err = load(string.rep("x = 1\\n", 3000000))\nprint(f == nil, err)\nprint(type(load(string.rep("x = 1\\n", 1000))))\n' > "$dir/bigload.lua"
+"$weft" run "$dir/bigload.lua" > "$dir/out" 2> "$dir/err"
+check "load of an 18 MB chunk stops at its budget, naming the line, and the script goes on" \
+  "[ \$? -eq 0 ] && grep -q '^true	.*bigload.lua:1: script ran too long (load was still compiling its chunk)$' '$dir/out' && grep -q '^function$' '$dir/out'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
