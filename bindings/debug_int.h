@@ -138,4 +138,12 @@ void weft_debug_variables(dbg *D, cJSON *req, cJSON *args);
 void weft_debug_evaluate(dbg *D, cJSON *req, cJSON *args);
 void weft_debug_set_variable(dbg *D, cJSON *req, cJSON *args);
 
+/* debug_info.c: whether a hit condition ("N", ">=N", "%N"...) holds at
+   the hits-th hit. */
+int weft_debug_hit_matches(const char *cond, unsigned hits);
+/* debug_info.c: pushes the name of a task's thread: who or its name, its
+   spawn site, what it waits on (protected: light userdata dbg at 1, id
+   at 2). */
+int weft_debug_thread_name(lua_State *E);
+
 #endif
