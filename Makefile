@@ -58,7 +58,8 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # for their states' blocks (cli/mialloc.c loads it at run time), not the
 # library's.
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
-        cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0
+        cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0 \
+        cmd:node:nodejs cmd:npm:npm
 
 include demo/demo.mk
 include tests/bench/bench.mk
@@ -79,7 +80,7 @@ help:
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
 	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config, run it"
-	@echo "make test-dap    the debugger, driven over its socket by a DAP client (tests/dap/)"
+	@echo "make test-dap    the debugger, driven over its socket by a DAP client and by VS Code's (tests/dap/)"
 	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
 	@echo "make test-docs   runs every command README.md and docs/designers.md show"
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
@@ -228,9 +229,20 @@ test-docs: $(BUILD)/weft $(DOCS_NEEDS)
 usage: $(BUILD)/weft $(DOCS_NEEDS)
 	@sh tests/cli/usage.sh write $(BUILD)/weft $(DOCS_NEEDS)
 
-test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client $(DOCS_NEEDS)
+test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client $(BUILD)/node/installed $(DOCS_NEEDS)
 	@echo "== the debugger over its socket (tests/dap)"
 	@$(BUILD)/tests/dap/client $(BUILD)/weft $(filter %/weft-demo,$(DOCS_NEEDS))
+	@echo "== the debugger as VS Code's own client drives it (tests/dap/vscode_test.js)"
+	@WEFT=$(BUILD)/weft NODE_PATH=$(BUILD)/node/node_modules node --test tests/dap/vscode_test.js
+
+# The tests' npm packages (VS Code's DAP client, speedscope's offline
+# build), pinned, installed into $(BUILD)/node by npm.
+NODE_DEPS := @vscode/debugadapter-testsupport@1.68.0 speedscope@1.25.0
+$(BUILD)/node/installed:
+	@mkdir -p $(dir $@)
+	@echo '{"private": true}' > $(dir $@)package.json
+	cd $(dir $@) && npm install --no-audit --no-fund --silent $(NODE_DEPS)
+	@touch $@
 
 test-conformance: $(BUILD)/weft
 	@echo "== Lua conformance: the same scripts under lua5.4 and in weft tasks"

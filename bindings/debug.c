@@ -53,10 +53,19 @@ void weft_debug_respond(dbg *D, cJSON *req, const char *error, cJSON *body) {
 }
 
 void weft_debug_output(dbg *D, const char *category, const char *text, size_t len) {
+  weft_debug_output_at(D, category, text, len, NULL, 0);
+}
+
+void weft_debug_output_at(dbg *D, const char *category, const char *text, size_t len,
+                          const char *path, int line) {
   if (!dap_wire_connected(&D->wire) || !D->initialized) return;
   cJSON *body;
   cJSON *m = new_event("output", &body);
   cJSON_AddStringToObject(body, "category", category);
+  if (path) {
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(body, "source"), "path", path);
+    cJSON_AddNumberToObject(body, "line", line);
+  }
   char *s = malloc(len + 2);
   if (s) {
     memcpy(s, text, len);
@@ -228,6 +237,8 @@ static void clear_refs(dbg *D) {
   for (int i = 1; i <= D->nanchors; i++) {
     lua_pushnil(D->E);
     lua_rawseti(D->E, -2, i);
+    lua_pushnil(D->E);
+    lua_rawseti(D->E, -2, -i);
   }
   lua_pop(D->E, 1);
   D->nanchors = 0;
@@ -236,7 +247,7 @@ static void clear_refs(dbg *D) {
 /* Stops everything: tells the client and serves it until it resumes.
    L is the thread that stopped (NULL between frames). */
 static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
-  if (!dap_wire_connected(&D->wire) || !D->initialized || D->stopped) return;
+  if (!dap_wire_connected(&D->wire) || !D->initialized || D->stopped || D->terminate) return;
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->stopped = 1;
@@ -302,9 +313,18 @@ static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
     bpoint *b = &D->files[f].bp[i];
     if (b->line != ar->currentline) continue;
     if (b->cond) {
-      char buf[64];
       int truthy = 0;
-      if (weft_debug_eval_value(D, L, 0, b->cond, buf, sizeof buf, &truthy) && !truthy) continue;
+      char buf[256];
+      if (!weft_debug_eval_value(D, L, 0, b->cond, buf, sizeof buf, &truthy)) {
+        if (!b->cond_failed) { /* said once; the breakpoint never stops on it */
+          char msg[400];
+          int n = snprintf(msg, sizeof msg, "breakpoint condition `%s` failed: %s", b->cond, buf);
+          b->cond_failed = 1;
+          weft_debug_output(D, "stderr", msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
+        }
+        continue;
+      }
+      if (!truthy) continue;
     }
     b->hits++;
     if (b->hit && !weft_debug_hit_matches(b->hit, b->hits)) continue;
@@ -507,16 +527,18 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
     for (int i = 0; i < n; i++) {
       cJSON *b = cJSON_GetArrayItem(list, i);
       bp[i].id = ++D->next_bp;
-      bp[i].line = (int)num_arg(b, "line", 0);
+      int asked = (int)num_arg(b, "line", 0), code = verified ? weft_debug_code_line(abs, asked) : -1;
+      bp[i].line = code > 0 ? code : asked;
       bp[i].cond = dup_arg(b, "condition");
       bp[i].hit = dup_arg(b, "hitCondition");
       bp[i].log = dup_arg(b, "logMessage");
       cJSON *o = cJSON_CreateObject();
       cJSON_AddItemToArray(out, o);
       cJSON_AddNumberToObject(o, "id", bp[i].id);
-      cJSON_AddBoolToObject(o, "verified", verified);
+      cJSON_AddBoolToObject(o, "verified", verified && code != 0);
       cJSON_AddNumberToObject(o, "line", bp[i].line);
-      if (!verified) cJSON_AddStringToObject(o, "message", "no such file");
+      if (!verified || code == 0)
+        cJSON_AddStringToObject(o, "message", verified ? "no code at or after this line" : "no such file");
     }
   }
   rebuild_lines(D);
@@ -544,6 +566,7 @@ static void req_initialize(dbg *D, cJSON *req) {
                                      "supportsLogPoints",
                                      "supportsSetVariable",
                                      "supportsTerminateRequest",
+                                     "supportTerminateDebuggee",
                                      "supportsEvaluateForHovers",
                                      "supportsExceptionInfoRequest",
                                      NULL};
@@ -623,7 +646,10 @@ static int stack_threads(dbg *D, int dap, lua_State *ths[2]) {
 
 static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
   lua_State *ths[2];
-  int nth = stack_threads(D, (int)num_arg(args, "threadId", 0), ths);
+  int dap = (int)num_arg(args, "threadId", 0);
+  if (dap == NO_TASK ? !(D->stopped && D->stop_L && !D->stop_task) : !task_of(D, dap))
+    return weft_debug_respond(D, req, "no such thread", NULL);
+  int nth = stack_threads(D, dap, ths);
   int start = (int)num_arg(args, "startFrame", 0), levels = (int)num_arg(args, "levels", 0);
   cJSON *body = cJSON_CreateObject();
   cJSON *arr = cJSON_AddArrayToObject(body, "stackFrames");
@@ -721,18 +747,17 @@ static void dispatch(dbg *D, cJSON *req) {
     req_resume(D, req, args, STEP_OUT);
   } else if (strcmp(cmd, "exceptionInfo") == 0) {
     if (!D->exc[0]) return weft_debug_respond(D, req, "not stopped at an error", NULL);
-    cJSON *b = cJSON_CreateObject();
-    int caught = strstr(D->exc, " (caught)") != NULL;
-    cJSON_AddStringToObject(b, "exceptionId", caught ? "caught error" : "error");
-    cJSON_AddStringToObject(b, "description", D->exc);
-    cJSON_AddStringToObject(b, "breakMode", caught ? "always" : "unhandled");
-    weft_debug_respond(D, req, NULL, b);
+    weft_debug_respond(D, req, NULL, weft_debug_exception_info(D));
   } else if (strcmp(cmd, "pause") == 0) {
     if (!D->stopped) D->pause_req = 1;
     weft_debug_respond(D, req, NULL, NULL);
   } else if (strcmp(cmd, "terminate") == 0) {
-    D->terminate = 1;
+    D->terminate = 1; /* no stop from here on: the program ends at its next poll */
     D->resume = 1;
+    D->step = STEP_NONE;
+    D->pause_req = 0;
+    clear_breakpoints(D);
+    update_mask(D, D->stop_L);
     weft_debug_respond(D, req, NULL, NULL);
   } else if (strcmp(cmd, "disconnect") == 0) {
     cJSON *t = cJSON_GetObjectItem(args, "terminateDebuggee");
@@ -776,7 +801,11 @@ static void handle_input(dbg *D) {
     if (r <= 0) return;
     cJSON *req = cJSON_ParseWithLength(D->wire.in + at, len);
     dap_wire_consume(&D->wire, at + len);
-    if (req) {
+    if (!req) {
+      cJSON *none = cJSON_CreateObject();
+      weft_debug_respond(D, none, "malformed JSON", NULL);
+      cJSON_Delete(none);
+    } else {
       dispatch(D, req);
       cJSON_Delete(req);
     }
@@ -787,6 +816,7 @@ static void handle_input(dbg *D) {
    came; returns 0 when nothing came. */
 static int service(dbg *D, int timeout_ms) {
   int what = dap_wire_service(&D->wire, timeout_ms);
+  if (D->client) weft_debug_turn_away(D);
   if (what == DAP_CONNECTED) {
     D->client = 1;
     D->seq = 0;
@@ -809,6 +839,7 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   D->W = W;
   D->desc = *desc;
   D->next_dap = FIRST_TASK_ID;
+  D->other.listener = D->other.client = WEFT_SOCK_NONE;
   if (dap_wire_listen(&D->wire, desc->port, &D->port) != WEFT_OK) {
     free(D);
     return WEFT_EINVAL;
@@ -895,6 +926,7 @@ void weft_debug_free(weft_state *W) {
   W->on_hook = NULL;
   W->on_task_error = NULL;
   dap_wire_close(&D->wire);
+  dap_wire_close(&D->other);
   weft_budget_set_extra(W, 0, NULL);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_E);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_anchors);
