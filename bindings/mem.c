@@ -3,27 +3,16 @@
    host's blocks, counted together for weft_get_stats. */
 #include "mem.h"
 
-#include <stdlib.h>
 #include <string.h>
 
+#include "../host/pool.h"
 #include "internal.h"
 
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
 
-/* The allocator used when the desc gives none. */
-static void *default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(ptr);
-    return NULL;
-  }
-  return realloc(ptr, nsize);
-}
-
 void weft_mem_init(weft_memory *m, const weft_desc *d) {
   memset(m, 0, sizeof *m);
-  m->alloc = d->alloc ? d->alloc : default_alloc;
+  m->alloc = d->alloc ? d->alloc : weft_default_alloc; /* realloc and free */
   m->ud = d->alloc ? d->alloc_ud : NULL;
   m->limit = d->memory_limit;
 }

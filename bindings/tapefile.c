@@ -241,21 +241,11 @@ int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen) 
   return weft_tape_parse(buf, n, path, out, err, errlen);
 }
 
-void *weft_tape_libc_alloc(void *ud, void *p, size_t osize, size_t nsize) {
-  (void)ud;
-  (void)osize;
-  if (nsize == 0) {
-    free(p);
-    return NULL;
-  }
-  return realloc(p, nsize);
-}
-
 int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **out, char *err,
                     size_t errlen) {
   *out = NULL;
   weft_tape *T = calloc(1, sizeof *T); /* the default allocator's: freed by weft_tape_free */
-  if (T) weft_tape_set_alloc(T, weft_tape_libc_alloc, NULL);
+  if (T) weft_tape_set_alloc(T, weft_default_alloc, NULL);
   if (!T) {
     free(buf);
     if (err && errlen) snprintf(err, errlen, "%s: not enough memory", path);

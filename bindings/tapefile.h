@@ -100,8 +100,6 @@ static inline void weft_tape_set_alloc(weft_tape *T, weft_alloc_fn alloc, void *
   T->alloc = T->scratch.alloc = alloc;
   T->ud = T->scratch.ud = ud;
 }
-/* The allocator of a tape loaded before any state: realloc and free. */
-void *weft_tape_libc_alloc(void *ud, void *p, size_t osize, size_t nsize);
 
 #define FNV64_INIT 14695981039346656037u
 #define FNV32_INIT 2166136261u
