@@ -100,7 +100,8 @@ int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs,
 void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
 /* From the watchdog's thread: the stretch of generation gen overran its
    time; if it still runs, sets a hook on the thread running it that
-   fires at its next instruction (and counts the stop's grace there). */
+   fires at its next instruction (and counts the stop's grace there).
+   gen 0: whatever stretch runs (a profile's sample, which is no stop). */
 void weft_budget_interrupt(weft_state *W, uint32_t gen);
 /* A debugger holds the running stretch stopped: its time stands still
    until unhold (given what hold returned). */

@@ -17,6 +17,7 @@
    second); a stretch starting during a nap is timed from the nap's end. */
 #include "watchdog.h"
 #include "budget.h"
+#include "cost.h"
 
 #define IDLE_TICKS 64    /* ticks with nothing running before it naps */
 #define NAP_US 100000    /* how long a nap is */
@@ -31,6 +32,10 @@ static int pause_for(weft_watchdog *D, uint64_t us) {
   uint64_t end = weft_clock_ns() + us * 1000u;
   for (;;) {
     if (D->quit) return 0;
+    if (D->wake) {
+      D->wake = 0;
+      return 1;
+    }
     uint64_t t = weft_clock_ns();
     if (t >= end) return 1;
     weft_cond_wait_ns(&D->cv, &D->mu, end - t);
@@ -44,10 +49,20 @@ static void watch(void *ud) {
   uint64_t since = 0;  /* ...when it was first seen */
   unsigned idle = 0;   /* ticks nothing ran */
   weft_mutex_lock(&D->mu);
-  while (pause_for(D, idle >= IDLE_TICKS ? NAP_US : D->tick_us)) {
+  for (;;) {
+    int nap = idle >= IDLE_TICKS;
+    atomic_store_explicit(&D->napping, nap, memory_order_relaxed);
+    if (!pause_for(D, nap ? NAP_US : D->tick_us)) break;
+    atomic_store_explicit(&D->napping, 0, memory_order_relaxed);
     uint32_t limit = atomic_load_explicit(&D->limit_us, memory_order_acquire);
     uint32_t gen = atomic_load_explicit(&D->gen, memory_order_acquire);
     uint64_t t = now_us();
+    atomic_store_explicit(&D->clock_us, weft_cpu_clock_ns(&D->cpu) / 1000u,
+                          memory_order_relaxed); /* the cost clock (cost.h) */
+    if (limit && atomic_load_explicit(&D->sample, memory_order_relaxed)) {
+      atomic_store_explicit(&D->want_sample, 1, memory_order_relaxed);
+      weft_budget_interrupt(W, 0);
+    }
     if (!limit) {
       idle++;
       continue;
@@ -69,19 +84,28 @@ static void watch(void *ud) {
 int weft_watchdog_start(weft_state *W) {
   weft_watchdog *D = &W->wd;
   D->tick_us = (uint32_t)(W->desc.time_budget_us / 2);
+  if (D->tick_us > COST_TICK_US) D->tick_us = COST_TICK_US; /* the cost clock's resolution */
   if (D->tick_us < MIN_TICK_US) D->tick_us = MIN_TICK_US;
+  if (weft_cpu_clock_self(&D->cpu) != WEFT_OK) return -1;
+  atomic_store(&D->clock_us, weft_thread_cpu_ns() / 1000u);
+  atomic_store(&D->napping, 0);
   D->quit = 0;
   atomic_store(&D->fire, 0);
   atomic_store(&D->poking, 0);
   atomic_store(&D->run, W->bud.run);
-  if (weft_cond_init(&D->cv) != WEFT_OK) return -1;
+  if (weft_cond_init(&D->cv) != WEFT_OK) {
+    weft_cpu_clock_close(&D->cpu);
+    return -1;
+  }
   if (weft_mutex_init(&D->mu) != WEFT_OK) {
     weft_cond_destroy(&D->cv);
+    weft_cpu_clock_close(&D->cpu);
     return -1;
   }
   if (weft_thread_start(&D->thread, watch, W, STACK) != WEFT_OK) {
     weft_mutex_destroy(&D->mu);
     weft_cond_destroy(&D->cv);
+    weft_cpu_clock_close(&D->cpu);
     return -1;
   }
   D->on = 1;
@@ -97,6 +121,7 @@ void weft_watchdog_stop(weft_state *W) {
   weft_mutex_unlock(&D->mu);
   /* A hook it set is in place before the join returns; none comes after. */
   weft_thread_join(&D->thread);
+  weft_cpu_clock_close(&D->cpu);
   weft_mutex_destroy(&D->mu);
   weft_cond_destroy(&D->cv);
   D->on = 0;

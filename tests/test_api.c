@@ -58,6 +58,7 @@ static weft_state *open_state(out *o, uint32_t job_threads) {
   d.report = on_report;
   d.user = o;
   d.job_threads = job_threads;
+  d.slow_task_us = UINT32_MAX; /* a slow-task warning (logged, allocating) is no case's business */
   weft_state *W = weft_open(&d);
   assert_non_null(W);
   return W;

@@ -168,5 +168,27 @@ check "a file that is no recording exits 1, saying so" "[ $? -eq 1 ] && grep -q 
 "$weft" run "$dir/ok.lua" --verify > "$dir/out" 2> "$dir/err"
 check "--verify without --replay is a usage error" "[ $? -eq 1 ] && grep -q 'usage' '$dir/err'"
 
+# Every task's script time: a heavy listener is named once, at the top by cost.
+cat > "$dir/slow.lua" <<'LUA'
+local function burn(ms) local t = os.clock() + ms / 1000 while os.clock() < t do end end
+local ears = spawn(function() while true do burn(12) wait() end end)
+ears.name = "ears"
+local feet = spawn(function() while true do burn(0.5) wait() end end)
+feet.name = "feet"
+wait(5 / 60)
+local list = weft.tasks()
+table.sort(list, function(a, b) return a.avg_ms > b.avg_ms end)
+for _, t in ipairs(list) do print(t.name, string.format("%.1f %.1f %.1f", t.ms, t.avg_ms, t.worst_ms)) end
+LUA
+"$weft" run "$dir/slow.lua" > "$dir/out" 2> "$dir/err"
+check "a task over 4 ms in a frame gets one warning naming it, its spawn site and its time" \
+  "[ \$(grep -c 'ms this frame' '$dir/err') -eq 1 ] && grep -q '^weft: ears .*slow.lua:2: [0-9.]* ms this frame$' '$dir/err'"
+check "weft.tasks() gives each task's time (this frame, average, worst): the heavy one first" \
+  "head -1 '$dir/out' | grep -q '^ears	' && awk '\$1 == \"ears\" && \$4 > 8 { ok = 1 } END { exit !ok }' '$dir/out'"
+
+"$weft" run tests/profile/heavy.lua --profile "$dir/prof.json" > "$dir/out" 2> "$dir/err"
+check "--profile writes a Chrome trace and a speedscope file" \
+  "[ $? -eq 0 ] && grep -q '\"traceEvents\"' '$dir/prof.json' && grep -q 'speedscope' '$dir/prof.speedscope.json'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
