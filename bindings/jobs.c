@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "jobs.h"
 #include "future.h"
@@ -203,20 +202,20 @@ static void *rf_prepare(lua_State *L, int first, int n, void *user) {
     return NULL;
   }
   snprintf(f->path, len, "%s/%s", W->assets, p);
-  struct stat st;
-  if (stat(f->path, &st) != 0) {
-    f->err = errno; /* the future fails with it */
+  weft_stat st;
+  if (weft_stat_path(f->path, &st) != WEFT_OK) {
+    f->err = ENOENT; /* the future fails with it */
     return f;
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!st.is_file) {
     f->err = EISDIR;
     return f;
   }
-  if ((unsigned long long)st.st_size > W->desc.memory_limit) {
+  if ((unsigned long long)st.size > W->desc.memory_limit) {
     f->err = EFBIG;
     return f;
   }
-  f->cap = (size_t)st.st_size + 1; /* one more byte tells a file that grew */
+  f->cap = (size_t)st.size + 1; /* one more byte tells a file that grew */
   f->buf = weft_mem_alloc(W, f->cap);
   if (!f->buf) {
     f->cap = 0;

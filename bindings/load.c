@@ -5,10 +5,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <lauxlib.h>
 
+#include "../host/plat.h"
 #include "internal.h"
 #include "log.h"
 
@@ -19,22 +19,22 @@
    FIFO would block the frame), larger than the Lua heap may hold, or
    unreadable. */
 static void *read_path(weft_state *W, const char *path, size_t *size) {
-  struct stat st;
-  if (stat(path, &st) != 0) {
-    W->load_why = strerror(errno);
+  weft_stat st;
+  if (weft_stat_path(path, &st) != WEFT_OK) {
+    W->load_why = "no such file";
     return NULL;
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!st.is_file) {
     W->load_why = "not a regular file";
     weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_SCRIPT_SKIPPED, "%s is not a regular file: not read",
               path);
     return NULL;
   }
-  if ((unsigned long long)st.st_size > W->desc.memory_limit) {
+  if ((unsigned long long)st.size > W->desc.memory_limit) {
     W->load_why = "larger than the memory limit";
     weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_SCRIPT_SKIPPED,
-              "%s is larger than the memory limit (%zu bytes): not read", path,
-              W->desc.memory_limit);
+              "%s is larger than the memory limit (%.0f bytes): not read", path,
+              (double)W->desc.memory_limit);
     return NULL;
   }
   FILE *f = fopen(path, "rb");
@@ -42,7 +42,7 @@ static void *read_path(weft_state *W, const char *path, size_t *size) {
     W->load_why = strerror(errno);
     return NULL;
   }
-  size_t cap = st.st_size > 0 ? (size_t)st.st_size : 1, n = 0;
+  size_t cap = st.size > 0 ? (size_t)st.size : 1, n = 0;
   char *buf = W->mem.alloc(W->mem.ud, NULL, 0, cap);
   while (buf) { /* the file may have grown since stat */
     n += fread(buf + n, 1, cap - n, f);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../host/pool.h"
+#include "../host/weft_assert.h"
 #include "internal.h"
 
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
@@ -51,6 +52,7 @@ static void *reserve_take(weft_state *W, size_t n) {
 }
 
 static void reserve_give(weft_state *W) {
+  WEFT_ASSERT(W->mem.reserve_live > 0);
   if (--W->mem.reserve_live == 0) W->mem.reserve_used = 0;
 }
 
@@ -62,6 +64,7 @@ void *weft_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   weft_memory *m = &W->mem;
   size_t old = ptr ? osize : 0;
+  WEFT_ASSERT(m->used >= old); /* Lua frees what it took, with its size */
   int reserved = ptr && in_reserve(W, ptr);
   if (reserved && nsize <= old && nsize > 0) { /* shrinking: stays where it is */
     m->used -= old - nsize;
@@ -102,6 +105,7 @@ void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   weft_memory *m = &W->mem;
   size_t old = ptr ? osize : 0;
+  WEFT_ASSERT(m->host >= old); /* a block freed with the size it was taken with */
   if (nsize == 0) {
     if (ptr) {
       m->alloc(m->ud, ptr, old, 0);

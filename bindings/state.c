@@ -213,6 +213,7 @@ int weft_close(weft_state *W) {
   weft_watch_scripts(W, 0);
   weft_watchdog_stop(W);
   if (W->L) lua_close(W->L); /* handles release their objects */
+  WEFT_ASSERT(!W->L || W->mem.used == 0); /* Lua gave back every block */
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
   W->S = NULL;

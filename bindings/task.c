@@ -777,7 +777,8 @@ static int l_task_cancel(lua_State *L) {
   weft_state *W = weft_get(L);
   thandle *h = check_task(L, 1);
   if (h->final) return 0;
-  weft_task_cancel(W->S, h->id);
+  if (weft_task_cancel(W->S, h->id) == WEFT_ENOMEM) /* nothing changed: it runs on */
+    return luaL_error(L, "not enough memory");
   weft_yield_if_doomed(W, L); /* a cleanup may have cancelled the caller */
   return 0;
 }

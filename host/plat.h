@@ -143,17 +143,18 @@ enum {
                         changed (path is "") */
 };
 
-/* The system's change notifications for a directory tree: inotify on
-   Linux, ReadDirectoryChangesW on Windows. Every path it reports is
-   relative to the root, '/'-separated ("ai/patrol.lua"). */
+/* The system's change notifications for a directory tree, one watch per
+   directory: inotify on Linux, ReadDirectoryChangesW on Windows. Every
+   path it reports is relative to the root, '/'-separated
+   ("ai/patrol.lua"). */
 typedef struct weft_fswatch weft_fswatch;
 
 /* Starts watching the directory root and everything below it into *out,
    its memory from alloc(alloc_ud, ...) (weft_alloc_fn's contract).
    Directories below root that exist now or appear later are watched once
-   weft_fswatch_add_dir names them (a no-op where the system watches a
-   whole tree). Returns WEFT_OK, WEFT_ENOMEM, or WEFT_EIO when the system
-   has no notifications to give (*out is then NULL: poll instead). */
+   weft_fswatch_add_dir names them. Returns WEFT_OK, WEFT_ENOMEM, or
+   WEFT_EIO when the system has no notifications to give (*out is then
+   NULL: poll instead). */
 int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out);
 /* Stops watching and frees everything. NULL is allowed. */
 void weft_fswatch_close(weft_fswatch *fw);

@@ -13,6 +13,7 @@
 #include <windows.h>
 #include <process.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plat.h"
@@ -232,136 +233,212 @@ int weft_path_absolute(const char *path, char *out, size_t cap) {
   return narrow(r, (int)n, out, cap > INT_MAX ? INT_MAX : (int)cap) ? WEFT_OK : WEFT_EINVAL;
 }
 
-/* ---- change notifications: one ReadDirectoryChangesW over the tree ---- */
+/* ---- change notifications: ReadDirectoryChangesW on each directory ---- */
 
-#define WATCH_BUF (64 * 1024) /* the most a network share delivers at once */
+/* Each directory is watched on its own, as inotify does, rather than the
+   root with its subtree: Wine's subtree watch never reports changes in
+   the directories that existed before it began. */
+#define DIR_BUF (16 * 1024) /* events a directory holds between reads */
 #define WATCH_WHAT                                                                                 \
   (FILE_NOTIFY_CHANGE_FILE_NAME | FILE_NOTIFY_CHANGE_DIR_NAME | FILE_NOTIFY_CHANGE_LAST_WRITE |    \
    FILE_NOTIFY_CHANGE_SIZE | FILE_NOTIFY_CHANGE_CREATION)
 
-struct weft_fswatch {
-  HANDLE dir;
+typedef struct dirw {
+  HANDLE h;      /* INVALID_HANDLE_VALUE: gone */
   OVERLAPPED ov; /* the read in flight; ov.hEvent is signalled when it ends */
-  int pending;   /* a read is in flight */
-  DWORD *buf;    /* WATCH_BUF bytes, DWORD-aligned as the call needs */
-  char *root;    /* UTF-8, owned */
-  size_t rootlen;
+  int pending;   /* a read is in flight: the system writes into buf */
+  DWORD *buf;    /* DIR_BUF bytes, DWORD-aligned as the call needs */
+  char *rel;     /* relative to the root ("" for the root), owned */
+} dirw;
+
+struct weft_fswatch {
+  char *root;  /* UTF-8, owned */
+  dirw **dirs; /* each its own block: an OVERLAPPED in flight never moves;
+                  looked up by path: O(n) in the directories watched */
+  int ndirs, capdirs;
   weft_alloc_fn alloc;
   void *alloc_ud;
 };
 
-static int issue(weft_fswatch *fw) {
-  fw->pending = ReadDirectoryChangesW(fw->dir, fw->buf, WATCH_BUF, TRUE, WATCH_WHAT, NULL, &fw->ov,
-                                      NULL) != 0;
-  return fw->pending;
+static char *dup_str(weft_fswatch *fw, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = fw->alloc(fw->alloc_ud, NULL, 0, n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static void free_str(weft_fswatch *fw, char *s) {
+  if (s) fw->alloc(fw->alloc_ud, s, strlen(s) + 1, 0);
+}
+
+/* root/rel (or root for ""), into out; 0 when too long. */
+static int full_path(weft_fswatch *fw, const char *rel, char *out, size_t cap) {
+  int n = *rel ? snprintf(out, cap, "%s/%s", fw->root, rel) : snprintf(out, cap, "%s", fw->root);
+  return n > 0 && (size_t)n < cap;
+}
+
+static int issue(dirw *d) {
+  d->pending =
+      ReadDirectoryChangesW(d->h, d->buf, DIR_BUF, FALSE, WATCH_WHAT, NULL, &d->ov, NULL) != 0;
+  return d->pending;
+}
+
+/* Stops a directory's watch: the read in flight is cancelled first, as
+   the system writes into buf until it ends. */
+static void stop_dir(dirw *d) {
+  if (d->h == INVALID_HANDLE_VALUE) return;
+  if (d->pending) {
+    DWORD got;
+    CancelIoEx(d->h, &d->ov);
+    GetOverlappedResult(d->h, &d->ov, &got, TRUE);
+    d->pending = 0;
+  }
+  CloseHandle(d->h);
+  d->h = INVALID_HANDLE_VALUE;
 }
 
 int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
   *out = NULL;
-  wchar_t w[MAX_WPATH];
-  if (!wide(root, w, MAX_WPATH)) return WEFT_EIO;
   weft_fswatch *fw = alloc(alloc_ud, NULL, 0, sizeof *fw);
   if (!fw) return WEFT_ENOMEM;
   memset(fw, 0, sizeof *fw);
   fw->alloc = alloc;
   fw->alloc_ud = alloc_ud;
-  fw->dir = INVALID_HANDLE_VALUE;
-  fw->rootlen = strlen(root);
-  fw->root = alloc(alloc_ud, NULL, 0, fw->rootlen + 1);
-  fw->buf = alloc(alloc_ud, NULL, 0, WATCH_BUF);
-  if (!fw->root || !fw->buf) {
+  fw->root = dup_str(fw, root);
+  if (!fw->root) {
     weft_fswatch_close(fw);
     return WEFT_ENOMEM;
   }
-  memcpy(fw->root, root, fw->rootlen + 1);
-  fw->dir = CreateFileW(w, FILE_LIST_DIRECTORY, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-                        NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OVERLAPPED, NULL);
-  fw->ov.hEvent = CreateEventW(NULL, TRUE, FALSE, NULL);
-  if (fw->dir == INVALID_HANDLE_VALUE || !fw->ov.hEvent || !issue(fw)) {
+  int rc = weft_fswatch_add_dir(fw, ""); /* the root: no notifications, no watcher */
+  if (rc != WEFT_OK) {
     weft_fswatch_close(fw);
-    return WEFT_EIO;
+    return rc;
   }
   *out = fw;
   return WEFT_OK;
 }
 
+/* Stops and frees a directory's watch. */
+static void free_dir(weft_fswatch *fw, dirw *d) {
+  stop_dir(d);
+  if (d->ov.hEvent) CloseHandle(d->ov.hEvent);
+  if (d->buf) fw->alloc(fw->alloc_ud, d->buf, DIR_BUF, 0);
+  free_str(fw, d->rel);
+  fw->alloc(fw->alloc_ud, d, sizeof *d, 0);
+}
+
 void weft_fswatch_close(weft_fswatch *fw) {
   if (!fw) return;
-  if (fw->dir != INVALID_HANDLE_VALUE) {
-    if (fw->pending) { /* the system writes into buf until the read is cancelled */
-      DWORD got;
-      CancelIoEx(fw->dir, &fw->ov);
-      GetOverlappedResult(fw->dir, &fw->ov, &got, TRUE);
-    }
-    CloseHandle(fw->dir);
-  }
-  if (fw->ov.hEvent) CloseHandle(fw->ov.hEvent);
-  if (fw->buf) fw->alloc(fw->alloc_ud, fw->buf, WATCH_BUF, 0);
-  if (fw->root) fw->alloc(fw->alloc_ud, fw->root, fw->rootlen + 1, 0);
+  for (int i = 0; i < fw->ndirs; i++) free_dir(fw, fw->dirs[i]);
+  if (fw->dirs) fw->alloc(fw->alloc_ud, fw->dirs, sizeof(dirw *) * (size_t)fw->capdirs, 0);
+  free_str(fw, fw->root);
   fw->alloc(fw->alloc_ud, fw, sizeof *fw, 0);
 }
 
-/* The whole tree is watched already. */
 int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
-  (void)fw, (void)rel;
+  for (int i = 0; i < fw->ndirs; i++)
+    if (strcmp(fw->dirs[i]->rel, rel) == 0 && fw->dirs[i]->h != INVALID_HANDLE_VALUE)
+      return WEFT_OK;
+  if (fw->ndirs == fw->capdirs) {
+    int nc = fw->capdirs ? fw->capdirs * 2 : 16;
+    dirw **nd = fw->alloc(fw->alloc_ud, fw->dirs, sizeof(dirw *) * (size_t)fw->capdirs,
+                          sizeof(dirw *) * (size_t)nc);
+    if (!nd) return WEFT_ENOMEM;
+    fw->dirs = nd;
+    fw->capdirs = nc;
+  }
+  char full[MAX_WPATH * 3];
+  wchar_t w[MAX_WPATH];
+  if (!full_path(fw, rel, full, sizeof full) || !wide(full, w, MAX_WPATH)) return WEFT_EIO;
+  dirw *d = fw->alloc(fw->alloc_ud, NULL, 0, sizeof *d);
+  if (!d) return WEFT_ENOMEM;
+  memset(d, 0, sizeof *d);
+  d->h = INVALID_HANDLE_VALUE;
+  d->rel = dup_str(fw, rel);
+  d->buf = fw->alloc(fw->alloc_ud, NULL, 0, DIR_BUF);
+  if (!d->rel || !d->buf) {
+    free_dir(fw, d);
+    return WEFT_ENOMEM;
+  }
+  d->h = CreateFileW(w, FILE_LIST_DIRECTORY, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                     NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OVERLAPPED, NULL);
+  d->ov.hEvent = CreateEventW(NULL, TRUE, FALSE, NULL);
+  if (d->h == INVALID_HANDLE_VALUE || !d->ov.hEvent || !issue(d)) {
+    free_dir(fw, d);
+    return WEFT_EIO;
+  }
+  fw->dirs[fw->ndirs++] = d;
   return WEFT_OK;
 }
 
-/* Whether rel (under the root) is a directory now. */
-static int is_dir_now(weft_fswatch *fw, const char *rel) {
-  char full[MAX_WPATH * 3];
-  size_t n = strlen(rel);
-  if (fw->rootlen + n + 2 > sizeof full) return 0;
-  memcpy(full, fw->root, fw->rootlen);
-  full[fw->rootlen] = '/';
-  memcpy(full + fw->rootlen + 1, rel, n + 1);
+/* Whether full is a directory now. */
+static int is_dir_now(const char *full) {
   weft_stat st;
   return weft_stat_path(full, &st) == WEFT_OK && st.is_dir;
+}
+
+/* The events of directory d that came, then its next read. */
+static int read_dir(weft_fswatch *fw, dirw *d,
+                    void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
+  if (d->h == INVALID_HANDLE_VALUE) return 0;
+  DWORD got = 0;
+  if (!d->pending && !issue(d)) {
+    stop_dir(d); /* the directory is gone */
+    return 0;
+  }
+  if (!GetOverlappedResult(d->h, &d->ov, &got, FALSE)) {
+    if (GetLastError() == ERROR_IO_INCOMPLETE) return 0; /* nothing yet */
+    d->pending = 0;
+    stop_dir(d);
+    return 0;
+  }
+  d->pending = 0;
+  /* The system records the changes made until the next read is issued,
+     after these. */
+  const DWORD *buf = d->buf;
+  const char *dir = d->rel;
+  int count = 0;
+  if (got == 0) { /* the system's buffer overflowed: events are lost */
+    on(ud, WEFT_FS_LOST, "", "");
+    count++;
+  }
+  for (DWORD off = 0; got > 0;) {
+    const FILE_NOTIFY_INFORMATION *ev =
+        (const FILE_NOTIFY_INFORMATION *)(const void *)((const char *)buf + off);
+    char name[MAX_PATH * 3 + 1], rel[MAX_WPATH * 3], full[MAX_WPATH * 3];
+    int kind = 0;
+    if (narrow(ev->FileName, (int)(ev->FileNameLength / sizeof(WCHAR)), name, (int)sizeof name) &&
+        (size_t)snprintf(rel, sizeof rel, "%s%s%s", dir, *dir ? "/" : "", name) < sizeof rel &&
+        full_path(fw, rel, full, sizeof full)) {
+      switch (ev->Action) {
+      case FILE_ACTION_ADDED:
+      case FILE_ACTION_RENAMED_NEW_NAME:
+        kind = is_dir_now(full) ? WEFT_FS_NEWDIR : WEFT_FS_SAVED;
+        break;
+      case FILE_ACTION_MODIFIED: /* no close is told: a write is a save */
+        kind = is_dir_now(full) ? 0 : WEFT_FS_SAVED;
+        break;
+      default: /* removed, renamed away */
+        break;
+      }
+    }
+    if (kind) {
+      on(ud, kind, rel, name);
+      count++;
+    }
+    if (!ev->NextEntryOffset) break;
+    off += ev->NextEntryOffset;
+  }
+  if (!issue(d)) stop_dir(d);
+  return count;
 }
 
 int weft_fswatch_read(weft_fswatch *fw,
                       void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
   int count = 0;
-  for (;;) {
-    DWORD got = 0;
-    if (!fw->pending && !issue(fw)) return count;
-    if (!GetOverlappedResult(fw->dir, &fw->ov, &got, FALSE)) {
-      if (GetLastError() == ERROR_IO_INCOMPLETE) return count; /* nothing yet */
-      fw->pending = 0;
-      on(ud, WEFT_FS_LOST, "", "");
-      return count + 1;
-    }
-    fw->pending = 0;
-    if (got == 0) { /* the system's buffer overflowed: events are lost */
-      on(ud, WEFT_FS_LOST, "", "");
-      count++;
-    }
-    for (DWORD off = 0; got > 0;) {
-      FILE_NOTIFY_INFORMATION *ev = (FILE_NOTIFY_INFORMATION *)(void *)((char *)fw->buf + off);
-      char rel[MAX_WPATH * 3];
-      int kind = 0;
-      if (narrow(ev->FileName, (int)(ev->FileNameLength / sizeof(WCHAR)), rel, (int)sizeof rel)) {
-        switch (ev->Action) {
-        case FILE_ACTION_ADDED:
-        case FILE_ACTION_RENAMED_NEW_NAME:
-          kind = is_dir_now(fw, rel) ? WEFT_FS_NEWDIR : WEFT_FS_SAVED;
-          break;
-        case FILE_ACTION_MODIFIED: /* no close is told: a write is a save */
-          kind = is_dir_now(fw, rel) ? 0 : WEFT_FS_SAVED;
-          break;
-        default: /* removed, renamed away */
-          break;
-        }
-      }
-      if (kind) {
-        const char *name = strrchr(rel, '/');
-        on(ud, kind, rel, name ? name + 1 : rel);
-        count++;
-      }
-      if (!ev->NextEntryOffset) break;
-      off += ev->NextEntryOffset;
-    }
-  }
+  for (int i = 0; i < fw->ndirs; i++) /* ndirs may grow meanwhile: new ones are read too */
+    for (int n; (n = read_dir(fw, fw->dirs[i], on, ud)) > 0;) count += n;
+  return count;
 }
 
 /* ---- local sockets: Winsock 2, started once per process ---- */

@@ -1,6 +1,6 @@
 /* Watches a scripts directory tree for saved *.lua files: the system's
-   change notifications (plat.h: inotify on every directory, new ones too;
-   ReadDirectoryChangesW over the tree), a trailing quiet window per file
+   change notifications on every directory, new ones too (plat.h: inotify,
+   ReadDirectoryChangesW), a trailing quiet window per file
    so any editor's save sequence gives one change, and a content hash so a
    touch or an identical save gives none. Only regular files count. Falls
    back to polling stat() every 250 ms where notifications are unavailable
