@@ -34,6 +34,7 @@ static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
 static void roll(weft_state *W, weft_cost_rec *r) {
   uint32_t gap = W->cost.frame - r->frame;
   if (!gap) return;
+  r->prev_us = gap == 1 ? r->frame_us : 0;
   r->avg_us = r->seen ? r->avg_us * AVG_KEEP + (float)r->frame_us * (1 - AVG_KEEP) : r->frame_us;
   r->seen = 1; /* the average starts at the first frame's time, not at 0 */
   for (uint32_t k = 1; k < gap && k < 64; k++) r->avg_us *= AVG_KEEP;
@@ -87,9 +88,13 @@ static int l_label(lua_State *L) {
     lua_pop(L, 1);
     lua_getfield(L, t, "name");
   }
+  if (!lua_isstring(L, -1) || strcmp(lua_tostring(L, -1), "?") == 0) {
+    lua_pop(L, 1); /* no name (a file's task): where it is */
+    lua_getfield(L, t, "where");
+  }
   lua_getfield(L, t, "spawned");
   const char *who = lua_tostring(L, -2), *site = lua_tostring(L, -1);
-  if (!who || strcmp(who, "?") == 0) who = "task";
+  if (!who || !*who || strcmp(who, "?") == 0) who = "task";
   if (site && strcmp(site, "?") != 0 && strcmp(site, who) != 0)
     lua_pushfstring(L, "%s %s", who, site);
   else
@@ -135,8 +140,10 @@ int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, do
     *frame_ms = *avg_ms = *worst_ms = 0;
     return 0;
   }
-  uint32_t last = W->cost.frame; /* the frame running, or the one just run */
-  *frame_ms = r->frame == last ? r->frame_us / 1000.0 : 0;
+  /* the last whole frame: during a step, the one before it */
+  uint32_t last = W->cost.frame - (W->in_step ? 1 : 0);
+  *frame_ms = r->frame == last ? r->frame_us / 1000.0 : r->frame == last + 1 ? r->prev_us / 1000.0 : 0;
+  last = W->cost.frame;
   float avg = r->avg_us;
   uint32_t gap = last - r->frame;
   if (gap) { /* not yet rolled: as roll would */

@@ -21,6 +21,7 @@ typedef struct weft_cost_rec {
   weft_id id;        /* the task these are for; another id: none yet */
   uint32_t frame;    /* the frame frame_us belongs to */
   uint32_t frame_us; /* script time in that frame */
+  uint32_t prev_us;  /* ...in the frame before it */
   uint32_t worst_us; /* the most in any one frame */
   uint16_t warned;   /* the slow-task warning was given */
   uint16_t seen;     /* a whole frame went into avg_us */

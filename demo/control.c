@@ -442,6 +442,14 @@ static int view_key(game *g, SDL_Scancode sc) {
   case SDL_SCANCODE_F4:
     g->ov.nerrors = 0;
     return 1;
+  case SDL_SCANCODE_F3: /* a profile: start, or stop and write it */
+    if (weft_profile_start(g->W, g->run.profile_path) == WEFT_ESTATE &&
+        weft_profile_stop(g->W) == WEFT_OK)
+      snprintf(g->ov.toast, sizeof g->ov.toast, "profile written to %.160s", g->run.profile_path);
+    else
+      snprintf(g->ov.toast, sizeof g->ov.toast, "profiling (F3 again: stop and write)");
+    g->ov.toast_at = g->run.realtime;
+    return 1;
   case SDL_SCANCODE_F11:
     if (g->video.win) {
       int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;

@@ -46,6 +46,7 @@ typedef struct options {
   long go_to;                  /* --replay: run to this frame, then pause; -1 none */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
   const char *play;            /* --play: the cinematic played once the level is loaded */
+  const char *profile;         /* --profile OUT: a profile of the whole run, NULL: none */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -97,6 +98,7 @@ static const char *set_play(options *o, const char *v) {
 static const char *set_watch(options *o, const char *v) { return (void)v, o->watch = 1, NULL; }
 static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
 
+static const char *set_profile(options *o, const char *v) { return o->profile = v, NULL; }
 static const char *set_debug(options *o, const char *v) {
   char *end;
   errno = 0;
@@ -120,6 +122,8 @@ static const option table[] = {
     {"--verify", NULL, "with --replay: exit 1 at the first frame that differs", set_verify},
     {"--goto", "N", "with --replay: run to frame N at full speed, then pause", set_goto},
     {"--debug", "PORT", "serve a debugger (DAP) on 127.0.0.1:PORT; attach any time", set_debug},
+    {"--profile", "OUT", "profile the run into OUT (Chrome trace) and OUT's .speedscope.json",
+     set_profile},
 };
 #define NOPTIONS (sizeof table / sizeof table[0])
 
@@ -213,6 +217,18 @@ static void on_log(void *user, const char *line, size_t len) {
   (void)user;
   printf("%s\n", line);
   fflush(stdout);
+}
+
+/* What weft says: on stderr, and a slow task in the panel too. */
+static void on_logger(void *user, const char *tag, uint32_t severity, uint32_t id, const char *msg,
+                      const char *file, uint32_t line) {
+  (void)tag, (void)severity, (void)file, (void)line;
+  fprintf(stderr, "weft: %s\n", msg);
+  if (id == WEFT_LOG_SLOW_TASK) {
+    char note[300];
+    snprintf(note, sizeof note, "slow: %s", msg);
+    overlay_error(user, note, NULL);
+  }
 }
 
 static void on_report(void *user, const char *msg, const char *trace) {
@@ -342,6 +358,8 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   d.log = on_log;
   d.report = on_report;
   d.user = g;
+  d.logger = on_logger;
+  d.logger_ud = g;
   if (T) weft_tape_desc(T, &d);
   g->W = weft_open(&d);
   if (!g->W)
@@ -607,6 +625,10 @@ int main(int argc, char **argv) {
     replay_meta_free(&meta);
     return 1;
   }
+  if (o.profile && weft_profile_start(g->W, o.profile) != WEFT_OK)
+    fprintf(stderr, "weft-demo: --profile: cannot start a profile\n");
+  snprintf(g->run.profile_path, sizeof g->run.profile_path, "%s",
+           o.profile ? o.profile : "weft-demo-profile.json");
   weft_task boot = {0}, test = {0};
   const char *err;
   char path[FILE_LEN];
@@ -627,6 +649,7 @@ int main(int argc, char **argv) {
   }
   if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)
     fprintf(stderr, "weft-demo: cannot write %s\n", o.record), rc = 1;
+  if (weft_profile_stop(g->W) == WEFT_OK) fprintf(stderr, "weft-demo: profile written to %s\n", g->run.profile_path);
   weft_debug_exit(g->W, rc);
   if (boot.id) weft_release(g->W, boot);
   if (test.id) weft_release(g->W, test);
