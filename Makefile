@@ -234,7 +234,8 @@ test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client $(BUILD)/node/installed $(DOCS
 	@echo "== the debugger over its socket (tests/dap)"
 	@$(BUILD)/tests/dap/client $(BUILD)/weft $(filter %/weft-demo,$(DOCS_NEEDS))
 	@echo "== the debugger as VS Code's own client drives it (tests/dap/vscode_test.js)"
-	@WEFT=$(BUILD)/weft NODE_PATH=$(BUILD)/node/node_modules node --test tests/dap/vscode_test.js
+	@WEFT=$(BUILD)/weft NODE_PATH=$(BUILD)/node/node_modules node --test tests/dap/vscode_test.js \
+	  tests/dap/examples_test.js
 
 # The profiler: a profile's files, their per-task totals, and speedscope
 # drawing one under headless Chromium (installed here when missing; the
