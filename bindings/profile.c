@@ -56,6 +56,8 @@ struct weft_profile {
   uint64_t cpu; /* the thread's processor time at the last sample or frame start */
   int failed; /* out of memory: what was kept is written */
   weft_id last; /* the task whose resume just ended (its end wakes its waiters) */
+  uint32_t pending; /* woken tasks that have not run since */
+  size_t open;      /* the top-level resume's slice still open (index + 1), 0: none */
   VEC(slice, slices);
   VEC(wake, wakes);
   VEC(sample, samples);
@@ -116,33 +118,59 @@ static void on_ready(void *user, weft_id woken) {
   tinfo *t = task_info(P, woken);
   if (!t) return;
   P->wakes[P->nwakes++] = (wake){waker, woken, now(P), 0};
+  if (!t->wake) P->pending++;
   t->wake = (uint32_t)P->nwakes;
 }
 
+static void label(weft_state *W, prof *P, weft_id id) {
+  tinfo *t = task_info(P, id);
+  if (!t || t->label) return;
+  char text[300];
+  if (weft_cost_label(W, P->E, id, text, sizeof text)) t->label = strdup(text);
+}
+
+/* The slice a top-level resume left open ends at t. */
+static void close_open(prof *P, uint64_t t) {
+  if (P->open) P->slices[P->open - 1].t1 = t;
+  P->open = 0;
+}
+
+/* One clock read a resume: a top-level resume's slice ends where the next
+   one starts (or the frame ends), the scheduler's fraction of a
+   microsecond between them going to the one before; resumes inside
+   resumes read it at both ends. */
 void weft_profile_begin(weft_state *W) {
   prof *P = W->prof;
   P->last = 0;
+  uint64_t t = now(P);
   if (P->depth < MAX_DEPTH) {
-    P->t0[P->depth] = now(P);
+    P->t0[P->depth] = t;
     P->s0[P->depth] = P->nsamples;
   }
+  if (P->depth == 0) {
+    close_open(P, t);
+    if (PUSH(P, slices)) {
+      P->slices[P->nslices++] = (slice){W->cur, t, t};
+      P->open = P->nslices;
+    }
+  }
   P->depth++;
-  tinfo *t = W->cur ? task_info(P, W->cur) : NULL;
-  if (t && t->wake) {
-    P->wakes[t->wake - 1].tf = P->t0[P->depth - 1 < MAX_DEPTH ? P->depth - 1 : MAX_DEPTH - 1];
-    t->wake = 0;
+  tinfo *ti = P->pending && W->cur ? task_info(P, W->cur) : NULL; /* a woken task's first run */
+  if (ti && ti->wake) {
+    P->wakes[ti->wake - 1].tf = t;
+    ti->wake = 0;
+    P->pending--;
   }
 }
 
 void weft_profile_end(weft_state *W, weft_id id) {
   prof *P = W->prof;
-  uint64_t t1 = now(P);
   P->last = id;
   if (--P->depth >= MAX_DEPTH || P->depth < 0) {
     if (P->depth < 0) P->depth = 0;
     return;
   }
-  if (PUSH(P, slices)) P->slices[P->nslices++] = (slice){id, P->t0[P->depth], t1};
+  if (P->depth > 0 && PUSH(P, slices)) P->slices[P->nslices++] = (slice){id, P->t0[P->depth], now(P)};
   /* A sampled resume's time after its last sample is its own too (else
      the next sample, another task's, would take it): one clock read a
      sampled resume, none for the many short ones. */
@@ -151,17 +179,15 @@ void weft_profile_end(weft_state *W, weft_id id) {
     if (cpu > P->cpu) P->samples[P->nsamples - 1].us += (uint32_t)((cpu - P->cpu) / 1000u);
     P->cpu = cpu;
   }
-  tinfo *t = task_info(P, id);
-  if (t && !t->label) {
-    char label[300];
-    weft_cost_label(W, P->E, id, label, sizeof label);
-    t->label = strdup(label);
-  }
+  /* Its label is made once, when it ends (it is gone by the time the
+     profile is written) or when the profile stops. */
+  if (W->curL && lua_status(W->curL) != LUA_YIELD) label(W, P, id);
 }
 
 void weft_profile_frame(weft_state *W, int end) {
   prof *P = W->prof;
   P->last = 0; /* timers wake tasks at a frame's start */
+  close_open(P, now(P));
   if (!end) {
     P->frame_t0 = now(P);
     P->cpu = weft_thread_cpu_ns();
@@ -413,6 +439,8 @@ int weft_profile_stop(weft_state *W) {
   if (!P) return WEFT_ESTATE;
   atomic_store(&W->wd.sample, 0);
   weft_sched_on_ready(W->S, NULL, NULL);
+  close_open(P, now(P));
+  for (size_t i = 0; i < P->nslices; i++) label(W, P, P->slices[i].id); /* the tasks still live */
   W->prof = NULL;
   char *sp = speedscope_path(P->path);
   int rc = write_trace(P, P->path);

@@ -16,6 +16,8 @@ bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-
 	@$(BENCH_OUT)/reload-latency $(if $(BENCH_QUICK),5,20)
 	@echo "== the debugger: W1 with no client, a client and no breakpoint, a breakpoint elsewhere"
 	@$(BENCH_OUT)/debug-cost tests/bench 10000 60 $(if $(BENCH_QUICK),60 1,600 5)
+	@echo "== the profiler: W1 and W0 with a profile (weft_profile_start) over the timed frames, and without"
+	@sh tests/bench/profile_cost.sh $(BENCH_OUT)/weft-bench tests/bench $(if $(BENCH_QUICK),1 60,5 600)
 
 $(BENCH_OUT)/debug-cost: tests/bench/debug_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
