@@ -42,6 +42,11 @@ static void roll(weft_state *W, weft_cost_rec *r) {
   r->frame = W->cost.frame;
 }
 
+void weft_cost_new_task(weft_state *W, weft_id id) {
+  weft_cost_rec *r = weft_side_make(&W->cost.recs, WEFT_ID_INDEX(id), weft_host_alloc, W);
+  if (r) *r = (weft_cost_rec){.id = id, .frame = W->cost.frame};
+}
+
 void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
   W->cost.frame_us += us;
   weft_cost_rec *r = rec_of(W, id, 1);
@@ -49,7 +54,9 @@ void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
   roll(W, r);
   r->frame_us = r->frame_us + us > UINT32_MAX ? UINT32_MAX : (uint32_t)(r->frame_us + us);
   if (r->frame_us > r->worst_us) r->worst_us = r->frame_us;
-  if (W->cost.slow_us && r->frame_us > W->cost.slow_us && !r->warned && W->cost.nslow < 8) {
+  /* Counted, the clock is too coarse to tell one frame's 4 ms: no warning. */
+  if (W->cost.slow_us && W->watching && r->frame_us > W->cost.slow_us && !r->warned &&
+      W->cost.nslow < 8) {
     r->warned = 1;
     ltask *lt = weft_task_udata(W->S, id);
     W->cost.slow_site[W->cost.nslow] = lt ? lt->site : 0;

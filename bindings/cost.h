@@ -4,8 +4,10 @@
    watchdog last read it (it ticks every COST_TICK_US while scripts run):
    a resume is charged the ticks it spans, exact to a tick per resume and
    right on average (a short resume spans a tick as often as its length
-   is of a tick), and time the system gave other programs is not counted;
-   counted, it is the real clock (a busy machine inflates it).
+   is of a tick), and time the system gave other programs is not counted.
+   Counted (no watchdog), it is the system's coarse real clock, read the
+   same way: milliseconds coarse, right on average, a busy machine
+   inflating it.
    Watched, one that starts as the watchdog begins a nap is charged
    nothing (the nap's clock stands still). */
 #ifndef WEFT_COST_H
@@ -36,7 +38,7 @@ typedef struct weft_cost_mark {
 /* The cost clock in microseconds. */
 static inline uint64_t weft_cost_now(weft_state *W) {
   if (W->watching) return atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  return weft_clock_ns() / 1000u;
+  return weft_clock_coarse_ns() / 1000u;
 }
 
 /* Charges task id us microseconds (out of line: most resumes are shorter
@@ -64,6 +66,8 @@ static inline void weft_cost_end(weft_state *W, weft_id id, const weft_cost_mark
   if (total > inner) weft_cost_charge(W, id, total - inner);
 }
 
+/* A new task's record, made now so no frame allocates one later. */
+void weft_cost_new_task(weft_state *W, weft_id id);
 /* At each frame's start: a new frame to charge, the clock fresh. */
 void weft_cost_frame(weft_state *W);
 /* At each frame's end: its total, and the warnings of tasks over the

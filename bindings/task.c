@@ -601,6 +601,7 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   lua_xmove(L, co, nargs + 1);
   lt->co = co;
   W->spawned++;
+  weft_cost_new_task(W, id);
   *out = lt;
   return id;
 }

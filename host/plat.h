@@ -79,6 +79,9 @@ void weft_once_run(weft_once *o, void (*fn)(void));
 int weft_cpu_count(void);
 /* Nanoseconds on a monotonic clock with an arbitrary origin. */
 uint64_t weft_clock_ns(void);
+/* weft_clock_ns's clock as the system last ticked it: a few nanoseconds
+   to read, a few milliseconds coarse. */
+uint64_t weft_clock_coarse_ns(void);
 /* Nanoseconds of processor time the calling thread has used (a system
    call: about a microsecond). */
 uint64_t weft_thread_cpu_ns(void);

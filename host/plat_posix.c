@@ -108,6 +108,16 @@ uint64_t weft_clock_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+uint64_t weft_clock_coarse_ns(void) {
+  struct timespec t;
+#ifdef CLOCK_MONOTONIC_COARSE
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &t);
+#endif
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 uint64_t weft_thread_cpu_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);

@@ -104,6 +104,8 @@ uint64_t weft_clock_ns(void) {
   return t / f * 1000000000u + t % f * 1000000000u / f;
 }
 
+uint64_t weft_clock_coarse_ns(void) { return GetTickCount64() * 1000000u; }
+
 uint64_t weft_thread_cpu_ns(void) {
   FILETIME create, exit, kernel, user;
   if (!GetThreadTimes(GetCurrentThread(), &create, &exit, &kernel, &user)) return 0;
