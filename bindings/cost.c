@@ -42,6 +42,32 @@ static void roll(weft_state *W, weft_cost_rec *r) {
   r->frame = W->cost.frame;
 }
 
+static void wake_watchdog(weft_state *W);
+
+/* The cost clock in microseconds. */
+static uint64_t cost_now(weft_state *W) {
+  if (W->watching) return atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+  return weft_clock_coarse_ns() / 1000u;
+}
+
+void weft_cost_begin_slow(weft_state *W, weft_cost_mark *m) {
+  if (W->watching && !m->t0) { /* it naps: read the clock, wake it */
+    wake_watchdog(W);
+    m->t0 = cost_now(W);
+  } else if (!W->watching) {
+    m->t0 = cost_now(W);
+  }
+  if (W->prof) weft_profile_begin(W);
+}
+
+void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
+  if (W->prof) weft_profile_end(W, id);
+  uint64_t t = cost_now(W);
+  uint64_t total = t > m->t0 ? t - m->t0 : 0, inner = W->cost.inner - m->inner;
+  W->cost.inner = m->inner + total;
+  if (total > inner) weft_cost_charge(W, id, total - inner);
+}
+
 void weft_cost_new_task(weft_state *W, weft_id id) {
   weft_cost_rec *r = weft_side_make(&W->cost.recs, WEFT_ID_INDEX(id), weft_host_alloc, W);
   if (r) *r = (weft_cost_rec){.id = id, .frame = W->cost.frame};
@@ -71,11 +97,14 @@ void weft_cost_frame(weft_state *W) {
   if (W->cost.nslow) warn(W); /* went over before any frame (a file's start) */
   W->cost.frame++;
   W->cost.frame_us = 0;
-  if (W->watching && atomic_load_explicit(&W->wd.napping, memory_order_relaxed)) weft_cost_wake(W);
+  if (W->watching && atomic_load_explicit(&W->wd.napping, memory_order_relaxed)) wake_watchdog(W);
+  W->cost.slow_way = !W->watching || W->prof;
   if (W->prof) weft_profile_frame(W, 0);
 }
 
-void weft_cost_wake(weft_state *W) {
+/* The watchdog naps between frames, its clock 0: the clock is read here
+   and the watchdog woken (at most once a nap). */
+static void wake_watchdog(weft_state *W) {
   weft_watchdog *D = &W->wd;
   atomic_store_explicit(&D->clock_us, weft_thread_cpu_ns() / 1000u, memory_order_relaxed);
   weft_mutex_lock(&D->mu);

@@ -16,7 +16,8 @@
 #include "internal.h"
 #include "profile.h"
 
-#define COST_TICK_US 250 /* the watchdog's tick while scripts run */
+#define COST_TICK_US 1000   /* the watchdog's tick while scripts run */
+#define PROFILE_TICK_US 250 /* ...while a profile samples */
 
 /* One task's costs (by task slot index). */
 typedef struct weft_cost_rec {
@@ -35,35 +36,27 @@ typedef struct weft_cost_mark {
   uint64_t t0, inner;
 } weft_cost_mark;
 
-/* The cost clock in microseconds. */
-static inline uint64_t weft_cost_now(weft_state *W) {
-  if (W->watching) return atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  return weft_clock_coarse_ns() / 1000u;
-}
-
-/* Charges task id us microseconds (out of line: most resumes are shorter
-   than a tick and charge nothing here). */
+/* Charges task id us microseconds. */
 void weft_cost_charge(weft_state *W, weft_id id, uint64_t us);
+/* The slow ways (W->cost.slow_way: a profile is on, or there is no watchdog;
+   or the watchdog naps, its clock then 0; or a tick came during the
+   resume). */
+void weft_cost_begin_slow(weft_state *W, weft_cost_mark *m);
+void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m);
 
-/* The watchdog naps between frames, its clock still: the clock is read
-   and the watchdog woken (out of line, at most once a nap). */
-void weft_cost_wake(weft_state *W);
-
+/* Around a task's resume. The usual resume, watched and shorter than a
+   tick, costs two loads of the clock and one of the flag. */
 static inline void weft_cost_begin(weft_state *W, weft_cost_mark *m) {
-  if (W->watching && atomic_load_explicit(&W->wd.napping, memory_order_relaxed)) weft_cost_wake(W);
-  m->t0 = weft_cost_now(W);
   m->inner = W->cost.inner;
-  if (W->prof) weft_profile_begin(W);
+  m->t0 = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+  if (__builtin_expect(!m->t0 || W->cost.slow_way, 0)) weft_cost_begin_slow(W, m);
 }
 
 /* After the resume: its time, less that of tasks it ran inside it (a
    spawn runs the new task at once), goes to id. */
 static inline void weft_cost_end(weft_state *W, weft_id id, const weft_cost_mark *m) {
-  if (W->prof) weft_profile_end(W, id);
-  uint64_t t = weft_cost_now(W);
-  uint64_t total = t > m->t0 ? t - m->t0 : 0, inner = W->cost.inner - m->inner;
-  W->cost.inner = m->inner + total;
-  if (total > inner) weft_cost_charge(W, id, total - inner);
+  uint64_t t = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+  if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) weft_cost_end_slow(W, id, m);
 }
 
 /* A new task's record, made now so no frame allocates one later. */

@@ -413,6 +413,7 @@ int weft_profile_start(weft_state *W, const char *path) {
   P->start = weft_clock_ns();
   P->cpu = weft_thread_cpu_ns();
   W->prof = P;
+  W->cost.slow_way = 1;
   weft_sched_on_ready(W->S, on_ready, W);
   atomic_store(&W->wd.sample, 1);
   return WEFT_OK;
@@ -442,6 +443,7 @@ int weft_profile_stop(weft_state *W) {
   close_open(P, now(P));
   for (size_t i = 0; i < P->nslices; i++) label(W, P, P->slices[i].id); /* the tasks still live */
   W->prof = NULL;
+  W->cost.slow_way = !W->watching;
   char *sp = speedscope_path(P->path);
   int rc = write_trace(P, P->path);
   if (rc == WEFT_OK) rc = sp ? write_speedscope(P, sp) : WEFT_ENOMEM;

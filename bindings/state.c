@@ -183,6 +183,7 @@ weft_state *weft_open(const weft_desc *desc) {
   W->watching = W->desc.instr_budget != WEFT_BUDGET_OFF &&
                 W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_watchdog_start(W) == 0;
   weft_budget_setup(W);
+  W->cost.slow_way = !W->watching;
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {

@@ -52,7 +52,11 @@ static void watch(void *ud) {
   for (;;) {
     int nap = idle >= IDLE_TICKS;
     atomic_store_explicit(&D->napping, nap, memory_order_relaxed);
-    if (!pause_for(D, nap ? NAP_US : D->tick_us)) break;
+    if (nap) atomic_store_explicit(&D->clock_us, 0, memory_order_relaxed); /* still: read it yourself */
+    uint32_t tick = atomic_load_explicit(&D->sample, memory_order_relaxed) && D->tick_us > PROFILE_TICK_US
+                        ? PROFILE_TICK_US /* a profile samples finer */
+                        : D->tick_us;
+    if (!pause_for(D, nap ? NAP_US : tick)) break;
     atomic_store_explicit(&D->napping, 0, memory_order_relaxed);
     uint32_t limit = atomic_load_explicit(&D->limit_us, memory_order_acquire);
     uint32_t gen = atomic_load_explicit(&D->gen, memory_order_acquire);
