@@ -63,6 +63,7 @@ DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-de
 
 include demo/demo.mk
 include tests/bench/bench.mk
+-include mk/windows.mk
 
 .PHONY: all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan bench fuzz fuzz-tape clean help
 
@@ -79,18 +80,20 @@ help:
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
-	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config, run it"
+	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config and CMake, run it"
 	@echo "make test-dap    the debugger, driven over its socket by a DAP client and by VS Code's (tests/dap/)"
 	@echo "make test-profile  the profiler: a profile's files and totals, speedscope drawing one in headless Chromium"
 	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
 	@echo "make test-docs   runs every command README.md and docs/designers.md show"
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
+	@echo "make test-windows  cross-build with mingw-w64 (build-win/), run the C and script tests, embed and a replay under wine"
+	@echo "make windows-build  what make test-windows builds, without running it"
 	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
 	@echo "make bench       build and run the benchmarks, print the table"
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
 	@echo "make fuzz-tape   the same over recordings (weft_tape_parse and a replay)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
-	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc and weft (PREFIX=/usr/local, DESTDIR)"
+	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc, weftConfig.cmake and weft (PREFIX=/usr/local, DESTDIR)"
 	@echo "make uninstall   remove what make install put there (same PREFIX and DESTDIR)"
 	@echo "make deps        install the missing Debian packages (or print the apt-get line)"
 	@echo "make weft        build build/weft and build/libweft.a without checking packages"
@@ -171,12 +174,16 @@ install: all $(BUILD)/libweft.so
 	install -m 644 bindings/weft.h host/weft_base.h $(DESTDIR)$(INCDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' weft.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc
 	install -m 755 $(BUILD)/weft $(DESTDIR)$(PREFIX)/bin/weft
+	install -d $(DESTDIR)$(LIBDIR)/cmake/weft
+	for f in weftConfig weftConfigVersion; do \
+	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SOMAJOR@|$(SOMAJOR)|' cmake/$$f.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/weft/$$f.cmake; done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.so \
 	  $(DESTDIR)$(LIBDIR)/libweft.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libweft.so.$(VERSION) \
 	  $(DESTDIR)$(INCDIR)/weft.h $(DESTDIR)$(INCDIR)/weft_base.h \
-	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft \
+	  $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfig.cmake $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfigVersion.cmake
 
 # The weft program is a user of the library: it sees weft.h as an
 # installed program would, on the include path.

@@ -20,8 +20,9 @@
    unreadable. */
 static void *read_path(weft_state *W, const char *path, size_t *size) {
   weft_stat st;
-  if (weft_stat_path(path, &st) != WEFT_OK) {
-    W->load_why = "no such file";
+  int rc = weft_stat_path(path, &st);
+  if (rc != WEFT_OK) { /* the C library's words, as Lua's io.open gives them */
+    W->load_why = strerror(rc == WEFT_EINVAL ? ENOENT : EIO);
     return NULL;
   }
   if (!st.is_file) {
@@ -132,8 +133,7 @@ static int l_loaded_gc(lua_State *L) {
   return 0;
 }
 
-int weft_push_script(lua_State *L, const char *path) {
-  weft_state *W = weft_get(L);
+static loaded *push_block(lua_State *L, weft_state *W) {
   loaded *b = lua_newuserdatauv(L, sizeof *b, 0);
   *b = (loaded){W, NULL, 0};
   if (luaL_newmetatable(L, LOADED_MT)) {
@@ -141,6 +141,12 @@ int weft_push_script(lua_State *L, const char *path) {
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
+  return b;
+}
+
+int weft_push_script(lua_State *L, const char *path) {
+  weft_state *W = weft_get(L);
+  loaded *b = push_block(L, W);
   const char *rel = weft_script_relpath(W, path);
   W->load_why = NULL;
   size_t n = 0;
@@ -157,6 +163,22 @@ int weft_push_script(lua_State *L, const char *path) {
     return 0;
   }
   lua_pushlstring(L, p, n);
+  loaded_free(b);
+  lua_remove(L, -2);
+  return 1;
+}
+
+int weft_push_file(lua_State *L, const char *path) {
+  weft_state *W = weft_get(L);
+  loaded *b = push_block(L, W);
+  W->load_why = NULL;
+  b->p = read_path(W, path, &b->n);
+  if (!b->p) {
+    lua_pop(L, 1);
+    lua_pushfstring(L, "cannot open %s (%s)", path, W->load_why ? W->load_why : "unreadable");
+    return 0;
+  }
+  lua_pushlstring(L, b->p, b->n);
   loaded_free(b);
   lua_remove(L, -2);
   return 1;

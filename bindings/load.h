@@ -20,6 +20,11 @@ void weft_load_init(weft_state *W);
    names in weft_run_file). May raise (memory). */
 int weft_push_script(lua_State *L, const char *path);
 
+/* Reads the regular file at path itself (not through the loader: the
+   assets a script reads) and pushes its text (1) or "cannot open PATH
+   (why)" (0). May raise (memory). */
+int weft_push_file(lua_State *L, const char *path);
+
 /* The path the loader is given for path, or NULL when path is not under
    the scripts root. */
 const char *weft_script_relpath(weft_state *W, const char *path);

@@ -9,7 +9,9 @@
 /* Says msg (printf-style) at level with item id (weft.h's WEFT_LOG_*);
    file and line are 0 here. Never raises, allocates nothing. */
 void weft_logf(weft_state *W, uint32_t level, uint32_t id, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW32__) && __USE_MINGW_ANSI_STDIO /* mingw's C99 printf: %zu */
+    __attribute__((format(gnu_printf, 4, 5)))
+#elif defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;

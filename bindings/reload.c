@@ -1,8 +1,11 @@
 /* Modules and hot reload: require under the scripts root, weft.start,
    persist, and reload transactions driven by the file watcher. The
-   bookkeeping is Lua (bindings/lua/modules.lua); C gives it text-only
-   loading, a budget for staging, the transaction's commit, error reports
-   and the watcher. */
+   bookkeeping is Lua (bindings/lua/modules.lua: which modules, in what
+   order, and restarting their tasks); C gives it text-only loading,
+   staging a module's new version under a budget, the transaction's
+   commit, error reports and the watcher. The two meet once, when the
+   state opens: C hands modules.lua one table of what it offers and gets
+   one table back (open_modules). */
 #include <string.h>
 
 #include "../host/watch.h"
@@ -17,8 +20,8 @@
 
 /* ---- the reload transaction ----
 
-   commit(list, stage, broken) stages each module record of `list` in
-   order (stage(rec) returns its new value or raises) and merges the value
+   commit(list, broken) stages each module record of `list` in order
+   (l_stage: its new value, or it raises) and merges the value
    into the live module at once, so the modules staged after it see it.
    A plain table merges into the live table: new values win, removed keys
    go, nested plain tables merge in place, so references into a module
@@ -275,12 +278,15 @@ static int abort_commit(lua_State *L, txn *x) {
   return 3;
 }
 
-/* commit(list, stage, broken): true, or false, rec, err. */
+static int l_stage(lua_State *L);
+
+/* commit(list, broken): true, or false, rec, err. */
 static int l_commit(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  luaL_checktype(L, 2, LUA_TFUNCTION);
-  luaL_checktype(L, 3, LUA_TTABLE);
-  lua_settop(L, 3);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  lua_pushcfunction(L, l_stage); /* 2: stage, 3: broken */
+  lua_insert(L, 2);
   /* Everything that may raise comes first; past the first merge only
      protected calls may fail. */
   luaL_checkstack(L, 24, NULL);
@@ -358,20 +364,23 @@ static int load_call(lua_State *L, int nargs) {
   return st;
 }
 
-/* load_module(fn, name, loading): runs a module's top level, protected,
-   marked in `loading` meanwhile; true, M or false, err. From C, so the
+/* load_module(fn, given, loading, path, name): runs a module's top level
+   with (given, path) as Lua's require gives them (the name as the script
+   spelt it), protected, marked in `loading` under name meanwhile; true, M
+   or false, err. From C, so the
    mark goes even when the load was killed by the budget (every
    instruction raises then), and so the top level cannot wait: a module
    loads within one go. */
 static int l_load_module(lua_State *L) {
-  lua_settop(L, 3);
-  lua_pushvalue(L, 2);
+  lua_settop(L, 5);
+  lua_pushvalue(L, 5);
   lua_pushboolean(L, 1);
   lua_rawset(L, 3);
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);
-  int st = load_call(L, 1);
-  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 4);
+  int st = load_call(L, 2);
+  lua_pushvalue(L, 5);
   lua_pushnil(L);
   lua_rawset(L, 3); /* an existing key: no allocation */
   lua_pushboolean(L, st == LUA_OK);
@@ -379,12 +388,38 @@ static int l_load_module(lua_State *L) {
   return 2;
 }
 
-/* run_budget(fn, ...): pcall under the loading budget. */
-static int l_run_budget(lua_State *L) {
-  int st = load_call(L, lua_gettop(L) - 1);
-  lua_pushboolean(L, st == LUA_OK);
-  lua_insert(L, -2);
-  return 2;
+/* A plain table: a table with no metatable. */
+static int plain(lua_State *L, int idx) {
+  if (!lua_istable(L, idx) || !lua_getmetatable(L, idx)) return lua_istable(L, idx);
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* stage(rec): a module's new value: its file (rec.file) read through the
+   loader, its top level run with (rec.name, rec.file) under the loading
+   budget, as a first require runs it. Raises the error that stopped it,
+   or when a module that was a plain table no longer returns one (its
+   dependents hold the table). */
+static int l_stage(lua_State *L) {
+  weft_state *W = weft_get(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  lua_getfield(L, 1, "file"); /* 2 */
+  lua_getfield(L, 1, "name"); /* 3 */
+  const char *file = luaL_checkstring(L, 2);
+  if (!weft_load_script(W, L, file)) return lua_error(L);
+  lua_remove(L, -2); /* the environment: 4 is the chunk */
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 2);
+  if (load_call(L, 2) != LUA_OK) return lua_error(L);
+  if (lua_isnil(L, 4)) { /* a module that returns nothing is true, as require has it */
+    lua_pushboolean(L, 1);
+    lua_replace(L, 4);
+  }
+  lua_getfield(L, 1, "M");
+  if (plain(L, 5) && !plain(L, 4)) return luaL_error(L, "%s: the module must return a table", file);
+  lua_settop(L, 4);
+  return 1;
 }
 
 static int l_loadfile(lua_State *L) {
@@ -413,21 +448,32 @@ int weft_l_group_start(lua_State *L) {
   return 1;
 }
 
+/* Sets t[name] (t on top) to the C function f. */
+static void set_fn(lua_State *L, const char *name, lua_CFunction f) {
+  lua_pushcfunction(L, f);
+  lua_setfield(L, -2, name);
+}
+
+/* Runs modules.lua with one table of what C offers it, and keeps the
+   three functions of the table it returns. */
 static int open_modules(lua_State *L) {
   weft_state *W = weft_get(L);
   if (luaL_loadbufferx(L, (const char *)weft_lua_modules, weft_lua_modules_len, WEFT_CHUNK_MODULES,
                        "t") != LUA_OK)
     return lua_error(L);
+  lua_createtable(L, 0, 8);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
-  lua_pushcfunction(L, l_loadfile);
-  lua_pushcfunction(L, l_run_budget);
-  lua_pushcfunction(L, l_report);
+  lua_setfield(L, -2, "api"); /* the script API, which it adds require and weft.start to */
   lua_pushstring(L, W->root);
+  lua_setfield(L, -2, "root");
+  set_fn(L, "loadfile", l_loadfile); /* a script's chunk, or nil and the message */
+  set_fn(L, "load_module", l_load_module);
+  set_fn(L, "commit", l_commit);
+  set_fn(L, "report", l_report);
   lua_getglobal(L, "debug");
   lua_getfield(L, -1, "getinfo");
-  lua_remove(L, -2);
-  lua_pushcfunction(L, l_commit);
-  lua_pushcfunction(L, l_load_module);
+  lua_setfield(L, -3, "getinfo");
+  lua_pop(L, 1);
   lua_newtable(L); /* the groups weft.start makes, weakly: see weft_push_who */
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "k");
@@ -435,9 +481,14 @@ static int open_modules(lua_State *L) {
   lua_setmetatable(L, -2);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS);
-  lua_call(L, 9, 3);
+  lua_setfield(L, -2, "start_groups");
+  lua_call(L, 1, 1);
+  luaL_checktype(L, -1, LUA_TTABLE);
+  lua_getfield(L, -1, "group_start");
   W->mods.ref_group_start = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_getfield(L, -1, "reload");
   W->mods.ref_reload = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_getfield(L, -1, "changed");
   W->mods.ref_changed = luaL_ref(L, LUA_REGISTRYINDEX);
   return 0;
 }

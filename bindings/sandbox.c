@@ -16,16 +16,18 @@
 #include <lualib.h>
 
 #include "sandbox.h"
+#include "finalize.h"
 #include "load.h"
 #include "log.h"
 #include "patterns.h"
+#include "scriptio.h"
 #include "tape.h"
 
 /* The libraries every environment gets its own copy of: a script may
    read, iterate, rawget and change its copy, and no change reaches another
    script or the host. */
-static const char *const copied_libs[] = {"string", "table", "math", "utf8", "coroutine",
-                                          "os",     "debug", "weft", NULL};
+static const char *const copied_libs[] = {"string", "table", "math",    "utf8", "coroutine", "os",
+                                          "debug",  "io",    "package", "weft", NULL};
 
 static int is_copied_lib(const char *name) {
   for (const char *const *n = copied_libs; *n; n++)
@@ -145,20 +147,13 @@ static int l_getmetatable(lua_State *L) {
   return original(L)(L);
 }
 
-static int callable(lua_State *L, int idx) {
-  if (lua_type(L, idx) == LUA_TFUNCTION) return 1;
-  if (luaL_getmetafield(L, idx, "__call") == LUA_TNIL) return 0;
-  lua_pop(L, 1);
-  return 1;
-}
-
-/* Scripts get no finalizers. Lua runs __gc inside the collector with
-   hooks off, where no budget can stop a loop, whenever the collector
-   happens to run (in any task, or in the host). So a metatable whose __gc
-   is callable is refused, and any other __gc (Lua ignores `true`) is
-   hidden while the metatable is set, so the object is never marked for
-   finalization: a __gc put in later never runs. The metatable itself is
-   left as the script wrote it. */
+/* Lua runs __gc inside the collector with hooks off, where no budget can
+   stop a loop, whenever the collector happens to run. So Lua never sees a
+   script's __gc: it is hidden while the metatable is set (the object is
+   never marked by Lua), and the object is marked for weft's own
+   finalization instead (finalize.c), which runs the finalizer as a task
+   under the budget. The metatable itself is left as the script wrote
+   it. */
 static int l_setmetatable(lua_State *L) {
   if (lua_type(L, 1) != LUA_TTABLE || lua_type(L, 2) != LUA_TTABLE ||
       luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
@@ -169,9 +164,7 @@ static int l_setmetatable(lua_State *L) {
     lua_pop(L, 1);
     return original(L)(L);
   }
-  if (callable(L, 3))
-    return luaL_error(L, "__gc metamethods are not available to scripts (a finalizer would "
-                         "run outside the budget): use a <close> variable or finally(fn)");
+  weft_fin_mark(L, 1); /* first: it may fail (memory), the rest cannot */
   lua_pushliteral(L, "__gc");
   lua_pushnil(L);
   lua_rawset(L, 2); /* an existing key: no allocation, nothing can fail */
@@ -187,7 +180,6 @@ static int l_setmetatable(lua_State *L) {
 /* ---- print ---- */
 
 static int l_print(lua_State *L) {
-  weft_state *W = weft_get(L);
   int n = lua_gettop(L);
   luaL_Buffer b;
   luaL_buffinit(L, &b);
@@ -199,7 +191,7 @@ static int l_print(lua_State *L) {
   luaL_pushresult(&b);
   size_t len;
   const char *s = lua_tolstring(L, -1, &len);
-  weft_log_print(W, s, len);
+  weft_io_print(L, s, len);
   return 0;
 }
 
@@ -303,23 +295,176 @@ static int l_load(lua_State *L) {
   return 1;
 }
 
+/* ---- loadfile, dofile ---- */
+
+/* A path loadfile may read: under the scripts root, no ".." part (a
+   root of "." takes any relative path, read as "./path"). Pushes the path
+   to read, or NULL. */
+static const char *script_path(weft_state *W, lua_State *L, const char *path) {
+  for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
+    if ((p == path || p[-1] == '/') && (p[2] == 0 || p[2] == '/')) return NULL;
+  if (weft_script_relpath(W, path)) return lua_pushstring(L, path);
+  if (strcmp(W->root, ".") == 0 && path[0] && path[0] != '/') return lua_pushfstring(L, "./%s", path);
+  return NULL;
+}
+
+/* loadfile(path [, mode [, env]]) as Lua's, for text files under the
+   scripts root, read through the state's loader; a chunk loaded without
+   env sees the globals of the script that loaded it (see l_load). */
+static int l_loadfile(lua_State *L) {
+  weft_state *W = weft_get(L);
+  const char *path = luaL_optstring(L, 1, NULL);
+  const char *mode = luaL_optstring(L, 2, "bt");
+  int env = !lua_isnone(L, 3) ? 3 : 0;
+  luaL_checkstack(L, 6, NULL);
+  if (!path) {
+    luaL_pushfail(L);
+    lua_pushliteral(L, "cannot read stdin (standard input is not available to scripts)");
+    return 2;
+  }
+  const char *full = script_path(W, L, path);
+  if (!full) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "cannot open %s (not under the scripts root: scripts load only there)", path);
+    return 2;
+  }
+  if (!(W->tape ? weft_tape_read_file(W, L, full, weft_push_script) : weft_push_script(L, full))) {
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  size_t len;
+  const char *src = lua_tolstring(L, -1, &len);
+  if (len > 0 && src[0] == LUA_SIGNATURE[0]) {
+    luaL_pushfail(L);
+    lua_pushliteral(L, BINARY_REFUSED);
+    return 2;
+  }
+  lua_pushfstring(L, "@%s", path);
+  if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), mode) != LUA_OK) {
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  if (env)
+    lua_pushvalue(L, env);
+  else
+    push_caller_env(W, L);
+  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+  return 1;
+}
+
+static int dofile_done(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  return lua_gettop(L);
+}
+
+/* dofile(path): loadfile's chunk, run; errors propagate, yields too. */
+static int l_dofile(lua_State *L) {
+  luaL_checkstring(L, 1);
+  lua_settop(L, 1);
+  if (l_loadfile(L) != 1) return lua_error(L);
+  lua_replace(L, 1);
+  lua_settop(L, 1);
+  lua_callk(L, 0, LUA_MULTRET, 0, dofile_done);
+  return dofile_done(L, 0, 0);
+}
+
+/* ---- debug: read-only introspection ---- */
+
+/* debug.getmetatable: the metatable of a script's table, even behind a
+   __metatable field, as Lua's; for the rest (strings, the host's handles,
+   files and environments, and tables whose __metatable is false, as the
+   host's own error values are: metatables every script shares) what
+   getmetatable gives, so no script can change another's. */
+static int l_debug_getmetatable(lua_State *L) {
+  weft_state *W = weft_get(L);
+  luaL_checkany(L, 1);
+  lua_settop(L, 1);
+  if (lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1)) {
+    if (is_env_mt(W, L, -1)) {
+      lua_pushnil(L);
+      return 1;
+    }
+    lua_pushliteral(L, "__metatable");
+    int guarded = lua_rawget(L, -2) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (!guarded) return 1;
+    lua_pop(L, 1);
+  }
+  lua_getglobal(L, "getmetatable"); /* the host's global table: Lua's own */
+  lua_pushcclosure(L, l_getmetatable, 1);
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+/* Whether the Lua function on top is weft's own (its chunk "[weft ...]"). */
+static int is_weft_code(lua_State *L) {
+  lua_Debug ar;
+  lua_pushvalue(L, -1);
+  if (!lua_getinfo(L, ">S", &ar)) return 1;
+  return strncmp(ar.source, "=[weft", 6) == 0 || strncmp(ar.source, "[weft", 5) == 0 ||
+         strcmp(ar.what, "C") == 0;
+}
+
+/* debug.getinfo as Lua's, but for the function itself ('f') of a level
+   that runs weft's own code or a C function: a script gets no handle on
+   the host's internals through the stack. */
+static int l_debug_getinfo(lua_State *L) {
+  int arg = lua_type(L, 1) == LUA_TTHREAD ? 1 : 0;
+  int n = original(L)(L);
+  if (n != 1 || lua_type(L, -1) != LUA_TTABLE || lua_type(L, arg + 1) == LUA_TFUNCTION) return n;
+  if (lua_getfield(L, -1, "func") != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    return 1;
+  }
+  int hide = is_weft_code(L);
+  lua_pop(L, 1);
+  if (hide) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, "func");
+  }
+  return 1;
+}
+
 /* ---- collectgarbage ---- */
 
-/* Lua's options, so a misspelt one gets Lua's own error; a full collect
-   (it stalls the frame for the whole heap) and changes to the collector's
-   mode or pace (they are the host's) are refused. */
+/* Every option Lua has, with Lua's results. The collector is the whole
+   state's: "stop" holds it until "restart" or until the heap passes half
+   the memory limit, where the next frame restarts it (weft_gc_frame), so
+   a stopped collector cannot starve the other scripts (a host that stops
+   it through lua_gc is left alone). A full collection
+   ("collect") stalls the frame for the whole heap; the finalizers it
+   finds run before it returns, as tasks (finalize.c). */
+static const char stopped_key = 0; /* registry: a script stopped the collector */
+
 static int l_collectgarbage(lua_State *L) {
   static const char *const opts[] = {"stop",         "restart",     "collect",    "count",
                                      "step",         "setpause",    "setstepmul", "isrunning",
                                      "generational", "incremental", NULL};
   int o = luaL_checkoption(L, 1, "collect", opts);
-  if (strcmp(opts[o], "count") != 0 && strcmp(opts[o], "step") != 0 &&
-      strcmp(opts[o], "isrunning") != 0)
-    return luaL_error(L,
-                      "collectgarbage('%s') is not available to scripts (the collector "
-                      "belongs to the host)",
-                      opts[o]);
-  return original(L)(L);
+  int n = original(L)(L);
+  if (strcmp(opts[o], "collect") == 0 || strcmp(opts[o], "step") == 0)
+    weft_fin_run(weft_get(L), L);
+  if (strcmp(opts[o], "stop") == 0 || strcmp(opts[o], "restart") == 0) {
+    lua_pushboolean(L, opts[o][0] == 's');
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &stopped_key); /* an existing key after the first */
+  }
+  return n;
+}
+
+void weft_gc_frame(weft_state *W) {
+  lua_State *L = W->L;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &stopped_key) == LUA_TBOOLEAN && lua_toboolean(L, -1) &&
+      W->mem.used > W->desc.memory_limit / 2) { /* a script's stop, not the host's */
+    lua_gc(L, LUA_GCRESTART);
+    lua_pushboolean(L, 0);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &stopped_key);
+  }
+  lua_pop(L, 1);
+  weft_fin_run(W, L);
 }
 
 /* ---- building the API ---- */
@@ -338,6 +483,7 @@ static void subset(lua_State *L, int api, const char *lib, const char *const *na
 
 void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   api = lua_absindex(L, api);
+  weft_fin_open(L);
   static const char *const base[] = {
       "assert",   "error",  "ipairs", "next",   "pairs",          "pcall",        "rawequal",
       "rawget",   "rawlen", "rawset", "select", "setmetatable",   "getmetatable", "tonumber",
@@ -356,13 +502,23 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
     lua_pop(L, 1);
   }
   static const char *const osf[] = {"clock", "time", "date", NULL};
-  static const char *const dbgf[] = {"traceback", NULL};
+  static const char *const dbgf[] = {"traceback", "getinfo", NULL};
   subset(L, api, "os", osf);
   subset(L, api, "debug", dbgf);
   wrap(L, api, "getmetatable", l_getmetatable);
   wrap(L, api, "setmetatable", l_setmetatable);
   wrap(L, api, "load", l_load);
   wrap(L, api, "collectgarbage", l_collectgarbage);
+  weft_open_io(L, api);
+  lua_pushcfunction(L, l_loadfile);
+  lua_setfield(L, api, "loadfile");
+  lua_pushcfunction(L, l_dofile);
+  lua_setfield(L, api, "dofile");
+  lua_getfield(L, api, "debug");
+  lua_pushcfunction(L, l_debug_getmetatable);
+  lua_setfield(L, -2, "getmetatable");
+  wrap(L, lua_gettop(L), "getinfo", l_debug_getinfo);
+  lua_pop(L, 1);
   lua_pushcfunction(L, l_print);
   lua_setfield(L, api, "print");
   /* No string.dump (it makes binary chunks); the pattern functions are

@@ -13,6 +13,8 @@
 #include "chunks.h"
 #include "cost.h"
 #include "debug.h"
+#include "finalize.h"
+#include "scriptio.h"
 #include "jobs.h"
 #include "load.h"
 #include "log.h"
@@ -209,6 +211,10 @@ int weft_close(weft_state *W) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
       weft_sched_cancel_group(W->S, weft_sched_root(W->S));
+    weft_fin_close(W); /* each runs once, under the budget; what is left is cancelled */
+    weft_io_flush(W);
+    for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
+      weft_sched_cancel_group(W->S, weft_sched_root(W->S));
   }
   weft_stop_jobs(W);
   weft_watch_scripts(W, 0);
@@ -252,7 +258,9 @@ int weft_step(weft_state *W, double dt) {
    at the C-call depth a plain Lua chunk starts at, and coroutines nest
    exactly as deep in a task as in plain Lua. */
 static int l_run_frame(lua_State *L) {
-  weft_sched_run_frame(((weft_state *)lua_touserdata(L, 1))->S);
+  weft_state *W = lua_touserdata(L, 1);
+  weft_gc_frame(W); /* finalizers first: tasks of this frame */
+  weft_sched_run_frame(W->S);
   return 0;
 }
 

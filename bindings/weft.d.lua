@@ -10,12 +10,14 @@
 --
 -- The sandbox: scripts get a reduced standard library.
 --   * os offers only os.clock, os.time and os.date;
---   * there is no io, no package, no loadfile, no dofile, no string.dump;
---   * debug offers only debug.traceback;
---   * load compiles text only (binary chunks are refused) and gives the chunk
---     a fresh script environment unless you pass one;
---   * collectgarbage accepts only "count" and "step";
---   * require finds modules under the scripts root only;
+--   * io writes to the host log and report sinks and reads files under the
+--     scripts and assets roots; it writes no file and runs no program;
+--   * no string.dump; debug offers traceback, getinfo and getmetatable;
+--   * load, loadfile and dofile compile text only (binary chunks are
+--     refused); loadfile and dofile read under the scripts root;
+--   * require finds name.lua and name/init.lua under the scripts root
+--     only; package is a view (loaded, preload, config, path, searchers);
+--   * __gc finalizers run as tasks at the next frame's start;
 --   * print writes to the host log (`weft run` sends it to stdout).
 -- The project's .luarc.json turns off lua-language-server's io, os, debug
 -- and package libraries, so only what the sandbox offers is completed; the
@@ -580,13 +582,15 @@ function job(kind, ...) end
 ---@field error string|nil the error of its last failed reload, until it loads cleanly
 
 ---Load a module from the scripts root (once; later calls return the same
----table). Names are dotted paths: "ai.patrol" is scripts/ai/patrol.lua.
+---table). Names are dotted (or slashed) paths: "ai.patrol" is
+---scripts/ai/patrol.lua, or scripts/ai/patrol/init.lua.
 ---
 ---```lua
 ---local path = require "lib.path"
 ---```
 ---@param name string dotted module name
 ---@return any module what the file returned (true if it returned nothing)
+---@return string? file the file it was loaded from, on the first load
 function require(name) end
 
 ---A table that survives hot reloads: the first call for `key` stores and

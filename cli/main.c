@@ -179,7 +179,7 @@ static void usage_line(FILE *f, const char *prefix, int cmd, const char *args) {
 
 /* The usage text, from the option table. */
 static void usage(FILE *f) {
-  usage_line(f, "usage: weft run ", RUN, "FILE.lua");
+  usage_line(f, "usage: weft run ", RUN, "FILE.lua [ARG...]");
   usage_line(f, "       weft test ", TEST, "[DIR or FILES...]");
   fputs("       weft --help\n\n", f);
   for (size_t i = 0; i < NOPTIONS; i++) {
@@ -332,18 +332,47 @@ static weft_state *open_run(config *c, const char **file) {
   return W;
 }
 
+/* Protected: sets the scripts' `arg` as lua.c does: arg[0] the file, the
+   script's arguments from 1, the program and command below 0. */
+static int l_set_arg(lua_State *L) {
+  char **argv = lua_touserdata(L, 1);
+  int n = (int)lua_tointeger(L, 2);
+  lua_createtable(L, n, 2);
+  lua_pushliteral(L, "weft");
+  lua_rawseti(L, -2, -2);
+  lua_pushliteral(L, "run");
+  lua_rawseti(L, -2, -1);
+  for (int i = 0; i < n; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i);
+  }
+  lua_setfield(L, 3, "arg");
+  return 0;
+}
+
+static void set_arg(weft_state *W, char **argv, int n) {
+  lua_State *L = weft_lua(W);
+  lua_pushcfunction(L, l_set_arg);
+  lua_pushlightuserdata(L, argv);
+  lua_pushinteger(L, n);
+  weft_push_api(W);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
+}
+
 static int cmd_run(int argc, char **argv) {
   config c = {.frames = -1, .dt = 1.0 / 60, .mem = 256};
   int npos = parse(RUN, argc, argv, &c);
   if (npos < 0) return 1;
-  if (npos != (c.replay ? 0 : 1) || (c.verify && !c.replay) || (c.replay && c.record)) {
-    fprintf(stderr, "usage: weft run FILE.lua [options], weft run --replay F [--verify]"
+  if (npos < (c.replay ? 0 : 1) || (c.replay && npos > 0) || (c.verify && !c.replay) ||
+      (c.replay && c.record)) {
+    fprintf(stderr, "usage: weft run FILE.lua [ARG...] [options], weft run --replay F [--verify]"
                     " (weft --help lists them)\n");
     return 1;
   }
   const char *file = c.replay ? NULL : argv[0];
   weft_state *W = open_run(&c, &file);
   if (!W) return 1;
+  if (!c.replay) set_arg(W, argv, npos);
   weft_task task;
   const char *err;
   if (weft_run_file(W, file, &task, &err) != WEFT_OK) {

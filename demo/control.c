@@ -12,6 +12,7 @@
 
 #include <lauxlib.h>
 
+#include "console.h"
 #include "overlay.h"
 #include "render.h"
 #include "replay.h"
@@ -22,6 +23,8 @@
 static int l_unlock(lua_State *L) {
   game *g = G(L);
   if (g->w.input_lock > 0) g->w.input_lock--;
+  world_update_vision(&g->w); /* seen again at once: saw_player agrees with can_see */
+  verbs_dispatch(g);
   return 0;
 }
 
@@ -34,6 +37,8 @@ static int l_lock_input(lua_State *L) {
   lua_pushcclosure(L, l_unlock, 1);
   lua_call(L, 1, 1);
   g->w.input_lock++;
+  world_update_vision(&g->w);
+  verbs_dispatch(g);
   return 1;
 }
 
@@ -156,6 +161,7 @@ static int l_screenshot(lua_State *L) {
   g->L = L; /* the overlays call weft.tasks() and weft.modules() on this thread */
   render_frame(g);
   overlay_draw(g);
+  console_draw(g);
   g->L = main;
   if (render_save_png(g, path) != 0) return luaL_error(L, "screenshot: cannot write %s", path);
   return 0;
@@ -171,6 +177,7 @@ static int l_overlay_rects(lua_State *L) {
   g->L = L;
   render_frame(g);
   overlay_draw(g);
+  console_draw(g);
   g->L = main;
   lua_createtable(L, 0, g->ov.ndrawn);
   for (int i = 0; i < g->ov.ndrawn; i++) {
@@ -187,9 +194,58 @@ static int l_overlay_rects(lua_State *L) {
   return 1;
 }
 
-/* game_state() -> {paused =, time_scale =, fade =, camera = {x, y},
+/* beat([name]): marks a beat of a cinematic. weft-demo --play MODULE
+   --beat NAME runs the game unseen, as fast as it goes, until the beat of
+   that name; a beat() without a name (the end of the --play cinematic)
+   ends that too. */
+static int l_beat(lua_State *L) {
+  game *g = G(L);
+  const char *name = luaL_optstring(L, 1, NULL);
+  if (name) snprintf(g->run.beat, sizeof g->run.beat, "%s", name);
+  if (g->run.fast_forward && (!name || strcmp(name, g->run.beat_wanted) == 0)) {
+    g->run.fast_forward = 0;
+    if (name)
+      fprintf(stderr, "weft-demo: at beat \"%s\" (frame %llu)\n", name,
+              (unsigned long long)g->run.frame);
+    else
+      fprintf(stderr, "weft-demo: no beat \"%s\" before the cinematic ended (frame %llu)\n",
+              g->run.beat_wanted, (unsigned long long)g->run.frame);
+  }
+  return 0;
+}
+
+/* run_to_beat(name): from now on the game runs unseen, as fast as it
+   goes, until beat(name) (or a beat() without one), as --beat does. */
+static int l_run_to_beat(lua_State *L) {
+  game *g = G(L);
+  snprintf(g->run.beat_wanted, sizeof g->run.beat_wanted, "%s", luaL_checkstring(L, 1));
+  g->run.fast_forward = 1;
+  return 0;
+}
+
+/* overlay_text("tasks") -> the task inspector's lines as drawn now (a
+   frame is drawn as screenshot() would); {} while it is closed. */
+static int l_overlay_text(lua_State *L) {
+  game *g = G(L);
+  luaL_checkoption(L, 1, NULL, (const char *const[]){"tasks", NULL});
+  lua_State *main = g->L;
+  g->L = L;
+  g->ov.ntask_lines = 0;
+  render_frame(g);
+  overlay_draw(g);
+  g->L = main;
+  lua_createtable(L, g->ov.ntask_lines, 0);
+  for (int i = 0; i < g->ov.ntask_lines; i++) {
+    lua_pushstring(L, g->ov.task_lines[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+/* game_state() -> {paused =, time_scale =, fade =, zoom =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
-   keys = the line of key hints,
+   light = the ambient {r, g, b}, keys = the line of key hints, beat = the
+   last beat passed, fast_forward = running unseen to --beat's,
    dialogue = {speaker =, text =, portrait = kind, tint = {r, g, b}} or nil}:
    for tests and debug displays. */
 static int l_game_state(lua_State *L) {
@@ -201,6 +257,8 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "time_scale");
   lua_pushnumber(L, g->w.fade);
   lua_setfield(L, -2, "fade");
+  lua_pushnumber(L, g->w.zoom);
+  lua_setfield(L, -2, "zoom");
   verbs_push_point(L, g->w.cam_x, g->w.cam_y);
   lua_setfield(L, -2, "camera");
   verbs_push_ent(g, L, g->w.cam_follow);
@@ -213,10 +271,20 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "headless");
   lua_pushnumber(L, g->w.amb[0]);
   lua_setfield(L, -2, "ambient");
+  lua_createtable(L, 3, 0);
+  for (int i = 0; i < 3; i++) {
+    lua_pushnumber(L, g->w.amb[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "light"); /* the ambient light's {r, g, b} */
   char keys[KEY_HINTS_LEN];
   render_key_hints(g, keys, sizeof keys);
   lua_pushstring(L, keys);
   lua_setfield(L, -2, "keys");
+  lua_pushstring(L, g->run.beat);
+  lua_setfield(L, -2, "beat");
+  lua_pushboolean(L, g->run.fast_forward);
+  lua_setfield(L, -2, "fast_forward");
   if (g->w.dlg.active) {
     lua_createtable(L, 0, 2);
     lua_pushstring(L, g->w.dlg.speaker);
@@ -262,6 +330,9 @@ static const luaL_Reg fns[] = {{"lock_input", l_lock_input},
                                {"overlay_shown", l_overlay_shown},
                                {"screenshot", l_screenshot},
                                {"overlay_rects", l_overlay_rects},
+                               {"overlay_text", l_overlay_text},
+                               {"beat", l_beat},
+                               {"run_to_beat", l_run_to_beat},
                                {"game_state", l_game_state},
                                {"loading", l_loading},
                                {NULL, NULL}};
@@ -450,6 +521,12 @@ static int view_key(game *g, SDL_Scancode sc) {
       snprintf(g->ov.toast, sizeof g->ov.toast, "profiling (F3 again: stop and write)");
     g->ov.toast_at = g->run.realtime;
     return 1;
+  case SDL_SCANCODE_PAGEDOWN: /* the inspector's list; drawing clamps it */
+  case SDL_SCANCODE_PAGEUP:
+    if (!g->modes.show_tasks) return 0;
+    g->modes.tasks_from += sc == SDL_SCANCODE_PAGEDOWN ? 10 : -10;
+    if (g->modes.tasks_from < 0) g->modes.tasks_from = 0;
+    return 1;
   case SDL_SCANCODE_F11:
     if (g->video.win) {
       int full = SDL_GetWindowFlags(g->video.win) & SDL_WINDOW_FULLSCREEN_DESKTOP;
@@ -472,6 +549,9 @@ static void press(game *g, SDL_Scancode sc) {
     return;
   }
   switch (sc) {
+  case SDL_SCANCODE_GRAVE:
+    console_toggle(g);
+    break;
   case SDL_SCANCODE_P:
     g->modes.paused = !g->modes.paused;
     control_apply_speed(g);
@@ -498,6 +578,10 @@ static void press(game *g, SDL_Scancode sc) {
 
 void game_key(game *g, SDL_Scancode sc, int down) {
   if (sc <= SDL_SCANCODE_UNKNOWN || sc >= SDL_NUM_SCANCODES) return;
+  if (g->console.open) { /* the console takes the keys */
+    if (down) console_key(g, sc);
+    return;
+  }
   int was = g->input.held[sc];
   g->input.held[sc] = (uint8_t)(down != 0);
   if (down && !was) press(g, sc);
@@ -509,6 +593,18 @@ void control_poll(game *g) {
     SDL_Scancode sc = ev.key.keysym.scancode;
     if (ev.type == SDL_QUIT) {
       g->run.quit = 1;
+    } else if (ev.type == SDL_TEXTINPUT && g->console.open) {
+      console_text(g, ev.text.text);
+    } else if (ev.type == SDL_KEYDOWN && sc == SDL_SCANCODE_GRAVE && !ev.key.repeat) {
+      /* the console is not the game's: not recorded, but the keys it
+         takes from the game are let go in the recording too */
+      replay_note_key(g, SDL_SCANCODE_UNKNOWN, 0);
+      console_toggle(g);
+    } else if (ev.type == SDL_KEYDOWN && g->console.open &&
+               !(sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))) {
+      console_key(g, sc); /* typing: nothing reaches the game (a held key repeats) */
+    } else if (ev.type == SDL_KEYUP && g->console.open) {
+      continue;
     } else if (ev.type == SDL_KEYDOWN && !ev.key.repeat) {
       if (sc == SDL_SCANCODE_Q && (ev.key.keysym.mod & KMOD_CTRL))
         g->run.quit = 1;

@@ -21,7 +21,11 @@
 #define MAX_IMAGES 16
 #define MAX_ERRORS 6
 #define GRAPH_N 240
+#define TASK_LINES 64 /* inspector lines kept for overlay_text() */
 #define MAX_HOLDS 16
+#define CONSOLE_OUT 10     /* lines of output the console shows */
+#define CONSOLE_HISTORY 32 /* lines it remembers for Up/Down */
+#define VERB_SITES 256 /* futures whose verb's call site is remembered */
 
 /* Buffer sizes, in bytes with the terminating 0. */
 #define PATH_LEN 1024            /* a path given on the command line (--root, a screenshot) */
@@ -63,6 +67,7 @@ typedef struct game {
     SDL_Surface *surface; /* headless render target, owned */
     SDL_Renderer *r;
     SDL_Texture *light; /* light map render target */
+    SDL_Texture *scene; /* the world drawn before a camera zoom scales it up */
     SDL_Texture *glow;  /* radial gradient for lights */
     font *f_ui, *f_bold, *f_title, *f_small, *f_mono;
     char *base; /* per cell: floor drawn under objects; owned */
@@ -86,6 +91,20 @@ typedef struct game {
     float frac, shown;
     char label[96];
   } load;
+  struct { /* the console (console.c) */
+    int open;
+    char line[MESSAGE_LEN / 2]; /* being typed */
+    char out[CONSOLE_OUT][MESSAGE_LEN];
+    int nout;
+    char history[CONSOLE_HISTORY][MESSAGE_LEN / 2];
+    int nhistory, browsing; /* browsing: history lines back from the newest, 0 none */
+    int env;                /* the lines' shared globals (registry reference) */
+    int runner;             /* function(f, done) done(pcall(f)) end (registry reference) */
+  } console;
+  struct {       /* where each pending verb future was asked for, by future id */
+    uint64_t fut; /* 0: free */
+    char where[MESSAGE_LEN / 4]; /* "scripts/cinematics/vault.lua:12:" */
+  } sites[VERB_SITES];
   struct { /* the keyboard: real keys and test scripts' holds */
     uint8_t held[SDL_NUM_SCANCODES];
     key_hold holds[MAX_HOLDS];
@@ -94,6 +113,7 @@ typedef struct game {
     int paused;
     double time_scale;
     int show_tasks, show_graph;
+    int tasks_from; /* the first task the inspector lists (PgUp/PgDn) */
     weft_group group; /* the game group, which the two above pause and slow */
   } modes;
   struct { /* the developer overlays (overlay.c) */
@@ -110,6 +130,8 @@ typedef struct game {
       SDL_Rect r;
     } drawn[24]; /* the boxes of text the last render_frame drew (overlay_rects()) */
     int ndrawn;
+    char task_lines[TASK_LINES][200]; /* the inspector's task lines as last drawn */
+    int ntask_lines;
     uint32_t reloads; /* weft_reload_count last seen */
     int versions;     /* module name -> version last seen (registry reference) */
     char toast[200];  /* "reloaded ai.patrol v2", shown a while */
@@ -122,6 +144,9 @@ typedef struct game {
     double realtime;
     int quit;
     int debug_held;           /* the debugger held the game since the loop last looked */
+    int fast_forward;         /* --beat: frames run unseen until beat_wanted */
+    char beat_wanted[MODULE_LEN];
+    char beat[MODULE_LEN];    /* the last beat() passed, "" none */
     char shot_path[PATH_LEN]; /* screenshot requested by F12, "" none */
     char profile_path[PATH_LEN]; /* where F3's profile goes */
     char root[PATH_LEN];      /* directory holding scripts/ and assets/ */

@@ -18,11 +18,13 @@
 
 #include "mialloc.h"
 #include "assets.h"
+#include "console.h"
 #include "control.h"
 #include "game.h"
 #include "overlay.h"
 #include "render.h"
 #include "replay.h"
+#include "screen.h"
 #include "verbs.h"
 
 static game G;
@@ -47,6 +49,7 @@ typedef struct options {
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
   const char *play;            /* --play: the cinematic played once the level is loaded */
   const char *profile;         /* --profile OUT: a profile of the whole run, NULL: none */
+  const char *beat;            /* --beat: run unseen up to this beat of it */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -95,6 +98,10 @@ static const char *set_play(options *o, const char *v) {
     return "a module name, cinematics.vault";
   return o->play = v, NULL;
 }
+static const char *set_beat(options *o, const char *v) {
+  if (!*v || strlen(v) >= MODULE_LEN) return "a beat's name, as beat(\"...\") gives it";
+  return o->beat = v, NULL;
+}
 static const char *set_watch(options *o, const char *v) { return (void)v, o->watch = 1, NULL; }
 static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
 
@@ -111,6 +118,7 @@ static const option table[] = {
     {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
     {"--play", "MODULE", "play that cinematic at once (after loading; no intro)", set_play},
+    {"--beat", "NAME", "with --play: run unseen, as fast as it goes, to that beat", set_beat},
     {"--seed", "S", "seed math.random, which picks guards' routes (default 1)", set_seed},
     {"--screenshot", "FILE.png", "write the last frame as a PNG", set_shot},
     {"--script", "FILE.lua", "run a test script beside the game (exit 0: it ended)", set_script},
@@ -374,7 +382,9 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   if (open_tape(g, o, T) != 0) return -1;
   weft_push_api(g->W);
   verbs_open(g);
+  screen_open(g);
   control_open(g);
+  console_open(g);
   assets_open(g);
   /* launch: the options the boot script follows (launch.play) */
   lua_createtable(g->L, 0, 1);
@@ -393,6 +403,7 @@ static void draw(game *g) {
   Uint64 t0 = SDL_GetPerformanceCounter();
   render_frame(g);
   overlay_draw(g);
+  console_draw(g);
   overlay_add_draw(g, (float)((double)(SDL_GetPerformanceCounter() - t0) * 1000.0 /
                               (double)SDL_GetPerformanceFrequency()));
 }
@@ -454,12 +465,14 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   return T;
 }
 
-/* How many fixed steps this pass of the loop runs: one headless (none
+/* How many fixed steps this pass of the loop runs: up to 600 while
+   --beat runs the game unseen; one headless (none
    once a headless replay reached its --goto: the run ends); as many
    as real time asks for in a window; none while a replay is paused (but
    F6's one); up to 600 while a replay jumps ahead. */
 static int steps_due(game *g, double *acc, Uint64 *last) {
   if (!g->run.headless) control_poll(g);
+  if (g->run.fast_forward) return 600; /* --beat: unseen up to the beat */
   if (g->rp.on && g->rp.jump_to > (long)g->run.frame) {
     long n = g->rp.jump_to - (long)g->run.frame;
     return n > 600 ? 600 : (int)n;
@@ -550,7 +563,7 @@ static int run_loop(game *g, const options *o, weft_task test, int rc) {
     int steps = steps_due(g, &acc, &last);
     for (int i = 0; i < steps && !g->run.quit; i++) rc = run_step(g, o, test, rc);
     poll_debugger(g, o, &acc, &last);
-    if (g->run.headless || g->run.quit) continue;
+    if (g->run.headless || g->run.quit || g->run.fast_forward) continue;
     if (steps == 0 && !g->rp.paused) {
       SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
       continue;
@@ -604,6 +617,10 @@ int main(int argc, char **argv) {
   options o;
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? 1 : 0;
+  if (o.beat && !o.play) {
+    fprintf(stderr, "weft-demo: --beat goes with --play MODULE\n");
+    return 1;
+  }
   if ((o.verify || o.go_to >= 0) && !o.replay) {
     fprintf(stderr, "weft-demo: --verify and --goto go with --replay FILE\n");
     return 1;
@@ -617,6 +634,10 @@ int main(int argc, char **argv) {
   weft_tape *T = o.replay ? load_replay(g, &o, &meta) : NULL;
   if (o.replay && !T) return 1;
   g->run.seed = o.seed;
+  if (o.beat && !o.replay) {
+    snprintf(g->run.beat_wanted, sizeof g->run.beat_wanted, "%s", o.beat);
+    g->run.fast_forward = 1;
+  }
   world_init(&g->w, o.seed);
   if (open_video(g, &o) != 0 || open_weft(g, &o, T) != 0 ||
       (o.debug && start_debugger(g, o.debug - 1) != 0)) {
@@ -645,6 +666,7 @@ int main(int argc, char **argv) {
   if (o.shot) {
     render_frame(g);
     overlay_draw(g);
+    console_draw(g);
     if (render_save_png(g, o.shot) != 0) rc = 1;
   }
   if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)

@@ -273,8 +273,14 @@ static void draw_errors(game *g, SDL_Rect area) {
   else
     snprintf(title, sizeof title, "Script error%s (the game goes on)",
              e->repeats ? " (repeated)" : "");
-  font_draw(g->video.f_bold, g->video.r, title, r.x + 12, r.y + 4, WHITE);
   const char *hint = "F4 dismiss";
+  if (font_width(g->video.f_bold, title) + font_width(g->video.f_small, hint) + 36 > r.w) {
+    if (g->ov.nerrors > 1) /* the panel is narrow: the count stays, the reassurance goes */
+      snprintf(title, sizeof title, "Script errors (%d)", g->ov.nerrors);
+    else
+      snprintf(title, sizeof title, "Script error%s", e->repeats ? " (repeated)" : "");
+  }
+  font_draw(g->video.f_bold, g->video.r, title, r.x + 12, r.y + 4, WHITE);
   font_draw(g->video.f_small, g->video.r, hint, r.x + r.w - font_width(g->video.f_small, hint) - 12,
             r.y + 7, (SDL_Color){255, 210, 210, 255});
   SDL_Rect clip = {r.x, r.y + 38, r.w, mh}; /* at most three lines of message */
@@ -350,6 +356,30 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
   return h;
 }
 
+/* A task's fields as the inspector shows them: who, task, status,
+   waiting on, suspended at ("scripts/ai/patrol.lua:12" reads
+   "ai/patrol.lua:12"). The task's table is on top of L. */
+typedef struct task_row {
+  char v[5][160];
+  double ms; /* its script time a frame, on average */
+} task_row;
+
+static void read_row(lua_State *L, task_row *t) {
+  static const char *const f[5] = {"who", "name", "status", "waiting", "where"};
+  for (int k = 0; k < 5; k++) {
+    lua_getfield(L, -1, f[k]);
+    const char *s = lua_tostring(L, -1);
+    if (s && (k == 1 || k == 4) && strstr(s, "scripts/")) s = strstr(s, "scripts/") + 8;
+    if (s && k <= 1 && strchr(s, '/') && strstr(s, ".lua")) /* a file: its name is enough */
+      s = strrchr(s, '/') + 1;
+    snprintf(t->v[k], sizeof t->v[k], "%s", s ? s : "-");
+    lua_pop(L, 1);
+  }
+  lua_getfield(L, -1, "avg_ms");
+  t->ms = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+}
+
 typedef struct cost_entry {
   int index;
   float avg;
@@ -361,45 +391,9 @@ static int by_cost(const void *a, const void *b) {
   return x->index - y->index;
 }
 
-/* F1 inside area: one line per live task from weft.tasks(), who first
-   (the entity, or the task's own name), then the modules. */
-static void draw_tasks(game *g, SDL_Rect area) {
-  lua_State *L = g->L;
-  int top = lua_gettop(L);
-  int mh = draw_modules(g, 0, 0, area.w, area.h - 120, 1);
-  push_api(g);
-  lua_getfield(L, -1, "weft");
-  lua_getfield(L, -1, "tasks");
-  if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
-    lua_settop(L, top);
-    return;
-  }
-  int n = (int)luaL_len(L, -1);
-  int lh = font_height(g->video.f_mono);
-  int rows = (area.h - (mh ? mh + GAP : 0) - 44) / lh; /* lines: the header included */
-  if (rows < 3) rows = 3;
-  int shown = n + 1 <= rows ? n : rows - 2; /* the last line then says how many more */
-  SDL_Rect r = {area.x, area.y, area.w, 44 + lh * (shown + 1 + (shown < n))};
-  render_note(g, "tasks", r);
-  box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
-  char head[96];
-  snprintf(head, sizeof head, "Task inspector: %d live task%s (weft.tasks)", n, n == 1 ? "" : "s");
-  font_draw(g->video.f_bold, g->video.r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
-  font_draw(g->video.f_small, g->video.r, "F1 close", r.x + r.w - 80, r.y + 9, DIM);
-  int cw = font_width(g->video.f_mono, "M");
-  int chars = cw ? (r.w - 24) / cw : 80;
-  /* columns: who, task, ms (a frame, on average), status, waiting on, suspended at (the rest) */
-  int cwho = 12, ctask = 22, cms = 6, cst = 8, cwait = 20;
-  int cwhere = chars - cwho - ctask - cms - cst - cwait - 5;
-  if (cwhere < 12) cwhere = 12;
-  int y = r.y + 36;
-  char line[512];
-  snprintf(line, sizeof line, "%-*s %-*s %*s %-*s %-*s %s", cwho, "who", ctask, "task", cms, "ms",
-           cst, "status", cwait, "waiting on", "suspended at");
-  font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
-  y += lh;
-  int list = lua_gettop(L);
-  /* the costliest first (their moving average), then as listed */
+/* Replaces the list at L[list] by the same tasks, the costliest first
+   (their moving average), ties as listed. */
+static void sort_by_cost(lua_State *L, int list, int n) {
   lua_createtable(L, n, 0);
   int order = lua_gettop(L);
   cost_entry *by = lua_newuserdatauv(L, sizeof *by * (size_t)(n ? n : 1), 0);
@@ -415,40 +409,93 @@ static void draw_tasks(game *g, SDL_Rect area) {
     lua_rawseti(L, order, i);
   }
   lua_pop(L, 1);
-  list = order;
-  for (int i = 1; i <= shown; i++, y += lh) {
-    lua_rawgeti(L, list, i);
-    lua_getfield(L, -1, "avg_ms");
-    double ms = lua_tonumber(L, -1);
-    lua_pop(L, 1);
-    const char *f[5] = {"who", "name", "status", "waiting", "where"};
-    char v[5][160];
-    for (int k = 0; k < 5; k++) {
-      lua_getfield(L, -1, f[k]);
-      const char *s = lua_tostring(L, -1);
-      snprintf(v[k], sizeof v[k], "%s", s ? s : "-");
-      lua_pop(L, 1);
-    }
-    lua_settop(L, list);
-    /* "scripts/ai/patrol.lua:12" reads "ai/patrol.lua:12" */
-    const char *where = strstr(v[4], "scripts/") ? strstr(v[4], "scripts/") + 8 : v[4];
-    const char *name = strstr(v[1], "scripts/") ? strstr(v[1], "scripts/") + 8 : v[1];
-    char who[64], task[64], wait_on[64], at[96];
-    fit_right(who, sizeof who, v[0], cwho);
-    fit_left(task, sizeof task, name, ctask);
-    fit_right(wait_on, sizeof wait_on, v[3], cwait);
-    fit_left(at, sizeof at, where, cwhere);
-    char mstext[16];
-    snprintf(mstext, sizeof mstext, ms >= 0.05 ? "%.1f" : "", ms);
-    snprintf(line, sizeof line, "%-*s %-*s %*s %-*.*s %-*s %s", cwho, who, ctask, task, cms, mstext, cst,
-             cst, v[2], cwait, wait_on, at);
-    SDL_Color c = strcmp(v[2], "running") == 0 ? (SDL_Color){140, 255, 160, 255}
-                                               : (SDL_Color){220, 226, 240, 255};
-    font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, c);
+  lua_replace(L, list);
+}
+
+/* F1 inside area: one line per live task from weft.tasks(), who first
+   (the entity, or the task's own name), then the modules. The who and
+   task columns are as wide as their longest entry (up to a limit); the
+   list scrolls with PgUp/PgDn when it does not fit. */
+static void draw_tasks(game *g, SDL_Rect area) {
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  int mh = draw_modules(g, 0, 0, area.w, area.h - 120, 1);
+  push_api(g);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "tasks");
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    lua_settop(L, top);
+    return;
   }
-  if (n > shown) {
-    snprintf(line, sizeof line, "... and %d more", n - shown);
-    font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, DIM);
+  int n = (int)luaL_len(L, -1), list = lua_gettop(L);
+  sort_by_cost(L, list, n);
+  int lh = font_height(g->video.f_mono);
+  int rows = (area.h - (mh ? mh + GAP : 0) - 44) / lh - 1; /* task lines below the header */
+  if (rows < 2) rows = 2;
+  int from = g->modes.tasks_from;
+  if (from > n - rows) from = n - rows;
+  if (from < 0) from = 0;
+  g->modes.tasks_from = from;
+  int shown = n - from < rows ? n - from : rows;
+  SDL_Rect r = {area.x, area.y, area.w, 44 + lh * (shown + 1)};
+  render_note(g, "tasks", r);
+  box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
+  char head[128];
+  if (shown < n)
+    snprintf(head, sizeof head, "Task inspector: %d-%d of %d tasks", from + 1, from + shown, n);
+  else
+    snprintf(head, sizeof head, "Task inspector: %d live task%s (weft.tasks)", n,
+             n == 1 ? "" : "s");
+  font_draw(g->video.f_bold, g->video.r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
+  const char *keys = shown < n ? "PgUp/PgDn scroll   F1 close" : "F1 close";
+  font_draw(g->video.f_small, g->video.r, keys,
+            r.x + r.w - 12 - font_width(g->video.f_small, keys), r.y + 9, DIM);
+  /* columns: who and task as wide as their longest entry, status, then
+     waiting on and suspended at share the rest */
+  enum { MAX_ROWS = 64 };
+  task_row rowv[MAX_ROWS];
+  if (shown > MAX_ROWS) shown = MAX_ROWS;
+  int cwho = 3, ctask = 4;
+  for (int i = 0; i < shown; i++) {
+    lua_rawgeti(L, list, from + i + 1);
+    read_row(L, &rowv[i]);
+    lua_settop(L, list);
+    int a = (int)strlen(rowv[i].v[0]), b = (int)strlen(rowv[i].v[1]);
+    if (a > cwho) cwho = a;
+    if (b > ctask) ctask = b;
+  }
+  int cw = font_width(g->video.f_mono, "M");
+  int chars = cw ? (r.w - 24) / cw : 80, cst = 9, cms = 6; /* ms: a frame's, on average */
+  int names = chars - cst - cms - 5 - 16 - 18; /* waiting on and suspended at keep 16 and 18 */
+  if (cwho > names / 2 && cwho + ctask > names) cwho = names / 2 > 8 ? names / 2 : 8;
+  if (ctask > names - cwho) ctask = names - cwho > 8 ? names - cwho : 8;
+  int rest = chars - cwho - ctask - cst - cms - 5;
+  int cwait = rest / 2, cwhere = rest - cwait;
+  int y = r.y + 36;
+  char line[512];
+  snprintf(line, sizeof line, "%-*s %-*s %*s %-*s %-*s %s", cwho, "who", ctask, "task", cms, "ms",
+           cst - 1, "status", cwait, "waiting on", "suspended at");
+  font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
+  y += lh;
+  g->ov.ntask_lines = 0;
+  for (int i = 0; i < shown; i++, y += lh) {
+    const task_row *t = &rowv[i];
+    char who[64], task[64], wait_on[96], at[128];
+    fit_right(who, sizeof who, t->v[0], cwho);
+    fit_left(task, sizeof task, t->v[1], ctask);
+    fit_right(wait_on, sizeof wait_on, t->v[3], cwait);
+    const char *where = t->v[4]; /* too long: the file's name and line are enough */
+    if ((int)strlen(where) > cwhere && strrchr(where, '/')) where = strrchr(where, '/') + 1;
+    fit_left(at, sizeof at, where, cwhere);
+    char ms[16];
+    snprintf(ms, sizeof ms, t->ms >= 0.05 ? "%.1f" : "", t->ms);
+    snprintf(line, sizeof line, "%-*s %-*s %*s %-*.*s %-*s %s", cwho, who, ctask, task, cms, ms,
+             cst - 1, cst - 1, t->v[2], cwait, wait_on, at);
+    SDL_Color c = strcmp(t->v[2], "running") == 0 ? (SDL_Color){140, 255, 160, 255}
+                                                  : (SDL_Color){220, 226, 240, 255};
+    font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, c);
+    if (g->ov.ntask_lines < TASK_LINES)
+      snprintf(g->ov.task_lines[g->ov.ntask_lines++], sizeof g->ov.task_lines[0], "%.199s", line);
   }
   lua_settop(L, top);
   if (mh) draw_modules(g, r.x, r.y + r.h + GAP, r.w, mh, 0);

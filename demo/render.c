@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <SDL_image.h>
 
@@ -309,7 +310,7 @@ static void draw_entities(game *g, SDL_Texture *chars) {
     /* shadow */
     SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
     SDL_SetTextureColorMod(g->video.glow, 0, 0, 0);
-    SDL_SetTextureAlphaMod(g->video.glow, 190);
+    SDL_SetTextureAlphaMod(g->video.glow, (Uint8)(190 * e->alpha));
     SDL_Rect sh = {sx - 7 * SCALE, sy - 2 * SCALE, 14 * SCALE, 5 * SCALE};
     SDL_RenderCopy(g->video.r, g->video.glow, NULL, &sh);
     SDL_SetTextureAlphaMod(g->video.glow, 255);
@@ -318,8 +319,10 @@ static void draw_entities(game *g, SDL_Texture *chars) {
     sprite_frame(e, &col, &flip, &dx, &dy);
     SDL_Rect src = {col * TILE, e->kind * TILE, TILE, TILE};
     SDL_Rect dst = {sx - TS / 2 + (int)(dx * SCALE), sy - TS + SCALE + (int)(dy * SCALE), TS, TS};
+    SDL_SetTextureAlphaMod(chars, (Uint8)(255 * e->alpha));
     SDL_RenderCopyEx(g->video.r, chars, &src, &dst, 0, NULL,
                      flip ? SDL_FLIP_HORIZONTAL : SDL_FLIP_NONE);
+    SDL_SetTextureAlphaMod(chars, 255);
   }
 }
 
@@ -373,6 +376,7 @@ static void cone(game *g, const entity *e) {
 static void draw_lights(game *g) {
   if (!g->video.light) return;
   world *w = &g->w;
+  SDL_Texture *under = SDL_GetRenderTarget(g->video.r); /* the screen, or the zoomed scene */
   SDL_SetRenderTarget(g->video.r, g->video.light);
   SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_NONE);
   SDL_SetRenderDrawColor(g->video.r, (Uint8)(w->amb[0] * 255), (Uint8)(w->amb[1] * 255),
@@ -412,7 +416,7 @@ static void draw_lights(game *g) {
     } else if (i != w->player)
       glow(g, e->x, e->y - 6, 30, 90, 90, 110);
   }
-  SDL_SetRenderTarget(g->video.r, NULL);
+  SDL_SetRenderTarget(g->video.r, under);
   SDL_SetTextureBlendMode(g->video.light, SDL_BLENDMODE_MOD);
   SDL_RenderCopy(g->video.r, g->video.light, NULL, NULL);
   SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
@@ -578,8 +582,8 @@ void render_key_hints(const game *g, char *out, size_t n) {
              g->rp.paused ? "  (paused)" : "", g->rp.paused ? "play" : "pause");
   else
     snprintf(out, n, "%s",
-             "WASD / arrows move   Space talk   Esc skip   P pause   T slow motion   F1 tasks   "
-             "F2 frame graph   F4 dismiss errors   F11 full screen   F12 screenshot   Ctrl-Q quit");
+             "WASD / arrows move   Space talk   Esc skip   P pause   T slow motion   ` console   "
+             "F1 tasks   F2 graph   F4 errors   F11 full screen   F12 screenshot   Ctrl-Q quit");
 }
 
 static void draw_hud(game *g) {
@@ -709,12 +713,26 @@ void render_frame(game *g) {
       shy = cosf((float)g->run.realtime * 55) * w->shake;
     ox = (int)lroundf(SCREEN_W / 2.0f - (w->cam_x + shx) * SCALE);
     oy = (int)lroundf(SCREEN_H / 2.0f - (w->cam_y + shy) * SCALE);
+    /* zoomed in: the world is drawn off screen, then its middle scaled up */
+    float z = w->zoom;
+    int zoomed = z > 1.001f && g->video.scene;
+    if (zoomed) {
+      SDL_SetRenderTarget(g->video.r, g->video.scene);
+      SDL_RenderClear(g->video.r);
+    }
     draw_tiles(g, tiles->tex);
     draw_entities(g, chars->tex);
     draw_flames(g, tiles->tex);
     draw_lights(g);
     draw_bubbles(g, tiles->tex);
     draw_markers(g);
+    if (zoomed) {
+      SDL_SetRenderTarget(g->video.r, NULL);
+      SDL_Rect src = {(int)lroundf(SCREEN_W / 2.0f - SCREEN_W / (2 * z)),
+                      (int)lroundf(SCREEN_H / 2.0f - SCREEN_H / (2 * z)),
+                      (int)lroundf(SCREEN_W / z), (int)lroundf(SCREEN_H / z)};
+      SDL_RenderCopy(g->video.r, g->video.scene, &src, NULL);
+    }
     draw_letterbox(g);
     draw_dialogue(g, chars->tex);
     draw_banner(g);
@@ -725,7 +743,21 @@ void render_frame(game *g) {
   draw_paused(g);
 }
 
+/* Makes the directories of path that do not exist (mkdir -p of its
+   parent). */
+static void make_parents(const char *path) {
+  char dir[PATH_LEN];
+  snprintf(dir, sizeof dir, "%s", path);
+  for (char *p = dir + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      mkdir(dir, 0777); /* exists already: fine; fails: IMG_SavePNG says so */
+      *p = '/';
+    }
+}
+
 int render_save_png(game *g, const char *path) {
+  make_parents(path);
   SDL_Surface *s = g->video.surface;
   SDL_Surface *tmp = NULL;
   if (!s) {
@@ -763,16 +795,20 @@ int render_open(game *g) {
   SDL_FreeSurface(s);
   if (!g->video.glow) return -1;
   SDL_SetTextureBlendMode(g->video.glow, SDL_BLENDMODE_BLEND);
-  if (SDL_RenderTargetSupported(g->video.r))
+  if (SDL_RenderTargetSupported(g->video.r)) {
     g->video.light = SDL_CreateTexture(g->video.r, SDL_PIXELFORMAT_ARGB8888,
                                        SDL_TEXTUREACCESS_TARGET, SCREEN_W, SCREEN_H);
+    g->video.scene = SDL_CreateTexture(g->video.r, SDL_PIXELFORMAT_ARGB8888,
+                                       SDL_TEXTUREACCESS_TARGET, SCREEN_W, SCREEN_H);
+  }
   return 0;
 }
 
 void render_close(game *g) {
   if (g->video.light) SDL_DestroyTexture(g->video.light);
+  if (g->video.scene) SDL_DestroyTexture(g->video.scene);
   if (g->video.glow) SDL_DestroyTexture(g->video.glow);
-  g->video.light = g->video.glow = NULL;
+  g->video.light = g->video.glow = g->video.scene = NULL;
   free(g->video.base);
   g->video.base = NULL;
 }

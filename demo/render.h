@@ -13,8 +13,8 @@ void render_close(game *g);
 /* Draws one frame into the renderer's target (not presented), without
    the overlays. */
 void render_frame(game *g);
-/* Writes what the renderer last drew as a PNG; 0 or -1 (said on
-   stderr). */
+/* Writes what the renderer last drew as a PNG, making its directory if
+   need be; 0 or -1 (said on stderr). */
 int render_save_png(game *g, const char *path);
 /* The lowest screen y the overlays may use: above the dialogue box when
    one is open, else above the letterbox or the line of key hints. */

@@ -33,13 +33,13 @@ int replay_meta_add_levels(replay_meta *m, const char *dir) {
     size_t n = strlen(de->d_name);
     if (n < 7 || n >= LEVEL_NAME || strcmp(de->d_name + n - 6, ".level") != 0) continue;
     char path[FILE_LEN];
-    snprintf(path, sizeof path, "%.*s/%s", DIR_LEN, dir, de->d_name);
+    snprintf(path, sizeof path, "%.*s/%.*s", DIR_LEN, dir, LEVEL_NAME, de->d_name);
     FILE *f = fopen(path, "rb");
     replay_level *lv = &m->levels[m->nlevels];
     long len = -1;
     if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
         (lv->text = malloc((size_t)len + 1)) && fread(lv->text, 1, (size_t)len, f) == (size_t)len) {
-      snprintf(lv->name, sizeof lv->name, "%s", de->d_name);
+      memcpy(lv->name, de->d_name, n + 1); /* n < LEVEL_NAME */
       lv->len = (size_t)len;
       m->nlevels++;
     } else {
@@ -190,6 +190,7 @@ static void hash_entity(game *g, const entity *e, hbuf *h) {
   add(h, &e->seeing, sizeof e->seeing);
   add(h, e->bubble, strlen(e->bubble));
   add(h, &e->script_error, sizeof e->script_error);
+  add(h, &e->alpha, sizeof e->alpha);
   flush(g, "world", h);
 }
 
@@ -208,6 +209,7 @@ static void hash_world(game *g) {
   add(&h, &w->cam_x, sizeof w->cam_x);
   add(&h, &w->cam_y, sizeof w->cam_y);
   add(&h, &w->fade, sizeof w->fade);
+  add(&h, &w->zoom, sizeof w->zoom);
   add(&h, &w->input_lock, sizeof w->input_lock);
   add(&h, &w->dlg.active, sizeof w->dlg.active);
   add(&h, &w->dlg.shown, sizeof w->dlg.shown);

@@ -41,7 +41,7 @@ void verbs_push_ent(game *g, lua_State *L, int idx) {
 
 /* The entity at arg: a state table, or an entity's name. Raises a script
    error for anything else, or for a destroyed entity. */
-static int check_ent(game *g, lua_State *L, int arg) {
+int verbs_check_ent(game *g, lua_State *L, int arg) {
   if (lua_type(L, arg) == LUA_TSTRING) {
     int idx = world_find(&g->w, lua_tostring(L, arg));
     if (idx < 0)
@@ -76,9 +76,7 @@ static int mark_find(game *g, const char *name, float *x, float *y) {
   return 0;
 }
 
-/* A place at arg: {x=, y=} in world units, an entity (where it stands now),
-   or the name of a mark or an entity. Returns the entity index or -1. */
-static int check_point(game *g, lua_State *L, int arg, float *x, float *y) {
+int verbs_check_point(game *g, lua_State *L, int arg, float *x, float *y) {
   if (lua_type(L, arg) == LUA_TSTRING) {
     const char *s = lua_tostring(L, arg);
     if (mark_find(g, s, x, y)) return -1;
@@ -93,7 +91,7 @@ static int check_point(game *g, lua_State *L, int arg, float *x, float *y) {
   int has_id = lua_rawget(L, arg) != LUA_TNIL;
   lua_pop(L, 1);
   if (has_id) {
-    int idx = check_ent(g, L, arg);
+    int idx = verbs_check_ent(g, L, arg);
     *x = g->w.ents[idx].x;
     *y = g->w.ents[idx].y;
     return idx;
@@ -124,6 +122,10 @@ uint64_t verbs_push_future(game *g, lua_State *L) {
   if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
     weft_future_set_name(g->W, f, ar.name);
   weft_push_future(g->W, L, f);
+  luaL_where(L, 1); /* the script's line that asked: a failure names it */
+  g->sites[f.id % VERB_SITES].fut = f.id;
+  snprintf(g->sites[f.id % VERB_SITES].where, sizeof g->sites[0].where, "%s", lua_tostring(L, -1));
+  lua_pop(L, 1);
   world_use_clock(&g->w, weft_current_group(g->W).id); /* the action it stands for follows its caller's clock */
   return f.id;
 }
@@ -222,9 +224,9 @@ static void make_ent_table(game *g, lua_State *L, int idx) {
    there is no way there. */
 static int l_move_to(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   float x, y;
-  check_point(g, L, 2, &x, &y);
+  verbs_check_point(g, L, 2, &x, &y);
   lua_Number speed = luaL_optnumber(L, 3, 40);
   if (!(speed > 0) || !isfinite(speed)) luaL_argerror(L, 3, "speed must be a positive number");
   uint64_t f = verbs_push_future(g, L);
@@ -236,7 +238,34 @@ static int l_move_to(lua_State *L) {
 
 static int l_stop(lua_State *L) {
   game *g = G(L);
-  world_stop(&g->w, check_ent(g, L, 1));
+  world_stop(&g->w, verbs_check_ent(g, L, 1));
+  verbs_dispatch(g);
+  return 0;
+}
+
+/* e:alpha([a]) -> how opaque it is drawn (0..1); sets it when given. */
+static int l_alpha(lua_State *L) {
+  game *g = G(L);
+  entity *e = world_ent(&g->w, verbs_check_ent(g, L, 1));
+  if (!lua_isnoneornil(L, 2)) {
+    lua_Number a = luaL_checknumber(L, 2);
+    e->alpha = (float)(a < 0 ? 0 : a > 1 ? 1 : a);
+  }
+  lua_pushnumber(L, e->alpha);
+  return 1;
+}
+
+/* stop_walks(): stops every walk that a script of the caller's group
+   started (a cinematic's, when it is skipped: the entities it fetched
+   itself included). */
+static int l_stop_walks(lua_State *L) {
+  game *g = G(L);
+  uint64_t group = weft_current_group(g->W).id;
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) {
+    entity *e = world_ent(&g->w, i);
+    if (e && e->ipath < e->npath && e->move_clk && g->w.clocks[e->move_clk].key == group)
+      world_stop(&g->w, i);
+  }
   verbs_dispatch(g);
   return 0;
 }
@@ -258,7 +287,7 @@ static int direction(lua_State *L, int arg, float *deg) {
    name, an entity or a place -> future resolving to "done". */
 static int l_face(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   entity *e = &g->w.ents[idx];
   float deg;
   if (lua_type(L, 2) == LUA_TNUMBER) {
@@ -266,7 +295,7 @@ static int l_face(lua_State *L) {
     if (!isfinite(deg)) luaL_argerror(L, 2, "angle is not finite");
   } else if (!direction(L, 2, &deg)) {
     float x, y;
-    check_point(g, L, 2, &x, &y);
+    verbs_check_point(g, L, 2, &x, &y);
     deg = atan2f(y - e->y, x - e->x) * 180.0f / 3.14159265f;
   }
   uint64_t f = verbs_push_future(g, L);
@@ -337,7 +366,7 @@ static int in_cutscene(game *g, lua_State *L) {
 
 static int l_say(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   const char *text = luaL_checkstring(L, 2);
   float secs = lua_isnoneornil(L, 3) ? 0 : (float)luaL_checknumber(L, 3);
   if (secs != secs || secs < 0) luaL_argerror(L, 3, "seconds must be >= 0");
@@ -356,7 +385,7 @@ static int l_play_anim(lua_State *L) {
   game *g = G(L);
   static const char *const names[] = {"none", "wave", "jump",  "shake",
                                       "spin", "nod",  "sleep", NULL};
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   int anim = luaL_checkoption(L, 2, NULL, names);
   float secs = verbs_opt_seconds(L, 3, 0);
   uint64_t f = verbs_push_future(g, L);
@@ -369,9 +398,9 @@ static int l_play_anim(lua_State *L) {
    Nobody sees the player while a cinematic holds the input. */
 static int l_can_see(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   float x, y;
-  int t = check_point(g, L, 2, &x, &y);
+  int t = verbs_check_point(g, L, 2, &x, &y);
   int ok = !(t >= 0 && t == g->w.player && g->w.input_lock > 0) && world_can_see(&g->w, idx, x, y);
   lua_pushboolean(L, ok);
   return 1;
@@ -379,29 +408,30 @@ static int l_can_see(lua_State *L) {
 
 static int l_distance(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   float x, y;
-  check_point(g, L, 2, &x, &y);
+  verbs_check_point(g, L, 2, &x, &y);
   lua_pushnumber(L, world_dist(&g->w, idx, x, y));
   return 1;
 }
 
 static int l_position(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   verbs_push_point(L, g->w.ents[idx].x, g->w.ents[idx].y);
   return 1;
 }
 
 static int l_teleport(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   float x, y;
-  check_point(g, L, 2, &x, &y);
+  verbs_check_point(g, L, 2, &x, &y);
   world_stop(&g->w, idx);
   g->w.ents[idx].x = x;
   g->w.ents[idx].y = y;
   if (g->w.cam_follow == idx) g->w.cam_x = x, g->w.cam_y = y - 8;
+  world_update_vision(&g->w);
   verbs_dispatch(g);
   return 0;
 }
@@ -411,7 +441,7 @@ static int l_teleport(lua_State *L) {
 static int l_mood(lua_State *L) {
   game *g = G(L);
   static const char *const moods[] = {"calm", "suspicious", "alert", NULL};
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   if (lua_isnoneornil(L, 2)) {
     lua_pushstring(L, moods[g->w.ents[idx].mood]);
     return 1;
@@ -424,7 +454,7 @@ static int l_mood(lua_State *L) {
    scripts stop, their cleanups run), the table goes stale. */
 static int l_destroy(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   lua_settop(L, 1);
   verbs_push_ent(g, L, idx); /* 2: the state table (arg 1 may be a name) */
   world_destroy(&g->w, idx);
@@ -446,7 +476,7 @@ static int l_destroy(lua_State *L) {
 /* e:facing() -> degrees the entity faces (0 right, 90 down). */
 static int l_facing(lua_State *L) {
   game *g = G(L);
-  int idx = check_ent(g, L, 1);
+  int idx = verbs_check_ent(g, L, 1);
   float a = fmodf(g->w.ents[idx].facing, 360.0f);
   lua_pushnumber(L, a < 0 ? a + 360 : a);
   return 1;
@@ -510,7 +540,7 @@ static int l_spawn_entity(lua_State *L) {
   int kind = world_kind(luaL_checkstring(L, 1));
   if (kind < 0) luaL_argerror(L, 1, "kind is one of hero, guard, captain, sage");
   float x, y;
-  check_point(g, L, 2, &x, &y);
+  verbs_check_point(g, L, 2, &x, &y);
   char name[LEVEL_NAME];
   static int serial;
   if (lua_isnoneornil(L, 3))
@@ -525,111 +555,6 @@ static int l_spawn_entity(lua_State *L) {
   if (idx < 0) return luaL_error(L, "too many entities");
   make_ent_table(g, L, idx);
   return 1;
-}
-
-/* ---- camera, screen ---- */
-
-/* pan_camera(target [, seconds]) -> future resolving to "done". An entity
-   target is followed once reached; a place stays put. */
-static int l_pan_camera(lua_State *L) {
-  game *g = G(L);
-  float x, y;
-  int ent = check_point(g, L, 1, &x, &y);
-  float secs = verbs_opt_seconds(L, 2, 1.0f);
-  uint64_t f = verbs_push_future(g, L);
-  world_pan(&g->w, x, y - (ent >= 0 ? 8 : 0), ent, secs, f);
-  verbs_dispatch(g);
-  return 1;
-}
-
-static int l_follow_camera(lua_State *L) {
-  game *g = G(L);
-  world_follow(&g->w, check_ent(g, L, 1));
-  verbs_dispatch(g);
-  return 0;
-}
-
-static int l_shake_camera(lua_State *L) {
-  game *g = G(L);
-  g->w.shake_clk = world_use_clock(&g->w, weft_current_group(g->W).id);
-  g->w.shake = (float)luaL_optnumber(L, 1, 2);
-  g->w.shake_t = verbs_opt_seconds(L, 2, 0.4f);
-  return 0;
-}
-
-/* fade(alpha [, seconds]) -> future: 0 is clear, 1 is black. */
-static int l_fade(lua_State *L) {
-  game *g = G(L);
-  lua_Number a = luaL_checknumber(L, 1);
-  if (!(a >= 0 && a <= 1)) luaL_argerror(L, 1, "alpha is between 0 and 1");
-  float secs = verbs_opt_seconds(L, 2, 1.0f);
-  uint64_t f = verbs_push_future(g, L);
-  world_fade(&g->w, (float)a, secs, f);
-  verbs_dispatch(g);
-  return 1;
-}
-
-static int fade_to(lua_State *L, float to) {
-  game *g = G(L);
-  float secs = verbs_opt_seconds(L, 1, 1.0f);
-  uint64_t f = verbs_push_future(g, L);
-  world_fade(&g->w, to, secs, f);
-  verbs_dispatch(g);
-  return 1;
-}
-static int l_fade_in(lua_State *L) { return fade_to(L, 0); }
-static int l_fade_out(lua_State *L) { return fade_to(L, 1); }
-
-/* ambient(r, g, b [, seconds]) or ambient("night" | "dawn" | "day"
-   [, seconds]) -> future: the light where no lamp shines. */
-static int l_ambient(lua_State *L) {
-  game *g = G(L);
-  float rgb[3];
-  int arg;
-  if (lua_type(L, 1) == LUA_TSTRING) {
-    static const char *const names[] = {"night", "dawn", "day", NULL};
-    static const float cols[3][3] = {{0.30f, 0.34f, 0.52f}, {1.0f, 0.86f, 0.80f}, {1, 1, 1}};
-    int k = luaL_checkoption(L, 1, NULL, names);
-    memcpy(rgb, cols[k], sizeof rgb);
-    arg = 2;
-  } else {
-    for (int i = 0; i < 3; i++) {
-      rgb[i] = (float)luaL_checknumber(L, 1 + i);
-      if (!(rgb[i] >= 0 && rgb[i] <= 1)) luaL_argerror(L, 1 + i, "colour channels are 0..1");
-    }
-    arg = 4;
-  }
-  float secs = verbs_opt_seconds(L, arg, 0);
-  uint64_t f = verbs_push_future(g, L);
-  world_ambient(&g->w, rgb, secs, f);
-  verbs_dispatch(g);
-  return 1;
-}
-
-/* banner(text [, subtitle [, seconds]]) -> future: a title over the
-   screen. */
-static int l_banner(lua_State *L) {
-  game *g = G(L);
-  const char *text = luaL_checkstring(L, 1);
-  const char *sub = luaL_optstring(L, 2, "");
-  float secs = verbs_opt_seconds(L, 3, 3.0f);
-  uint64_t f = verbs_push_future(g, L);
-  world_banner(&g->w, text, sub, secs, f);
-  verbs_dispatch(g);
-  return 1;
-}
-
-static int l_objective(lua_State *L) {
-  game *g = G(L);
-  snprintf(g->w.objective, sizeof g->w.objective, "%s", luaL_optstring(L, 1, ""));
-  return 0;
-}
-
-static int l_clear_speech(lua_State *L) {
-  game *g = G(L);
-  world_clear_speech(&g->w);
-  verbs_dispatch(g);
-  return 0;
 }
 
 /* ---- level: marks, zones, doors ---- */
@@ -735,6 +660,8 @@ static int l_set_tile(lua_State *L) {
     return luaL_argerror(L, 1, "outside the map");
   if (len != 1 || c[0] == 'D') return luaL_argerror(L, 3, "one tile character (not a door)");
   world_set_cell(&g->w, (int)x, (int)y, c[0]);
+  world_update_vision(&g->w);
+  verbs_dispatch(g);
   return 0;
 }
 
@@ -836,12 +763,14 @@ static const luaL_Reg ent_methods[] = {{"move_to", l_move_to},     {"stop", l_st
                                        {"distance", l_distance},   {"position", l_position},
                                        {"teleport", l_teleport},   {"mood", l_mood},
                                        {"destroy", l_destroy},     {"alive", l_alive},
-                                       {"facing", l_facing},       {NULL, NULL}};
+                                       {"facing", l_facing},       {"alpha", l_alpha},
+                                       {NULL, NULL}};
 
 static const luaL_Reg globals[] = {{"player", l_player},
                                    {"entity", l_entity},
                                    {"entities", l_entities},
                                    {"spawn_entity", l_spawn_entity},
+                                   {"stop_walks", l_stop_walks},
                                    {"destroy", l_destroy},
                                    {"say", l_say},
                                    {"move_to", l_move_to},
@@ -850,16 +779,6 @@ static const luaL_Reg globals[] = {{"player", l_player},
                                    {"can_see", l_can_see},
                                    {"distance", l_distance},
                                    {"position", l_position},
-                                   {"pan_camera", l_pan_camera},
-                                   {"follow_camera", l_follow_camera},
-                                   {"shake_camera", l_shake_camera},
-                                   {"fade", l_fade},
-                                   {"fade_in", l_fade_in},
-                                   {"fade_out", l_fade_out},
-                                   {"ambient", l_ambient},
-                                   {"banner", l_banner},
-                                   {"objective", l_objective},
-                                   {"clear_speech", l_clear_speech},
                                    {"mark", l_mark},
                                    {"marks", l_marks},
                                    {"tile", l_tile},
@@ -939,7 +858,10 @@ void verbs_dispatch(game *g) {
     switch (ev.kind) {
     case EV_RESOLVE:
     case EV_FAIL:
-      lua_pushstring(L, ev.value);
+      if (ev.kind == EV_FAIL && g->sites[ev.fut % VERB_SITES].fut == ev.fut)
+        lua_pushfstring(L, "%s%s", g->sites[ev.fut % VERB_SITES].where, ev.value);
+      else
+        lua_pushstring(L, ev.value);
       if (ev.kind == EV_RESOLVE)
         weft_future_resolve(g->W, (weft_future){ev.fut}, 1);
       else

@@ -29,6 +29,13 @@ void verbs_push_ent(game *g, lua_State *L, int idx);            /* state table o
 void verbs_push_point(lua_State *L, float x, float y);          /* {x =, y =} */
 /* Creates a future owned by C until completed and pushes its handle. */
 uint64_t verbs_push_future(game *g, lua_State *L);
+/* The live entity at arg (a state table or a name): its index; raises
+   naming it when it was destroyed or is none. */
+int verbs_check_ent(game *g, lua_State *L, int arg);
+/* A place at arg: {x=, y=} in world units, an entity (where it stands
+   now), or the name of a mark or an entity. Returns the entity index or
+   -1; raises when it is none of those. */
+int verbs_check_point(game *g, lua_State *L, int arg, float *x, float *y);
 /* An optional argument in seconds (>= 0), def when absent. */
 float verbs_opt_seconds(lua_State *L, int arg, float def);
 /* Calls obj:name(args) with obj below nargs arguments on g->L, reporting

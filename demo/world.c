@@ -294,6 +294,7 @@ void world_init(world *w, uint32_t seed) {
   w->rng = seed * 2654435761u + 0x9e3779b9u;
   if (!w->rng) w->rng = 1;
   for (int i = 0; i < 3; i++) w->amb[i] = w->amb_to[i] = 1;
+  w->zoom = w->zoom_to = 1;
   w->view_w = 1280 / 3.0f;
   w->view_h = 720 / 3.0f;
 }
@@ -306,7 +307,7 @@ void world_load(world *w, level *lv) {
   for (int i = 0; i < w->lv.ndoors; i++) {
     world_door *d = &w->doors[w->ndoors++];
     memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "%s", w->lv.doors[i].name);
+    memcpy(d->name, w->lv.doors[i].name, sizeof d->name); /* both LEVEL_NAME, terminated */
     d->x = w->lv.doors[i].x;
     d->y = w->lv.doors[i].y;
     d->open = d->target = w->lv.doors[i].open;
@@ -350,6 +351,7 @@ int world_spawn(world *w, int kind, const char *name, float x, float y, float fa
     snprintf(e->title, sizeof e->title, "%s", kind_titles[kind]);
     e->portrait = kind;
     memset(e->tint, 255, sizeof e->tint);
+    e->alpha = 1;
     e->kind = kind;
     e->x = x;
     e->y = y;
@@ -430,10 +432,12 @@ void world_sweep_clocks(world *w) {
   settle_clock(&w->pan.clk, w->pan.active);
   settle_clock(&w->shake_clk, w->shake_t > 0);
   settle_clock(&w->fade_clk, w->fade_f || w->fade != w->fade_to);
+  settle_clock(&w->zoom_clk, w->zoom_f || w->zoom != w->zoom_to);
   settle_clock(&w->amb_clk, w->amb_f || w->amb_t < w->amb_dur);
   settle_clock(&w->dlg.clk, w->dlg.active);
   settle_clock(&w->banner.clk, w->banner.text[0] != 0);
   used[w->pan.clk] = used[w->shake_clk] = used[w->fade_clk] = used[w->amb_clk] = 1;
+  used[w->zoom_clk] = 1;
   used[w->dlg.clk] = used[w->banner.clk] = 1;
   for (int i = 1; i < WORLD_MAX_CLOCKS; i++)
     if (!used[i]) w->clocks[i].key = 0;
@@ -565,6 +569,20 @@ void world_fade(world *w, float to, float secs, uint64_t fut) {
   if (secs <= 0) {
     w->fade = to;
     settle(w, &w->fade_f, "done");
+  }
+}
+
+void world_zoom(world *w, float to, float secs, uint64_t fut) {
+  settle(w, &w->zoom_f, "interrupted");
+  w->zoom_from = w->zoom;
+  w->zoom_to = to;
+  w->zoom_t = 0;
+  w->zoom_dur = secs;
+  w->zoom_f = fut;
+  w->zoom_clk = w->clock;
+  if (secs <= 0) {
+    w->zoom = to;
+    settle(w, &w->zoom_f, "done");
   }
 }
 
@@ -761,7 +779,7 @@ static void update_camera(world *w, float dt) {
     w->cam_y = lh / 2;
 }
 
-static void update_vision(world *w) {
+void world_update_vision(world *w) {
   entity *p = world_ent(w, w->player);
   for (int i = 0; i < WORLD_MAX_ENTS; i++) {
     entity *e = world_ent(w, i);
@@ -814,6 +832,12 @@ void world_update(world *w, float dt) {
     w->fade = w->fade_from + (w->fade_to - w->fade_from) * u;
     if (u >= 1) settle(w, &w->fade_f, "done");
   }
+  if (w->zoom_f || w->zoom != w->zoom_to) {
+    w->zoom_t += w->clocks[w->zoom_clk].dt;
+    float u = w->zoom_dur > 0 ? smooth(fminf(w->zoom_t / w->zoom_dur, 1)) : 1;
+    w->zoom = w->zoom_from + (w->zoom_to - w->zoom_from) * u;
+    if (w->zoom_t >= w->zoom_dur) w->zoom = w->zoom_to, settle(w, &w->zoom_f, "done");
+  }
   if (w->amb_f || w->amb_t < w->amb_dur) {
     w->amb_t += w->clocks[w->amb_clk].dt;
     float u = w->amb_dur > 0 ? smooth(w->amb_t / w->amb_dur) : 1;
@@ -839,6 +863,6 @@ void world_update(world *w, float dt) {
   if (w->shake_t > 0) w->shake_t -= w->clocks[w->shake_clk].dt;
   float lb = w->input_lock > 0 ? 1.0f : 0.0f;
   w->letterbox += (lb - w->letterbox) * fminf(1, dt * 5);
-  update_vision(w);
+  world_update_vision(w);
   update_zones(w);
 }

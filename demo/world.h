@@ -71,6 +71,7 @@ typedef struct entity {
   int walking;             /* moved this update */
   int solid;               /* blocks the player (NPCs) */
   int script_error;        /* a script of its group failed: marked in the world */
+  float alpha;             /* 0 invisible .. 1 opaque (e:alpha) */
 } entity;
 
 typedef struct world_door {
@@ -115,6 +116,10 @@ typedef struct world {
   } pan;
   float shake, shake_t;
   int shake_clk;
+  /* camera zoom: 1 as made, 2 shows half as much twice as big */
+  float zoom, zoom_from, zoom_to, zoom_t, zoom_dur;
+  uint64_t zoom_f;
+  int zoom_clk;
   /* full-screen fade to black: 0 clear .. 1 black */
   float fade, fade_from, fade_to, fade_t, fade_dur;
   uint64_t fade_f;
@@ -197,6 +202,8 @@ void world_say(world *w, int idx, const char *text, float secs, int box, uint64_
 void world_pan(world *w, float x, float y, int target_ent, float secs, uint64_t fut);
 void world_follow(world *w, int idx);
 void world_fade(world *w, float to, float secs, uint64_t fut);
+/* Zooms the camera to `to` (>= 1) over secs. */
+void world_zoom(world *w, float to, float secs, uint64_t fut);
 void world_ambient(world *w, const float rgb[3], float secs, uint64_t fut);
 void world_banner(world *w, const char *text, const char *sub, float secs, uint64_t fut);
 int world_door_find(const world *w, const char *name);
@@ -209,6 +216,10 @@ void world_advance(world *w);
 int world_can_see(const world *w, int idx, float x, float y);
 float world_dist(const world *w, int a, float x, float y);
 
+/* Who sees the player now: emits EV_SAW / EV_LOST for the changes (part
+   of world_update; call it too after moving someone between updates, so
+   a guard's saw_player agrees with can_see at once). */
+void world_update_vision(world *w);
 /* One update of dt world seconds (0 while paused: only visuals move). */
 void world_update(world *w, float dt);
 /* Random number in [0, 1) from the world's seeded generator. */

@@ -48,7 +48,8 @@ for _, z in ipairs(zones()) do
     local t = spawn(function()
       wait(game.playing)
       wait(z.entered)
-      cinema.play(z.cinematic, { zone = z })
+      -- not when a console's play() put Wren in the zone to show it
+      if cinema.state.current ~= z.cinematic then cinema.play(z.cinematic, { zone = z }) end
     end)
     t.name = "zone " .. z.name
   end
@@ -66,6 +67,7 @@ if launch.play then
   cinema.skip()                 -- its cleanup puts everyone where the game starts
   wait(intro)
   cinema.play_now(launch.play)
+  beat()                        -- its end: --beat stops running unseen here at the latest
 else
   cinema.play("cinematics.intro")
 end

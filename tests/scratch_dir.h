@@ -9,6 +9,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef _WIN32
+/* The POSIX calls the tests make that Windows spells differently. A
+   "/tmp/..." template names \tmp on the current drive (under Wine, the
+   Unix /tmp). */
+#include <direct.h>
+#include <stdlib.h>
+
+static inline char *scratch_mkdtemp(char *tmpl) {
+  if (_mktemp_s(tmpl, strlen(tmpl) + 1) != 0 || _mkdir(tmpl) != 0) return NULL;
+  return tmpl;
+}
+#define mkdtemp scratch_mkdtemp
+#define mkdir(path, mode) _mkdir(path)
+#define lstat stat
+#endif
+
 /* Removes dir and everything under it (best effort; links not followed). */
 static inline void rm_tree(const char *dir) {
   DIR *d = opendir(dir);

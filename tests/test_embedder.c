@@ -27,13 +27,17 @@ void *__real_calloc(size_t n, size_t m);
 void *__real_realloc(void *p, size_t n);
 void __real_free(void *p);
 char *__real_strdup(const char *s);
+#ifndef _WIN32 /* Windows has no strndup */
 char *__real_strndup(const char *s, size_t n);
+#endif
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t m);
 void *__wrap_realloc(void *p, size_t n);
 void __wrap_free(void *p);
 char *__wrap_strdup(const char *s);
+#ifndef _WIN32
 char *__wrap_strndup(const char *s, size_t n);
+#endif
 
 void *__wrap_malloc(size_t n) {
   libc_calls++;
@@ -55,10 +59,12 @@ char *__wrap_strdup(const char *s) {
   libc_calls++;
   return __real_strdup(s);
 }
+#ifndef _WIN32
 char *__wrap_strndup(const char *s, size_t n) {
   libc_calls++;
   return __real_strndup(s, n);
 }
+#endif
 
 /* ---- the engine's allocator: counts, and checks every osize ---- */
 
@@ -294,12 +300,24 @@ typedef struct dispositions {
   void *h[NSIG];
 } dispositions;
 
+#ifdef _WIN32
+/* Windows has C's signal() only: a handler is read by setting one and
+   putting it back. */
+static void read_dispositions(dispositions *d) {
+  for (int s = 1; s < NSIG; s++) {
+    void (*h)(int) = signal(s, SIG_DFL);
+    if (h != SIG_ERR) signal(s, h);
+    d->h[s] = h == SIG_ERR ? NULL : (void *)h;
+  }
+}
+#else
 static void read_dispositions(dispositions *d) {
   for (int s = 1; s < NSIG; s++) {
     struct sigaction sa;
     d->h[s] = sigaction(s, NULL, &sa) == 0 ? (void *)sa.sa_handler : NULL;
   }
 }
+#endif
 
 static void same_dispositions(const dispositions *a, const dispositions *b) {
   for (int s = 1; s < NSIG; s++)

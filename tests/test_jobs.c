@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
 #include "../host/jobs.h"
 
@@ -311,7 +314,13 @@ static void test_default_thread_count_is_one_per_core(void **state) {
   (void)state;
   weft_jobs *J = start_pool(0);
   assert_non_null(J);
+#ifdef _WIN32
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  long cores = (long)si.dwNumberOfProcessors;
+#else
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
   assert_int_equal(weft_jobs_threads(J), cores > 0 ? (int)cores : 1);
   weft_jobs_destroy(J, NULL, NULL);
 }

@@ -1305,10 +1305,32 @@ static void brain_broken_at_its_first_load_starts_when_a_save_fixes_it(void **st
   assert_num(x, "persist('e').speed", 4);
 }
 
+/* A package's init.lua is its directory's module: a save of it reloads
+   that module (and a slash name is the same module), and the chunk gets
+   (name, path) as Lua's require gives them. */
+static void init_lua_save_reloads_its_package(void **state) {
+  rx *x = *state;
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/pkg", x->root);
+  assert_int_equal(mkdir(dir, 0755), 0);
+  write_mod(x, "pkg/init.lua", "local name, path = ...\nreturn {v = 1, name = name, path = path}\n");
+  exec(x, "persist('r').m = require('pkg')\n");
+  assert_str(x, "persist('r').m.name", "pkg");
+  assert_lua(x, "persist('r').m.path:match('/pkg/init%.lua$') ~= nil");
+  assert_lua(x, "require('pkg') == persist('r').m");
+  write_mod(x, "pkg/init.lua", "return {v = 2}\n");
+  assert_int_equal(reload(x, "pkg/init.lua"), WEFT_OK);
+  assert_num(x, "persist('r').m.v", 2);
+  assert_num(x, "mod('pkg').version", 2);
+  assert_lua(x, "package.loaded.pkg == persist('r').m");
+  assert_int_equal(x->reports, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
       T(constant_tweak_is_picked_up_next_frame_with_state_kept),
+      T(init_lua_save_reloads_its_package),
       T(syntax_error_keeps_old_code_and_is_shown_until_fixed),
       T(syntax_error_in_a_module_not_yet_required_is_reported_on_save),
       T(brain_broken_at_its_first_load_starts_when_a_save_fixes_it),

@@ -26,11 +26,13 @@
 #define DT60 (1.0 / 60.0)
 #define MAX_FRAMES 2000 /* a stopped runaway ends in max_overruns frames */
 
+#ifndef _WIN32 /* SIGURG and sigaction are POSIX's; Windows has neither */
 static volatile sig_atomic_t foreign; /* SIGURGs the embedder's handler got */
 static void on_foreign(int sig) {
   (void)sig;
   foreign++;
 }
+#endif
 
 static char last_report[1024];
 static void on_report(void *user, const char *msg, const char *trace) {
@@ -216,6 +218,7 @@ static void a_watched_budget_is_never_stricter_than_a_counted_one(void **state) 
   assert_int_equal(weft_close(W), 0);
 }
 
+#ifndef _WIN32
 /* Every signal's disposition (handler, flags), to compare. */
 typedef struct dispositions {
   struct sigaction sa[NSIG];
@@ -271,8 +274,10 @@ static void a_sigurg_goes_to_the_embedders_handler(void **state) {
   weft_release(W, t);
   assert_int_equal(weft_close(W), 0);
 }
+#endif
 
 int main(void) {
+#ifndef _WIN32
   /* The embedder's own handler, installed before any weft state. */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -280,9 +285,12 @@ int main(void) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGURG, &sa, NULL);
   alarm(300); /* a runaway the watchdog missed fails the run, not hangs it */
+#endif
   const struct CMUnitTest tests[] = {
+#ifndef _WIN32
       cmocka_unit_test(no_signal_handler_is_installed_at_any_point),
       cmocka_unit_test(a_sigurg_goes_to_the_embedders_handler),
+#endif
       cmocka_unit_test(a_task_thread_carries_no_count_hook_unless_budgets_count),
       cmocka_unit_test(a_recording_counts_instructions),
       cmocka_unit_test(a_runaway_task_is_killed_at_its_line_and_the_others_go_on),

@@ -1,10 +1,15 @@
 -- The module system: require under the scripts root, weft.start, persist,
--- weft.modules, and the reload transactions (see commit in reload.c). Runs
--- once per state in the host's own environment with (api, loadfile,
--- run_budget, report, root, getinfo, commit, load_module, start_groups) as arguments;
--- returns the function the watcher calls with a changed file's path
--- relative to the root, reload(name), and g:start.
-local api, loadfile_, run_budget, report, root, getinfo, commit, load_module, start_groups = ...
+-- weft.modules, and the reload transactions: which modules a save
+-- reloads, in what order, and restarting their tasks (C stages and
+-- commits them: see reload.c). Runs once per state in the host's own
+-- environment with one table of what C offers (api, root, loadfile,
+-- load_module, commit, report, getinfo, start_groups); returns one table:
+-- changed(path) for the watcher (a path relative to the root),
+-- reload(name), and group_start for g:start.
+local host = ...
+local api, loadfile_, report, root, getinfo, commit, load_module, start_groups =
+  host.api, host.loadfile, host.report, host.root, host.getinfo, host.commit, host.load_module,
+  host.start_groups
 local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable =
   api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable
 local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, table.unpack, table.sort
@@ -14,8 +19,21 @@ local waiting = {} -- starts whose module failed its first load: retried when a 
 local failed_err -- the error of the innermost first load that failed: the file shown broken
 local prefix = '@' .. root .. '/'
 
+local by_file = {} -- a loaded module's file -> its name (pl/init.lua -> pl)
+
+-- The package view: package.loaded is the table require keeps (a script
+-- may preload a module by writing it), package.preload is asked first;
+-- path, config and searchers describe what weft does (each script gets a
+-- copy of this table: a change to path reaches no search).
+local loaded, preload = {}, {}
+local package = {loaded = loaded, preload = preload, config = '/\n;\n?\n!\n-\n',
+                 path = root .. '/?.lua;' .. root .. '/?/init.lua', cpath = ''}
+api.package = package
+
 local function name_of_source(src)
   if type(src) ~= 'string' or src:sub(1, #prefix) ~= prefix then return nil end
+  local file = src:sub(2)
+  if by_file[file] then return by_file[file] end
   local rel = src:sub(#prefix + 1)
   if rel:sub(-4) ~= '.lua' then return nil end
   return (rel:sub(1, -5):gsub('/', '.'))
@@ -26,49 +44,113 @@ local function caller_module(level)
   return info and name_of_source(info.source)
 end
 
+-- Names are Lua's dotted paths; '/' separates as '.' does (require
+-- 'mods/m' and require 'mods.m' are one module).
 local function valid(name)
-  return type(name) == 'string' and name:match('^[%w_%-]+[%w_%-%.]*$') and not name:find('%.%.')
-    and name:sub(-1) ~= '.'
+  return type(name) == 'string' and name:match('^[%w_%-]+[%w_%-%./]*$') and not name:find('[%./][%./]')
+    and not name:find('[%./]$')
+end
+
+local function canonical(name) return (name:gsub('/', '.')) end
+
+-- Lua's ?.lua then ?/init.lua, under the scripts root, read through the
+-- state's loader: the function, its path; or nil and what was tried.
+local function search(name)
+  local base = root .. '/' .. canonical(name):gsub('%.', '/')
+  local tried = {}
+  for _, path in ipairs{base .. '.lua', base .. '/init.lua'} do
+    local fn, err = loadfile_(path)
+    if fn then return fn, path end
+    if not err:match('^cannot open') then return nil, err, path end
+    tried[#tried + 1] = path
+  end
+  return nil, nil, tried
+end
+
+local function bad_name(name, level)
+  error("bad argument #1 to 'require' (module names are paths under the scripts root, "
+    .. "'.' or '/' separated, got " .. tostring(name) .. ')', level + 1)
 end
 
 -- Errors point `level` frames up; `by` is the requiring module, if any.
+-- Returns the module and, on its first load, its loader data.
 local function require_at(name, level, by)
-  if not valid(name) then
-    error("bad argument #1 to 'require' (module names are dotted paths under the scripts root, got "
-      .. tostring(name) .. ')', level)
+  if type(name) ~= 'string' then bad_name(name, level) end
+  local given = name
+  local v = loaded[given]
+  if v then
+    local rec = valid(given) and mods[canonical(given)]
+    if rec and by and by ~= rec.name and v == rec.M then rec.dependents[by] = true end
+    return v
   end
+  local pre = preload[given]
+  if pre ~= nil then
+    local M = pre(given, ':preload:')
+    if M ~= nil then loaded[given] = M end
+    if loaded[given] == nil then loaded[given] = true end
+    return loaded[given], ':preload:'
+  end
+  if not valid(name) then bad_name(name, level) end
+  name = canonical(name)
   local rec = mods[name]
-  if not rec then
+  if rec and loaded[name] then
+    loaded[given] = loaded[name]
+  else
     if loading[name] then error("module '" .. name .. "' requires itself (a require loop)", level) end
-    local path = root .. '/' .. name:gsub('%.', '/') .. '.lua'
-    local fn, err = loadfile_(path)
+    local fn, err, path = search(name)
     if not fn then
-      if err:match('^cannot open') then
-        error("module '" .. name .. "' not found (looked for " .. path .. ')', level)
+      if not err then
+        error("module '" .. given .. "' not found (looked for " .. table.concat(path, ', ') .. ')', level)
       end
       broken[path] = err -- shown until a save of it loads
       failed_err = err
       error(err, 0)
     end
-    local ok, M = load_module(fn, name, loading)
+    path = err
+    local ok, M = load_module(fn, given, loading, path, name)
     if not ok then -- a require inside it that failed is that file's error, not this one's
       if M ~= failed_err then broken[path] = tostring(M) end
       failed_err = M
       error(M, 0)
     end
     broken[path] = nil
+    if M == nil then M = loaded[given] end -- a module may set package.loaded itself
     if M == nil then M = true end
-    seq = seq + 1
-    rec = {name = name, file = path, M = M, version = 1, seq = seq, dependents = {}, starts = {}}
-    mods[name] = rec
+    if rec then -- loaded again after a script cleared package.loaded
+      rec.M = M
+    else
+      seq = seq + 1
+      rec = {name = name, file = path, M = M, version = 1, seq = seq, dependents = {}, starts = {}}
+      mods[name] = rec
+      by_file[path] = name
+    end
+    loaded[name], loaded[given] = M, M
+    if by and by ~= name then rec.dependents[by] = true end
+    return M, path
   end
   if by and by ~= name then rec.dependents[by] = true end
   return rec.M
 end
 
+package.searchers = {
+  function(name)
+    local f = preload[name]
+    if f == nil then return "no field package.preload['" .. tostring(name) .. "']" end
+    return f, ':preload:'
+  end,
+  function(name)
+    if not valid(name) then return 'no module name ' .. tostring(name) end
+    local fn, err, path = search(name)
+    if fn then return fn, err end
+    if err then error(err, 0) end
+    return "no file '" .. table.concat(path, "'\n\tno file '") .. "'"
+  end,
+}
+
 function api.require(name)
-  local M = require_at(name, 3, caller_module(2)) -- not a tail call: levels count
-  return M
+  local M, data = require_at(name, 3, caller_module(2)) -- not a tail call: levels count
+  if data == nil then return M end
+  return M, data
 end
 
 function api.persist(key, init)
@@ -168,17 +250,6 @@ end
 
 local function plain(t) return type(t) == 'table' and getmetatable(t) == nil end
 
--- A module's new value, staged under the budget; raises on failure.
-local function stage(r)
-  local fn, err = loadfile_(r.file)
-  if not fn then error(err, 0) end
-  local ok, M = run_budget(fn, r.name)
-  if not ok then error(M, 0) end
-  if M == nil then M = true end
-  if plain(r.M) and not plain(M) then error(r.file .. ': the module must return a table', 0) end
-  return M
-end
-
 local function fail(file, err)
   broken[file] = tostring(err)
   report(err)
@@ -251,9 +322,7 @@ local function retry_waiting()
   end
 end
 
-local function check_unloaded(name)
-  if not valid(name) then return false end
-  local path = root .. '/' .. name:gsub('%.', '/') .. '.lua'
+local function check_unloaded(path)
   local fn, err = loadfile_(path)
   if fn then
     broken[path] = nil
@@ -267,21 +336,28 @@ end
 -- One transaction (see commit in reload.c): every module staged in
 -- order and merged as it succeeds, so dependents see new values; any
 -- failure puts every merged table back and changes nothing.
-local function reload(name)
-  if not mods[name] then return check_unloaded(name) end
+local function reload(name, path)
+  if not mods[name] then
+    if not valid(name) then return false end
+    return check_unloaded(path or root .. '/' .. name:gsub('%.', '/') .. '.lua')
+  end
   -- a save whose transaction failed elsewhere (in a dependent) is still
   -- unloaded: it joins until it lands
   local roots = {name}
   for p in pairs(pending) do if p ~= name and mods[p] then roots[#roots + 1] = p end end
   sort(roots, function(a, b) return mods[a].seq < mods[b].seq end)
   local list = transaction(roots)
-  local ok, r, err = commit(list, stage, broken)
+  local ok, r, err = commit(list, broken)
   if not ok then
     local res = fail(r.file, err)
     pending[name] = true
     return res
   end
-  for _, m in ipairs(list) do pending[m.name] = nil end
+  for _, m in ipairs(list) do
+    pending[m.name] = nil
+    for k, v in pairs(loaded) do if type(k) == 'string' and v ~= m.M and k ~= m.name and canonical(k) == m.name then loaded[k] = m.M end end
+    loaded[m.name] = m.M
+  end
   -- committed: a failure from here on is reported, never undone
   local okr, rerr = pcall(restart_all, list)
   if not okr then report(rerr) end
@@ -289,9 +365,15 @@ local function reload(name)
   return true
 end
 
+-- A saved file's module: the one loaded from it (an init.lua is its
+-- directory's module), else the name the file would be required by.
 local function changed(rel)
   if rel:sub(-4) ~= '.lua' then return false end
-  return reload((rel:sub(1, -5):gsub('/', '.')))
+  local path = root .. '/' .. rel
+  if by_file[path] then return reload(by_file[path]) end
+  local name = rel:sub(1, -5)
+  if name:sub(-5) == '/init' and not mods[name:gsub('/', '.')] then name = name:sub(1, -6) end
+  return reload((name:gsub('/', '.')), path)
 end
 
-return changed, reload, group_start
+return {changed = changed, reload = reload, group_start = group_start}

@@ -1,4 +1,6 @@
 -- Zone "vault_door": the great door grinds open before Wren.
+local tween = require("lib.tween")
+
 local M = { reload = "keep" }
 
 function M.start(scene)
@@ -8,7 +10,8 @@ function M.start(scene)
 
   wait(hero:face("up"))
   shake_camera(1.5, 1.0)
-  wait(pan_camera(scene.marks.vault_view, 1.5))
+  wait(tween(tween.camera, scene.marks.vault_view, 1.5, "in_out_sine"))   -- eased, not linear
+  beat("door opens")
   wait(open_door("vault"))
   wait(1)
   wait(hero:say("The Moon Idol. It's real.", 2.5))

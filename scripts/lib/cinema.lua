@@ -18,16 +18,19 @@ Scene.__index = Scene
 -- Locks the player's input for the cinematic. Close it with
 --   local _ <close> = scene:lock_input()
 -- When it closes (the end, or a skip) the speech is cleared, the screen
--- fades back in, the camera returns to the hero and the actors stop.
+-- fades back in, the zoom goes back to 1, the camera returns to the hero and the actors stop (the
+-- scene's, and every entity the cinematic itself set walking).
 function Scene:lock_input()
   local unlock = lock_input()
   return finally(function()
     local _ <close> = unlock
     clear_speech()
     fade(0, 0)
+    zoom_camera(1, 0)
     for _, actor in ipairs(self.actors) do
       if actor:alive() then actor:stop() end
     end
+    stop_walks()       -- and whoever the scene fetched itself and set walking
     if self.hero:alive() then follow_camera(self.hero) end
   end)
 end

@@ -18,4 +18,19 @@ function M.ahead(e, dist)
   return { x = p.x + math.cos(a) * dist, y = p.y + math.sin(a) * dist }
 end
 
+-- Starts fn(e, ...) as a helper task in the entity's group (it lives as
+-- long as the entity, not just the caller) named `key`, and stops the one
+-- started before under that key. A behaviour's start calls it again after
+-- a reload, so the helper restarts on the new code instead of a second
+-- one joining the first:
+--   util.helper(e, "ears", listen)
+function M.helper(e, key, fn, ...)
+  local old = e[key]
+  if old then old:cancel() end
+  local t = e.group:spawn(fn, e, ...)
+  t.name = key
+  e[key] = t
+  return t
+end
+
 return M

@@ -64,6 +64,8 @@ static const workload workloads[] = {
     {"W3f", "first{f, 5}", "first", WO, 1, {20, 4, 1}, {30, 5, 1}},
     {"W4f", "spawn+finish", "task", WP, 0, {5, 5, 5}, {60, 60, 60}},
     {"W4c", "spawn+cancel", "task", WO, 0, {5, 5, 5}, {10, 10, 10}},
+    {"W4a", "spawn+finish, 1 object", "task", WO, 0, {5, 5, 5}, {60, 60, 60}},
+    {"W4g", "spawn+finish, 1 __gc obj", "task", WO, 0, {5, 5, 5}, {60, 60, 60}},
     {"W5b", "channel cap 4", "message", WO, 0, {20, 5, 2}, {100, 10, 2}},
     {"W5u", "channel unbounded", "message", WO, 0, {20, 5, 2}, {100, 10, 2}},
 };

@@ -109,16 +109,21 @@ elseif w == "W3f" then
   end, function() return {} end)
   wait(huge)
 
-elseif w == "W4f" or w == "W4c" then
+elseif w == "W4f" or w == "W4c" or w == "W4a" or w == "W4g" then
   -- churn beside N sleeping tasks: spawn and finish (W4f), or spawn and
-  -- cancel (W4c), B.churn tasks a frame
+  -- cancel (W4c), B.churn tasks a frame; W4a and W4g are W4f where each
+  -- task makes one object with a metatable, without and with a __gc (its
+  -- finalizer then runs as a task too)
   local function sleeper() wait(huge) end
   local function noop() end
+  local mt = w == "W4g" and {__gc = function(o) o.done = true end} or {}
+  local function make() setmetatable({}, mt) end
+  local body = (w == "W4a" or w == "W4g") and make or noop
   for i = 1, N do spawn(sleeper) end
   local churn, h, ops = B.churn, {}, 0
   while true do
-    if w == "W4f" then
-      for _ = 1, churn do spawn(noop) end
+    if w ~= "W4c" then
+      for _ = 1, churn do spawn(body) end
     else
       for k = 1, churn do h[k] = spawn(sleeper) end
       for k = churn, 1, -1 do h[k]:cancel() end

@@ -68,6 +68,15 @@ printf 'print(require("lib.m").answer)\n' > "$dir/req.lua"
 "$weft" run "$dir/req.lua" --scripts "$dir/root" > "$dir/out" 2> "$dir/err"
 check "--scripts DIR: require finds modules under DIR" "[ $? -eq 0 ] && grep -q '^42$' '$dir/out'"
 
+printf '%s\n' 'collectgarbage("stop")' 'local keep = {}' 'wait()' 'print(collectgarbage("isrunning"))' \
+  'repeat keep[#keep + 1] = ("x"):rep(1 << 16) .. #keep until collectgarbage("count") > 5 * 1024' \
+  'keep = nil' 'wait()' 'print(collectgarbage("isrunning"))' > "$dir/gcstop.lua"
+"$weft" run "$dir/gcstop.lua" --memory 8 > "$dir/out" 2> "$dir/err"
+check "collectgarbage('stop') holds until the heap passes half of --memory" "[ $? -eq 0 ] && [ \"\$(tr '\\n' ' ' < '$dir/out')\" = 'false true ' ]"
+printf 'print(#arg, arg[0] == arg[0], arg[1], arg[2], arg[-1])\n' > "$dir/args.lua"
+"$weft" run "$dir/args.lua" x y --frames 5 > "$dir/out" 2> "$dir/err"
+check "weft run FILE a b: arg as lua.c sets it" "[ $? -eq 0 ] && grep -q '^2	true	x	y	run$' '$dir/out'"
+
 printf 'print(frame(), now())\n' > "$dir/dt.lua"
 printf 'wait(1)\nprint(frame())\n' > "$dir/dt.lua"
 "$weft" run "$dir/dt.lua" --dt 0.25 > "$dir/out" 2> "$dir/err"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Lua conformance: every case here runs under lua5.4 and inside a weft
-# task, and the output must be identical. A case runs in weft three ways:
+# task, and the output must be identical (stdout and stderr together). A case runs in weft three ways:
 # as the task's body, after a wait(0), and inside a coroutine the task
 # made (compared with lua5.4 running it inside a coroutine too).
 # Usage: run.sh path/to/weft
@@ -50,6 +50,24 @@ for case in "$here"/*.lua; do
   driver "$case" "" coroutine "$dir/$name.co.drv"
   "$weft" run "$dir/$name.co.drv" $opts > "$dir/$name.co" 2>&1
   compare "$name inside a coroutine" "$dir/$name.co.lua" "$dir/$name.co"
+done
+# Packages: a tree of modules each (packages/NAME/main.lua and what it
+# requires), run from its directory as lua5.4 runs it (./?.lua,
+# ./?/init.lua) and in weft with that directory as the scripts root: as
+# the main script, after a wait(0), and inside a child task.
+abs_weft=$(cd "$(dirname "$weft")" && pwd)/$(basename "$weft")
+for pkg in "$here"/packages/*/; do
+  name=packages/$(basename "$pkg")
+  out=$dir/$(basename "$pkg")
+  (cd "$pkg" && lua5.4 main.lua) > "$out.lua" 2>&1
+  (cd "$pkg" && "$abs_weft" run main.lua --scripts . $opts) > "$out.weft" 2>&1
+  compare "$name as the main script" "$out.lua" "$out.weft"
+  printf 'arg[0] = "main.lua"\nwait(0)\ndofile("main.lua")\n' > "$out.wait.drv"
+  (cd "$pkg" && "$abs_weft" run "$out.wait.drv" --scripts . $opts) > "$out.wait" 2>&1
+  compare "$name after wait(0)" "$out.lua" "$out.wait"
+  printf 'arg[0] = "main.lua"\nwait(spawn(dofile, "main.lua"))\n' > "$out.task.drv"
+  (cd "$pkg" && "$abs_weft" run "$out.task.drv" --scripts . $opts) > "$out.task" 2>&1
+  compare "$name inside a child task" "$out.lua" "$out.task"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

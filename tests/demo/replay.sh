@@ -136,6 +136,10 @@ sleep 2
 win=$(xdotool search --name Moonwatch 2>/dev/null | head -1)
 keys F12
 keys F1 F2
+keys grave
+sleep 0.5; xdotool type --delay 50 'player().kind'
+keys Return
+keys grave
 keys ctrl+q
 wait $pid
 EOF
@@ -158,6 +162,11 @@ EOF
     ok "in a windowed replay F12 saves the frame and F1/F2 show the overlays ($a / $b)"
   else
     bad "in a windowed replay F12 saves the frame and F1/F2 show the overlays" "$out/scrub.log"
+  fi
+  if grep -q "^console: hero$" "$out/scrub.log"; then
+    ok "the console reads the replayed state (player().kind printed hero)"
+  else
+    bad "the console reads the replayed state" "$out/scrub.log"
   fi
 fi
 

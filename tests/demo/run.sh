@@ -7,7 +7,7 @@ demo=${1:-build/weft-demo}
 pngstat=${2:-$(dirname "$demo")/weft-pngstat}
 out=$(dirname "$demo")/demo-test
 mkdir -p "$out" build/demo-test   # the test scripts save screenshots in build/demo-test/
-rm -f build/demo-test/at_call_*.png
+rm -rf build/demo-test/at_call_*.png build/demo-test/new
 pass=0
 fail=0
 
@@ -19,6 +19,21 @@ if sh tests/demo/layout.sh demo >"$out/layout.log" 2>&1; then
   ok "$(tail -1 "$out/layout.log")"
 else
   bad "the demo's source layout" "$out/layout.log"
+fi
+
+# editors know the game's verbs (tests/demo/declared.sh)
+if sh tests/demo/declared.sh demo >"$out/declared.log" 2>&1; then
+  ok "$(tail -1 "$out/declared.log")"
+else
+  bad "the game's verbs are declared for editors" "$out/declared.log"
+fi
+
+# a behaviour's unit tests against fake entities, without the game
+weft=$(dirname "$demo")/weft
+if "$weft" test tests/demo/unit --scripts scripts >"$out/unit.log" 2>&1; then
+  ok "weft test tests/demo/unit: $(tail -1 "$out/unit.log")"
+else
+  bad "weft test tests/demo/unit (behaviours against lib/fakes.lua)" "$out/unit.log"
 fi
 
 for t in tests/demo/*_test.lua; do
@@ -34,7 +49,7 @@ done
 # screenshot() draws the frame at the call (tests/demo/screenshot_test.lua):
 # the picture taken after pressing F1 differs from the one before, and the
 # one taken by the script's last statement exists.
-if [ -s build/demo-test/at_call_last.png ] &&
+if [ -s build/demo-test/at_call_last.png ] && [ -s build/demo-test/new/dir/made.png ] &&
    a=$("$pngstat" build/demo-test/at_call_without_f1.png) &&
    b=$("$pngstat" build/demo-test/at_call_with_f1.png) && [ "$a" != "$b" ]; then
   ok "screenshot() saves the frame as it is at the call ($a / $b)"
@@ -87,6 +102,20 @@ else
   bad "--play cinematics.vault plays it once the level is loaded" "$out/play_vault.log"
 fi
 
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.sage \
+     --script tests/demo/play/sage_skip.lua >"$out/play_sage_skip.log" 2>&1; then
+  ok "skipping a cinematic stops the walks it started (entities it fetched itself too)"
+else
+  bad "skipping a cinematic stops the walks it started" "$out/play_sage_skip.log"
+fi
+
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.sage --beat advice \
+     --script tests/demo/play/beat.lua >"$out/play_beat.log" 2>&1; then
+  ok "--play cinematics.sage --beat advice runs unseen to the beat and plays on"
+else
+  bad "--play cinematics.sage --beat advice runs unseen to the beat and plays on" "$out/play_beat.log"
+fi
+
 # Tests that save scripts while the game runs (tests/demo/live.sh makes
 # the saves each asks for, on a copy of the game).
 for t in tests/demo/live/*.lua; do
@@ -133,6 +162,18 @@ if command -v xvfb-run >/dev/null 2>&1; then
     ok "the game opens a window under Xvfb ($s)"
   else
     bad "the game opens a window under Xvfb" "$out/window.log"
+  fi
+  # --beat in a window: the 6.5 s before the beat pass unseen, in well
+  # under their real time (the window's start included)
+  t0=$(date +%s%N)
+  if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+     timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" "$demo" --no-watch --seed 7 \
+       --play cinematics.sage --beat advice --script tests/demo/play/beat.lua \
+       >"$out/window_beat.log" 2>&1 &&
+     ms=$((($(date +%s%N) - t0) / 1000000)) && [ "$ms" -lt 4000 ]; then
+    ok "in a window, --beat reaches a beat 6.5 s into the game in $ms ms"
+  else
+    bad "in a window, --beat reaches a beat 6.5 s into the game in under 4 s (${ms:-?} ms)" "$out/window_beat.log"
   fi
   # every overlay at once in a real window: screenshot() reads the window
   if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \

@@ -1,6 +1,7 @@
 -- screenshot() draws and saves the frame as it is at the call: F1 pressed
 -- between two calls shows in the second picture only (run.sh compares
--- them), and a screenshot() as the script's last statement is written.
+-- them), and a screenshot() as the script's last statement is written;
+-- a screenshot into a directory that does not exist makes it.
 local check = require("lib.check")
 local out = "build/demo-test/"
 
@@ -11,4 +12,5 @@ tap("f1")
 screenshot(out .. "at_call_with_f1.png")
 tap("f1")
 wait()
+screenshot(out .. "new/dir/made.png")   -- the directory is made
 screenshot(out .. "at_call_last.png")

@@ -1,12 +1,13 @@
 -- Not a test: plays through the game's key moments and saves the
--- screenshots in docs/. From the repository root:
+-- screenshots of docs/designers.md in build/tour/ (cp them over docs/ to
+-- refresh the page's pictures). From the repository root:
 --   xvfb-run -a build/weft-demo --no-watch --seed 7 --script tests/demo/tour.lua
 -- (in a window, so the frame graph shows real drawing times; --headless
 -- works too and skips that one picture).
 local check = require("lib.check")
 local util = require("lib.util")
 local cinema = require("lib.cinema")
-local dir = "docs/"
+local dir = "build/tour/"
 
 local function shot(name) screenshot(dir .. name .. ".png") wait() end
 
@@ -84,3 +85,25 @@ check.within(20, "ending", function() return cinema.state.current == "cinematics
 wait(7.5)
 shot("ending")
 check.within(30, "ending done", function() return cinema.state.current == nil end)
+
+-- the console, with a few lines a designer might type
+wait(1)
+tap("`")
+for _, line in ipairs {
+  'entity("gate_guard"):position()',
+  'entity("gate_guard").leg',
+  'entity("gate_guard").group.time_scale = 0.25',
+  'entities("guard")[1]:mood()',
+  'x = 41',
+  'x + 1',
+  'nope()',
+} do
+  console_input(line)
+  tap("return")
+  wait(0.1)
+end
+console_input("ent")
+tap("tab")
+wait(0.5)
+shot("console")
+tap("`")

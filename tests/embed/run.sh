@@ -1,8 +1,9 @@
 #!/bin/sh
 # An engine embeds weft from the installed package: install into a
 # scratch prefix, compile the public header alone and examples/embed with
-# nothing but `pkg-config --cflags --libs weft`, run it; DESTDIR installs
-# and uninstall. Usage: run.sh BUILD-DIR
+# nothing but `pkg-config --cflags --libs weft`, and again with CMake's
+# find_package(weft), run them; DESTDIR installs and uninstall.
+# Usage: run.sh BUILD-DIR
 build=${1:-build}
 top=$(pwd)
 dir=$(mktemp -d)
@@ -15,8 +16,8 @@ check() { # name, condition (shell expression)
 
 prefix="$dir/prefix"
 make -s --no-print-directory BUILD="$build" install PREFIX="$prefix" > "$dir/install.log" 2>&1
-check "make install PREFIX=... installs the library, headers and weft.pc" \
-  "[ -f '$prefix/lib/libweft.a' ] && [ -f '$prefix/lib/libweft.so' ] && [ -f '$prefix/include/weft.h' ] && [ -f '$prefix/lib/pkgconfig/weft.pc' ]"
+check "make install PREFIX=... installs the library, headers, weft.pc and weftConfig.cmake" \
+  "[ -f '$prefix/lib/libweft.a' ] && [ -f '$prefix/lib/libweft.so' ] && [ -f '$prefix/include/weft.h' ] && [ -f '$prefix/lib/pkgconfig/weft.pc' ] && [ -f '$prefix/lib/cmake/weft/weftConfig.cmake' ] && [ -f '$prefix/lib/cmake/weft/weftConfigVersion.cmake' ]"
 
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 cflags=$(pkg-config --cflags weft)
@@ -35,8 +36,38 @@ check "the embedded host runs its script: the C verb's future, completed later, 
 check "it runs on the installed shared library" \
   "LD_LIBRARY_PATH='$prefix/lib' ldd '$dir/embed' | grep -q '$prefix/lib/libweft.so'"
 
+# An engine's own allocator, loader and logger against the installed
+# static library, with the C library's allocator wrapped at link time:
+# tests/test_embedder.c fails on any block weft takes from it.
+static_libs=$(pkg-config --libs --static weft | sed 's/-lweft\b//')
+wrap="-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup,--wrap=strndup"
+check "an engine's allocator and loader, from the installed libweft.a, see every byte and every script" \
+  "cc -std=c11 -o '$dir/embedder' tests/test_embedder.c $cflags '$prefix/lib/libweft.a' $static_libs \
+     \$(pkg-config --libs cmocka) $wrap > '$dir/embedder.log' 2>&1 && '$dir/embedder' >> '$dir/embedder.log' 2>&1 \
+   || { cat '$dir/embedder.log'; false; }"
+
+# CMake: find_package(weft) from the prefix, weft::weft and weft::weft_static.
+for kind in shared static; do
+  b="$dir/cmake-$kind"
+  opt=OFF
+  [ $kind = static ] && opt=ON
+  { cmake -S examples/embed -B "$b" -DCMAKE_PREFIX_PATH="$prefix" -DEMBED_STATIC=$opt \
+      -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" && cmake --build "$b"; } > "$dir/cmake-$kind.log" 2>&1
+  check "examples/embed builds with CMake: find_package(weft), weft::weft$([ $kind = static ] && echo _static)" \
+    "[ \$? -eq 0 ] && [ -x '$b/embed' ]"
+  (cd examples/embed && LD_LIBRARY_PATH="$prefix/lib" "$b/embed" > "$dir/out" 2>&1)
+  check "the CMake build runs its script ($kind)" \
+    "[ \$? -eq 0 ] && grep -q '^the door is open at frame 2$' '$dir/out' && grep -q '^weft .*: script done$' '$dir/out'"
+done
+check "weft::weft is the installed shared library" "ldd '$dir/cmake-shared/embed' | grep -q '$prefix/lib/libweft.so'"
+check "weft::weft_static needs no libweft.so" "! ldd '$dir/cmake-static/embed' | grep -q libweft"
+printf 'cmake_minimum_required(VERSION 3.16)\nproject(v C)\nfind_package(weft 99 QUIET)\nif(weft_FOUND)\n  message(FATAL_ERROR found)\nendif()\n' \
+  > "$dir/CMakeLists.txt"
+check "find_package(weft 99) refuses this version" \
+  "cmake -S '$dir' -B '$dir/cmake-v' -DCMAKE_PREFIX_PATH='$prefix' > '$dir/cmake-v.log' 2>&1"
+
 make -s --no-print-directory BUILD="$build" install DESTDIR="$dir/dest" PREFIX=/usr > "$dir/dest.log" 2>&1
-check "DESTDIR is honoured" "[ -f '$dir/dest/usr/include/weft.h' ] && grep -q '^prefix=/usr$' '$dir/dest/usr/lib/pkgconfig/weft.pc'"
+check "DESTDIR is honoured" "[ -f '$dir/dest/usr/include/weft.h' ] && grep -q '^prefix=/usr$' '$dir/dest/usr/lib/pkgconfig/weft.pc' && [ -f '$dir/dest/usr/lib/cmake/weft/weftConfig.cmake' ]"
 make -s --no-print-directory BUILD="$build" uninstall DESTDIR="$dir/dest" PREFIX=/usr > /dev/null 2>&1
 check "make uninstall removes what install put there" \
   "[ -z \"\$(find '$dir/dest' -type f -o -type l)\" ]"

@@ -16,19 +16,39 @@ test("os offers only clock, time and date", function()
     "dangerous os functions reachable")
 end)
 
-test("io, loadfile and dofile are not reachable", function()
-  assert(io == nil, "io is reachable")
-  assert(loadfile == nil, "loadfile is reachable")
-  assert(dofile == nil, "dofile is reachable")
+test("io writes nothing and runs nothing; loadfile and dofile reach the scripts root alone", function()
+  assert(io.popen and not pcall(io.popen, "ls"), "io.popen ran")
+  assert(not pcall(io.open, "scripts/x.lua", "w"), "io.open wrote")
+  assert(not pcall(io.open, "scripts/x.lua", "a+"), "io.open appended")
+  assert(not pcall(io.output, "out.txt"), "io.output opened a file")
+  assert(not pcall(io.tmpfile), "io.tmpfile made a file")
+  assert(io.open("/etc/passwd") == nil, "io.open read outside the roots")
+  assert(io.open("scripts/../README.md") == nil, "io.open left the root")
+  assert(loadfile("/etc/passwd") == nil and loadfile("scripts/../x.lua") == nil, "loadfile left the root")
+  assert(not pcall(dofile, "/etc/passwd"), "dofile left the root")
+  assert(io.open("scripts/main.lua"):read("l") ~= nil, "io.open does not read the scripts root")
 end)
 
 test("package.loadlib is not reachable", function()
   assert(package == nil or package.loadlib == nil, "package.loadlib is reachable")
 end)
 
-test("debug offers only traceback", function()
-  assert(keys(debug) == "traceback", "debug has " .. keys(debug))
+test("debug offers only read-only introspection", function()
+  assert(keys(debug) == "getinfo,getmetatable,traceback", "debug has " .. keys(debug))
   assert(type(debug.traceback()) == "string", "debug.traceback broken")
+  assert(debug.getinfo(1, "S").short_src == "tests/lua/sandbox_test.lua", "debug.getinfo broken")
+  local mt = {__metatable = "locked"}
+  assert(debug.getmetatable(setmetatable({}, mt)) == mt, "debug.getmetatable honours __metatable")
+  assert(debug.getmetatable("") == false, "the string metatable is reachable")
+  local function weft_frames_hidden()
+    for level = 1, 20 do
+      local info = debug.getinfo(level, "Sf")
+      if not info then return true end
+      if info.what == "C" and info.func then return false end
+    end
+    return true
+  end
+  assert(weft_frames_hidden(), "debug.getinfo gave a C function of the stack")
 end)
 
 test("string.dump is not reachable", function()

@@ -1,0 +1,24 @@
+/* The console (backtick): one line of Lua at a time, run as a task in
+   the game's state while the game goes on, its values or error printed
+   below; history (Up/Down) and completion of global names (Tab). In a
+   replay a line runs at once, outside the recorded tasks, to read the
+   state. */
+#ifndef DEMO_CONSOLE_H
+#define DEMO_CONSOLE_H
+
+#include "game.h"
+
+/* Adds the test hooks console_input(text) and console_lines() to the API
+   table on top of g->L. */
+void console_open(game *g);
+/* Opens or closes the console. */
+void console_toggle(game *g);
+/* A key went down while the console is open: Return runs the line,
+   Backspace, Up/Down (history), Tab (completion), Escape closes. */
+void console_key(game *g, SDL_Scancode sc);
+/* Text typed while it is open (the backtick that opened it left out). */
+void console_text(game *g, const char *text);
+/* Draws it when open (over the game and the overlays). */
+void console_draw(game *g);
+
+#endif

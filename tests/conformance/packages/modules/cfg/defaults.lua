@@ -1,0 +1,1 @@
+return {speed = 3, names = {'a', 'b'}, from = (...)}

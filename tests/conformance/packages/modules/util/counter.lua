@@ -1,0 +1,2 @@
+COUNT = (COUNT or 0) + 1
+return COUNT
