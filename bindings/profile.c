@@ -193,7 +193,7 @@ void weft_profile_frame(weft_state *W, int end) {
     P->cpu = weft_thread_cpu_ns();
     return;
   }
-  if (!PUSH(P, frames) || (P->nframes + 1 >= P->capframes && !PUSH(P, frames))) return;
+  if (!PUSH(P, frames)) return; /* room for the pair: the sizes are even, pairs go in whole */
   P->frames[P->nframes++] = P->frame_t0;
   P->frames[P->nframes++] = now(P);
 }

@@ -466,7 +466,7 @@ static void draw_tasks(game *g, SDL_Rect area) {
   }
   int cw = font_width(g->video.f_mono, "M");
   int chars = cw ? (r.w - 24) / cw : 80, cst = 9, cms = 6; /* ms: a frame's, on average */
-  int names = chars - cst - cms - 5 - 16 - 18; /* waiting on and suspended at keep 16 and 18 */
+  int names = chars - cst - cms - 5 - 13 - 14; /* waiting on and suspended at keep 13 and 14 */
   if (cwho > names / 2 && cwho + ctask > names) cwho = names / 2 > 8 ? names / 2 : 8;
   if (ctask > names - cwho) ctask = names - cwho > 8 ? names - cwho : 8;
   int rest = chars - cwho - ctask - cst - cms - 5;
