@@ -238,7 +238,7 @@ static void on_logger(void *user, const char *tag, uint32_t severity, uint32_t i
       !(test_script && strncmp(msg, test_script, strlen(test_script)) == 0)) {
     char note[300];
     snprintf(note, sizeof note, "slow: %s", msg);
-    overlay_error(user, note, NULL);
+    overlay_warning(user, note);
   }
 }
 

@@ -71,6 +71,13 @@ void overlay_error(game *g, const char *msg, const char *trace) {
   g->ov.errors_total++;
 }
 
+void overlay_warning(game *g, const char *msg) {
+  overlay_error(g, msg, NULL);
+  error_note w = g->ov.errors[g->ov.nerrors - 1];
+  memmove(g->ov.errors + 1, g->ov.errors, sizeof g->ov.errors[0] * (size_t)(g->ov.nerrors - 1));
+  g->ov.errors[0] = w;
+}
+
 static void drop_note(game *g, int i) {
   memmove(g->ov.errors + i, g->ov.errors + i + 1,
           sizeof g->ov.errors[0] * (size_t)(g->ov.nerrors - i - 1));
