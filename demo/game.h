@@ -49,6 +49,7 @@ typedef struct error_note {
   int was_broken;   /* its file was listed by weft.reload_errors() */
   double at;        /* realtime seconds when reported */
   int repeats;      /* same message reported again */
+  int warning;      /* a warning (a slow task), not an error */
 } error_note;
 
 typedef struct key_hold {

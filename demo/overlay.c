@@ -64,6 +64,7 @@ void overlay_error(game *g, const char *msg, const char *trace) {
   e->repeats = 0;
   e->epoch = epoch;
   e->was_broken = 0;
+  e->warning = 0;
   parse_note(g, e);
   int idx = e->who[0] ? world_find(&g->w, e->who) : -1;
   entity *ent = idx >= 0 ? world_ent(&g->w, idx) : NULL;
@@ -73,6 +74,7 @@ void overlay_error(game *g, const char *msg, const char *trace) {
 
 void overlay_warning(game *g, const char *msg) {
   overlay_error(g, msg, NULL);
+  g->ov.errors[g->ov.nerrors - 1].warning = 1;
   error_note w = g->ov.errors[g->ov.nerrors - 1];
   memmove(g->ov.errors + 1, g->ov.errors, sizeof g->ov.errors[0] * (size_t)(g->ov.nerrors - 1));
   g->ov.errors[0] = w;
