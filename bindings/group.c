@@ -92,9 +92,16 @@ static int l_group_new(lua_State *L) {
 }
 
 static int l_group_spawn(lua_State *L) {
+  weft_state *W = weft_get(L);
   ghandle *g = check_group(L, 1);
   luaL_checkany(L, 2);
-  return weft_spawn_in(L, 2, g->id, 0);
+  weft_spawn_in(L, 2, g->id, 0);
+  if (W->cur && W->mods.ref_note_spawn) { /* the module system ties it to a start */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->mods.ref_note_spawn);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
+  }
+  return 1;
 }
 
 static int l_group_pause(lua_State *L) {

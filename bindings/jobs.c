@@ -50,7 +50,10 @@ static int l_job(lua_State *L) {
   if (!k) return luaL_argerror(L, 1, lua_pushfstring(L, "no job kind '%s'", name));
   int replaying = weft_tape_replaying(W);
   if (!W->J && !replaying) {
-    int rc = weft_jobs_create((int)W->desc.job_threads, weft_host_alloc, W, &W->J);
+    int rc = W->desc.job_submit ? weft_jobs_create_on(W->desc.job_submit, W->desc.job_submit_ud,
+                                                       weft_host_alloc, W, &W->J)
+                                : weft_jobs_create((int)W->desc.job_threads, weft_host_alloc, W,
+                                                   &W->J);
     if (rc != WEFT_OK) return luaL_error(L, "cannot start the job threads: %s", weft_strerror(rc));
   }
   void *data = k->prepare(L, 2, lua_gettop(L) - 1, k->user);

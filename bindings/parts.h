@@ -89,6 +89,7 @@ typedef struct weft_modules {
   int ref_group_start;      /* the module system's g:start */
   int ref_reload;           /* ...reload(name) */
   int ref_changed;          /* ...changed(path) */
+  int ref_note_spawn;       /* ...note_spawn(t): g:spawn from a task */
   struct weft_watch *watch; /* scripts watcher, NULL when off */
   uint32_t reloads;         /* successful reload transactions */
   int loading;              /* running modules' top levels */

@@ -490,6 +490,8 @@ static int open_modules(lua_State *L) {
   W->mods.ref_reload = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_getfield(L, -1, "changed");
   W->mods.ref_changed = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_getfield(L, -1, "note_spawn");
+  W->mods.ref_note_spawn = luaL_ref(L, LUA_REGISTRYINDEX);
   return 0;
 }
 

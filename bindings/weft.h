@@ -112,6 +112,14 @@ typedef struct weft_desc {
   uint32_t job_threads;     /* worker threads, started at the first job; 0: one per core;
                                WEFT_JOBS_INLINE: none, jobs run at the next frame's start
                                on the main thread (reproducible headless runs) */
+  /* Runs weft's jobs on the engine's own job system instead of threads of
+     weft's: weft calls it (on its thread) with work and arg, and the
+     engine calls work(arg) once, on any thread, soon; work runs the job
+     kind's `run` and queues its completion, which the next weft_step
+     delivers. weft_close waits until every work handed out has run.
+     NULL: job_threads workers of weft's own. */
+  void (*job_submit)(void *user, void (*work)(void *arg), void *arg);
+  void *job_submit_ud; /* passed to job_submit */
   /* Every byte weft allocates (the state, Lua's heap, the scheduler, the
      debugger, recordings) comes from here, on the main thread only.
      lua_Alloc's contract (weft_base.h). NULL: realloc and free. */

@@ -472,6 +472,22 @@ static int l_test(lua_State *L) {
 /* Opens a fresh state from base and runs the test file's top level.
    Returns the state with the cases in registry "weft.tests", or NULL
    (reported). */
+/* stub(name, value): a global that every script of this test file sees
+   from now on, the modules it requires included (they look up names they
+   do not define in the script API): the game's verbs a behaviour calls,
+   faked (stub("player", function() return hero end)). */
+static int l_stub(lua_State *L) {
+  weft_state *W = lua_touserdata(L, lua_upvalueindex(1));
+  luaL_checkstring(L, 1);
+  luaL_checkany(L, 2);
+  lua_settop(L, 2);
+  weft_push_api(W);
+  lua_xmove(weft_lua(W), L, 1);
+  lua_insert(L, 1);
+  lua_rawset(L, 1);
+  return 0;
+}
+
 static weft_state *load_tests(const char *file, const weft_desc *base, int *ncases, tests *t) {
   weft_desc d = *base;
   d.report = on_test_report;
@@ -484,6 +500,9 @@ static weft_state *load_tests(const char *file, const weft_desc *base, int *ncas
   weft_push_api(W);
   lua_pushcfunction(L, l_test);
   lua_setfield(L, -2, "test");
+  lua_pushlightuserdata(L, W);
+  lua_pushcclosure(L, l_stub, 1);
+  lua_setfield(L, -2, "stub");
   lua_pop(L, 1);
   weft_task task;
   const char *err;

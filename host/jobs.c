@@ -8,6 +8,7 @@
 
 typedef struct job {
   struct job *next;
+  struct weft_jobs *owner; /* for work() on an engine's job system */
   weft_job_fn run;
   void *data;
   uint64_t tag;
@@ -29,6 +30,10 @@ struct weft_jobs {
   int cap;
   weft_alloc_fn alloc; /* called only on the threads calling weft_jobs_* */
   void *alloc_ud;
+  /* An engine's job system, NULL: the pool's own workers */
+  void (*submit)(void *ud, void (*work)(void *arg), void *arg);
+  void *submit_ud;
+  uint32_t handed; /* jobs handed to it that have not run yet */
 };
 
 static void push(jqueue *q, job *j) {
@@ -63,6 +68,18 @@ static void worker(void *arg) {
     J->running--;
     push(&J->done, j);
   }
+  weft_mutex_unlock(&J->mu);
+}
+
+/* A job on the engine's job system: runs it, queues its completion. */
+static void work(void *arg) {
+  job *j = arg;
+  weft_jobs *J = j->owner;
+  j->run(j->data);
+  weft_mutex_lock(&J->mu);
+  push(&J->done, j);
+  J->handed--;
+  weft_cond_broadcast(&J->cv);
   weft_mutex_unlock(&J->mu);
 }
 
@@ -107,9 +124,20 @@ int weft_jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs
   return WEFT_OK;
 }
 
+int weft_jobs_create_on(void (*submit)(void *ud, void (*work)(void *arg), void *arg),
+                        void *submit_ud, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out) {
+  int rc = weft_jobs_create(-1, alloc, alloc_ud, out); /* no workers of its own */
+  if (rc == WEFT_OK) {
+    (*out)->submit = submit;
+    (*out)->submit_ud = submit_ud;
+  }
+  return rc;
+}
+
 void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud) {
   if (!J) return;
   weft_mutex_lock(&J->mu);
+  while (J->handed) weft_cond_wait(&J->cv, &J->mu); /* the engine's system still runs some */
   J->stop = 1;
   weft_cond_broadcast(&J->cv);
   weft_mutex_unlock(&J->mu);
@@ -132,9 +160,16 @@ int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag) {
   j->run = run;
   j->data = data;
   j->tag = tag;
+  j->owner = J;
   weft_mutex_lock(&J->mu);
-  push(&J->todo, j);
   J->pending++;
+  if (J->submit) {
+    J->handed++;
+    weft_mutex_unlock(&J->mu);
+    J->submit(J->submit_ud, work, j); /* it may run work at once, here */
+    return WEFT_OK;
+  }
+  push(&J->todo, j);
   weft_cond_signal(&J->cv);
   weft_mutex_unlock(&J->mu);
   return WEFT_OK;

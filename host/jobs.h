@@ -22,9 +22,18 @@ typedef void (*weft_job_fn)(void *data);
    call weft_jobs_*, never on a worker. Returns WEFT_OK, WEFT_ENOMEM, or
    WEFT_EIO when no worker thread could start (*out is then NULL). */
 int weft_jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out);
+/* The engine's job system runs the jobs instead of workers of the pool's
+   own: weft_jobs_submit hands submit(submit_ud, work, arg) a function to
+   call once, on any thread (work(arg) runs the job and queues its
+   completion); weft_jobs_poll collects completions as with workers. The
+   rest as weft_jobs_create. */
+int weft_jobs_create_on(void (*submit)(void *ud, void (*work)(void *arg), void *arg),
+                        void *submit_ud, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out);
 /* Stops accepting jobs, lets running jobs finish, joins the workers, then
    hands every job that did not reach weft_jobs_poll (queued, running or
-   finished) to drop(ud, data, tag) so the caller can free it. */
+   finished) to drop(ud, data, tag) so the caller can free it. On an
+   engine's job system it first waits until every job handed to it has
+   run. */
 void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud);
 /* Queues run(data) for a worker. tag is returned with the completion.
    Returns WEFT_OK, or WEFT_ENOMEM (run is then never called). */

@@ -265,6 +265,58 @@ static void test_call_runs_a_script_function_under_the_budget(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* ---- the engine's job system ---- */
+
+typedef struct engine_jobs {
+  void (*work[8])(void *);
+  void *arg[8];
+  int n, submitted;
+} engine_jobs;
+
+static void engine_submit(void *ud, void (*work)(void *), void *arg) {
+  engine_jobs *e = ud;
+  assert_true(e->n < 8);
+  e->work[e->n] = work;
+  e->arg[e->n++] = arg;
+  e->submitted++;
+}
+
+/* Runs what was handed to it, as its worker would. */
+static void engine_run(engine_jobs *e) {
+  for (int i = 0; i < e->n; i++) e->work[i](e->arg[i]);
+  e->n = 0;
+}
+
+/* With desc.job_submit, a script's job runs on the engine's job system,
+   not on a thread of weft's, and its result reaches the script. */
+static void test_jobs_run_on_the_engines_job_system(void **state) {
+  (void)state;
+  out o = {0};
+  engine_jobs e = {0};
+  weft_desc d = {0};
+  d.log = on_log;
+  d.report = on_report;
+  d.user = &o;
+  d.job_submit = engine_submit;
+  d.job_submit_ud = &e;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  static const char src[] = "local p = wait(job('find_path', {'....', '.##.', '....'}, 1, 1, 4, 3))\n"
+                            "print('steps', #p)";
+  weft_task t;
+  assert_int_equal(weft_run_string(W, "=j", src, sizeof src - 1, &t, NULL), WEFT_OK);
+  assert_int_equal(e.submitted, 1);
+  steps(W, 3);
+  assert_int_equal(weft_task_result(W, t), WEFT_RUNNING); /* the engine has not run it yet */
+  engine_run(&e);
+  steps(W, 1);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  assert_non_null(strstr(o.log, "steps\t6\n"));
+  weft_release(W, t);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signal_fired_from_c_wakes_its_waiters_with_values),
@@ -272,6 +324,7 @@ int main(void) {
       cmocka_unit_test(test_group_made_and_driven_from_c),
       cmocka_unit_test(test_task_results_read_from_c),
       cmocka_unit_test(test_call_runs_a_script_function_under_the_budget),
+      cmocka_unit_test(test_jobs_run_on_the_engines_job_system),
   };
   return cmocka_run_group_tests_name("capi", tests, NULL, NULL);
 }

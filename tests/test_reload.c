@@ -1326,6 +1326,53 @@ static void init_lua_save_reloads_its_package(void **state) {
   assert_int_equal(x->reports, 0);
 }
 
+/* A behaviour that starts a helper in its entity's group (g:spawn: the
+   entity's ears): a reload replaces the helper with the behaviour, rather
+   than leaving one more copy on old code each save; cancelling the
+   behaviour otherwise leaves it alone, as g:spawn promises. */
+static void helper_spawned_into_the_entity_group_is_replaced_on_reload(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/ears.lua",
+            "local M = {}\n"
+            "function M.start(e)\n"
+            "  e.me = current()\n"
+            "  e.g:spawn(function() while true do wait(1) end end)\n"
+            "  wait(math.huge)\n"
+            "end\n"
+            "return M\n");
+  start(x, "local e = persist('e', {})\n"
+           "e.g = group{name = 'entity'}\n"
+           "e.t = e.g:start('ai.ears', e)\n");
+  step(x, 1);
+  assert_num(x, "#persist('e').g:tasks()", 1);
+  for (int i = 0; i < 3; i++) {
+    write_mod(x, "ai/ears.lua",
+              i % 2 ? "local M = {}\n"
+                      "function M.start(e)\n"
+                      "  e.me = current()\n"
+                      "  e.g:spawn(function() while true do wait(1) end end)\n"
+                      "  wait(math.huge)\n"
+                      "end\n"
+                      "return M\n"
+                    : "local M = {V = 2}\n"
+                      "function M.start(e)\n"
+                      "  e.me = current()\n"
+                      "  e.g:spawn(function() while true do wait(2) end end)\n"
+                      "  wait(math.huge)\n"
+                      "end\n"
+                      "return M\n");
+    assert_int_equal(reload(x, "ai/ears.lua"), WEFT_OK);
+    step(x, 1);
+  }
+  assert_num(x, "#persist('e').g:tasks()", 1);
+  /* cancelling the behaviour itself is not a reload: its helper lives on */
+  exec(x, "persist('e').me:cancel()");
+  assert_str(x, "persist('e').me.status", "cancelled");
+  step(x, 1);
+  assert_num(x, "#persist('e').g:tasks()", 1);
+  assert_int_equal(x->reports, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1334,6 +1381,7 @@ int main(void) {
       T(syntax_error_keeps_old_code_and_is_shown_until_fixed),
       T(syntax_error_in_a_module_not_yet_required_is_reported_on_save),
       T(brain_broken_at_its_first_load_starts_when_a_save_fixes_it),
+      T(helper_spawned_into_the_entity_group_is_replaced_on_reload),
       T(top_level_error_after_partial_assignment_leaves_module_untouched),
       T(module_table_keeps_identity_removed_keys_go_nested_updated_in_place),
       T(version_increments_once_per_commit),

@@ -208,13 +208,53 @@ local function start_in(g, level, name, state, ...)
   nstart = nstart + 1
   local entry = {state = state, args = pack(...), order = nstart, sub = new_group{name = name, parent = g}}
   rec.starts[entry] = true
-  start_groups[entry.sub] = true -- reports name the entity around it, not it
+  start_groups[entry.sub] = entry -- reports name the entity around it, not it
   return launch(rec, entry, M.start, state, ...)
 end
 
 function weft.start(name, state, ...)
   local t = start_in(nil, 3, name, state, ...)
   return t
+end
+
+-- Whether group g is sub or inside it.
+local function inside(g, sub)
+  while g do
+    if g == sub then return true end
+    g = g.parent
+  end
+  return false
+end
+
+-- g:spawn from a start's code into a group outside the start's own (an
+-- entity's ears, spawned into its group): the task belongs to that start
+-- for reloads, so a restart replaces it with the start's other tasks
+-- instead of leaving one more copy on old code each save. Cancelling the
+-- start otherwise (a skipped cinematic) leaves it alone, as g:spawn says.
+local function note_spawn(t)
+  local me = current()
+  local g = me and me.group
+  while g do
+    local entry = start_groups[g]
+    if entry then
+      if inside(t.group, entry.sub) then return end -- its own already
+      local hs = entry.helpers
+      if not hs then hs = {n = 0}; entry.helpers = hs end
+      if hs.n >= 32 then -- keep the list as long as what lives
+        local live = {n = 0}
+        for i = 1, hs.n do
+          local st = hs[i].status
+          if st == 'waiting' or st == 'running' then live.n = live.n + 1; live[live.n] = hs[i] end
+        end
+        hs = live
+        entry.helpers = hs
+      end
+      hs.n = hs.n + 1
+      hs[hs.n] = t
+      return
+    end
+    g = g.parent
+  end
 end
 
 local function group_start(g, name, state, ...)
@@ -258,6 +298,9 @@ end
 
 local function restart(rec, entry, old_version)
   if finished(entry) then rec.starts[entry] = nil return end
+  local hs = entry.helpers
+  entry.helpers = nil
+  if hs then for i = 1, hs.n do hs[i]:cancel() end end
   entry.sub:cancel()
   local M = rec.M
   if type(M.on_reload) == 'function' then
@@ -376,4 +419,4 @@ local function changed(rel)
   return reload((name:gsub('/', '.')), path)
 end
 
-return {changed = changed, reload = reload, group_start = group_start}
+return {changed = changed, reload = reload, group_start = group_start, note_spawn = note_spawn}

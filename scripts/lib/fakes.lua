@@ -15,6 +15,11 @@
 -- its seconds or a reading time. fakes.see(e, true) puts the player in its
 -- sight (saw_player is set, can_see(player) is true) and false takes them
 -- out. e.log lists the verbs called: { "move_to", "face", ... }.
+--
+-- The game's globals a behaviour calls (player(), entity(name)) are faked
+-- with weft test's stub(name, value), which every module the test
+-- requires sees: fakes.stub_game() stubs player() with fakes.player and
+-- entity(name) with the fakes made so far, by name.
 local M = {}
 
 local Entity = {}
@@ -25,6 +30,8 @@ local function point(p)
   return p
 end
 
+local by_name = {} -- the fakes made, by name: entity(name) under stub_game
+
 function M.entity(fields)
   local e = setmetatable(fields or {}, Entity)
   e.name = e.name or "fake"
@@ -34,11 +41,18 @@ function M.entity(fields)
   e.saw_player = e.saw_player or signal(e.name .. " saw player")
   e.log = {}
   e._mood = "calm"
+  by_name[e.name] = e
   return e
 end
 
 -- The fake player: what fakes.see puts in a fake entity's sight.
 M.player = M.entity { name = "hero", kind = "hero" }
+
+-- stub() exists under weft test only.
+function M.stub_game()
+  stub("player", function() return M.player end)
+  stub("entity", function(name) return by_name[name] end)
+end
 
 function M.see(e, seen)
   e.sees_player = seen

@@ -46,3 +46,19 @@ test("look_around takes its time and returns false when nobody shows up", functi
   local took = now() - t0
   assert(math.abs(took - 3 * (0.25 + patrol.LOOK)) < 0.05, "three turns and looks: " .. took)
 end)
+
+test("a chase runs after the player, and searches where it lost them", function()
+  fakes.stub_game()                           -- player() is fakes.player
+  fakes.player.x, fakes.player.y = 200, 0
+  local e = fakes.entity { x = 0, y = 0 }
+  fakes.see(e, true)
+  local t = spawn(patrol.chase, e)
+  wait(0.5)
+  assert(e.said == "!" and e._move, "it shouted and runs after the player")
+  assert(e:mood() == "alert", "alert: " .. e:mood())
+  fakes.see(e, false)                         -- the player hides
+  wait_until(function() return e.said == "?" end)
+  assert(e:mood() == "suspicious", "searching: " .. e:mood())
+  wait(t)                                     -- the search ends
+  assert(t.status == "done")
+end)
