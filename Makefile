@@ -58,13 +58,14 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # for their states' blocks (cli/mialloc.c loads it at run time), not the
 # library's.
 DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
-        cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0
+        cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0 \
+        cmd:node:nodejs cmd:npm:npm
 
 include demo/demo.mk
 include tests/bench/bench.mk
 -include mk/windows.mk
 
-.PHONY: stress all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap usage run asan bench fuzz fuzz-tape clean help
+.PHONY: stress all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -74,13 +75,14 @@ help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
 	@echo "make check       the edit loop: test-c, test-lua and test-cli"
-	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-demo, test-docs"
+	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-profile, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
 	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config and CMake, run it"
-	@echo "make test-dap    the debugger, driven over its socket by a DAP client (tests/dap/)"
+	@echo "make test-dap    the debugger, driven over its socket by a DAP client and by VS Code's (tests/dap/)"
+	@echo "make test-profile  the profiler: a profile's files and totals, speedscope drawing one in headless Chromium"
 	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
 	@echo "make test-docs   runs every command README.md and docs/designers.md show"
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
@@ -211,7 +213,7 @@ check: deps
 
 test: deps
 	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli test-conformance \
-	  test-embed test-dap test-demo test-docs
+	  test-embed test-dap test-profile test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -236,9 +238,31 @@ test-docs: $(BUILD)/weft $(DOCS_NEEDS)
 usage: $(BUILD)/weft $(DOCS_NEEDS)
 	@sh tests/cli/usage.sh write $(BUILD)/weft $(DOCS_NEEDS)
 
-test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client $(DOCS_NEEDS)
+test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client $(BUILD)/node/installed $(DOCS_NEEDS)
 	@echo "== the debugger over its socket (tests/dap)"
 	@$(BUILD)/tests/dap/client $(BUILD)/weft $(filter %/weft-demo,$(DOCS_NEEDS))
+	@echo "== the debugger as VS Code's own client drives it (tests/dap/vscode_test.js)"
+	@WEFT=$(BUILD)/weft NODE_PATH=$(BUILD)/node/node_modules node --test tests/dap/vscode_test.js \
+	  tests/dap/examples_test.js
+
+# The profiler: a profile's files, their per-task totals, and speedscope
+# drawing one under headless Chromium (installed here when missing; the
+# browser check alone is skipped, saying so, when it cannot be).
+test-profile: $(BUILD)/weft $(BUILD)/node/installed
+	@echo "== the profiler: weft run --profile, its trace, speedscope in Chromium (tests/profile)"
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; } || \
+	  echo "chromium is not installed and cannot be: the browser check is skipped"
+	@WEFT=$(BUILD)/weft OUT=$(BUILD)/profile NODE_PATH=$(BUILD)/node/node_modules node --test tests/profile/profile_test.js
+
+# The tests' npm packages (VS Code's DAP client, speedscope's offline
+# build), pinned, installed into $(BUILD)/node by npm.
+NODE_DEPS := @vscode/debugadapter-testsupport@1.68.0 speedscope@1.25.0
+$(BUILD)/node/installed:
+	@mkdir -p $(dir $@)
+	@echo '{"private": true}' > $(dir $@)package.json
+	cd $(dir $@) && npm install --no-audit --no-fund --silent $(NODE_DEPS)
+	@touch $@
 
 test-conformance: $(BUILD)/weft
 	@echo "== Lua conformance: the same scripts under lua5.4 and in weft tasks"

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "budget.h"
+#include "profile.h"
 #include "sites.h"
 #include "watchdog.h"
 
@@ -115,7 +116,8 @@ void weft_budget_interrupt(weft_state *W, uint32_t gen) {
   atomic_store_explicit(&D->poking, 1, memory_order_seq_cst);
   lua_State *L = atomic_load_explicit(&D->run, memory_order_seq_cst);
   int mask = L ? lua_gethookmask(L) : 0;
-  if (L && atomic_load_explicit(&D->gen, memory_order_acquire) == gen && !(mask & LUA_MASKCOUNT))
+  if (L && (!gen || atomic_load_explicit(&D->gen, memory_order_acquire) == gen) &&
+      !(mask & LUA_MASKCOUNT))
     lua_sethook(L, hook, mask | LUA_MASKCOUNT, 1);
   atomic_store_explicit(&D->poking, 0, memory_order_release);
 }
@@ -217,6 +219,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
     if (W->on_hook) W->on_hook(W, L, ar);
     return;
   }
+  if (atomic_exchange_explicit(&W->wd.want_sample, 0, memory_order_relaxed)) weft_profile_sample(W, L);
   weft_stretch *s = W->bud.s;
   int fired = W->watching ? take_fire(W) : 0;
   if (W->watching && !fired && (!s || !(s->killed || (s->preempt_due && L == W->bud.home)))) {

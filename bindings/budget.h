@@ -107,7 +107,8 @@ int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs,
 void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
 /* From the watchdog's thread: the stretch of generation gen overran its
    time; if it still runs, sets a hook on the thread running it that
-   fires at its next instruction, where the stretch is stopped. */
+   fires at its next instruction, where the stretch is stopped. gen 0:
+   whatever stretch runs (a profile's sample, which is no stop). */
 void weft_budget_interrupt(weft_state *W, uint32_t gen);
 /* A debugger holds the running stretch stopped: its time stands still
    until unhold (given what hold returned). */

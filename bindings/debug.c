@@ -53,10 +53,19 @@ void weft_debug_respond(dbg *D, cJSON *req, const char *error, cJSON *body) {
 }
 
 void weft_debug_output(dbg *D, const char *category, const char *text, size_t len) {
+  weft_debug_output_at(D, category, text, len, NULL, 0);
+}
+
+void weft_debug_output_at(dbg *D, const char *category, const char *text, size_t len,
+                          const char *path, int line) {
   if (!dap_wire_connected(&D->wire) || !D->initialized) return;
   cJSON *body;
   cJSON *m = new_event("output", &body);
   cJSON_AddStringToObject(body, "category", category);
+  if (path) {
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(body, "source"), "path", path);
+    cJSON_AddNumberToObject(body, "line", line);
+  }
   char *s = malloc(len + 2);
   if (s) {
     memcpy(s, text, len);
@@ -228,6 +237,8 @@ static void clear_refs(dbg *D) {
   for (int i = 1; i <= D->nanchors; i++) {
     lua_pushnil(D->E);
     lua_rawseti(D->E, -2, i);
+    lua_pushnil(D->E);
+    lua_rawseti(D->E, -2, -i);
   }
   lua_pop(D->E, 1);
   D->nanchors = 0;
@@ -236,7 +247,7 @@ static void clear_refs(dbg *D) {
 /* Stops everything: tells the client and serves it until it resumes.
    L is the thread that stopped (NULL between frames). */
 static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
-  if (!dap_wire_connected(&D->wire) || !D->initialized || D->stopped) return;
+  if (!dap_wire_connected(&D->wire) || !D->initialized || D->stopped || D->terminate) return;
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->stopped = 1;
@@ -294,26 +305,6 @@ static int file_of(dbg *D, const char *source) {
   return file;
 }
 
-
-/* "N" or "==N": the Nth hit; ">N", ">=N", "<N", "<=N"; "%N": every Nth. */
-static int hit_matches(const char *cond, unsigned hits) {
-  while (*cond == ' ') cond++;
-  char op[3] = {0};
-  int k = 0;
-  while (k < 2 && strchr("<>=%", cond[k])) op[k] = cond[k], k++;
-  char *end;
-  long v = strtol(cond + k, &end, 10);
-  if (end == cond + k) return 1;
-  long h = (long)hits;
-  if (!op[0] || strcmp(op, "==") == 0 || strcmp(op, "=") == 0) return h == v;
-  if (strcmp(op, ">") == 0) return h > v;
-  if (strcmp(op, ">=") == 0) return h >= v;
-  if (strcmp(op, "<") == 0) return h < v;
-  if (strcmp(op, "<=") == 0) return h <= v;
-  if (op[0] == '%') return v > 0 && h % v == 0;
-  return 1;
-}
-
 static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
   if (!lua_getinfo(L, "S", ar)) return;
   int f = file_of(D, ar->source);
@@ -322,12 +313,21 @@ static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
     bpoint *b = &D->files[f].bp[i];
     if (b->line != ar->currentline) continue;
     if (b->cond) {
-      char buf[64];
       int truthy = 0;
-      if (weft_debug_eval_value(D, L, 0, b->cond, buf, sizeof buf, &truthy) && !truthy) continue;
+      char buf[256];
+      if (!weft_debug_eval_value(D, L, 0, b->cond, buf, sizeof buf, &truthy)) {
+        if (!b->cond_failed) { /* said once; the breakpoint never stops on it */
+          char msg[400];
+          int n = snprintf(msg, sizeof msg, "breakpoint condition `%s` failed: %s", b->cond, buf);
+          b->cond_failed = 1;
+          weft_debug_output(D, "stderr", msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
+        }
+        continue;
+      }
+      if (!truthy) continue;
     }
     b->hits++;
-    if (b->hit && !hit_matches(b->hit, b->hits)) continue;
+    if (b->hit && !weft_debug_hit_matches(b->hit, b->hits)) continue;
     if (b->log) {
       weft_debug_log_point(D, L, b->log);
       continue;
@@ -529,16 +529,18 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
     cJSON *b = list ? list->child : NULL;
     for (int i = 0; i < n && b; i++, b = b->next) {
       bp[i].id = ++D->next_bp;
-      bp[i].line = (int)num_arg(b, "line", 0);
+      int asked = (int)num_arg(b, "line", 0), code = verified ? weft_debug_code_line(abs, asked) : -1;
+      bp[i].line = code > 0 ? code : asked;
       bp[i].cond = dup_arg(b, "condition");
       bp[i].hit = dup_arg(b, "hitCondition");
       bp[i].log = dup_arg(b, "logMessage");
       cJSON *o = cJSON_CreateObject();
       cJSON_AddItemToArray(out, o);
       cJSON_AddNumberToObject(o, "id", bp[i].id);
-      cJSON_AddBoolToObject(o, "verified", verified);
+      cJSON_AddBoolToObject(o, "verified", verified && code != 0);
       cJSON_AddNumberToObject(o, "line", bp[i].line);
-      if (!verified) cJSON_AddStringToObject(o, "message", "no such file");
+      if (!verified || code == 0)
+        cJSON_AddStringToObject(o, "message", verified ? "no code at or after this line" : "no such file");
     }
   }
   rebuild_lines(D);
@@ -566,6 +568,7 @@ static void req_initialize(dbg *D, cJSON *req) {
                                      "supportsLogPoints",
                                      "supportsSetVariable",
                                      "supportsTerminateRequest",
+                                     "supportTerminateDebuggee",
                                      "supportsEvaluateForHovers",
                                      "supportsExceptionInfoRequest",
                                      NULL};
@@ -583,38 +586,6 @@ static void req_initialize(dbg *D, cJSON *req) {
   weft_debug_respond(D, req, NULL, b);
   cJSON *body;
   send_msg(D, new_event("initialized", &body));
-}
-
-/* Pushes the name of a task's thread: who or its name, its spawn site,
-   what it waits on (protected: light userdata dbg at 1, id at 2). */
-static int l_thread_name(lua_State *E) {
-  dbg *D = lua_touserdata(E, 1);
-  weft_id id = (weft_id)lua_tointeger(E, 2);
-  if (!weft_push_task_info(D->W, E, id)) return lua_pushliteral(E, "task"), 1;
-  int t = lua_gettop(E);
-  if (lua_getfield(E, t, "who") != LUA_TSTRING) {
-    lua_pop(E, 1);
-    lua_getfield(E, t, "name");
-  }
-  if (!lua_isstring(E, -1) || strcmp(lua_tostring(E, -1), "?") == 0) {
-    lua_pop(E, 1); /* no name yet (a file's task while it starts): where it is */
-    lua_getfield(E, t, "where");
-  }
-  const char *name = lua_tostring(E, -1);
-  lua_getfield(E, t, "spawned");
-  const char *spawned = lua_tostring(E, -1);
-  lua_getfield(E, t, "status");
-  lua_getfield(E, t, "waiting");
-  const char *status = lua_tostring(E, -2), *waiting = lua_tostring(E, -1);
-  if (!name) name = "task";
-  if (!spawned || strcmp(spawned, "?") == 0 || strcmp(spawned, name) == 0) spawned = "";
-  const char *what = status && strcmp(status, "running") == 0 ? "running"
-                     : waiting && *waiting                    ? waiting
-                                                              : "waiting";
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s%s%s \xe2\x80\x94 %s", name, *spawned ? " " : "", spawned, what);
-  lua_pushstring(E, buf);
-  return 1;
 }
 
 static int cmp_thread(const void *a, const void *b) {
@@ -640,7 +611,7 @@ static void req_threads(dbg *D, cJSON *req) {
   }
   for (uint32_t i = 0; i < n; i++) {
     int top = lua_gettop(E);
-    lua_pushcfunction(E, l_thread_name);
+    lua_pushcfunction(E, weft_debug_thread_name);
     lua_pushlightuserdata(E, D);
     lua_pushinteger(E, (lua_Integer)list[i].id);
     const char *name = lua_pcall(E, 2, 1, 0) == LUA_OK ? lua_tostring(E, -1) : "task";
@@ -677,7 +648,10 @@ static int stack_threads(dbg *D, int dap, lua_State *ths[2]) {
 
 static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
   lua_State *ths[2];
-  int nth = stack_threads(D, (int)num_arg(args, "threadId", 0), ths);
+  int dap = (int)num_arg(args, "threadId", 0);
+  if (dap == NO_TASK ? !(D->stopped && D->stop_L && !D->stop_task) : !task_of(D, dap))
+    return weft_debug_respond(D, req, "no such thread", NULL);
+  int nth = stack_threads(D, dap, ths);
   int start = (int)num_arg(args, "startFrame", 0), levels = (int)num_arg(args, "levels", 0);
   cJSON *body = cJSON_CreateObject();
   cJSON *arr = cJSON_AddArrayToObject(body, "stackFrames");
@@ -775,18 +749,17 @@ static void dispatch(dbg *D, cJSON *req) {
     req_resume(D, req, args, STEP_OUT);
   } else if (strcmp(cmd, "exceptionInfo") == 0) {
     if (!D->exc[0]) return weft_debug_respond(D, req, "not stopped at an error", NULL);
-    cJSON *b = cJSON_CreateObject();
-    int caught = strstr(D->exc, " (caught)") != NULL;
-    cJSON_AddStringToObject(b, "exceptionId", caught ? "caught error" : "error");
-    cJSON_AddStringToObject(b, "description", D->exc);
-    cJSON_AddStringToObject(b, "breakMode", caught ? "always" : "unhandled");
-    weft_debug_respond(D, req, NULL, b);
+    weft_debug_respond(D, req, NULL, weft_debug_exception_info(D));
   } else if (strcmp(cmd, "pause") == 0) {
     if (!D->stopped) D->pause_req = 1;
     weft_debug_respond(D, req, NULL, NULL);
   } else if (strcmp(cmd, "terminate") == 0) {
-    D->terminate = 1;
+    D->terminate = 1; /* no stop from here on: the program ends at its next poll */
     D->resume = 1;
+    D->step = STEP_NONE;
+    D->pause_req = 0;
+    clear_breakpoints(D);
+    update_mask(D, D->stop_L);
     weft_debug_respond(D, req, NULL, NULL);
   } else if (strcmp(cmd, "disconnect") == 0) {
     cJSON *t = cJSON_GetObjectItem(args, "terminateDebuggee");
@@ -830,7 +803,11 @@ static void handle_input(dbg *D) {
     if (r <= 0) return;
     cJSON *req = cJSON_ParseWithLength(D->wire.in + at, len);
     dap_wire_consume(&D->wire, at + len);
-    if (req) {
+    if (!req) {
+      cJSON *none = cJSON_CreateObject();
+      weft_debug_respond(D, none, "malformed JSON", NULL);
+      cJSON_Delete(none);
+    } else {
       dispatch(D, req);
       cJSON_Delete(req);
     }
@@ -841,6 +818,7 @@ static void handle_input(dbg *D) {
    came; returns 0 when nothing came. */
 static int service(dbg *D, int timeout_ms) {
   int what = dap_wire_service(&D->wire, timeout_ms);
+  if (D->client) weft_debug_turn_away(D);
   if (what == DAP_CONNECTED) {
     D->client = 1;
     D->seq = 0;
@@ -863,6 +841,7 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   D->W = W;
   D->desc = *desc;
   D->next_dap = FIRST_TASK_ID;
+  D->other.listener = D->other.client = WEFT_SOCK_NONE;
   if (dap_wire_listen(&D->wire, desc->port, &D->port) != WEFT_OK) {
     free(D);
     return WEFT_EINVAL;
@@ -949,6 +928,7 @@ void weft_debug_free(weft_state *W) {
   W->on_hook = NULL;
   W->on_task_error = NULL;
   dap_wire_close(&D->wire);
+  dap_wire_close(&D->other);
   weft_budget_set_extra(W, 0, NULL);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_E);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_anchors);

@@ -23,6 +23,7 @@ typedef struct bpoint {
   int id, line;
   char *cond, *hit, *log; /* NULL: none */
   unsigned hits;
+  int cond_failed; /* its condition's error was shown */
 } bpoint;
 
 /* The breakpoints of one file, by its resolved absolute path. */
@@ -54,6 +55,7 @@ struct weft_debug {
   weft_state *W;
   weft_debug_desc desc;
   dap_wire wire;
+  dap_wire other; /* a second client, answered with an error and closed */
   int port;
   int client; /* a client is connected (its state below is set up) */
   int seq;
@@ -120,6 +122,9 @@ static inline double num_arg(cJSON *args, const char *k, double def) {
 void weft_debug_respond(dbg *D, cJSON *req, const char *error, cJSON *body);
 /* debug.c: an output event of the category, text then a newline. */
 void weft_debug_output(dbg *D, const char *category, const char *text, size_t len);
+/* The same, said to come from a file's line (path NULL: nowhere). */
+void weft_debug_output_at(dbg *D, const char *category, const char *text, size_t len,
+                          const char *path, int line);
 
 /* debug_values.c: a frame the client may refer to by the number
    returned (0: out of memory); valid until the program goes on. */
@@ -137,5 +142,23 @@ void weft_debug_scopes(dbg *D, cJSON *req, cJSON *args);
 void weft_debug_variables(dbg *D, cJSON *req, cJSON *args);
 void weft_debug_evaluate(dbg *D, cJSON *req, cJSON *args);
 void weft_debug_set_variable(dbg *D, cJSON *req, cJSON *args);
+
+/* debug_info.c: whether a hit condition ("N", ">=N", "%N"...) holds at
+   the hits-th hit. */
+int weft_debug_hit_matches(const char *cond, unsigned hits);
+/* debug_info.c: pushes the name of a task's thread: who or its name, its
+   spawn site, what it waits on (protected: light userdata dbg at 1, id
+   at 2). */
+int weft_debug_thread_name(lua_State *E);
+/* debug_info.c: the first line at or after line in the file at path that
+   holds code (not blank, not only a comment); 0 when none does, -1 when
+   the file cannot be read. */
+int weft_debug_code_line(const char *path, int line);
+/* debug_info.c: a second client's connection is accepted, its first
+   request answered with an error ("another client is attached") and
+   closed, without waiting. */
+void weft_debug_turn_away(dbg *D);
+/* debug_info.c: exceptionInfo's body for the error stopped at. */
+cJSON *weft_debug_exception_info(dbg *D);
 
 #endif

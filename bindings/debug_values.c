@@ -37,13 +37,38 @@ static int add_var(dbg *D, int kind, int frame, int anchor) {
 
 /* Keeps the value at E[idx] for a later variables request; returns its
    reference. May raise (memory). */
-static int anchor(dbg *D, lua_State *E, int idx, int frame) {
+static int anchor(dbg *D, lua_State *E, int idx, int frame, const char *expr) {
   idx = lua_absindex(E, idx);
   lua_rawgeti(E, LUA_REGISTRYINDEX, D->ref_anchors);
   lua_pushvalue(E, idx);
   lua_rawseti(E, -2, ++D->nanchors);
+  if (expr) { /* the expression its fields are reached by, at -slot */
+    lua_pushstring(E, expr);
+    lua_rawseti(E, -2, -D->nanchors);
+  }
   lua_pop(E, 1);
   return add_var(D, V_VALUE, frame, D->nanchors);
+}
+
+/* s (len bytes) as a Lua string literal, as much as fits in out. */
+static void quote(const char *s, size_t len, char *out, size_t n) {
+  size_t o = 0;
+  out[o++] = '"';
+  for (size_t i = 0; i < len && o + 6 < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
+                    : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+    if (esc) {
+      out[o++] = esc[0];
+      out[o++] = esc[1];
+    } else if (c < 32 || c == 127) {
+      o += (size_t)snprintf(out + o, n - o, "\\%d", c);
+    } else {
+      out[o++] = (char)c;
+    }
+  }
+  out[o++] = '"';
+  out[o] = 0;
 }
 
 /* A short text for the value at E[idx]; userdata (task handles, futures)
@@ -65,8 +90,8 @@ static void describe(lua_State *E, int idx, char *out, size_t n) {
   case LUA_TSTRING: {
     size_t len;
     const char *s = lua_tolstring(E, idx, &len);
-    snprintf(out, n, "\"%.*s\"%s", (int)(len > MAX_VALUE ? MAX_VALUE : len), s,
-             len > MAX_VALUE ? "..." : "");
+    quote(s, len > MAX_VALUE ? MAX_VALUE : len, out, n);
+    if (len > MAX_VALUE && strlen(out) + 4 < n) strcat(out, "...");
     break;
   }
   case LUA_TTABLE: {
@@ -97,7 +122,8 @@ static void describe(lua_State *E, int idx, char *out, size_t n) {
 
 /* A variable (name, value at E[idx]) into the array; a table gets a
    reference the client can expand. */
-static void add_variable(dbg *D, lua_State *E, cJSON *arr, const char *name, int idx, int frame) {
+static void add_variable(dbg *D, lua_State *E, cJSON *arr, const char *name, int idx, int frame,
+                         const char *expr) {
   idx = lua_absindex(E, idx);
   char buf[MAX_VALUE + 64];
   describe(E, idx, buf, sizeof buf);
@@ -106,7 +132,8 @@ static void add_variable(dbg *D, lua_State *E, cJSON *arr, const char *name, int
   cJSON_AddStringToObject(v, "name", name);
   cJSON_AddStringToObject(v, "value", buf);
   cJSON_AddStringToObject(v, "type", luaL_typename(E, idx));
-  int ref = lua_type(E, idx) == LUA_TTABLE ? anchor(D, E, idx, frame) : 0;
+  if (expr) cJSON_AddStringToObject(v, "evaluateName", expr);
+  int ref = lua_type(E, idx) == LUA_TTABLE ? anchor(D, E, idx, frame, expr) : 0;
   cJSON_AddNumberToObject(v, "variablesReference", ref);
   if (ref) {
     lua_Unsigned len = lua_rawlen(E, idx);
@@ -367,7 +394,11 @@ void weft_debug_log_point(dbg *D, lua_State *L, const char *fmt) {
     p = close + 1;
   }
   out[o] = 0;
-  weft_debug_output(D, "console", out, o);
+  lua_Debug ar;
+  char path[WEFT_PATH_MAX];
+  int at = lua_getstack(L, 0, &ar) && lua_getinfo(L, "Sl", &ar) && ar.source[0] == '@' &&
+           weft_path_resolve(ar.source + 1, path, sizeof path) == WEFT_OK;
+  weft_debug_output_at(D, "console", out, o, at ? path : NULL, at ? ar.currentline : 0);
 }
 
 static frame_ref *frame_at(dbg *D, cJSON *args, const char *key) {
@@ -454,6 +485,54 @@ static int push_container(dbg *D, var_ref *v) {
   return 1;
 }
 
+/* Whether s is a Lua name (and not a keyword). */
+static int is_name(const char *s) {
+  static const char *const kw[] = {"and", "break", "do", "else", "elseif", "end", "false", "for",
+                                   "function", "goto", "if", "in", "local", "nil", "not", "or",
+                                   "repeat", "return", "then", "true", "until", "while", NULL};
+  if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) return 0;
+  for (const char *p = s; *p; p++)
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+      return 0;
+  for (int i = 0; kw[i]; i++)
+    if (strcmp(s, kw[i]) == 0) return 0;
+  return 1;
+}
+
+/* The expression of the field at key E[k] of the table reached by parent
+   (NULL: none): parent.name, parent["text"] or parent[3]. */
+static const char *field_expr(lua_State *E, const char *parent, int k, char *out, size_t n) {
+  if (!parent) return NULL;
+  int t = lua_type(E, k);
+  if (t == LUA_TSTRING && is_name(lua_tostring(E, k))) {
+    snprintf(out, n, "%s.%s", parent, lua_tostring(E, k));
+  } else if (t == LUA_TSTRING) {
+    char q[300];
+    size_t len;
+    const char *s = lua_tolstring(E, k, &len);
+    quote(s, len, q, sizeof q);
+    snprintf(out, n, "%s[%s]", parent, q);
+  } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
+    lua_pushvalue(E, k);
+    snprintf(out, n, "%s[%s]", parent, t == LUA_TBOOLEAN ? (lua_toboolean(E, k) ? "true" : "false") : lua_tostring(E, -1));
+    lua_pop(E, 1);
+  } else {
+    return NULL;
+  }
+  return out;
+}
+
+/* expr as an expression a field can follow: itself when it is a name or
+   a path of names, else in parentheses. */
+static const char *paren(const char *expr, char *out, size_t n) {
+  int simple = 1;
+  for (const char *p = expr; *p && simple; p++)
+    simple = *p == '_' || *p == '.' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+             (*p >= '0' && *p <= '9');
+  snprintf(out, n, simple ? "%s" : "(%s)", expr);
+  return out;
+}
+
 static int l_variables(lua_State *E) {
   vreq *r = lua_touserdata(E, 1);
   dbg *D = r->D;
@@ -472,20 +551,30 @@ static int l_variables(lua_State *E) {
       if (!WANT()) continue;
       lua_rawgeti(E, t, i + 1);
       lua_rawgeti(E, t, i);
-      add_variable(D, E, arr, lua_tostring(E, -1), -2, v.frame);
+      add_variable(D, E, arr, lua_tostring(E, -1), -2, v.frame, lua_tostring(E, -1));
       lua_pop(E, 2);
     }
     return 0;
   }
   if (!lua_istable(E, t)) return 0;
   lua_Unsigned len = lua_rawlen(E, t);
-  char name[256];
+  char name[256], expr[512];
+  const char *parent = NULL;
+  if (v.kind == V_VALUE) {
+    lua_rawgeti(E, LUA_REGISTRYINDEX, D->ref_anchors);
+    lua_rawgeti(E, -1, -v.anchor);
+    lua_remove(E, -2);
+    parent = lua_tostring(E, -1); /* kept on the stack below t's keys */
+  }
   if (!filter || strcmp(filter, "indexed") == 0)
     for (lua_Unsigned i = 1; i <= len; i++) {
       if (!WANT()) continue;
+      lua_pushinteger(E, (lua_Integer)i);
+      const char *ex = field_expr(E, parent, -1, expr, sizeof expr);
       lua_rawgeti(E, t, (lua_Integer)i);
       snprintf(name, sizeof name, "[%llu]", (unsigned long long)i);
-      add_variable(D, E, arr, name, -1, v.frame);
+      add_variable(D, E, arr, name, -1, v.frame, ex);
+      lua_pop(E, 1);
       lua_pop(E, 1);
     }
   if (!filter || strcmp(filter, "named") == 0) {
@@ -499,7 +588,10 @@ static int l_variables(lua_State *E) {
       }
       if (WANT()) {
         key_name(E, -2, name, sizeof name);
-        add_variable(D, E, arr, name, -1, v.frame);
+        add_variable(D, E, arr, name, -1, v.frame,
+                     v.kind == V_GLOBALS ? (is_name(lua_tostring(E, -2)) && lua_type(E, -2) == LUA_TSTRING
+                                                ? lua_tostring(E, -2) : NULL)
+                                         : field_expr(E, parent, -2, expr, sizeof expr));
       }
       lua_pop(E, 1);
     }
@@ -567,7 +659,7 @@ static int l_evaluate(lua_State *E) {
   }
   luaL_pushresult(&b);
   cJSON_AddStringToObject(r->body, "result", lua_tostring(E, -1));
-  int ref = top >= first && lua_type(E, first) == LUA_TTABLE ? anchor(D, E, first, frame) : 0;
+  int ref = top >= first && lua_type(E, first) == LUA_TTABLE ? anchor(D, E, first, frame, paren(expr, buf, sizeof buf)) : 0;
   cJSON_AddNumberToObject(r->body, "variablesReference", ref);
   if (top >= first) cJSON_AddStringToObject(r->body, "type", luaL_typename(E, first));
   return 0;
@@ -632,7 +724,7 @@ static int l_set_variable(lua_State *E) {
   cJSON_AddStringToObject(r->body, "value", buf);
   cJSON_AddStringToObject(r->body, "type", luaL_typename(E, val));
   cJSON_AddNumberToObject(r->body, "variablesReference",
-                          lua_type(E, val) == LUA_TTABLE ? anchor(D, E, val, v.frame) : 0);
+                          lua_type(E, val) == LUA_TTABLE ? anchor(D, E, val, v.frame, NULL) : 0);
   return 0;
 }
 

@@ -1,11 +1,12 @@
 /* Introspection: weft.tasks(), a snapshot of every live task (name, who,
    group, status, what it waits on, where it is suspended, its spawn
-   site, its resumes), for overlays, inspectors and debuggers. */
+   site, its resumes, its script time), for overlays, inspectors and debuggers. */
 #include <stdio.h>
 #include <string.h>
 
 #include "inspect.h"
 #include "chunks.h"
+#include "cost.h"
 #include "group.h"
 #include "report.h"
 #include "sites.h"
@@ -81,6 +82,14 @@ int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
   lua_setfield(L, -2, "spawned");
   lua_pushinteger(L, weft_task_resumes(W->S, id));
   lua_setfield(L, -2, "resumes");
+  double ms[3];
+  weft_cost_of(W, id, &ms[0], &ms[1], &ms[2]);
+  lua_pushnumber(L, ms[0]);
+  lua_setfield(L, -2, "ms"); /* script time in the last frame */
+  lua_pushnumber(L, ms[1]);
+  lua_setfield(L, -2, "avg_ms");
+  lua_pushnumber(L, ms[2]);
+  lua_setfield(L, -2, "worst_ms");
   lua_remove(L, h);
   return 1;
 }

@@ -90,6 +90,8 @@ struct weft_state {
   int32_t task_limit; /* a task's budget (weft_budget_setup): instructions, 0: off... */
   uint32_t task_us;   /* ...and watched, its time in microseconds, 0: counted */
   weft_watchdog wd;
+  weft_costs cost;             /* every task's script time (cost.c) */
+  struct weft_profile *prof;   /* a profile being taken (profile.c), NULL: none */
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */
   weft_spawning spawning[MAX_RUN_DEPTH + 1]; /* by run_depth when spawned */

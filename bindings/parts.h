@@ -62,8 +62,28 @@ typedef struct weft_watchdog {
   uint32_t tick_us;
   uint8_t on;   /* the thread runs */
   uint8_t quit; /* ...and is asked to stop (under mu) */
-  uint8_t wake; /* ...and to end its nap: a step started (under mu) */
+  uint8_t wake; /* ...and to end its nap: a step or a stretch started (under mu) */
+  _Atomic uint64_t clock_us; /* the scripts thread's processor time at its last tick (cost.h) */
+  weft_cpu_clock cpu;        /* ...that thread's processor-time clock */
+  atomic_int sample;         /* a profile is on: hook the running thread each tick */
+  atomic_int want_sample;    /* ...a sample is asked of the next count hook */
 } weft_watchdog;
+
+/* ---- cost.c: every task's script time ---- */
+
+typedef struct weft_costs {
+  uint64_t inner;       /* time charged so far to resumes inside the one running */
+  int slow_way;         /* resumes take cost.c's slow way: a profile, or no watchdog */
+  uint32_t frame;       /* frames begun */
+  uint32_t slow_us;     /* a task's time in one frame that warns (0: never) */
+  uint64_t frame_us;    /* every task's time in the frame so far */
+  uint64_t last_us;     /* ...in the last whole frame */
+  weft_side recs;       /* weft_cost_rec by task slot index */
+  weft_id slow[8];      /* tasks over slow_us this frame, to warn of at its end... */
+  uint32_t slow_frame[8]; /* ...the frame they went over in */
+  uint32_t slow_site[8];  /* ...their spawn sites (sites.c), for those gone by then */
+  int nslow;
+} weft_costs;
 
 /* ---- reload.c: modules and hot reload ---- */
 

@@ -11,6 +11,7 @@
 #include "api.h"
 #include "budget.h"
 #include "chunks.h"
+#include "cost.h"
 #include "debug.h"
 #include "finalize.h"
 #include "scriptio.h"
@@ -154,6 +155,9 @@ weft_state *weft_open(const weft_desc *desc) {
   if (!W->desc.frame_time_budget_us) W->desc.frame_time_budget_us = 8000;
   if (!W->desc.max_overruns) W->desc.max_overruns = 3;
   if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
+  if (!W->desc.slow_task_us) W->desc.slow_task_us = 4000;
+  W->cost.slow_us = W->desc.slow_task_us == UINT32_MAX ? 0 : W->desc.slow_task_us;
+  W->cost.recs.elem_size = sizeof(weft_cost_rec);
   W->mem.limit = W->desc.memory_limit;
   W->root = weft_mem_strdup(W, W->desc.scripts_root ? W->desc.scripts_root : "scripts");
   W->desc.scripts_root = W->root;
@@ -184,6 +188,7 @@ weft_state *weft_open(const weft_desc *desc) {
                 W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_watchdog_start(W) == 0;
   weft_budget_setup(W);
   if (W->watching && W->wd.frame_us) weft_sched_set_time_flag(W->S, &W->wd.frame_over);
+  W->cost.slow_way = !W->watching;
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
@@ -204,6 +209,7 @@ int weft_close(weft_state *W) {
   if (busy(W)) return WEFT_EBUSY;
   int leaked = 0;
   weft_debug_free(W);
+  weft_profile_free(W);
   if (W->S && W->L) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
     for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
@@ -224,6 +230,7 @@ int weft_close(weft_state *W) {
   if (W->sync) leaked += weft_sync_destroy(W->sync);
   W->sync = NULL;
   weft_side_free(&W->cold, weft_host_alloc, W);
+  weft_side_free(&W->cost.recs, weft_host_alloc, W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */
   weft_mem_close_reserve(W);
@@ -265,6 +272,7 @@ static int l_run_frame(lua_State *L) {
 }
 
 static int step(weft_state *W, double dt) {
+  weft_cost_frame(W);
   if (W->tape) dt = weft_tape_step_begin(W, dt);
   weft_poll_reload(W); /* commits happen before the frame's clocks move */
   int rc = weft_sched_advance(W->S, dt);
@@ -279,6 +287,7 @@ static int step(weft_state *W, double dt) {
   }
   weft_flush_warnings(W);
   weft_mem_reclaim(W, RECLAIM_US);
+  weft_cost_frame_end(W);
   if (W->tape) weft_tape_step_end(W);
   return WEFT_OK;
 }
@@ -296,6 +305,13 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->tasks = weft_sched_task_count(W->S);
   out->errors = W->errors;
   out->jobs_pending = weft_jobs_waiting(W);
+  out->script_ms = W->cost.last_us / 1000.0;
+}
+
+int weft_get_task_cost(weft_state *W, weft_task task, weft_task_cost *out) {
+  if (!W || !out) return WEFT_EINVAL;
+  if (!weft_cost_of(W, task.id, &out->frame_ms, &out->avg_ms, &out->worst_ms)) return WEFT_ESTALE;
+  return WEFT_OK;
 }
 
 void weft_push_api(weft_state *W) { lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_api); }

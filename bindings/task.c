@@ -7,6 +7,7 @@
 #include "task.h"
 #include "budget.h"
 #include "chunks.h"
+#include "cost.h"
 #include "group.h"
 #include "report.h"
 #include "sites.h"
@@ -496,7 +497,10 @@ static inline void resume_task(weft_state *W, weft_id id, ltask *lt) {
     lt->hooked = 1;
   }
   int nres = 0;
+  weft_cost_mark cost;
+  weft_cost_begin(W, &cost);
   int st = lua_resume(co, saved.curL, nargs, &nres);
+  weft_cost_end(W, id, &cost);
   run_leave(W, &saved);
   /* Suspended in wait's fast path: alive (a running task is never freed
      under its own resume) and nothing to do. */
@@ -602,6 +606,7 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   lua_xmove(L, co, nargs + 1);
   lt->co = co;
   W->spawned++;
+  weft_cost_new_task(W, id);
   *out = lt;
   return id;
 }

@@ -20,6 +20,7 @@
    second); a stretch or a step starting during a nap wakes it. */
 #include "watchdog.h"
 #include "budget.h"
+#include "cost.h"
 
 #define IDLE_TICKS 64    /* ticks with nothing running before it naps */
 #define NAP_US 100000    /* how long a nap is */
@@ -58,12 +59,22 @@ static void watch(void *ud) {
     if (nap && (atomic_load_explicit(&D->frame_at, memory_order_seq_cst) ||
                 atomic_load_explicit(&D->limit_us, memory_order_seq_cst)))
       nap = 0;
-    int go = pause_for(D, nap ? NAP_US : D->tick_us);
+    if (nap) atomic_store_explicit(&D->clock_us, 0, memory_order_relaxed); /* still: read it yourself */
+    uint32_t tick = atomic_load_explicit(&D->sample, memory_order_relaxed) && D->tick_us > PROFILE_TICK_US
+                        ? PROFILE_TICK_US /* a profile samples finer */
+                        : D->tick_us;
+    int go = pause_for(D, nap ? NAP_US : tick);
     atomic_store_explicit(&D->napping, 0, memory_order_relaxed);
     if (!go) break;
     uint32_t limit = atomic_load_explicit(&D->limit_us, memory_order_acquire);
     uint32_t gen = atomic_load_explicit(&D->gen, memory_order_acquire);
     uint64_t t = now_us();
+    atomic_store_explicit(&D->clock_us, weft_cpu_clock_ns(&D->cpu) / 1000u,
+                          memory_order_relaxed); /* the cost clock (cost.h) */
+    if (limit && atomic_load_explicit(&D->sample, memory_order_relaxed)) {
+      atomic_store_explicit(&D->want_sample, 1, memory_order_relaxed);
+      weft_budget_interrupt(W, 0);
+    }
     uint64_t at = atomic_load_explicit(&D->frame_at, memory_order_acquire);
     if (at && t + 1 - at >= D->frame_us) atomic_store_explicit(&D->frame_over, 1, memory_order_relaxed);
     if (!limit && !at) {
@@ -108,20 +119,29 @@ int weft_watchdog_start(weft_state *W) {
   D->tick_us = (uint32_t)(W->desc.time_budget_us / 2);
   uint32_t ft = W->desc.frame_time_budget_us;
   if (ft && ft != WEFT_BUDGET_OFF && ft / 2 < D->tick_us) D->tick_us = ft / 2;
+  if (D->tick_us > COST_TICK_US) D->tick_us = COST_TICK_US; /* the cost clock's resolution */
   if (D->tick_us < MIN_TICK_US) D->tick_us = MIN_TICK_US;
+  if (weft_cpu_clock_self(&D->cpu) != WEFT_OK) return -1;
+  atomic_store(&D->clock_us, weft_thread_cpu_ns() / 1000u);
+  atomic_store(&D->napping, 0);
   D->quit = 0;
   D->wake = 0;
   atomic_store(&D->fire, 0);
   atomic_store(&D->poking, 0);
   atomic_store(&D->run, W->bud.run);
-  if (weft_cond_init(&D->cv) != WEFT_OK) return -1;
+  if (weft_cond_init(&D->cv) != WEFT_OK) {
+    weft_cpu_clock_close(&D->cpu);
+    return -1;
+  }
   if (weft_mutex_init(&D->mu) != WEFT_OK) {
     weft_cond_destroy(&D->cv);
+    weft_cpu_clock_close(&D->cpu);
     return -1;
   }
   if (weft_thread_start(&D->thread, watch, W, STACK) != WEFT_OK) {
     weft_mutex_destroy(&D->mu);
     weft_cond_destroy(&D->cv);
+    weft_cpu_clock_close(&D->cpu);
     return -1;
   }
   D->on = 1;
@@ -137,6 +157,7 @@ void weft_watchdog_stop(weft_state *W) {
   weft_mutex_unlock(&D->mu);
   /* A hook it set is in place before the join returns; none comes after. */
   weft_thread_join(&D->thread);
+  weft_cpu_clock_close(&D->cpu);
   weft_mutex_destroy(&D->mu);
   weft_cond_destroy(&D->cv);
   D->on = 0;

@@ -67,7 +67,8 @@ enum { WEFT_LOG_PANIC = 0, WEFT_LOG_ERROR = 1, WEFT_LOG_WARN = 2, WEFT_LOG_INFO 
   X(PRELUDE_FAILED, "the script environment could not be built")                                  \
   X(SCRIPT_SKIPPED, "a file under the scripts root is not a regular file or too large")           \
   X(WATCH_FAILED, "the scripts root cannot be watched")                                           \
-  X(DEBUG, "the debugger's transport: a client came, went or misbehaved")
+  X(DEBUG, "the debugger's transport: a client came, went or misbehaved")                         \
+  X(SLOW_TASK, "a task took more script time in one frame than desc.slow_task_us (once a task)")
 
 enum {
 #define WEFT_LOG_ENUM(name, what) WEFT_LOG_##name,
@@ -153,6 +154,10 @@ typedef struct weft_desc {
      fail (Lua's and the host's), for allocation-failure sweeps. */
   int (*fail_alloc)(void *user, size_t nsize);
   void *user; /* passed to log, report and fail_alloc */
+  /* Script time one task may take in one frame before a SLOW_TASK
+     warning (one per task, naming it and its spawn site); 0: 4,000;
+     UINT32_MAX: never. */
+  uint32_t slow_task_us;
 } weft_desc;
 
 /* Creates a state: a Lua state with the script environment, a scheduler
@@ -376,11 +381,31 @@ typedef struct weft_stats {
   uint32_t tasks;        /* live tasks */
   uint32_t errors;       /* error reports made */
   uint32_t jobs_pending; /* jobs submitted and not yet delivered */
+  double script_ms;      /* every task's script time in the last whole frame */
 } weft_stats;
 
 /* Counters for benchmarks and overlays: a steady frame leaves allocs and
    alloc_bytes unchanged. */
 WEFT_API void weft_get_stats(const weft_state *W, weft_stats *out);
+
+/* What one task's script costs, always measured (every resume's time is
+   charged to its task, to about a quarter of a millisecond per resume and
+   right on average): the last frame (0 when it did not run in it), a
+   moving average over about the last 30 frames, the worst frame. */
+typedef struct weft_task_cost {
+  double frame_ms, avg_ms, worst_ms;
+} weft_task_cost;
+/* The costs of a task: WEFT_OK, or WEFT_ESTALE when it is not live or
+   never ran (out is zeroed). */
+WEFT_API int weft_get_task_cost(weft_state *W, weft_task task, weft_task_cost *out);
+/* Starts a profile written to path when it stops: Chrome's Trace Event
+   JSON (Perfetto, chrome://tracing) at path, and speedscope's JSON (a
+   flame graph per task) beside it (path with .json replaced by
+   .speedscope.json). WEFT_ESTATE when one is on already, WEFT_ENOMEM. */
+WEFT_API int weft_profile_start(weft_state *W, const char *path);
+/* Stops the profile and writes it: WEFT_OK, WEFT_EIO when a file could
+   not be written, WEFT_ESTATE when none is on. */
+WEFT_API int weft_profile_stop(weft_state *W);
 
 
 /* ---- hot reload ---- */

@@ -76,6 +76,7 @@ typedef struct config {
   int realtime, watch, dump, verify, list;
   const char *record, *replay; /* recording files */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
+  const char *profile;         /* --profile OUT: the profile's file, NULL: none */
   weft_desc d;
 } config;
 
@@ -141,6 +142,7 @@ static const char *set_debug(config *c, const char *v) {
     return "a port from 0 to 65535 (0: any free port)";
   return c->debug = (int)port + 1, NULL;
 }
+static const char *set_profile(config *c, const char *v) { return c->profile = v, NULL; }
 static const char *set_list(config *c, const char *v) { return (void)v, c->list = 1, NULL; }
 static const char *set_inline(config *c, const char *v) {
   return (void)v, c->d.job_threads = WEFT_JOBS_INLINE, NULL;
@@ -167,6 +169,8 @@ static const option options[] = {
     {"--list", NULL, TEST, "print each case as file:line: name, without running it", set_list},
     {"--debug", "PORT", RUN, "serve a debugger (DAP) on 127.0.0.1:PORT; run once it attaches",
      set_debug},
+    {"--profile", "OUT", RUN, "write a profile: OUT (Chrome trace), OUT's .speedscope.json",
+     set_profile},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -394,7 +398,15 @@ static int cmd_run(int argc, char **argv) {
     weft_close(W);
     return 1;
   }
+  if (c.profile && weft_profile_start(W, c.profile) != WEFT_OK) {
+    fprintf(stderr, "weft: --profile: cannot start a profile\n");
+    c.profile = NULL;
+  }
   int rc = run_frames(W, task, &c);
+  if (c.profile && weft_profile_stop(W) != WEFT_OK) {
+    fprintf(stderr, "weft: cannot write the profile %s\n", c.profile);
+    rc = 1;
+  }
   if (rc == 1 && weft_task_result(W, task) == WEFT_CANCELLED)
     fprintf(stderr, "weft: %s was cancelled\n", file);
   char diff[400];
@@ -671,6 +683,7 @@ static int cmd_test(int argc, char **argv) {
   mialloc_use(&base);
   base.scripts_root = root;
   base.time_budget_us = WEFT_BUDGET_COUNTED; /* a case stops where it stopped last time */
+  base.slow_task_us = UINT32_MAX;            /* cases are no game's frames */
   set_limits(&c, &base);
   for (int i = 0; i < npos; i++) {
     struct stat st;

@@ -113,12 +113,19 @@ static int l_hold(lua_State *L) {
 
 /* errors() -> list of {message =, trace =, repeats =, who =, module =}
    shown by the error overlay, oldest first (who: the entity or task the
-   report names first; module: the one whose file raised it). */
+   report names first; module: the one whose file raised it). errors(true)
+   lists the panel's warnings (slow tasks) too, with warning = true. */
 static int l_errors(lua_State *L) {
   game *g = G(L);
+  int warnings = lua_toboolean(L, 1), n = 0;
   lua_createtable(L, g->ov.nerrors, 0);
   for (int i = 0; i < g->ov.nerrors; i++) {
+    if (g->ov.errors[i].warning && !warnings) continue;
     lua_createtable(L, 0, 3);
+    if (g->ov.errors[i].warning) {
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, "warning");
+    }
     lua_pushstring(L, g->ov.errors[i].msg);
     lua_setfield(L, -2, "message");
     lua_pushstring(L, g->ov.errors[i].trace);
@@ -133,7 +140,7 @@ static int l_errors(lua_State *L) {
       lua_pushstring(L, g->ov.errors[i].module);
       lua_setfield(L, -2, "module");
     }
-    lua_rawseti(L, -2, i + 1);
+    lua_rawseti(L, -2, ++n);
   }
   return 1;
 }
@@ -512,6 +519,14 @@ static int view_key(game *g, SDL_Scancode sc) {
     return 1;
   case SDL_SCANCODE_F4:
     g->ov.nerrors = 0;
+    return 1;
+  case SDL_SCANCODE_F3: /* a profile: start, or stop and write it */
+    if (weft_profile_start(g->W, g->run.profile_path) == WEFT_ESTATE &&
+        weft_profile_stop(g->W) == WEFT_OK)
+      snprintf(g->ov.toast, sizeof g->ov.toast, "profile written to %.160s", g->run.profile_path);
+    else
+      snprintf(g->ov.toast, sizeof g->ov.toast, "profiling (F3 again: stop and write)");
+    g->ov.toast_at = g->run.realtime;
     return 1;
   case SDL_SCANCODE_PAGEDOWN: /* the inspector's list; drawing clamps it */
   case SDL_SCANCODE_PAGEUP:

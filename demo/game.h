@@ -49,6 +49,7 @@ typedef struct error_note {
   int was_broken;   /* its file was listed by weft.reload_errors() */
   double at;        /* realtime seconds when reported */
   int repeats;      /* same message reported again */
+  int warning;      /* a warning (a slow task), not an error */
 } error_note;
 
 typedef struct key_hold {
@@ -121,6 +122,9 @@ typedef struct game {
     int nerrors;
     uint32_t errors_total;
     float frame_ms[GRAPH_N], script_ms[GRAPH_N];
+    float top_ms[GRAPH_N][3];     /* the three costliest tasks of each frame (F2)... */
+    uint32_t top_hue[GRAPH_N][3]; /* ...each coloured by a hash of its name */
+    char top_name[3][48];         /* ...the last frame's, for the legend */
     int graph_i;
     struct {
       const char *name; /* static: "errors", "tasks", "dialogue", ... */
@@ -145,6 +149,7 @@ typedef struct game {
     char beat_wanted[MODULE_LEN];
     char beat[MODULE_LEN];    /* the last beat() passed, "" none */
     char shot_path[PATH_LEN]; /* screenshot requested by F12, "" none */
+    char profile_path[PATH_LEN]; /* where F3's profile goes */
     char root[PATH_LEN];      /* directory holding scripts/ and assets/ */
     char scripts_dir[DIR_LEN], assets_dir[DIR_LEN];
   } run;

@@ -48,6 +48,7 @@ typedef struct options {
   long go_to;                  /* --replay: run to this frame, then pause; -1 none */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
   const char *play;            /* --play: the cinematic played once the level is loaded */
+  const char *profile;         /* --profile OUT: a profile of the whole run, NULL: none */
   const char *beat;            /* --beat: run unseen up to this beat of it */
   uint32_t frame_us;           /* --frame-budget: weft_desc.frame_time_budget_us; 0: default */
 } options;
@@ -105,6 +106,7 @@ static const char *set_beat(options *o, const char *v) {
 static const char *set_watch(options *o, const char *v) { return (void)v, o->watch = 1, NULL; }
 static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
 
+static const char *set_profile(options *o, const char *v) { return o->profile = v, NULL; }
 static const char *set_debug(options *o, const char *v) {
   char *end;
   errno = 0;
@@ -142,6 +144,8 @@ static const option table[] = {
     {"--debug", "PORT", "serve a debugger (DAP) on 127.0.0.1:PORT; attach any time", set_debug},
     {"--frame-budget", "T", "the time all tasks may take a frame (default 8ms), or off",
      set_frame_budget},
+    {"--profile", "OUT", "profile the run into OUT (Chrome trace) and OUT's .speedscope.json",
+     set_profile},
 };
 #define NOPTIONS (sizeof table / sizeof table[0])
 
@@ -235,6 +239,21 @@ static void on_log(void *user, const char *line, size_t len) {
   (void)user;
   printf("%s\n", line);
   fflush(stdout);
+}
+
+/* What weft says: on stderr, and a slow task in the panel too. */
+static const char *test_script; /* --script FILE: its own task draws screenshots, slowly */
+
+static void on_logger(void *user, const char *tag, uint32_t severity, uint32_t id, const char *msg,
+                      const char *file, uint32_t line) {
+  (void)tag, (void)severity, (void)file, (void)line;
+  fprintf(stderr, "weft: %s\n", msg);
+  if (id == WEFT_LOG_SLOW_TASK &&
+      !(test_script && strncmp(msg, test_script, strlen(test_script)) == 0)) {
+    char note[300];
+    snprintf(note, sizeof note, "slow: %s", msg);
+    overlay_warning(user, note);
+  }
 }
 
 static void on_report(void *user, const char *msg, const char *trace) {
@@ -365,6 +384,8 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   d.report = on_report;
   d.user = g;
   d.frame_time_budget_us = o->frame_us;
+  d.logger = on_logger;
+  d.logger_ud = g;
   if (T) weft_tape_desc(T, &d);
   g->W = weft_open(&d);
   if (!g->W)
@@ -643,6 +664,11 @@ int main(int argc, char **argv) {
     replay_meta_free(&meta);
     return 1;
   }
+  test_script = o.script;
+  if (o.profile && weft_profile_start(g->W, o.profile) != WEFT_OK)
+    fprintf(stderr, "weft-demo: --profile: cannot start a profile\n");
+  snprintf(g->run.profile_path, sizeof g->run.profile_path, "%s",
+           o.profile ? o.profile : "weft-demo-profile.json");
   weft_task boot = {0}, test = {0};
   const char *err;
   char path[FILE_LEN];
@@ -664,6 +690,7 @@ int main(int argc, char **argv) {
   }
   if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)
     fprintf(stderr, "weft-demo: cannot write %s\n", o.record), rc = 1;
+  if (weft_profile_stop(g->W) == WEFT_OK) fprintf(stderr, "weft-demo: profile written to %s\n", g->run.profile_path);
   weft_debug_exit(g->W, rc);
   if (boot.id) weft_release(g->W, boot);
   if (test.id) weft_release(g->W, test);

@@ -2,6 +2,7 @@
 #include "overlay.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -63,11 +64,20 @@ void overlay_error(game *g, const char *msg, const char *trace) {
   e->repeats = 0;
   e->epoch = epoch;
   e->was_broken = 0;
+  e->warning = 0;
   parse_note(g, e);
   int idx = e->who[0] ? world_find(&g->w, e->who) : -1;
   entity *ent = idx >= 0 ? world_ent(&g->w, idx) : NULL;
   if (ent) ent->script_error = 1;
   g->ov.errors_total++;
+}
+
+void overlay_warning(game *g, const char *msg) {
+  overlay_error(g, msg, NULL);
+  g->ov.errors[g->ov.nerrors - 1].warning = 1;
+  error_note w = g->ov.errors[g->ov.nerrors - 1];
+  memmove(g->ov.errors + 1, g->ov.errors, sizeof g->ov.errors[0] * (size_t)(g->ov.nerrors - 1));
+  g->ov.errors[0] = w;
 }
 
 static void drop_note(game *g, int i) {
@@ -95,10 +105,73 @@ void overlay_errors_unbroken(game *g, const char *const *broken, int nbroken) {
   }
 }
 
+static uint32_t hash_name(const char *s) {
+  uint32_t h = 2166136261u;
+  while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
+  return h ? h : 1;
+}
+
+/* The name a task goes by in the overlays: who, else its name. */
+static const char *task_label(lua_State *L, int t) {
+  lua_getfield(L, t, "who");
+  if (!lua_isstring(L, -1)) {
+    lua_pop(L, 1);
+    lua_getfield(L, t, "name");
+  }
+  const char *s = lua_tostring(L, -1);
+  lua_pop(L, 1); /* the task table holds the string */
+  return s ? s : "?";
+}
+
+/* F2's shares: the three tasks that cost the most in frame k (weft.tasks
+   is asked only while the graph shows). */
+static void record_top(game *g, int k) {
+  memset(g->ov.top_ms[k], 0, sizeof g->ov.top_ms[k]);
+  memset(g->ov.top_hue[k], 0, sizeof g->ov.top_hue[k]);
+  if (!g->modes.show_graph) return;
+  lua_State *L = weft_lua(g->W);
+  int top = lua_gettop(L);
+  weft_push_api(g->W);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "tasks");
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK) return (void)lua_settop(L, top);
+  int list = lua_gettop(L), n = (int)luaL_len(L, list), best[3] = {0, 0, 0};
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, list, i);
+    lua_getfield(L, -1, "ms");
+    float ms = (float)lua_tonumber(L, -1);
+    lua_pop(L, 2);
+    for (int j = 0; j < 3; j++)
+      if (ms > g->ov.top_ms[k][j]) {
+        for (int m = 2; m > j; m--) g->ov.top_ms[k][m] = g->ov.top_ms[k][m - 1], best[m] = best[m - 1];
+        g->ov.top_ms[k][j] = ms, best[j] = i;
+        break;
+      }
+  }
+  for (int j = 0; j < 3; j++) {
+    g->ov.top_name[j][0] = 0;
+    if (!best[j]) continue;
+    lua_rawgeti(L, list, best[j]);
+    const char *name = task_label(L, lua_gettop(L));
+    snprintf(g->ov.top_name[j], sizeof g->ov.top_name[j], "%s", name);
+    g->ov.top_hue[k][j] = hash_name(name);
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+}
+
 void overlay_record(game *g, float frame_ms, float script_ms) {
   g->ov.frame_ms[g->ov.graph_i] = frame_ms;
   g->ov.script_ms[g->ov.graph_i] = script_ms;
+  record_top(g, g->ov.graph_i);
   g->ov.graph_i = (g->ov.graph_i + 1) % GRAPH_N;
+}
+
+/* A bright colour for a task's hash (its name's). */
+static SDL_Color hue_color(uint32_t h) {
+  static const SDL_Color pal[] = {{240, 120, 90, 255},  {250, 200, 80, 255}, {120, 180, 250, 255},
+                                  {210, 130, 240, 255}, {90, 220, 210, 255}, {250, 150, 190, 255}};
+  return pal[h % (sizeof pal / sizeof pal[0])];
 }
 
 void overlay_add_draw(game *g, float draw_ms) {
@@ -297,6 +370,7 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
    "ai/patrol.lua:12"). The task's table is on top of L. */
 typedef struct task_row {
   char v[5][160];
+  double ms; /* its script time a frame, on average */
 } task_row;
 
 static void read_row(lua_State *L, task_row *t) {
@@ -310,6 +384,41 @@ static void read_row(lua_State *L, task_row *t) {
     snprintf(t->v[k], sizeof t->v[k], "%s", s ? s : "-");
     lua_pop(L, 1);
   }
+  lua_getfield(L, -1, "avg_ms");
+  t->ms = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+}
+
+typedef struct cost_entry {
+  int index;
+  float avg;
+} cost_entry;
+
+static int by_cost(const void *a, const void *b) {
+  const cost_entry *x = a, *y = b;
+  if (x->avg != y->avg) return x->avg < y->avg ? 1 : -1;
+  return x->index - y->index;
+}
+
+/* Replaces the list at L[list] by the same tasks, the costliest first
+   (their moving average), ties as listed. */
+static void sort_by_cost(lua_State *L, int list, int n) {
+  lua_createtable(L, n, 0);
+  int order = lua_gettop(L);
+  cost_entry *by = lua_newuserdatauv(L, sizeof *by * (size_t)(n ? n : 1), 0);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, list, i);
+    lua_getfield(L, -1, "avg_ms");
+    by[i - 1] = (cost_entry){i, (float)lua_tonumber(L, -1)};
+    lua_pop(L, 2);
+  }
+  qsort(by, (size_t)n, sizeof *by, by_cost);
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, list, by[i - 1].index);
+    lua_rawseti(L, order, i);
+  }
+  lua_pop(L, 1);
+  lua_replace(L, list);
 }
 
 /* F1 inside area: one line per live task from weft.tasks(), who first
@@ -328,6 +437,7 @@ static void draw_tasks(game *g, SDL_Rect area) {
     return;
   }
   int n = (int)luaL_len(L, -1), list = lua_gettop(L);
+  sort_by_cost(L, list, n);
   int lh = font_height(g->video.f_mono);
   int rows = (area.h - (mh ? mh + GAP : 0) - 44) / lh - 1; /* task lines below the header */
   if (rows < 2) rows = 2;
@@ -364,16 +474,16 @@ static void draw_tasks(game *g, SDL_Rect area) {
     if (b > ctask) ctask = b;
   }
   int cw = font_width(g->video.f_mono, "M");
-  int chars = cw ? (r.w - 24) / cw : 80, cst = 9;
-  int names = chars - cst - 4 - 16 - 18; /* waiting on and suspended at keep 16 and 18 */
+  int chars = cw ? (r.w - 24) / cw : 80, cst = 9, cms = 6; /* ms: a frame's, on average */
+  int names = chars - cst - cms - 5 - 13 - 14; /* waiting on and suspended at keep 13 and 14 */
   if (cwho > names / 2 && cwho + ctask > names) cwho = names / 2 > 8 ? names / 2 : 8;
   if (ctask > names - cwho) ctask = names - cwho > 8 ? names - cwho : 8;
-  int rest = chars - cwho - ctask - cst - 4;
+  int rest = chars - cwho - ctask - cst - cms - 5;
   int cwait = rest / 2, cwhere = rest - cwait;
   int y = r.y + 36;
   char line[512];
-  snprintf(line, sizeof line, "%-*s %-*s %-*s %-*s %s", cwho, "who", ctask, "task", cst - 1,
-           "status", cwait, "waiting on", "suspended at");
+  snprintf(line, sizeof line, "%-*s %-*s %*s %-*s %-*s %s", cwho, "who", ctask, "task", cms, "ms",
+           cst - 1, "status", cwait, "waiting on", "suspended at");
   font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
   y += lh;
   g->ov.ntask_lines = 0;
@@ -386,8 +496,10 @@ static void draw_tasks(game *g, SDL_Rect area) {
     const char *where = t->v[4]; /* too long: the file's name and line are enough */
     if ((int)strlen(where) > cwhere && strrchr(where, '/')) where = strrchr(where, '/') + 1;
     fit_left(at, sizeof at, where, cwhere);
-    snprintf(line, sizeof line, "%-*s %-*s %-*.*s %-*s %s", cwho, who, ctask, task, cst - 1,
-             cst - 1, t->v[2], cwait, wait_on, at);
+    char ms[16];
+    snprintf(ms, sizeof ms, t->ms >= 0.05 ? "%.1f" : "", t->ms);
+    snprintf(line, sizeof line, "%-*s %-*s %*s %-*.*s %-*s %s", cwho, who, ctask, task, cms, ms,
+             cst - 1, cst - 1, t->v[2], cwait, wait_on, at);
     SDL_Color c = strcmp(t->v[2], "running") == 0 ? (SDL_Color){140, 255, 160, 255}
                                                   : (SDL_Color){220, 226, 240, 255};
     font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, c);
@@ -428,6 +540,24 @@ static void draw_graph(game *g, int x, int y) {
     SDL_SetRenderDrawColor(g->video.r, 110, 230, 130, 255);
     SDL_Rect b = {bx + i * 2, by - hs, 2, hs};
     SDL_RenderFillRect(g->video.r, &b);
+    int base = by; /* the costliest tasks' shares, stacked from the bottom of the script bar */
+    for (int j = 0; j < 3 && g->ov.top_hue[k][j]; j++) {
+      int ht = (int)(g->ov.top_ms[k][j] * scale + 0.5f);
+      if (ht > base - (by - hs)) ht = base - (by - hs);
+      if (ht <= 0) continue;
+      SDL_Color c = hue_color(g->ov.top_hue[k][j]);
+      SDL_SetRenderDrawColor(g->video.r, c.r, c.g, c.b, 255);
+      SDL_Rect t = {bx + i * 2, base - ht, 2, ht};
+      SDL_RenderFillRect(g->video.r, &t);
+      base -= ht;
+    }
+  }
+  int last = (g->ov.graph_i + GRAPH_N - 1) % GRAPH_N, lx = r.x + 10;
+  for (int j = 0; j < 3 && g->ov.top_hue[last][j]; j++) { /* the legend: the last frame's */
+    char s[96];
+    snprintf(s, sizeof s, "%s %.1f", g->ov.top_name[j], g->ov.top_ms[last][j]);
+    font_draw(g->video.f_small, g->video.r, s, lx, r.y + 46, hue_color(g->ov.top_hue[last][j]));
+    lx += font_width(g->video.f_small, s) + 12;
   }
   if (16.7f < top) {
     SDL_SetRenderDrawColor(g->video.r, 230, 190, 90, 200);

@@ -10,6 +10,9 @@
    "who: " prefix; that entity gets a marker in the world), the module
    whose file raised it and the reload count it belongs to. */
 void overlay_error(game *g, const char *msg, const char *trace);
+/* A warning line (a slow task) in the same panel, listed before the
+   errors: the newest error stays the last. */
+void overlay_warning(game *g, const char *msg);
 /* Drops the reports a clean reload answered: those of `module` from
    before reload `epoch` (module NULL: the ones whose file was broken and
    is not in `broken`, a list of module names, any more). */

@@ -79,6 +79,20 @@ void weft_once_run(weft_once *o, void (*fn)(void));
 int weft_cpu_count(void);
 /* Nanoseconds on a monotonic clock with an arbitrary origin. */
 uint64_t weft_clock_ns(void);
+/* weft_clock_ns's clock as the system last ticked it: a few nanoseconds
+   to read, a few milliseconds coarse. */
+uint64_t weft_clock_coarse_ns(void);
+/* Nanoseconds of processor time the calling thread has used (a system
+   call: about a microsecond). */
+uint64_t weft_thread_cpu_ns(void);
+/* The calling thread's processor-time clock, readable from any thread
+   (weft_cpu_clock_ns) until weft_cpu_clock_close. WEFT_EIO: none. */
+typedef struct weft_cpu_clock {
+  weft_plat_store os;
+} weft_cpu_clock;
+int weft_cpu_clock_self(weft_cpu_clock *c);
+uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c);
+void weft_cpu_clock_close(weft_cpu_clock *c);
 
 /* ---- files and directories ---- */
 

@@ -108,6 +108,39 @@ uint64_t weft_clock_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+uint64_t weft_clock_coarse_ns(void) {
+  struct timespec t;
+#ifdef CLOCK_MONOTONIC_COARSE
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &t);
+#endif
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t weft_thread_cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int weft_cpu_clock_self(weft_cpu_clock *c) {
+  clockid_t id;
+  if (pthread_getcpuclockid(pthread_self(), &id) != 0) return WEFT_EIO;
+  memcpy(c->os.bytes, &id, sizeof id);
+  return WEFT_OK;
+}
+
+uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c) {
+  clockid_t id;
+  memcpy(&id, c->os.bytes, sizeof id);
+  struct timespec t;
+  if (clock_gettime(id, &t) != 0) return 0;
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+void weft_cpu_clock_close(weft_cpu_clock *c) { (void)c; }
+
 /* ---- files and directories ---- */
 
 int weft_stat_path(const char *path, weft_stat *st) {

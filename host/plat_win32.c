@@ -104,6 +104,35 @@ uint64_t weft_clock_ns(void) {
   return t / f * 1000000000u + t % f * 1000000000u / f;
 }
 
+uint64_t weft_clock_coarse_ns(void) { return GetTickCount64() * 1000000u; }
+
+uint64_t weft_thread_cpu_ns(void) {
+  FILETIME create, exit, kernel, user;
+  if (!GetThreadTimes(GetCurrentThread(), &create, &exit, &kernel, &user)) return 0;
+  uint64_t k = ((uint64_t)kernel.dwHighDateTime << 32) | kernel.dwLowDateTime;
+  uint64_t u = ((uint64_t)user.dwHighDateTime << 32) | user.dwLowDateTime;
+  return (k + u) * 100u; /* 100 ns units */
+}
+
+int weft_cpu_clock_self(weft_cpu_clock *c) {
+  HANDLE h;
+  if (!DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(), &h,
+                       THREAD_QUERY_LIMITED_INFORMATION, FALSE, 0))
+    return WEFT_EIO;
+  c->os.p = h;
+  return WEFT_OK;
+}
+
+uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c) {
+  FILETIME create, exit, kernel, user;
+  if (!GetThreadTimes((HANDLE)c->os.p, &create, &exit, &kernel, &user)) return 0;
+  uint64_t k = ((uint64_t)kernel.dwHighDateTime << 32) | kernel.dwLowDateTime;
+  uint64_t u = ((uint64_t)user.dwHighDateTime << 32) | user.dwLowDateTime;
+  return (k + u) * 100u;
+}
+
+void weft_cpu_clock_close(weft_cpu_clock *c) { CloseHandle((HANDLE)c->os.p); }
+
 /* ---- files and directories ---- */
 
 /* path (UTF-8, '/' or '\\') as UTF-16 into w; 0 when too long or bad. */

@@ -66,6 +66,12 @@ static void make_ready(weft_sched *s, task *t) {
   weft_wait_drop(s, t);
   t->state = WEFT_TASK_READY;
   enqueue(s, &s->ready, t, 1);
+  if (s->on_ready) s->on_ready(s->on_ready_user, weft_pool_id(t));
+}
+
+void weft_sched_on_ready(weft_sched *s, void (*fn)(void *user, weft_id task), void *user) {
+  s->on_ready = fn;
+  s->on_ready_user = user;
 }
 
 weft_id weft_rec_waiter(const weft_sched *s, weft_rec r) {

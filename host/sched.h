@@ -139,6 +139,9 @@ void weft_task_leave(weft_sched *s, weft_id task);
    ready task. WEFT_ESTALE for a stale handle, WEFT_ESTATE for a task
    running already. */
 int weft_task_run(weft_sched *s, weft_id task);
+/* Calls fn (NULL: none) each time a task becomes ready to run: woken
+   from a wait, or new (a profiler's wake-ups). */
+void weft_sched_on_ready(weft_sched *s, void (*fn)(void *user, weft_id task), void *user);
 /* The innermost running task, or 0. */
 weft_id weft_sched_current(const weft_sched *s);
 /* Queues a NEW or suspended task to run in this frame's pass (or the next

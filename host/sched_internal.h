@@ -162,6 +162,8 @@ typedef struct idvec {
 
 struct weft_sched {
   weft_sched_desc desc;
+  void (*on_ready)(void *user, weft_id task); /* weft_sched_on_ready */
+  void *on_ready_user;
   weft_pool tasks, recs, groups;
   trun *runs;                                  /* see trun */
   uint32_t nruns;                              /* runs made (live or free) */

@@ -221,6 +221,9 @@ static result run_weft(const char *dir, const workload *w, int n, int warm, int 
 
   uint64_t *ft = malloc(sizeof *ft * (size_t)frames);
   for (int f = 0; f < warm; f++) weft_step(W, DT);
+  /* BENCH_PROFILE=FILE: the timed frames under a profile (profile_cost.sh) */
+  const char *prof = getenv("BENCH_PROFILE");
+  if (prof && weft_profile_start(W, prof) != WEFT_OK) die("weft_profile_start", prof);
   weft_stats s0, s1;
   uint64_t res0 = weft_resumes(W);
   double ops0 = call_bench(L, bidx, "ops");
@@ -237,6 +240,7 @@ static result run_weft(const char *dir, const workload *w, int n, int warm, int 
   }
   r.secs = (double)(now_ns() - t0) / 1e9;
   r.cpu = (double)(cpu_ns() - c0) / 1e9;
+  if (prof && weft_profile_stop(W) != WEFT_OK) die("weft_profile_stop", prof);
   weft_get_stats(W, &s1);
   r.hostgrow = (double)s1.host_bytes - (double)s0.host_bytes;
   r.frames = frames;

@@ -22,6 +22,8 @@ bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-
 $(BENCH_OUT)/api-cost: tests/bench/api_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
+	@echo "== the profiler: W1 and W0 with a profile (weft_profile_start) over the timed frames, and without"
+	@sh tests/bench/profile_cost.sh $(BENCH_OUT)/weft-bench tests/bench $(if $(BENCH_QUICK),1 60,5 600)
 
 $(BENCH_OUT)/debug-cost: tests/bench/debug_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)

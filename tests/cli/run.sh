@@ -219,5 +219,29 @@ printf 'local f, err = load(string.rep("x = 1\\n", 3000000))\nprint(f == nil, er
 check "load of an 18 MB chunk stops at its budget, naming the line, and the script goes on" \
   "[ \$? -eq 0 ] && grep -q '^true	.*bigload.lua:1: script ran too long (load was still compiling its chunk)$' '$dir/out' && grep -q '^function$' '$dir/out'"
 
+# Every task's script time: a heavy listener is named once, at the top by cost.
+cat > "$dir/slow.lua" <<'LUA'
+local function burn(ms) local t = os.clock() + ms / 1000 while os.clock() < t do end end
+-- each waits a frame first, so its name is set before it first runs long
+-- (a resume past its time is stopped, and its spawner with it)
+local ears = spawn(function() wait() while true do burn(12) wait() end end)
+ears.name = "ears"
+local feet = spawn(function() wait() while true do burn(0.5) wait() end end)
+feet.name = "feet"
+wait(5 / 60)
+local list = weft.tasks()
+table.sort(list, function(a, b) return a.avg_ms > b.avg_ms end)
+for _, t in ipairs(list) do print(t.name, string.format("%.1f %.1f %.1f", t.ms, t.avg_ms, t.worst_ms)) end
+LUA
+"$weft" run "$dir/slow.lua" > "$dir/out" 2> "$dir/err"
+check "a task over 4 ms in a frame gets one warning naming it, its spawn site and its time" \
+  "[ \$(grep -c 'ms this frame' '$dir/err') -eq 1 ] && grep -q '^weft: ears .*slow.lua:4: [0-9.]* ms this frame$' '$dir/err'"
+check "weft.tasks() gives each task's time (this frame, average, worst): the heavy one first" \
+  "head -1 '$dir/out' | grep -q '^ears	' && awk '\$1 == \"ears\" && \$4 > 4 { ok = 1 } END { exit !ok }' '$dir/out'"
+
+"$weft" run tests/profile/heavy.lua --profile "$dir/prof.json" > "$dir/out" 2> "$dir/err"
+check "--profile writes a Chrome trace and a speedscope file" \
+  "[ $? -eq 0 ] && grep -q '\"traceEvents\"' '$dir/prof.json' && grep -q 'speedscope' '$dir/prof.speedscope.json'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,192 @@
+/* Every task's script time: charged per resume (cost.h), rolled per
+   frame into a moving average and a worst frame, and one warning for a
+   task that takes more than the threshold in one frame, naming who it is
+   and where it was spawned. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cost.h"
+#include "inspect.h"
+#include "log.h"
+#include "sites.h"
+#include "task.h"
+
+#define AVG_KEEP 0.9f /* the moving average's weight on the past, per frame */
+
+static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
+  uint32_t i = WEFT_ID_INDEX(id);
+  weft_cost_rec *r;
+  if (i < W->cost.recs.nblocks << WEFT_POOL_CHUNK_SHIFT && W->cost.recs.blocks[i >> WEFT_POOL_CHUNK_SHIFT])
+    r = weft_side_at(&W->cost.recs, i);
+  else if (!make || !(r = weft_side_make(&W->cost.recs, i, weft_host_alloc, W)))
+    return NULL;
+  else
+    r->id = 0;
+  if (r->id != id) {
+    if (!make) return NULL;
+    *r = (weft_cost_rec){.id = id, .frame = W->cost.frame};
+  }
+  return r;
+}
+
+/* Brings a record to the current frame: the frames since it last ran
+   count as frames of no cost in its average. */
+static void roll(weft_state *W, weft_cost_rec *r) {
+  uint32_t gap = W->cost.frame - r->frame;
+  if (!gap) return;
+  r->prev_us = gap == 1 ? r->frame_us : 0;
+  r->avg_us = r->seen ? r->avg_us * AVG_KEEP + (float)r->frame_us * (1 - AVG_KEEP) : r->frame_us;
+  r->seen = 1; /* the average starts at the first frame's time, not at 0 */
+  for (uint32_t k = 1; k < gap && k < 64; k++) r->avg_us *= AVG_KEEP;
+  r->frame_us = 0;
+  r->frame = W->cost.frame;
+}
+
+static void wake_watchdog(weft_state *W);
+
+/* The cost clock in microseconds. */
+static uint64_t cost_now(weft_state *W) {
+  if (W->watching) return atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+  return weft_clock_coarse_ns() / 1000u;
+}
+
+void weft_cost_begin_slow(weft_state *W, weft_cost_mark *m) {
+  if (W->watching && !m->t0) { /* it naps: read the clock, wake it */
+    wake_watchdog(W);
+    m->t0 = cost_now(W);
+  } else if (!W->watching) {
+    m->t0 = cost_now(W);
+  }
+  if (W->prof) weft_profile_begin(W);
+}
+
+void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
+  if (W->prof) weft_profile_end(W, id);
+  uint64_t t = cost_now(W);
+  uint64_t total = t > m->t0 ? t - m->t0 : 0, inner = W->cost.inner - m->inner;
+  W->cost.inner = m->inner + total;
+  if (total > inner) weft_cost_charge(W, id, total - inner);
+}
+
+void weft_cost_new_task(weft_state *W, weft_id id) {
+  weft_cost_rec *r = weft_side_make(&W->cost.recs, WEFT_ID_INDEX(id), weft_host_alloc, W);
+  if (r) *r = (weft_cost_rec){.id = id, .frame = W->cost.frame};
+}
+
+void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
+  W->cost.frame_us += us;
+  weft_cost_rec *r = rec_of(W, id, 1);
+  if (!r) return;
+  roll(W, r);
+  r->frame_us = r->frame_us + us > UINT32_MAX ? UINT32_MAX : (uint32_t)(r->frame_us + us);
+  if (r->frame_us > r->worst_us) r->worst_us = r->frame_us;
+  /* Counted, the clock is too coarse to tell one frame's 4 ms: no warning. */
+  if (W->cost.slow_us && W->watching && r->frame_us > W->cost.slow_us && !r->warned &&
+      W->cost.nslow < 8) {
+    r->warned = 1;
+    ltask *lt = weft_task_udata(W->S, id);
+    W->cost.slow_site[W->cost.nslow] = lt ? lt->site : 0;
+    W->cost.slow_frame[W->cost.nslow] = r->frame;
+    W->cost.slow[W->cost.nslow++] = id;
+  }
+}
+
+static void warn(weft_state *W);
+
+void weft_cost_frame(weft_state *W) {
+  if (W->cost.nslow) warn(W); /* went over before any frame (a file's start) */
+  W->cost.frame++;
+  W->cost.frame_us = 0;
+  if (W->watching && atomic_load_explicit(&W->wd.napping, memory_order_relaxed)) wake_watchdog(W);
+  W->cost.slow_way = !W->watching || W->prof;
+  if (W->prof) weft_profile_frame(W, 0);
+}
+
+/* The watchdog naps between frames, its clock 0: the clock is read here
+   and the watchdog woken (at most once a nap). */
+static void wake_watchdog(weft_state *W) {
+  weft_watchdog *D = &W->wd;
+  atomic_store_explicit(&D->clock_us, weft_thread_cpu_ns() / 1000u, memory_order_relaxed);
+  weft_mutex_lock(&D->mu);
+  D->wake = 1;
+  atomic_store_explicit(&D->napping, 0, memory_order_relaxed); /* one wake a nap */
+  weft_cond_signal(&D->cv);
+  weft_mutex_unlock(&D->mu);
+}
+
+/* Pushes "who spawn-site" for a task (protected: W at 1, id at 2). */
+static int l_label(lua_State *L) {
+  weft_state *W = lua_touserdata(L, 1);
+  weft_id id = (weft_id)lua_tointeger(L, 2);
+  if (!weft_push_task_info(W, L, id)) return 0; /* gone: nil */
+  int t = lua_gettop(L);
+  if (lua_getfield(L, t, "who") != LUA_TSTRING) {
+    lua_pop(L, 1);
+    lua_getfield(L, t, "name");
+  }
+  if (!lua_isstring(L, -1) || strcmp(lua_tostring(L, -1), "?") == 0) {
+    lua_pop(L, 1); /* no name (a file's task): where it is */
+    lua_getfield(L, t, "where");
+  }
+  lua_getfield(L, t, "spawned");
+  const char *who = lua_tostring(L, -2), *site = lua_tostring(L, -1);
+  if (!who || !*who || strcmp(who, "?") == 0) who = "task";
+  if (site && strcmp(site, "?") != 0 && strcmp(site, who) != 0)
+    lua_pushfstring(L, "%s %s", who, site);
+  else
+    lua_pushstring(L, who);
+  return 1;
+}
+
+int weft_cost_label(weft_state *W, lua_State *L, weft_id id, char *out, size_t n) {
+  snprintf(out, n, "task");
+  if (!lua_checkstack(L, 8)) return 0;
+  int top = lua_gettop(L);
+  lua_pushcfunction(L, l_label);
+  lua_pushlightuserdata(L, W);
+  lua_pushinteger(L, (lua_Integer)id);
+  int ok = lua_pcall(L, 2, 1, 0) == LUA_OK && lua_isstring(L, -1);
+  if (ok) snprintf(out, n, "%s", lua_tostring(L, -1));
+  lua_settop(L, top);
+  return ok;
+}
+
+static void warn(weft_state *W) {
+  for (int i = 0; i < W->cost.nslow; i++) {
+    weft_cost_rec *r = rec_of(W, W->cost.slow[i], 0);
+    if (!r || r->frame != W->cost.slow_frame[i]) continue; /* it ended, or a frame's gone by */
+    char label[300];
+    if (!weft_cost_label(W, W->L, W->cost.slow[i], label, sizeof label) && W->cost.slow_site[i])
+      snprintf(label, sizeof label, "a task spawned at %s", weft_site_where(W->sites, W->cost.slow_site[i]));
+    weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_SLOW_TASK, "%s: %.1f ms this frame", label,
+              r->frame_us / 1000.0);
+  }
+  W->cost.nslow = 0;
+}
+
+void weft_cost_frame_end(weft_state *W) {
+  W->cost.last_us = W->cost.frame_us;
+  if (W->prof) weft_profile_frame(W, 1);
+  if (W->cost.nslow) warn(W);
+}
+
+int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms) {
+  weft_cost_rec *r = rec_of(W, id, 0);
+  if (!r) {
+    *frame_ms = *avg_ms = *worst_ms = 0;
+    return 0;
+  }
+  /* the last whole frame: during a step, the one before it */
+  uint32_t last = W->cost.frame - (W->in_step ? 1 : 0);
+  *frame_ms = r->frame == last ? r->frame_us / 1000.0 : r->frame == last + 1 ? r->prev_us / 1000.0 : 0;
+  last = W->cost.frame;
+  float avg = r->avg_us;
+  uint32_t gap = last - r->frame;
+  if (gap) { /* not yet rolled: as roll would */
+    avg = r->seen ? avg * AVG_KEEP + (float)r->frame_us * (1 - AVG_KEEP) : r->frame_us;
+    for (uint32_t k = 1; k < gap && k < 64; k++) avg *= AVG_KEEP;
+  }
+  *avg_ms = (r->seen || gap ? avg : r->frame_us) / 1000.0;
+  *worst_ms = r->worst_us / 1000.0;
+  return 1;
+}

@@ -1,0 +1,77 @@
+/* What each task's script time costs (cost.c): every resume's processor
+   time is charged to its task, always, at a cost of two loads a resume.
+   Watched, the clock read is the scripts thread's processor time as the
+   watchdog last read it (it ticks every COST_TICK_US while scripts run):
+   a resume is charged the ticks it spans, exact to a tick per resume and
+   right on average (a short resume spans a tick as often as its length
+   is of a tick), and time the system gave other programs is not counted.
+   Counted (no watchdog), it is the system's coarse real clock, read the
+   same way: milliseconds coarse, right on average, a busy machine
+   inflating it.
+   Watched, one that starts as the watchdog begins a nap is charged
+   nothing (the nap's clock stands still). */
+#ifndef WEFT_COST_H
+#define WEFT_COST_H
+
+#include "internal.h"
+#include "profile.h"
+
+#define COST_TICK_US 1000   /* the watchdog's tick while scripts run */
+#define PROFILE_TICK_US 250 /* ...while a profile samples */
+
+/* One task's costs (by task slot index). */
+typedef struct weft_cost_rec {
+  weft_id id;        /* the task these are for; another id: none yet */
+  uint32_t frame;    /* the frame frame_us belongs to */
+  uint32_t frame_us; /* script time in that frame */
+  uint32_t prev_us;  /* ...in the frame before it */
+  uint32_t worst_us; /* the most in any one frame */
+  uint16_t warned;   /* the slow-task warning was given */
+  uint16_t seen;     /* a whole frame went into avg_us */
+  float avg_us;      /* moving average per frame (about the last 30 frames) */
+} weft_cost_rec;
+
+/* A resume being timed. */
+typedef struct weft_cost_mark {
+  uint64_t t0, inner;
+} weft_cost_mark;
+
+/* Charges task id us microseconds. */
+void weft_cost_charge(weft_state *W, weft_id id, uint64_t us);
+/* The slow ways (W->cost.slow_way: a profile is on, or there is no watchdog;
+   or the watchdog naps, its clock then 0; or a tick came during the
+   resume). */
+void weft_cost_begin_slow(weft_state *W, weft_cost_mark *m);
+void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m);
+
+/* Around a task's resume. The usual resume, watched and shorter than a
+   tick, costs two loads of the clock and one of the flag. */
+static inline void weft_cost_begin(weft_state *W, weft_cost_mark *m) {
+  m->inner = W->cost.inner;
+  m->t0 = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+  if (__builtin_expect(!m->t0 || W->cost.slow_way, 0)) weft_cost_begin_slow(W, m);
+}
+
+/* After the resume: its time, less that of tasks it ran inside it (a
+   spawn runs the new task at once), goes to id. */
+static inline void weft_cost_end(weft_state *W, weft_id id, const weft_cost_mark *m) {
+  uint64_t t = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+  if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) weft_cost_end_slow(W, id, m);
+}
+
+/* A new task's record, made now so no frame allocates one later. */
+void weft_cost_new_task(weft_state *W, weft_id id);
+/* At each frame's start: a new frame to charge, the clock fresh. */
+void weft_cost_frame(weft_state *W);
+/* At each frame's end: its total, and the warnings of tasks over the
+   threshold. */
+void weft_cost_frame_end(weft_state *W);
+/* "who spawn-site" for a task into out ("task" when it has none), worked
+   out on thread L. */
+int weft_cost_label(weft_state *W, lua_State *L, weft_id id, char *out, size_t n);
+/* A task's costs in milliseconds: the last frame it ran in (0 when that
+   is not the last frame), the moving average, the worst frame. Returns 0
+   when it has none. */
+int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms);
+
+#endif

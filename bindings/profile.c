@@ -1,0 +1,457 @@
+/* A profile on demand: each task resume as a slice with exact times,
+   frames, wake-ups from the task that woke another, and the Lua stacks
+   sampled at the watchdog's ticks (a count hook of one instruction on the
+   running thread, as a stop is made, only sampling). Written when it
+   stops as Chrome's Trace Event JSON and speedscope's file format. Its
+   blocks are the C library's: a profile is opt-in, like the debugger. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "profile.h"
+#include "sites.h"
+#include "task.h"
+
+#define MAX_DEPTH 64   /* resumes inside resumes */
+#define MAX_FRAMES 128 /* Lua frames of a sample */
+
+typedef struct slice {
+  weft_id id;
+  uint64_t t0, t1; /* ns since the start */
+} slice;
+
+typedef struct wake {
+  weft_id waker, woken;
+  uint64_t t, tf; /* when it was woken; when it next ran (0: never) */
+} wake;
+
+typedef struct sample {
+  weft_id id;
+  uint32_t at, n; /* its frames in stack[], leaf first */
+  uint32_t us;    /* processor time since the sample before (or the frame's start) */
+} sample;
+
+/* What is known of a task: its label, and the wake-up its next slice
+   ends (index + 1, 0: none). */
+typedef struct tinfo {
+  weft_id id;
+  char *label;
+  uint32_t wake;
+} tinfo;
+
+#define VEC(T, name) \
+  T *name;           \
+  size_t n##name, cap##name
+
+struct weft_profile {
+  char *path;
+  lua_State *E; /* a thread of its own for labels */
+  int ref_E;
+  uint64_t start;
+  uint64_t t0[MAX_DEPTH];
+  size_t s0[MAX_DEPTH]; /* samples taken before each resume running */
+  int depth;
+  uint64_t frame_t0;
+  uint64_t cpu; /* the thread's processor time at the last sample or frame start */
+  int failed; /* out of memory: what was kept is written */
+  weft_id last; /* the task whose resume just ended (its end wakes its waiters) */
+  uint32_t pending; /* woken tasks that have not run since */
+  size_t open;      /* the top-level resume's slice still open (index + 1), 0: none */
+  VEC(slice, slices);
+  VEC(wake, wakes);
+  VEC(sample, samples);
+  VEC(uint32_t, stack);
+  VEC(uint64_t, frames); /* pairs of (start, end) */
+  tinfo *tasks;          /* open addressing by id */
+  uint32_t tcap, ntasks;
+  char **fnames; /* interned frame names ("fn\tfile\tline") */
+  uint32_t *fhash; /* open addressing: index + 1 into fnames */
+  uint32_t nf, capf, hcap;
+};
+
+typedef struct weft_profile prof;
+
+/* Makes room for one more in a vector. */
+static int grow(prof *P, void **v, size_t n, size_t *cap, size_t size) {
+  if (n < *cap) return 1;
+  size_t c = *cap ? *cap * 2 : 1024;
+  void *m = realloc(*v, c * size);
+  if (!m) return P->failed = 1, 0;
+  *v = m;
+  *cap = c;
+  return 1;
+}
+#define PUSH(P, name) grow(P, (void **)&(P)->name, (P)->n##name, &(P)->cap##name, sizeof *(P)->name)
+
+static uint64_t now(prof *P) { return weft_clock_ns() - P->start; }
+
+static tinfo *task_info(prof *P, weft_id id) {
+  if ((P->ntasks + 1) * 2 > P->tcap) {
+    uint32_t cap = P->tcap ? P->tcap * 2 : 256;
+    tinfo *t = calloc(cap, sizeof *t);
+    if (!t) return NULL;
+    for (uint32_t i = 0; i < P->tcap; i++)
+      if (P->tasks[i].id) {
+        uint32_t j = (uint32_t)(P->tasks[i].id * 0x9E3779B97F4A7C15ull >> 40) & (cap - 1);
+        while (t[j].id) j = (j + 1) & (cap - 1);
+        t[j] = P->tasks[i];
+      }
+    free(P->tasks);
+    P->tasks = t;
+    P->tcap = cap;
+  }
+  uint32_t j = (uint32_t)(id * 0x9E3779B97F4A7C15ull >> 40) & (P->tcap - 1);
+  while (P->tasks[j].id && P->tasks[j].id != id) j = (j + 1) & (P->tcap - 1);
+  if (!P->tasks[j].id) {
+    P->tasks[j].id = id;
+    P->ntasks++;
+  }
+  return &P->tasks[j];
+}
+
+static void on_ready(void *user, weft_id woken) {
+  weft_state *W = user;
+  prof *P = W->prof;
+  weft_id waker = W->cur ? W->cur : P ? P->last : 0;
+  if (!P || !waker || waker == woken || !PUSH(P, wakes)) return;
+  tinfo *t = task_info(P, woken);
+  if (!t) return;
+  P->wakes[P->nwakes++] = (wake){waker, woken, now(P), 0};
+  if (!t->wake) P->pending++;
+  t->wake = (uint32_t)P->nwakes;
+}
+
+static void label(weft_state *W, prof *P, weft_id id) {
+  tinfo *t = task_info(P, id);
+  if (!t || t->label) return;
+  char text[300];
+  if (weft_cost_label(W, P->E, id, text, sizeof text)) t->label = strdup(text);
+}
+
+/* The slice a top-level resume left open ends at t. */
+static void close_open(prof *P, uint64_t t) {
+  if (P->open) P->slices[P->open - 1].t1 = t;
+  P->open = 0;
+}
+
+/* One clock read a resume: a top-level resume's slice ends where the next
+   one starts (or the frame ends), the scheduler's fraction of a
+   microsecond between them going to the one before; resumes inside
+   resumes read it at both ends. */
+void weft_profile_begin(weft_state *W) {
+  prof *P = W->prof;
+  P->last = 0;
+  uint64_t t = now(P);
+  if (P->depth < MAX_DEPTH) {
+    P->t0[P->depth] = t;
+    P->s0[P->depth] = P->nsamples;
+  }
+  if (P->depth == 0) {
+    close_open(P, t);
+    if (PUSH(P, slices)) {
+      P->slices[P->nslices++] = (slice){W->cur, t, t};
+      P->open = P->nslices;
+    }
+  }
+  P->depth++;
+  tinfo *ti = P->pending && W->cur ? task_info(P, W->cur) : NULL; /* a woken task's first run */
+  if (ti && ti->wake) {
+    P->wakes[ti->wake - 1].tf = t;
+    ti->wake = 0;
+    P->pending--;
+  }
+}
+
+void weft_profile_end(weft_state *W, weft_id id) {
+  prof *P = W->prof;
+  P->last = id;
+  if (--P->depth >= MAX_DEPTH || P->depth < 0) {
+    if (P->depth < 0) P->depth = 0;
+    return;
+  }
+  if (P->depth > 0 && PUSH(P, slices)) P->slices[P->nslices++] = (slice){id, P->t0[P->depth], now(P)};
+  /* A sampled resume's time after its last sample is its own too (else
+     the next sample, another task's, would take it): one clock read a
+     sampled resume, none for the many short ones. */
+  if (P->nsamples != P->s0[P->depth] && P->samples[P->nsamples - 1].id == id) {
+    uint64_t cpu = weft_thread_cpu_ns();
+    if (cpu > P->cpu) P->samples[P->nsamples - 1].us += (uint32_t)((cpu - P->cpu) / 1000u);
+    P->cpu = cpu;
+  }
+  /* Its label is made once, when it ends (it is gone by the time the
+     profile is written) or when the profile stops. */
+  if (W->curL && lua_status(W->curL) != LUA_YIELD) label(W, P, id);
+}
+
+void weft_profile_frame(weft_state *W, int end) {
+  prof *P = W->prof;
+  P->last = 0; /* timers wake tasks at a frame's start */
+  close_open(P, now(P));
+  if (!end) {
+    P->frame_t0 = now(P);
+    P->cpu = weft_thread_cpu_ns();
+    return;
+  }
+  if (!PUSH(P, frames)) return; /* room for the pair: the sizes are even, pairs go in whole */
+  P->frames[P->nframes++] = P->frame_t0;
+  P->frames[P->nframes++] = now(P);
+}
+
+static uint32_t str_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
+  return h;
+}
+
+/* The index of a frame name, interned. */
+static int intern(prof *P, const char *name) {
+  if ((P->nf + 1) * 2 > P->hcap) {
+    uint32_t cap = P->hcap ? P->hcap * 2 : 1024;
+    uint32_t *h = calloc(cap, sizeof *h);
+    if (!h) return -1;
+    for (uint32_t i = 0; i < P->nf; i++) {
+      uint32_t j = str_hash(P->fnames[i]) & (cap - 1);
+      while (h[j]) j = (j + 1) & (cap - 1);
+      h[j] = i + 1;
+    }
+    free(P->fhash);
+    P->fhash = h;
+    P->hcap = cap;
+  }
+  uint32_t j = str_hash(name) & (P->hcap - 1);
+  for (; P->fhash[j]; j = (j + 1) & (P->hcap - 1))
+    if (strcmp(P->fnames[P->fhash[j] - 1], name) == 0) return (int)P->fhash[j] - 1;
+  if (P->nf == P->capf) {
+    uint32_t c = P->capf ? P->capf * 2 : 256;
+    char **m = realloc(P->fnames, c * sizeof *m);
+    if (!m) return -1;
+    P->fnames = m;
+    P->capf = c;
+  }
+  char *s = strdup(name);
+  if (!s) return -1;
+  P->fnames[P->nf] = s;
+  P->fhash[j] = ++P->nf;
+  return (int)P->nf - 1;
+}
+
+/* The frames of th from level 0, leaf first, into the stack vector. */
+static void walk(prof *P, lua_State *th, uint32_t *n) {
+  lua_Debug ar;
+  for (int level = 0; *n < MAX_FRAMES && lua_getstack(th, level, &ar); level++) {
+    if (!lua_getinfo(th, "Sn", &ar)) break;
+    char name[400], fn[200];
+    if (ar.name)
+      snprintf(fn, sizeof fn, "%s", ar.name);
+    else if (strcmp(ar.what, "main") == 0)
+      snprintf(fn, sizeof fn, "main chunk");
+    else if (strcmp(ar.what, "C") == 0)
+      snprintf(fn, sizeof fn, "[C]");
+    else
+      snprintf(fn, sizeof fn, "function <%s:%d>", ar.short_src, ar.linedefined);
+    snprintf(name, sizeof name, "%s\t%s\t%d", fn, ar.short_src, ar.linedefined);
+    int f = intern(P, name);
+    if (f < 0 || !PUSH(P, stack)) return;
+    P->stack[P->nstack++] = (uint32_t)f;
+    (*n)++;
+  }
+}
+
+void weft_profile_sample(weft_state *W, lua_State *L) {
+  prof *P = W->prof;
+  if (!P || !W->cur || !PUSH(P, samples)) return;
+  uint32_t at = (uint32_t)P->nstack, n = 0;
+  walk(P, L, &n);
+  if (W->curL && W->curL != L) walk(P, W->curL, &n); /* a coroutine the task resumed */
+  uint64_t cpu = weft_thread_cpu_ns();
+  uint64_t us = cpu > P->cpu ? (cpu - P->cpu) / 1000u : 0;
+  P->cpu = cpu;
+  if (n) P->samples[P->nsamples++] = (sample){W->cur, at, n, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us};
+}
+
+/* ---- writing ---- */
+
+static void put_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 32)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static const char *label_of(prof *P, weft_id id) {
+  tinfo *t = task_info(P, id);
+  return t && t->label ? t->label : "task";
+}
+
+/* The module of a label "who file.lua:12": the file. */
+static void module_of(const char *label, char *out, size_t n) {
+  const char *sp = strrchr(label, ' ');
+  snprintf(out, n, "%s", sp ? sp + 1 : label);
+  char *colon = strrchr(out, ':');
+  if (colon) *colon = 0;
+}
+
+static int write_trace(prof *P, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) return WEFT_EIO;
+  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"weft\"},\"traceEvents\":[\n");
+  fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"weft\"}},\n");
+  fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"tasks\"}},\n");
+  fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"frames\"}}");
+  for (size_t i = 0; i + 1 < P->nframes; i += 2)
+    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"frame\",\"name\":\"frame %zu\",\"pid\":1,\"tid\":2,\"ts\":%.3f,\"dur\":%.3f}",
+            i / 2 + 1, P->frames[i] / 1e3, (P->frames[i + 1] - P->frames[i]) / 1e3);
+  for (size_t i = 0; i < P->nslices; i++) {
+    slice *s = &P->slices[i];
+    const char *label = label_of(P, s->id);
+    char mod[300];
+    module_of(label, mod, sizeof mod);
+    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"task\",\"name\":");
+    put_str(f, label);
+    fprintf(f, ",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task\":%u,\"module\":",
+            s->t0 / 1e3, (s->t1 - s->t0) / 1e3, WEFT_ID_INDEX(s->id) + 1);
+    put_str(f, mod);
+    fprintf(f, "}}");
+  }
+  for (size_t i = 0; i < P->nwakes; i++) {
+    wake *w = &P->wakes[i];
+    if (!w->tf) continue;
+    fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"wake\",\"name\":\"wake\",\"id\":%zu,\"pid\":1,\"tid\":1,\"ts\":%.3f}",
+            i + 1, w->t / 1e3);
+    fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wake\",\"name\":\"wake\",\"id\":%zu,\"pid\":1,\"tid\":1,\"ts\":%.3f}",
+            i + 1, w->tf / 1e3);
+  }
+  fprintf(f, "\n]}\n");
+  int bad = ferror(f);
+  return fclose(f) == 0 && !bad ? WEFT_OK : WEFT_EIO;
+}
+
+/* By task, then in the order taken. */
+static int cmp_id(const void *a, const void *b) {
+  const sample *p = a, *q = b;
+  if (p->id != q->id) return (p->id > q->id) - (p->id < q->id);
+  return (p->at > q->at) - (p->at < q->at);
+}
+
+static int write_speedscope(prof *P, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) return WEFT_EIO;
+  qsort(P->samples, P->nsamples, sizeof *P->samples, cmp_id);
+  fprintf(f, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"weft\","
+             "\"name\":\"weft profile\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+  for (uint32_t i = 0; i < P->nf; i++) {
+    char name[400];
+    snprintf(name, sizeof name, "%s", P->fnames[i]);
+    char *file = strchr(name, '\t');
+    char *line = file ? strchr(file + 1, '\t') : NULL;
+    if (file) *file++ = 0;
+    if (line) *line++ = 0;
+    fprintf(f, "%s{\"name\":", i ? "," : "");
+    put_str(f, name);
+    if (file) {
+      fprintf(f, ",\"file\":");
+      put_str(f, file);
+      fprintf(f, ",\"line\":%d", line ? atoi(line) : 0);
+    }
+    fputc('}', f);
+  }
+  fprintf(f, "]},\"profiles\":[");
+  int first = 1;
+  for (size_t i = 0; i < P->nsamples;) {
+    size_t j = i;
+    while (j < P->nsamples && P->samples[j].id == P->samples[i].id) j++;
+    fprintf(f, "%s\n{\"type\":\"sampled\",\"name\":", first ? "" : ",");
+    first = 0;
+    put_str(f, label_of(P, P->samples[i].id));
+    uint64_t total = 0;
+    for (size_t k = i; k < j; k++) total += P->samples[k].us;
+    fprintf(f, ",\"unit\":\"microseconds\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
+            (unsigned long long)total);
+    for (size_t k = i; k < j; k++) {
+      sample *s = &P->samples[k];
+      fputs(k > i ? ",[" : "[", f);
+      for (uint32_t d = s->n; d-- > 0;) fprintf(f, "%u%s", P->stack[s->at + d], d ? "," : "");
+      fputc(']', f);
+    }
+    fprintf(f, "],\"weights\":[");
+    for (size_t k = i; k < j; k++) fprintf(f, "%s%u", k > i ? "," : "", P->samples[k].us);
+    fprintf(f, "]}");
+    i = j;
+  }
+  fprintf(f, "]}\n");
+  return fclose(f) == 0 ? WEFT_OK : WEFT_EIO;
+}
+
+/* path with .json (or nothing) replaced by .speedscope.json */
+static char *speedscope_path(const char *path) {
+  size_t n = strlen(path);
+  if (n >= 5 && strcmp(path + n - 5, ".json") == 0) n -= 5;
+  char *p = malloc(n + 20);
+  if (p) snprintf(p, n + 20, "%.*s.speedscope.json", (int)n, path);
+  return p;
+}
+
+int weft_profile_start(weft_state *W, const char *path) {
+  if (!W || !path) return WEFT_EINVAL;
+  if (W->prof) return WEFT_ESTATE;
+  prof *P = calloc(1, sizeof *P);
+  if (!P || !(P->path = strdup(path)) || !lua_checkstack(W->L, 2)) {
+    if (P) free(P->path);
+    free(P);
+    return WEFT_ENOMEM;
+  }
+  P->E = lua_newthread(W->L);
+  P->ref_E = luaL_ref(W->L, LUA_REGISTRYINDEX);
+  P->start = weft_clock_ns();
+  P->cpu = weft_thread_cpu_ns();
+  W->prof = P;
+  W->cost.slow_way = 1;
+  weft_sched_on_ready(W->S, on_ready, W);
+  atomic_store(&W->wd.sample, 1);
+  return WEFT_OK;
+}
+
+static void free_prof(weft_state *W, prof *P) {
+  for (uint32_t i = 0; i < P->tcap; i++) free(P->tasks[i].label);
+  for (uint32_t i = 0; i < P->nf; i++) free(P->fnames[i]);
+  if (W->L) luaL_unref(W->L, LUA_REGISTRYINDEX, P->ref_E);
+  free(P->tasks);
+  free(P->fnames);
+  free(P->fhash);
+  free(P->slices);
+  free(P->wakes);
+  free(P->samples);
+  free(P->stack);
+  free(P->frames);
+  free(P->path);
+  free(P);
+}
+
+int weft_profile_stop(weft_state *W) {
+  prof *P = W ? W->prof : NULL;
+  if (!P) return WEFT_ESTATE;
+  atomic_store(&W->wd.sample, 0);
+  weft_sched_on_ready(W->S, NULL, NULL);
+  close_open(P, now(P));
+  for (size_t i = 0; i < P->nslices; i++) label(W, P, P->slices[i].id); /* the tasks still live */
+  W->prof = NULL;
+  W->cost.slow_way = !W->watching;
+  char *sp = speedscope_path(P->path);
+  int rc = write_trace(P, P->path);
+  if (rc == WEFT_OK) rc = sp ? write_speedscope(P, sp) : WEFT_ENOMEM;
+  free(sp);
+  free_prof(W, P);
+  return rc;
+}
+
+void weft_profile_free(weft_state *W) {
+  if (W->prof) weft_profile_stop(W);
+}

@@ -1,0 +1,52 @@
+-- Which script is slow: a listener that burns 14 ms of processor time
+-- each time its signal fires is named in the panel once (who, where, how
+-- long), tops F1's time column, and has the biggest share in F2's graph.
+local check = require("lib.check")
+local out = "build/demo-test/"
+
+check.skip_intro()
+local guard = entity("watchman") or entity("gate_guard")
+local ping = signal("ping")
+
+local function burn(ms)
+  local t = os.clock() + ms / 1000
+  while os.clock() < t do end
+end
+
+local ears = guard.group:spawn(function()   -- line 16
+  while true do
+    wait(ping)
+    burn(14)
+  end
+end)
+ears.name = "ears"
+spawn(function() while true do ping:fire() wait() end end)
+
+check.within(2, "a slow-task warning reaches the panel", function()
+  for _, e in ipairs(errors(true)) do
+    if e.message:find("ears", 1, true) and e.message:find("ms this frame", 1, true) then return true end
+  end
+end)
+local warned = 0
+for _, e in ipairs(errors(true)) do
+  if e.message:find("ms this frame", 1, true) and e.message:find("ears", 1, true) then
+    warned = warned + 1
+    check.expect(e.warning and e.message:find("cost_test%.lua:16: [0-9.]+ ms this frame"),
+      "it names where the task was spawned and its time: " .. e.message)
+  end
+end
+check.expect(warned == 1, "one warning, not one a frame: " .. warned)
+check.expect(#errors() == 0, "a warning is no error: errors() leaves it out")
+
+wait(0.5)
+local list = weft.tasks()
+table.sort(list, function(a, b) return a.avg_ms > b.avg_ms end)
+check.expect(list[1].name == "ears", "the listener costs the most: " .. tostring(list[1].name))
+check.expect(list[1].ms > 10 and list[1].avg_ms > 10 and list[1].avg_ms < 40 and list[1].worst_ms >= list[1].avg_ms,
+  "about 14 ms a frame on average: " .. list[1].avg_ms)
+
+tap("f1")
+tap("f2")
+wait(0.1)
+check.expect(overlay_shown("tasks") and overlay_shown("graph"), "F1 and F2 are on")
+screenshot(out .. "cost_f1_f2.png")
