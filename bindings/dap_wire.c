@@ -14,7 +14,7 @@
 
 int dap_wire_listen(dap_wire *w, int port, int *bound) {
   memset(w, 0, sizeof *w);
-  w->listener = w->client = WEFT_SOCK_NONE;
+  w->listener = w->client = w->spare = WEFT_SOCK_NONE;
   return weft_sock_listen(port, &w->listener, bound) == WEFT_OK ? WEFT_OK : WEFT_EINVAL;
 }
 
@@ -24,8 +24,16 @@ void dap_wire_drop(dap_wire *w) {
   w->inlen = 0;
 }
 
+weft_sock dap_wire_take_spare(dap_wire *w) {
+  weft_sock s = w->spare;
+  w->spare = WEFT_SOCK_NONE;
+  return s;
+}
+
 void dap_wire_close(dap_wire *w) {
   dap_wire_drop(w);
+  weft_sock_close(w->spare);
+  w->spare = WEFT_SOCK_NONE;
   weft_sock_close(w->listener);
   w->listener = WEFT_SOCK_NONE;
   free(w->in);
@@ -48,13 +56,16 @@ static void turn_away(weft_sock s) {
 }
 
 /* Takes every connection waiting (the listener does not block): the
-   first becomes the client when there is none, the others are turned
-   away, so none waits in the backlog. */
+   first becomes the client when there is none; one more waits as the
+   spare, whose first request is answered with an error (an editor shows
+   it); the others are turned away at once. None waits in the backlog. */
 static int accept_all(dap_wire *w) {
   int got = 0;
   weft_sock s;
   while (weft_sock_accept(w->listener, &s) == WEFT_OK) {
-    if (dap_wire_connected(w)) {
+    if (dap_wire_connected(w) && w->spare == WEFT_SOCK_NONE) {
+      w->spare = s;
+    } else if (dap_wire_connected(w)) {
       turn_away(s);
     } else {
       w->client = s;

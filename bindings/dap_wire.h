@@ -12,6 +12,8 @@
 typedef struct dap_wire {
   weft_sock listener; /* WEFT_SOCK_NONE: not listening */
   weft_sock client;   /* WEFT_SOCK_NONE: no client */
+  weft_sock spare;    /* a second client accepted while one is attached, waiting to be
+                         answered with an error (dap_wire_take_spare); NONE: none */
   char *in;           /* bytes received and not yet taken */
   size_t inlen, incap;
 } dap_wire;
@@ -22,6 +24,9 @@ enum { DAP_IDLE, DAP_CONNECTED, DAP_INPUT, DAP_CLOSED };
 /* Listens on 127.0.0.1 at port (0: any free port), the port bound in
    *bound. Returns WEFT_OK, or WEFT_EINVAL when the port cannot be had. */
 int dap_wire_listen(dap_wire *w, int port, int *bound);
+/* A second client accepted meanwhile, handed over (WEFT_SOCK_NONE: none),
+   so its first request can be answered with an error. */
+weft_sock dap_wire_take_spare(dap_wire *w);
 /* Closes the client and the listener and frees the input. */
 void dap_wire_close(dap_wire *w);
 static inline int dap_wire_connected(const dap_wire *w) { return w->client != WEFT_SOCK_NONE; }

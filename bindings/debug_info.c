@@ -120,8 +120,8 @@ int weft_debug_code_line(const char *path, int line) {
 void weft_debug_turn_away(dbg *D) {
   dap_wire *o = &D->other;
   if (!dap_wire_connected(o)) {
-    if (weft_sock_wait(D->wire.listener, WEFT_SOCK_IN, 0) <= 0) return;
-    if (weft_sock_accept(D->wire.listener, &o->client) != WEFT_OK) return;
+    o->client = dap_wire_take_spare(&D->wire); /* accepted meanwhile (dap_wire.c) */
+    if (!dap_wire_connected(o)) return;
   }
   if (dap_wire_service(o, 0) != DAP_INPUT) return;
   size_t at, len;
@@ -141,6 +141,8 @@ void weft_debug_turn_away(dbg *D) {
   free(body);
   cJSON_Delete(m);
   cJSON_Delete(req);
+  static const char bye[] = "{\"seq\":2,\"type\":\"event\",\"event\":\"terminated\"}";
+  dap_wire_send(o, bye, sizeof bye - 1); /* its session is over before it began */
   dap_wire_drop(o);
 }
 

@@ -778,9 +778,10 @@ static void bad_input(void **state) {
   assert_int_equal(finish(&c), 1);
 }
 
-/* A second client while one is attached is told so at once and closed;
-   the first goes on, and a setBreakpoints of 100,000 lines is answered
-   in time linear in it. */
+/* A second client while one is attached has its initialize answered at
+   once with an error, then a terminated event, and is closed; the first
+   goes on, and a setBreakpoints of 100,000 lines is answered in time
+   linear in it. */
 static void second_client_and_a_long_breakpoint_list(void **state) {
   (void)state;
   client c;
@@ -790,6 +791,10 @@ static void second_client_and_a_long_breakpoint_list(void **state) {
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c.port)};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  static const char init[] = "{\"seq\":1,\"type\":\"request\",\"command\":\"initialize\"}";
+  char framed[128];
+  int fl = snprintf(framed, sizeof framed, "Content-Length: %d\r\n\r\n%s", (int)sizeof init - 1, init);
+  assert_int_equal(send(fd, framed, (size_t)fl, 0), fl);
   char got[4096];
   size_t n = 0;
   for (;;) { /* everything it says, until it closes */
@@ -801,7 +806,8 @@ static void second_client_and_a_long_breakpoint_list(void **state) {
   }
   got[n] = 0;
   close(fd);
-  assert_non_null(strstr(got, "another debugger client is attached"));
+  assert_non_null(strstr(got, "another client is attached"));
+  assert_non_null(strstr(got, "\"success\":false"));
   assert_non_null(strstr(got, "\"terminated\""));
   enum { LINES = 100000 };
   static int lines[LINES];
