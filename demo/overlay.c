@@ -273,21 +273,23 @@ static void draw_errors(game *g, SDL_Rect area) {
   int nl = count_lines(t, room < 12 ? (room > 0 ? room : 0) : 12);
   SDL_Rect r = {area.x, area.y, area.w, 38 + mh + 6 + lh * nl + 10};
   render_note(g, "errors", r);
-  box(g, r, (SDL_Color){28, 8, 12, 235}, (SDL_Color){230, 70, 70, 255});
+  /* a slow task's line is a warning: amber, not an error's red */
+  SDL_Color edge = e->warning ? (SDL_Color){230, 170, 60, 255} : (SDL_Color){230, 70, 70, 255};
+  box(g, r, e->warning ? (SDL_Color){28, 20, 8, 235} : (SDL_Color){28, 8, 12, 235}, edge);
   SDL_Rect head = {r.x, r.y, r.w, 30};
-  box(g, head, (SDL_Color){150, 28, 36, 255}, (SDL_Color){230, 70, 70, 255});
+  box(g, head, e->warning ? (SDL_Color){140, 90, 20, 255} : (SDL_Color){150, 28, 36, 255}, edge);
+  const char *kind = e->warning ? "Slow script" : "Script error";
   char title[96];
   if (g->ov.nerrors > 1)
-    snprintf(title, sizeof title, "Script error (%d, the game goes on)", g->ov.nerrors);
+    snprintf(title, sizeof title, "%s (%d, the game goes on)", kind, g->ov.nerrors);
   else
-    snprintf(title, sizeof title, "Script error%s (the game goes on)",
-             e->repeats ? " (repeated)" : "");
+    snprintf(title, sizeof title, "%s%s (the game goes on)", kind, e->repeats ? " (repeated)" : "");
   const char *hint = "F4 dismiss";
   if (font_width(g->video.f_bold, title) + font_width(g->video.f_small, hint) + 36 > r.w) {
     if (g->ov.nerrors > 1) /* the panel is narrow: the count stays, the reassurance goes */
-      snprintf(title, sizeof title, "Script errors (%d)", g->ov.nerrors);
+      snprintf(title, sizeof title, "%s (%d)", kind, g->ov.nerrors);
     else
-      snprintf(title, sizeof title, "Script error%s", e->repeats ? " (repeated)" : "");
+      snprintf(title, sizeof title, "%s%s", kind, e->repeats ? " (repeated)" : "");
   }
   font_draw(g->video.f_bold, g->video.r, title, r.x + 12, r.y + 4, WHITE);
   font_draw(g->video.f_small, g->video.r, hint, r.x + r.w - font_width(g->video.f_small, hint) - 12,

@@ -1,6 +1,8 @@
--- Which script is slow: a listener that burns 14 ms of processor time
--- each time its signal fires is named in the panel once (who, where, how
--- long), tops F1's time column, and has the biggest share in F2's graph.
+-- Which script is slow: a listener that burns 4.6 ms of processor time
+-- each time its signal fires (over the 4 ms a task may take a frame before
+-- it is named, under the 5 ms a resume may run before it is stopped) is
+-- named in the panel once (who, where, how long), tops F1's time column,
+-- and has the biggest share in F2's graph.
 local check = require("lib.check")
 local out = "build/demo-test/"
 
@@ -13,10 +15,10 @@ local function burn(ms)
   while os.clock() < t do end
 end
 
-local ears = guard.group:spawn(function()   -- line 16
+local ears = guard.group:spawn(function()   -- line 18
   while true do
     wait(ping)
-    burn(14)
+    burn(4.6)
   end
 end)
 ears.name = "ears"
@@ -31,7 +33,7 @@ local warned = 0
 for _, e in ipairs(errors(true)) do
   if e.message:find("ms this frame", 1, true) and e.message:find("ears", 1, true) then
     warned = warned + 1
-    check.expect(e.warning and e.message:find("cost_test%.lua:16: [0-9.]+ ms this frame"),
+    check.expect(e.warning and e.message:find("cost_test%.lua:18: [0-9.]+ ms this frame"),
       "it names where the task was spawned and its time: " .. e.message)
   end
 end
@@ -42,8 +44,8 @@ wait(0.5)
 local list = weft.tasks()
 table.sort(list, function(a, b) return a.avg_ms > b.avg_ms end)
 check.expect(list[1].name == "ears", "the listener costs the most: " .. tostring(list[1].name))
-check.expect(list[1].ms > 10 and list[1].avg_ms > 10 and list[1].avg_ms < 40 and list[1].worst_ms >= list[1].avg_ms,
-  "about 14 ms a frame on average: " .. list[1].avg_ms)
+check.expect(list[1].ms > 3 and list[1].avg_ms > 3 and list[1].avg_ms < 20 and list[1].worst_ms >= list[1].avg_ms,
+  "about 4.6 ms a frame on average: " .. list[1].avg_ms)
 
 tap("f1")
 tap("f2")
