@@ -1,5 +1,6 @@
 -- Helpers for the game's end-to-end test scripts (tests/demo/): waiting
--- with a deadline, and getting past the intro like a player would.
+-- with a deadline (game or wall clock), counting tasks, and getting past
+-- the intro like a player would.
 local game = require("lib.game")
 local cinema = require("lib.cinema")
 
@@ -11,6 +12,26 @@ function M.within(seconds, what, pred)
   local ok = pcall(wait, timeout(t, seconds))
   t:cancel()
   if not ok then error(what .. ": not within " .. seconds .. " s", 2) end
+end
+
+-- Waits until pred() is true; fails the test after `seconds` of the wall
+-- clock (whole seconds): for what the game's clock does not drive, such
+-- as a save the file watcher must see while frames run as fast as they go.
+function M.wall_within(seconds, what, pred)
+  local t0 = os.time()
+  while not pred() do
+    if os.time() - t0 > seconds then error(what .. ": not within " .. seconds .. " s (wall clock)", 2) end
+    wait()
+  end
+end
+
+-- How many live tasks are named `name`.
+function M.count_tasks(name)
+  local n = 0
+  for _, t in ipairs(weft.tasks()) do
+    if t.name == name then n = n + 1 end
+  end
+  return n
 end
 
 -- Fails with a message unless v is true.

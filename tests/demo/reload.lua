@@ -16,14 +16,6 @@ local function module(name)
   end
 end
 
-local function wall_wait(seconds, what, pred)
-  local t0 = os.time()
-  while not pred() do
-    if os.time() - t0 > seconds then error(what .. ": not within " .. seconds .. " s (wall clock)", 2) end
-    wait()
-  end
-end
-
 check.skip_intro()
 local guard = entity("gate_guard")
 guard.note = "kept across reloads"
@@ -31,7 +23,7 @@ local v1 = module("ai.patrol").version
 check.expect(module("ai.patrol").tasks == 8, "eight guards patrol")
 
 print("STEP break")      -- run.sh saves patrol.lua with a syntax error
-wall_wait(20, "the reload error is shown", function() return #errors() > 0 end)
+check.wall_within(20, "the reload error is shown", function() return #errors() > 0 end)
 local e = errors()[#errors()]
 check.expect(e.message:find("ai/patrol.lua:%d+:"), "the error names ai/patrol.lua:line: " .. e.message)
 check.expect(module("ai.patrol").version == v1, "nothing changed")
@@ -49,7 +41,7 @@ check.expect(errors()[2].who == "well_guard" and errors()[2].module == "lib.util
 check.expect(errors()[1].module == "ai.patrol", "the first belongs to ai.patrol")
 
 print("STEP fix")        -- run.sh saves patrol.lua with SPEED = 41
-wall_wait(20, "the good save reloads", function() return module("ai.patrol").version > v1 end)
+check.wall_within(20, "the good save reloads", function() return module("ai.patrol").version > v1 end)
 wait()
 check.expect(require("ai.patrol").SPEED == 41, "the live module has the new value")
 check.expect(#errors() == 1 and errors()[1].module == "lib.util",

@@ -5,14 +5,6 @@
 local check = require("lib.check")
 local cinema = require("lib.cinema")
 
-local function wall_within(seconds, what, pred)
-  local t0 = os.time()
-  while not pred() do
-    if os.time() - t0 > seconds then error(what .. ": not within " .. seconds .. " s (wall clock)", 2) end
-    wait()
-  end
-end
-
 check.skip_intro()
 local scene = { }
 local result
@@ -21,7 +13,7 @@ check.within(2, "the take plays", function()
   return game_state().dialogue and game_state().dialogue.text == "Take one."
 end)
 print("SAVE scripts/cinematics/long_take.lua tests/demo/live/edits/long_take_v2.lua")
-wall_within(20, "the saved cinematic restarts", function()
+check.wall_within(20, "the saved cinematic restarts", function()
   return game_state().dialogue and game_state().dialogue.text == "Take two."
 end)
 check.expect(scene.takes == 2, "the scene table is the same (takes " .. tostring(scene.takes) .. ")")
