@@ -198,13 +198,11 @@ static void *rf_prepare(lua_State *L, int first, int n, void *user) {
   rfile *f = weft_mem_calloc(W, 1, sizeof *f);
   if (!f) return NULL;
   f->W = W;
-  size_t len = strlen(W->assets) + strlen(p) + 2;
-  f->path = weft_mem_alloc(W, len);
+  f->path = weft_mem_join(W, W->assets, p);
   if (!f->path) {
     weft_mem_free(W, f, sizeof *f);
     return NULL;
   }
-  snprintf(f->path, len, "%s/%s", W->assets, p);
   weft_stat st;
   if (weft_stat_path(f->path, &st) != WEFT_OK) {
     f->err = ENOENT; /* the future fails with it */

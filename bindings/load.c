@@ -68,14 +68,14 @@ static void *read_path(weft_state *W, const char *path, size_t *size) {
     buf = NULL;
   }
   if (!buf) {
-    W->load_why = bad ? "read error" : "out of memory";
+    W->load_why = bad ? "read error" : "not enough memory";
     return NULL;
   }
   if ((n ? n : 1) < cap) { /* shrunk since stat: a block is freed with its size */
     char *nb = W->mem.alloc(W->mem.ud, buf, cap, n ? n : 1);
     if (!nb) {
       W->mem.alloc(W->mem.ud, buf, cap, 0);
-      W->load_why = "out of memory";
+      W->load_why = "not enough memory";
       return NULL;
     }
     buf = nb;
@@ -87,18 +87,13 @@ static void *read_path(weft_state *W, const char *path, size_t *size) {
 /* The default loader: ud is the state. */
 static void *file_load(void *ud, const char *rel, size_t *size) {
   weft_state *W = ud;
-  size_t lr = strlen(W->root), lp = strlen(rel);
-  char stackbuf[512];
-  char *full = lr + lp + 2 <= sizeof stackbuf ? stackbuf : weft_mem_alloc(W, lr + lp + 2);
+  char *full = weft_mem_join(W, W->root, rel);
   if (!full) {
-    W->load_why = "out of memory";
+    W->load_why = "not enough memory";
     return NULL;
   }
-  memcpy(full, W->root, lr);
-  full[lr] = '/';
-  memcpy(full + lr + 1, rel, lp + 1);
   void *p = read_path(W, full, size);
-  if (full != stackbuf) weft_mem_free(W, full, lr + lp + 2);
+  weft_mem_free_str(W, full);
   return p;
 }
 

@@ -194,13 +194,10 @@ void weft_mem_free(weft_state *W, void *p, size_t n) {
   if (p) weft_host_alloc(W, p, n ? n : 1, 0);
 }
 
-char *weft_mem_strdup(weft_state *W, const char *s) {
-  size_t n = strlen(s) + 1;
-  char *c = weft_mem_alloc(W, n);
-  if (c) memcpy(c, s, n);
-  return c;
+char *weft_mem_strdup(weft_state *W, const char *s) { return weft_str_join(weft_host_alloc, W, s, ""); }
+
+char *weft_mem_join(weft_state *W, const char *a, const char *b) {
+  return weft_str_join(weft_host_alloc, W, a, b);
 }
 
-void weft_mem_free_str(weft_state *W, char *s) {
-  if (s) weft_mem_free(W, s, strlen(s) + 1);
-}
+void weft_mem_free_str(weft_state *W, char *s) { weft_str_free(weft_host_alloc, W, s); }

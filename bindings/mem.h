@@ -69,8 +69,9 @@ void *weft_mem_alloc(weft_state *W, size_t n);
 void *weft_mem_calloc(weft_state *W, size_t count, size_t size);
 void *weft_mem_realloc(weft_state *W, void *p, size_t osize, size_t nsize);
 void weft_mem_free(weft_state *W, void *p, size_t n);
-/* A copy of s, freed with weft_mem_free_str. */
+/* A copy of s, and a and b joined by '/', freed with weft_mem_free_str. */
 char *weft_mem_strdup(weft_state *W, const char *s);
+char *weft_mem_join(weft_state *W, const char *a, const char *b);
 void weft_mem_free_str(weft_state *W, char *s);
 
 #endif

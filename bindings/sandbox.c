@@ -98,15 +98,24 @@ void weft_new_env(weft_state *W, lua_State *L) {
   lua_remove(L, api);
 }
 
+/* Pushes the text of the script at path, read through the loader (and
+   the recording, when one is made or replayed); 0 with the message pushed
+   when it cannot be read. */
+static int push_source(weft_state *W, lua_State *L, const char *path) {
+  return W->tape ? weft_tape_read_file(W, L, path, weft_push_script) : weft_push_script(L, path);
+}
+
+static int load_text(weft_state *W, lua_State *L, const char *s, size_t len, const char *name,
+                     const char *mode);
+
 /* Loads path as a chunk named "@path" in a fresh environment (pushed
    below the function). Returns 0 with the message pushed on failure. */
 int weft_load_script(weft_state *W, lua_State *L, const char *path) {
-  if (!(W->tape ? weft_tape_read_file(W, L, path, weft_push_script) : weft_push_script(L, path)))
-    return 0;
+  if (!push_source(W, L, path)) return 0;
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
   lua_pushfstring(L, "@%s", path);
-  int st = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
+  int st = load_text(W, L, src, len, lua_tostring(L, -1), "t");
   lua_remove(L, -2); /* chunk name */
   lua_remove(L, -2); /* source */
   if (st != LUA_OK) {
@@ -259,6 +268,35 @@ static const char *read_string_piece(lua_State *L, void *ud, size_t *size) {
   return r;
 }
 
+/* Loads text chunk s (Lua's lua_load result and stack), in pieces when
+   it is large. */
+static int load_text(weft_state *W, lua_State *L, const char *s, size_t len, const char *name,
+                     const char *mode) {
+  if (len <= LOAD_PIECE) return luaL_loadbufferx(L, s, len, name, mode);
+  pieces p = {W, s, len};
+  return lua_load(L, read_string_piece, &p, name, mode);
+}
+
+/* A load that failed (its message on top): fail, message. */
+static int load_failed(lua_State *L) {
+  luaL_pushfail(L);
+  lua_insert(L, -2);
+  return 2;
+}
+
+static void push_caller_env(weft_state *W, lua_State *L);
+
+/* A chunk loaded by load or loadfile (on top) gets env (a stack index, 0:
+   the globals of the script that loaded it). */
+static int loaded(weft_state *W, lua_State *L, int env) {
+  if (env)
+    lua_pushvalue(L, env);
+  else
+    push_caller_env(W, L);
+  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+  return 1;
+}
+
 /* Pushes the global table of the nearest calling Lua function (its _ENV),
    or a fresh environment when none can be found: a chunk loaded without
    an env argument sees the globals of the script that loaded it, as in
@@ -295,10 +333,7 @@ static int l_load(lua_State *L) {
   if (s) {
     const char *name = luaL_optstring(L, 2, s);
     binary = len > 0 && s[0] == LUA_SIGNATURE[0] && strchr(mode, 'b');
-    pieces p = {W, s, len};
-    st = binary            ? LUA_ERRSYNTAX
-         : len > LOAD_PIECE ? lua_load(L, read_string_piece, &p, name, mode)
-                            : luaL_loadbufferx(L, s, len, name, mode);
+    st = binary ? LUA_ERRSYNTAX : load_text(W, L, s, len, name, mode);
   } else {
     const char *name = luaL_optstring(L, 2, "=(load)");
     luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -313,17 +348,8 @@ static int l_load(lua_State *L) {
     lua_pushliteral(L, BINARY_REFUSED);
     return 2;
   }
-  if (st != LUA_OK) {
-    luaL_pushfail(L);
-    lua_insert(L, -2);
-    return 2;
-  }
-  if (env)
-    lua_pushvalue(L, env);
-  else
-    push_caller_env(W, L);
-  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
-  return 1;
+  if (st != LUA_OK) return load_failed(L);
+  return loaded(W, L, env);
 }
 
 /* ---- loadfile, dofile ---- */
@@ -359,11 +385,7 @@ static int l_loadfile(lua_State *L) {
     lua_pushfstring(L, "cannot open %s (not under the scripts root: scripts load only there)", path);
     return 2;
   }
-  if (!(W->tape ? weft_tape_read_file(W, L, full, weft_push_script) : weft_push_script(L, full))) {
-    luaL_pushfail(L);
-    lua_insert(L, -2);
-    return 2;
-  }
+  if (!push_source(W, L, full)) return load_failed(L);
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
   if (len > 0 && src[0] == LUA_SIGNATURE[0]) {
@@ -372,17 +394,8 @@ static int l_loadfile(lua_State *L) {
     return 2;
   }
   lua_pushfstring(L, "@%s", path);
-  if (luaL_loadbufferx(L, src, len, lua_tostring(L, -1), mode) != LUA_OK) {
-    luaL_pushfail(L);
-    lua_insert(L, -2);
-    return 2;
-  }
-  if (env)
-    lua_pushvalue(L, env);
-  else
-    push_caller_env(W, L);
-  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
-  return 1;
+  if (load_text(W, L, src, len, lua_tostring(L, -1), mode) != LUA_OK) return load_failed(L);
+  return loaded(W, L, env);
 }
 
 static int dofile_done(lua_State *L, int status, lua_KContext ctx) {

@@ -212,19 +212,10 @@ struct weft_fswatch {
 };
 
 static char *dup_join(weft_fswatch *fw, const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b), sep = la && lb;
-  char *s = fw->alloc(fw->alloc_ud, NULL, 0, la + sep + lb + 1); /* free_str's size */
-  if (!s) return NULL;
-  memcpy(s, a, la);
-  size_t k = la;
-  if (sep) s[k++] = '/';
-  memcpy(s + k, b, lb + 1);
-  return s;
+  return weft_str_join(fw->alloc, fw->alloc_ud, a, b);
 }
 
-static void free_str(weft_fswatch *fw, char *s) {
-  if (s) fw->alloc(fw->alloc_ud, s, strlen(s) + 1, 0);
-}
+static void free_str(weft_fswatch *fw, char *s) { weft_str_free(fw->alloc, fw->alloc_ud, s); }
 
 int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
   *out = NULL;

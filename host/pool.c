@@ -14,6 +14,21 @@ void *weft_default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return realloc(ptr, nsize);
 }
 
+char *weft_str_join(weft_alloc_fn alloc, void *alloc_ud, const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), sep = la && lb;
+  char *s = alloc(alloc_ud, NULL, 0, la + sep + lb + 1);
+  if (!s) return NULL;
+  memcpy(s, a, la);
+  size_t k = la;
+  if (sep) s[k++] = '/';
+  memcpy(s + k, b, lb + 1);
+  return s;
+}
+
+void weft_str_free(weft_alloc_fn alloc, void *alloc_ud, char *s) {
+  if (s) alloc(alloc_ud, s, strlen(s) + 1, 0);
+}
+
 void weft_pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
                     void *alloc_ud) {
   memset(p, 0, sizeof *p);

@@ -30,6 +30,13 @@ typedef uint64_t weft_id;
 /* The allocator used when a desc gives none: realloc and free. */
 void *weft_default_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
+/* a and b joined by '/' (a alone when b is "", b alone when a is ""), in
+   a block from alloc of strlen + 1 bytes, owned by the caller and freed
+   with weft_str_free; NULL when out of memory. */
+char *weft_str_join(weft_alloc_fn alloc, void *alloc_ud, const char *a, const char *b);
+/* Frees a string from weft_str_join (NULL: nothing). */
+void weft_str_free(weft_alloc_fn alloc, void *alloc_ud, char *s);
+
 /* Every pooled element starts with this header. */
 typedef struct weft_slot {
   uint32_t gen;       /* generation; odd while live, even while free */

@@ -37,20 +37,11 @@ int weft_watch_ignored(const char *name) {
   return 0;
 }
 
-static void free_str(weft_watch *w, char *s) {
-  if (s) w->alloc(w->alloc_ud, s, strlen(s) + 1, 0);
-}
+static void free_str(weft_watch *w, char *s) { weft_str_free(w->alloc, w->alloc_ud, s); }
 
 /* a and b joined by '/' (just b when a is ""), owned by the caller. */
 static char *join(weft_watch *w, const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b), sep = la && lb;
-  char *s = w->alloc(w->alloc_ud, NULL, 0, la + sep + lb + 1); /* free_str's size */
-  if (!s) return NULL;
-  memcpy(s, a, la);
-  size_t k = la;
-  if (sep) s[k++] = '/';
-  memcpy(s + k, b, lb + 1);
-  return s;
+  return weft_str_join(w->alloc, w->alloc_ud, a, b);
 }
 
 /* FNV-1a over the file's bytes; 0 when it cannot be read. Only a regular
