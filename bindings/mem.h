@@ -19,6 +19,7 @@ typedef struct weft_memory {
   uint64_t alloc_bytes;     /* bytes those allocations added, ever */
   int in_report;            /* reporting an error: allocation headroom */
   int in_rollback;          /* undoing a failed reload: the reserve may serve */
+  int gc_stopped;           /* a script stopped the collector (collectgarbage "stop") */
   char *reserve;            /* memory kept for that */
   size_t reserve_used;      /* ...bytes handed out, from the start */
   uint32_t reserve_live;    /* ...blocks not yet given back */

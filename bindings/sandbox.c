@@ -482,8 +482,6 @@ static int l_debug_getinfo(lua_State *L) {
    it through lua_gc is left alone). A full collection
    ("collect") stalls the frame for the whole heap; the finalizers it
    finds run before it returns, as tasks (finalize.c). */
-static const char stopped_key = 0; /* registry: a script stopped the collector */
-
 static int l_collectgarbage(lua_State *L) {
   static const char *const opts[] = {"stop",         "restart",     "collect",    "count",
                                      "step",         "setpause",    "setstepmul", "isrunning",
@@ -492,22 +490,17 @@ static int l_collectgarbage(lua_State *L) {
   int n = original(L)(L);
   if (strcmp(opts[o], "collect") == 0 || strcmp(opts[o], "step") == 0)
     weft_fin_run(weft_get(L), L);
-  if (strcmp(opts[o], "stop") == 0 || strcmp(opts[o], "restart") == 0) {
-    lua_pushboolean(L, opts[o][0] == 's');
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &stopped_key); /* an existing key after the first */
-  }
+  if (strcmp(opts[o], "stop") == 0 || strcmp(opts[o], "restart") == 0)
+    weft_get(L)->mem.gc_stopped = opts[o][0] == 's';
   return n;
 }
 
 void weft_gc_frame(weft_state *W) {
   lua_State *L = W->L;
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &stopped_key) == LUA_TBOOLEAN && lua_toboolean(L, -1) &&
-      W->mem.used > W->desc.memory_limit / 2) { /* a script's stop, not the host's */
+  if (W->mem.gc_stopped && W->mem.used > W->desc.memory_limit / 2) { /* a script's stop only */
     lua_gc(L, LUA_GCRESTART);
-    lua_pushboolean(L, 0);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &stopped_key);
+    W->mem.gc_stopped = 0;
   }
-  lua_pop(L, 1);
   weft_fin_run(W, L);
 }
 
