@@ -15,9 +15,8 @@
 
 #include "internal.h"
 #include "profile.h"
+#include "watchdog.h"
 
-#define COST_TICK_US 1000   /* the watchdog's tick while scripts run */
-#define PROFILE_TICK_US 250 /* ...while a profile samples */
 
 /* One task's costs (by task slot index). */
 typedef struct weft_cost_rec {
