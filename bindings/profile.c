@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "handles.h"
 #include "profile.h"
 #include "sites.h"
 #include "task.h"
@@ -126,7 +127,7 @@ static void label(weft_state *W, prof *P, weft_id id) {
   tinfo *t = task_info(P, id);
   if (!t || t->label) return;
   char text[300];
-  if (weft_cost_label(W, P->E, id, text, sizeof text)) t->label = strdup(text);
+  if (weft_task_label(W, P->E, id, text, sizeof text)) t->label = strdup(text);
 }
 
 /* The slice a top-level resume left open ends at t. */
