@@ -8,6 +8,7 @@
    plain Lua), the rest call Lua's functions directly. */
 #include "coro.h"
 #include "budget.h"
+#include "combinators.h"
 #include "task.h"
 #include "wait.h"
 

@@ -484,7 +484,7 @@ static int poll_channel(weft_state *W, lua_State *L, int idx, int one, weft_wlis
 static int l_channel_recv(lua_State *L) {
   check_live(L, 1, CHANNEL_MT, "channel");
   lua_settop(L, 1);
-  return weft_l_wait(L);
+  return weft_l_wait_one(L);
 }
 
 static int l_channel_try_recv(lua_State *L) {
