@@ -1,5 +1,5 @@
-/* Handles and names: the values scripts hold for tasks and groups (made
-   once, cached weakly), the names a task goes by (who a report names, a
+/* Handles and names: the values scripts hold for tasks, groups, signals
+   and channels (made once, cached weakly), the names a task goes by (who a report names, a
    profile's label), and the cold records of what few tasks use. */
 #include <stdio.h>
 #include <string.h>
@@ -174,6 +174,49 @@ void weft_push_group_id(weft_state *W, lua_State *L, weft_id id) {
   lua_pushvalue(L, -1);
   lua_rawseti(L, -3, (lua_Integer)WEFT_ID_INDEX(id) + 1);
   lua_remove(L, -2);
+}
+
+/* ---- signal and channel handles ---- */
+
+static lua_Integer cache_key(int kind, weft_id id) {
+  return (lua_Integer)WEFT_ID_INDEX(id) * 4 + kind;
+}
+
+shandle *weft_sync_handle_new(weft_state *W, lua_State *L, const char *mt, int kind, int nuv) {
+  shandle *h = lua_newuserdatauv(L, sizeof *h, nuv);
+  memset(h, 0, sizeof *h);
+  h->kind = (uint8_t)kind;
+  luaL_setmetatable(L, mt);
+  (void)W;
+  return h;
+}
+
+void weft_sync_handle_cache(weft_state *W, lua_State *L, int idx, shandle *h) {
+  idx = lua_absindex(L, idx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_syncs);
+  lua_pushvalue(L, idx);
+  lua_rawseti(L, -2, cache_key(h->kind, h->id));
+  lua_pop(L, 1);
+}
+
+/* Pushes the cached handle of a live object, or nil. */
+shandle *weft_sync_handle_push(weft_state *W, lua_State *L, int kind, weft_id id) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_syncs);
+  lua_rawgeti(L, -1, cache_key(kind, id));
+  lua_remove(L, -2);
+  shandle *h = lua_touserdata(L, -1);
+  if (!h || h->id != id || h->kind != kind) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    return NULL;
+  }
+  return h;
+}
+
+shandle *weft_sync_handle_check(lua_State *L, int idx, const char *mt, const char *what) {
+  shandle *h = luaL_checkudata(L, idx, mt);
+  if (!h->id) luaL_argerror(L, idx, lua_pushfstring(L, "dead %s", what));
+  return h;
 }
 
 /* ---- names ---- */

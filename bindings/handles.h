@@ -1,5 +1,5 @@
-/* Handles and names (handles.c): the values scripts hold for tasks and
-   groups, the names a task goes by, and the cold records of what few
+/* Handles and names (handles.c): the values scripts hold for tasks,
+   groups, signals and channels, the names a task goes by, and the cold records of what few
    tasks use. */
 #ifndef WEFT_HANDLES_H
 #define WEFT_HANDLES_H
@@ -124,6 +124,27 @@ typedef struct ghandle {
 /* Pushes the handle of group id, made now if nobody holds one (nil when
    the group cannot be held). */
 void weft_push_group_id(weft_state *W, lua_State *L, weft_id id);
+
+/* A signal's or a channel's handle, cached weakly in ref_syncs by kind
+   and slot index. */
+enum { WEFT_K_SIGNAL = 2, WEFT_K_CHANNEL = 3 };
+typedef struct shandle {
+  weft_id id;
+  uint8_t kind;
+  uint8_t firing;   /* signals: inside fire, connections are not compacted */
+  uint32_t compact; /* signals: the list length at which connect compacts */
+} shandle;
+/* Pushes a new handle of that kind, with metatable mt and nuv user values
+   (its id still 0). */
+shandle *weft_sync_handle_new(weft_state *W, lua_State *L, const char *mt, int kind, int nuv);
+/* Caches the handle at L[idx] (its id set) for weft_sync_handle_push. */
+void weft_sync_handle_cache(weft_state *W, lua_State *L, int idx, shandle *h);
+/* Pushes the cached handle of a live object and returns it, or pushes nil
+   and returns NULL. */
+shandle *weft_sync_handle_push(weft_state *W, lua_State *L, int kind, weft_id id);
+/* The handle at L[idx] of metatable mt; raises "dead <what>" for one whose
+   object is gone. */
+shandle *weft_sync_handle_check(lua_State *L, int idx, const char *mt, const char *what);
 
 /* Where weft.start keeps the groups it made (registry key). */
 #define WEFT_START_GROUPS "weft.start_groups"

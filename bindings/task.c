@@ -11,7 +11,7 @@
 #include "group.h"
 #include "report.h"
 #include "sites.h"
-#include "sync.h"
+#include "channels.h"
 #include "wait.h"
 
 static void lt_resume(weft_sched *S, weft_id id, void *ud);
