@@ -4,9 +4,9 @@
 #include <math.h>
 
 #include "combinators.h"
+#include "handles.h"
 #include "budget.h"
 #include "future.h"
-#include "task.h"
 #include "wait.h"
 
 enum { C_FIRST = 1, C_ALL, C_TIMEOUT }; /* ltask.comb */

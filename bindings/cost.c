@@ -6,10 +6,9 @@
 #include <string.h>
 
 #include "cost.h"
-#include "inspect.h"
+#include "handles.h"
 #include "log.h"
 #include "sites.h"
-#include "task.h"
 
 #define AVG_KEEP 0.9f /* the moving average's weight on the past, per frame */
 

@@ -11,8 +11,6 @@
 
 #include "chunks.h"
 #include "debug_int.h"
-#include "inspect.h"
-#include "report.h"
 
 /* ---- messages ---- */
 

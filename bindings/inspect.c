@@ -5,13 +5,10 @@
 #include <string.h>
 
 #include "inspect.h"
-#include "chunks.h"
-#include "cost.h"
-#include "group.h"
-#include "report.h"
-#include "sites.h"
-#include "task.h"
+#include "handles.h"
 #include "wait.h"
+#include "cost.h"
+#include "sites.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 

@@ -8,11 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
 #include "handles.h"
 #include "profile.h"
-#include "sites.h"
-#include "task.h"
 
 #define MAX_DEPTH 64   /* resumes inside resumes */
 #define MAX_FRAMES 128 /* Lua frames of a sample */

@@ -5,12 +5,10 @@
 #include <string.h>
 
 #include "report.h"
+#include "handles.h"
 #include "budget.h"
-#include "group.h"
 #include "log.h"
-#include "reload.h"
 #include "sites.h"
-#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "task.h"
+#include "handles.h"
 #include "budget.h"
 #include "chunks.h"
 #include "cost.h"
-#include "group.h"
 #include "report.h"
 #include "sites.h"
 #include "channels.h"

@@ -18,8 +18,8 @@
 #include <math.h>
 
 #include "wait.h"
+#include "handles.h"
 #include "budget.h"
-#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
