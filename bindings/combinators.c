@@ -279,8 +279,9 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id) {
 
 /* wait(x): see the design's table of what x may be. */
 int weft_l_wait(lua_State *L) {
-  if (lua_type(L, 1) != LUA_TTABLE || weft_waitable_of(L, 1)) return weft_l_wait_one(L);
   weft_state *W = weft_get(L);
+  if (weft_wait_fast(W, L)) return lua_yield(L, 0);
+  if (lua_type(L, 1) != LUA_TTABLE || weft_waitable_of(L, 1)) return weft_wait_any(L);
   weft_id id = weft_wait_task(W, L, "wait");
   lua_settop(L, 1);
   ltask *lt = LT(W, id);

@@ -1,6 +1,7 @@
 /* Handles and names: the values scripts hold for tasks, groups, signals
-   and channels (made once, cached weakly), the names a task goes by (who a report names, a
-   profile's label), and the cold records of what few tasks use. */
+   and channels (made once, cached weakly), the names a task goes by (who
+   a report names, a profile's label), and the cold records of what few
+   tasks use. */
 #include <stdio.h>
 #include <string.h>
 

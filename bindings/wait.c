@@ -163,8 +163,8 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
   return 0;
 }
 
-/* wait's general path: one element, any caller. */
-WEFT_NOINLINE static int wait_any(lua_State *L, weft_state *W) {
+WEFT_NOINLINE int weft_wait_any(lua_State *L) {
+  weft_state *W = weft_get(L);
   weft_id id = weft_wait_task(W, L, "wait");
   lua_settop(L, 1);
   ltask *lt = LT(W, id);
@@ -184,26 +184,8 @@ WEFT_NOINLINE static int wait_any(lua_State *L, weft_state *W) {
 }
 
 int weft_l_wait_one(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id id = weft_thread_task(L);
-  /* Fast path, the hot one: a task sleeping on a number or to next frame.
-     A plain yield: the resumer passes the elapsed time as wait's result.
-     Arguments after the first are ignored, as on the general path. */
-  int ty = lua_type(L, 1);
-  if (id && id == W->cur && (ty == LUA_TNUMBER || ty <= LUA_TNIL) && lua_isyieldable(L)) {
-    double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
-    if (s == s) {
-      ltask *lt = W->curlt;
-      weft_task_waited(lt);
-      if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
-      if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK)
-        return luaL_error(L, "not enough memory");
-      lt->fast = 1;
-      lt->fast_real = 0;
-      return lua_yield(L, 0);
-    }
-  }
-  return wait_any(L, W);
+  if (weft_wait_fast(weft_get(L), L)) return lua_yield(L, 0);
+  return weft_wait_any(L);
 }
 
 static int l_wait_realtime(lua_State *L) {

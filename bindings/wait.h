@@ -3,7 +3,8 @@
 #ifndef WEFT_WAIT_H
 #define WEFT_WAIT_H
 
-#include "internal.h"
+#include "budget.h"
+#include "handles.h"
 
 /* Something a task can wait on: a userdata whose metatable has __wait. */
 typedef struct weft_waitable weft_waitable;
@@ -26,8 +27,29 @@ static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
   return w;
 }
 
-/* wait(x) for one element x (not a plain list); coroutine.yield in a
-   task's own thread is wait(x). */
+/* wait(x)'s fast path, the hot one: a task sleeping on a number, or to
+   the next frame (nil). Returns 1 when the sleep is set: the caller
+   returns lua_yield(L, 0), and the resumer passes the elapsed time as
+   wait's result (arguments after the first are ignored, as on the
+   general path). Returns 0 for anything else, or where no task can wait. */
+static inline int weft_wait_fast(weft_state *W, lua_State *L) {
+  int ty = lua_type(L, 1);
+  if (ty != LUA_TNUMBER && ty > LUA_TNIL) return 0;
+  weft_id id = weft_thread_task(L);
+  if (!id || id != W->cur || !lua_isyieldable(L)) return 0;
+  double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
+  if (s != s) return 0; /* NaN: the general path says why not */
+  ltask *lt = W->curlt;
+  weft_task_waited(lt);
+  if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
+  if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
+  lt->fast = 1;
+  lt->fast_real = 0;
+  return 1;
+}
+/* wait(x)'s general path, for one element x (not a plain list). */
+int weft_wait_any(lua_State *L);
+/* wait(x) for one element x: the fast path, else the general one. */
 int weft_l_wait_one(lua_State *L);
 void weft_open_waits(weft_state *W, lua_State *L);
 /* The task a wait by `what` (for messages) in L belongs to; raises where

@@ -21,7 +21,7 @@ for h in bindings/*.h; do
   c=${h%.h}.c
   [ -f "$c" ] || continue
   for fn in $(grep -v '^static' "$h" | sed -n 's/^[a-z][a-z_0-9 *]*[ *]\([a-z_][a-z_0-9]*\)(.*/\1/p' | sort -u); do
-    grep -q "^[a-z].*[ *]$fn(.*[^;]$" "$c" ||
+    grep -q "^[A-Za-z].*[ *]$fn(.*[^;]$" "$c" ||
       say "$h declares $fn, which $c does not define"
   done
 done
