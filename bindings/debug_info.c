@@ -120,7 +120,7 @@ int weft_debug_code_line(const char *path, int line) {
 void weft_debug_turn_away(dbg *D) {
   dap_wire *o = &D->other;
   if (!dap_wire_connected(o)) {
-    o->client = dap_wire_take_spare(&D->wire); /* accepted meanwhile (dap_wire.c) */
+    o->client = dap_wire_take_spare(&D->conn.wire); /* accepted meanwhile (dap_wire.c) */
     if (!dap_wire_connected(o)) return;
   }
   if (dap_wire_service(o, 0) != DAP_INPUT) return;

@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "budget.h"
-#include "dap_wire.h"
+#include "dap_conn.h"
 #include "debug.h"
 
 #define NO_TASK 1            /* the thread id of code running outside any task */
@@ -54,12 +54,10 @@ typedef struct known {
 struct weft_debug {
   weft_state *W;
   weft_debug_desc desc;
-  dap_wire wire;
+  dap_conn conn;  /* the client's socket, its messages' numbering */
   dap_wire other; /* a second client, answered with an error and closed */
   int port;
-  int client; /* a client is connected (its state below is set up) */
-  int seq;
-  int initialized; /* the client sent initialize: events may go out */
+  int client; /* the state below is set up for a client (gone when the wire says so) */
   int configured, terminate;
 
   /* the output sinks W had before, which the server forwards to */
@@ -116,15 +114,6 @@ static inline double num_arg(cJSON *args, const char *k, double def) {
   cJSON *v = cJSON_GetObjectItem(args, k);
   return cJSON_IsNumber(v) ? v->valuedouble : def;
 }
-
-/* debug.c: sends a response to req (error NULL: success) with body
-   (owned by the call; NULL: empty). */
-void weft_debug_respond(dbg *D, cJSON *req, const char *error, cJSON *body);
-/* debug.c: an output event of the category, text then a newline. */
-void weft_debug_output(dbg *D, const char *category, const char *text, size_t len);
-/* The same, said to come from a file's line (path NULL: nowhere). */
-void weft_debug_output_at(dbg *D, const char *category, const char *text, size_t len,
-                          const char *path, int line);
 
 /* debug_values.c: a frame the client may refer to by the number
    returned (0: out of memory); valid until the program goes on. */
