@@ -4,15 +4,25 @@
    them too. A stop serves the client from a nested loop inside the hook
    (or the scheduler) that stopped, so the whole frame stays frozen. The
    socket and the framing are dap_wire.c's, the messages sent dap_conn.c's;
-   frames, variables and evaluation are debug_values.c's. */
+   frames, variables and evaluation are debug_values.c's; thread names and
+   hit conditions debug_info.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "chunks.h"
+#include "dap_conn.h"
+#include "dap_wire.h"
+#include "debug.h"
+#include "debug_info.h"
 #include "debug_int.h"
-#include "inspect.h"
-#include "report.h"
+#include "debug_values.h"
+
+#define NO_TASK 1       /* the thread id of code running outside any task */
+#define FIRST_TASK_ID 2 /* thread ids of tasks count up from here */
+
+enum { STEP_NONE, STEP_IN, STEP_OVER, STEP_OUT }; /* D->step */
 
 /* ---- messages ---- */
 

@@ -1,9 +1,13 @@
 /* What the debugger tells about the program besides frames and values:
-   the names its threads go by and the hit counts breakpoints stop at. */
+   the names its threads go by, the hit counts and lines breakpoints stop
+   at, an error's details, and the answer a second client gets. */
+#include "debug_info.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dap_wire.h"
 #include "debug_int.h"
 #include "inspect.h"
 

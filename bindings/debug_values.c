@@ -2,12 +2,21 @@
    variables of their scopes, values kept for the client to expand, and
    expressions evaluated in a frame (watches, the console, breakpoint
    conditions, logpoints, setVariable). */
+#include "debug_values.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
+#include "dap_conn.h"
 #include "debug_int.h"
 #include "report.h"
+
+#define EVAL_BUDGET 1000000 /* instructions an evaluation may take */
+#define MAX_VALUE 200       /* characters of a value shown */
+
+enum { V_LOCALS, V_UPVALUES, V_GLOBALS, V_VALUE }; /* what a var_ref lists */
 
 /* ---- values ---- */
 
