@@ -65,7 +65,7 @@ include demo/demo.mk
 include tests/bench/bench.mk
 -include mk/windows.mk
 
-.PHONY: stress all weft deps install uninstall check test test-c test-lua test-cli test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan bench fuzz fuzz-tape clean help
+.PHONY: stress all weft deps install uninstall check test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -74,11 +74,12 @@ all: deps
 help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
-	@echo "make check       the edit loop: test-c, test-lua and test-cli"
-	@echo "make test        every suite: test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-profile, test-demo, test-docs"
+	@echo "make check       the edit loop: test-layout, test-c, test-lua and test-cli"
+	@echo "make test        every suite: test-layout, test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-profile, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
+	@echo "make test-layout the source's rooms: files under 1,000 lines, one owner per function, no include circle"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
 	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config and CMake, run it"
 	@echo "make test-dap    the debugger, driven over its socket by a DAP client and by VS Code's (tests/dap/)"
@@ -209,10 +210,10 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
 
 # With -j, each suite's output is printed whole when it ends.
 check: deps
-	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli
+	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli
 
 test: deps
-	@$(MAKE) --no-print-directory --output-sync=target test-c test-lua test-cli test-conformance \
+	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli test-conformance \
 	  test-embed test-dap test-profile test-demo test-docs
 
 test-c: $(CTEST_BIN)
@@ -224,6 +225,11 @@ test-lua: $(BUILD)/weft
 	@for f in $(LUA_PARTS) $$(find scripts -name '*.lua'); do luac5.4 -p $$f || exit 1; done
 	@echo "== weft test tests/lua scripts"
 	@$(BUILD)/weft test tests/lua scripts
+
+# The source's rooms: file sizes, one owner per function, no include circle.
+test-layout:
+	@echo "== the library's layout"
+	@sh tests/layout.sh
 
 test-cli: $(BUILD)/weft
 	@echo "== the weft program"

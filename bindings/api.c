@@ -2,6 +2,7 @@
    this order, here and nowhere else; the embedded Lua parts (the prelude,
    the module system) add theirs when they load. */
 #include "api.h"
+#include "channels.h"
 #include "combinators.h"
 #include "coro.h"
 #include "future.h"
@@ -10,7 +11,7 @@
 #include "jobs.h"
 #include "report.h"
 #include "sandbox.h"
-#include "sync.h"
+#include "signals.h"
 #include "task.h"
 #include "wait.h"
 
@@ -29,7 +30,8 @@ void weft_open_api(weft_state *W, lua_State *L) {
   weft_open_inspect(W, L);
   weft_open_coroutines(W, L, api);
   weft_open_futures(W, L);
-  weft_open_sync(W, L);
+  weft_open_signals(W, L);
+  weft_open_channels(W, L);
   weft_open_combinators(W, L);
   weft_open_jobs(W, L);
 }

@@ -68,6 +68,8 @@ static uint32_t time_of(const weft_state *W, int32_t limit) {
   return us < 1 ? 1 : us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 }
 
+int weft_budget_watch(weft_state *W) { return weft_watchdog_start(W, hook); }
+
 void weft_budget_setup(weft_state *W) {
   W->task_limit = limit_of(W, (int32_t)W->desc.instr_budget);
   W->task_us = time_of(W, W->task_limit);
@@ -103,23 +105,6 @@ static int take_fire(weft_state *W) {
   if (!W->bud.us || atomic_load_explicit(&D->fire, memory_order_acquire) != gen) return 0;
   if (!W->bud.nested) atomic_store_explicit(&D->fire, gen - 1, memory_order_relaxed);
   return 1;
-}
-
-/* Runs on the watchdog's thread while the script thread runs on:
-   lua_sethook is the one Lua call made for that (lua.c's Ctrl-C handler
-   makes it from a signal handler). poking, set around it, keeps the
-   thread hooked from being left and collected meanwhile
-   (weft_budget_publish). A thread counting already (a kill) is left as
-   it is; the thread's other events (a debugger's) are kept. */
-void weft_budget_interrupt(weft_state *W, uint32_t gen) {
-  weft_watchdog *D = &W->wd;
-  atomic_store_explicit(&D->poking, 1, memory_order_seq_cst);
-  lua_State *L = atomic_load_explicit(&D->run, memory_order_seq_cst);
-  int mask = L ? lua_gethookmask(L) : 0;
-  if (L && (!gen || atomic_load_explicit(&D->gen, memory_order_acquire) == gen) &&
-      !(mask & LUA_MASKCOUNT))
-    lua_sethook(L, hook, mask | LUA_MASKCOUNT, 1);
-  atomic_store_explicit(&D->poking, 0, memory_order_release);
 }
 
 uint32_t weft_budget_hold(weft_state *W) {

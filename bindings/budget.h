@@ -6,6 +6,9 @@
 #include "internal.h"
 #include "watchdog.h"
 
+/* Starts the watchdog timing stretches (0 when it runs): a stretch past
+   its time is stopped by the budget's hook. */
+int weft_budget_watch(weft_state *W);
 /* Works out what a task's stretch may run (task_limit, task_us), once
    budgets are counted or watched. */
 void weft_budget_setup(weft_state *W);
@@ -105,11 +108,6 @@ int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs,
    live task's thread, the threads running now and L (a thread inside a
    hook, or NULL) are re-armed. */
 void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
-/* From the watchdog's thread: the stretch of generation gen overran its
-   time; if it still runs, sets a hook on the thread running it that
-   fires at its next instruction, where the stretch is stopped. gen 0:
-   whatever stretch runs (a profile's sample, which is no stop). */
-void weft_budget_interrupt(weft_state *W, uint32_t gen);
 /* A debugger holds the running stretch stopped: its time stands still
    until unhold (given what hold returned). */
 uint32_t weft_budget_hold(weft_state *W);

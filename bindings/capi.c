@@ -9,11 +9,10 @@
 #include <string.h>
 
 #include "budget.h"
-#include "group.h"
+#include "handles.h"
 #include "internal.h"
 #include "report.h"
 #include "state.h"
-#include "task.h"
 
 #define HELD "weft.cheld" /* registry: [kind][id] = handle C holds */
 

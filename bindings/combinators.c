@@ -1,10 +1,12 @@
-/* The combinators first, all and timeout: each a C task waiting on a
-   list, settling a future of its own. */
+/* What a script waits on together: wait{...} and a list nested in a
+   wait, and the combinators first, all and timeout, each a C task waiting
+   on a list, settling a future of its own. */
 #include <math.h>
 
 #include "combinators.h"
+#include "handles.h"
+#include "budget.h"
 #include "future.h"
-#include "task.h"
 #include "wait.h"
 
 enum { C_FIRST = 1, C_ALL, C_TIMEOUT }; /* ltask.comb */
@@ -152,6 +154,19 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
   comb_release(W, L, id);
 }
 
+static void combinator(weft_state *W, lua_State *L, int list, int mode);
+
+/* Adds an element of a list to a wait being built (weft_wait_add): a
+   plain list nested in it waits like all{...}. */
+static int add_element(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one,
+                       int argn) {
+  if (lua_type(L, idx) == LUA_TTABLE && !weft_waitable_of(L, idx)) {
+    combinator(W, L, idx, C_ALL);
+    lua_replace(L, idx);
+  }
+  return weft_wait_add(W, L, id, idx, slot, one, argn);
+}
+
 /* Builds a combinator over the list at L[list] (timeout: x at L[list] and
    seconds at L[list+1]). Pushes the out future. */
 static void combinator(weft_state *W, lua_State *L, int list, int mode) {
@@ -206,7 +221,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
       lua_getiuservalue(L, outi, COMB_LIST);
       lua_rawgeti(L, -1, i + 1);
     }
-    int r = weft_wait_add(W, L, task, top + 2, i, mode == C_ALL, 1);
+    int r = add_element(W, L, task, top + 2, i, mode == C_ALL, 1);
     if (r == 0)
       added++;
     else {
@@ -229,6 +244,51 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   }
   lua_settop(L, outi);
 }
+
+/* ---- wait ---- */
+
+/* wait{...}: one value per element, in order. */
+static int wait_list(weft_state *W, lua_State *L, weft_id id) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+  if (n < 0 || n > WEFT_WAIT_MAX) return luaL_argerror(L, 1, "list too long");
+  luaL_checkstack(L, (int)n + 8, "list too long");
+  int base = lua_gettop(L) + 1;
+  for (lua_Integer i = 0; i < n; i++) lua_pushnil(L);
+  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+  int added = 0;
+  for (lua_Integer i = 0; i < n; i++) {
+    int top = lua_gettop(L);
+    lua_rawgeti(L, 1, i + 1);
+    int r = add_element(W, L, id, top + 1, (int)i, 1, 1);
+    if (r < 0) {
+      weft_wait_abort(W, id);
+      return lua_error(L);
+    }
+    if (r > 0)
+      lua_copy(L, top + 2, base + (int)i);
+    else
+      added++;
+    lua_settop(L, top);
+  }
+  if (!added) {
+    weft_task_waited(LT(W, id));
+    return (int)n;
+  }
+  return weft_wait_yield(W, L, id, 0, base, NULL);
+}
+
+/* wait(x): see the design's table of what x may be. */
+int weft_l_wait(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TTABLE || weft_waitable_of(L, 1)) return weft_l_wait_one(L);
+  weft_state *W = weft_get(L);
+  weft_id id = weft_wait_task(W, L, "wait");
+  lua_settop(L, 1);
+  ltask *lt = LT(W, id);
+  if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
+  return wait_list(W, L, id);
+}
+
+/* ---- first, all, timeout ---- */
 
 static void check_list(lua_State *L, int idx, const char *name) {
   if (lua_type(L, idx) != LUA_TTABLE || weft_waitable_of(L, idx))
@@ -259,13 +319,14 @@ static int l_timeout(lua_State *L) {
   return 1;
 }
 
-void weft_push_all(weft_state *W, lua_State *L, int list) { combinator(W, L, list, C_ALL); }
-
 /* ---- registration ---- */
 
 void weft_open_combinators(weft_state *W, lua_State *L) {
-  static const luaL_Reg api[] = {
-      {"first", l_first}, {"all", l_all}, {"timeout", l_timeout}, {NULL, NULL}};
+  static const luaL_Reg api[] = {{"wait", weft_l_wait},
+                                 {"first", l_first},
+                                 {"all", l_all},
+                                 {"timeout", l_timeout},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
   lua_getfield(L, -1, "weft");
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_timeout);

@@ -1,12 +1,12 @@
-/* The combinators first, all and timeout (combinators.c). */
+/* wait and the combinators first, all and timeout (combinators.c). */
 #ifndef WEFT_COMBINATORS_H
 #define WEFT_COMBINATORS_H
 
 #include "internal.h"
 
 void weft_open_combinators(weft_state *W, lua_State *L);
-/* Pushes all{...} for the list at L[list]: a future resolving to {v1,
-   ..., vn} (wait.c makes a nested list in a wait one). */
-void weft_push_all(weft_state *W, lua_State *L, int list);
+/* wait(x), x anything the design lists (a plain list: one value per
+   element; a list nested in it waits like all{...}). */
+int weft_l_wait(lua_State *L);
 
 #endif

@@ -7,9 +7,9 @@
    directly (no C level of their own, so coroutines nest as deep as in
    plain Lua), the rest call Lua's functions directly. */
 #include "coro.h"
+#include "handles.h"
 #include "budget.h"
-#include "task.h"
-#include "wait.h"
+#include "combinators.h"
 
 static lua_CFunction original(lua_State *L) { return lua_tocfunction(L, lua_upvalueindex(1)); }
 

@@ -6,10 +6,9 @@
 #include <string.h>
 
 #include "cost.h"
-#include "inspect.h"
+#include "handles.h"
 #include "log.h"
 #include "sites.h"
-#include "task.h"
 
 #define AVG_KEEP 0.9f /* the moving average's weight on the past, per frame */
 
@@ -114,49 +113,14 @@ static void wake_watchdog(weft_state *W) {
   weft_mutex_unlock(&D->mu);
 }
 
-/* Pushes "who spawn-site" for a task (protected: W at 1, id at 2). */
-static int l_label(lua_State *L) {
-  weft_state *W = lua_touserdata(L, 1);
-  weft_id id = (weft_id)lua_tointeger(L, 2);
-  if (!weft_push_task_info(W, L, id)) return 0; /* gone: nil */
-  int t = lua_gettop(L);
-  if (lua_getfield(L, t, "who") != LUA_TSTRING) {
-    lua_pop(L, 1);
-    lua_getfield(L, t, "name");
-  }
-  if (!lua_isstring(L, -1) || strcmp(lua_tostring(L, -1), "?") == 0) {
-    lua_pop(L, 1); /* no name (a file's task): where it is */
-    lua_getfield(L, t, "where");
-  }
-  lua_getfield(L, t, "spawned");
-  const char *who = lua_tostring(L, -2), *site = lua_tostring(L, -1);
-  if (!who || !*who || strcmp(who, "?") == 0) who = "task";
-  if (site && strcmp(site, "?") != 0 && strcmp(site, who) != 0)
-    lua_pushfstring(L, "%s %s", who, site);
-  else
-    lua_pushstring(L, who);
-  return 1;
-}
 
-int weft_cost_label(weft_state *W, lua_State *L, weft_id id, char *out, size_t n) {
-  snprintf(out, n, "task");
-  if (!lua_checkstack(L, 8)) return 0;
-  int top = lua_gettop(L);
-  lua_pushcfunction(L, l_label);
-  lua_pushlightuserdata(L, W);
-  lua_pushinteger(L, (lua_Integer)id);
-  int ok = lua_pcall(L, 2, 1, 0) == LUA_OK && lua_isstring(L, -1);
-  if (ok) snprintf(out, n, "%s", lua_tostring(L, -1));
-  lua_settop(L, top);
-  return ok;
-}
 
 static void warn(weft_state *W) {
   for (int i = 0; i < W->cost.nslow; i++) {
     weft_cost_rec *r = rec_of(W, W->cost.slow[i], 0);
     if (!r || r->frame != W->cost.slow_frame[i]) continue; /* it ended, or a frame's gone by */
     char label[300];
-    if (!weft_cost_label(W, W->L, W->cost.slow[i], label, sizeof label) && W->cost.slow_site[i])
+    if (!weft_task_label(W, W->L, W->cost.slow[i], label, sizeof label) && W->cost.slow_site[i])
       snprintf(label, sizeof label, "a task spawned at %s", weft_site_where(W->sites, W->cost.slow_site[i]));
     weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_SLOW_TASK, "%s: %.1f ms this frame", label,
               r->frame_us / 1000.0);

@@ -15,9 +15,8 @@
 
 #include "internal.h"
 #include "profile.h"
+#include "watchdog.h"
 
-#define COST_TICK_US 1000   /* the watchdog's tick while scripts run */
-#define PROFILE_TICK_US 250 /* ...while a profile samples */
 
 /* One task's costs (by task slot index). */
 typedef struct weft_cost_rec {
@@ -66,9 +65,6 @@ void weft_cost_frame(weft_state *W);
 /* At each frame's end: its total, and the warnings of tasks over the
    threshold. */
 void weft_cost_frame_end(weft_state *W);
-/* "who spawn-site" for a task into out ("task" when it has none), worked
-   out on thread L. */
-int weft_cost_label(weft_state *W, lua_State *L, weft_id id, char *out, size_t n);
 /* A task's costs in milliseconds: the last frame it ran in (0 when that
    is not the last frame), the moving average, the worst frame. Returns 0
    when it has none. */

@@ -17,28 +17,6 @@ static ghandle *check_group(lua_State *L, int idx) {
   return g;
 }
 
-void weft_push_group_id(weft_state *W, lua_State *L, weft_id id) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_groups);
-  lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
-  ghandle *g = lua_touserdata(L, -1);
-  if (g && g->id == id) {
-    lua_remove(L, -2);
-    return;
-  }
-  lua_pop(L, 1);
-  g = lua_newuserdatauv(L, sizeof *g, 1);
-  g->id = 0;
-  luaL_setmetatable(L, WEFT_GROUP_MT);
-  if (weft_group_retain(W->S, id) != WEFT_OK) {
-    lua_pop(L, 2);
-    lua_pushnil(L);
-    return;
-  }
-  g->id = id;
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, -3, (lua_Integer)WEFT_ID_INDEX(id) + 1);
-  lua_remove(L, -2);
-}
 
 static int l_group_gc(lua_State *L) {
   ghandle *g = lua_touserdata(L, 1);

@@ -5,13 +5,10 @@
 #include <string.h>
 
 #include "inspect.h"
-#include "chunks.h"
-#include "cost.h"
-#include "group.h"
-#include "report.h"
-#include "sites.h"
-#include "task.h"
+#include "handles.h"
 #include "wait.h"
+#include "cost.h"
+#include "sites.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
@@ -21,17 +18,6 @@ typedef struct snap {
   int n;
 } snap;
 
-static void where_suspended(lua_State *co, char *buf, size_t n) {
-  lua_Debug ar;
-  buf[0] = 0;
-  for (int level = 0; co && lua_getstack(co, level, &ar); level++) {
-    if (!lua_getinfo(co, "Sl", &ar)) break;
-    if (ar.currentline >= 0 && !weft_chunk_embedded(ar.source)) {
-      snprintf(buf, n, "%s:%d", ar.short_src, ar.currentline);
-      return;
-    }
-  }
-}
 
 int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = LT(W, id);
@@ -75,7 +61,7 @@ int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
     lua_pushstring(L, buf);
   }
   lua_setfield(L, -2, "waiting");
-  where_suspended(lt->co, buf, sizeof buf);
+  weft_where_suspended(lt->co, buf, sizeof buf);
   lua_pushstring(L, buf);
   lua_setfield(L, -2, "where");
   lua_pushstring(L, weft_site_where(W->sites, lt->site));

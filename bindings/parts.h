@@ -67,6 +67,7 @@ typedef struct weft_watchdog {
   weft_cpu_clock cpu;        /* ...that thread's processor-time clock */
   atomic_int sample;         /* a profile is on: hook the running thread each tick */
   atomic_int want_sample;    /* ...a sample is asked of the next count hook */
+  lua_Hook stop;             /* the hook it arms to stop a stretch (the budget's) */
 } weft_watchdog;
 
 /* ---- cost.c: every task's script time ---- */

@@ -8,10 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
+#include "handles.h"
 #include "profile.h"
-#include "sites.h"
-#include "task.h"
 
 #define MAX_DEPTH 64   /* resumes inside resumes */
 #define MAX_FRAMES 128 /* Lua frames of a sample */
@@ -126,7 +124,7 @@ static void label(weft_state *W, prof *P, weft_id id) {
   tinfo *t = task_info(P, id);
   if (!t || t->label) return;
   char text[300];
-  if (weft_cost_label(W, P->E, id, text, sizeof text)) t->label = strdup(text);
+  if (weft_task_label(W, P->E, id, text, sizeof text)) t->label = strdup(text);
 }
 
 /* The slice a top-level resume left open ends at t. */

@@ -10,6 +10,7 @@
 
 #include "../host/watch.h"
 #include "reload.h"
+#include "handles.h"
 #include "budget.h"
 #include "chunks.h"
 #include "report.h"

@@ -9,7 +9,6 @@
 #include "weft.h"
 
 /* Registry key of the weak set of the groups weft.start makes. */
-#define WEFT_START_GROUPS "weft.start_groups"
 
 int weft_open_modules(weft_state *W);
 void weft_poll_reload(weft_state *W);

@@ -5,12 +5,10 @@
 #include <string.h>
 
 #include "report.h"
+#include "handles.h"
 #include "budget.h"
-#include "group.h"
 #include "log.h"
-#include "reload.h"
 #include "sites.h"
-#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
@@ -42,6 +40,14 @@ const char *weft_tostring(lua_State *L, int idx) {
   }
 }
 
+int weft_is_cancel_error(weft_state *W, lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
+  int eq = lua_rawequal(L, idx, -1);
+  lua_pop(L, 1);
+  return eq;
+}
+
 /* Pushes trace followed by one "spawned at" line per spawn site. */
 static const char *with_sites(weft_state *W, lua_State *L, const char *trace, uint32_t site) {
   luaL_Buffer b;
@@ -55,46 +61,6 @@ static const char *with_sites(weft_state *W, lua_State *L, const char *trace, ui
   return lua_tostring(L, -1);
 }
 
-/* Who a report names first: the name a script gave the task (t.name =
-   ...; weft.start's own naming after the module does not count), else
-   the innermost named group around it that weft.start did not make (the
-   demo names each entity's group after the entity), else nobody. */
-int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
-  weft_id g = task ? weft_task_group(W->S, task) : 0;
-  if (!g) return 0;
-  luaL_checkstack(L, 6, NULL);
-  int top = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS);
-  int starts = top + 1;
-  if (weft_push_task_name(W, L, task)) {
-    int explicit = 1;
-    weft_push_group_id(W, L, g);
-    if (lua_istable(L, starts) && lua_rawget(L, starts) != LUA_TNIL) { /* a start's own task? */
-      weft_push_group_id(W, L, g);
-      lua_getiuservalue(L, -1, 1);
-      explicit = !lua_rawequal(L, -1, top + 2);
-    }
-    if (explicit) {
-      lua_copy(L, top + 2, top + 1);
-      lua_settop(L, top + 1);
-      return 1;
-    }
-  }
-  lua_settop(L, starts);
-  for (weft_id root = weft_sched_root(W->S); g && g != root; g = weft_group_parent(W->S, g)) {
-    weft_push_group_id(W, L, g);
-    int skip = lua_istable(L, starts) && (lua_pushvalue(L, -1), lua_rawget(L, starts) != LUA_TNIL);
-    if (lua_istable(L, starts)) lua_pop(L, 1);
-    if (!skip && lua_getiuservalue(L, -1, 1) == LUA_TSTRING && lua_rawlen(L, -1) > 0) {
-      lua_copy(L, -1, top + 1);
-      lua_settop(L, top + 1);
-      return 1;
-    }
-    lua_settop(L, starts);
-  }
-  lua_settop(L, top);
-  return 0;
-}
 
 /* The parts of a report, for the protected call below. */
 typedef struct report_args {

@@ -6,6 +6,8 @@
 #include "internal.h"
 
 void weft_open_reports(weft_state *W, lua_State *L);
+/* Nonzero when L[idx] is the cancellation error. */
+int weft_is_cancel_error(weft_state *W, lua_State *L, int idx);
 /* Reports the error at L[idx] for task (0: none); the traceback is
    `trace`, or taken from thread co (NULL: the message alone). Never
    raises. */
@@ -15,10 +17,6 @@ void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, cons
 void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace);
 /* A printable form of any error value; never raises. Pushes it. */
 const char *weft_tostring(lua_State *L, int idx);
-/* Pushes who a report about the task names first (its entity or its
-   name: see report.c) and returns 1, or pushes nothing and returns 0. May
-   raise (memory). */
-int weft_push_who(weft_state *W, lua_State *L, weft_id task);
 /* Message handler: packs {err, traceback}. */
 int weft_l_traceback_handler(lua_State *L);
 

@@ -19,7 +19,6 @@
 #include "watchdog.h"
 #include "finalize.h"
 #include "load.h"
-#include "log.h"
 #include "patterns.h"
 #include "scriptio.h"
 #include "tape.h"

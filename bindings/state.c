@@ -185,7 +185,7 @@ weft_state *weft_open(const weft_desc *desc) {
   /* Watched budgets where the watchdog can run; counted ones otherwise. */
   if (W->desc.frame_time_budget_us != WEFT_BUDGET_OFF) W->wd.frame_us = W->desc.frame_time_budget_us;
   W->watching = W->desc.instr_budget != WEFT_BUDGET_OFF &&
-                W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_watchdog_start(W) == 0;
+                W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_budget_watch(W) == 0;
   weft_budget_setup(W);
   if (W->watching && W->wd.frame_us) weft_sched_set_time_flag(W->S, &W->wd.frame_over);
   W->cost.slow_way = !W->watching;

@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "task.h"
+#include "handles.h"
 #include "budget.h"
 #include "chunks.h"
 #include "cost.h"
-#include "group.h"
 #include "report.h"
 #include "sites.h"
-#include "sync.h"
+#include "channels.h"
 #include "wait.h"
 
 static void lt_resume(weft_sched *S, weft_id id, void *ud);
@@ -21,133 +21,25 @@ static const weft_task_class lua_task_class = {lt_resume, lt_cancel, lt_warm};
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
-/* ---- cold records ---- */
 
-/* Cold records are side data of the task pool (weft_side): a game whose
-   tasks only sleep makes none. A task's record is zeroed when it first
-   asks (lt->cold is clear in every new task's data). */
-ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt) {
-  ltask_cold *x = weft_side_make(&W->cold, WEFT_ID_INDEX(id), weft_host_alloc, W);
-  if (x && !lt->cold) {
-    memset(x, 0, sizeof *x);
-    lt->cold = 1;
-  }
-  return x;
-}
 
-/* ---- handles ---- */
 
-/* A task's handle is made the first time something asks for it (spawn's
-   result, current(), weft.tasks(), a report ...: all through
-   make_handle) and cached weakly in ref_handles[index + 1], so asking
-   again while anyone holds it gives the same value. Nothing a task needs
-   lives only in its handle: its thread is anchored in ref_tasks, and a
-   handle that holds a name is pinned in ref_pinned until the task ends.
-   Once the task ends its handle (if one is held) keeps the outcome. */
 
-/* The spawn running task id at once, or NULL. */
-static weft_spawning *spawning_of(weft_state *W, weft_id id) {
-  for (int d = W->run_depth; d >= 0; d--)
-    if (W->spawning[d].id == id) return &W->spawning[d];
-  return NULL;
-}
 
-/* Pushes the handle made for task id while anyone still holds it and
-   returns it; pushes nothing and returns NULL when there is none. */
-static thandle *push_made(weft_state *W, lua_State *L, weft_id id) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_handles);
-  lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
-  thandle *h = lua_touserdata(L, -1); /* the slot's last handle, maybe an earlier task's */
-  if (h && h->id == id) {
-    lua_remove(L, -2);
-    return h;
-  }
-  lua_pop(L, 2);
-  return NULL;
-}
 
-/* Pushes a new handle, not yet a task's, with nuv (0 or 2) user values. */
-static thandle *new_handle(weft_state *W, lua_State *L, int nuv) {
-  thandle *h = lua_newuserdatauv(L, sizeof *h, nuv);
-  memset(h, 0, sizeof *h);
-  h->bare = nuv == 0;
-  weft_set_meta(L, W->ref_task_mt);
-  return h;
-}
-
-/* t[k] = v for (t, k, v) at 1..3, run protected by store_handle. */
-static int l_seti(lua_State *L) {
-  lua_rawset(L, 1);
-  return 0;
-}
-
-/* Makes the handle on top task id's. Overwriting a slot that holds a
-   value cannot allocate; a new key may make the table grow, so that is
-   protected: returns 0 with the error pushed when out of memory. */
-static int store_handle(weft_state *W, lua_State *L, weft_id id) {
-  lua_Integer slot = (lua_Integer)WEFT_ID_INDEX(id) + 1;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_handles);
-  if (lua_rawgeti(L, -1, slot) != LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_pushvalue(L, -2);
-    lua_rawseti(L, -2, slot);
-    lua_pop(L, 1);
-    return 1;
-  }
-  lua_pop(L, 1);
-  lua_pushcfunction(L, l_seti);
-  lua_insert(L, -2);
-  lua_pushinteger(L, slot);
-  lua_pushvalue(L, -4);
-  return lua_pcall(L, 3, 0, 0) == LUA_OK;
-}
-
-/* Makes the handle of live task id: h (new_handle's, on top), or a new
-   one pushed when h is NULL, becomes the task's and is cached in
-   ref_handles. Every live task's handle is made here; a task that ended
-   inside spawn gets its handle there. Returns 0 with the error pushed
-   when out of memory (the caller undoes the task or raises). */
-static int make_handle(weft_state *W, lua_State *L, weft_id id, thandle *h) {
-  if (!h) h = new_handle(W, L, 2);
-  h->id = id;
-  h->site = LT(W, id)->site;
-  return store_handle(W, L, id);
-}
-
-void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
-  ltask *lt = id ? LT(W, id) : NULL;
-  if (!lt || !lt->co) { /* not a live Lua task (ended, or a combinator) */
-    lua_pushnil(L);
-    return;
-  }
-  if (push_made(W, L, id)) return;
-  if (!make_handle(W, L, id, NULL)) lua_error(L);
-  weft_spawning *sp = spawning_of(W, id);
-  if (sp) sp->made = 1;
-}
 
 weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
                              weft_id parent) {
   fidx = lua_absindex(L, fidx);
-  thandle *h = new_handle(W, L, 2); /* first: a task is never left without it */
+  thandle *h = weft_handle_new(W, L, 2); /* first: a task is never left without it */
   weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
-  if (!make_handle(W, L, id, h)) {
+  if (!weft_handle_make(W, L, id, h)) {
     weft_discard_task(W, L, id);
     lua_error(L);
   }
   return id;
 }
 
-int weft_push_task_name(weft_state *W, lua_State *L, weft_id id) {
-  ltask *lt = id ? LT(W, id) : NULL;
-  if (!lt || !lt->pinned || !push_made(W, L, id)) return 0; /* only a named handle is pinned */
-  if (lua_getiuservalue(L, -1, 2) == LUA_TSTRING) {
-    lua_remove(L, -2);
-    return 1;
-  }
-  lua_pop(L, 2);
-  return 0;
-}
 
 /* Unpins a task's handle (settle: the task ended). */
 static void unpin(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
@@ -203,12 +95,12 @@ static void keep_aside(weft_state *W, lua_State *L, int d) {
    one is held, and unpins it. A task ending inside spawn keeps its
    handle, or without one its outcome, aside for spawn to return. */
 static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final, int idx, int n) {
-  weft_spawning *sp = spawning_of(W, id);
+  weft_spawning *sp = weft_spawning_of(W, id);
   idx = lua_absindex(L, idx);
   thandle *h = NULL;
   if (!sp || sp->made) {
     if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
-    h = push_made(W, L, id);
+    h = weft_handle_if(W, L, id);
   }
   if (h) {
     h->final = (uint8_t)final;
@@ -232,13 +124,6 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
   unpin(W, L, id, lt);
 }
 
-int weft_is_cancel_error(weft_state *W, lua_State *L, int idx) {
-  idx = lua_absindex(L, idx);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
-  int eq = lua_rawequal(L, idx, -1);
-  lua_pop(L, 1);
-  return eq;
-}
 
 /* Who runs: the task, its thread and data, and its budget. Saved and set
    around every run of a task's code, restored after. */
@@ -562,7 +447,7 @@ void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) 
   if (!lt) return;
   lt->site = site;
   if (lt->co && lua_checkstack(L, 2)) {
-    thandle *h = push_made(W, L, id);
+    thandle *h = weft_handle_if(W, L, id);
     if (h) {
       h->site = site;
       lua_pop(L, 1);
@@ -670,7 +555,7 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   sp->id = 0;
   lt = sp->final ? NULL : LT(W, id);
   if (lt && lt->co) { /* still running; a handle made meanwhile is cached */
-    if ((!sp->made || !push_made(W, L, id)) && !make_handle(W, L, id, NULL)) {
+    if ((!sp->made || !weft_handle_if(W, L, id)) && !weft_handle_make(W, L, id, NULL)) {
       weft_task_cancel(W->S, id);
       return lua_error(L);
     }
@@ -678,7 +563,7 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
     lua_pushvalue(W->spawns, d + 1);
     lua_xmove(W->spawns, L, 1);
   } else {
-    thandle *h = new_handle(W, L, sp->kept ? 2 : 0);
+    thandle *h = weft_handle_new(W, L, sp->kept ? 2 : 0);
     h->id = id;
     h->site = sp->site;
     h->final = sp->final ? sp->final : WEFT_TASK_CANCELLED;
@@ -865,30 +750,6 @@ static int l_current(lua_State *L) {
 
 /* ---- registration ---- */
 
-int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
-                  lua_CFunction gc, const weft_waitable *w, const char *short_name) {
-  luaL_newmetatable(L, name);
-  lua_pushcfunction(L, index);
-  lua_setfield(L, -2, "__index");
-  if (tostring) {
-    lua_pushcfunction(L, tostring);
-    lua_setfield(L, -2, "__tostring");
-  }
-  if (gc) {
-    lua_pushcfunction(L, gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  if (w) {
-    lua_pushlightuserdata(L, (void *)w);
-    lua_setfield(L, -2, "__wait");
-  }
-  lua_pushstring(L, short_name);
-  lua_setfield(L, -2, "__name");
-  lua_pushboolean(L, 0); /* scripts cannot reach or change it */
-  lua_setfield(L, -2, "__metatable");
-  lua_pushvalue(L, -1);
-  return luaL_ref(L, LUA_REGISTRYINDEX);
-}
 
 void weft_open_tasks(weft_state *W, lua_State *L) {
   W->cold.elem_size = sizeof(ltask_cold);

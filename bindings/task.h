@@ -3,104 +3,12 @@
 #ifndef WEFT_TASK_H
 #define WEFT_TASK_H
 
-#include <string.h>
+#include "handles.h"
 
-#include "internal.h"
-
-#define WEFT_TASK_MT "weft.task"
-
-typedef struct weft_waitable weft_waitable; /* wait.h */
-
-/* What few tasks use, kept out of the slot: one record per task slot
-   index, in chunks made when a task in that chunk first needs one, and
-   zeroed for each task that does. */
-typedef struct ltask_cold {
-  int chval;                  /* a waiting channel sender's value (ref), 0: none */
-  int chslot;                 /* ...slot of a value a channel handed to this task */
-  weft_id chrecv;             /* channel that handed it a value it has not run with yet */
-  weft_id wobj;               /* what a single wait is on (pools' objects), for weft.tasks() */
-  const weft_waitable *wwhat; /* ...which kind */
-  const void *wptr;           /* ...its handle (alive while the task waits on it) */
-  int ref;                    /* C tasks: registry ref of their own Lua data */
-  /* C tasks (combinators): called for each completion delivered. */
-  void (*deliver)(weft_state *W, weft_id self, lua_State *from, int idx, int n, int slot,
-                  int failed);
-} ltask_cold;
-
-/* A task handle: one userdata per task, made when something first asks
-   for it. User value 1 is nil while the task lives, then its results (one
-   value, or a table with n) or its error; user value 2 is its name. A
-   task that ended inside spawn with nothing to keep gets a handle without
-   user values (48 bytes instead of 88): its name, if a script sets one,
-   is kept in ref_names. */
-typedef struct thandle {
-  weft_id id;
-  uint8_t final;  /* 0 while live, else WEFT_TASK_DONE/FAILED/CANCELLED */
-  uint8_t packed; /* results are a table {n=..., ...} */
-  uint8_t named;  /* a script set t.name */
-  uint8_t bare;   /* no user values (see above) */
-  uint32_t site;  /* spawn site chain, kept for reports */
-} thandle;
-
-/* The task a thread belongs to, 0 for the main thread and plain
-   coroutines, kept in the thread's extra space (new threads copy it).
-   LUA_EXTRASPACE is a pointer's size: where a weft_id does not fit
-   (32-bit builds) it keeps the task's slot index + 1, and the id is that
-   of the live task in the slot (a thread's mark is cleared when its task
-   ends, before the slot can be reused). */
-_Static_assert(LUA_EXTRASPACE >= sizeof(uint32_t), "weft needs 4 bytes of LUA_EXTRASPACE");
-static inline void weft_thread_set_task(lua_State *L, weft_id id) {
-  void *p = lua_getextraspace(L);
-  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
-    memcpy(p, &id, sizeof id);
-  } else {
-    uint32_t i = id ? WEFT_ID_INDEX(id) + 1 : 0;
-    memcpy(p, &i, sizeof i);
-  }
-}
-static inline weft_id weft_thread_task(lua_State *L) {
-  const void *p = lua_getextraspace(L);
-  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
-    weft_id id;
-    memcpy(&id, p, sizeof id);
-    return id;
-  }
-  uint32_t i;
-  memcpy(&i, p, sizeof i);
-  return i ? weft_sched_task_at(weft_get(L)->S, i - 1) : 0;
-}
-
-/* Its cold record when it has one in use, else NULL. */
-static inline ltask_cold *weft_cold_if(const weft_state *W, weft_id id, const ltask *lt) {
-  if (!lt->cold) return NULL;
-  return weft_side_at(&W->cold, WEFT_ID_INDEX(id));
-}
-/* Makes it (zeroed) for task id, whose data is lt; NULL when out of
-   memory. Never raises. */
-ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt);
-/* A task's cold record, made the first time it needs one (NULL: out of
-   memory; never raises). */
-static inline ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt) {
-  return lt->cold ? weft_cold_if(W, id, lt) : weft_cold_make(W, id, lt);
-}
-
-/* Nonzero when L[idx] is the cancellation error. */
-int weft_is_cancel_error(weft_state *W, lua_State *L, int idx);
 /* spawn/g:spawn: a task for the callable at L[fidx] and the values above
    it, in group g (0: the spawner's) as a child of parent, run at once;
    returns its handle. */
 int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent);
-/* Pushes a new metatable for a handle type: __index, __tostring and __gc
-   (either may be NULL), __wait when w is given, __name, and a hidden
-   __metatable so scripts cannot reach it; returns a registry ref to it
-   (for weft_set_meta). */
-int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
-                  lua_CFunction gc, const weft_waitable *w, const char *short_name);
-/* Sets the metatable kept at registry ref on the value on top. */
-static inline void weft_set_meta(lua_State *L, int ref) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-  lua_setmetatable(L, -2);
-}
 void weft_open_tasks(weft_state *W, lua_State *L);
 /* Creates a task running the callable at L[fidx] with the nargs values
    above it, in group g (0: the spawner's), as a child of parent (0: none).
@@ -121,11 +29,5 @@ void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
 void weft_yield_if_doomed(weft_state *W, lua_State *L);
 /* Runs a NEW task at once, up to its first wait. */
 void weft_run_now(weft_state *W, weft_id task);
-/* Pushes the handle of a live Lua task (or nil), made now if nobody
-   holds one. May raise (memory). */
-void weft_push_task(weft_state *W, lua_State *L, weft_id task);
-/* Pushes the name a script gave a live task (t.name = ...) and returns
-   1, or pushes nothing and returns 0; makes no handle. */
-int weft_push_task_name(weft_state *W, lua_State *L, weft_id task);
 
 #endif

@@ -12,14 +12,14 @@
    wait.h) can be waited on, in wait(), in lists, in first/all/timeout.
    A new primitive gives its metatable `__wait` (weft_new_meta does it),
    implements poll (done at once? else: which waiter list), and completes
-   its waiters with weft_complete_all when it fires. Numbers (sleeps), nil
-   (the next frame) and plain lists (a nested all{...}) are built in. */
+   its waiters with weft_complete_all when it fires. Numbers (sleeps) and
+   nil (the next frame) are built in; plain lists are combinators.c's
+   (wait{...}, a nested all{...}). */
 #include <math.h>
 
 #include "wait.h"
+#include "handles.h"
 #include "budget.h"
-#include "combinators.h"
-#include "task.h"
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
@@ -136,10 +136,6 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
     }
     return 0;
   }
-  if (t == LUA_TTABLE && !weft_waitable_of(L, idx)) { /* a nested list waits like all{...} */
-    weft_push_all(W, L, idx);
-    lua_replace(L, idx);
-  }
   const weft_waitable *wt = weft_waitable_of(L, idx);
   if (!wt) {
     weft_wait_abort(W, id);
@@ -167,43 +163,12 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
   return 0;
 }
 
-/* wait{...}: one value per element, in order. */
-static int wait_list(weft_state *W, lua_State *L, weft_id id) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
-  if (n < 0 || n > WEFT_WAIT_MAX) return luaL_argerror(L, 1, "list too long");
-  luaL_checkstack(L, (int)n + 8, "list too long");
-  int base = lua_gettop(L) + 1;
-  for (lua_Integer i = 0; i < n; i++) lua_pushnil(L);
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  int added = 0;
-  for (lua_Integer i = 0; i < n; i++) {
-    int top = lua_gettop(L);
-    lua_rawgeti(L, 1, i + 1);
-    int r = weft_wait_add(W, L, id, top + 1, (int)i, 1, 1);
-    if (r < 0) {
-      weft_wait_abort(W, id);
-      return lua_error(L);
-    }
-    if (r > 0)
-      lua_copy(L, top + 2, base + (int)i);
-    else
-      added++;
-    lua_settop(L, top);
-  }
-  if (!added) {
-    weft_task_waited(LT(W, id));
-    return (int)n;
-  }
-  return weft_wait_yield(W, L, id, 0, base, NULL);
-}
-
-/* wait's general path: any argument, any caller. */
+/* wait's general path: one element, any caller. */
 WEFT_NOINLINE static int wait_any(lua_State *L, weft_state *W) {
   weft_id id = weft_wait_task(W, L, "wait");
   lua_settop(L, 1);
   ltask *lt = LT(W, id);
   if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
-  if (lua_type(L, 1) == LUA_TTABLE && !weft_waitable_of(L, 1)) return wait_list(W, L, id);
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   int r = weft_wait_add(W, L, id, 1, 0, 0, 1);
   if (r < 0) {
@@ -218,8 +183,7 @@ WEFT_NOINLINE static int wait_any(lua_State *L, weft_state *W) {
   return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
 }
 
-/* wait(x): see the design's table of what x may be. */
-int weft_l_wait(lua_State *L) {
+int weft_l_wait_one(lua_State *L) {
   weft_state *W = weft_get(L);
   weft_id id = weft_thread_task(L);
   /* Fast path, the hot one: a task sleeping on a number or to next frame.
@@ -256,6 +220,6 @@ static int l_wait_realtime(lua_State *L) {
 void weft_open_waits(weft_state *W, lua_State *L) {
   (void)W;
   static const luaL_Reg api[] = {
-      {"wait", weft_l_wait}, {"wait_realtime", l_wait_realtime}, {NULL, NULL}};
+      {"wait_realtime", l_wait_realtime}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
 }

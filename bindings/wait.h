@@ -26,7 +26,9 @@ static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
   return w;
 }
 
-int weft_l_wait(lua_State *L);
+/* wait(x) for one element x (not a plain list); coroutine.yield in a
+   task's own thread is wait(x). */
+int weft_l_wait_one(lua_State *L);
 void weft_open_waits(weft_state *W, lua_State *L);
 /* The task a wait by `what` (for messages) in L belongs to; raises where
    no task can wait (outside tasks, in a cleanup, a module's top level, a
@@ -36,7 +38,8 @@ weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what);
    `slot` (one: only its first value counts). Returns 1 when it is already
    done (its values pushed), -1 when it already failed (the error pushed),
    0 when a record was added. Raises (the wait dropped) for what cannot be
-   waited on, at argument argn. */
+   waited on, at argument argn (a plain list among them: the caller makes
+   it an all{...} first). */
 int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one, int argn);
 /* Drops the records of a wait being built, so that a task raising out of
    it (a bad element, no memory) is left waiting on nothing. */

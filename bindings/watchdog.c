@@ -19,8 +19,7 @@
    few stores a resume. Between frames the watchdog naps (ten wake-ups a
    second); a stretch or a step starting during a nap wakes it. */
 #include "watchdog.h"
-#include "budget.h"
-#include "cost.h"
+#include "internal.h"
 
 #define IDLE_TICKS 64    /* ticks with nothing running before it naps */
 #define NAP_US 100000    /* how long a nap is */
@@ -43,6 +42,25 @@ static int pause_for(weft_watchdog *D, uint64_t us) {
     if (t >= end) return 1;
     weft_cond_wait_ns(&D->cv, &D->mu, end - t);
   }
+}
+
+/* Runs on the watchdog's thread while the script thread runs on:
+   lua_sethook is the one Lua call made for that (lua.c's Ctrl-C handler
+   makes it from a signal handler). poking, set around it, keeps the
+   thread hooked from being left and collected meanwhile
+   (weft_budget_publish). The stretch of generation gen overran its time:
+   if it still runs, the thread running it gets the stop hook at its next
+   instruction (gen 0: whatever stretch runs, for a profile's sample,
+   which is no stop). A thread counting already (a kill) is left as it
+   is; the thread's other events (a debugger's) are kept. */
+static void interrupt(weft_watchdog *D, uint32_t gen) {
+  atomic_store_explicit(&D->poking, 1, memory_order_seq_cst);
+  lua_State *L = atomic_load_explicit(&D->run, memory_order_seq_cst);
+  int mask = L ? lua_gethookmask(L) : 0;
+  if (L && (!gen || atomic_load_explicit(&D->gen, memory_order_acquire) == gen) &&
+      !(mask & LUA_MASKCOUNT))
+    lua_sethook(L, D->stop, mask | LUA_MASKCOUNT, 1);
+  atomic_store_explicit(&D->poking, 0, memory_order_release);
 }
 
 static void watch(void *ud) {
@@ -73,7 +91,7 @@ static void watch(void *ud) {
                           memory_order_relaxed); /* the cost clock (cost.h) */
     if (limit && atomic_load_explicit(&D->sample, memory_order_relaxed)) {
       atomic_store_explicit(&D->want_sample, 1, memory_order_relaxed);
-      weft_budget_interrupt(W, 0);
+      interrupt(D, 0);
     }
     uint64_t at = atomic_load_explicit(&D->frame_at, memory_order_acquire);
     if (at && t + 1 - at >= D->frame_us) atomic_store_explicit(&D->frame_over, 1, memory_order_relaxed);
@@ -91,7 +109,7 @@ static void watch(void *ud) {
     if (t - since < limit) continue;
     since = t; /* ask again a whole time later if it goes on */
     atomic_store_explicit(&D->fire, gen, memory_order_release);
-    weft_budget_interrupt(W, gen);
+    interrupt(D, gen);
   }
   weft_mutex_unlock(&D->mu);
 }
@@ -114,8 +132,9 @@ void weft_watchdog_wake(weft_watchdog *D) {
   weft_mutex_unlock(&D->mu);
 }
 
-int weft_watchdog_start(weft_state *W) {
+int weft_watchdog_start(weft_state *W, lua_Hook stop) {
   weft_watchdog *D = &W->wd;
+  D->stop = stop;
   D->tick_us = (uint32_t)(W->desc.time_budget_us / 2);
   uint32_t ft = W->desc.frame_time_budget_us;
   if (ft && ft != WEFT_BUDGET_OFF && ft / 2 < D->tick_us) D->tick_us = ft / 2;

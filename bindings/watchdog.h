@@ -5,8 +5,13 @@
 
 #include "parts.h"
 
-/* Starts the watchdog (0 when it runs); stops it. */
-int weft_watchdog_start(weft_state *W);
+#define COST_TICK_US 1000   /* its tick while scripts run (the cost clock's, cost.h) */
+#define PROFILE_TICK_US 250 /* ...while a profile samples */
+
+/* Starts the watchdog (0 when it runs): a stretch past its time gets the
+   hook `stop` on the thread running it, with a count of one instruction;
+   stops it. */
+int weft_watchdog_start(weft_state *W, lua_Hook stop);
 void weft_watchdog_stop(weft_state *W);
 
 /* A step starts (on) or ends: with a frame time set, the watchdog raises
