@@ -3,84 +3,44 @@
    kept by file path and line, so the functions a hot reload brings in hit
    them too. A stop serves the client from a nested loop inside the hook
    (or the scheduler) that stopped, so the whole frame stays frozen. The
-   socket and the framing are dap_wire.c's; frames, variables and
-   evaluation are debug_values.c's. */
+   socket and the framing are dap_wire.c's, the messages sent dap_conn.c's;
+   frames, variables and evaluation are debug_values.c's; thread names and
+   hit conditions debug_info.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "chunks.h"
+#include "dap_conn.h"
+#include "dap_wire.h"
+#include "debug.h"
+#include "debug_info.h"
 #include "debug_int.h"
+#include "debug_values.h"
+
+#define NO_TASK 1       /* the thread id of code running outside any task */
+#define FIRST_TASK_ID 2 /* thread ids of tasks count up from here */
+
+enum { STEP_NONE, STEP_IN, STEP_OVER, STEP_OUT }; /* D->step */
 
 /* ---- messages ---- */
 
 static void drop_client(dbg *D);
 
-static void send_msg(dbg *D, cJSON *m) {
-  if (!dap_wire_connected(&D->wire)) {
-    cJSON_Delete(m);
-    return;
-  }
-  cJSON_AddNumberToObject(m, "seq", ++D->seq);
-  char *body = cJSON_PrintUnformatted(m);
-  cJSON_Delete(m);
-  if (!body) return;
-  if (dap_wire_send(&D->wire, body, strlen(body)) == WEFT_ECLOSED) drop_client(D);
-  free(body);
-}
-
-static cJSON *new_event(const char *name, cJSON **body) {
-  cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "type", "event");
-  cJSON_AddStringToObject(m, "event", name);
-  *body = cJSON_AddObjectToObject(m, "body");
-  return m;
-}
-
-void weft_debug_respond(dbg *D, cJSON *req, const char *error, cJSON *body) {
-  cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "type", "response");
-  cJSON *rs = cJSON_GetObjectItem(req, "seq");
-  cJSON_AddNumberToObject(m, "request_seq", cJSON_IsNumber(rs) ? rs->valuedouble : 0);
-  cJSON_AddBoolToObject(m, "success", error == NULL);
-  cJSON *cmd = cJSON_GetObjectItem(req, "command");
-  cJSON_AddStringToObject(m, "command", cJSON_IsString(cmd) ? cmd->valuestring : "");
-  if (error) cJSON_AddStringToObject(m, "message", error);
-  cJSON_AddItemToObject(m, "body", body ? body : cJSON_CreateObject());
-  send_msg(D, m);
-}
-
-void weft_debug_output(dbg *D, const char *category, const char *text, size_t len) {
-  weft_debug_output_at(D, category, text, len, NULL, 0);
-}
-
-void weft_debug_output_at(dbg *D, const char *category, const char *text, size_t len,
-                          const char *path, int line) {
-  if (!dap_wire_connected(&D->wire) || !D->initialized) return;
-  cJSON *body;
-  cJSON *m = new_event("output", &body);
-  cJSON_AddStringToObject(body, "category", category);
-  if (path) {
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(body, "source"), "path", path);
-    cJSON_AddNumberToObject(body, "line", line);
-  }
-  char *s = malloc(len + 2);
-  if (s) {
-    memcpy(s, text, len);
-    s[len] = '\n';
-    s[len + 1] = 0;
-    cJSON_AddStringToObject(body, "output", s);
-    free(s);
-  }
-  send_msg(D, m);
+/* A send that finds the client gone drops its socket (dap_conn.c); what
+   is kept here for that client goes the next time the server looks
+   (service, the hook). */
+static void check_client(dbg *D) {
+  if (D->client && !dap_wire_connected(&D->conn.wire)) drop_client(D);
 }
 
 static void send_thread_event(dbg *D, const char *reason, int dap) {
   cJSON *body;
-  cJSON *m = new_event("thread", &body);
+  cJSON *m = dap_conn_event("thread", &body);
   cJSON_AddStringToObject(body, "reason", reason);
   cJSON_AddNumberToObject(body, "threadId", dap);
-  send_msg(D, m);
+  dap_conn_send(&D->conn, m);
 }
 
 /* ---- output: W's sinks, forwarded and copied to the client ---- */
@@ -94,7 +54,7 @@ static void on_log(void *user, const char *line, size_t len) {
     fputc('\n', stdout);
     fflush(stdout);
   }
-  weft_debug_output(D, "stdout", line, len);
+  dap_conn_output(&D->conn, "stdout", line, len);
 }
 
 static void on_report(void *user, const char *msg, const char *trace) {
@@ -107,7 +67,7 @@ static void on_report(void *user, const char *msg, const char *trace) {
   char *s = malloc(strlen(t) + 8);
   if (!s) return;
   sprintf(s, "error: %s", t);
-  weft_debug_output(D, "stderr", s, strlen(s));
+  dap_conn_output(&D->conn, "stderr", s, strlen(s));
   free(s);
 }
 
@@ -164,7 +124,7 @@ static void see_task(void *ud, weft_id id) {
    call: O(live tasks) when any did, O(1) when none did (no task was made
    and as many live: none can have ended either). */
 static void sync_threads(dbg *D) {
-  if (!dap_wire_connected(&D->wire) || !D->initialized) return;
+  if (!dap_wire_connected(&D->conn.wire) || !D->conn.initialized) return;
   uint32_t live = weft_sched_task_count(D->W->S);
   if (D->synced && D->W->spawned == D->spawned_seen && live == D->live_seen) return;
   D->synced = 1;
@@ -220,8 +180,8 @@ static int task_depth(dbg *D, lua_State *L, weft_id task) {
 /* Line events are asked for only while a breakpoint is set or a step or
    pause is under way; otherwise no hook runs beyond the budget's. */
 static void update_mask(dbg *D, lua_State *L) {
-  int want = dap_wire_connected(&D->wire) && (D->nbps > 0 || D->step || D->pause_req) ? LUA_MASKLINE : 0;
-  weft_budget_set_extra(D->W, want, L);
+  int want = D->nbps > 0 || D->step || D->pause_req;
+  weft_budget_set_extra(D->W, dap_wire_connected(&D->conn.wire) && want ? LUA_MASKLINE : 0, L);
 }
 
 static int service(dbg *D, int timeout_ms);
@@ -245,7 +205,8 @@ static void clear_refs(dbg *D) {
 /* Stops everything: tells the client and serves it until it resumes.
    L is the thread that stopped (NULL between frames). */
 static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
-  if (!dap_wire_connected(&D->wire) || !D->initialized || D->stopped || D->terminate) return;
+  if (!dap_wire_connected(&D->conn.wire) || !D->conn.initialized || D->stopped || D->terminate)
+    return;
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->stopped = 1;
@@ -255,7 +216,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   snprintf(D->exc, sizeof D->exc, "%s", strcmp(reason, "exception") == 0 && text ? text : "");
   sync_threads(D);
   cJSON *body;
-  cJSON *m = new_event("stopped", &body);
+  cJSON *m = dap_conn_event("stopped", &body);
   cJSON_AddStringToObject(body, "reason", reason);
   cJSON_AddNumberToObject(body, "threadId", dap_of(D, task));
   cJSON_AddBoolToObject(body, "allThreadsStopped", 1);
@@ -264,9 +225,9 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
     cJSON_AddStringToObject(body, "description", text);
   }
   if (bp) cJSON_AddItemToObject(body, "hitBreakpointIds", cJSON_CreateIntArray(&bp, 1));
-  send_msg(D, m);
+  dap_conn_send(&D->conn, m);
   uint32_t held = weft_budget_hold(D->W); /* time stopped is not the script's */
-  while (dap_wire_connected(&D->wire) && !D->resume) {
+  while (dap_wire_connected(&D->conn.wire) && !D->resume) {
     if (D->desc.idle) D->desc.idle(D->desc.user);
     service(D, D->desc.idle ? 16 : 500);
   }
@@ -277,11 +238,11 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   D->stop_task = 0;
   D->exc[0] = 0;
   update_mask(D, L);
-  if (dap_wire_connected(&D->wire)) {
-    m = new_event("continued", &body);
+  if (dap_wire_connected(&D->conn.wire)) {
+    m = dap_conn_event("continued", &body);
     cJSON_AddNumberToObject(body, "threadId", dap_of(D, task));
     cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
-    send_msg(D, m);
+    dap_conn_send(&D->conn, m);
   }
 }
 
@@ -318,7 +279,8 @@ static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
           char msg[400];
           int n = snprintf(msg, sizeof msg, "breakpoint condition `%s` failed: %s", b->cond, buf);
           b->cond_failed = 1;
-          weft_debug_output(D, "stderr", msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
+          dap_conn_output(&D->conn, "stderr", msg,
+                          n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
         }
         continue;
       }
@@ -346,6 +308,7 @@ static int step_done(dbg *D, lua_State *L, lua_Debug *ar) {
 static void on_hook(weft_state *W, lua_State *L, lua_Debug *ar) {
   dbg *D = W->dbg;
   if (!D || D->stopped || D->in_eval || ar->event != LUA_HOOKLINE) return;
+  check_client(D); /* a client gone: no condition is evaluated for it */
   if (D->pause_req) {
     if (lua_getinfo(L, "S", ar) && !is_prelude(ar->source)) stop(D, L, W->cur, "pause", NULL, 0);
     return;
@@ -360,7 +323,8 @@ static void on_hook(weft_state *W, lua_State *L, lua_Debug *ar) {
 
 static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State *L, int idx) {
   dbg *D = W->dbg;
-  if (!D || !dap_wire_connected(&D->wire) || D->stopped || !(D->exc_uncaught || D->exc_all)) return;
+  if (!D || !dap_wire_connected(&D->conn.wire) || D->stopped || !(D->exc_uncaught || D->exc_all))
+    return;
   char text[512];
   if (lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER)
     snprintf(text, sizeof text, "%s", lua_tostring(L, idx));
@@ -378,7 +342,7 @@ static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State 
 static void stop_on_error(lua_State *L) {
   weft_state *W = weft_get(L);
   dbg *D = W->dbg;
-  if (!D || !dap_wire_connected(&D->wire) || D->stopped || D->in_eval || !D->exc_all) return;
+  if (!D || !dap_wire_connected(&D->conn.wire) || D->stopped || D->in_eval || !D->exc_all) return;
   char text[512];
   if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
     snprintf(text, sizeof text, "%s (caught)", lua_tostring(L, 1));
@@ -415,7 +379,7 @@ static int pcall_done(lua_State *L, int status, lua_KContext extra) {
 
 static int catching(lua_State *L) {
   dbg *D = weft_get(L)->dbg;
-  return D && dap_wire_connected(&D->wire) && D->exc_all;
+  return D && dap_wire_connected(&D->conn.wire) && D->exc_all;
 }
 
 static int l_pcall(lua_State *L) {
@@ -495,7 +459,7 @@ static void clear_breakpoints(dbg *D) {
 static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
   cJSON *src = cJSON_GetObjectItem(args, "source");
   const char *path = str_arg(src, "path");
-  if (!path) return weft_debug_respond(D, req, "setBreakpoints needs source.path", NULL);
+  if (!path) return dap_conn_respond(&D->conn, req, "setBreakpoints needs source.path", NULL);
   char abs[WEFT_PATH_MAX];
   int verified = weft_path_resolve(path, abs, sizeof abs) == WEFT_OK;
   if (!verified) snprintf(abs, sizeof abs, "%s", path);
@@ -518,7 +482,7 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
       free(bp);
       free(p);
       cJSON_Delete(body);
-      return weft_debug_respond(D, req, "not enough memory", NULL);
+      return dap_conn_respond(&D->conn, req, "not enough memory", NULL);
     }
     D->files = nf;
     D->files[D->nfiles++] = (bfile){p, bp, n};
@@ -543,7 +507,7 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
   }
   rebuild_lines(D);
   update_mask(D, D->stop_L);
-  weft_debug_respond(D, req, NULL, body);
+  dap_conn_respond(&D->conn, req, NULL, body);
 }
 
 static void req_set_exceptions(dbg *D, cJSON *req, cJSON *args) {
@@ -555,7 +519,7 @@ static void req_set_exceptions(dbg *D, cJSON *req, cJSON *args) {
     if (strcmp(f->valuestring, "uncaught") == 0) D->exc_uncaught = 1;
     if (strcmp(f->valuestring, "all") == 0) D->exc_all = 1;
   }
-  weft_debug_respond(D, req, NULL, NULL);
+  dap_conn_respond(&D->conn, req, NULL, NULL);
 }
 
 static void req_initialize(dbg *D, cJSON *req) {
@@ -581,9 +545,9 @@ static void req_initialize(dbg *D, cJSON *req) {
     cJSON_AddStringToObject(f, "label", fl[i][1]);
     cJSON_AddBoolToObject(f, "default", i == 0);
   }
-  weft_debug_respond(D, req, NULL, b);
+  dap_conn_respond(&D->conn, req, NULL, b);
   cJSON *body;
-  send_msg(D, new_event("initialized", &body));
+  dap_conn_send(&D->conn, dap_conn_event("initialized", &body));
 }
 
 static int cmp_thread(const void *a, const void *b) {
@@ -620,7 +584,7 @@ static void req_threads(dbg *D, cJSON *req) {
     lua_settop(E, top);
   }
   free(list);
-  weft_debug_respond(D, req, NULL, body);
+  dap_conn_respond(&D->conn, req, NULL, body);
 }
 
 /* The absolute path of a chunk name's file into out, or 0. */
@@ -648,7 +612,7 @@ static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
   lua_State *ths[2];
   int dap = (int)num_arg(args, "threadId", 0);
   if (dap == NO_TASK ? !(D->stopped && D->stop_L && !D->stop_task) : !task_of(D, dap))
-    return weft_debug_respond(D, req, "no such thread", NULL);
+    return dap_conn_respond(&D->conn, req, "no such thread", NULL);
   int nth = stack_threads(D, dap, ths);
   int start = (int)num_arg(args, "startFrame", 0), levels = (int)num_arg(args, "levels", 0);
   cJSON *body = cJSON_CreateObject();
@@ -686,7 +650,7 @@ static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
     }
   }
   cJSON_AddNumberToObject(body, "totalFrames", total);
-  weft_debug_respond(D, req, NULL, body);
+  dap_conn_respond(&D->conn, req, NULL, body);
 }
 
 /* continue, next, stepIn, stepOut. */
@@ -704,7 +668,7 @@ static void req_resume(dbg *D, cJSON *req, cJSON *args, int step) {
   }
   cJSON *body = cJSON_CreateObject();
   cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
-  weft_debug_respond(D, req, NULL, body);
+  dap_conn_respond(&D->conn, req, NULL, body);
   D->resume = 1;
 }
 
@@ -714,13 +678,13 @@ static void dispatch(dbg *D, cJSON *req) {
   if (!cJSON_IsString(c)) return;
   const char *cmd = c->valuestring;
   if (strcmp(cmd, "initialize") == 0) {
-    D->initialized = 1;
+    D->conn.initialized = 1;
     req_initialize(D, req);
   } else if (strcmp(cmd, "launch") == 0 || strcmp(cmd, "attach") == 0) {
-    weft_debug_respond(D, req, NULL, NULL);
+    dap_conn_respond(&D->conn, req, NULL, NULL);
   } else if (strcmp(cmd, "configurationDone") == 0) {
     D->configured = 1;
-    weft_debug_respond(D, req, NULL, NULL);
+    dap_conn_respond(&D->conn, req, NULL, NULL);
   } else if (strcmp(cmd, "setBreakpoints") == 0) {
     req_set_breakpoints(D, req, args);
   } else if (strcmp(cmd, "setExceptionBreakpoints") == 0) {
@@ -746,11 +710,11 @@ static void dispatch(dbg *D, cJSON *req) {
   } else if (strcmp(cmd, "stepOut") == 0) {
     req_resume(D, req, args, STEP_OUT);
   } else if (strcmp(cmd, "exceptionInfo") == 0) {
-    if (!D->exc[0]) return weft_debug_respond(D, req, "not stopped at an error", NULL);
-    weft_debug_respond(D, req, NULL, weft_debug_exception_info(D));
+    if (!D->exc[0]) return dap_conn_respond(&D->conn, req, "not stopped at an error", NULL);
+    dap_conn_respond(&D->conn, req, NULL, weft_debug_exception_info(D));
   } else if (strcmp(cmd, "pause") == 0) {
     if (!D->stopped) D->pause_req = 1;
-    weft_debug_respond(D, req, NULL, NULL);
+    dap_conn_respond(&D->conn, req, NULL, NULL);
   } else if (strcmp(cmd, "terminate") == 0) {
     D->terminate = 1; /* no stop from here on: the program ends at its next poll */
     D->resume = 1;
@@ -758,16 +722,16 @@ static void dispatch(dbg *D, cJSON *req) {
     D->pause_req = 0;
     clear_breakpoints(D);
     update_mask(D, D->stop_L);
-    weft_debug_respond(D, req, NULL, NULL);
+    dap_conn_respond(&D->conn, req, NULL, NULL);
   } else if (strcmp(cmd, "disconnect") == 0) {
     cJSON *t = cJSON_GetObjectItem(args, "terminateDebuggee");
     if (cJSON_IsTrue(t)) D->terminate = 1;
-    weft_debug_respond(D, req, NULL, NULL);
+    dap_conn_respond(&D->conn, req, NULL, NULL);
     drop_client(D);
   } else {
     char msg[128];
     snprintf(msg, sizeof msg, "unsupported request %.80s", cmd);
-    weft_debug_respond(D, req, msg, NULL);
+    dap_conn_respond(&D->conn, req, msg, NULL);
   }
 }
 
@@ -776,8 +740,8 @@ static void dispatch(dbg *D, cJSON *req) {
 static void drop_client(dbg *D) {
   if (!D->client) return;
   D->client = 0;
-  dap_wire_drop(&D->wire);
-  D->initialized = 0;
+  dap_wire_drop(&D->conn.wire);
+  D->conn.initialized = 0;
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->exc_uncaught = D->exc_all = 0;
@@ -794,16 +758,16 @@ static void drop_client(dbg *D) {
    the buffer before it is handled: handling it may serve the client
    again (a stop's nested loop). */
 static void handle_input(dbg *D) {
-  while (dap_wire_connected(&D->wire)) {
+  while (dap_wire_connected(&D->conn.wire)) {
     size_t at, len;
-    int r = dap_wire_next(&D->wire, &at, &len);
+    int r = dap_wire_next(&D->conn.wire, &at, &len);
     if (r < 0) drop_client(D);
     if (r <= 0) return;
-    cJSON *req = cJSON_ParseWithLength(D->wire.in + at, len);
-    dap_wire_consume(&D->wire, at + len);
+    cJSON *req = cJSON_ParseWithLength(D->conn.wire.in + at, len);
+    dap_wire_consume(&D->conn.wire, at + len);
     if (!req) {
       cJSON *none = cJSON_CreateObject();
-      weft_debug_respond(D, none, "malformed JSON", NULL);
+      dap_conn_respond(&D->conn, none, "malformed JSON", NULL);
       cJSON_Delete(none);
     } else {
       dispatch(D, req);
@@ -815,11 +779,12 @@ static void handle_input(dbg *D) {
 /* Waits up to timeout_ms for a connection or input, then handles what
    came; returns 0 when nothing came. */
 static int service(dbg *D, int timeout_ms) {
-  int what = dap_wire_service(&D->wire, timeout_ms);
+  check_client(D); /* before a new client can be taken */
+  int what = dap_wire_service(&D->conn.wire, timeout_ms);
   if (D->client) weft_debug_turn_away(D);
   if (what == DAP_CONNECTED) {
     D->client = 1;
-    D->seq = 0;
+    D->conn.seq = 0;
     D->next_dap = FIRST_TASK_ID;
   } else if (what == DAP_INPUT) {
     handle_input(D);
@@ -840,13 +805,13 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   D->desc = *desc;
   D->next_dap = FIRST_TASK_ID;
   D->other.listener = D->other.client = WEFT_SOCK_NONE;
-  if (dap_wire_listen(&D->wire, desc->port, &D->port) != WEFT_OK) {
+  if (dap_wire_listen(&D->conn.wire, desc->port, &D->port) != WEFT_OK) {
     free(D);
     return WEFT_EINVAL;
   }
   lua_State *L = W->L;
   if (!lua_checkstack(L, 2)) {
-    dap_wire_close(&D->wire);
+    dap_wire_close(&D->conn.wire);
     free(D);
     return WEFT_ENOMEM;
   }
@@ -880,12 +845,12 @@ int weft_debug_poll(weft_state *W) {
   if (!D) return 0;
   for (int i = 0; i < 64; i++) /* what is there, without waiting */
     if (!service(D, 0)) break;
-  if (dap_wire_connected(&D->wire)) sync_threads(D);
+  if (dap_wire_connected(&D->conn.wire)) sync_threads(D);
   if (D->step && !home_of(D, D->step_task)) { /* the stepped task ended */
     D->step = STEP_NONE;
     update_mask(D, NULL);
   }
-  if (D->pause_req && dap_wire_connected(&D->wire)) {
+  if (D->pause_req && dap_wire_connected(&D->conn.wire)) {
     weft_id first = 0;
     int best = 0;
     for (uint32_t i = 0; i < D->cap; i++)
@@ -907,13 +872,13 @@ int weft_debug_wait_ready(weft_state *W) {
 
 void weft_debug_exit(weft_state *W, int code) {
   dbg *D = W ? W->dbg : NULL;
-  if (!D || !dap_wire_connected(&D->wire) || !D->initialized) return;
+  if (!D || !dap_wire_connected(&D->conn.wire) || !D->conn.initialized) return;
   sync_threads(D);
   cJSON *body;
-  cJSON *m = new_event("exited", &body);
+  cJSON *m = dap_conn_event("exited", &body);
   cJSON_AddNumberToObject(body, "exitCode", code);
-  send_msg(D, m);
-  send_msg(D, new_event("terminated", &body));
+  dap_conn_send(&D->conn, m);
+  dap_conn_send(&D->conn, dap_conn_event("terminated", &body));
 }
 
 void weft_debug_free(weft_state *W) {
@@ -925,7 +890,7 @@ void weft_debug_free(weft_state *W) {
   W->desc.user = D->user;
   W->on_hook = NULL;
   W->on_task_error = NULL;
-  dap_wire_close(&D->wire);
+  dap_wire_close(&D->conn.wire);
   dap_wire_close(&D->other);
   weft_budget_set_extra(W, 0, NULL);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_E);

@@ -1,9 +1,13 @@
 /* What the debugger tells about the program besides frames and values:
-   the names its threads go by and the hit counts breakpoints stop at. */
+   the names its threads go by, the hit counts and lines breakpoints stop
+   at, an error's details, and the answer a second client gets. */
+#include "debug_info.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dap_wire.h"
 #include "debug_int.h"
 #include "inspect.h"
 
@@ -120,7 +124,7 @@ int weft_debug_code_line(const char *path, int line) {
 void weft_debug_turn_away(dbg *D) {
   dap_wire *o = &D->other;
   if (!dap_wire_connected(o)) {
-    o->client = dap_wire_take_spare(&D->wire); /* accepted meanwhile (dap_wire.c) */
+    o->client = dap_wire_take_spare(&D->conn.wire); /* accepted meanwhile (dap_wire.c) */
     if (!dap_wire_connected(o)) return;
   }
   if (dap_wire_service(o, 0) != DAP_INPUT) return;

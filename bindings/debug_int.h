@@ -1,23 +1,17 @@
-/* What the debugger's files share (debug.c: the server, breakpoints,
-   stops, tasks as threads; debug_values.c: frames, variables and
-   evaluation): the server's state and the calls between them. */
+/* The debugger's state, as its files share it (debug.c: the server,
+   breakpoints, stops, tasks as threads; debug_values.c: frames, variables
+   and evaluation; debug_info.c: thread names, hit conditions, the second
+   client): types and request-argument helpers only; each file's functions
+   are in its own header. */
 #ifndef WEFT_DEBUG_INT_H
 #define WEFT_DEBUG_INT_H
 
 #include <cjson/cJSON.h>
 
-#include "budget.h"
-#include "dap_wire.h"
-#include "debug.h"
+#include "dap_conn.h"
+#include "internal.h"
 
-#define NO_TASK 1            /* the thread id of code running outside any task */
-#define FIRST_TASK_ID 2      /* thread ids of tasks count up from here */
-#define EVAL_BUDGET 1000000  /* instructions an evaluation may take */
-#define SRC_CACHE 16         /* chunk names resolved to breakpoint files */
-#define MAX_VALUE 200        /* characters of a value shown */
-
-enum { STEP_NONE, STEP_IN, STEP_OVER, STEP_OUT };
-enum { V_LOCALS, V_UPVALUES, V_GLOBALS, V_VALUE };
+#define SRC_CACHE 16 /* chunk names resolved to breakpoint files */
 
 typedef struct bpoint {
   int id, line;
@@ -39,9 +33,9 @@ typedef struct frame_ref {
 } frame_ref;
 
 typedef struct var_ref {
-  int kind;   /* V_* */
+  int kind;   /* what it lists (debug_values.c): a frame's scope or a value */
   int frame;  /* frame index (frames[]), -1: none */
-  int anchor; /* V_VALUE: the value's slot in the anchor table */
+  int anchor; /* a value's: its slot in the anchor table */
 } var_ref;
 
 /* A known task: its thread id, and the poll that last saw it. */
@@ -54,12 +48,10 @@ typedef struct known {
 struct weft_debug {
   weft_state *W;
   weft_debug_desc desc;
-  dap_wire wire;
+  dap_conn conn;  /* the client's socket, its messages' numbering */
   dap_wire other; /* a second client, answered with an error and closed */
   int port;
-  int client; /* a client is connected (its state below is set up) */
-  int seq;
-  int initialized; /* the client sent initialize: events may go out */
+  int client; /* the state below is set up for a client (gone when the wire says so) */
   int configured, terminate;
 
   /* the output sinks W had before, which the server forwards to */
@@ -79,7 +71,7 @@ struct weft_debug {
   int cache_next;
   int exc_uncaught, exc_all;
 
-  int step; /* STEP_*: armed for step_task */
+  int step; /* the step armed for step_task (debug.c), 0: none */
   weft_id step_task;
   int step_depth;
   int pause_req;
@@ -116,49 +108,5 @@ static inline double num_arg(cJSON *args, const char *k, double def) {
   cJSON *v = cJSON_GetObjectItem(args, k);
   return cJSON_IsNumber(v) ? v->valuedouble : def;
 }
-
-/* debug.c: sends a response to req (error NULL: success) with body
-   (owned by the call; NULL: empty). */
-void weft_debug_respond(dbg *D, cJSON *req, const char *error, cJSON *body);
-/* debug.c: an output event of the category, text then a newline. */
-void weft_debug_output(dbg *D, const char *category, const char *text, size_t len);
-/* The same, said to come from a file's line (path NULL: nowhere). */
-void weft_debug_output_at(dbg *D, const char *category, const char *text, size_t len,
-                          const char *path, int line);
-
-/* debug_values.c: a frame the client may refer to by the number
-   returned (0: out of memory); valid until the program goes on. */
-int weft_debug_add_frame(dbg *D, lua_State *th, int level);
-/* Evaluates expr in frame (th, level) for a condition or a logpoint: its
-   first value as text into out (n bytes) and whether it is truthy.
-   Returns 1 when it ran without error. */
-int weft_debug_eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
-                          int *truthy);
-/* A logpoint in L's running frame: fmt with each {expression} replaced by
-   its value, sent as console output. */
-void weft_debug_log_point(dbg *D, lua_State *L, const char *fmt);
-/* The scopes, variables, evaluate and setVariable requests. */
-void weft_debug_scopes(dbg *D, cJSON *req, cJSON *args);
-void weft_debug_variables(dbg *D, cJSON *req, cJSON *args);
-void weft_debug_evaluate(dbg *D, cJSON *req, cJSON *args);
-void weft_debug_set_variable(dbg *D, cJSON *req, cJSON *args);
-
-/* debug_info.c: whether a hit condition ("N", ">=N", "%N"...) holds at
-   the hits-th hit. */
-int weft_debug_hit_matches(const char *cond, unsigned hits);
-/* debug_info.c: pushes the name of a task's thread: who or its name, its
-   spawn site, what it waits on (protected: light userdata dbg at 1, id
-   at 2). */
-int weft_debug_thread_name(lua_State *E);
-/* debug_info.c: the first line at or after line in the file at path that
-   holds code (not blank, not only a comment); 0 when none does, -1 when
-   the file cannot be read. */
-int weft_debug_code_line(const char *path, int line);
-/* debug_info.c: a second client's connection is accepted, its first
-   request answered with an error ("another client is attached") and
-   closed, without waiting. */
-void weft_debug_turn_away(dbg *D);
-/* debug_info.c: exceptionInfo's body for the error stopped at. */
-cJSON *weft_debug_exception_info(dbg *D);
 
 #endif

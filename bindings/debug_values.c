@@ -2,12 +2,21 @@
    variables of their scopes, values kept for the client to expand, and
    expressions evaluated in a frame (watches, the console, breakpoint
    conditions, logpoints, setVariable). */
+#include "debug_values.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
+#include "dap_conn.h"
 #include "debug_int.h"
 #include "report.h"
+
+#define EVAL_BUDGET 1000000 /* instructions an evaluation may take */
+#define MAX_VALUE 200       /* characters of a value shown */
+
+enum { V_LOCALS, V_UPVALUES, V_GLOBALS, V_VALUE }; /* what a var_ref lists */
 
 /* ---- values ---- */
 
@@ -398,7 +407,7 @@ void weft_debug_log_point(dbg *D, lua_State *L, const char *fmt) {
   char path[WEFT_PATH_MAX];
   int at = lua_getstack(L, 0, &ar) && lua_getinfo(L, "Sl", &ar) && ar.source[0] == '@' &&
            weft_path_resolve(ar.source + 1, path, sizeof path) == WEFT_OK;
-  weft_debug_output_at(D, "console", out, o, at ? path : NULL, at ? ar.currentline : 0);
+  dap_conn_output_at(&D->conn, "console", out, o, at ? path : NULL, at ? ar.currentline : 0);
 }
 
 static frame_ref *frame_at(dbg *D, cJSON *args, const char *key) {
@@ -408,7 +417,7 @@ static frame_ref *frame_at(dbg *D, cJSON *args, const char *key) {
 
 void weft_debug_scopes(dbg *D, cJSON *req, cJSON *args) {
   frame_ref *f = frame_at(D, args, "frameId");
-  if (!f) return weft_debug_respond(D, req, "no such frame", NULL);
+  if (!f) return dap_conn_respond(&D->conn, req, "no such frame", NULL);
   int fi = (int)(f - D->frames);
   cJSON *body = cJSON_CreateObject();
   cJSON *arr = cJSON_AddArrayToObject(body, "scopes");
@@ -422,7 +431,7 @@ void weft_debug_scopes(dbg *D, cJSON *req, cJSON *args) {
     cJSON_AddNumberToObject(s, "variablesReference", add_var(D, k, fi, 0));
     cJSON_AddBoolToObject(s, "expensive", k == V_GLOBALS);
   }
-  weft_debug_respond(D, req, NULL, body);
+  dap_conn_respond(&D->conn, req, NULL, body);
 }
 
 /* A variables or setVariable request, run protected on E. */
@@ -738,9 +747,9 @@ static void req_lua(dbg *D, cJSON *req, cJSON *args, lua_CFunction fn) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", r.error);
     cJSON_Delete(r.body);
-    return weft_debug_respond(D, req, msg, NULL);
+    return dap_conn_respond(&D->conn, req, msg, NULL);
   }
-  weft_debug_respond(D, req, NULL, r.body);
+  dap_conn_respond(&D->conn, req, NULL, r.body);
 }
 
 void weft_debug_variables(dbg *D, cJSON *req, cJSON *args) { req_lua(D, req, args, l_variables); }
