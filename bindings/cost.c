@@ -12,12 +12,14 @@
 
 #define AVG_KEEP 0.9f /* the moving average's weight on the past, per frame */
 
-static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
+/* The record of task or group id in side (by slot index), NULL when it
+   has none; make: made (or taken over from the slot's last owner) now. */
+static weft_cost_rec *rec_in(weft_state *W, weft_side *side, weft_id id, int make) {
   uint32_t i = WEFT_ID_INDEX(id);
   weft_cost_rec *r;
-  if (i < W->cost.recs.nblocks << WEFT_POOL_CHUNK_SHIFT && W->cost.recs.blocks[i >> WEFT_POOL_CHUNK_SHIFT])
-    r = weft_side_at(&W->cost.recs, i);
-  else if (!make || !(r = weft_side_make(&W->cost.recs, i, weft_host_alloc, W)))
+  if (i < side->nblocks << WEFT_POOL_CHUNK_SHIFT && side->blocks[i >> WEFT_POOL_CHUNK_SHIFT])
+    r = weft_side_at(side, i);
+  else if (!make || !(r = weft_side_make(side, i, weft_host_alloc, W)))
     return NULL;
   else
     r->id = 0;
@@ -26,6 +28,10 @@ static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
     *r = (weft_cost_rec){.id = id, .frame = W->cost.frame};
   }
   return r;
+}
+
+static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
+  return rec_in(W, &W->cost.recs, id, make);
 }
 
 /* Brings a record to the current frame: the frames since it last ran
@@ -72,13 +78,26 @@ void weft_cost_new_task(weft_state *W, weft_id id) {
   if (r) *r = (weft_cost_rec){.id = id, .frame = W->cost.frame};
 }
 
-void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
-  W->cost.frame_us += us;
-  weft_cost_rec *r = rec_of(W, id, 1);
-  if (!r) return;
+/* Adds us to a record's frame. */
+static void add(weft_state *W, weft_cost_rec *r, uint64_t us) {
   roll(W, r);
   r->frame_us = r->frame_us + us > UINT32_MAX ? UINT32_MAX : (uint32_t)(r->frame_us + us);
   if (r->frame_us > r->worst_us) r->worst_us = r->frame_us;
+}
+
+void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
+  W->cost.frame_us += us;
+  /* The task's groups, out to the root, total their tasks' time, those
+     that ended too. Charges come a tick at a time (a few a frame), so the
+     walk is rare; a group's record is made at its first charge (a block
+     of records at a time). */
+  for (weft_id g = weft_task_group(W->S, id); g; g = weft_group_parent(W->S, g)) {
+    weft_cost_rec *gr = rec_in(W, &W->cost.grecs, g, 1);
+    if (gr) add(W, gr, us);
+  }
+  weft_cost_rec *r = rec_of(W, id, 1);
+  if (!r) return;
+  add(W, r, us);
   /* Counted, the clock is too coarse to tell one frame's 4 ms: no warning. */
   if (W->cost.slow_us && W->watching && r->frame_us > W->cost.slow_us && !r->warned &&
       W->cost.nslow < 8) {
@@ -134,8 +153,9 @@ void weft_cost_frame_end(weft_state *W) {
   if (W->cost.nslow) warn(W);
 }
 
-int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms) {
-  weft_cost_rec *r = rec_of(W, id, 0);
+/* A record's figures in milliseconds (see weft_cost_of). */
+static int figures(weft_state *W, const weft_cost_rec *r, double *frame_ms, double *avg_ms,
+                   double *worst_ms) {
   if (!r) {
     *frame_ms = *avg_ms = *worst_ms = 0;
     return 0;
@@ -152,5 +172,17 @@ int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, do
   }
   *avg_ms = (r->seen || gap ? avg : r->frame_us) / 1000.0;
   *worst_ms = r->worst_us / 1000.0;
+  return 1;
+}
+
+int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms) {
+  return figures(W, rec_of(W, id, 0), frame_ms, avg_ms, worst_ms);
+}
+
+int weft_cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_ms,
+                       double *worst_ms) {
+  if (g != weft_sched_root(W->S) && !weft_group_live(W->S, g))
+    return figures(W, NULL, frame_ms, avg_ms, worst_ms);
+  figures(W, rec_in(W, &W->cost.grecs, g, 0), frame_ms, avg_ms, worst_ms); /* none yet: 0 */
   return 1;
 }

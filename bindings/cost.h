@@ -69,5 +69,9 @@ void weft_cost_frame_end(weft_state *W);
    is not the last frame), the moving average, the worst frame. Returns 0
    when it has none. */
 int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms);
+/* The same for a group: every task's in it and in the groups inside it,
+   those that ended too. Returns 0 for a group that is not live. */
+int weft_cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_ms,
+                       double *worst_ms);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "group.h"
+#include "cost.h"
 #include "reload.h"
 #include "task.h"
 
@@ -147,7 +148,11 @@ static int l_group_index(lua_State *L) {
     lua_pushnumber(L, weft_group_now(W->S, g->id));
   else if (strcmp(k, "name") == 0)
     lua_getiuservalue(L, 1, 1);
-  else if (strcmp(k, "parent") == 0) {
+  else if (strcmp(k, "ms") == 0 || strcmp(k, "avg_ms") == 0 || strcmp(k, "worst_ms") == 0) {
+    double ms[3];
+    weft_cost_of_group(W, g->id, &ms[0], &ms[1], &ms[2]);
+    lua_pushnumber(L, ms[k[0] == 'm' ? 0 : k[0] == 'a' ? 1 : 2]);
+  } else if (strcmp(k, "parent") == 0) {
     weft_id p = weft_group_parent(W->S, g->id);
     if (p)
       weft_push_group_id(W, L, p);

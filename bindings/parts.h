@@ -80,6 +80,7 @@ typedef struct weft_costs {
   uint64_t frame_us;    /* every task's time in the frame so far */
   uint64_t last_us;     /* ...in the last whole frame */
   weft_side recs;       /* weft_cost_rec by task slot index */
+  weft_side grecs;      /* ...by group slot index: the group's tasks' and inner groups' */
   weft_id slow[8];      /* tasks over slow_us this frame, to warn of at its end... */
   uint32_t slow_frame[8]; /* ...the frame they went over in */
   uint32_t slow_site[8];  /* ...their spawn sites (sites.c), for those gone by then */

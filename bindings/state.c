@@ -158,6 +158,7 @@ weft_state *weft_open(const weft_desc *desc) {
   if (!W->desc.slow_task_us) W->desc.slow_task_us = 4000;
   W->cost.slow_us = W->desc.slow_task_us == UINT32_MAX ? 0 : W->desc.slow_task_us;
   W->cost.recs.elem_size = sizeof(weft_cost_rec);
+  W->cost.grecs.elem_size = sizeof(weft_cost_rec);
   W->mem.limit = W->desc.memory_limit;
   W->root = weft_mem_strdup(W, W->desc.scripts_root ? W->desc.scripts_root : "scripts");
   W->desc.scripts_root = W->root;
@@ -231,6 +232,7 @@ int weft_close(weft_state *W) {
   W->sync = NULL;
   weft_side_free(&W->cold, weft_host_alloc, W);
   weft_side_free(&W->cost.recs, weft_host_alloc, W);
+  weft_side_free(&W->cost.grecs, weft_host_alloc, W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */
   weft_mem_close_reserve(W);
@@ -310,7 +312,19 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
 
 int weft_get_task_cost(weft_state *W, weft_task task, weft_task_cost *out) {
   if (!W || !out) return WEFT_EINVAL;
+  if (weft_task_state(W->S, task.id) <= 0) { /* ended: its record is its slot's next task's */
+    *out = (weft_task_cost){0};
+    return WEFT_ESTALE;
+  }
   if (!weft_cost_of(W, task.id, &out->frame_ms, &out->avg_ms, &out->worst_ms)) return WEFT_ESTALE;
+  return WEFT_OK;
+}
+
+int weft_get_group_cost(weft_state *W, weft_group g, weft_task_cost *out) {
+  if (!W || !out) return WEFT_EINVAL;
+  weft_id id = g.id ? g.id : weft_sched_root(W->S);
+  if (!weft_cost_of_group(W, id, &out->frame_ms, &out->avg_ms, &out->worst_ms))
+    return WEFT_ESTALE;
   return WEFT_OK;
 }
 

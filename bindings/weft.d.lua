@@ -278,6 +278,9 @@ function finally(fn) end
 ---@field alive boolean false once the group is gone (never raises, unlike the other fields of a dead group)
 ---@field name string|nil a label for logs; settable
 ---@field parent weft.Group|nil the enclosing group; nil for the root (read-only)
+---@field ms number script time of its tasks and inner groups' in the last whole frame, ended tasks too (read-only)
+---@field avg_ms number the same on average, over about the last 30 frames (read-only)
+---@field worst_ms number the same in the costliest frame (read-only)
 local Group = {}
 
 ---Start `fn(...)` as a task owned by this group (not a child of the caller:

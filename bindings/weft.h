@@ -398,6 +398,12 @@ typedef struct weft_task_cost {
 /* The costs of a task: WEFT_OK, or WEFT_ESTALE when it is not live or
    never ran (out is zeroed). */
 WEFT_API int weft_get_task_cost(weft_state *W, weft_task task, weft_task_cost *out);
+/* The same summed over a group: every task's in it and in the groups
+   inside it, those that ended too (a signal's listeners, one task a
+   fire, add up in their group). WEFT_OK (zeros before any time was
+   charged), or WEFT_ESTALE once the group is gone (out is zeroed). The
+   root group's (id 0) are every task's. */
+WEFT_API int weft_get_group_cost(weft_state *W, weft_group g, weft_task_cost *out);
 /* Starts a profile written to path when it stops: Chrome's Trace Event
    JSON (Perfetto, chrome://tracing) at path, and speedscope's JSON (a
    flame graph per task) beside it (path with .json replaced by

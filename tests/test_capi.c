@@ -193,6 +193,52 @@ static void test_group_made_and_driven_from_c(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* A group's script time from C: what its tasks cost, those that ended
+   too, summed into the groups around it; the root's (id 0) is every
+   task's; a group that is gone is stale. Burns processor time, as the
+   cost clock is the scripts thread's processor time (watched budgets). */
+static void test_group_cost_read_from_c(void **state) {
+  (void)state;
+  out o = {0};
+  weft_desc d = {0};
+  d.log = on_log;
+  d.report = on_report;
+  d.user = &o;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  lua_State *L = weft_lua(W);
+  weft_group root = {0};
+  weft_group ai = weft_group_new(W, root, "ai");
+  weft_group one = weft_group_new(W, ai, "one");
+  weft_push_group(W, L, one);
+  weft_task t = run_with(W, "for i = 1, 10 do\n"
+                            "  x:spawn(function() local e = os.clock() + 0.002\n"
+                            "    while os.clock() < e do end end)\n"
+                            "  wait()\n"
+                            "end");
+  steps(W, 12);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  weft_task_cost c1, c2, c0;
+  assert_int_equal(weft_get_group_cost(W, one, &c1), WEFT_OK);
+  assert_true(c1.worst_ms >= 1.0 && c1.avg_ms > 0.3); /* 2 ms a frame, in tasks that ended */
+  assert_int_equal(weft_get_group_cost(W, ai, &c2), WEFT_OK);
+  assert_true(c2.avg_ms >= c1.avg_ms && c2.worst_ms >= c1.worst_ms);
+  assert_int_equal(weft_get_group_cost(W, root, &c0), WEFT_OK);
+  assert_true(c0.worst_ms >= c1.worst_ms);
+  weft_task_cost tc;
+  assert_int_equal(weft_get_task_cost(W, t, &tc), WEFT_ESTALE); /* it ended */
+  weft_group_drop(W, one);
+  weft_release(W, t);
+  lua_gc(L, LUA_GCCOLLECT);
+  assert_int_equal(weft_get_group_cost(W, one, &c1), WEFT_ESTALE);
+  assert_true(c1.avg_ms == 0 && c1.worst_ms == 0);
+  assert_int_equal(weft_get_group_cost(W, ai, &c2), WEFT_OK); /* keeps what it was charged */
+  assert_true(c2.worst_ms >= 1.0);
+  weft_group_drop(W, ai);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
 /* A task's results from C: several values and nils in place; none for a
    task that failed or still runs. */
 static void test_task_results_read_from_c(void **state) {
@@ -322,6 +368,7 @@ int main(void) {
       cmocka_unit_test(test_signal_fired_from_c_wakes_its_waiters_with_values),
       cmocka_unit_test(test_channel_fed_from_c),
       cmocka_unit_test(test_group_made_and_driven_from_c),
+      cmocka_unit_test(test_group_cost_read_from_c),
       cmocka_unit_test(test_task_results_read_from_c),
       cmocka_unit_test(test_call_runs_a_script_function_under_the_budget),
       cmocka_unit_test(test_jobs_run_on_the_engines_job_system),

@@ -239,6 +239,30 @@ check "a task over 4 ms in a frame gets one warning naming it, its spawn site an
 check "weft.tasks() gives each task's time (this frame, average, worst): the heavy one first" \
   "head -1 '$dir/out' | grep -q '^ears	' && awk '\$1 == \"ears\" && \$4 > 4 { ok = 1 } END { exit !ok }' '$dir/out'"
 
+# A group's time: its tasks' and its inner groups', those that ended too
+# (a listener doing its work in a task each fire shows in no list of live
+# tasks, and adds up in its group).
+cat > "$dir/groups.lua" <<'LUA'
+local function burn(ms) local t = os.clock() + ms / 1000 while os.clock() < t do end end
+local listeners = group{name = "listeners"}
+local inner = group{name = "inner", parent = listeners}
+local quiet = group{name = "quiet"}
+local ping = signal()
+inner:spawn(function() ping:connect(function() burn(3) end) end)
+quiet:spawn(function() while true do wait() end end)
+spawn(function() while true do ping:fire() wait() end end)
+wait(20 / 60)
+local live = 0
+for _, t in ipairs(weft.tasks()) do if t.group == inner then live = live + t.avg_ms end end
+print(string.format("listeners %.1f %.1f %.1f", listeners.ms, listeners.avg_ms, listeners.worst_ms))
+print(string.format("inner %.1f %.1f", inner.ms, inner.avg_ms))
+print(string.format("quiet %.1f %.1f", quiet.ms, quiet.avg_ms))
+print(string.format("live %.1f", live))
+LUA
+"$weft" run "$dir/groups.lua" > "$dir/out" 2> "$dir/err"
+check "a group's time adds up its tasks', ended ones too, and its inner groups' (g.ms, g.avg_ms, g.worst_ms)" \
+  "[ \$? -eq 0 ] && awk '\$1 == \"listeners\" && \$3 > 2 && \$4 >= \$3 { a = 1 } \$1 == \"inner\" && \$3 > 2 { b = 1 } \$1 == \"quiet\" && \$3 < 0.5 { c = 1 } \$1 == \"live\" && \$2 < 0.5 { d = 1 } END { exit !(a && b && c && d) }' '$dir/out'"
+
 "$weft" run tests/profile/heavy.lua --profile "$dir/prof.json" > "$dir/out" 2> "$dir/err"
 check "--profile writes a Chrome trace and a speedscope file" \
   "[ $? -eq 0 ] && grep -q '\"traceEvents\"' '$dir/prof.json' && grep -q 'speedscope' '$dir/prof.speedscope.json'"
