@@ -582,6 +582,8 @@ function job(kind, ...) end
 ---@field version integer 1 when first loaded, +1 on each reload
 ---@field tasks integer tasks started from it with `weft.start` / `g:start` that are running
 ---@field old integer of those, how many still run code from an older version (`reload = "keep"`)
+---@field ms number script time of its starts (each start's own group, ended tasks too) in the last whole frame
+---@field avg_ms number the same a frame on average (about the last 30 frames)
 ---@field error string|nil the error of its last failed reload, until it loads cleanly
 
 ---Load a module from the scripts root (once; later calls return the same

@@ -304,8 +304,8 @@ static void draw_errors(game *g, SDL_Rect area) {
 }
 
 /* Under the task list: each module from weft.modules() in two columns
-   with its version, its running starts and how many run old code; then
-   the reload errors. Returns the height drawn (0 if it does not fit). */
+   with its version, its running starts, how many run old code and its
+   starts' script time a frame on average; then the reload errors. Returns the height drawn (0 if it does not fit). */
 static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
   lua_State *L = g->L;
   int top = lua_gettop(L);
@@ -335,7 +335,8 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
   int cw = font_width(g->video.f_mono, "M"), colw = (w - 24) / 2, chars = cw ? colw / cw - 1 : 40;
   char line[256], name[96];
   for (int c = 0; c < 2; c++) {
-    snprintf(line, sizeof line, "%-*s %-4s %5s %4s", chars - 17, "module", "ver", "tasks", "old");
+    snprintf(line, sizeof line, "%-*s %-4s %5s %4s %5s", chars - 23, "module", "ver", "tasks", "old",
+             "ms");
     font_draw(g->video.f_mono, g->video.r, line, r.x + 12 + c * colw, r.y + 34,
               (SDL_Color){120, 130, 150, 255});
   }
@@ -346,11 +347,13 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
     lua_getfield(L, -2, "version");
     lua_getfield(L, -3, "tasks");
     lua_getfield(L, -4, "old");
-    lua_getfield(L, -5, "error");
+    lua_getfield(L, -5, "avg_ms");
+    lua_getfield(L, -6, "error");
     const char *err = lua_tostring(L, -1);
-    fit_left(name, sizeof name, lua_tostring(L, -5) ? lua_tostring(L, -5) : "?", chars - 17);
-    snprintf(line, sizeof line, "%-*s v%-3d %5d %4d", chars - 17, name, (int)lua_tointeger(L, -4),
-             (int)lua_tointeger(L, -3), (int)lua_tointeger(L, -2));
+    fit_left(name, sizeof name, lua_tostring(L, -6) ? lua_tostring(L, -6) : "?", chars - 23);
+    snprintf(line, sizeof line, "%-*s v%-3d %5d %4d %5.1f", chars - 23, name,
+             (int)lua_tointeger(L, -5), (int)lua_tointeger(L, -4), (int)lua_tointeger(L, -3),
+             lua_tonumber(L, -2));
     int col = (i - 1) / rows, row = (i - 1) % rows;
     SDL_Color c = err ? (SDL_Color){255, 150, 140, 255} : (SDL_Color){220, 226, 240, 255};
     font_draw(g->video.f_mono, g->video.r, line, r.x + 12 + col * colw, r.y + 34 + lh * (row + 1),
@@ -361,7 +364,7 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
       font_draw(g->video.f_mono, g->video.r, m, r.x + 12, ey, c);
       ey += lh;
     }
-    lua_pop(L, 6);
+    lua_pop(L, 7);
   }
   lua_settop(L, top);
   return h;

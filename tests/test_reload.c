@@ -1373,6 +1373,33 @@ static void helper_spawned_into_the_entity_group_is_replaced_on_reload(void **st
   assert_int_equal(x->reports, 0);
 }
 
+/* weft.modules() gives each module's script time: its starts' own groups,
+   the short tasks they start and end each frame included; a module
+   whose starts only sleep costs nothing. Burns processor time (the cost
+   clock is real), in tasks that end at once. */
+static void module_rows_give_their_starts_script_time(void **state) {
+  rx *x = *state;
+  write_mod(x, "ai/busy.lua",
+            "local M = {}\n"
+            "function M.start(e)\n"
+            "  while true do\n"
+            "    spawn(function() local t = os.clock() + 0.002 while os.clock() < t do end end)\n"
+            "    wait()\n"
+            "  end\n"
+            "end\n"
+            "return M\n");
+  write_mod(x, "ai/idle.lua",
+            "local M = {}\n"
+            "function M.start(e) while true do wait(1) end end\n"
+            "return M\n");
+  start(x, "weft.start('ai.busy', {}) weft.start('ai.idle', {})");
+  step(x, 30);
+  assert_lua(x, "mod('ai.busy').avg_ms > 0.3");
+  assert_lua(x, "mod('ai.idle').avg_ms == 0 and mod('ai.idle').ms == 0");
+  assert_num(x, "#weft.tasks()", 2); /* the busy work left no live task behind */
+  assert_int_equal(x->reports, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1382,6 +1409,7 @@ int main(void) {
       T(syntax_error_in_a_module_not_yet_required_is_reported_on_save),
       T(brain_broken_at_its_first_load_starts_when_a_save_fixes_it),
       T(helper_spawned_into_the_entity_group_is_replaced_on_reload),
+      T(module_rows_give_their_starts_script_time),
       T(top_level_error_after_partial_assignment_leaves_module_untouched),
       T(module_table_keeps_identity_removed_keys_go_nested_updated_in_place),
       T(version_increments_once_per_commit),

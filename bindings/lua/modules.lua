@@ -266,16 +266,18 @@ function weft.modules()
   local list = {}
   for _, rec in pairs(mods) do
     prune(rec)
-    local live, old = 0, 0
+    local live, old, ms, avg = 0, 0, 0, 0
     for entry in pairs(rec.starts) do
       local st = entry.task.status
       if st == 'waiting' or st == 'running' then
         live = live + 1
         if entry.version < rec.version then old = old + 1 end
       end
+      local sub = entry.sub -- the start's own group: its tasks' time, ended ones too
+      if sub.alive then ms, avg = ms + sub.ms, avg + sub.avg_ms end
     end
     list[#list + 1] = {name = rec.name, file = rec.file, version = rec.version, tasks = live,
-                       old = old, error = broken[rec.file]}
+                       old = old, ms = ms, avg_ms = avg, error = broken[rec.file]}
   end
   sort(list, function(a, b) return a.name < b.name end)
   return list
