@@ -297,9 +297,36 @@ static void set_limits(const config *c, weft_desc *d) {
   if (c->frame_ms > 0) d->frame_time_budget_us = (uint32_t)(c->frame_ms * 1000 + 0.5);
 }
 
+/* A recording's meta as `weft run` writes it: the file, then the
+   script's arguments, each ended by a NUL (one made before arguments were
+   kept holds the file alone). */
+static char *pack_args(char *const *args, int n, size_t *len) {
+  size_t total = 0;
+  for (int i = 0; i < n; i++) total += strlen(args[i]) + 1;
+  char *m = malloc(total ? total : 1), *p = m;
+  for (int i = 0; m && i < n; i++) p += strlen(strcpy(p, args[i])) + 1;
+  *len = total;
+  return m;
+}
+
+/* The strings of a recording's meta (n bytes, ending in a NUL) into a new
+   array (free it; the strings stay the meta's); *count says how many. */
+static char **unpack_args(const char *meta, size_t n, int *count) {
+  int k = 0;
+  for (size_t i = 0; i < n; i++) k += meta[i] == 0;
+  char **v = malloc((size_t)k * sizeof *v);
+  if (!v) return NULL;
+  for (int i = 0; i < k; i++, meta += strlen(meta) + 1) v[i] = (char *)meta;
+  *count = k;
+  return v;
+}
+
 /* Opens the state for `weft run`: recording, replaying (the recording's
-   limits and file), or plainly. NULL after saying why. */
-static weft_state *open_run(config *c, const char **file) {
+   limits, file and arguments), or plainly. *args and *nargs are the file
+   and the script's arguments (args[0] is the file): a replay sets them to
+   the recording's, in a new array (*owned) the caller frees. NULL after
+   saying why. */
+static weft_state *open_run(config *c, char ***args, int *nargs, char ***owned) {
   weft_desc d = c->d;
   mialloc_use(&d);
   set_limits(c, &d);
@@ -312,12 +339,16 @@ static weft_state *open_run(config *c, const char **file) {
     }
     size_t n;
     const char *meta = weft_tape_meta(T, &n);
-    if (n == 0 || memchr(meta, 0, n) == NULL) {
+    if (n == 0 || meta[n - 1] != 0) {
       fprintf(stderr, "weft: %s was not recorded by weft run\n", c->replay);
       weft_tape_free(T);
       return NULL;
     }
-    *file = meta;
+    if (!(*owned = *args = unpack_args(meta, n, nargs))) {
+      fprintf(stderr, "weft: out of memory\n");
+      weft_tape_free(T);
+      return NULL;
+    }
     if (weft_tape_cut(T))
       fprintf(stderr, "weft: replaying %llu of ? frames: the recording was cut short\n",
               (unsigned long long)weft_tape_frames(T));
@@ -327,16 +358,23 @@ static weft_state *open_run(config *c, const char **file) {
   if (!W) {
     fprintf(stderr, "weft: cannot create the state (out of memory)\n");
     weft_tape_free(T);
+    free(*owned);
     return NULL;
   }
   int rc = WEFT_OK;
   if (T) rc = weft_replay(W, T);
   if (rc != WEFT_OK) weft_tape_free(T);
-  if (rc == WEFT_OK && c->record) rc = weft_record(W, c->record, *file, strlen(*file) + 1);
+  if (rc == WEFT_OK && c->record) {
+    size_t n;
+    char *meta = pack_args(*args, *nargs, &n);
+    rc = meta ? weft_record(W, c->record, meta, n) : WEFT_ENOMEM;
+    free(meta);
+  }
   if (rc != WEFT_OK) {
     fprintf(stderr, "weft: cannot %s %s: %s\n", T ? "replay" : "record into",
             T ? c->replay : c->record, weft_strerror(rc));
     weft_close(W);
+    free(*owned);
     return NULL;
   }
   if (c->watch && weft_watch_scripts(W, 1) != WEFT_OK)
@@ -344,6 +382,7 @@ static weft_state *open_run(config *c, const char **file) {
             d.scripts_root ? d.scripts_root : "scripts");
   if (c->debug && start_debugger(W, c->debug - 1) != 0) {
     weft_close(W);
+    free(*owned);
     return NULL;
   }
   return W;
@@ -386,16 +425,19 @@ static int cmd_run(int argc, char **argv) {
                     " (weft --help lists them)\n");
     return 1;
   }
-  const char *file = c.replay ? NULL : argv[0];
-  weft_state *W = open_run(&c, &file);
+  char **args = argv, **owned = NULL;
+  int nargs = npos;
+  weft_state *W = open_run(&c, &args, &nargs, &owned);
   if (!W) return 1;
-  if (!c.replay) set_arg(W, argv, npos);
+  const char *file = args[0];
+  set_arg(W, args, nargs);
   weft_task task;
   const char *err;
   if (weft_run_file(W, file, &task, &err) != WEFT_OK) {
     fprintf(stderr, "%s\n", err);
     weft_debug_exit(W, 1);
     weft_close(W);
+    free(owned);
     return 1;
   }
   if (c.profile && weft_profile_start(W, c.profile) != WEFT_OK) {
@@ -426,6 +468,7 @@ static int cmd_run(int argc, char **argv) {
   weft_debug_exit(W, rc);
   weft_release(W, task);
   int leaked = weft_close(W);
+  free(owned);
   if (leaked) fprintf(stderr, "weft: %d object(s) leaked at shutdown\n", leaked);
   return rc;
 }
