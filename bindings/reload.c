@@ -469,6 +469,7 @@ static int open_modules(lua_State *L) {
   lua_setfield(L, -2, "root");
   set_fn(L, "loadfile", l_loadfile); /* a script's chunk, or nil and the message */
   set_fn(L, "load_module", l_load_module);
+  set_fn(L, "searchpath", weft_l_searchpath);
   set_fn(L, "commit", l_commit);
   set_fn(L, "report", l_report);
   lua_getglobal(L, "debug");
@@ -485,6 +486,13 @@ static int open_modules(lua_State *L) {
   lua_setfield(L, -2, "start_groups");
   lua_call(L, 1, 1);
   luaL_checktype(L, -1, LUA_TTABLE);
+  /* Error messages name package's functions as they name string's (see
+     weft_open_sandbox): package.loaded holds the package it made. */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
+  lua_getfield(L, -1, "package");
+  lua_setfield(L, -3, "package");
+  lua_pop(L, 2);
   lua_getfield(L, -1, "group_start");
   W->mods.ref_group_start = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_getfield(L, -1, "reload");

@@ -397,6 +397,44 @@ static int l_loadfile(lua_State *L) {
   return loaded(W, L, env);
 }
 
+/* package.searchpath(name, path [, sep [, rep]]) as Lua's: the first
+   file the templates of path name that loadfile could read (read through
+   the state's loader, under the scripts root), or nil and each file
+   tried. */
+int weft_l_searchpath(lua_State *L) {
+  weft_state *W = weft_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  const char *path = luaL_checkstring(L, 2);
+  const char *sep = luaL_optstring(L, 3, ".");
+  const char *rep = luaL_optstring(L, 4, LUA_DIRSEP);
+  if (*sep) name = luaL_gsub(L, name, sep, rep);
+  lua_pushliteral(L, ""); /* the files tried */
+  int tried = lua_gettop(L);
+  for (const char *p = path; *p;) {
+    const char *end = strchr(p, *LUA_PATH_SEP);
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n > 0) {
+      lua_pushlstring(L, p, n);
+      const char *file = luaL_gsub(L, lua_tostring(L, -1), LUA_PATH_MARK, name);
+      lua_remove(L, -2);
+      const char *full = script_path(W, L, file);
+      if (full) {
+        int ok = push_source(W, L, full);
+        lua_pop(L, 2); /* the text or the message, and the path read */
+        if (ok) return 1; /* the file's name, on top */
+      }
+      lua_pushfstring(L, "%s%sno file '%s'", lua_tostring(L, tried),
+                      lua_rawlen(L, tried) ? "\n\t" : "", file);
+      lua_replace(L, tried);
+      lua_pop(L, 1); /* the file */
+    }
+    p += n + (end != NULL);
+  }
+  luaL_pushfail(L);
+  lua_insert(L, -2);
+  return 2;
+}
+
 static int dofile_done(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;

@@ -15,6 +15,9 @@ void weft_new_env(weft_state *W, lua_State *L);
    environment; pushes env and the function (1), or the message (0). */
 int weft_load_script(weft_state *W, lua_State *L, const char *path);
 
+/* package.searchpath as Lua's, over the files loadfile reads. */
+int weft_l_searchpath(lua_State *L);
+
 /* At a frame's start: restarts a collector a script stopped once the heap
    passes half the memory limit, and starts the pending finalizers. */
 void weft_gc_frame(weft_state *W);

@@ -3,7 +3,7 @@
 -- reloads, in what order, and restarting their tasks (C stages and
 -- commits them: see reload.c). Runs once per state in the host's own
 -- environment with one table of what C offers (api, root, loadfile,
--- load_module, commit, report, getinfo, start_groups); returns one table:
+-- load_module, commit, report, getinfo, start_groups, searchpath); returns one table:
 -- changed(path) for the watcher (a path relative to the root),
 -- reload(name), and group_start for g:start.
 local host = ...
@@ -27,7 +27,8 @@ local by_file = {} -- a loaded module's file -> its name (pl/init.lua -> pl)
 -- copy of this table: a change to path reaches no search).
 local loaded, preload = {}, {}
 local package = {loaded = loaded, preload = preload, config = '/\n;\n?\n!\n-\n',
-                 path = root .. '/?.lua;' .. root .. '/?/init.lua', cpath = ''}
+                 path = root .. '/?.lua;' .. root .. '/?/init.lua', cpath = '',
+                 searchpath = host.searchpath}
 api.package = package
 
 local function name_of_source(src)

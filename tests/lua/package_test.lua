@@ -33,7 +33,22 @@ test("package describes the search: config, path, searchers", function()
   local f, data = package.searchers[2]("lib.util")
   assert(type(f) == "function" and data == "scripts/lib/util.lua", "weft's searcher")
   assert(package.searchers[2]("no.such"):match("no file 'scripts/no/such.lua'"), "not found")
-  assert(package.loadlib == nil and package.searchpath == nil, "loadlib is reachable")
+  assert(package.loadlib == nil, "loadlib is reachable")
+end)
+
+test("package.searchpath finds what loadfile reads, as Lua's does", function()
+  assert(package.searchpath("lib.util", package.path) == "scripts/lib/util.lua", "lib.util")
+  assert(package.searchpath("lib_util", "scripts/?.lua", "_", "/") == "scripts/lib/util.lua", "sep, rep")
+  local f = assert(loadfile(package.searchpath("lib.util", package.path)))
+  assert(type(f) == "function", "loadfile of what it found")
+  local none, tried = package.searchpath("no.such", package.path)
+  assert(none == nil and tried == "no file 'scripts/no/such.lua'\n\tno file 'scripts/no/such/init.lua'",
+    "each file tried: " .. tostring(tried))
+  -- outside the scripts root nothing is found, whatever is on disk
+  assert(package.searchpath("passwd", "/etc/?") == nil, "read outside the root")
+  assert(package.searchpath("a.b", "scripts/?.lua", "") == nil, "an empty sep replaces nothing")
+  local ok, err = pcall(package.searchpath, nil, package.path)
+  assert(not ok and err:find("bad argument #1 to 'package.searchpath'", 1, true), err)
 end)
 
 test("a script's package.path is its own: the search does not change", function()
