@@ -85,12 +85,13 @@ static void add(weft_state *W, weft_cost_rec *r, uint64_t us) {
   if (r->frame_us > r->worst_us) r->worst_us = r->frame_us;
 }
 
+void weft_cost_new_group(weft_state *W, weft_id g) { rec_in(W, &W->cost.grecs, g, 1); }
+
 void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
   W->cost.frame_us += us;
   /* The task's groups, out to the root, total their tasks' time, those
      that ended too. Charges come a tick at a time (a few a frame), so the
-     walk is rare; a group's record is made at its first charge (a block
-     of records at a time). */
+     walk is rare. */
   for (weft_id g = weft_task_group(W->S, id); g; g = weft_group_parent(W->S, g)) {
     weft_cost_rec *gr = rec_in(W, &W->cost.grecs, g, 1);
     if (gr) add(W, gr, us);

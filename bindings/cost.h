@@ -60,6 +60,8 @@ static inline void weft_cost_end(weft_state *W, weft_id id, const weft_cost_mark
 
 /* A new task's record, made now so no frame allocates one later. */
 void weft_cost_new_task(weft_state *W, weft_id id);
+/* The same for a new group (and the root). */
+void weft_cost_new_group(weft_state *W, weft_id g);
 /* At each frame's start: a new frame to charge, the clock fresh. */
 void weft_cost_frame(weft_state *W);
 /* At each frame's end: its total, and the warnings of tasks over the

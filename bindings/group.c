@@ -60,6 +60,7 @@ static int l_group_new(lua_State *L) {
   luaL_setmetatable(L, WEFT_GROUP_MT);
   if (weft_group_create(W->S, parent, &g) != WEFT_OK) return luaL_error(L, "cannot create group");
   h->id = g;
+  weft_cost_new_group(W, g);
   weft_group_set_scale(W->S, g, scale);
   lua_pushvalue(L, -2);
   lua_setiuservalue(L, -2, 1); /* name */

@@ -190,6 +190,7 @@ weft_state *weft_open(const weft_desc *desc) {
   weft_budget_setup(W);
   if (W->watching && W->wd.frame_us) weft_sched_set_time_flag(W->S, &W->wd.frame_over);
   W->cost.slow_way = !W->watching;
+  weft_cost_new_group(W, weft_sched_root(W->S));
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
@@ -384,22 +385,28 @@ weft_task weft_spawn(weft_state *W, int nargs) {
 typedef struct chunk_args {
   const char *path, *src, *name;
   size_t len;
+  int argc; /* the chunk's arguments (...) */
+  const char *const *argv;
 } chunk_args;
 
 /* Protected loading for weft_run_file / weft_run_string (chunk_args at
-   1): pushes the function in a new environment, or raises the message. */
+   1): pushes the function in a new environment and its argc arguments,
+   or raises the message. */
 static int l_load_chunk(lua_State *L) {
   weft_state *W = weft_get(L);
   chunk_args *a = lua_touserdata(L, 1);
   lua_settop(L, 0);
   if (a->path) {
     if (!weft_load_script(W, L, a->path)) return lua_error(L);
-    return 1; /* env, fn: the function is on top */
+    lua_remove(L, 1); /* env: the function is on top */
+  } else {
+    if (luaL_loadbufferx(L, a->src, a->len, a->name, "t") != LUA_OK) return lua_error(L);
+    weft_new_env(W, L);
+    lua_setupvalue(L, -2, 1);
   }
-  if (luaL_loadbufferx(L, a->src, a->len, a->name, "t") != LUA_OK) return lua_error(L);
-  weft_new_env(W, L);
-  lua_setupvalue(L, -2, 1);
-  return 1;
+  luaL_checkstack(L, a->argc, "too many arguments");
+  for (int i = 0; i < a->argc; i++) lua_pushstring(L, a->argv[i]);
+  return 1 + a->argc;
 }
 
 /* Names the task whose id is at 1 after the C string at 2, as t.name =
@@ -413,17 +420,19 @@ static int l_name_task(lua_State *L) {
   return 0;
 }
 
-static int run_loaded(weft_state *W, int nargs, weft_task *task, const char **err) {
+/* Runs l_load_chunk (on the stack with its chunk_args) and spawns what
+   it loaded with its argc arguments. */
+static int run_loaded(weft_state *W, int argc, weft_task *task, const char **err) {
   lua_State *L = W->L;
   task->id = 0;
-  if (lua_pcall(L, nargs, 1, 0) != LUA_OK) {
+  if (lua_pcall(L, 1, 1 + argc, 0) != LUA_OK) {
     const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "cannot load the script";
     snprintf(W->errbuf, sizeof W->errbuf, "%s", m);
     lua_pop(L, 1);
     if (err) *err = W->errbuf;
     return WEFT_EINVAL;
   }
-  *task = weft_spawn(W, 0);
+  *task = weft_spawn(W, argc);
   if (!task->id) {
     if (err) *err = W->errbuf;
     return WEFT_ENOMEM;
@@ -432,13 +441,18 @@ static int run_loaded(weft_state *W, int nargs, weft_task *task, const char **er
 }
 
 int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err) {
-  if (!W || !path || !task) return WEFT_EINVAL;
+  return weft_run_file_args(W, path, 0, NULL, task, err);
+}
+
+int weft_run_file_args(weft_state *W, const char *path, int argc, const char *const *argv,
+                       weft_task *task, const char **err) {
+  if (!W || !path || !task || argc < 0 || (argc && !argv)) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
-  chunk_args a = {path, NULL, NULL, 0};
+  chunk_args a = {.path = path, .argc = argc, .argv = argv};
   lua_pushcfunction(L, l_load_chunk);
   lua_pushlightuserdata(L, &a);
-  int rc = run_loaded(W, 1, task, err);
+  int rc = run_loaded(W, argc, task, err);
   if (rc == WEFT_OK && weft_task_state(W->S, task->id) > 0) { /* name it after its file */
     lua_pushcfunction(L, l_name_task);
     lua_pushinteger(L, (lua_Integer)task->id);
@@ -453,10 +467,10 @@ int weft_run_string(weft_state *W, const char *name, const char *src, size_t len
   if (!W || !name || !src || !task) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
-  chunk_args a = {NULL, src, name, len};
+  chunk_args a = {.src = src, .name = name, .len = len};
   lua_pushcfunction(L, l_load_chunk);
   lua_pushlightuserdata(L, &a);
-  return run_loaded(W, 1, task, err);
+  return run_loaded(W, 0, task, err);
 }
 
 /* Pushes the kept handle of a task started from C, or nil. */

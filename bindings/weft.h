@@ -197,6 +197,10 @@ WEFT_API void weft_push_api(weft_state *W);
    (valid until the next call). NULL path or task: WEFT_EINVAL. The task's
    outcome stays readable with weft_task_result until weft_release. */
 WEFT_API int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err);
+/* The same with argc strings as the chunk's arguments (`...`, as lua.c
+   passes a script's): copied, argv may go once it returns. */
+WEFT_API int weft_run_file_args(weft_state *W, const char *path, int argc, const char *const *argv,
+                                weft_task *task, const char **err);
 /* Starts the function below nargs arguments on top of the Lua stack as a
    task in the root group (popping them) and runs it at once up to its
    first wait. Returns the task, or id 0 when it could not be created (not

@@ -433,7 +433,7 @@ static int cmd_run(int argc, char **argv) {
   set_arg(W, args, nargs);
   weft_task task;
   const char *err;
-  if (weft_run_file(W, file, &task, &err) != WEFT_OK) {
+  if (weft_run_file_args(W, file, nargs - 1, (const char *const *)args + 1, &task, &err) != WEFT_OK) {
     fprintf(stderr, "%s\n", err);
     weft_debug_exit(W, 1);
     weft_close(W);
