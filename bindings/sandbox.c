@@ -406,16 +406,16 @@ int weft_l_searchpath(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   const char *path = luaL_checkstring(L, 2);
   const char *sep = luaL_optstring(L, 3, ".");
-  const char *rep = luaL_optstring(L, 4, LUA_DIRSEP);
+  const char *rep = luaL_optstring(L, 4, "/"); /* package.config's, on every system */
   if (*sep) name = luaL_gsub(L, name, sep, rep);
   lua_pushliteral(L, ""); /* the files tried */
   int tried = lua_gettop(L);
   for (const char *p = path; *p;) {
-    const char *end = strchr(p, *LUA_PATH_SEP);
+    const char *end = strchr(p, ';');
     size_t n = end ? (size_t)(end - p) : strlen(p);
     if (n > 0) {
       lua_pushlstring(L, p, n);
-      const char *file = luaL_gsub(L, lua_tostring(L, -1), LUA_PATH_MARK, name);
+      const char *file = luaL_gsub(L, lua_tostring(L, -1), "?", name);
       lua_remove(L, -2);
       const char *full = script_path(W, L, file);
       if (full) {
