@@ -18,6 +18,7 @@
 #include "debug_info.h"
 #include "debug_int.h"
 #include "debug_values.h"
+#include "sandbox.h"
 
 #define NO_TASK 1       /* the thread id of code running outside any task */
 #define FIRST_TASK_ID 2 /* thread ids of tasks count up from here */
@@ -357,24 +358,11 @@ static int l_stop_handler(lua_State *L) {
   return 1;
 }
 
-/* xpcall's: stops, then hands the error to the script's handler. */
+/* xpcall's: stops, then hands the error to the script's handler as the
+   sandbox's xpcall does. */
 static int l_stop_xhandler(lua_State *L) {
   stop_on_error(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 1);
-  return 1;
-}
-
-/* After the call (at once, or when a yield inside it returned): true and
-   the results, or false and the error. extra: slots below the `true`. */
-static int pcall_done(lua_State *L, int status, lua_KContext extra) {
-  if (status != LUA_OK && status != LUA_YIELD) {
-    lua_pushboolean(L, 0);
-    lua_pushvalue(L, -2);
-    return 2;
-  }
-  return lua_gettop(L) - (int)extra;
+  return weft_l_xhandler(L);
 }
 
 static int catching(lua_State *L) {
@@ -392,23 +380,12 @@ static int l_pcall(lua_State *L) {
   }
   lua_pushboolean(L, 1);
   lua_insert(L, h + 1);
-  int st = lua_pcallk(L, lua_gettop(L) - h - 2, LUA_MULTRET, h, h, pcall_done);
-  return pcall_done(L, st, h);
+  int st = lua_pcallk(L, lua_gettop(L) - h - 2, LUA_MULTRET, h, h, weft_pcall_done);
+  return weft_pcall_done(L, st, h);
 }
 
 static int l_xpcall(lua_State *L) {
-  int n = lua_gettop(L);
-  luaL_checktype(L, 2, LUA_TFUNCTION);
-  if (catching(L)) {
-    lua_pushvalue(L, 2);
-    lua_pushcclosure(L, l_stop_xhandler, 1);
-    lua_replace(L, 2);
-  }
-  lua_pushboolean(L, 1);
-  lua_pushvalue(L, 1);
-  lua_rotate(L, 3, 2); /* f, handler, true, f, args... */
-  int st = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, pcall_done);
-  return pcall_done(L, st, 2);
+  return weft_xpcall_with(L, catching(L) ? l_stop_xhandler : weft_l_xhandler);
 }
 
 /* ---- requests ---- */

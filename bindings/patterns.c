@@ -373,11 +373,17 @@ static int guarded(lua_State *L, int all, int has_init, int plain_arg) {
   int ok = 1;
   lua_Integer init = 1;
   if (has_init && !lua_isnoneornil(L, 3)) init = lua_tointegerx(L, 3, &ok);
-  if (limit && s && p && ok && !(plain_arg && lua_toboolean(L, 4)) && has_specials(p, lp)) {
+  if (limit && s && p && ok && !(plain_arg && lua_toboolean(L, 4))) {
     if (init < 0) init = (lua_Integer)ls + init + 1;
     if (init < 1) init = 1;
-    if ((size_t)init <= ls + 1 && too_costly(s, ls, p, lp, (size_t)init - 1, all, limit))
-      return refuse(L, ls, limit);
+    if ((size_t)init <= ls + 1) {
+      /* A plain pattern (no special character) costs a step a position:
+         nothing to walk. find and match stop at the first match; gmatch
+         and gsub try every position of the subject. */
+      if (has_specials(p, lp) ? too_costly(s, ls, p, lp, (size_t)init - 1, all, limit)
+                              : all && (long)(ls - ((size_t)init - 1)) > limit)
+        return refuse(L, ls, limit);
+    }
   }
   lua_settop(L, top);
   return lua_tocfunction(L, lua_upvalueindex(1))(L); /* Lua's, on this call frame */

@@ -555,6 +555,44 @@ static void subset(lua_State *L, int api, const char *lib, const char *const *na
   lua_pop(L, 1);
 }
 
+/* ---- xpcall ---- */
+
+int weft_pcall_done(lua_State *L, int status, lua_KContext extra) {
+  if (status != LUA_OK && status != LUA_YIELD) {
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+  }
+  return lua_gettop(L) - (int)extra;
+}
+
+int weft_l_xhandler(lua_State *L) {
+  weft_state *W = weft_get(L);
+  if (W->bud.s && W->bud.s->killed) { /* the kill goes on as it is */
+    lua_settop(L, 1);
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
+int weft_xpcall_with(lua_State *L, lua_CFunction handler) {
+  int n = lua_gettop(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, handler, 1);
+  lua_replace(L, 2);
+  lua_pushboolean(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rotate(L, 3, 2); /* f, handler, true, f, args... */
+  int st = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, weft_pcall_done);
+  return weft_pcall_done(L, st, 2);
+}
+
+static int l_xpcall(lua_State *L) { return weft_xpcall_with(L, weft_l_xhandler); }
+
 void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   api = lua_absindex(L, api);
   weft_fin_open(L);
@@ -595,6 +633,8 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_print);
   lua_setfield(L, api, "print");
+  lua_pushcfunction(L, l_xpcall);
+  lua_setfield(L, api, "xpcall");
   /* No string.dump (it makes binary chunks); the pattern functions are
      guarded; strings' methods are this table's (the string metatable
      itself cannot be reached). */

@@ -18,6 +18,19 @@ int weft_load_script(weft_state *W, lua_State *L, const char *path);
 /* package.searchpath as Lua's, over the files loadfile reads. */
 int weft_l_searchpath(lua_State *L);
 
+/* xpcall as Lua's, whose message handler is the script's wrapped in
+   handler (a C closure with the script's as upvalue 1). */
+int weft_xpcall_with(lua_State *L, lua_CFunction handler);
+/* The standard wrapper: calls the script's handler, unless the running
+   stretch is being killed. A kill is raised from the budget's hook, and
+   Lua calls the message handler before leaving the hook, with hooks off:
+   a handler that looped there could never be stopped, and a kill has
+   nothing for it to handle (it goes on through every pcall). */
+int weft_l_xhandler(lua_State *L);
+/* pcall's and xpcall's continuation: true and the results, or false and
+   the error (extra: the slots below the true). */
+int weft_pcall_done(lua_State *L, int status, lua_KContext extra);
+
 /* At a frame's start: restarts a collector a script stopped once the heap
    passes half the memory limit, and starts the pending finalizers. */
 void weft_gc_frame(weft_state *W);

@@ -158,6 +158,22 @@ test("a runaway loop inside a script's coroutine is killed, and resume cannot sw
   assert(tostring(t.error):match(HERE .. "%d+: script ran too long without waiting"), tostring(t.error))
 end)
 
+test("an xpcall handler that loops forever is stopped with its task, not the host", function()
+  -- the kill is raised from the budget's hook, and Lua runs the message
+  -- handler before it leaves the hook, with hooks off: weft does not run
+  -- the script's handler for a kill, so it cannot loop unseen
+  silence_reports()
+  local handled = 0
+  local t = spawn(function()
+    xpcall(error, function() handled = handled + 1 while true do end end, "boom")
+  end)
+  local frames = 0
+  while t.status ~= "failed" and frames < 20 do wait(); frames = frames + 1 end
+  assert(t.status == "failed", "still " .. t.status .. " after " .. frames .. " frames")
+  assert(tostring(t.error):match(HERE .. "%d+: script ran too long without waiting"), tostring(t.error))
+  assert(handled == 1, "the handler ran for the script's own error, once: " .. handled)
+end)
+
 test("a kill two coroutines deep is not swallowed by pcall in between", function()
   silence_reports()
   local survived = false

@@ -71,3 +71,13 @@ test("a plain find is never refused", function()
   local s = ("a"):rep(100000) .. ".-.-b"
   assert(s:find(".-.-b", 1, true) == 100001)
 end)
+
+test("gsub and gmatch of a plain pattern over a huge subject are guarded: they try every position", function()
+  local huge = ("ab"):rep(3e6) -- 6 MB: more positions than the search may take steps
+  local ok, err = pcall(string.gsub, huge, "a", "xyz")
+  assert(not ok and err:match("too costly for this subject %(6000000 bytes%)"), tostring(err))
+  assert(not pcall(string.gmatch, huge, "b"))
+  -- find and match stop at the first match: not refused, Lua's results
+  assert(huge:find("ba") == 2 and huge:match("ab") == "ab")
+  assert(select(2, ("ab"):rep(1000):gsub("a", "x")) == 1000, "a small subject is Lua's")
+end)

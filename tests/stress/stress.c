@@ -74,6 +74,96 @@ static const scase cases[] = {
     {"channel of 1e6 values, sent and drained", 60,
      "local ch = channel()\nspawn(function() for i = 1, 1e6 do ch:send(i) end end)\n"
      "spawn(function() while true do ch:recv() end end)\nwhile true do wait() end\n"},
+    {"table.sort of 1e6 with a Lua comparator", 30,
+     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = (i * 7919) % 1e6 end\n  table.sort(t, function(a, b) return a < b end) end)\n"
+     "while true do wait() end\n"},
+    {"table.sort of 2e6 numbers", 30,
+     "spawn(function() local t = {} for i = 1, 2e6 do t[i] = (i * 7919) % 2e6 end\n  wait() table.sort(t) end)\n"
+     "while true do wait() end\n"},
+    {"gsub over 16 MB, a function per match", 30,
+     "spawn(function() local s = string.rep('ab', 8 << 20) wait()\n  s:gsub('a', function(c) return 'x' end) end)\n"
+     "while true do wait() end\n"},
+    {"gsub over 16 MB, a string per match", 30,
+     "spawn(function() local s = string.rep('ab', 8 << 20) wait() s:gsub('a', 'xyz') end)\n"
+     "while true do wait() end\n"},
+    {"gmatch over 16 MB", 30,
+     "spawn(function() local s = string.rep('ab ', 6 << 20) wait()\n  for w in s:gmatch('%a+') do end end)\n"
+     "while true do wait() end\n"},
+    {"string.format of a 64 MB string in a loop", 30,
+     "spawn(function() local s = string.rep('x', 64 << 20) wait()\n  while true do local _ = string.format('%s%s', s, s) end end)\n"
+     "while true do wait() end\n"},
+    {"string.rep with a separator, 64 MB", 30,
+     "spawn(function() while true do local s = string.rep('x', 8 << 20, ',') end end)\n"
+     "while true do wait() end\n"},
+    {"table.concat with a 1 MB separator", 30,
+     "spawn(function() local t = {} for i = 1, 100 do t[i] = 'a' end local sep = ('-'):rep(1 << 20)\n  while true do table.concat(t, sep) end end)\n"
+     "while true do wait() end\n"},
+    {"table.unpack of 1e6", 10,
+     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = i end\n  while true do pcall(table.unpack, t) end end)\n"
+     "while true do wait() end\n"},
+    {"string.byte of 16 MB", 10,
+     "spawn(function() local s = string.rep('x', 16 << 20) wait()\n  while true do pcall(string.byte, s, 1, -1) end end)\n"
+     "while true do wait() end\n"},
+    {"utf8.len over 64 MB in a loop", 30,
+     "spawn(function() local s = string.rep('\\u{3b1}', 32 << 20) wait()\n  while true do utf8.len(s) end end)\n"
+     "while true do wait() end\n"},
+    {"string.pack of 1e6 ints in a loop", 30,
+     "spawn(function() local f = string.rep('i4', 1e6) local t = {} for i = 1, 1e6 do t[i] = i end\n  while true do pcall(string.pack, f, table.unpack(t, 1, 1e5)) end end)\n"
+     "while true do wait() end\n"},
+    {"deep coroutine nesting", 10,
+     "spawn(function() local function f() return coroutine.wrap(f)() end f() end)\n"
+     "while true do wait() end\n"},
+    {"coroutines made in a loop", 30,
+     "spawn(function() while true do coroutine.wrap(function() coroutine.yield(1) end)() end end)\n"
+     "while true do wait() end\n"},
+    {"1e6 objects with __gc", 60,
+     "spawn(function() local mt = {__gc = function() end}\n  for i = 1, 1e6 do setmetatable({}, mt) if i % 1e4 == 0 then wait() end end end)\n"
+     "while true do wait() end\n"},
+    {"a __gc that loops forever", 30,
+     "spawn(function() setmetatable({}, {__gc = function() while true do end end}) end)\ncollectgarbage()\n"
+     "while true do wait() end\n"},
+    {"a __close that loops forever", 30,
+     "spawn(function() local x <close> = setmetatable({}, {__close = function() while true do end end}) end)\n"
+     "while true do wait() end\n"},
+    {"an xpcall handler that loops forever", 30,
+     "spawn(function() xpcall(error, function() while true do end end, 'x') end)\n"
+     "while true do wait() end\n"},
+    {"a weft.on_error handler that loops forever", 30,
+     "weft.on_error(function() while true do end end)\nspawn(function() error('boom') end)\n"
+     "while true do wait() end\n"},
+    {"collectgarbage() in a loop over a 200 MB heap", 30,
+     "spawn(function() local t = {} for i = 1, 2e6 do t[i] = {i} if i % 1e5 == 0 then wait() end end\n  while true do collectgarbage() end end)\n"
+     "while true do wait() end\n"},
+    {"1e5 groups made and cancelled", 30,
+     "spawn(function() for i = 1, 1e5 do local g = group{} g:spawn(wait, 1) g:cancel() end end)\n"
+     "while true do wait() end\n"},
+    {"1e5 sleepers of different lengths", 60,
+     "for i = 1, 1e5 do spawn(function() while true do wait((i % 97) / 60) end end) end\n"
+     "while true do wait() end\n"},
+    {"all{} of 1e5 futures", 30,
+     "spawn(function() local fs = {} for i = 1, 1e5 do fs[i] = future() end\n  spawn(function() wait() for i = 1, 1e5 do fs[i]:resolve(i) end end) wait(all(fs)) end)\n"
+     "while true do wait() end\n"},
+    {"first{} of 1e5 sleeps", 30,
+     "spawn(function() local l = {} for i = 1, 1e5 do l[i] = i end wait(first(l)) end)\n"
+     "while true do wait() end\n"},
+    {"1e5 senders blocked on a channel", 30,
+     "local ch = channel(1)\nfor i = 1, 1e5 do spawn(function() ch:send(i) end) end\nspawn(function() while true do ch:recv() end end)\n"
+     "while true do wait() end\n"},
+    {"1e5 waiters on a signal fired every frame", 60,
+     "local s = signal()\nfor i = 1, 1e5 do spawn(function() while true do wait(s) end end) end\nspawn(function() while true do s:fire() wait() end end)\n"
+     "while true do wait() end\n"},
+    {"an exponential spawn tree", 30,
+     "local function grow(d) if d > 0 then spawn(grow, d - 1) spawn(grow, d - 1) end wait(1e9) end\nspawn(grow, 20)\n"
+     "while true do wait() end\n"},
+    {"code nested 1e5 parentheses deep", 5,
+     "spawn(function() print(load('return ' .. ('('):rep(1e5) .. '1' .. (')'):rep(1e5))) end)\n"
+     "while true do wait() end\n"},
+    {"a 1e6-field table constructor", 5,
+     "spawn(function() local src = {'return {'} for i = 1, 1e6 do src[#src + 1] = i .. ',' end\n  src[#src + 1] = '}' wait() local f = load(table.concat(src)) wait() f() end)\n"
+     "while true do wait() end\n"},
+    {"tostring of 1e6 values in a loop", 30,
+     "spawn(function() while true do for i = 1, 1e6 do tostring(i) end end end)\n"
+     "while true do wait() end\n"},
 };
 #define NCASES (int)(sizeof cases / sizeof cases[0])
 
