@@ -13,6 +13,9 @@
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
 #define TOSTRING_BUDGET 100000 /* instructions a __tostring may take */
+/* A report quotes this much of an error's message: a 64 MB message would
+   be copied into every line of a report nobody can read. */
+#define REPORT_MESSAGE_MAX 8192
 
 const char *weft_tostring(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
@@ -99,7 +102,11 @@ static int l_report(lua_State *L) {
   report_args *a = lua_touserdata(L, 2);
   weft_state *W = a->W;
   lua_settop(L, 1);
+  size_t len;
   const char *msg = weft_tostring(L, 1);
+  if ((len = lua_rawlen(L, -1)) > REPORT_MESSAGE_MAX) /* the error itself stays whole */
+    msg = lua_pushfstring(L, "%s... (%I bytes in all)",
+                          lua_pushlstring(L, msg, REPORT_MESSAGE_MAX), (lua_Integer)len);
   const char *trace = a->trace;
   if (!trace && a->co) {
     luaL_traceback(L, a->co, msg, 0);

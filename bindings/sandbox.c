@@ -216,8 +216,19 @@ typedef struct reader {
   int binary; /* the chunk was binary: refused */
 } reader;
 
+/* Past its time while the parser runs, a load stops: raises at the
+   loading line (load returns it). The parser runs no instruction, so the
+   stretch cannot be stopped inside it; a reader function's few
+   instructions between large pieces would not stop it either. */
+static void stop_if_overrun(weft_state *W, lua_State *L) {
+  const weft_stretch *s = W->bud.s;
+  if ((W->watching && weft_watchdog_fired(&W->wd)) || (s && (s->preempt_due || s->killed)))
+    luaL_error(L, "script ran too long (load was still compiling its chunk)");
+}
+
 static const char *read_piece(lua_State *L, void *ud, size_t *size) {
   reader *r = ud;
+  stop_if_overrun(weft_get(L), L);
   luaL_checkstack(L, 2, "too many nested functions");
   lua_pushvalue(L, 1);
   lua_call(L, 0, 1);
@@ -257,8 +268,7 @@ static const char *read_string_piece(lua_State *L, void *ud, size_t *size) {
     *size = 0;
     return NULL;
   }
-  if (p->W->watching && weft_watchdog_fired(&p->W->wd))
-    luaL_error(L, "script ran too long (load was still compiling its chunk)");
+  stop_if_overrun(p->W, L);
   size_t n = p->left < LOAD_PIECE ? p->left : LOAD_PIECE;
   const char *r = p->s;
   p->s += n;

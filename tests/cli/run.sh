@@ -226,6 +226,13 @@ printf 'local f, err = load(string.rep("x = 1\\n", 3000000))\nprint(f == nil, er
 check "load of an 18 MB chunk stops at its budget, naming the line, and the script goes on" \
   "[ \$? -eq 0 ] && grep -q '^true	.*bigload.lua:1: script ran too long (load was still compiling its chunk)$' '$dir/out' && grep -q '^function$' '$dir/out'"
 
+# A reader function that never ends runs a few instructions a piece while
+# the parser works: the load stops between two pieces all the same.
+printf 'local piece = ("x = 1\\n"):rep(1000)\nprint(load(function() return piece end))\nprint("after")\n' > "$dir/reader.lua"
+timeout 20 "$weft" run "$dir/reader.lua" > "$dir/out" 2> "$dir/err"
+check "load from a reader that never ends stops at its budget, naming the line, and the script goes on" \
+  "[ \$? -eq 0 ] && grep -q '^nil	.*reader.lua:2: script ran too long (load was still compiling its chunk)$' '$dir/out' && grep -q '^after$' '$dir/out'"
+
 # Every task's script time: a heavy listener is named once, at the top by cost.
 cat > "$dir/slow.lua" <<'LUA'
 local function burn(ms) local t = os.clock() + ms / 1000 while os.clock() < t do end end

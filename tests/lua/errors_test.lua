@@ -28,6 +28,18 @@ test("an error in a task fails that task only", function()
   assert(bad.status == "failed", "failing task " .. bad.status)
 end)
 
+test("a report quotes a huge message's start and its size; the error stays whole", function()
+  local got = silence()
+  local huge = ("x"):rep(100000)
+  local t = spawn(function() wait(); error(huge, 0) end)
+  wait(0.1)
+  assert(t.status == "failed" and t.error == huge, "the task's error is the whole message")
+  assert(#got == 1 and got[1].err == huge, "the handler gets the error itself")
+  local trace = got[1].trace
+  assert(#trace < 10000, "the report quotes " .. #trace .. " bytes")
+  assert(trace:find("x... (100000 bytes in all)", 1, true), trace:sub(8180, 8240))
+end)
+
 test("a failing task does not fail its parent", function()
   silence()
   local child = spawn(function() wait(); error("child fails") end)

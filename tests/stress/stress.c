@@ -164,6 +164,42 @@ static const scase cases[] = {
     {"tostring of 1e6 values in a loop", 30,
      "spawn(function() while true do for i = 1, 1e6 do tostring(i) end end end)\n"
      "while true do wait() end\n"},
+    {"load from a reader that never ends", 10,
+     "spawn(function() local piece = ('x = 1\\n'):rep(1000)\n  print(load(function() return piece end)) end)\n"
+     "while true do wait() end\n"},
+    {"errors with 64 MB messages", 30,
+     "for i = 1, 4 do spawn(function() wait() error(string.rep('x', 64 << 20)) end) end\n"
+     "while true do wait() end\n"},
+    {"an error object whose __tostring loops", 10,
+     "spawn(function() error(setmetatable({}, {__tostring = function() while true do end end})) end)\n"
+     "while true do wait() end\n"},
+    {"a __tostring that loops, printed", 10,
+     "spawn(function() print(setmetatable({}, {__tostring = function() while true do end end})) end)\n"
+     "while true do wait() end\n"},
+    {"a __index chain that loops in C", 10,
+     "spawn(function() local t = setmetatable({}, {}) getmetatable(t).__index = function(_, k) return t[k] end\n  while true do pcall(function() return t.x end) end end)\n"
+     "while true do wait() end\n"},
+    {"a __pairs that never ends", 10,
+     "spawn(function() local t = setmetatable({}, {__pairs = function() return function() return 1, 1 end end})\n  for k in pairs(t) do end end)\n"
+     "while true do wait() end\n"},
+    {"table.insert at the front of 2e5", 30,
+     "spawn(function() local t = {} for i = 1, 2e5 do table.insert(t, 1, i) end end)\n"
+     "while true do wait() end\n"},
+    {"table.remove from the front of 2e5", 30,
+     "spawn(function() local t = {} for i = 1, 2e5 do t[i] = i end wait() for i = 1, 2e5 do table.remove(t, 1) end end)\n"
+     "while true do wait() end\n"},
+    {"table.move of 1e7", 10,
+     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = i end wait() while true do table.move(t, 1, 1e6, 2) end end)\n"
+     "while true do wait() end\n"},
+    {"next() over a 1e6 table from the start each time", 10,
+     "spawn(function() local t = {} for i = 1, 1e6 do t['k' .. i] = i end wait()\n  while true do local k = next(t) t[k] = nil end end)\n"
+     "while true do wait() end\n"},
+    {"os.date in a loop", 10,
+     "spawn(function() while true do os.date('%c') end end)\n"
+     "while true do wait() end\n"},
+    {"weft.modules() and reload_errors() in a loop", 10,
+     "spawn(function() while true do weft.modules() weft.reload_errors() end end)\n"
+     "while true do wait() end\n"},
 };
 #define NCASES (int)(sizeof cases / sizeof cases[0])
 
