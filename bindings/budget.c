@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "budget.h"
+#include "chunks.h"
 #include "profile.h"
 #include "sites.h"
 #include "watchdog.h"
@@ -47,6 +48,7 @@ static int32_t limit_of(const weft_state *W, int32_t limit) {
 
 static void hook(lua_State *L, lua_Debug *ar);
 static void unhook(void *ud, weft_id id);
+static void arm_until_yieldable(weft_state *W, lua_State *L);
 
 /* Installs the hook on a thread with the given count (0: no count, only
    the extra events an attached debugger asks for). Watched, only a count
@@ -128,8 +130,20 @@ void weft_budget_count(weft_state *W) {
   weft_sched_each_task(W->S, unhook, W);
 }
 
+void weft_budget_stop_at_once(weft_state *W, lua_State *home) { arm(W, home, 1); }
+
 void weft_budget_arm_home(weft_state *W, lua_State *home, int killed) {
-  arm(W, home, killed ? 1 : W->bud.limit);
+  arm(W, home, killed ? 1 : W->task_limit);
+}
+
+/* The script line running: inside a hook, level 0 is the function that
+   was running; weft's own Lua (a module system callback a C function
+   made) is passed over for the script line that called into it. */
+static int script_line(lua_State *L, lua_Debug *d) {
+  for (int level = 0; lua_getstack(L, level, d); level++)
+    if (lua_getinfo(L, "Sl", d) && d->currentline > 0 && !weft_chunk_embedded(d->source))
+      return 1;
+  return 0;
 }
 
 /* Raises the kill of the running stretch in L, naming the line that ran
@@ -146,7 +160,7 @@ static void kill(weft_state *W, lua_State *L) {
   weft_stretch *s = W->bud.s;
   s->killed = 1;
   lua_Debug d;
-  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
+  if (script_line(L, &d))
     W->bud.kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
   arm(W, W->bud.home, 1);
   if (L != W->bud.home) arm(W, L, 1);
@@ -166,7 +180,7 @@ static void overrun_home(weft_state *W, lua_State *L) {
        budget of instructions run before then is an overrun. */
     if (!W->watching) kill(W, L);
     s->preempt_due = 1;
-    lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, QUANTUM);
+    arm_until_yieldable(W, L);
     return;
   }
   s->preempt_due = 0;
@@ -198,10 +212,25 @@ static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
   arm(W, W->bud.home, 1);
 }
 
+/* A stop is due on the home thread while it runs Lua code called from C
+   (a comparator, a callback: no yield there): counted checks every
+   QUANTUM instructions, and a return event besides, so the task yields
+   at the first instruction after it is back where it can. A count alone
+   could keep landing in the callback: a loop calling it runs the same
+   instructions each time round. */
+static void arm_until_yieldable(weft_state *W, lua_State *L) {
+  lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT | LUA_MASKRET, QUANTUM);
+}
+
 static void hook(lua_State *L, lua_Debug *ar) {
   weft_state *W = weft_get(L);
   if (ar->event != LUA_HOOKCOUNT) {
-    if (W->on_hook) W->on_hook(W, L, ar);
+    const weft_stretch *s = W->bud.s;
+    if (ar->event == LUA_HOOKRET && s && s->preempt_due && L == W->bud.home &&
+        lua_isyieldable(L))
+      lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, 1); /* the next instruction yields */
+    if (W->on_hook && (ar->event != LUA_HOOKRET || (W->hook_extra & LUA_MASKRET)))
+      W->on_hook(W, L, ar);
     return;
   }
   if (atomic_exchange_explicit(&W->wd.want_sample, 0, memory_order_relaxed)) weft_profile_sample(W, L);
@@ -222,7 +251,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
           W->bud.spent = 0;
           if (++s->overruns >= W->desc.max_overruns) kill(W, L);
         }
-        lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, QUANTUM);
+        arm_until_yieldable(W, L);
         return;
       }
       charge(W, L, 1, 0); /* one instruction a firing, until it can yield */
@@ -314,9 +343,8 @@ void weft_budget_set_extra(weft_state *W, int mask, lua_State *L) {
 }
 
 void weft_raise_here(lua_State *L, const char *msg) {
-  /* Inside a hook, level 0 is the function that was running. */
   lua_Debug d;
-  if (lua_getstack(L, 0, &d) && lua_getinfo(L, "Sl", &d) && d.currentline > 0)
+  if (script_line(L, &d))
     lua_pushfstring(L, "%s:%d: %s", d.short_src, d.currentline, msg);
   else
     lua_pushstring(L, msg);

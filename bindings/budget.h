@@ -47,6 +47,9 @@ static inline void weft_budget_mark(weft_state *W) {
   atomic_store_explicit(&D->limit_us, W->bud.us, memory_order_release);
 }
 
+/* Arms home's hook to stop the stretch beginning on it at its first
+   instruction. */
+void weft_budget_stop_at_once(weft_state *W, lua_State *home);
 /* weft_budget_enter with the budget worked out: limit instructions and,
    watched, us microseconds (0: counted). Inline, as every resume starts
    a stretch. */
@@ -63,7 +66,12 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
                          .task = (uint8_t)task,
                          .nested = (uint8_t)(saved->us != 0)};
   weft_budget_publish(W, 0); /* the thread left running is the caller: alive */
-  if (saved->us) return;     /* timed by the enclosing stretch */
+  if (saved->us) {           /* timed by the enclosing stretch */
+    /* Its stop pending (a loop in C starting task after task: a signal's
+       listeners), a task stops at its first instruction, for next frame. */
+    if (task && weft_watchdog_fired(&W->wd)) weft_budget_stop_at_once(W, home);
+    return;
+  }
   weft_budget_mark(W);
   if (us && atomic_load_explicit(&W->wd.napping, memory_order_relaxed))
     weft_watchdog_wake(&W->wd); /* the first stretch after a quiet while */
@@ -84,8 +92,8 @@ static inline void weft_budget_leave(weft_state *W, const weft_budget *saved) {
 }
 /* Nothing budgeted runs now (the end of a step). */
 void weft_budget_idle(weft_state *W);
-/* Arms the running stretch's hook on its home thread: a whole budget, or
-   one instruction while it is being killed. */
+/* Arms a task's hook on its thread: a task's whole budget, or one
+   instruction while it is being killed. */
 void weft_budget_arm_home(weft_state *W, lua_State *home, int killed);
 /* Around a resume of another thread (a script's coroutine): charges its
    instructions to the running stretch; after it, raises in L a kill that

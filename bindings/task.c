@@ -366,7 +366,11 @@ static inline void resume_task(weft_state *W, weft_id id, ltask *lt) {
     lt->started = 1;
     nargs = lt->base;
   }
-  running saved;
+  if (!lt->hooked || lt->b.killed) { /* armed once per task (see budget.c) */
+    weft_budget_arm_home(W, co, lt->b.killed);
+    lt->hooked = 1;
+  }
+  running saved; /* after the arming: a stretch may begin stopped */
   run_enter(W, &saved, id, co, lt, &lt->b, "script ran too long without waiting", 1);
   lt->b.preempted = 0;
   if (lt->cold) weft_cold_if(W, id, lt)->chrecv = 0; /* a value handed over is now the task's */
@@ -376,10 +380,6 @@ static inline void resume_task(weft_state *W, weft_id id, ltask *lt) {
     lt->fast = 0;
     lua_pushnumber(co, weft_task_slept(W->S, id, lt->fast_real));
     nargs = 1;
-  }
-  if (!lt->hooked || lt->b.killed) { /* armed once per task (see budget.c) */
-    weft_budget_arm_home(W, co, lt->b.killed);
-    lt->hooked = 1;
   }
   int nres = 0;
   weft_cost_mark cost;

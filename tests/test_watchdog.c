@@ -340,6 +340,49 @@ static void eight_runaways_on_engine_calls_die_and_every_frame_goes_on(void **st
   assert_int_equal(weft_close(W), 0);
 }
 
+/* A signal's listeners each run as a task of their own, started one
+   after the other by fire (C): once the firing stretch's time is spent,
+   the listeners not yet started begin stopped, for the frames after,
+   rather than all running inside the one fire. */
+static void listeners_past_the_firing_stretchs_time_run_in_later_frames(void **state) {
+  (void)state;
+  weft_state *W = open_full(0, 0, 0, 0);
+  weft_task t = run(W, "wait()\n"
+                       "probe.heard = 0\n"
+                       "local s = signal()\n"
+                       "for i = 1, 2000 do s:connect(function()\n"
+                       "  local e = os.clock() + 0.0001 while os.clock() < e do end\n"
+                       "  probe.heard = probe.heard + 1 end) end\n"
+                       "s:fire()\n"
+                       "probe.fired = 1\n");
+  assert_int_equal(weft_step(W, DT60), WEFT_OK); /* 2000 x 0.1 ms: far over 5 ms */
+  lua_Integer heard = num(W, "probe.heard");
+  assert_true(heard > 0 && heard < 1000); /* about 5 ms of them */
+  int frames = 1;
+  while (num(W, "probe.heard") < 2000 && frames < MAX_FRAMES) {
+    assert_int_equal(weft_step(W, DT60), WEFT_OK);
+    frames++;
+  }
+  assert_int_equal(num(W, "probe.heard"), 2000); /* every listener ran, later */
+  assert_true(frames > 1);
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* A runaway stopped inside weft's own Lua (the module system's note of a
+   g:spawn, called from C) is named at the script's line. */
+static void a_kill_inside_weft_lua_names_the_scripts_line(void **state) {
+  (void)state;
+  weft_state *W = open_with(0, 0);
+  weft_task t = run(W, "wait()\nlocal g = group{}\n"
+                       "while true do g:spawn(function() wait(1e9) end) end\n");
+  frames_until_done(W, t);
+  expect_error(W, t, "watched.lua:3:");
+  assert_null(strstr(weft_task_error(W, t), "[weft"));
+  weft_release(W, t);
+  assert_int_equal(weft_close(W), 0);
+}
+
 /* A frame whose time is spent starts no more tasks: those left ready run
    first next frame, so the tasks keep their order. Six tasks of 2 ms a
    frame each against a 1 ms frame: frames run fewer than all six. */
@@ -460,6 +503,8 @@ int main(void) {
       cmocka_unit_test(slow_engine_work_is_preempted_and_finishes_later),
       cmocka_unit_test(a_stop_inside_the_engines_call_back_preempts_not_kills),
       cmocka_unit_test(eight_runaways_on_engine_calls_die_and_every_frame_goes_on),
+      cmocka_unit_test(listeners_past_the_firing_stretchs_time_run_in_later_frames),
+      cmocka_unit_test(a_kill_inside_weft_lua_names_the_scripts_line),
       cmocka_unit_test(a_frame_out_of_time_leaves_the_rest_for_next_frame_in_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -200,6 +200,33 @@ static const scase cases[] = {
     {"weft.modules() and reload_errors() in a loop", 10,
      "spawn(function() while true do weft.modules() weft.reload_errors() end end)\n"
      "while true do wait() end\n"},
+    {"1e5 tasks that fail at once", 10,
+     "spawn(function() for i = 1, 1e5 do spawn(error, 'boom') end end)\n"
+     "while true do wait() end\n"},
+    {"1e4 listeners failing at every fire", 30,
+     "local s = signal()\nfor i = 1, 1e4 do s:connect(function() error('listener ' .. i) end) end\nspawn(function() while true do s:fire() wait() end end)\n"
+     "while true do wait() end\n"},
+    {"a finally that loops forever", 10,
+     "local t = spawn(function() finally(function() while true do end end) wait(1e9) end)\nspawn(function() wait() t:cancel() end)\n"
+     "while true do wait() end\n"},
+    {"1e5 tasks with a finally, their group cancelled", 30,
+     "local g = group{}\nfor i = 1, 1e5 do g:spawn(function() finally(function() end) wait(1e9) end) end\nspawn(function() wait() g:cancel() end)\n"
+     "while true do wait() end\n"},
+    {"globals behind an __index that loops", 10,
+     "setmetatable(_ENV, {__index = function() while true do end end})\nspawn(function() return undefined_name end)\n"
+     "while true do wait() end\n"},
+    {"debug.traceback of a 64 MB message", 10,
+     "spawn(function() local m = string.rep('x', 64 << 20) wait() while true do debug.traceback(m) end end)\n"
+     "while true do wait() end\n"},
+    {"1e5 missing modules required", 10,
+     "spawn(function() for i = 1, 1e5 do pcall(require, 'no.such.m' .. i) end end)\n"
+     "while true do wait() end\n"},
+    {"1e4 weft.start of a missing module", 10,
+     "spawn(function() for i = 1, 1e4 do pcall(weft.start, 'no.such.m' .. i) end end)\n"
+     "while true do wait() end\n"},
+    {"1e5 jobs queued", 30,
+     "spawn(function() for i = 1, 1e5 do job('read_file', 'none' .. i) end end)\n"
+     "while true do wait() end\n"},
 };
 #define NCASES (int)(sizeof cases / sizeof cases[0])
 
