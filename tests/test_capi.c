@@ -211,16 +211,18 @@ static void test_group_cost_read_from_c(void **state) {
   weft_group ai = weft_group_new(W, root, "ai");
   weft_group one = weft_group_new(W, ai, "one");
   weft_push_group(W, L, one);
-  weft_task t = run_with(W, "for i = 1, 10 do\n"
-                            "  x:spawn(function() local e = os.clock() + 0.002\n"
+  /* 4 ms a frame, in tasks that end at once (under the 5 ms a resume may
+     run; a processor clock may tick as coarsely as 16 ms: Windows') */
+  weft_task t = run_with(W, "for i = 1, 40 do\n"
+                            "  x:spawn(function() local e = os.clock() + 0.004\n"
                             "    while os.clock() < e do end end)\n"
                             "  wait()\n"
                             "end");
-  steps(W, 12);
+  steps(W, 42);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   weft_task_cost c1, c2, c0;
   assert_int_equal(weft_get_group_cost(W, one, &c1), WEFT_OK);
-  assert_true(c1.worst_ms >= 1.0 && c1.avg_ms > 0.3); /* 2 ms a frame, in tasks that ended */
+  assert_true(c1.worst_ms >= 2.0 && c1.avg_ms > 1.0);
   assert_int_equal(weft_get_group_cost(W, ai, &c2), WEFT_OK);
   assert_true(c2.avg_ms >= c1.avg_ms && c2.worst_ms >= c1.worst_ms);
   assert_int_equal(weft_get_group_cost(W, root, &c0), WEFT_OK);
@@ -233,7 +235,7 @@ static void test_group_cost_read_from_c(void **state) {
   assert_int_equal(weft_get_group_cost(W, one, &c1), WEFT_ESTALE);
   assert_true(c1.avg_ms == 0 && c1.worst_ms == 0);
   assert_int_equal(weft_get_group_cost(W, ai, &c2), WEFT_OK); /* keeps what it was charged */
-  assert_true(c2.worst_ms >= 1.0);
+  assert_true(c2.worst_ms >= 2.0);
   weft_group_drop(W, ai);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
