@@ -77,9 +77,14 @@ static int l_group_spawn(lua_State *L) {
   luaL_checkany(L, 2);
   weft_spawn_in(L, 2, g->id, 0);
   if (W->cur && W->mods.ref_note_spawn) { /* the module system ties it to a start */
+    const thandle *h = lua_touserdata(L, -1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->mods.ref_note_spawn);
     lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);
+    lua_pushinteger(L, (lua_Integer)h->id);
+    lua_pushinteger(L, (lua_Integer)W->cur);
+    lua_pushboolean(L, weft_spawning_of(W, W->cur) != NULL); /* the spawner's first run */
+    lua_pushboolean(L, W->run_depth == 0); /* no first run goes on */
+    lua_call(L, 5, 0);
   }
   return 1;
 }

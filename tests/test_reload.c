@@ -1373,6 +1373,35 @@ static void helper_spawned_into_the_entity_group_is_replaced_on_reload(void **st
   assert_int_equal(x->reports, 0);
 }
 
+/* What a start's helper g:spawns into the entity's group belongs to the
+   start too: a reload replaces the helper and everything it spawned, so
+   a save does not leave the old one's sleepers behind. */
+static void helpers_spawns_are_replaced_on_reload(void **state) {
+  rx *x = *state;
+  static const char ears[] = "local M = {}\n"
+                             "function M.start(e)\n"
+                             "  e.g:spawn(function()\n"
+                             "    for i = 1, 3 do e.g:spawn(function() wait(1e9) end) end\n"
+                             "    wait(1e9)\n"
+                             "  end)\n"
+                             "  wait(math.huge)\n"
+                             "end\n"
+                             "return M\n";
+  write_mod(x, "ai/ears.lua", ears);
+  start(x, "local e = persist('e', {})\n"
+           "e.g = group{name = 'entity'}\n"
+           "e.t = e.g:start('ai.ears', e)\n");
+  step(x, 1);
+  assert_num(x, "#persist('e').g:tasks()", 4); /* the helper and its three */
+  for (int i = 0; i < 3; i++) {
+    write_mod(x, "ai/ears.lua", ears);
+    assert_int_equal(reload(x, "ai/ears.lua"), WEFT_OK);
+    step(x, 1);
+  }
+  assert_num(x, "#persist('e').g:tasks()", 4);
+  assert_int_equal(x->reports, 0);
+}
+
 /* weft.modules() gives each module's script time: its starts' own groups,
    the short tasks they start and end each frame included; a module
    whose starts only sleep costs nothing. Burns processor time (the cost
@@ -1410,6 +1439,7 @@ int main(void) {
       T(brain_broken_at_its_first_load_starts_when_a_save_fixes_it),
       T(helper_spawned_into_the_entity_group_is_replaced_on_reload),
       T(module_rows_give_their_starts_script_time),
+      T(helpers_spawns_are_replaced_on_reload),
       T(top_level_error_after_partial_assignment_leaves_module_untouched),
       T(module_table_keeps_identity_removed_keys_go_nested_updated_in_place),
       T(version_increments_once_per_commit),

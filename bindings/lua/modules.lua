@@ -230,32 +230,60 @@ end
 -- g:spawn from a start's code into a group outside the start's own (an
 -- entity's ears, spawned into its group): the task belongs to that start
 -- for reloads, so a restart replaces it with the start's other tasks
--- instead of leaving one more copy on old code each save. Cancelling the
--- start otherwise (a skipped cinematic) leaves it alone, as g:spawn says.
-local function note_spawn(t)
-  local me = current()
-  local g = me and me.group
-  while g do
-    local entry = start_groups[g]
-    if entry then
-      if inside(t.group, entry.sub) then return end -- its own already
-      local hs = entry.helpers
-      if not hs then hs = {n = 0}; entry.helpers = hs end
-      if hs.n >= 32 then -- keep the list as long as what lives
-        local live = {n = 0}
-        for i = 1, hs.n do
-          local st = hs[i].status
-          if st == 'waiting' or st == 'running' then live.n = live.n + 1; live[live.n] = hs[i] end
-        end
-        hs = live
-        entry.helpers = hs
-      end
-      hs.n = hs.n + 1
-      hs[hs.n] = t
-      return
+-- instead of leaving one more copy on old code each save. So does what
+-- such a helper g:spawns in turn (helper_of[task] = its start), also
+-- during its first run, before the spawn that started it has returned:
+-- early[spawner id] holds those until that spawn returns and says whether
+-- the spawner is a helper (emptied once no first run goes on). Cancelling
+-- the start otherwise (a skipped cinematic) leaves them alone, as g:spawn
+-- says.
+local helper_of = setmetatable({}, {__mode = 'k'})
+local early = {}
+
+local function adopt(entry, t, id)
+  local kids = early[id]
+  early[id] = nil
+  if inside(t.group, entry.sub) then return end -- its own already
+  local hs = entry.helpers
+  if not hs then hs = {n = 0, cap = 32}; entry.helpers = hs end
+  if hs.n >= hs.cap then -- keep the list as long as what lives (amortized)
+    local live = {n = 0}
+    for i = 1, hs.n do
+      local st = hs[i].status
+      if st == 'waiting' or st == 'running' then live.n = live.n + 1; live[live.n] = hs[i] end
     end
+    live.cap = live.n * 2 > 32 and live.n * 2 or 32
+    hs = live
+    entry.helpers = hs
+  end
+  hs.n = hs.n + 1
+  hs[hs.n] = t
+  helper_of[t] = entry
+  if kids then
+    for i = 1, #kids, 2 do adopt(entry, kids[i], kids[i + 1]) end
+  end
+end
+
+local function note_spawn(t, id, me_id, first_run, outermost)
+  local me = current()
+  local entry = me and helper_of[me]
+  local g = me and me.group
+  while g and not entry do
+    entry = start_groups[g]
     g = g.parent
   end
+  if entry then
+    adopt(entry, t, id)
+  else
+    early[id] = nil -- t is no helper: neither is what it spawned
+    if first_run then
+      local kids = early[me_id]
+      if not kids then kids = {}; early[me_id] = kids end
+      kids[#kids + 1] = t
+      kids[#kids + 1] = id
+    end
+  end
+  if outermost and next(early) then early = {} end
 end
 
 local function group_start(g, name, state, ...)
