@@ -2,6 +2,7 @@
    group, status, what it waits on, where it is suspended, its spawn
    site, its resumes, its script time), for overlays, inspectors and debuggers. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "inspect.h"
@@ -85,8 +86,113 @@ static void snap_one(void *ud, weft_id id) {
   if (weft_push_task_info(sp->W, sp->L, id)) lua_rawseti(sp->L, -2, ++sp->n);
 }
 
+/* ---- a slice, the costliest first ----
+   weft.tasks{by = "ms" | "avg_ms" | "worst_ms", first = i, count = n}:
+   only the rows of that slice are made, so an overlay of the costliest
+   tasks costs a cost lookup a task, not a table a task. The m = first +
+   count - 1 costliest are kept in a min-heap as the tasks are walked (ties:
+   the earlier in the walk first), then sorted. */
+
+typedef struct ranked {
+  weft_id id;
+  double key;
+  uint32_t order; /* place in the walk */
+} ranked;
+
+typedef struct ranking {
+  weft_state *W;
+  ranked *heap;
+  uint32_t m, n, seen; /* room, held, live Lua tasks walked */
+  int by;              /* 0 ms, 1 avg_ms, 2 worst_ms; -1 the walk's order */
+} ranking;
+
+/* Whether a ranks below b (b is kept first). */
+static int below(const ranked *a, const ranked *b) {
+  return a->key != b->key ? a->key < b->key : a->order > b->order;
+}
+
+static void sift_down(ranked *h, uint32_t n, uint32_t i) {
+  for (;;) {
+    uint32_t l = 2 * i + 1, s = i;
+    if (l < n && below(&h[l], &h[s])) s = l;
+    if (l + 1 < n && below(&h[l + 1], &h[s])) s = l + 1;
+    if (s == i) return;
+    ranked tmp = h[i];
+    h[i] = h[s];
+    h[s] = tmp;
+    i = s;
+  }
+}
+
+static void rank_one(void *ud, weft_id id) {
+  ranking *r = ud;
+  ltask *lt = LT(r->W, id);
+  if (!lt || !lt->co) return; /* not a Lua task: weft.tasks() lists none */
+  ranked e = {id, 0, r->seen++};
+  if (r->by >= 0) {
+    double ms[3];
+    weft_cost_of(r->W, id, &ms[0], &ms[1], &ms[2]);
+    e.key = ms[r->by];
+  } else {
+    e.key = -(double)e.order; /* the walk's order */
+  }
+  if (r->m == 0) return;
+  if (r->n < r->m) { /* sift up */
+    uint32_t i = r->n++;
+    r->heap[i] = e;
+    while (i && below(&r->heap[i], &r->heap[(i - 1) / 2])) {
+      ranked tmp = r->heap[i];
+      r->heap[i] = r->heap[(i - 1) / 2];
+      r->heap[(i - 1) / 2] = tmp;
+      i = (i - 1) / 2;
+    }
+  } else if (below(&r->heap[0], &e)) {
+    r->heap[0] = e;
+    sift_down(r->heap, r->n, 0);
+  }
+}
+
+static int by_rank(const void *a, const void *b) { return below(a, b) ? 1 : below(b, a) ? -1 : 0; }
+
+static int tasks_slice(weft_state *W, lua_State *L) {
+  static const char *const keys[] = {"ms", "avg_ms", "worst_ms", NULL};
+  int by = -1;
+  if (lua_getfield(L, 1, "by") != LUA_TNIL) {
+    const char *k = lua_tostring(L, -1);
+    for (int i = 0; k && keys[i] && by < 0; i++)
+      if (strcmp(k, keys[i]) == 0) by = i;
+    if (by < 0)
+      luaL_argerror(L, 1, lua_pushfstring(L, "by must be \"ms\", \"avg_ms\" or \"worst_ms\", got %s",
+                                          k ? k : luaL_typename(L, -1)));
+  }
+  lua_getfield(L, 1, "first");
+  lua_Integer first = luaL_optinteger(L, -1, 1);
+  lua_getfield(L, 1, "count");
+  lua_Integer count = luaL_optinteger(L, -1, 1 << 30);
+  lua_settop(L, 1);
+  if (first < 1) luaL_argerror(L, 1, "first must be 1 or more");
+  if (count < 0) luaL_argerror(L, 1, "count must not be negative");
+  lua_Integer m = first - 1 + count, live = (lua_Integer)weft_sched_task_count(W->S);
+  if (m > live) m = live;
+  ranking r = {W, lua_newuserdatauv(L, sizeof(ranked) * (size_t)(m ? m : 1), 0), (uint32_t)m, 0,
+               0, by};
+  weft_sched_each_task(W->S, rank_one, &r);
+  qsort(r.heap, r.n, sizeof *r.heap, by_rank);
+  lua_createtable(L, r.n >= first ? (int)(r.n - first + 1) : 0, 0);
+  luaL_checkstack(L, 16, NULL);
+  int n = 0;
+  for (uint32_t i = (uint32_t)first - 1; i < r.n; i++)
+    if (weft_push_task_info(W, L, r.heap[i].id)) lua_rawseti(L, -2, ++n);
+  lua_pushinteger(L, (lua_Integer)r.seen);
+  return 2;
+}
+
+/* weft.tasks(): every live task's row, in the scheduler's order;
+   weft.tasks(slice), slice a table: the rows of the slice, and how many
+   live tasks there are. */
 static int l_tasks(lua_State *L) {
   weft_state *W = weft_get(L);
+  if (lua_istable(L, 1)) return tasks_slice(W, L); /* anything else is ignored, as ever */
   lua_newtable(L);
   luaL_checkstack(L, 16, NULL);
   snap sp = {W, L, 0};

@@ -678,14 +678,18 @@ function weft.is_cancelled(err) end
 ---@param fn fun(err: any, task: weft.Task, trace: string)|nil
 function weft.on_error(fn) end
 
----A snapshot of every live task, for debug overlays.
+---A snapshot of every live task, for debug overlays; or, given a slice,
+---only its rows (the costliest first with `by`), and how many tasks live.
 ---
 ---```lua
 ---for _, t in ipairs(weft.tasks()) do print(t.name, t.status, t.waiting, t.where) end
+---local top, total = weft.tasks{by = "avg_ms", count = 3}
 ---```
----@return weft.TaskInfo[]
+---@param slice? {by?: "ms"|"avg_ms"|"worst_ms", first?: integer, count?: integer}
+---@return weft.TaskInfo[] rows
+---@return integer? total live tasks (with a slice)
 ---@nodiscard
-function weft.tasks() end
+function weft.tasks(slice) end
 
 -- ---------------------------------------------------------------------------
 -- Tests (only in *_test.lua files run by `weft test`)

@@ -134,24 +134,25 @@ static void record_top(game *g, int k) {
   weft_push_api(g->W);
   lua_getfield(L, -1, "weft");
   lua_getfield(L, -1, "tasks");
-  if (lua_pcall(L, 0, 1, 0) != LUA_OK) return (void)lua_settop(L, top);
-  int list = lua_gettop(L), n = (int)luaL_len(L, list), best[3] = {0, 0, 0};
-  for (int i = 1; i <= n; i++) {
-    lua_rawgeti(L, list, i);
-    lua_getfield(L, -1, "ms");
-    float ms = (float)lua_tonumber(L, -1);
-    lua_pop(L, 2);
-    for (int j = 0; j < 3; j++)
-      if (ms > g->ov.top_ms[k][j]) {
-        for (int m = 2; m > j; m--) g->ov.top_ms[k][m] = g->ov.top_ms[k][m - 1], best[m] = best[m - 1];
-        g->ov.top_ms[k][j] = ms, best[j] = i;
-        break;
-      }
-  }
+  lua_createtable(L, 0, 2); /* {by = "ms", count = 3}: three rows, however many tasks */
+  lua_pushliteral(L, "ms");
+  lua_setfield(L, -2, "by");
+  lua_pushinteger(L, 3);
+  lua_setfield(L, -2, "count");
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) return (void)lua_settop(L, top);
+  int list = lua_gettop(L), n = (int)luaL_len(L, list);
   for (int j = 0; j < 3; j++) {
     g->ov.top_name[j][0] = 0;
-    if (!best[j]) continue;
-    lua_rawgeti(L, list, best[j]);
+    if (j >= n) continue;
+    lua_rawgeti(L, list, j + 1);
+    lua_getfield(L, -1, "ms");
+    float ms = (float)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (ms <= 0) {
+      lua_pop(L, 1);
+      continue;
+    }
+    g->ov.top_ms[k][j] = ms;
     const char *name = task_label(L, lua_gettop(L));
     snprintf(g->ov.top_name[j], sizeof g->ov.top_name[j], "%s", name);
     g->ov.top_hue[k][j] = hash_name(name);
@@ -394,36 +395,25 @@ static void read_row(lua_State *L, task_row *t) {
   lua_pop(L, 1);
 }
 
-typedef struct cost_entry {
-  int index;
-  float avg;
-} cost_entry;
-
-static int by_cost(const void *a, const void *b) {
-  const cost_entry *x = a, *y = b;
-  if (x->avg != y->avg) return x->avg < y->avg ? 1 : -1;
-  return x->index - y->index;
-}
-
-/* Replaces the list at L[list] by the same tasks, the costliest first
-   (their moving average), ties as listed. */
-static void sort_by_cost(lua_State *L, int list, int n) {
-  lua_createtable(L, n, 0);
-  int order = lua_gettop(L);
-  cost_entry *by = lua_newuserdatauv(L, sizeof *by * (size_t)(n ? n : 1), 0);
-  for (int i = 1; i <= n; i++) {
-    lua_rawgeti(L, list, i);
-    lua_getfield(L, -1, "avg_ms");
-    by[i - 1] = (cost_entry){i, (float)lua_tonumber(L, -1)};
-    lua_pop(L, 2);
-  }
-  qsort(by, (size_t)n, sizeof *by, by_cost);
-  for (int i = 1; i <= n; i++) {
-    lua_rawgeti(L, list, by[i - 1].index);
-    lua_rawseti(L, order, i);
-  }
+/* Pushes the rows of the live tasks from+1 .. from+count, the costliest
+   first (their moving average; weft.tasks makes only those rows) and
+   returns its index, *n the number of live tasks; 0 on an error. */
+static int costliest(game *g, int from, int count, int *n) {
+  lua_State *L = g->L;
+  push_api(g);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "tasks");
+  lua_createtable(L, 0, 3);
+  lua_pushliteral(L, "avg_ms");
+  lua_setfield(L, -2, "by");
+  lua_pushinteger(L, from + 1);
+  lua_setfield(L, -2, "first");
+  lua_pushinteger(L, count);
+  lua_setfield(L, -2, "count");
+  if (lua_pcall(L, 1, 2, 0) != LUA_OK) return 0;
+  *n = (int)lua_tointeger(L, -1);
   lua_pop(L, 1);
-  lua_replace(L, list);
+  return lua_gettop(L);
 }
 
 /* F1 inside area: one line per live task from weft.tasks(), who first
@@ -434,23 +424,18 @@ static void draw_tasks(game *g, SDL_Rect area) {
   lua_State *L = g->L;
   int top = lua_gettop(L);
   int mh = draw_modules(g, 0, 0, area.w, area.h - 120, 1);
-  push_api(g);
-  lua_getfield(L, -1, "weft");
-  lua_getfield(L, -1, "tasks");
-  if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
-    lua_settop(L, top);
-    return;
-  }
-  int n = (int)luaL_len(L, -1), list = lua_gettop(L);
-  sort_by_cost(L, list, n);
   int lh = font_height(g->video.f_mono);
   int rows = (area.h - (mh ? mh + GAP : 0) - 44) / lh - 1; /* task lines below the header */
   if (rows < 2) rows = 2;
-  int from = g->modes.tasks_from;
-  if (from > n - rows) from = n - rows;
-  if (from < 0) from = 0;
+  int from = g->modes.tasks_from, n = 0, list = 0;
+  for (int pass = 0; pass < 2; pass++) { /* again when the list got shorter than the page */
+    lua_settop(L, top);
+    if (!(list = costliest(g, from, rows, &n))) return;
+    if (from <= n - rows || from == 0) break;
+    from = n - rows > 0 ? n - rows : 0;
+  }
   g->modes.tasks_from = from;
-  int shown = n - from < rows ? n - from : rows;
+  int shown = (int)luaL_len(L, list);
   SDL_Rect r = {area.x, area.y, area.w, 44 + lh * (shown + 1)};
   render_note(g, "tasks", r);
   box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
@@ -471,7 +456,7 @@ static void draw_tasks(game *g, SDL_Rect area) {
   if (shown > MAX_ROWS) shown = MAX_ROWS;
   int cwho = 3, ctask = 4;
   for (int i = 0; i < shown; i++) {
-    lua_rawgeti(L, list, from + i + 1);
+    lua_rawgeti(L, list, i + 1);
     read_row(L, &rowv[i]);
     lua_settop(L, list);
     int a = (int)strlen(rowv[i].v[0]), b = (int)strlen(rowv[i].v[1]);

@@ -636,3 +636,26 @@ test("every with frames longer than its period runs once a frame, then keeps its
   assert(table.concat(runs, ",") == "1,2,3,9,21,33", "runs at frames " .. table.concat(runs, ","))
   t:cancel()
 end)
+
+test("weft.tasks{...} gives a slice, the costliest first or in the list's order, and the count", function()
+  local ts = {}
+  for i = 1, 50 do ts[i] = spawn(wait, 1e9); ts[i].name = "s" .. i end
+  local all = weft.tasks()
+  local part, n = weft.tasks{first = 3, count = 5}
+  assert(n == #all and #part == 5, "slice " .. #part .. " of " .. tostring(n))
+  for i = 1, 5 do assert(part[i].id == all[i + 2].id, "row " .. i .. " is not the list's") end
+  -- by cost: as the whole list sorted (ties keep the list's order)
+  local top = weft.tasks{by = "avg_ms", count = 4}
+  local sorted = {}
+  for i, r in ipairs(all) do sorted[i] = {r = r, i = i} end
+  table.sort(sorted, function(a, b)
+    if a.r.avg_ms ~= b.r.avg_ms then return a.r.avg_ms > b.r.avg_ms end
+    return a.i < b.i
+  end)
+  for i = 1, 4 do assert(top[i].id == sorted[i].r.id, "costliest " .. i) end
+  assert(#weft.tasks{first = n + 1} == 0 and #weft.tasks{count = 0} == 0, "empty slices")
+  local ok, err = pcall(weft.tasks, {by = "size"})
+  assert(not ok and err:find('by must be "ms", "avg_ms" or "worst_ms", got size', 1, true), err)
+  assert(not pcall(weft.tasks, {first = 0}) and not pcall(weft.tasks, {count = -1}), "bad bounds")
+  for _, t in ipairs(ts) do t:cancel() end
+end)
