@@ -227,6 +227,42 @@ static const scase cases[] = {
     {"1e5 jobs queued", 30,
      "spawn(function() for i = 1, 1e5 do job('read_file', 'none' .. i) end end)\n"
      "while true do wait() end\n"},
+    {"weft.on_error that spawns a task per report", 30,
+     "weft.on_error(function() spawn(function() error('again') end) end)\nspawn(function() error('first') end)\n"
+     "while true do wait() end\n"},
+    {"a finally that errors, in 1e4 tasks cancelled", 30,
+     "local g = group{}\nfor i = 1, 1e4 do g:spawn(function() finally(function() error('cleanup ' .. i) end) wait(1e9) end) end\nspawn(function() wait() g:cancel() end)\n"
+     "while true do wait() end\n"},
+    {"signals fired from __gc", 30,
+     "local s = signal()\nspawn(function() while true do wait(s) end end)\nspawn(function() while true do for i = 1, 1e4 do setmetatable({}, {__gc = function() s:fire() end}) end wait() end end)\n"
+     "while true do wait() end\n"},
+    {"a future resolved in a loop with 1e4 on_done", 30,
+     "spawn(function() local f = future() for i = 1, 1e4 do f:on_done(function() error('cb') end) end wait() f:resolve(1) end)\n"
+     "while true do wait() end\n"},
+    {"1e5 channel sends with no receiver, unbounded", 30,
+     "local ch = channel()\nspawn(function() for i = 1, 1e7 do ch:send(i) end end)\n"
+     "while true do wait() end\n"},
+    {"deep group nesting, then cancel", 10,
+     "spawn(function() local g = group{} local root = g for i = 1, 1e4 do g = group{parent = g} end g:spawn(wait, 1e9) wait() root:cancel() end)\n"
+     "while true do wait() end\n"},
+    {"wait on a 1e5-element list", 30,
+     "spawn(function() local l = {} for i = 1, 1e5 do l[i] = 0.5 end wait(l) end)\n"
+     "while true do wait() end\n"},
+    {"timeout of a nested all of 1e4", 30,
+     "spawn(function() local l = {} for i = 1, 1e4 do l[i] = {0.1, 0.2} end wait(timeout(l, 1)) end)\n"
+     "while true do wait() end\n"},
+    {"1e6 sleeps with wait(0) in a loop", 30,
+     "spawn(function() while true do wait(0) end end)\nfor i = 1, 1e4 do spawn(function() while true do wait(0) end end) end\n"
+     "while true do wait() end\n"},
+    {"coroutine.wrap generators across waits, 1e4 tasks", 30,
+     "for i = 1, 1e4 do spawn(function() local g = coroutine.wrap(function() while true do coroutine.yield(1) end end) while true do g() wait() end end) end\n"
+     "while true do wait() end\n"},
+    {"tostring of a table with __name 1 MB", 10,
+     "spawn(function() local mt = {__name = ('n'):rep(1 << 20)} local t = setmetatable({}, mt) while true do tostring(t) end end)\n"
+     "while true do wait() end\n"},
+    {"error with a table error, __tostring returning 64 MB", 10,
+     "spawn(function() error(setmetatable({}, {__tostring = function() return ('x'):rep(64 << 20) end})) end)\n"
+     "while true do wait() end\n"},
 };
 #define NCASES (int)(sizeof cases / sizeof cases[0])
 
