@@ -130,7 +130,10 @@ void weft_budget_count(weft_state *W) {
   weft_sched_each_task(W->S, unhook, W);
 }
 
-void weft_budget_stop_at_once(weft_state *W, lua_State *home) { arm(W, home, 1); }
+void weft_budget_stop_at_once(weft_state *W, lua_State *home) {
+  W->bud.s->preempt_due = 1; /* a stop it did not run into: no overrun */
+  arm(W, home, 1);
+}
 
 void weft_budget_arm_home(weft_state *W, lua_State *home, int killed) {
   arm(W, home, killed ? 1 : W->task_limit);

@@ -124,6 +124,8 @@ void weft_budget_unhold(weft_state *W, uint32_t held);
    them exact); the watchdog stops. */
 void weft_budget_count(weft_state *W);
 
+/* The running stretch is being killed: every instruction raises it. */
+static inline int weft_budget_killing(const weft_state *W) { return W->bud.s && W->bud.s->killed; }
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
 /* A task waits: its stretch ends. */

@@ -361,7 +361,7 @@ static int l_stop_handler(lua_State *L) {
 /* xpcall's: stops, then hands the error to the script's handler as the
    sandbox's xpcall does. */
 static int l_stop_xhandler(lua_State *L) {
-  stop_on_error(L);
+  if (!weft_budget_killing(weft_get(L))) stop_on_error(L); /* a kill is no caught error */
   return weft_l_xhandler(L);
 }
 

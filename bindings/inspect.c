@@ -154,6 +154,17 @@ static void rank_one(void *ud, weft_id id) {
 
 static int by_rank(const void *a, const void *b) { return below(a, b) ? 1 : below(b, a) ? -1 : 0; }
 
+/* slice[key], an integer (def when absent). */
+static lua_Integer slice_field(lua_State *L, const char *key, lua_Integer def) {
+  int isnum = 1;
+  lua_Integer v = lua_getfield(L, 1, key) == LUA_TNIL ? def : lua_tointegerx(L, -1, &isnum);
+  if (!isnum)
+    luaL_argerror(L, 1, lua_pushfstring(L, "%s must be an integer, got %s", key,
+                                        luaL_typename(L, -1)));
+  lua_pop(L, 1);
+  return v;
+}
+
 static int tasks_slice(weft_state *W, lua_State *L) {
   static const char *const keys[] = {"ms", "avg_ms", "worst_ms", NULL};
   int by = -1;
@@ -165,23 +176,21 @@ static int tasks_slice(weft_state *W, lua_State *L) {
       luaL_argerror(L, 1, lua_pushfstring(L, "by must be \"ms\", \"avg_ms\" or \"worst_ms\", got %s",
                                           k ? k : luaL_typename(L, -1)));
   }
-  lua_getfield(L, 1, "first");
-  lua_Integer first = luaL_optinteger(L, -1, 1);
-  lua_getfield(L, 1, "count");
-  lua_Integer count = luaL_optinteger(L, -1, 1 << 30);
+  lua_Integer first = slice_field(L, "first", 1), count = slice_field(L, "count", LUA_MAXINTEGER);
   lua_settop(L, 1);
   if (first < 1) luaL_argerror(L, 1, "first must be 1 or more");
   if (count < 0) luaL_argerror(L, 1, "count must not be negative");
-  lua_Integer m = first - 1 + count, live = (lua_Integer)weft_sched_task_count(W->S);
-  if (m > live) m = live;
+  /* the m costliest are kept: first - 1 + count, at most every task */
+  lua_Integer live = (lua_Integer)weft_sched_task_count(W->S);
+  lua_Integer m = first > live ? 0 : count > live - (first - 1) ? live : first - 1 + count;
   ranking r = {W, lua_newuserdatauv(L, sizeof(ranked) * (size_t)(m ? m : 1), 0), (uint32_t)m, 0,
                0, by};
   weft_sched_each_task(W->S, rank_one, &r);
   qsort(r.heap, r.n, sizeof *r.heap, by_rank);
-  lua_createtable(L, r.n >= first ? (int)(r.n - first + 1) : 0, 0);
+  lua_createtable(L, (lua_Integer)r.n >= first ? (int)((lua_Integer)r.n - first + 1) : 0, 0);
   luaL_checkstack(L, 16, NULL);
   int n = 0;
-  for (uint32_t i = (uint32_t)first - 1; i < r.n; i++)
+  for (uint32_t i = (lua_Integer)r.n >= first ? (uint32_t)(first - 1) : r.n; i < r.n; i++)
     if (weft_push_task_info(W, L, r.heap[i].id)) lua_rawseti(L, -2, ++n);
   lua_pushinteger(L, (lua_Integer)r.seen);
   return 2;

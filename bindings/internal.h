@@ -62,6 +62,7 @@ struct weft_state {
   /* ---- Lua values the host keeps (registry refs) ---- */
   int ref_api;       /* the shared script API table */
   int ref_env_mt;    /* hidden metatable of script environments (sandbox.c) */
+  lua_CFunction traceback; /* Lua's debug.traceback: xpcall(f, debug.traceback) (sandbox.c) */
   int ref_tasks;     /* anchors of the tasks' threads, by chunk of slots (task.c) */
   int ref_handles;   /* weak: [index + 1] = handle made for the task in that slot */
   int ref_pinned;    /* [index + 1] = handle of a live task that holds its name */

@@ -51,6 +51,17 @@ int weft_is_cancel_error(weft_state *W, lua_State *L, int idx) {
   return eq;
 }
 
+/* Pushes what a report quotes of the error at idx: its printable form, the
+   first REPORT_MESSAGE_MAX bytes and its size when longer (the error itself
+   stays whole). */
+static const char *quoted(lua_State *L, int idx) {
+  const char *msg = weft_tostring(L, idx);
+  size_t len = lua_rawlen(L, -1);
+  if (len <= REPORT_MESSAGE_MAX) return msg;
+  return lua_pushfstring(L, "%s... (%I bytes in all)", lua_pushlstring(L, msg, REPORT_MESSAGE_MAX),
+                         (lua_Integer)len);
+}
+
 /* Pushes trace followed by one "spawned at" line per spawn site. */
 static const char *with_sites(weft_state *W, lua_State *L, const char *trace, uint32_t site) {
   luaL_Buffer b;
@@ -102,11 +113,7 @@ static int l_report(lua_State *L) {
   report_args *a = lua_touserdata(L, 2);
   weft_state *W = a->W;
   lua_settop(L, 1);
-  size_t len;
-  const char *msg = weft_tostring(L, 1);
-  if ((len = lua_rawlen(L, -1)) > REPORT_MESSAGE_MAX) /* the error itself stays whole */
-    msg = lua_pushfstring(L, "%s... (%I bytes in all)",
-                          lua_pushlstring(L, msg, REPORT_MESSAGE_MAX), (lua_Integer)len);
+  const char *msg = quoted(L, 1);
   const char *trace = a->trace;
   if (!trace && a->co) {
     luaL_traceback(L, a->co, msg, 0);
@@ -259,13 +266,14 @@ static int l_finally(lua_State *L) {
 /* Message handler: packs {err, traceback}. */
 int weft_l_traceback_handler(lua_State *L) {
   lua_createtable(L, 2, 0);
+  int packed = lua_gettop(L);
   lua_pushvalue(L, 1);
-  lua_rawseti(L, -2, 1);
-  const char *msg = weft_tostring(L, 1);
+  lua_rawseti(L, packed, 1);
+  const char *msg = quoted(L, 1);
   luaL_traceback(L, L, msg, 1);
   drop_own_frames(L);
-  lua_rawseti(L, -3, 2);
-  lua_pop(L, 1);
+  lua_rawseti(L, packed, 2);
+  lua_settop(L, packed);
   return 1;
 }
 

@@ -16,6 +16,7 @@
 #include <lualib.h>
 
 #include "sandbox.h"
+#include "budget.h"
 #include "watchdog.h"
 #include "finalize.h"
 #include "load.h"
@@ -220,15 +221,15 @@ typedef struct reader {
    loading line (load returns it). The parser runs no instruction, so the
    stretch cannot be stopped inside it; a reader function's few
    instructions between large pieces would not stop it either. */
-static void stop_if_overrun(weft_state *W, lua_State *L) {
+static void stop_if_overrun(weft_state *W, lua_State *L, const char *doing) {
   const weft_stretch *s = W->bud.s;
   if ((W->watching && weft_watchdog_fired(&W->wd)) || (s && (s->preempt_due || s->killed)))
-    luaL_error(L, "script ran too long (load was still compiling its chunk)");
+    luaL_error(L, "script ran too long (%s)", doing);
 }
 
 static const char *read_piece(lua_State *L, void *ud, size_t *size) {
   reader *r = ud;
-  stop_if_overrun(weft_get(L), L);
+  stop_if_overrun(weft_get(L), L, "load was still compiling its chunk");
   luaL_checkstack(L, 2, "too many nested functions");
   lua_pushvalue(L, 1);
   lua_call(L, 0, 1);
@@ -268,7 +269,7 @@ static const char *read_string_piece(lua_State *L, void *ud, size_t *size) {
     *size = 0;
     return NULL;
   }
-  stop_if_overrun(p->W, L);
+  stop_if_overrun(p->W, L, "load was still compiling its chunk");
   size_t n = p->left < LOAD_PIECE ? p->left : LOAD_PIECE;
   const char *r = p->s;
   p->s += n;
@@ -418,30 +419,34 @@ int weft_l_searchpath(lua_State *L) {
   const char *sep = luaL_optstring(L, 3, ".");
   const char *rep = luaL_optstring(L, 4, "/"); /* package.config's, on every system */
   if (*sep) name = luaL_gsub(L, name, sep, rep);
-  lua_pushliteral(L, ""); /* the files tried */
-  int tried = lua_gettop(L);
-  for (const char *p = path; *p;) {
+  lua_newtable(L); /* the files tried */
+  int tried = lua_gettop(L), n = 0;
+  for (const char *p = path;;) { /* every ';'-separated template, empty ones too, as Lua */
+    stop_if_overrun(W, L, "package.searchpath was still searching");
     const char *end = strchr(p, ';');
-    size_t n = end ? (size_t)(end - p) : strlen(p);
-    if (n > 0) {
-      lua_pushlstring(L, p, n);
-      const char *file = luaL_gsub(L, lua_tostring(L, -1), "?", name);
-      lua_remove(L, -2);
-      const char *full = script_path(W, L, file);
-      if (full) {
-        int ok = push_source(W, L, full);
-        lua_pop(L, 2); /* the text or the message, and the path read */
-        if (ok) return 1; /* the file's name, on top */
-      }
-      lua_pushfstring(L, "%s%sno file '%s'", lua_tostring(L, tried),
-                      lua_rawlen(L, tried) ? "\n\t" : "", file);
-      lua_replace(L, tried);
-      lua_pop(L, 1); /* the file */
+    lua_pushlstring(L, p, end ? (size_t)(end - p) : strlen(p));
+    const char *file = luaL_gsub(L, lua_tostring(L, -1), "?", name);
+    lua_remove(L, -2);
+    const char *full = script_path(W, L, file);
+    if (full) {
+      int ok = push_source(W, L, full);
+      lua_pop(L, 2); /* the text or the message, and the path read */
+      if (ok) return 1; /* the file's name, on top */
     }
-    p += n + (end != NULL);
+    lua_rawseti(L, tried, ++n);
+    if (!end) break;
+    p = end + 1;
   }
   luaL_pushfail(L);
-  lua_insert(L, -2);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    luaL_addstring(&b, i > 1 ? "\n\tno file '" : "no file '");
+    lua_rawgeti(L, tried, i);
+    luaL_addvalue(&b);
+    luaL_addchar(&b, '\'');
+  }
+  luaL_pushresult(&b);
   return 2;
 }
 
@@ -577,8 +582,7 @@ int weft_pcall_done(lua_State *L, int status, lua_KContext extra) {
 }
 
 int weft_l_xhandler(lua_State *L) {
-  weft_state *W = weft_get(L);
-  if (W->bud.s && W->bud.s->killed) { /* the kill goes on as it is */
+  if (weft_budget_killing(weft_get(L))) { /* the kill goes on as it is */
     lua_settop(L, 1);
     return 1;
   }
@@ -601,7 +605,24 @@ int weft_xpcall_with(lua_State *L, lua_CFunction handler) {
   return weft_pcall_done(L, st, 2);
 }
 
-static int l_xpcall(lua_State *L) { return weft_xpcall_with(L, weft_l_xhandler); }
+/* xpcall(f, debug.traceback), the common case: Lua's traceback of where
+   the error was raised, from the same level Lua's own handler starts at
+   (the wrapper would add a level: "[C]: in ?"). */
+static int l_xtraceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (weft_budget_killing(weft_get(L)) || (!msg && !lua_isnoneornil(L, 1))) {
+    lua_settop(L, 1); /* a kill, or an error that is no string: as it is */
+    return 1;
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+static int l_xpcall(lua_State *L) {
+  weft_state *W = weft_get(L);
+  int tb = W->traceback && lua_tocfunction(L, 2) == W->traceback;
+  return weft_xpcall_with(L, tb ? l_xtraceback : weft_l_xhandler);
+}
 
 void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   api = lua_absindex(L, api);
@@ -627,6 +648,10 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   static const char *const dbgf[] = {"traceback", "getinfo", NULL};
   subset(L, api, "os", osf);
   subset(L, api, "debug", dbgf);
+  lua_getfield(L, api, "debug");
+  lua_getfield(L, -1, "traceback");
+  W->traceback = lua_tocfunction(L, -1);
+  lua_pop(L, 2);
   wrap(L, api, "getmetatable", l_getmetatable);
   wrap(L, api, "setmetatable", l_setmetatable);
   wrap(L, api, "load", l_load);

@@ -410,7 +410,7 @@ static int costliest(game *g, int from, int count, int *n) {
   lua_setfield(L, -2, "first");
   lua_pushinteger(L, count);
   lua_setfield(L, -2, "count");
-  if (lua_pcall(L, 1, 2, 0) != LUA_OK) return 0;
+  if (lua_pcall(L, 1, 2, 0) != LUA_OK) return 0; /* the caller resets the stack */
   *n = (int)lua_tointeger(L, -1);
   lua_pop(L, 1);
   return lua_gettop(L);
@@ -430,7 +430,7 @@ static void draw_tasks(game *g, SDL_Rect area) {
   int from = g->modes.tasks_from, n = 0, list = 0;
   for (int pass = 0; pass < 2; pass++) { /* again when the list got shorter than the page */
     lua_settop(L, top);
-    if (!(list = costliest(g, from, rows, &n))) return;
+    if (!(list = costliest(g, from, rows, &n))) return (void)lua_settop(L, top);
     if (from <= n - rows || from == 0) break;
     from = n - rows > 0 ? n - rows : 0;
   }

@@ -1381,7 +1381,11 @@ static void helpers_spawns_are_replaced_on_reload(void **state) {
   static const char ears[] = "local M = {}\n"
                              "function M.start(e)\n"
                              "  e.g:spawn(function()\n"
-                             "    for i = 1, 3 do e.g:spawn(function() wait(1e9) end) end\n"
+                             "    for i = 1, 2 do e.g:spawn(function() wait(1e9) end) end\n"
+                             "    e.g:spawn(function()\n" /* a helper of a helper's, in first runs */
+                             "      e.g:spawn(function() wait(1e9) end)\n"
+                             "      wait(1e9)\n"
+                             "    end)\n"
                              "    wait(1e9)\n"
                              "  end)\n"
                              "  wait(math.huge)\n"
@@ -1392,13 +1396,13 @@ static void helpers_spawns_are_replaced_on_reload(void **state) {
            "e.g = group{name = 'entity'}\n"
            "e.t = e.g:start('ai.ears', e)\n");
   step(x, 1);
-  assert_num(x, "#persist('e').g:tasks()", 4); /* the helper and its three */
+  assert_num(x, "#persist('e').g:tasks()", 5); /* the helper, its three, and one's own */
   for (int i = 0; i < 3; i++) {
     write_mod(x, "ai/ears.lua", ears);
     assert_int_equal(reload(x, "ai/ears.lua"), WEFT_OK);
     step(x, 1);
   }
-  assert_num(x, "#persist('e').g:tasks()", 4);
+  assert_num(x, "#persist('e').g:tasks()", 5);
   assert_int_equal(x->reports, 0);
 }
 

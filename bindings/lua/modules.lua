@@ -234,11 +234,12 @@ end
 -- such a helper g:spawns in turn (helper_of[task] = its start), also
 -- during its first run, before the spawn that started it has returned:
 -- early[spawner id] holds those until that spawn returns and says whether
--- the spawner is a helper (emptied once no first run goes on). Cancelling
+-- the spawner is a helper (emptied once no first run goes on, and each
+-- frame: a first run ends in the frame it began). Cancelling
 -- the start otherwise (a skipped cinematic) leaves them alone, as g:spawn
 -- says.
 local helper_of = setmetatable({}, {__mode = 'k'})
-local early = {}
+local early, early_frame = {}, -1 -- first runs end in the frame they began
 
 local function adopt(entry, t, id)
   local kids = early[id]
@@ -265,6 +266,8 @@ local function adopt(entry, t, id)
 end
 
 local function note_spawn(t, id, me_id, first_run, outermost)
+  local f = api.frame()
+  if f ~= early_frame then early, early_frame = {}, f end
   local me = current()
   local entry = me and helper_of[me]
   local g = me and me.group
@@ -275,8 +278,8 @@ local function note_spawn(t, id, me_id, first_run, outermost)
   if entry then
     adopt(entry, t, id)
   else
-    early[id] = nil -- t is no helper: neither is what it spawned
-    if first_run then
+    if not first_run then early[id] = nil end -- t is no helper: nor what it spawned
+    if first_run then -- the spawner may turn out one: t's own go with t
       local kids = early[me_id]
       if not kids then kids = {}; early[me_id] = kids end
       kids[#kids + 1] = t

@@ -40,6 +40,17 @@ test("a report quotes a huge message's start and its size; the error stays whole
   assert(trace:find("x... (100000 bytes in all)", 1, true), trace:sub(8180, 8240))
 end)
 
+test("a cleanup's huge error is quoted the same way", function()
+  local got = silence()
+  spawn(function()
+    local _ <close> = finally(function() error(("y"):rep(100000), 0) end)
+  end)
+  wait()
+  assert(#got >= 1, "no report")
+  local trace = got[#got].trace
+  assert(#trace < 10000 and trace:find("y... (100000 bytes in all)", 1, true), #trace .. " bytes")
+end)
+
 test("a failing task does not fail its parent", function()
   silence()
   local child = spawn(function() wait(); error("child fails") end)

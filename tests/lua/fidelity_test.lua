@@ -158,6 +158,13 @@ test("a runaway loop inside a script's coroutine is killed, and resume cannot sw
   assert(tostring(t.error):match(HERE .. "%d+: script ran too long without waiting"), tostring(t.error))
 end)
 
+test("xpcall(f, debug.traceback) traces from where the error was raised, as Lua's", function()
+  local ok, tb = xpcall(function() error("boom") end, debug.traceback)
+  assert(not ok and tb:find("boom\nstack traceback:\n\t%[C%]: in function 'error'\n\t" .. HERE), tb)
+  local ok2, e = xpcall(function() error({}) end, debug.traceback)
+  assert(not ok2 and type(e) == "table", "an error that is no string comes back as it is")
+end)
+
 test("an xpcall handler that loops forever is stopped with its task, not the host", function()
   -- the kill is raised from the budget's hook, and Lua runs the message
   -- handler before it leaves the hook, with hooks off: weft does not run

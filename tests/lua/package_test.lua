@@ -47,6 +47,9 @@ test("package.searchpath finds what loadfile reads, as Lua's does", function()
   -- outside the scripts root nothing is found, whatever is on disk
   assert(package.searchpath("passwd", "/etc/?") == nil, "read outside the root")
   assert(package.searchpath("a.b", "scripts/?.lua", "") == nil, "an empty sep replaces nothing")
+  -- templates split as Lua splits them: empty ones are tried too
+  assert(select(2, package.searchpath("x", "a;;b")) == "no file 'a'\n\tno file ''\n\tno file 'b'")
+  assert(select(2, package.searchpath("x", "")) == "no file ''")
   local ok, err = pcall(package.searchpath, nil, package.path)
   assert(not ok and err:find("bad argument #1 to 'package.searchpath'", 1, true), err)
 end)

@@ -657,5 +657,9 @@ test("weft.tasks{...} gives a slice, the costliest first or in the list's order,
   local ok, err = pcall(weft.tasks, {by = "size"})
   assert(not ok and err:find('by must be "ms", "avg_ms" or "worst_ms", got size', 1, true), err)
   assert(not pcall(weft.tasks, {first = 0}) and not pcall(weft.tasks, {count = -1}), "bad bounds")
+  assert(#weft.tasks{first = math.maxinteger, count = math.maxinteger} == 0, "far past the end")
+  assert(#weft.tasks{first = (1 << 32) + 1, count = 2} == 0, "past 2^32")
+  local ok2, err2 = pcall(weft.tasks, {count = "many"})
+  assert(not ok2 and err2:find("bad argument #1 to 'weft.tasks' (count must be an integer, got string)", 1, true), err2)
   for _, t in ipairs(ts) do t:cancel() end
 end)
