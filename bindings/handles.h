@@ -1,6 +1,6 @@
 /* Handles and names (handles.c): the values scripts hold for tasks,
-   groups, signals and channels, the names a task goes by, and the cold records of what few
-   tasks use. */
+   groups, signals and channels, the names a task goes by, and the cold
+   records of what few tasks use. */
 #ifndef WEFT_HANDLES_H
 #define WEFT_HANDLES_H
 
@@ -149,8 +149,8 @@ shandle *weft_sync_handle_check(lua_State *L, int idx, const char *mt, const cha
 /* Where weft.start keeps the groups it made (registry key). */
 #define WEFT_START_GROUPS "weft.start_groups"
 /* Pushes who a report about the task names first (its entity or its
-   name: see report.c) and returns 1, or pushes nothing and returns 0. May
-   raise (memory). */
+   name: see handles.c) and returns 1, or pushes nothing and returns 0.
+   May raise (memory). */
 int weft_push_who(weft_state *W, lua_State *L, weft_id task);
 /* Where a thread is suspended: its innermost script line ("" when none). */
 void weft_where_suspended(lua_State *co, char *buf, size_t n);
