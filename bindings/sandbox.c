@@ -570,6 +570,26 @@ static void subset(lua_State *L, int api, const char *lib, const char *const *na
   lua_pop(L, 1);
 }
 
+/* ---- os.date ---- */
+
+/* Conversions an os.date format may ask for: Lua's formats each with a
+   strftime call, in C, so a format of millions of them held a frame for
+   a quarter of a second. */
+#define DATE_MAX_CONVERSIONS 4096
+
+/* os.date(format, time) as Lua's (upvalue 1, called on this frame so its
+   errors name it), for a format of at most DATE_MAX_CONVERSIONS. */
+static int l_date(lua_State *L) {
+  size_t n = 0, len;
+  const char *f = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : NULL;
+  for (size_t i = 0; f && i < len; i++)
+    if (f[i] == '%') n++, i++; /* "%%" is one */
+  if (n > DATE_MAX_CONVERSIONS)
+    return luaL_argerror(L, 1, lua_pushfstring(L, "format too long (%d conversions, at most %d)",
+                                               (int)n, DATE_MAX_CONVERSIONS));
+  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
 /* ---- xpcall ---- */
 
 int weft_pcall_done(lua_State *L, int status, lua_KContext extra) {
@@ -647,6 +667,9 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   static const char *const osf[] = {"clock", "time", "date", NULL};
   static const char *const dbgf[] = {"traceback", "getinfo", NULL};
   subset(L, api, "os", osf);
+  lua_getfield(L, api, "os");
+  wrap(L, lua_gettop(L), "date", l_date);
+  lua_pop(L, 1);
   subset(L, api, "debug", dbgf);
   lua_getfield(L, api, "debug");
   lua_getfield(L, -1, "traceback");

@@ -263,6 +263,21 @@ static const scase cases[] = {
     {"error with a table error, __tostring returning 64 MB", 10,
      "spawn(function() error(setmetatable({}, {__tostring = function() return ('x'):rep(64 << 20) end})) end)\n"
      "while true do wait() end\n"},
+    {"a listener that fires its own signal", 10,
+     "local s = signal()\ns:connect(function() s:fire() end)\nspawn(function() while true do s:fire() wait() end end)\n"
+     "while true do wait() end\n"},
+    {"os.date of a 4 MB format in a loop", 10,
+     "spawn(function() local f = ('%c'):rep(2 << 20) while true do os.date(f) end end)\n"
+     "while true do wait() end\n"},
+    {"utf8.char of 1e5 code points in a loop", 10,
+     "spawn(function() local t = {} for i = 1, 1e5 do t[i] = 0x3b1 end while true do utf8.char(table.unpack(t)) end end)\n"
+     "while true do wait() end\n"},
+    {"two tasks waiting on each other's futures in a ring of 1e4", 10,
+     "local fs = {} for i = 1, 1e4 do fs[i] = future() end\nfor i = 1, 1e4 do spawn(function() wait(fs[i % 1e4 + 1]) fs[i]:resolve(i) end) end\nspawn(function() wait() fs[1]:resolve(0) end)\n"
+     "while true do wait() end\n"},
+    {"a task cancelling itself from its finally, 1e4 times", 10,
+     "for i = 1, 1e4 do local t t = spawn(function() local _ <close> = finally(function() t:cancel() end) wait(1e9) end) end\nspawn(function() wait() for _, x in ipairs(weft.tasks()) do if x.task ~= current() then x.task:cancel() end end end)\n"
+     "while true do wait() end\n"},
 };
 #define NCASES (int)(sizeof cases / sizeof cases[0])
 
