@@ -8,7 +8,11 @@
    follows the reference manual's pattern rules (§6.4.1).
    string.rep is the other string function that runs long in C: Lua's
    copies its piece once per repetition (a 128 MB rep of one byte takes a
-   third of a second in one call); ours doubles what it has written. */
+   third of a second in one call); ours doubles what it has written.
+   table.move and table.concat run long in C on a range a script names by
+   two numbers, whatever the table holds (a move of a billion nils; a
+   concat through an __index that is a C function): a range of more
+   elements than the steps allowed is refused. */
 #include <ctype.h>
 #include <limits.h>
 #include <string.h>
@@ -428,6 +432,50 @@ static int l_rep(lua_State *L) {
   }
   luaL_pushresultsize(&b, total);
   return 1;
+}
+
+/* ---- table.move, table.concat ---- */
+
+static int too_many(lua_State *L, int arg, const char *what, lua_Integer n, long limit) {
+  return luaL_argerror(L, arg, lua_pushfstring(L, "too many elements to %s (%I; at most %d a call)",
+                                               what, n, (int)limit));
+}
+
+/* table.move(a1, f, e, t [, a2]): Lua's (upvalue 1), for at most the
+   steps allowed; Lua's checks its arguments. */
+static int l_move(lua_State *L) {
+  long limit = step_limit(L);
+  int okf, oke;
+  lua_Integer f = lua_tointegerx(L, 2, &okf), e = lua_tointegerx(L, 3, &oke);
+  if (limit && okf && oke && e >= f && (f > 0 || e < LUA_MAXINTEGER + f) && e - f + 1 > limit)
+    return too_many(L, 3, "move", e - f + 1, limit);
+  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
+/* table.concat(t [, sep [, i [, j]]]): Lua's (upvalue 1). A plain table's
+   range ends at its first missing element, so only one whose metatable
+   answers for missing keys (__index) is held to the steps allowed. */
+static int l_concat(lua_State *L) {
+  long limit = step_limit(L);
+  if (limit && luaL_getmetafield(L, 1, "__index") != LUA_TNIL) {
+    lua_pop(L, 1);
+    int oki = 1, okj = 1;
+    lua_Integer i = lua_isnoneornil(L, 3) ? 1 : lua_tointegerx(L, 3, &oki);
+    lua_Integer j = lua_isnoneornil(L, 4) ? (lua_Integer)lua_rawlen(L, 1) : lua_tointegerx(L, 4, &okj);
+    if (oki && okj && j >= i && (i > 0 || j < LUA_MAXINTEGER + i) && j - i + 1 > limit)
+      return too_many(L, 4, "concat", j - i + 1, limit);
+  }
+  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
+void weft_guard_tables(lua_State *L, int table_table) {
+  static const luaL_Reg fns[] = {{"move", l_move}, {"concat", l_concat}, {NULL, NULL}};
+  table_table = lua_absindex(L, table_table);
+  for (const luaL_Reg *f = fns; f->name; f++) {
+    lua_getfield(L, table_table, f->name);
+    lua_pushcclosure(L, f->func, 1);
+    lua_setfield(L, table_table, f->name);
+  }
 }
 
 void weft_guard_patterns(lua_State *L, int string_table) {

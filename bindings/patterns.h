@@ -1,4 +1,5 @@
-/* Guarded string patterns (patterns.c). */
+/* Guarded library calls that run long in C (patterns.c): string patterns,
+   string.rep, table.move and table.concat. */
 #ifndef WEFT_PATTERNS_H
 #define WEFT_PATTERNS_H
 
@@ -7,5 +8,8 @@
 /* Wraps find, match, gmatch and gsub of the string table at idx so that a
    search that would run too long fails instead. */
 void weft_guard_patterns(lua_State *L, int idx);
+/* Wraps move and concat of the table table at idx so that a range of
+   more elements than the steps allowed fails instead. */
+void weft_guard_tables(lua_State *L, int idx);
 
 #endif

@@ -696,6 +696,9 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   /* No string.dump (it makes binary chunks); the pattern functions are
      guarded; strings' methods are this table's (the string metatable
      itself cannot be reached). */
+  lua_getfield(L, api, "table");
+  weft_guard_tables(L, -1);
+  lua_pop(L, 1);
   lua_getfield(L, api, "string");
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");

@@ -145,3 +145,17 @@ test("os.date refuses a format of more than 4096 conversions, at the caller's li
   assert(not ok and err:find("format too long (5000 conversions, at most 4096)", 1, true), err)
   assert(type(os.date("*t")) == "table" and os.date(5) == "5", "tables and non-formats as Lua's")
 end)
+
+test("table.move and table.concat refuse a range of more elements than a call may step through", function()
+  -- a billion nils moved, or a range read through an __index that is a C function,
+  -- runs in C where no budget reaches: refused at the caller's line instead
+  local ok, err = pcall(table.move, {}, 1, 1e9, 1)
+  assert(not ok and err:find("too many elements to move (1000000000; at most", 1, true), err)
+  ok, err = pcall(table.concat, setmetatable({}, {__index = rawlen}), "", 1, 2e7)
+  assert(not ok and err:find("too many elements to concat (20000000; at most", 1, true), err)
+  -- within the limit, and plain tables, as Lua's
+  assert(table.concat(table.move({1, 2, 3}, 1, 3, 2), ",") == "1,1,2,3")
+  assert(table.concat(setmetatable({}, {__index = function(_, i) return i end}), ",", 1, 3) == "1,2,3")
+  local big = {} for i = 1, 1000 do big[i] = "x" end
+  assert(#table.concat(big, "", 1, 1000) == 1000)
+end)

@@ -278,6 +278,12 @@ static const scase cases[] = {
     {"a task cancelling itself from its finally, 1e4 times", 10,
      "for i = 1, 1e4 do local t t = spawn(function() local _ <close> = finally(function() t:cancel() end) wait(1e9) end) end\nspawn(function() wait() for _, x in ipairs(weft.tasks()) do if x.task ~= current() then x.task:cancel() end end end)\n"
      "while true do wait() end\n"},
+    {"table.move of a billion nils", 10,
+     "spawn(function() table.move({}, 1, 1e9, 1) end)\n"
+     "while true do wait() end\n"},
+    {"table.concat through a C __index", 10,
+     "spawn(function() table.concat(setmetatable({}, {__index = rawlen}), '', 1, 1e9) end)\n"
+     "while true do wait() end\n"},
 };
 #define NCASES (int)(sizeof cases / sizeof cases[0])
 
