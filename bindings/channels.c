@@ -75,20 +75,26 @@ static int take_sender(weft_state *W, lua_State *L, weft_id ch, int buffer) {
   return 1;
 }
 
+/* Hands the value at L[idx] to channel ch's oldest waiting receiver, if
+   there is one (returns 1); it owns the value from then on (chrecv, given
+   back if it is cancelled before it runs). */
+static int hand_over(weft_state *W, lua_State *L, weft_id ch, int idx) {
+  weft_rec r = weft_wlist_head(weft_channel_receivers(W->sync, ch));
+  if (!r) return 0;
+  weft_id w = weft_rec_waiter(W->S, r);
+  ltask_cold *c = weft_cold_if(W, w, LT(W, w)); /* made when it began to wait */
+  c->chrecv = ch;
+  c->chslot = weft_rec_slot(W->S, r);
+  weft_complete(W, r, L, idx, 1, 0);
+  return 1;
+}
+
 /* Tries to hand v (at L[idx]) over without waiting: to the oldest waiting
    receiver, else into the buffer. Returns WEFT_OK, WEFT_ELIMIT (full) or
    WEFT_ECLOSED. */
 static int offer(weft_state *W, lua_State *L, weft_id ch, int idx) {
   if (weft_channel_closed(W->sync, ch)) return WEFT_ECLOSED;
-  weft_rec r = weft_wlist_head(weft_channel_receivers(W->sync, ch));
-  if (r) {
-    weft_id w = weft_rec_waiter(W->S, r);
-    ltask_cold *c = weft_cold_if(W, w, LT(W, w)); /* made when it began to wait */
-    c->chrecv = ch;
-    c->chslot = weft_rec_slot(W->S, r);
-    weft_complete(W, r, L, idx, 1, 0);
-    return WEFT_OK;
-  }
+  if (hand_over(W, L, ch, idx)) return WEFT_OK;
   if (weft_channel_count(W->sync, ch) >= weft_channel_capacity(W->sync, ch)) return WEFT_ELIMIT;
   int ref = make_ref(W, L, idx);
   int rc = weft_channel_push(W->sync, ch, (uint64_t)ref);
@@ -107,14 +113,7 @@ static void return_value(weft_state *W, lua_State *L, weft_id task, ltask *lt) {
   if (!ch || !lt->co || !weft_channel_live(W->sync, ch) || !lua_checkstack(L, 4)) return;
   lua_pushvalue(lt->co, lt->base + (lt->single ? 0 : c->chslot));
   lua_xmove(lt->co, L, 1);
-  weft_rec r = weft_wlist_head(weft_channel_receivers(W->sync, ch));
-  if (r) {
-    weft_id w = weft_rec_waiter(W->S, r);
-    ltask_cold *next = weft_cold_if(W, w, LT(W, w)); /* made when it began to wait */
-    next->chrecv = ch;
-    next->chslot = weft_rec_slot(W->S, r);
-    weft_complete(W, r, L, lua_gettop(L), 1, 0);
-  } else {
+  if (!hand_over(W, L, ch, lua_gettop(L))) {
     int ref = make_ref(W, L, -1);
     if (weft_channel_unshift(W->sync, ch, (uint64_t)ref) != WEFT_OK) unref(W, L, ref);
   }

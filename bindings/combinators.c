@@ -282,11 +282,7 @@ int weft_l_wait(lua_State *L) {
   weft_state *W = weft_get(L);
   if (weft_wait_fast(W, L)) return lua_yield(L, 0);
   if (lua_type(L, 1) != LUA_TTABLE || weft_waitable_of(L, 1)) return weft_wait_any(L);
-  weft_id id = weft_wait_task(W, L, "wait");
-  lua_settop(L, 1);
-  ltask *lt = LT(W, id);
-  if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
-  return wait_list(W, L, id);
+  return wait_list(W, L, weft_wait_start(W, L));
 }
 
 /* ---- first, all, timeout ---- */

@@ -15,6 +15,7 @@
 #include "dap_conn.h"
 #include "dap_wire.h"
 #include "debug.h"
+#include "handles.h"
 #include "debug_info.h"
 #include "debug_int.h"
 #include "debug_values.h"
@@ -604,14 +605,7 @@ static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
       cJSON_AddItemToArray(arr, f);
       cJSON_AddNumberToObject(f, "id", weft_debug_add_frame(D, ths[t], level));
       char name[256];
-      if (ar.name)
-        snprintf(name, sizeof name, "%s", ar.name);
-      else if (strcmp(ar.what, "main") == 0)
-        snprintf(name, sizeof name, "main chunk");
-      else if (strcmp(ar.what, "C") == 0)
-        snprintf(name, sizeof name, "[C]");
-      else
-        snprintf(name, sizeof name, "function <%s:%d>", ar.short_src, ar.linedefined);
+      weft_frame_name(&ar, name, sizeof name);
       cJSON_AddStringToObject(f, "name", name);
       cJSON_AddNumberToObject(f, "line", ar.currentline > 0 ? ar.currentline : 0);
       cJSON_AddNumberToObject(f, "column", ar.currentline > 0 ? 1 : 0);

@@ -275,6 +275,17 @@ void weft_where_suspended(lua_State *co, char *buf, size_t n) {
   }
 }
 
+void weft_frame_name(const lua_Debug *ar, char *out, size_t n) {
+  if (ar->name)
+    snprintf(out, n, "%s", ar->name);
+  else if (strcmp(ar->what, "main") == 0)
+    snprintf(out, n, "main chunk");
+  else if (strcmp(ar->what, "C") == 0)
+    snprintf(out, n, "[C]");
+  else
+    snprintf(out, n, "function <%s:%d>", ar->short_src, ar->linedefined);
+}
+
 /* Pushes "who spawn-site" for a task (protected: W at 1, id at 2): who a
    report names, else its name (a given one, else its spawn site), else
    where it is suspended; then its spawn site, unless that is the name. */

@@ -152,6 +152,9 @@ shandle *weft_sync_handle_check(lua_State *L, int idx, const char *mt, const cha
    name: see handles.c) and returns 1, or pushes nothing and returns 0.
    May raise (memory). */
 int weft_push_who(weft_state *W, lua_State *L, weft_id task);
+/* A frame's function as tracebacks name it (ar filled with "Sn"): its
+   name, "main chunk", "[C]" or "function <file:line>". */
+void weft_frame_name(const lua_Debug *ar, char *out, size_t n);
 /* Where a thread is suspended: its innermost script line ("" when none). */
 void weft_where_suspended(lua_State *co, char *buf, size_t n);
 /* "who spawn-site" for a task into out ("task" when it has none), worked

@@ -240,14 +240,7 @@ static void walk(prof *P, lua_State *th, uint32_t *n) {
   for (int level = 0; *n < MAX_FRAMES && lua_getstack(th, level, &ar); level++) {
     if (!lua_getinfo(th, "Sn", &ar)) break;
     char name[400], fn[200];
-    if (ar.name)
-      snprintf(fn, sizeof fn, "%s", ar.name);
-    else if (strcmp(ar.what, "main") == 0)
-      snprintf(fn, sizeof fn, "main chunk");
-    else if (strcmp(ar.what, "C") == 0)
-      snprintf(fn, sizeof fn, "[C]");
-    else
-      snprintf(fn, sizeof fn, "function <%s:%d>", ar.short_src, ar.linedefined);
+    weft_frame_name(&ar, fn, sizeof fn);
     snprintf(name, sizeof name, "%s\t%s\t%d", fn, ar.short_src, ar.linedefined);
     int f = intern(P, name);
     if (f < 0 || !PUSH(P, stack)) return;

@@ -163,12 +163,17 @@ int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, in
   return 0;
 }
 
-WEFT_NOINLINE int weft_wait_any(lua_State *L) {
-  weft_state *W = weft_get(L);
+weft_id weft_wait_start(weft_state *W, lua_State *L) {
   weft_id id = weft_wait_task(W, L, "wait");
   lua_settop(L, 1);
   ltask *lt = LT(W, id);
   if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
+  return id;
+}
+
+WEFT_NOINLINE int weft_wait_any(lua_State *L) {
+  weft_state *W = weft_get(L);
+  weft_id id = weft_wait_start(W, L);
   weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
   int r = weft_wait_add(W, L, id, 1, 0, 0, 1);
   if (r < 0) {

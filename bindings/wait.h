@@ -47,6 +47,9 @@ static inline int weft_wait_fast(weft_state *W, lua_State *L) {
   lt->fast_real = 0;
   return 1;
 }
+/* wait(x) begins: the task it belongs to (raises where none can wait),
+   x alone left on the stack, what it waited on before forgotten. */
+weft_id weft_wait_start(weft_state *W, lua_State *L);
 /* wait(x)'s general path, for one element x (not a plain list). */
 int weft_wait_any(lua_State *L);
 /* wait(x) for one element x: the fast path, else the general one. */

@@ -267,7 +267,10 @@ end
 
 local function note_spawn(t, id, me_id, first_run, outermost)
   local f = api.frame()
-  if f ~= early_frame then early, early_frame = {}, f end
+  if f ~= early_frame then
+    early_frame = f
+    if next(early) then early = {} end
+  end
   local me = current()
   local entry = me and helper_of[me]
   local g = me and me.group
