@@ -37,6 +37,9 @@ static float smooth(float t) {
   return t * t * (3 - 2 * t);
 }
 
+/* Whether r is still moving (or holds a future to settle). */
+static int ramp_busy(const ramp *r) { return r->f || r->t < r->dur; }
+
 void world_emit(world *w, int kind, uint64_t fut, int ent, int zone, const char *value) {
   if (w->nev == WORLD_MAX_EVENTS) return;
   world_event *e = &w->ev[w->nev++];
@@ -293,8 +296,8 @@ void world_init(world *w, uint32_t seed) {
   w->dlg.ent = -1;
   w->rng = seed * 2654435761u + 0x9e3779b9u;
   if (!w->rng) w->rng = 1;
-  for (int i = 0; i < 3; i++) w->amb[i] = w->amb_to[i] = 1;
-  w->zoom = w->zoom_to = 1;
+  for (int i = 0; i < 3; i++) w->amb[i] = 1;
+  w->zoom = 1;
   w->view_w = 1280 / 3.0f;
   w->view_h = 720 / 3.0f;
 }
@@ -431,13 +434,13 @@ void world_sweep_clocks(world *w) {
   }
   settle_clock(&w->pan.clk, w->pan.active);
   settle_clock(&w->shake_clk, w->shake_t > 0);
-  settle_clock(&w->fade_clk, w->fade_f || w->fade != w->fade_to);
-  settle_clock(&w->zoom_clk, w->zoom_f || w->zoom != w->zoom_to);
-  settle_clock(&w->amb_clk, w->amb_f || w->amb_t < w->amb_dur);
+  settle_clock(&w->fade_r.clk, ramp_busy(&w->fade_r));
+  settle_clock(&w->zoom_r.clk, ramp_busy(&w->zoom_r));
+  settle_clock(&w->amb_r.clk, ramp_busy(&w->amb_r));
   settle_clock(&w->dlg.clk, w->dlg.active);
   settle_clock(&w->banner.clk, w->banner.text[0] != 0);
-  used[w->pan.clk] = used[w->shake_clk] = used[w->fade_clk] = used[w->amb_clk] = 1;
-  used[w->zoom_clk] = 1;
+  used[w->pan.clk] = used[w->shake_clk] = used[w->fade_r.clk] = used[w->amb_r.clk] = 1;
+  used[w->zoom_r.clk] = 1;
   used[w->dlg.clk] = used[w->banner.clk] = 1;
   for (int i = 1; i < WORLD_MAX_CLOCKS; i++)
     if (!used[i]) w->clocks[i].key = 0;
@@ -558,45 +561,43 @@ void world_follow(world *w, int idx) {
   w->cam_follow = idx;
 }
 
-void world_fade(world *w, float to, float secs, uint64_t fut) {
-  settle(w, &w->fade_f, "interrupted");
-  w->fade_from = w->fade;
-  w->fade_to = to;
-  w->fade_t = 0;
-  w->fade_dur = secs;
-  w->fade_f = fut;
-  w->fade_clk = w->clock;
-  if (secs <= 0) {
-    w->fade = to;
-    settle(w, &w->fade_f, "done");
+/* Starts r moving the n values at v to `to` over secs on the world's
+   current clock (at once when secs is 0 or less). */
+static void ramp_start(world *w, ramp *r, float *v, int n, const float *to, float secs,
+                       uint64_t fut) {
+  settle(w, &r->f, "interrupted");
+  for (int i = 0; i < n; i++) r->from[i] = v[i], r->to[i] = to[i];
+  r->t = 0;
+  r->dur = secs > 0 ? secs : 0;
+  r->f = fut;
+  r->clk = w->clock;
+  if (r->dur == 0) {
+    for (int i = 0; i < n; i++) v[i] = to[i];
+    settle(w, &r->f, "done");
   }
+}
+
+/* Moves v by r's clock's step; arrived, v is `to` exactly and the future
+   settles. */
+static void ramp_step(world *w, ramp *r, float *v, int n, int eased) {
+  if (!ramp_busy(r)) return;
+  r->t += w->clocks[r->clk].dt;
+  float u = r->dur > 0 ? fminf(r->t / r->dur, 1) : 1;
+  if (eased) u = smooth(u);
+  for (int i = 0; i < n; i++) v[i] = u >= 1 ? r->to[i] : r->from[i] + (r->to[i] - r->from[i]) * u;
+  if (u >= 1) settle(w, &r->f, "done");
+}
+
+void world_fade(world *w, float to, float secs, uint64_t fut) {
+  ramp_start(w, &w->fade_r, &w->fade, 1, &to, secs, fut);
 }
 
 void world_zoom(world *w, float to, float secs, uint64_t fut) {
-  settle(w, &w->zoom_f, "interrupted");
-  w->zoom_from = w->zoom;
-  w->zoom_to = to;
-  w->zoom_t = 0;
-  w->zoom_dur = secs;
-  w->zoom_f = fut;
-  w->zoom_clk = w->clock;
-  if (secs <= 0) {
-    w->zoom = to;
-    settle(w, &w->zoom_f, "done");
-  }
+  ramp_start(w, &w->zoom_r, &w->zoom, 1, &to, secs, fut);
 }
 
 void world_ambient(world *w, const float rgb[3], float secs, uint64_t fut) {
-  settle(w, &w->amb_f, "interrupted");
-  for (int i = 0; i < 3; i++) w->amb_from[i] = w->amb[i], w->amb_to[i] = rgb[i];
-  w->amb_t = 0;
-  w->amb_dur = secs;
-  w->amb_f = fut;
-  w->amb_clk = w->clock;
-  if (secs <= 0) {
-    for (int i = 0; i < 3; i++) w->amb[i] = rgb[i];
-    settle(w, &w->amb_f, "done");
-  }
+  ramp_start(w, &w->amb_r, w->amb, 3, rgb, secs, fut);
 }
 
 void world_banner(world *w, const char *text, const char *sub, float secs, uint64_t fut) {
@@ -826,24 +827,9 @@ void world_update(world *w, float dt) {
     }
   }
   update_camera(w, dt);
-  if (w->fade_f || w->fade != w->fade_to) {
-    w->fade_t += w->clocks[w->fade_clk].dt;
-    float u = w->fade_dur > 0 ? fminf(w->fade_t / w->fade_dur, 1) : 1;
-    w->fade = w->fade_from + (w->fade_to - w->fade_from) * u;
-    if (u >= 1) settle(w, &w->fade_f, "done");
-  }
-  if (w->zoom_f || w->zoom != w->zoom_to) {
-    w->zoom_t += w->clocks[w->zoom_clk].dt;
-    float u = w->zoom_dur > 0 ? smooth(fminf(w->zoom_t / w->zoom_dur, 1)) : 1;
-    w->zoom = w->zoom_from + (w->zoom_to - w->zoom_from) * u;
-    if (w->zoom_t >= w->zoom_dur) w->zoom = w->zoom_to, settle(w, &w->zoom_f, "done");
-  }
-  if (w->amb_f || w->amb_t < w->amb_dur) {
-    w->amb_t += w->clocks[w->amb_clk].dt;
-    float u = w->amb_dur > 0 ? smooth(w->amb_t / w->amb_dur) : 1;
-    for (int i = 0; i < 3; i++) w->amb[i] = w->amb_from[i] + (w->amb_to[i] - w->amb_from[i]) * u;
-    if (u >= 1) settle(w, &w->amb_f, "done");
-  }
+  ramp_step(w, &w->fade_r, &w->fade, 1, 0);
+  ramp_step(w, &w->zoom_r, &w->zoom, 1, 1);
+  ramp_step(w, &w->amb_r, w->amb, 3, 1);
   if (w->dlg.active) {
     float ddt = w->clocks[w->dlg.clk].dt;
     w->dlg.t += ddt;

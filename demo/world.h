@@ -83,6 +83,16 @@ typedef struct world_door {
   uint64_t f; /* pending open/close future */
 } world_door;
 
+/* A value of 1 to 3 floats moving from where it was to `to` over `dur`
+   seconds of one clock (the starting group's), eased or straight; `f`,
+   the future settled "done" when it arrives ("interrupted" when another
+   move starts first). */
+typedef struct ramp {
+  float from[3], to[3], t, dur;
+  uint64_t f;
+  int clk;
+} ramp;
+
 typedef struct world {
   level lv; /* owned once world_load succeeds */
   int loaded;
@@ -117,17 +127,14 @@ typedef struct world {
   float shake, shake_t;
   int shake_clk;
   /* camera zoom: 1 as made, 2 shows half as much twice as big */
-  float zoom, zoom_from, zoom_to, zoom_t, zoom_dur;
-  uint64_t zoom_f;
-  int zoom_clk;
+  float zoom;
+  ramp zoom_r;
   /* full-screen fade to black: 0 clear .. 1 black */
-  float fade, fade_from, fade_to, fade_t, fade_dur;
-  uint64_t fade_f;
-  int fade_clk;
+  float fade;
+  ramp fade_r;
   /* ambient light colour 0..1 */
-  float amb[3], amb_from[3], amb_to[3], amb_t, amb_dur;
-  uint64_t amb_f;
-  int amb_clk;
+  float amb[3];
+  ramp amb_r;
   /* the dialogue box (one at a time) */
   struct {
     int active;
