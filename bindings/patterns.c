@@ -413,7 +413,8 @@ static int l_rep(lua_State *L) {
     lua_pushliteral(L, "");
     return 1;
   }
-  if (l + lsep < l || l + lsep > maxsize / (size_t)n)
+  /* In lua_Unsigned, as Lua's: where size_t is 32 bits, n may not fit. */
+  if (l + lsep < l || (lua_Unsigned)(l + lsep) > (lua_Unsigned)maxsize / (lua_Unsigned)n)
     return luaL_error(L, "resulting string too large");
   size_t unit = l + lsep, total = (size_t)n * l + (size_t)(n - 1) * lsep;
   luaL_Buffer b;

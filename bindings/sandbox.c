@@ -194,8 +194,10 @@ static int l_print(lua_State *L) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   for (int i = 1; i <= n; i++) {
-    luaL_tolstring(L, i, NULL);
+    /* The separator first: luaL_addvalue is the one buffer call that may
+       have the value above the buffer's own stack slots. */
     if (i > 1) luaL_addchar(&b, '\t');
+    luaL_tolstring(L, i, NULL);
     luaL_addvalue(&b);
   }
   luaL_pushresult(&b);

@@ -459,14 +459,16 @@ static int f_seek(lua_State *L) {
   lua_getiuservalue(L, 1, 1);
   lua_Integer size = (lua_Integer)lua_rawlen(L, -1);
   lua_Integer base = op == 0 ? 0 : op == 1 ? (lua_Integer)f->pos : size;
-  if (off < -base) {
+  /* Past either end of what a 64-bit position holds: as fseek, EINVAL
+     (base + off would overflow). */
+  if (off < -base || off > LUA_MAXINTEGER - base) {
     luaL_pushfail(L);
     lua_pushliteral(L, "Invalid argument");
     lua_pushinteger(L, EINVAL);
     return 3;
   }
   lua_Integer to = base + off;
-  f->pos = (size_t)(to > size ? size : to);
+  f->pos = (size_t)(to > size ? size : to); /* a read there is at the end */
   lua_pushinteger(L, to);
   return 1;
 }

@@ -22,6 +22,11 @@ printf 'print("a\\0b")\n' > "$dir/nul.lua"
 printf 'a\000b\n' > "$dir/want"
 check "print writes zero bytes through, as lua5.4 does" "cmp -s '$dir/out' '$dir/want'"
 
+printf 'print(string.rep("a", 4000), "x")\nspawn(function() print(string.rep("b", 9000), 1, true) end)\n' > "$dir/longprint.lua"
+"$weft" run "$dir/longprint.lua" > "$dir/out" 2> "$dir/err"
+check "print of a long string and another value writes both, tab-separated (main and child task)" \
+  "[ $? -eq 0 ] && [ \"\$(cut -c3998-4003 '$dir/out' | head -1)\" = \"\$(printf 'aaa\tx')\" ] && [ \"\$(awk 'NR==2' '$dir/out' | wc -c)\" = 9008 ]"
+
 printf 'wait(1)\nerror("boom")\n' > "$dir/fail.lua"
 "$weft" run "$dir/fail.lua" > "$dir/out" 2> "$dir/err"
 check "a failing script exits 1" "[ $? -eq 1 ]"

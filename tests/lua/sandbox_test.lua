@@ -159,3 +159,18 @@ test("table.move and table.concat refuse a range of more elements than a call ma
   local big = {} for i = 1, 1000 do big[i] = "x" end
   assert(#table.concat(big, "", 1, 1000) == 1000)
 end)
+
+test("a read file's seek past either end of a 64-bit position fails as fseek does; reads stay in the file", function()
+  local f = io.open("scripts/main.lua")
+  local size = f:seek("end")
+  assert(size > 0, "no size")
+  local at, msg = f:seek("end", math.maxinteger)
+  assert(at == nil and msg == "Invalid argument", "seek past the largest position: " .. tostring(at))
+  at, msg = f:seek("cur", math.mininteger)
+  assert(at == nil and msg == "Invalid argument", "seek before 0: " .. tostring(at))
+  assert(f:seek("set", math.maxinteger) == math.maxinteger, "seek far past the end refused")
+  assert(f:read(5) == nil, "a read past the end read something")
+  assert(f:read("a") == "", "read('a') past the end")
+  assert(f:seek("set", 0) == 0 and f:read(2) == io.open("scripts/main.lua"):read(2), "seek back to 0")
+  f:close()
+end)
