@@ -14,8 +14,8 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?=
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -g $(OPT) $(WARN) -MMD -MP -iquote host
 ifneq ($(SAN),)
-CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-CFLAGS   += -DWEFT_ASSERTS
+SAN_CFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS   += $(SAN_CFLAGS) -DWEFT_ASSERTS
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
@@ -23,9 +23,10 @@ endif
 # (WEFT_API): everything else is hidden from the shared library.
 LIB_CFLAGS := -fvisibility=hidden -DWEFT_BUILD
 
-# Evaluated when used, so packages installed by `deps` are seen.
-LUA_CFLAGS = $(shell pkg-config --cflags lua5.4 libcjson)
-LUA_LIBS   = $(shell pkg-config --libs lua5.4 libcjson)
+# Evaluated when used, so packages installed by `deps` are seen. Lua is
+# weft's own build of Debian's source (mk/lua.mk), inside libweft.
+LUA_CFLAGS = -I$(BUILD)/lua/include $(shell pkg-config --cflags libcjson)
+LUA_LIBS   = $(shell pkg-config --libs libcjson)
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
@@ -57,10 +58,11 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # tests/bench/bench.mk) append to DEPS. mimalloc is the programs' choice
 # for their states' blocks (cli/mialloc.c loads it at run time), not the
 # library's.
-DEPS := cmd:pkg-config:pkg-config pc:lua5.4:liblua5.4-dev pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
+DEPS := cmd:pkg-config:pkg-config pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
         cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0 \
         cmd:node:nodejs cmd:npm:npm
 
+include mk/lua.mk
 include demo/demo.mk
 include tests/bench/bench.mk
 -include mk/windows.mk
@@ -136,7 +138,7 @@ $(BUILD)/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c | $(LUA_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) $(LUA_CFLAGS) -c $< -o $@
 
@@ -147,8 +149,8 @@ $(BUILD)/gen/lua_%.h: bindings/lua/%.lua
 	mv $@.tmp2 $@; rm -f $@.tmp
 
 # The bindings find the generated headers in $(BUILD)/gen, made first.
-$(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(BUILD)/gen
-$(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): | $(LUA_GEN)
+$(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(BUILD)/gen -iquote mk/lua
+$(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): | $(LUA_GEN) $(LUA_HDR)
 
 $(BUILD)/pic/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
@@ -158,11 +160,11 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LIB_CFLAGS) -fPIC $(LUA_CFLAGS) -c $< -o $@
 
-$(BUILD)/libweft.a: $(HOST_OBJ) $(BINDINGS_OBJ)
+$(BUILD)/libweft.a: $(HOST_OBJ) $(BINDINGS_OBJ) $(LUA_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libweft.so: $(PIC_OBJ)
+$(BUILD)/libweft.so: $(PIC_OBJ) $(LUA_PIC_OBJ)
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libweft.so.$(SOMAJOR) -o $@ $^ $(LUA_LIBS) -lm -lpthread
 
 # ---- install ----
@@ -174,6 +176,8 @@ install: all $(BUILD)/libweft.so
 	ln -sf libweft.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libweft.so.$(SOMAJOR)
 	ln -sf libweft.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libweft.so
 	install -m 644 bindings/weft.h host/weft_base.h $(DESTDIR)$(INCDIR)/
+	install -d $(DESTDIR)$(INCDIR)/weft
+	install -m 644 $(LUA_HEADERS:%=$(BUILD)/lua/include/%) $(DESTDIR)$(INCDIR)/weft/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' weft.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc
 	install -m 755 $(BUILD)/weft $(DESTDIR)$(PREFIX)/bin/weft
 	install -d $(DESTDIR)$(LIBDIR)/cmake/weft
@@ -184,12 +188,13 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.so \
 	  $(DESTDIR)$(LIBDIR)/libweft.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libweft.so.$(VERSION) \
 	  $(DESTDIR)$(INCDIR)/weft.h $(DESTDIR)$(INCDIR)/weft_base.h \
+	  $(LUA_HEADERS:%=$(DESTDIR)$(INCDIR)/weft/%) \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft \
 	  $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfig.cmake $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfigVersion.cmake
 
 # The weft program is a user of the library: it sees weft.h as an
 # installed program would, on the include path.
-$(BUILD)/cli/%.o: cli/%.c
+$(BUILD)/cli/%.o: cli/%.c | $(LUA_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -I bindings -c $< -o $@
 
@@ -202,7 +207,7 @@ $(BUILD)/tests/test_embedder: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=
   -Wl,--wrap=free,--wrap=strdup,--wrap=strndup
 $(BUILD)/tests/test_embedder $(BUILD)/tests/test_capi: CFLAGS += -I bindings
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a | $(LUA_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) $(CMOCKA_LIBS) -lm -lpthread
 

@@ -1,9 +1,15 @@
 /* Instruction budgets. Every piece of script code runs inside a stretch: a
    task between two waits, a module's top level, a weft.on_error handler, a
-   __tostring. A stretch may run so many instructions; past them a task is
-   preempted (it goes on next frame) and, after max_overruns stretches in a
-   row without a wait, killed; anything else is killed at once. A kill is
-   unstoppable: from then on every instruction of the stretch, in any of
+   __tostring. A stretch runs in slices of so many instructions (watched:
+   the time they stand for); past one a task is preempted (it goes on next
+   frame, and every frame after, for as long as it needs); code that
+   cannot be preempted runs on. Only a runaway dies: a stretch that has run
+   desc.runaway_us of its own script time without waiting (the scripts
+   thread's processor time, so a busy machine or a debugger's pause does
+   not count; counted, WEFT_INSTR_PER_US instructions a microsecond) is
+   killed at its line. A brief stretch (a __tostring, an evaluation) is
+   killed past its one slice. Preemption changes when work lands, never
+   what it computes. A kill is unstoppable: from then on every instruction of the stretch, in any of
    its threads, raises the kill again, so no pcall or coroutine.resume can
    swallow it.
 
@@ -20,13 +26,13 @@
      goes on with none), so a task's slot holds only what outlives it.
 
    Watched (the default), nothing counts until the watchdog (watchdog.c)
-   sees a stretch run past its time: it then sets a count hook of one
-   instruction on the thread running the stretch's code (W->bud.run,
-   published for it by weft_budget_publish), and the stretch is stopped
-   there, at once: a task is preempted (killed after max_overruns), or,
+   sees a stretch run past its time: it then asks for a stop, and the
+   thread running the stretch's code arms a count hook of one instruction
+   on itself at its next jump or call, and the stretch is stopped there,
+   at once: a task is preempted (killed after max_overruns), or,
    inside a C call where it cannot yield, yields as soon as its code can
    (each budget of instructions run there before then an overrun);
-   anything else is killed. Engine calls return between two instructions,
+   anything else runs on until it is a runaway. Engine calls return between two instructions,
    and each is O(1) or O(its input), so a loop of them is stopped within
    a tick of its time too. A stretch nested in a watched one (a task's
    first resume inside spawn, a __tostring) is timed by the enclosing
@@ -75,12 +81,50 @@ int weft_budget_watch(weft_state *W) { return weft_watchdog_start(W, hook); }
 void weft_budget_setup(weft_state *W) {
   W->task_limit = limit_of(W, (int32_t)W->desc.instr_budget);
   W->task_us = time_of(W, W->task_limit);
+  W->runaway_us = W->desc.runaway_us == WEFT_BUDGET_OFF ? 0 : W->desc.runaway_us;
+  W->runaway_instr = (uint64_t)W->runaway_us * WEFT_INSTR_PER_US;
 }
 
 void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
-                       const char *msg, int32_t limit, int task) {
+                       const char *msg, int32_t limit, int kind) {
   limit = limit_of(W, limit);
-  weft_budget_begin(W, saved, s, home, msg, limit, time_of(W, limit), task);
+  weft_budget_begin(W, saved, s, home, msg, limit, time_of(W, limit), kind);
+}
+
+uint32_t weft_budget_clock(weft_state *W) {
+  uint32_t t = (uint32_t)atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+  return t ? t : (uint32_t)(weft_thread_cpu_ns() / 1000u);
+}
+
+/* Watched: the running stretch's script time since its last wait. */
+static uint32_t ran_us(weft_state *W) {
+  return W->bud.s->ran + (weft_budget_clock(W) - W->bud.t0);
+}
+
+/* Watched: a task stopped keeps the time it ran for its next resume. */
+static void bank(weft_state *W) {
+  if (!W->watching || !W->bud.us) return;
+  uint32_t now = weft_budget_clock(W);
+  W->bud.s->ran += now - W->bud.t0;
+  W->bud.t0 = now;
+}
+
+/* A slice of the running stretch ran out: 1 when that makes it a
+   runaway (counted, it is one more budget overrun). */
+static int overran(weft_state *W) {
+  weft_stretch *s = W->bud.s;
+  if (W->bud.brief) return 1;
+  if (W->watching) return W->runaway_us && W->bud.us && ran_us(W) >= W->runaway_us;
+  if (s->ran < UINT32_MAX) s->ran++;
+  return W->runaway_instr && (uint64_t)s->ran * (uint64_t)W->bud.limit >= W->runaway_instr;
+}
+
+int weft_budget_runaway(weft_state *W) {
+  const weft_stretch *s = W->bud.s;
+  if (!s) return 0;
+  if (s->killed) return 1;
+  if (!W->watching || !W->bud.us) return 0; /* counted: the parser runs no instruction */
+  return W->bud.brief ? ran_us(W) >= W->bud.us : W->runaway_us && ran_us(W) >= W->runaway_us;
 }
 
 void weft_budget_unstop(weft_state *W, const weft_budget *saved) {
@@ -170,22 +214,25 @@ static void kill(weft_state *W, lua_State *L) {
   raise_kill(W, L);
 }
 
-/* The home thread ran a whole budget without a wait: a task that can
-   yield is preempted, anything else is killed. */
+/* The home thread ran a whole slice without a wait: a runaway is
+   killed; a task that can yield is preempted; anything else runs on. */
 static void overrun_home(weft_state *W, lua_State *L) {
   weft_stretch *s = W->bud.s;
-  if (!W->bud.task || ++s->overruns >= W->desc.max_overruns) kill(W, L);
+  if (overran(W)) kill(W, L);
+  if (!W->bud.task) { /* nothing can preempt it: on to its next slice */
+    arm(W, L, W->bud.limit);
+    return;
+  }
   if (!lua_isyieldable(L)) {
-    /* Counted, a whole budget ran inside a C call: a runaway that cannot
-       go on later. Watched, only time ran out, maybe in the engine's own
-       work (an overlay drawn, a sort calling back): the task yields as
-       soon as its code can, checked every QUANTUM instructions, and each
-       budget of instructions run before then is an overrun. */
-    if (!W->watching) kill(W, L);
+    /* Inside a C call (an overlay drawn, a sort calling back): the task
+       yields as soon as its code can, checked every QUANTUM
+       instructions, and each budget of instructions run before then is
+       another slice overrun. */
     s->preempt_due = 1;
     arm_until_yieldable(W, L);
     return;
   }
+  bank(W);
   s->preempt_due = 0;
   s->preempted = 1;
   if (W->watching) arm(W, L, 0); /* before the yield (see hook) */
@@ -204,8 +251,13 @@ static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
   W->bud.spent += n;
   if (W->bud.spent < W->bud.limit) return;
   W->bud.spent = 0;
-  if (!W->bud.task || ++s->overruns >= W->desc.max_overruns) kill(W, L);
+  if (overran(W)) kill(W, L);
+  if (!W->bud.task) { /* runs on */
+    if (W->watching && in_hook) arm(W, L, 0);
+    return;
+  }
   if (in_hook && lua_isyieldable(L)) {
+    bank(W);
     s->yielding = 1;
     if (W->watching) arm(W, L, 0); /* before the yield (see hook) */
     lua_yield(L, 0);
@@ -248,18 +300,15 @@ static void hook(lua_State *L, lua_Debug *ar) {
   if (L != W->bud.home) {
     charge(W, L, W->watching ? W->bud.limit : lua_gethookcount(L), 1);
   } else if (s->preempt_due) {
-    if (!lua_isyieldable(L)) {
-      if (W->watching) { /* a quantum a firing until it can yield */
-        if ((W->bud.spent += QUANTUM) >= W->bud.limit) {
-          W->bud.spent = 0;
-          if (++s->overruns >= W->desc.max_overruns) kill(W, L);
-        }
-        arm_until_yieldable(W, L);
-        return;
+    if (!lua_isyieldable(L)) { /* a quantum a firing until it can yield */
+      if ((W->bud.spent += QUANTUM) >= W->bud.limit) {
+        W->bud.spent = 0;
+        if (overran(W)) kill(W, L);
       }
-      charge(W, L, 1, 0); /* one instruction a firing, until it can yield */
+      arm_until_yieldable(W, L);
       return;
     }
+    bank(W);
     s->preempt_due = 0;
     s->preempted = 1;
     /* Back to whole budgets. Armed here, before the yield: Lua marks a
@@ -282,7 +331,6 @@ static void hook(lua_State *L, lua_Debug *ar) {
 void weft_budget_before_nested(weft_state *W, lua_State *co) {
   if (!W->bud.s) return;
   W->bud.run = co;
-  weft_budget_publish(W, 0);
   int want = 0;
   if (W->bud.s->killed)
     want = 1;
@@ -298,7 +346,6 @@ void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int st
   weft_stretch *s = W->bud.s;
   if (!s) return;
   W->bud.run = L;
-  weft_budget_publish(W, 1); /* co may end and be collected */
   if (!s->killed && W->bud.limit && !W->watching && status != LUA_YIELD)
     charge(W, L, lua_gethookcount(co) / 2, 0);
   if (s->killed) {
@@ -361,7 +408,8 @@ int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh
   memset(&s, 0, sizeof s);
   lua_Hook old = lua_gethook(L);
   int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
-  weft_budget_enter(W, &saved, &s, L, msg, limit, 0);
+  weft_budget_enter(W, &saved, &s, L, msg, limit ? limit : (int32_t)W->desc.instr_budget,
+                    limit ? WEFT_STRETCH_BRIEF : WEFT_STRETCH_PLAIN);
   arm(W, L, W->bud.limit);
   int st = lua_pcall(L, nargs, nres, msgh);
   weft_budget_leave(W, &saved);
@@ -374,7 +422,8 @@ int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs,
   weft_budget saved;
   weft_stretch s;
   memset(&s, 0, sizeof s);
-  weft_budget_enter(W, &saved, &s, co, msg, limit, 0);
+  weft_budget_enter(W, &saved, &s, co, msg, limit ? limit : (int32_t)W->desc.instr_budget,
+                    limit ? WEFT_STRETCH_BRIEF : WEFT_STRETCH_PLAIN);
   arm(W, co, W->bud.limit);
   int st = lua_resume(co, from, nargs, nres);
   weft_budget_leave(W, &saved);

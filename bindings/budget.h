@@ -12,32 +12,27 @@ int weft_budget_watch(weft_state *W);
 /* Works out what a task's stretch may run (task_limit, task_us), once
    budgets are counted or watched. */
 void weft_budget_setup(weft_state *W);
+/* What a stretch is (weft_budget_enter's kind): */
+enum {
+  WEFT_STRETCH_PLAIN = 0, /* runs on past its slices (it cannot be preempted), killed as a
+                             runaway past desc.runaway_us: a module's top level, a handler */
+  WEFT_STRETCH_TASK = 1,  /* a task: preempted at each slice, goes on next frame, killed
+                             as a runaway past desc.runaway_us */
+  WEFT_STRETCH_BRIEF = 2  /* killed past its one slice: a __tostring, an evaluation */
+};
 /* Makes s (zeroed by the caller) the running stretch, saving the one
-   running before in *saved; home is the thread counting whole budgets. */
+   running before in *saved; home is the thread counting whole budgets;
+   limit its slice in instructions (watched, the time they stand for). */
 void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
-                       const char *msg, int32_t limit, int task);
+                       const char *msg, int32_t limit, int kind);
+/* The running stretch has run its runaway limit without waiting (also
+   counting what Lua's parser took, which no instruction stops). */
+int weft_budget_runaway(weft_state *W);
 /* Leaving a stretch while a stop of the watched clock is pending
    (weft_budget_leave): a stop that did not fire is dropped; one that
    stopped a nested stretch goes on to the enclosing one, at its next
    instruction. */
 void weft_budget_unstop(weft_state *W, const weft_budget *saved);
-
-/* Tells the watchdog which Lua thread runs the stretch's code now
-   (W->bud.run). After a switch away from a thread that may die (leaving
-   it: `leaving`), waits while the watchdog may still be setting a hook on
-   it, so a collection never frees a thread under the watchdog's hand: the
-   store and the load are sequentially consistent, so either the watchdog
-   sees the new thread or this sees it poking. */
-static inline void weft_budget_publish(weft_state *W, int leaving) {
-  weft_watchdog *D = &W->wd;
-  if (!leaving) {
-    atomic_store_explicit(&D->run, W->bud.run, memory_order_release);
-    return;
-  }
-  atomic_store_explicit(&D->run, W->bud.run, memory_order_seq_cst);
-  while (atomic_load_explicit(&D->poking, memory_order_seq_cst)) {
-  }
-}
 
 /* Tells the watchdog which stretch runs now, and for how long it may. */
 static inline void weft_budget_mark(weft_state *W) {
@@ -50,12 +45,16 @@ static inline void weft_budget_mark(weft_state *W) {
 /* Arms home's hook to stop the stretch beginning on it at its first
    instruction. */
 void weft_budget_stop_at_once(weft_state *W, lua_State *home);
+/* The cost clock (microseconds of the scripts thread's processor time)
+   read afresh, for a stretch starting while the watchdog napped. */
+uint32_t weft_budget_clock(weft_state *W);
+
 /* weft_budget_enter with the budget worked out: limit instructions and,
    watched, us microseconds (0: counted). Inline, as every resume starts
    a stretch. */
 static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_stretch *s,
                                      lua_State *home, const char *msg, int32_t limit, uint32_t us,
-                                     int task) {
+                                     int kind) {
   *saved = W->bud;
   W->bud = (weft_budget){.s = s,
                          .home = home,
@@ -63,13 +62,17 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
                          .limit = limit,
                          .us = us,
                          .run = home,
-                         .task = (uint8_t)task,
-                         .nested = (uint8_t)(saved->us != 0)};
-  weft_budget_publish(W, 0); /* the thread left running is the caller: alive */
+                         .task = (uint8_t)(kind == WEFT_STRETCH_TASK),
+                         .nested = (uint8_t)(saved->us != 0),
+                         .brief = (uint8_t)(kind == WEFT_STRETCH_BRIEF)};
+  if (us) { /* the stretch's time starts now */
+    uint32_t t = (uint32_t)atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+    W->bud.t0 = t ? t : weft_budget_clock(W);
+  }
   if (saved->us) {           /* timed by the enclosing stretch */
     /* Its stop pending (a loop in C starting task after task: a signal's
        listeners), a task stops at its first instruction, for next frame. */
-    if (task && weft_watchdog_fired(&W->wd)) weft_budget_stop_at_once(W, home);
+    if (kind == WEFT_STRETCH_TASK && weft_watchdog_fired(&W->wd)) weft_budget_stop_at_once(W, home);
     return;
   }
   weft_budget_mark(W);
@@ -80,11 +83,11 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
 /* Ends the running stretch: the one saved runs again. */
 static inline void weft_budget_leave(weft_state *W, const weft_budget *saved) {
   weft_watchdog *D = &W->wd;
+  if (atomic_load_explicit(&D->asked, memory_order_relaxed)) weft_watchdog_retract(D);
   if (atomic_load_explicit(&D->fire, memory_order_acquire) ==
       atomic_load_explicit(&D->gen, memory_order_relaxed))
     weft_budget_unstop(W, saved); /* or, nested, hands the stop on */
   W->bud = *saved;
-  weft_budget_publish(W, 1);
   /* In a step the next task's start marks (a stop that comes between two
      finds no stretch running and is dropped), and the step's end says
      nothing runs (weft_budget_idle). */
@@ -107,7 +110,8 @@ void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int st
    cannot yield (resume the other thread again at once). */
 int weft_budget_preempting(weft_state *W, lua_State *L);
 /* lua_pcall / lua_resume as a stretch of its own (a module's top level, a
-   handler, a __tostring), killed with msg past limit instructions. */
+   handler, a __tostring), killed with msg: past limit instructions (brief,
+   limit > 0), or with limit 0 past the runaway limit. */
 int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh, const char *msg,
                       int32_t limit);
 int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
@@ -130,7 +134,7 @@ static inline int weft_budget_killing(const weft_state *W) { return W->bud.s && 
 void weft_raise_here(lua_State *L, const char *msg);
 /* A task waits: its stretch ends. */
 static inline void weft_task_waited(ltask *lt) {
-  lt->b.overruns = 0;
+  lt->b.ran = 0;
   lt->b.waited = 1;
 }
 

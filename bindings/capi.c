@@ -326,13 +326,9 @@ int weft_call(weft_state *W, int nargs, int nresults) {
   if (!W || nargs < 0 || (nresults < 0 && nresults != LUA_MULTRET)) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (lua_gettop(L) < nargs + 1 || !lua_isfunction(L, -(nargs + 1))) return WEFT_EINVAL;
-  double n = (double)W->desc.instr_budget * W->desc.max_overruns;
   W->in_call++;
   int st = weft_budget_pcall(W, L, nargs, nresults, 0,
-                             "a function called from C ran too long (over the budget)",
-                             W->desc.instr_budget == WEFT_BUDGET_OFF ? 0
-                             : n > 0x7fffffff                       ? 0x7fffffff
-                                                                    : (int32_t)n);
+                             "a function called from C ran too long without returning", 0);
   W->in_call--;
   return st == LUA_OK ? WEFT_OK : WEFT_ESCRIPT;
 }

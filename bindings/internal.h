@@ -90,6 +90,8 @@ struct weft_state {
   int watching;       /* budgets are times a watchdog checks, not counts */
   int32_t task_limit; /* a task's budget (weft_budget_setup): instructions, 0: off... */
   uint32_t task_us;   /* ...and watched, its time in microseconds, 0: counted */
+  uint32_t runaway_us;     /* watched: a stretch's script time before a kill, 0: never */
+  uint64_t runaway_instr;  /* counted: ...its instructions, 0: never */
   weft_watchdog wd;
   weft_costs cost;             /* every task's script time (cost.c) */
   struct weft_profile *prof;   /* a profile being taken (profile.c), NULL: none */

@@ -20,12 +20,13 @@
    kept in every task's slot: what only one resume needs is in
    weft_budget. */
 typedef struct weft_stretch {
-  uint16_t overruns;   /* consecutive budgets overrun (tasks) */
-  uint8_t killed;      /* every instruction raises now */
-  uint8_t waited;      /* tasks: waited since home's hook last fired */
-  uint8_t preempted;   /* tasks: the last resume was stopped by the budget */
-  uint8_t preempt_due; /* tasks: overrun away from home: yield when home runs */
-  uint8_t yielding;    /* tasks: a preemption's yield passes up the resumers */
+  uint32_t ran;             /* since its last wait, before this resume: script time in
+                               microseconds (watched), or budgets overrun (counted) */
+  uint8_t killed : 1;       /* every instruction raises now */
+  uint8_t waited : 1;       /* tasks: waited since home's hook last fired */
+  uint8_t preempted : 1;    /* tasks: the last resume was stopped by the budget */
+  uint8_t preempt_due : 1;  /* tasks: overrun away from home: yield when home runs */
+  uint8_t yielding : 1;     /* tasks: a preemption's yield passes up the resumers */
 } weft_stretch;
 
 /* The stretch running now and what it means. */
@@ -38,8 +39,10 @@ typedef struct weft_budget {
   lua_State *run;     /* the thread running its code now (home or a coroutine) */
   int32_t spent;      /* instructions charged by threads other than home */
   uint32_t kill_site; /* where it ran too long, once killed (sites.c) */
+  uint32_t t0;        /* watched: the cost clock (microseconds) when this resume began */
   uint8_t task;       /* a task's: preempted before it is killed */
   uint8_t nested;     /* timed by the enclosing stretch's clock (watched) */
+  uint8_t brief;      /* killed at its first overrun (a __tostring, an evaluation) */
 } weft_budget;
 
 /* ---- watchdog.c: a thread that stops a stretch running past its time.
@@ -50,8 +53,7 @@ typedef struct weft_watchdog {
   _Atomic uint32_t gen;      /* bumped at each start and end of a stretch */
   _Atomic uint32_t limit_us; /* the running stretch's time; 0: none runs */
   _Atomic uint32_t fire;     /* the gen it stopped (anything else: none) */
-  _Atomic(lua_State *) run;  /* W->bud.run, for the watchdog to hook */
-  atomic_int poking;         /* the watchdog is setting a hook on run */
+  atomic_int asked;          /* a stop is asked of the script code running (weft__lua_stops) */
   _Atomic uint64_t frame_at; /* when the step running now started (us); 0: none runs */
   atomic_int frame_over;     /* the step has run its frame_us: start no more tasks */
   uint32_t frame_us;         /* the frame's time for scripts; 0: unbounded */

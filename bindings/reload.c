@@ -350,17 +350,15 @@ static int l_commit(lua_State *L) {
 }
 
 /* Calls the function below nargs arguments, protected, as a module's top
-   level: it cannot be preempted (it runs from C), so instead of a task's
-   budget it gets max_overruns budgets of its own, fresh, the same on a
-   first require and on a reload; past them it fails at its line, and
-   keeps failing (no pcall inside it can go on). */
+   level: it cannot be preempted (it runs from C), so it runs on past its
+   slices, a stretch of its own, the same on a first require and on a
+   reload; a runaway (past desc.runaway_us) fails at its line, and keeps
+   failing (no pcall inside it can go on). */
 static int load_call(lua_State *L, int nargs) {
   weft_state *W = weft_get(L);
-  double n = (double)W->desc.instr_budget * W->desc.max_overruns;
   W->mods.loading++;
   int st = weft_budget_pcall(W, L, nargs, 1, 0,
-                             "module took too long to load (over the instruction budget)",
-                             n > 0x7fffffff ? 0x7fffffff : (int32_t)n);
+                             "module took too long to load (a runaway: it never finished)", 0);
   W->mods.loading--;
   return st;
 }

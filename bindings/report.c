@@ -143,8 +143,7 @@ static int l_report(lua_State *L) {
     lua_xmove(L, h, 3);
     weft_id saved = W->cur;
     int nres = 0;
-    int st = weft_budget_resume(W, h, L, 3, &nres, "weft.on_error handler ran too long",
-                                (int32_t)W->desc.instr_budget);
+    int st = weft_budget_resume(W, h, L, 3, &nres, "weft.on_error handler ran too long", 0);
     W->cur = saved;
     if (st == LUA_YIELD) {
       lua_settop(h, 0);

@@ -219,14 +219,13 @@ typedef struct reader {
   int binary; /* the chunk was binary: refused */
 } reader;
 
-/* Past its time while the parser runs, a load stops: raises at the
-   loading line (load returns it). The parser runs no instruction, so the
-   stretch cannot be stopped inside it; a reader function's few
-   instructions between large pieces would not stop it either. */
+/* A runaway while the parser runs stops the load: raises at the loading
+   line (load returns it). The parser runs no instruction, so nothing
+   else can stop it; a reader function's few instructions between large
+   pieces would not either. Compiling counts toward the stretch's runaway
+   limit and nothing else: a chunk of any size (memory allows) loads. */
 static void stop_if_overrun(weft_state *W, lua_State *L, const char *doing) {
-  const weft_stretch *s = W->bud.s;
-  if ((W->watching && weft_watchdog_fired(&W->wd)) || (s && (s->preempt_due || s->killed)))
-    luaL_error(L, "script ran too long (%s)", doing);
+  if (weft_budget_runaway(W)) luaL_error(L, "script ran too long (%s)", doing);
 }
 
 static const char *read_piece(lua_State *L, void *ud, size_t *size) {

@@ -153,7 +153,7 @@ weft_state *weft_open(const weft_desc *desc) {
     W->desc.instr_budget = 0x7fffffff; /* lua_sethook takes an int */
   if (!W->desc.time_budget_us) W->desc.time_budget_us = 5000;
   if (!W->desc.frame_time_budget_us) W->desc.frame_time_budget_us = 8000;
-  if (!W->desc.max_overruns) W->desc.max_overruns = 3;
+  if (!W->desc.runaway_us) W->desc.runaway_us = 1000000;
   if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
   if (!W->desc.slow_task_us) W->desc.slow_task_us = 4000;
   W->cost.slow_us = W->desc.slow_task_us == UINT32_MAX ? 0 : W->desc.slow_task_us;

@@ -469,7 +469,7 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   weft_tape_put_str(h, W->root, strlen(W->root));
   weft_tape_put_u(h, W->desc.memory_limit, 8);
   weft_tape_put_u(h, W->desc.instr_budget, 4);
-  weft_tape_put_u(h, W->desc.max_overruns, 4);
+  weft_tape_put_u(h, W->desc.runaway_us, 4);
   weft_tape_put_u(h, W->desc.frame_budget, 4);
   weft_tape_put_u(h, W->desc.max_tasks, 4);
   weft_tape_put(h, rng, RNG_BYTES);
@@ -548,7 +548,7 @@ int weft_replay(weft_state *W, weft_tape *T) {
   if (!fresh(W)) return WEFT_ESTATE;
   if (strcmp(W->root, T->root) != 0 || W->desc.memory_limit != T->desc.memory_limit ||
       W->desc.instr_budget != T->desc.instr_budget ||
-      W->desc.max_overruns != T->desc.max_overruns ||
+      W->desc.runaway_us != T->desc.runaway_us ||
       W->desc.frame_budget != T->desc.frame_budget || W->desc.max_tasks != T->desc.max_tasks)
     return WEFT_EINVAL;
   unsigned char *rng = rng_state(W->L);

@@ -128,7 +128,7 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
 /* Reads the header record; 0 when it is malformed. */
 static int read_header(weft_tape *T, const rec *r) {
   reader rd = {r->body, r->body + r->len, 0};
-  weft_tape_get_u(&rd, 4); /* version, checked before */
+  uint64_t version = weft_tape_get_u(&rd, 4); /* checked before */
   size_t n;
   weft_tape_get_str(&rd, &n); /* the library version that wrote it */
   const char *root = weft_tape_get_str(&rd, &n);
@@ -138,7 +138,8 @@ static int read_header(weft_tape *T, const rec *r) {
   T->root[n] = 0;
   T->desc.memory_limit = (size_t)weft_tape_get_u(&rd, 8);
   T->desc.instr_budget = (uint32_t)weft_tape_get_u(&rd, 4);
-  T->desc.max_overruns = (uint32_t)weft_tape_get_u(&rd, 4);
+  T->desc.runaway_us = (uint32_t)weft_tape_get_u(&rd, 4);
+  if (version < 3) T->desc.runaway_us = 1000000; /* the slot held overruns: the default limit */
   T->desc.frame_budget = (uint32_t)weft_tape_get_u(&rd, 4);
   T->desc.max_tasks = (uint32_t)weft_tape_get_u(&rd, 4);
   if (rd.end - rd.p < RNG_BYTES) return 0;
@@ -305,7 +306,7 @@ int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **
   }
   reader vr = {rd.p, rd.p + hlen, 0};
   uint64_t version = weft_tape_get_u(&vr, 4);
-  if (version != VERSION && version != 1) {
+  if (version < 1 || version > VERSION) {
     fail(err, errlen, "%s: recorded in format version %llu; this weft reads version %u", path,
          (unsigned long long)version, VERSION);
     goto out;
@@ -357,7 +358,7 @@ void weft_tape_desc(const weft_tape *T, weft_desc *d) {
   d->scripts_root = T->root;
   d->memory_limit = T->desc.memory_limit;
   d->instr_budget = T->desc.instr_budget;
-  d->max_overruns = T->desc.max_overruns;
+  d->runaway_us = T->desc.runaway_us;
   d->frame_budget = T->desc.frame_budget;
   d->max_tasks = T->desc.max_tasks;
 }

@@ -9,7 +9,7 @@
 #include "internal.h"
 
 #define MAGIC "WEFTTAPE"
-#define VERSION 2u     /* 2: checkpoints (R_CHECK); version 1 files load too */
+#define VERSION 3u /* 3: the runaway limit in the header; 2: checkpoints (R_CHECK); 1 and 2 load too */
 #define CHECK_EVERY_S 0.5 /* a checkpoint at least this often, in game or real seconds */
 #define MAX_PARTS 16
 #define RNG_BYTES 32 /* Lua 5.4's math.random state: four 64-bit words */

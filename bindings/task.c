@@ -135,14 +135,14 @@ typedef struct running {
 } running;
 
 static inline void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
-                             weft_stretch *s, const char *msg, int task) {
+                             weft_stretch *s, const char *msg, int kind) {
   saved->cur = W->cur;
   saved->curL = W->curL;
   saved->curlt = W->curlt;
   W->cur = id;
   W->curL = co;
   W->curlt = lt;
-  weft_budget_begin(W, &saved->bud, s, co, msg, W->task_limit, W->task_us, task);
+  weft_budget_begin(W, &saved->bud, s, co, msg, W->task_limit, W->task_us, kind);
 }
 
 static inline void run_leave(weft_state *W, const running *saved) {
@@ -158,7 +158,7 @@ static inline void run_leave(weft_state *W, const running *saved) {
 static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co, int orig) {
   running saved;
   weft_stretch cleanup = {0};
-  run_enter(W, &saved, id, co, LT(W, id), &cleanup, "cleanup ran too long", 0);
+  run_enter(W, &saved, id, co, LT(W, id), &cleanup, "cleanup ran too long", WEFT_STRETCH_PLAIN);
   weft_budget_arm_home(W, co, 0);
   int st = LUA_OK;
   if (W->close_depth < MAX_CLOSE_DEPTH) {
@@ -371,7 +371,8 @@ static inline void resume_task(weft_state *W, weft_id id, ltask *lt) {
     lt->hooked = 1;
   }
   running saved; /* after the arming: a stretch may begin stopped */
-  run_enter(W, &saved, id, co, lt, &lt->b, "script ran too long without waiting", 1);
+  run_enter(W, &saved, id, co, lt, &lt->b, "script ran too long without waiting",
+            WEFT_STRETCH_TASK);
   lt->b.preempted = 0;
   if (lt->cold) weft_cold_if(W, id, lt)->chrecv = 0; /* a value handed over is now the task's */
   if (lt->fast) {

@@ -1,25 +1,24 @@
 /* The watchdog: a budget with no cost per instruction. A thread looks,
    every tick, at which stretch of script code runs (budget.c bumps a
    generation number at each stretch's start and end). A stretch seen
-   running past its time gets, from this thread, a count hook of one
-   instruction on the Lua thread running its code, which stops it at once
-   as a counted budget does (budget.c), the way Luau's interrupt works.
-   Lua writes lua_sethook to be called asynchronously (lua.c's Ctrl-C
-   calls it from a signal handler): its stores are of a pointer, an atomic
-   byte and counts that may at worst cause one wrong hook call. It also
-   marks the thread's running Lua frames, walking its call chain: an
-   entry of that chain is freed only when a collection trims the chain's
-   unused tail, so the walk could meet a freed one only if, during the
-   few instructions it takes, the script thread returned past it and a
-   collection trimmed it. It also times each step (a step's start wakes
-   it from a nap): past the frame's time
-   for tasks it raises frame_over, and the scheduler starts no more tasks
-   in that frame. No signal is sent and no handler
-   installed: nothing process-wide changes. The scripts' fast path pays a
-   few stores a resume. Between frames the watchdog naps (ten wake-ups a
-   second); a stretch or a step starting during a nap wakes it. */
+   running past its time is asked to stop: the watchdog raises its
+   state's flag and counts it in weft__lua_stops, and touches nothing of
+   the Lua state. Lua's VM, built with weft's stop check (mk/lua), looks
+   at that count at every jump and every call; the thread running the
+   script sees it, takes its state's flag (on_vm_stop) and arms a count
+   hook of one instruction on itself, which stops the stretch at once as
+   a counted budget does (budget.c), the way Luau's interrupt works. No
+   thread ever writes into another's Lua state, no signal is sent and no
+   handler installed: nothing process-wide changes but the count.
+
+   It also times each step (a step's start wakes it from a nap): past the
+   frame's time for tasks it raises frame_over, and the scheduler starts
+   no more tasks in that frame. The scripts' fast path pays a few stores
+   a resume. Between frames the watchdog naps (ten wake-ups a second); a
+   stretch or a step starting during a nap wakes it. */
 #include "watchdog.h"
 #include "internal.h"
+#include "weft_luai.h"
 
 #define IDLE_TICKS 64    /* ticks with nothing running before it naps */
 #define NAP_US 100000    /* how long a nap is */
@@ -44,23 +43,36 @@ static int pause_for(weft_watchdog *D, uint64_t us) {
   }
 }
 
-/* Runs on the watchdog's thread while the script thread runs on:
-   lua_sethook is the one Lua call made for that (lua.c's Ctrl-C handler
-   makes it from a signal handler). poking, set around it, keeps the
-   thread hooked from being left and collected meanwhile
-   (weft_budget_publish). The stretch of generation gen overran its time:
-   if it still runs, the thread running it gets the stop hook at its next
-   instruction (gen 0: whatever stretch runs, for a profile's sample,
-   which is no stop). A thread counting already (a kill) is left as it
-   is; the thread's other events (a debugger's) are kept. */
-static void interrupt(weft_watchdog *D, uint32_t gen) {
-  atomic_store_explicit(&D->poking, 1, memory_order_seq_cst);
-  lua_State *L = atomic_load_explicit(&D->run, memory_order_seq_cst);
-  int mask = L ? lua_gethookmask(L) : 0;
-  if (L && (!gen || atomic_load_explicit(&D->gen, memory_order_acquire) == gen) &&
-      !(mask & LUA_MASKCOUNT))
-    lua_sethook(L, D->stop, mask | LUA_MASKCOUNT, 1);
-  atomic_store_explicit(&D->poking, 0, memory_order_release);
+/* Asks the running script code to stop (gen 0: a profile's sample, no
+   stop): the next jump or call of the thread running it takes the ask
+   (on_vm_stop). The stretch it was meant for may have ended by then:
+   the hook tells (budget.c's take_fire). */
+static void interrupt(weft_watchdog *D) {
+  if (!atomic_exchange_explicit(&D->asked, 1, memory_order_acq_rel))
+    atomic_fetch_add_explicit(&weft__lua_stops, 1, memory_order_release);
+}
+
+void weft_watchdog_retract(weft_watchdog *D) {
+  if (atomic_exchange_explicit(&D->asked, 0, memory_order_acq_rel))
+    atomic_fetch_sub_explicit(&weft__lua_stops, 1, memory_order_relaxed);
+}
+
+/* On the thread running Lua, inside the VM (weft_luai.h): some state has
+   a stop asked. If it is L's, L arms its own count hook of one
+   instruction (keeping the events a debugger asked for), unless it
+   counts already (a kill, or a stop on its way). Lua's lua_sethook may be
+   called at any instruction boundary (lua.c's Ctrl-C handler calls it
+   from a signal handler). States of other hosts' on the same Lua (their
+   allocator is not weft's) are left alone. */
+static int on_vm_stop(lua_State *L) {
+  void *ud;
+  if (lua_getallocf(L, &ud) != weft_lua_alloc) return 0;
+  weft_watchdog *D = &((weft_state *)ud)->wd;
+  if (!atomic_load_explicit(&D->asked, memory_order_relaxed)) return 0;
+  weft_watchdog_retract(D);
+  int mask = lua_gethookmask(L);
+  if (!(mask & LUA_MASKCOUNT)) lua_sethook(L, D->stop, mask | LUA_MASKCOUNT, 1);
+  return 1;
 }
 
 static void watch(void *ud) {
@@ -91,7 +103,7 @@ static void watch(void *ud) {
                           memory_order_relaxed); /* the cost clock (cost.h) */
     if (limit && atomic_load_explicit(&D->sample, memory_order_relaxed)) {
       atomic_store_explicit(&D->want_sample, 1, memory_order_relaxed);
-      interrupt(D, 0);
+      interrupt(D);
     }
     uint64_t at = atomic_load_explicit(&D->frame_at, memory_order_acquire);
     if (at && t + 1 - at >= D->frame_us) atomic_store_explicit(&D->frame_over, 1, memory_order_relaxed);
@@ -109,7 +121,7 @@ static void watch(void *ud) {
     if (t - since < limit) continue;
     since = t; /* ask again a whole time later if it goes on */
     atomic_store_explicit(&D->fire, gen, memory_order_release);
-    interrupt(D, gen);
+    interrupt(D);
   }
   weft_mutex_unlock(&D->mu);
 }
@@ -146,8 +158,8 @@ int weft_watchdog_start(weft_state *W, lua_Hook stop) {
   D->quit = 0;
   D->wake = 0;
   atomic_store(&D->fire, 0);
-  atomic_store(&D->poking, 0);
-  atomic_store(&D->run, W->bud.run);
+  atomic_store(&D->asked, 0);
+  weft__lua_stop_handler(on_vm_stop);
   if (weft_cond_init(&D->cv) != WEFT_OK) {
     weft_cpu_clock_close(&D->cpu);
     return -1;
@@ -174,8 +186,8 @@ void weft_watchdog_stop(weft_state *W) {
   D->quit = 1;
   weft_cond_signal(&D->cv);
   weft_mutex_unlock(&D->mu);
-  /* A hook it set is in place before the join returns; none comes after. */
   weft_thread_join(&D->thread);
+  weft_watchdog_retract(D); /* an ask no script code took */
   weft_cpu_clock_close(&D->cpu);
   weft_mutex_destroy(&D->mu);
   weft_cond_destroy(&D->cv);

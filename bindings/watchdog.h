@@ -9,8 +9,8 @@
 #define PROFILE_TICK_US 250 /* ...while a profile samples */
 
 /* Starts the watchdog (0 when it runs): a stretch past its time gets the
-   hook `stop` on the thread running it, with a count of one instruction;
-   stops it. */
+   hook `stop`, armed by the thread running it on itself with a count of
+   one instruction; stops it. */
 int weft_watchdog_start(weft_state *W, lua_Hook stop);
 void weft_watchdog_stop(weft_state *W);
 
@@ -19,6 +19,9 @@ void weft_watchdog_stop(weft_state *W);
    watchdog napping between frames is woken, so the step is timed from
    its start. */
 void weft_watchdog_frame(weft_watchdog *D, int on);
+/* Withdraws a stop asked of script code that has not taken it (the
+   stretch it was for has ended). */
+void weft_watchdog_retract(weft_watchdog *D);
 /* Ends a nap: something started to run. */
 void weft_watchdog_wake(weft_watchdog *D);
 /* The running stretch is past its time: the watchdog stopped it (for C

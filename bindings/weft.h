@@ -54,6 +54,10 @@ typedef enum weft_outcome {
 #define WEFT_BUDGET_OFF UINT32_MAX
 /* time_budget_us value: budgets count instructions instead of time. */
 #define WEFT_BUDGET_COUNTED UINT32_MAX
+/* Counted budgets take this many instructions for a microsecond of the
+   runaway limit (about what Lua runs on a desktop processor: the default
+   budgets, 1,000,000 instructions and 5 ms, are the same rate). */
+#define WEFT_INSTR_PER_US 200
 
 /* Levels of weft_desc.logger, most severe first (sokol's). */
 enum { WEFT_LOG_PANIC = 0, WEFT_LOG_ERROR = 1, WEFT_LOG_WARN = 2, WEFT_LOG_INFO = 3 };
@@ -104,7 +108,12 @@ typedef struct weft_desc {
                                WEFT_BUDGET_COUNTED: count instr_budget instructions
                                instead: exact and the same in every run, at a cost on
                                every instruction (recordings and replays always count) */
-  uint32_t max_overruns;    /* consecutive preempted resumes before a kill; 0: 3 */
+  uint32_t runaway_us;      /* script time a stretch (a task between two waits, a module's
+                               top level, a handler) may run without waiting before it is
+                               killed as a runaway at its line; preempted stretches go on
+                               next frame until then. 0: 1,000,000 (one second);
+                               WEFT_BUDGET_OFF: never. Counted budgets kill past
+                               WEFT_INSTR_PER_US instructions for each microsecond */
   uint32_t frame_budget;    /* most resumes per frame; 0: 1,000,000,000 */
   uint32_t frame_time_budget_us; /* watched budgets only: microseconds a frame's tasks may
                                take together; once spent, the frame starts no more tasks
@@ -343,8 +352,8 @@ WEFT_API void weft_channel_drop(weft_state *W, weft_channel ch);
    WEFT_ESTALE once released. */
 WEFT_API int weft_task_push_results(weft_state *W, weft_task task);
 /* Calls the function below nargs arguments on weft_lua(W)'s stack, as
-   lua_pcall does, under a budget: max_overruns whole budgets of
-   instructions, like a module's top level. WEFT_OK with nresults
+   lua_pcall does, under a budget: killed past desc.runaway_us of script
+   time, like a module's top level. WEFT_OK with nresults
    results (LUA_MULTRET: all) in place of the function and arguments;
    WEFT_ESCRIPT with the error value there instead when it raised, ran
    over the budget ("ran too long") or tried to wait (it cannot: a
@@ -478,7 +487,7 @@ WEFT_API uint64_t weft_tape_frames(const weft_tape *T);
    weft_tape_frames, whose records were lost. */
 WEFT_API int weft_tape_cut(const weft_tape *T);
 /* Sets the fields of d that change what scripts do to the recorded ones
-   (scripts_root, memory_limit, instr_budget, max_overruns, frame_budget,
+   (scripts_root, memory_limit, instr_budget, runaway_us, frame_budget,
    max_tasks): open the replaying state with it. Strings live as long as T. */
 WEFT_API void weft_tape_desc(const weft_tape *T, weft_desc *d);
 /* Frees a recording that was not handed to weft_replay. */

@@ -73,6 +73,7 @@ typedef struct config {
   double frames, dt, mem;  /* frames < 0: no limit */
   double budget, budget_ms; /* instructions counted (0: watched), or ms; budget < 0: off */
   double frame_ms;          /* --frame-budget: ms a frame's tasks may take; < 0: off; 0: default */
+  double runaway_ms;        /* --runaway: ms of script time before a kill; < 0: off; 0: default */
   int realtime, watch, dump, verify, list;
   const char *record, *replay; /* recording files */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
@@ -129,6 +130,17 @@ static const char *set_frame_budget(config *c, const char *v) {
              ? NULL
              : "milliseconds from 0.001 to 1e6 (as in 8ms), or off";
 }
+/* --runaway: off, or a time as 1s, 500ms or 0.25s. */
+static const char *set_runaway(config *c, const char *v) {
+  if (strcmp(v, "off") == 0) return c->runaway_ms = -1, NULL;
+  size_t n = strlen(v), unit = n > 2 && strcmp(v + n - 2, "ms") == 0 ? 2 : n > 1 && v[n - 1] == 's';
+  char num[64];
+  snprintf(num, sizeof num, "%.*s", (int)(n - unit), v);
+  if (!unit || !parse_num(num, &c->runaway_ms)) return "a time as in 1s or 500ms, or off";
+  if (unit == 1) c->runaway_ms *= 1000;
+  return c->runaway_ms >= 0.001 && c->runaway_ms <= 4e6 ? NULL
+                                                         : "from 0.001ms to 4000s (as in 1s), or off";
+}
 static const char *set_scripts(config *c, const char *v) { return c->d.scripts_root = v, NULL; }
 static const char *set_realtime(config *c, const char *v) { return (void)v, c->realtime = 1, NULL; }
 static const char *set_watch(config *c, const char *v) { return (void)v, c->watch = 1, NULL; }
@@ -161,6 +173,8 @@ static const option options[] = {
      set_budget},
     {"--frame-budget", "T", RUN, "per frame: the time all tasks may take (default 8ms), off",
      set_frame_budget},
+    {"--runaway", "T", RUN | TEST, "kill a stretch that runs T without waiting (default 1s), off",
+     set_runaway},
     {"--dump-tasks", NULL, RUN, "print weft.tasks() at exit", set_dump},
     {"--inline-jobs", NULL, RUN, "run jobs on the main thread at the next frame", set_inline},
     {"--record", "F", RUN, "record the run into file F (replay it with --replay F)", set_record},
@@ -262,7 +276,12 @@ static int run_frames(weft_state *W, weft_task task, const config *c) {
       next += dt;
       sleep_until(next);
     }
-    weft_step(W, dt);
+    int rc = weft_step(W, dt);
+    if (rc != WEFT_OK) { /* a recording's frame time out of range */
+      fprintf(stderr, "weft: frame %llu cannot run (dt %g): %s\n",
+              (unsigned long long)done_frames + 1, dt, weft_strerror(rc));
+      return 1;
+    }
     done_frames++;
     if (c->verify && weft_replay_check(W, NULL, 0)) return 1;
   }
@@ -286,8 +305,8 @@ static int start_debugger(weft_state *W, int port) {
   return 0;
 }
 
-/* --memory, --budget and --frame-budget into d: N instructions are counted, a time is
-   watched; without either, d keeps its kind (run watches, test counts). */
+/* --memory, --budget, --frame-budget and --runaway into d: N instructions are counted, a
+   time is watched; without either, d keeps its kind (run watches, test counts). */
 static void set_limits(const config *c, weft_desc *d) {
   d->memory_limit = (size_t)(c->mem * 1024 * 1024);
   d->instr_budget = c->budget < 0 ? WEFT_BUDGET_OFF : (uint32_t)c->budget;
@@ -295,6 +314,11 @@ static void set_limits(const config *c, weft_desc *d) {
   if (c->budget_ms > 0) d->time_budget_us = (uint32_t)(c->budget_ms * 1000 + 0.5);
   if (c->frame_ms < 0) d->frame_time_budget_us = WEFT_BUDGET_OFF;
   if (c->frame_ms > 0) d->frame_time_budget_us = (uint32_t)(c->frame_ms * 1000 + 0.5);
+  if (c->runaway_ms < 0) d->runaway_us = WEFT_BUDGET_OFF;
+  if (c->runaway_ms > 0) {
+    double us = c->runaway_ms * 1000 + 0.5;
+    d->runaway_us = us < 1 ? 1 : us >= 4e9 ? 4000000000u : (uint32_t)us;
+  }
 }
 
 /* A recording's meta as `weft run` writes it: the file, then the
@@ -321,6 +345,32 @@ static char **unpack_args(const char *meta, size_t n, int *count) {
   return v;
 }
 
+/* Error reports, printed as the library's default does; the last few
+   messages are remembered, so a main script whose failure went to a
+   weft.on_error handler instead still has it printed at the end. */
+#define SEEN_REPORTS 16
+static uint64_t seen_reports[SEEN_REPORTS];
+static unsigned nseen;
+
+static uint64_t text_hash(const char *s) { /* FNV-1a */
+  uint64_t h = 1469598103934665603u;
+  for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return h;
+}
+
+static void on_run_report(void *user, const char *msg, const char *trace) {
+  (void)user;
+  fprintf(stderr, "error: %s\n", trace ? trace : msg);
+  seen_reports[nseen++ % SEEN_REPORTS] = text_hash(msg);
+}
+
+static int reported(const char *msg) {
+  uint64_t h = text_hash(msg);
+  for (unsigned i = 0; i < SEEN_REPORTS && i < nseen; i++)
+    if (seen_reports[i] == h) return 1;
+  return 0;
+}
+
 /* Opens the state for `weft run`: recording, replaying (the recording's
    limits, file and arguments), or plainly. *args and *nargs are the file
    and the script's arguments (args[0] is the file): a replay sets them to
@@ -330,6 +380,7 @@ static weft_state *open_run(config *c, char ***args, int *nargs, char ***owned) 
   weft_desc d = c->d;
   mialloc_use(&d);
   set_limits(c, &d);
+  d.report = on_run_report;
   weft_tape *T = NULL;
   if (c->replay) {
     char err[512];
@@ -451,6 +502,8 @@ static int cmd_run(int argc, char **argv) {
   }
   if (rc == 1 && weft_task_result(W, task) == WEFT_CANCELLED)
     fprintf(stderr, "weft: %s was cancelled\n", file);
+  if (rc == 1 && weft_task_result(W, task) == WEFT_FAILED && !reported(weft_task_error(W, task)))
+    fprintf(stderr, "error: %s\n", weft_task_error(W, task)); /* a handler took its report */
   char diff[400];
   if (c.replay && weft_replay_check(W, diff, sizeof diff)) {
     fprintf(stderr, "weft: the replay differs from the recording at %s\n", diff);

@@ -15,7 +15,7 @@ DOCS_NEEDS  += $(BUILD)/weft-demo
 
 .PHONY: demo-run test-demo demo-art
 
-$(BUILD)/demo/%.o: demo/%.c
+$(BUILD)/demo/%.o: demo/%.c | $(LUA_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) $(DEMO_CFLAGS) -c $< -o $@
 

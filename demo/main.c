@@ -51,6 +51,7 @@ typedef struct options {
   const char *profile;         /* --profile OUT: a profile of the whole run, NULL: none */
   const char *beat;            /* --beat: run unseen up to this beat of it */
   uint32_t frame_us;           /* --frame-budget: weft_desc.frame_time_budget_us; 0: default */
+  uint32_t runaway_us;         /* --runaway: weft_desc.runaway_us; 0: default */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -126,6 +127,19 @@ static const char *set_frame_budget(options *o, const char *v) {
   return o->frame_us = (uint32_t)(ms * 1000 + 0.5), NULL;
 }
 
+/* --runaway: off, or a time as 1s or 500ms. */
+static const char *set_runaway(options *o, const char *v) {
+  if (strcmp(v, "off") == 0) return o->runaway_us = WEFT_BUDGET_OFF, NULL;
+  char *end;
+  errno = 0;
+  double t = strtod(v, &end), scale = 0;
+  if (end != v && strcmp(end, "ms") == 0) scale = 1e3;
+  if (end != v && strcmp(end, "s") == 0) scale = 1e6;
+  double us = t * scale + 0.5;
+  if (!scale || errno || !(us >= 1 && us < 4e9)) return "a time as in 1s or 500ms, or off";
+  return o->runaway_us = (uint32_t)us, NULL;
+}
+
 static const option table[] = {
     {"--headless", NULL, "no window: draw off-screen on a fixed 1/60 s step", set_headless},
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
@@ -144,6 +158,8 @@ static const option table[] = {
     {"--debug", "PORT", "serve a debugger (DAP) on 127.0.0.1:PORT; attach any time", set_debug},
     {"--frame-budget", "T", "the time all tasks may take a frame (default 8ms), or off",
      set_frame_budget},
+    {"--runaway", "T", "kill a script that runs T without waiting (default 1s), or off",
+     set_runaway},
     {"--profile", "OUT", "profile the run into OUT (Chrome trace) and OUT's .speedscope.json",
      set_profile},
 };
@@ -384,6 +400,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   d.report = on_report;
   d.user = g;
   d.frame_time_budget_us = o->frame_us;
+  d.runaway_us = o->runaway_us;
   d.logger = on_logger;
   d.logger_ud = g;
   if (T) weft_tape_desc(T, &d);

@@ -48,18 +48,22 @@ windows-build: $(WIN)/weft.exe $(WIN)/libweft.a $(WIN)/embed.exe $(WIN_CTEST)
 # ---- Debian's sources, cross-built once ----
 
 $(WIN)/src/.fetched:
-	sh mk/windows-src.sh $(WIN)/src $(WIN_PKGS)
+	sh mk/debian-src.sh $(WIN)/src $(WIN_PKGS)
 	@touch $@
 
-# Lua as Debian builds it (LUA_COMPAT_5_3), without the two programs.
-$(WIN)/deps/lib/liblua.a: $(WIN)/src/.fetched
-	@rm -rf $(WIN)/deps/lua && mkdir -p $(WIN)/deps/lua $(WIN)/deps/lib $(WIN)/deps/include
+# Lua as Debian builds it (LUA_COMPAT_5_3), without the two programs, with
+# weft's stop check (mk/lua.mk).
+$(WIN)/deps/lib/liblua.a: $(WIN)/src/.fetched mk/lua/edit.sh mk/lua/weft_luai.c mk/lua/weft_luai.h
+	@rm -rf $(WIN)/deps/lua && mkdir -p $(WIN)/deps/lua/src $(WIN)/deps/lib $(WIN)/deps/include
 	@echo "cross-building Lua from $$(ls -d $(WIN)/src/lua5.4-*/)"
-	@cd $(WIN)/deps/lua && ls ../../src/lua5.4-*/src/*.c | grep -v '/luac\?\.c$$' | \
-	  xargs -P 2 -n 4 $(WIN_CC) -O2 -DLUA_COMPAT_5_3 -c
+	@cp $(WIN)/src/lua5.4-*/src/*.[ch] $(WIN)/deps/lua/src/
+	@sh mk/lua/edit.sh $(WIN)/src/lua5.4-*/src/lvm.c $(WIN)/deps/lua/src/lvm.c
+	@cp mk/lua/weft_luai.c $(WIN)/deps/lua/src/
+	@cd $(WIN)/deps/lua && ls src/*.c | grep -v '/luac\?\.c$$' | \
+	  xargs -P 2 -n 4 $(WIN_CC) -O2 -DLUA_COMPAT_5_3 -iquote $(CURDIR)/mk/lua -c
 	$(WIN_AR) rcs $@ $(WIN)/deps/lua/*.o
-	cp $(WIN)/src/lua5.4-*/src/lua.h $(WIN)/src/lua5.4-*/src/luaconf.h $(WIN)/src/lua5.4-*/src/lualib.h \
-	  $(WIN)/src/lua5.4-*/src/lauxlib.h $(WIN)/deps/include/
+	cp $(WIN)/deps/lua/src/lua.h $(WIN)/deps/lua/src/luaconf.h $(WIN)/deps/lua/src/lualib.h \
+	  $(WIN)/deps/lua/src/lauxlib.h $(WIN)/deps/include/
 
 $(WIN)/deps/lib/libcjson.a: $(WIN)/src/.fetched
 	@mkdir -p $(WIN)/deps/lib $(WIN)/deps/include/cjson
@@ -87,7 +91,7 @@ $(WIN)/host/%.o: host/%.c
 # The embedded Lua parts are the native build's xxd output ($(BUILD)/gen).
 $(WIN)/bindings/%.o: bindings/%.c | $(WIN_DEPLIB) $(LUA_GEN)
 	@mkdir -p $(dir $@)
-	$(WIN_CC) $(WIN_CFLAGS) $(LIB_CFLAGS) -iquote $(BUILD)/gen $(WIN_INC) -c $< -o $@
+	$(WIN_CC) $(WIN_CFLAGS) $(LIB_CFLAGS) -iquote $(BUILD)/gen -iquote mk/lua $(WIN_INC) -c $< -o $@
 
 # The weft program, like an installed program, sees weft.h on the include path.
 $(WIN)/cli/%.o: cli/%.c | $(WIN_DEPLIB)

@@ -1062,10 +1062,11 @@ static void a_dependent_staged_after_a_rename_fails_naming_itself(void **state) 
   assert_lua(x, "require('lib.a').foo ~= nil and require('lib.a').bar == nil");
 }
 
-/* A module whose top level runs away (past max_overruns budgets of its
-   own: it cannot be preempted) fails at its own line, not the loader's,
-   and a later require loads it again (no "require loop" left behind),
-   once it is fixed too. A heavy one within those budgets loads. */
+/* A module whose top level runs away (past the runaway limit: it cannot
+   be preempted, so it runs on past its slices until then) fails at its
+   own line, not the loader's, and a later require loads it again (no
+   "require loop" left behind), once it is fixed too. A heavy one, many
+   slices long, loads. */
 static void runaway_module_is_killed_at_its_line_and_can_be_required_again(void **state) {
   rx *x = *state;
   write_mod(x, "lib/boot.lua", "local n = 0\nwhile true do n = n + 1 end\n");
@@ -1075,9 +1076,9 @@ static void runaway_module_is_killed_at_its_line_and_can_be_required_again(void 
   assert_contains(str(x, "persist('r').t.error"), "lib/boot.lua:2: module took too long to load");
   write_mod(x, "lib/boot.lua", "return {ok = true}\n");
   assert_lua(x, "require('lib.boot').ok == true");
-  /* about two budgets (default 1e6 instructions) of work at load time */
+  /* about ten budgets (default 1e6 instructions) of work at load time */
   write_mod(x, "lib/heavy.lua",
-            "local n = 0\nfor i = 1, 700000 do n = n + i end\nreturn {n = n}\n");
+            "local n = 0\nfor i = 1, 3500000 do n = n + i end\nreturn {n = n}\n");
   assert_lua(x, "require('lib.heavy').n > 0");
   weft_release(x->W, t);
 }

@@ -5,6 +5,8 @@
    handler is ever installed; a frame whose time is spent leaves the
    rest of its tasks for the next. Each runaway here runs until stopped,
    so what is asserted is that it is stopped and where, never how fast.
+   Most use a runaway limit of 50 ms of script time (RUNAWAY) so the
+   suite stays short; one runs to the default.
    Counted budgets stay what tests and recordings use. */
 #define _DEFAULT_SOURCE /* NSIG */
 #include <stdarg.h>
@@ -26,7 +28,9 @@
 #include "../bindings/weft.h"
 
 #define DT60 (1.0 / 60.0)
-#define MAX_FRAMES 2000 /* a stopped runaway ends in max_overruns frames */
+#define MAX_FRAMES 2000 /* a runaway is killed after desc.runaway_us: ~200 frames at most */
+#define RUNAWAY 50000   /* 50 ms of script time */
+#define NEVER 10000000  /* 10 s: work that must finish is never near it */
 
 #ifndef _WIN32 /* SIGURG and sigaction are POSIX's; Windows has neither */
 static volatile sig_atomic_t foreign; /* SIGURGs the embedder's handler got */
@@ -55,10 +59,10 @@ static int l_hookmask(lua_State *L) {
   return 1;
 }
 
-static weft_state *open_with(uint32_t time_us, uint32_t max_overruns) {
+static weft_state *open_with(uint32_t time_us, uint32_t runaway_us) {
   weft_desc d = {0};
   d.time_budget_us = time_us;
-  d.max_overruns = max_overruns;
+  d.runaway_us = runaway_us;
   d.report = on_report;
   d.log = quiet_log;
   weft_state *W = weft_open(&d);
@@ -154,7 +158,8 @@ static void a_runaway_task_is_killed_at_its_line_and_the_others_go_on(void **sta
   int frames = frames_until_done(W, t);
   expect_error(W, t, "watched.lua:3:");
   assert_true(strstr(last_report, "watched.lua:3:") != NULL);
-  assert_true(frames >= 3); /* preempted twice (max_overruns 3), killed at the third */
+  /* preempted at every slice (5 ms) until it has run a second: killed then */
+  assert_true(frames >= 3);
   assert_int_equal(num(W, "probe.ticks"), frames);
   assert_int_equal(weft_task_result(W, ticker), WEFT_RUNNING);
   weft_release(W, t);
@@ -164,7 +169,7 @@ static void a_runaway_task_is_killed_at_its_line_and_the_others_go_on(void **sta
 
 static void a_long_loop_is_preempted_and_finishes_frames_later(void **state) {
   (void)state;
-  weft_state *W = open_with(1000, 100000); /* 1 ms; never killed */
+  weft_state *W = open_with(1000, NEVER); /* 1 ms slices; never killed */
   /* 3e7 iterations are ~6e7 instructions: far over 1 ms on any machine */
   weft_task t = run(W, "local n = 0 for i = 1, 3e7 do n = n + 1 end probe.done = n\n");
   assert_int_equal(weft_task_result(W, t), WEFT_RUNNING);
@@ -178,7 +183,7 @@ static void a_long_loop_is_preempted_and_finishes_frames_later(void **state) {
 
 static void no_coroutine_pcall_or_c_call_hides_a_runaway(void **state) {
   (void)state;
-  weft_state *W = open_with(0, 0);
+  weft_state *W = open_with(0, RUNAWAY);
   weft_task a = run(W, "local c = coroutine.wrap(function()\n while true do end\nend)\nc()\n");
   weft_task b = run(W, "while true do\n pcall(function() while true do end end)\nend\n");
   weft_task c = run(W, "table.sort({3, 2, 1}, function(x, y)\n while true do end\nend)\n");
@@ -203,14 +208,14 @@ static void no_coroutine_pcall_or_c_call_hides_a_runaway(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
-/* A state with the given time budget, instruction budget, overruns and
-   frame time (0s: defaults). */
-static weft_state *open_full(uint32_t time_us, uint32_t instr, uint32_t max_overruns,
+/* A state with the given time budget, instruction budget, runaway limit
+   and frame time (0s: defaults). */
+static weft_state *open_full(uint32_t time_us, uint32_t instr, uint32_t runaway_us,
                              uint32_t frame_us) {
   weft_desc d = {0};
   d.time_budget_us = time_us;
   d.instr_budget = instr;
-  d.max_overruns = max_overruns;
+  d.runaway_us = runaway_us;
   d.frame_time_budget_us = frame_us;
   d.report = on_report;
   d.log = quiet_log;
@@ -239,7 +244,8 @@ static const char *str(weft_state *W, const char *expr, char *buf, size_t n) {
 
 /* Past its time a stretch is stopped at once, also where it loops on
    engine calls (the instruction budget, here 100,000,000, is no grace:
-   a loop given it would run some ten million times more). */
+   a loop given it would run some ten million times more). A runaway
+   limit of 1 us kills it at its first stop. */
 static void a_stop_is_prompt_in_a_loop_of_engine_calls(void **state) {
   (void)state;
   weft_state *W = open_full(1000, 100000000, 1, 0);
@@ -254,10 +260,10 @@ static void a_stop_is_prompt_in_a_loop_of_engine_calls(void **state) {
 }
 
 /* Slow engine work that is not a runaway (100,000 spawns, far over 1 ms)
-   is preempted and goes on next frame when overruns are allowed. */
+   is preempted and goes on next frame. */
 static void slow_engine_work_is_preempted_and_finishes_later(void **state) {
   (void)state;
-  weft_state *W = open_full(1000, 0, 100000, 0);
+  weft_state *W = open_full(1000, 0, NEVER, 0);
   weft_task t = run(W, "for i = 1, 100000 do spawn(function() end) end probe.done = 1\n");
   if (weft_task_result(W, t) == WEFT_RUNNING) frames_until_done(W, t);
   if (weft_task_result(W, t) != WEFT_DONE)
@@ -290,7 +296,7 @@ static int l_engine(lua_State *L) {
    yields once its own code can, and goes on next frame. */
 static void a_stop_inside_the_engines_call_back_preempts_not_kills(void **state) {
   (void)state;
-  weft_state *W = open_full(1000, 0, 3, 0);
+  weft_state *W = open_full(1000, 0, NEVER, 0);
   weft_push_api(W);
   lua_pushcfunction(weft_lua(W), l_engine);
   lua_setfield(weft_lua(W), -2, "engine");
@@ -312,7 +318,7 @@ static void a_stop_inside_the_engines_call_back_preempts_not_kills(void **state)
    times included, are in `make stress`). */
 static void eight_runaways_on_engine_calls_die_and_every_frame_goes_on(void **state) {
   (void)state;
-  weft_state *W = open_full(0, 0, 0, 0);
+  weft_state *W = open_full(0, 0, RUNAWAY, 0);
   weft_task ticker = run(W, "probe.ticks = 0 while true do wait() probe.ticks = probe.ticks + 1 end");
   weft_task r[8];
   for (int i = 0; i < 8; i++)
@@ -373,7 +379,7 @@ static void listeners_past_the_firing_stretchs_time_run_in_later_frames(void **s
    g:spawn, called from C) is named at the script's line. */
 static void a_kill_inside_weft_lua_names_the_scripts_line(void **state) {
   (void)state;
-  weft_state *W = open_with(0, 0);
+  weft_state *W = open_with(0, RUNAWAY);
   weft_task t = run(W, "wait()\nlocal g = group{}\n"
                        "while true do g:spawn(function() wait(1e9) end) end\n");
   frames_until_done(W, t);
@@ -447,7 +453,7 @@ static void no_signal_handler_is_installed_at_any_point(void **state) {
   (void)state;
   dispositions before;
   take_dispositions(&before);
-  weft_state *W = open_with(0, 0);
+  weft_state *W = open_with(0, RUNAWAY);
   expect_dispositions(&before, "at open");
   weft_task t = run(W, "wait()\nlocal n = 0\nwhile true do n = n + 1 end\n");
   for (int i = 0; i < MAX_FRAMES && weft_task_result(W, t) == WEFT_RUNNING; i++) {

@@ -22,4 +22,15 @@ function M.raises(line, fn, pat)
   return err
 end
 
+-- Waits until task t has ended (a runaway is killed only after it has run
+-- desc.runaway_us of script time: many frames of preemption) or `frames`
+-- frames have passed (default 2,000); returns its status.
+function M.ended(t, frames)
+  for _ = 1, frames or 2000 do
+    if t.status ~= "waiting" and t.status ~= "running" then break end
+    wait()
+  end
+  return t.status
+end
+
 return M

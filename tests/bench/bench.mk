@@ -38,7 +38,7 @@ $(BENCH_OUT)/weft-bench: tests/bench/bench.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
 
-# The floor links Lua alone: no weft code in it.
-$(BENCH_OUT)/bench-floor: tests/bench/floor.c
+# The floor links Lua alone (the same build of it): no weft code in it.
+$(BENCH_OUT)/bench-floor: tests/bench/floor.c $(LUA_OUT)/liblua.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(LUA_LIBS) -lm
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(LUA_OUT)/liblua.a -lm

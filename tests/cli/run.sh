@@ -61,11 +61,15 @@ start=$(date +%s%N)
 ms=$((($(date +%s%N) - start) / 1000000))
 check "--realtime paces frames to the wall clock: wait(0.3) takes 0.3 s ($ms ms)" "[ $ms -ge 290 ] && grep -q '^[0-9]*	0.3' '$dir/out'"
 
-printf 'local s = 0\nfor i = 1, 1e6 do s = s + i end\nprint(s)\n' > "$dir/long.lua"
+printf 'local s = 0\nfor i = 1, 1e6 do s = s + i end\nprint(s, frame())\n' > "$dir/long.lua"
 "$weft" run "$dir/long.lua" --budget 10000 > "$dir/out" 2> "$dir/err"
-check "--budget N: a stretch far over N instructions without a wait is killed at its line" "[ $? -eq 1 ] && grep -q 'long.lua:2: script ran too long without waiting' '$dir/err'"
+check "--budget N: a stretch far over N instructions is preempted every N and goes on to its end frames later" \
+  "[ $? -eq 0 ] && awk '\$1 == 500000500000 && \$2 > 100 { ok = 1 } END { exit !ok }' '$dir/out'"
 "$weft" run "$dir/long.lua" --budget 10000000 > "$dir/out" 2> "$dir/err"
-check "--budget N: the same stretch within N runs to the end" "[ $? -eq 0 ] && grep -q '^500000500000$' '$dir/out'"
+check "--budget N: the same stretch within N runs to the end in its first frame" "[ $? -eq 0 ] && grep -q '^500000500000	0$' '$dir/out'"
+"$weft" run "$dir/long.lua" --budget 10000 --runaway 5ms > "$dir/out" 2> "$dir/err"
+check "--runaway T: counted, a stretch past T x 200 instructions without a wait is killed at its line" \
+  "[ $? -eq 1 ] && grep -q 'long.lua:2: script ran too long without waiting' '$dir/err'"
 
 mkdir -p "$dir/root/lib"
 printf 'return {answer = 42}\n' > "$dir/root/lib/m.lua"
@@ -120,17 +124,19 @@ check "a case over its frame limit fails" "grep -q 'never ends: not finished aft
 
 mkdir -p "$dir/lim"
 cat > "$dir/lim/a_test.lua" <<'LUA'
-test("a stretch of 1e5 steps without a wait", function()
-  local t = spawn(function() local s = 0 for i = 1, 1e5 do s = s + i end return s end)
-  wait(0.1)
+test("a stretch of 1e6 steps without a wait", function()
+  local t = spawn(function() local s = 0 for i = 1, 1e6 do s = s + i end return s end)
+  while t.status == "waiting" do wait() end
   assert(t.status == "done", "the stretch " .. t.status .. ": " .. tostring(t.error))
 end)
 test("a table of 1e6 numbers", function() local t = {} for i = 1, 1e6 do t[i] = i if i % 1000 == 0 then wait() end end end)
 LUA
 "$weft" test "$dir/lim" > "$dir/out" 2> "$dir/err"
-check "weft test: the default limits hold a stretch of 1e5 steps and a table of 1e6 numbers" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^2 passed, 0 failed$'"
+check "weft test: the default limits hold a stretch of 1e6 steps and a table of 1e6 numbers" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^2 passed, 0 failed$'"
 "$weft" test "$dir/lim" --budget 10000 > "$dir/out" 2> "$dir/err"
-check "weft test --budget N: each case's resumes are held to N instructions" "[ $? -eq 1 ] && grep -q 'FAIL .*a_test.lua:1: .*ran too long without waiting' '$dir/out' && tail -1 '$dir/out' | grep -q '^1 passed, 1 failed$'"
+check "weft test --budget N: each case's resumes are preempted at N instructions and still pass" "[ $? -eq 0 ] && tail -1 '$dir/out' | grep -q '^2 passed, 0 failed$'"
+"$weft" test "$dir/lim" --runaway 1ms > "$dir/out" 2> "$dir/err"
+check "weft test --runaway T: a stretch past T (x 200 instructions) is killed" "[ $? -eq 1 ] && grep -q 'FAIL .*a_test.lua:1: .*ran too long without waiting' '$dir/out' && tail -1 '$dir/out' | grep -q '^1 passed, 1 failed$'"
 "$weft" test "$dir/lim" --memory 4 > "$dir/out" 2> "$dir/err"
 check "weft test --memory MB: each case's state is held to MB" "[ $? -eq 1 ] && grep -q 'FAIL .*a_test.lua:6: .*a_test.lua:6: not enough memory' '$dir/out' && tail -1 '$dir/out' | grep -q '^1 passed, 1 failed$'"
 "$weft" test "$dir/lim" --budget 2e10 > /dev/null 2> "$dir/err"
@@ -219,23 +225,26 @@ ms=$((($(date +%s%N) - start) / 1000000))
 check "a spawn bomb that fills the memory ends the run (--frames 10: exit 2; $ms ms)" "[ $rc -eq 2 ]"
 check "with one report per spawner, raised at its spawn" "[ \$(grep -c 'not enough memory' '$dir/err') -eq 2 ] && grep -q \"in function 'spawn'\" '$dir/err'"
 start=$(date +%s%N)
-timeout 60 "$weft" run "$dir/bomb.lua" --frames 10 --memory 64 > "$dir/out" 2> "$dir/err"
+timeout 60 "$weft" run "$dir/bomb.lua" --frames 2000 --memory 64 > "$dir/out" 2> "$dir/err"
 rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
-check "under the time budget the spawners are stopped first (exit 2; $ms ms), one report each" "[ $rc -eq 2 ] && [ \$(grep -c '^error: ' '$dir/err') -eq 2 ]"
+check "under the time budget the spawners are preempted, go on, and fail when the memory is full (exit 2; $ms ms), one report each" \
+  "[ $rc -eq 2 ] && [ \$(grep -c '^error: .*not enough memory' '$dir/err') -eq 2 ]"
 
-# Lua's parser runs no instruction, so a load of a huge chunk is read in
-# pieces and stops between two once its stretch is past its time.
-printf 'local f, err = load(string.rep("x = 1\\n", 3000000))\nprint(f == nil, err)\nprint(type(load(string.rep("x = 1\\n", 1000))))\n' > "$dir/bigload.lua"
+# Compiling counts toward a stretch's runaway limit and nothing else: a
+# load of an 18 MB chunk compiles whole and runs.
+printf 'local f, err = load(string.rep("x = 1\\n", 3000000) .. "return x")\nprint(f ~= nil, err, f and f())\nprint(type(load(string.rep("x = 1\\n", 1000))))\n' > "$dir/bigload.lua"
 "$weft" run "$dir/bigload.lua" > "$dir/out" 2> "$dir/err"
-check "load of an 18 MB chunk stops at its budget, naming the line, and the script goes on" \
-  "[ \$? -eq 0 ] && grep -q '^true	.*bigload.lua:1: script ran too long (load was still compiling its chunk)$' '$dir/out' && grep -q '^function$' '$dir/out'"
+check "load of an 18 MB chunk compiles whole, runs, and the script goes on" \
+  "[ \$? -eq 0 ] && grep -q '^true	nil	1$' '$dir/out' && grep -q '^function$' '$dir/out'"
 
-# A reader function that never ends runs a few instructions a piece while
-# the parser works: the load stops between two pieces all the same.
+# Lua's parser runs no instruction, so a load is read in pieces; a reader
+# function that never ends runs a few instructions a piece while the
+# parser works: the load stops between two pieces once the stretch is a
+# runaway.
 printf 'local piece = ("x = 1\\n"):rep(1000)\nprint(load(function() return piece end))\nprint("after")\n' > "$dir/reader.lua"
 timeout 20 "$weft" run "$dir/reader.lua" > "$dir/out" 2> "$dir/err"
-check "load from a reader that never ends stops at its budget, naming the line, and the script goes on" \
+check "load from a reader that never ends stops at the runaway limit, naming the line, and the script goes on" \
   "[ \$? -eq 0 ] && grep -q '^nil	.*reader.lua:2: script ran too long (load was still compiling its chunk)$' '$dir/out' && grep -q '^after$' '$dir/out'"
 
 # Every task's script time: a heavy listener is named once, at the top by cost.
@@ -285,6 +294,44 @@ check "a group's time adds up its tasks', ended ones too, and its inner groups' 
 "$weft" run tests/profile/heavy.lua --profile "$dir/prof.json" > "$dir/out" 2> "$dir/err"
 check "--profile writes a Chrome trace and a speedscope file" \
   "[ $? -eq 0 ] && grep -q '\"traceEvents\"' '$dir/prof.json' && grep -q 'speedscope' '$dir/prof.speedscope.json'"
+
+# ---- a script does the same thing on every machine: preemption changes
+# when work lands, never what it computes; only a runaway dies ----
+
+awk 'BEGIN { print "local rows = {"; for (i = 0; i < 50000; i++)
+  printf "  {id = %d, name = \"row%d\", x = %d.5, tags = {\"a\", \"b\"}, note = \"some text for row %d\"},\n", i, i, i, i
+  print "}"; print "print(#rows, rows[50000].name)" }' > "$dir/data.lua"
+"$weft" run "$dir/data.lua" > "$dir/out" 2> "$dir/err"
+check "a main script of $(($(wc -c < "$dir/data.lua") / 1048576)) MB of data compiles whole and runs, with default flags" \
+  "[ \$? -eq 0 ] && grep -q '^50000	row49999$' '$dir/out'"
+
+printf 'local g = group{}\nfor i = 1, 100000 do g:spawn(function() while true do wait(0.25) end end) end\nprint("spawned", #g:tasks(), frame())\nwait(1)\nprint("done")\n' > "$dir/setup.lua"
+"$weft" run "$dir/setup.lua" > "$dir/out" 2> "$dir/err"
+check "a setup loop of 100,000 spawns runs to its end, with default flags" \
+  "[ \$? -eq 0 ] && grep -q '^spawned	100000	' '$dir/out' && grep -q '^done$' '$dir/out'"
+
+printf 'local t = {}\nfor k = 1, 1e9 do\n  for j = 1, 2000 do t[#t + 1] = string.rep("x", 4096) .. j .. k end\n  wait()\nend\n' > "$dir/hog.lua"
+"$weft" run "$dir/hog.lua" --memory 64 > "$dir/out" 2> "$dir/err"
+check "an allocation loop ends at its memory limit, not its time: 'not enough memory' at its line" \
+  "[ \$? -eq 1 ] && grep -q 'hog.lua:3: not enough memory' '$dir/err' && ! grep -q 'too long' '$dir/err'"
+
+printf 'weft.on_error(function(e) end)\nwait()\nerror("main broke")\n' > "$dir/handled.lua"
+"$weft" run "$dir/handled.lua" > "$dir/out" 2> "$dir/err"
+check "a main script's failure is printed even when a weft.on_error handler took its report" \
+  "[ \$? -eq 1 ] && grep -q 'handled.lua:3: main broke' '$dir/err'"
+
+# The kill comes after desc.runaway_us of the stretch's own script time
+# (processor time): the time at the kill, as os.clock reads it in the
+# handler, grows with the limit. Ratios only: no wall-clock threshold.
+printf 'weft.on_error(function() print(os.clock()) end)\nprint(os.clock())\npcall(wait, spawn(function() while true do end end))\n' > "$dir/runaway.lua"
+"$weft" run "$dir/runaway.lua" --runaway 100ms > "$dir/out100" 2> "$dir/err"
+rc100=$?
+"$weft" run "$dir/runaway.lua" > "$dir/out1000" 2> "$dir/err"
+rc1000=$?
+r=$(awk 'FNR == 1 { t0 = $1 } FNR == 2 { t[++n] = $1 - t0 } END { if (n == 2 && t[1] > 0) printf "%.1f", t[2] / t[1]; else print 0 }' \
+  "$dir/out100" "$dir/out1000")
+check "a runaway is killed after its limit of script time: the default (1 s) takes $r times --runaway 100ms" \
+  "[ $rc100 -eq 0 ] && [ $rc1000 -eq 0 ] && awk 'BEGIN { exit !($r >= 6 && $r <= 14) }'"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

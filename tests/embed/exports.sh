@@ -1,7 +1,8 @@
 #!/bin/sh
 # The shared library's boundary: it exports the functions the installed
-# headers declare and nothing else, and it reaches for no process-wide
-# facility (no dlopen, no signal handler).
+# headers declare and nothing else (weft's, and the Lua API of the Lua it
+# carries: lua.h, lauxlib.h and lualib.h as installed beside weft.h), and
+# it reaches for no process-wide facility (no dlopen, no signal handler).
 # Usage: tests/embed/exports.sh BUILD_DIR
 set -u
 B=$1
@@ -21,8 +22,13 @@ check() { # name, then a command that succeeds when the check holds
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 nm -D --defined-only "$B/libweft.so" | awk '$2 ~ /[TDBR]/ {print $3}' | sort -u >"$tmp/exported"
-grep -ho 'weft_[a-z0-9_]*(' bindings/weft.h host/weft_base.h | tr -d '(' | sort -u >"$tmp/declared"
-check "libweft.so exports every function weft.h and weft_base.h declare" \
+grep -ho 'weft_[a-z0-9_]*(' bindings/weft.h host/weft_base.h | tr -d '(' >"$tmp/weft"
+# Lua's: each LUA_API / LUALIB_API / LUAMOD_API line names its function
+# (in parentheses), and lua.h declares lua_ident.
+{ grep -h '^LUA\(LIB\|MOD\)\?_API' "$B"/lua/include/*.h | grep -o '\(lua\|luaL\|luaopen\)_[a-zA-Z0-9_]*[][()]' |
+    tr -d '()[]'; grep -ho 'lua_ident' "$B/lua/include/lua.h"; } >"$tmp/lua"
+sort -u "$tmp/weft" "$tmp/lua" >"$tmp/declared"
+check "libweft.so exports every function weft.h, weft_base.h and Lua's headers declare" \
   sh -c "comm -13 '$tmp/exported' '$tmp/declared' | grep -q . && exit 1 || exit 0"
 check "libweft.so exports nothing else" \
   sh -c "comm -23 '$tmp/exported' '$tmp/declared' | grep -q . && exit 1 || exit 0"

@@ -6,6 +6,7 @@ local function join(t, sep) return table.concat(t, sep or ",") end
 local here = require("lib.expect").here
 
 local expect_error = require("lib.expect").raises
+local ended = require("lib.expect").ended
 
 local function silence()
   local got = {}
@@ -389,8 +390,7 @@ test("a runaway loop is killed with an error at its line; others keep running", 
   local other = spawn(function() for _ = 1, 10 do n = n + 1; wait() end end)
   local line
   line = here(); local t = spawn(function() while true do end end)
-  wait(0.5)
-  assert(t.status == "failed", "runaway task " .. t.status)
+  assert(ended(t) == "failed", "runaway task " .. t.status)
   assert(#got == 1, "reported " .. #got .. " times")
   assert(tostring(got[1].err):match("errors_test%.lua:" .. line .. ":"),
     "error does not name line " .. line .. ": " .. tostring(got[1].err))
@@ -402,37 +402,34 @@ test("pcall does not swallow the kill of a runaway loop", function()
   local t = spawn(function()
     while true do pcall(function() while true do end end) end
   end)
-  wait(0.5)
-  assert(t.status == "failed", "runaway task " .. t.status)
+  assert(ended(t) == "failed", "runaway task " .. t.status)
 end)
 
 test("a task started after a runaway was killed is still held to the budget", function()
   local got = silence()
   local t1 = spawn(function() while true do end end)
-  wait(0.5)
-  assert(t1.status == "failed", "first runaway " .. t1.status)
+  assert(ended(t1) == "failed", "first runaway " .. t1.status)
   -- The next spawn may get the killed task's thread back: it must come
-  -- with its budget (a loop of 3e7 steps is far over three budgets).
-  local t2 = spawn(function() for _ = 1, 3e7 do end return "finished" end)
-  wait(0.5)
-  assert(t2.status == "failed", "second runaway " .. t2.status)
+  -- with its budget (a loop of 1e9 steps is far over the runaway limit).
+  local t2 = spawn(function() for _ = 1, 1e9 do end return "finished" end)
+  assert(ended(t2) == "failed", "second runaway " .. t2.status)
   assert(tostring(t2.error):match("too long"), tostring(t2.error))
   assert(#got == 2, "reported " .. #got .. " times")
 end)
 
 test("a task whose children fail in a loop is still held to the budget", function()
   local got = silence() -- the handler runs for every failure, on a thread of its own
-  -- A child fails every ~1,000 instructions, far more often than a budget
+  -- A child fails every ~10,000 instructions, far more often than a budget
   -- (1e6) runs out: were a failure's report to reset the budget, the task
-  -- would never be stopped and would finish its 10,000 rounds (1e7
-  -- instructions, over three budgets) instead.
+  -- would never be stopped and would finish its 100,000 rounds (1e9
+  -- instructions, far over the runaway limit) instead.
   local t = spawn(function()
-    for _ = 1, 10000 do
+    for _ = 1, 100000 do
       spawn(function() error("x") end)
-      for _ = 1, 1000 do end
+      for _ = 1, 10000 do end
     end
   end)
-  wait(0.5)
+  ended(t)
   assert(t.status == "failed" and tostring(t.error):match("too long"), t.status .. " " .. tostring(t.error))
   assert(#got > 1000, "only " .. #got .. " children failed before the task was stopped")
 end)

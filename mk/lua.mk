@@ -1,0 +1,57 @@
+# Lua 5.4 as weft links it (included by the top Makefile): Debian's own
+# source package (apt-get source lua5.4, fetched once into build/src),
+# compiled as Debian compiles it (LUA_COMPAT_5_3) with one change of
+# weft's: the VM's stop check (mk/lua/weft_luai.h, mk/lua/edit.sh), so a
+# watchdog stops a runaway script without touching the Lua state from
+# its thread. libweft.a and libweft.so carry these objects; programs and
+# embedders get Lua's API from them, with the headers installed beside
+# weft.h. Lua's internal headers (for saving a running world) are in
+# $(LUA_OUT)/src.
+
+LUA_SRC_DIR := build/src
+LUA_OUT      = $(BUILD)/lua
+LUA_CORE    := lapi lcode lctype ldebug ldo ldump lfunc lgc llex lmem lobject lopcodes lparser \
+               lstate lstring ltable ltm lundump lvm lzio lauxlib lbaselib lcorolib ldblib liolib \
+               lmathlib loadlib loslib lstrlib ltablib lutf8lib linit
+LUA_HEADERS := lua.h luaconf.h lualib.h lauxlib.h
+# Sanitizer builds instrument Lua too (SAN_CFLAGS: the Makefile's).
+LUA_BUILD_CFLAGS = -std=gnu11 -g $(OPT) -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote mk/lua $(SAN_CFLAGS)
+LUA_OBJ      = $(LUA_CORE:%=$(LUA_OUT)/obj/%.o) $(LUA_OUT)/obj/weft_luai.o
+LUA_PIC_OBJ  = $(LUA_CORE:%=$(LUA_OUT)/pic/%.o) $(LUA_OUT)/pic/weft_luai.o
+LUA_HDR      = $(LUA_OUT)/include/.done
+
+DEPS += cmd:dpkg-source:dpkg-dev
+
+$(LUA_SRC_DIR)/.fetched:
+	@echo "fetching Debian's Lua 5.4 source (apt-get source lua5.4) into $(LUA_SRC_DIR)"
+	@sh mk/debian-src.sh $(LUA_SRC_DIR) lua5.4
+	@touch $@
+
+# Debian's files, lvm.c with the stop check.
+$(LUA_OUT)/src/.done: $(LUA_SRC_DIR)/.fetched mk/lua/edit.sh
+	@rm -rf $(LUA_OUT)/src && mkdir -p $(LUA_OUT)/src
+	@cp $(LUA_SRC_DIR)/lua5.4-*/src/*.[ch] $(LUA_OUT)/src/
+	@sh mk/lua/edit.sh $(LUA_SRC_DIR)/lua5.4-*/src/lvm.c $(LUA_OUT)/src/lvm.c
+	@touch $@
+
+$(LUA_HDR): $(LUA_OUT)/src/.done
+	@mkdir -p $(dir $@)
+	@cp $(LUA_HEADERS:%=$(LUA_OUT)/src/%) $(dir $@)
+	@touch $@
+
+$(LUA_OUT)/obj/weft_luai.o $(LUA_OUT)/pic/weft_luai.o: mk/lua/weft_luai.c mk/lua/weft_luai.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LUA_BUILD_CFLAGS) $(if $(findstring /pic/,$@),-fPIC) -c $< -o $@
+
+$(LUA_OUT)/obj/%.o: $(LUA_OUT)/src/.done mk/lua/weft_luai.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LUA_BUILD_CFLAGS) -c $(LUA_OUT)/src/$*.c -o $@
+
+$(LUA_OUT)/pic/%.o: $(LUA_OUT)/src/.done mk/lua/weft_luai.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LUA_BUILD_CFLAGS) -fPIC -c $(LUA_OUT)/src/$*.c -o $@
+
+# Lua alone (the benchmark floor links it, with no weft code).
+$(LUA_OUT)/liblua.a: $(LUA_OBJ)
+	@rm -f $@
+	ar rcs $@ $^

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Writes OUT, Lua's lvm.c (IN) with weft's stop check (weft_luai.h): the
+# VM re-reads its trap at every jump (updatetrap) and at every call
+# (startfunc); both also ask luai_stopcheck. Fails unless each edit took.
+# Usage: edit.sh IN OUT
+set -e
+in=$1
+out=$2
+sed -e 's|^#include "lvm.h"$|&\n#include "weft_luai.h"|' \
+    -e 's|^#define updatetrap(ci)  (trap = ci->u.l.trap)$|#define updatetrap(ci)  (trap = ci->u.l.trap \| luai_stopcheck(L))|' \
+    -e 's|^  trap = L->hookmask;$|  trap = L->hookmask \| luai_stopcheck(L);|' "$in" > "$out.tmp"
+n=$(grep -c 'weft_luai.h\|luai_stopcheck(L)' "$out.tmp")
+if [ "$n" != 3 ]; then
+  echo "$in: the Lua source is not the one weft's stop check was written for ($n of 3 edits took)" >&2
+  rm -f "$out.tmp"
+  exit 1
+fi
+mv "$out.tmp" "$out"

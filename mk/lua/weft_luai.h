@@ -1,0 +1,42 @@
+/* weft's part of its Lua build (mk/lua.mk): the stop check Lua's VM makes
+   at every jump and every call. lvm.c is compiled from Debian's source
+   with two lines edited to call luai_stopcheck (mk/lua/edit.sh), and this
+   header included.
+
+   A watchdog thread never touches a Lua state: it raises a flag of its
+   own state and counts it here. While the count is zero the check is one
+   relaxed load of a global and a branch not taken; otherwise the running
+   thread asks weft (weft__lua_stop) whether the stop is its state's, and
+   if so arms its own count hook, on its own thread, at an instruction
+   boundary, as lua.c's Ctrl-C handler does from a signal handler. */
+#ifndef WEFT_LUAI_H
+#define WEFT_LUAI_H
+
+#include <stdatomic.h>
+
+struct lua_State;
+
+#if defined(__GNUC__) && defined(__ELF__)
+#define WEFT_LUAI_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define WEFT_LUAI_HIDDEN
+#endif
+
+/* States with a stop pending, process-wide (weft__lua_stop_raise). */
+extern WEFT_LUAI_HIDDEN _Atomic unsigned weft__lua_stops;
+/* What the running thread does when the count is not zero: weft's
+   handler if one is set (it returns 1 when it armed L's hook), else 0. */
+WEFT_LUAI_HIDDEN int weft__lua_stop(struct lua_State *L);
+/* Sets the handler (weft_open); the same function from every state. */
+WEFT_LUAI_HIDDEN void weft__lua_stop_handler(int (*fn)(struct lua_State *L));
+
+#if defined(__GNUC__)
+#define luai_stopcheck(L)                                                                          \
+  (__builtin_expect(atomic_load_explicit(&weft__lua_stops, memory_order_relaxed) != 0, 0) &&        \
+   weft__lua_stop(L))
+#else
+#define luai_stopcheck(L)                                                                          \
+  (atomic_load_explicit(&weft__lua_stops, memory_order_relaxed) != 0 && weft__lua_stop(L))
+#endif
+
+#endif
