@@ -67,7 +67,7 @@ include demo/demo.mk
 include tests/bench/bench.mk
 -include mk/windows.mk
 
-.PHONY: stress all weft deps install uninstall check test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan bench fuzz fuzz-tape clean help
+.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -77,6 +77,7 @@ help:
 	@echo "make             check the Debian packages, build build/weft and build/libweft.a"
 	@echo "make run         build and start the demo game in a window, hot reload on"
 	@echo "make check       the edit loop: test-layout, test-c, test-lua and test-cli"
+	@echo "make check-load  make check 5 times in a row with a process burning every core beside it"
 	@echo "make test        every suite: test-layout, test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-profile, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
@@ -216,6 +217,11 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a | $(LUA_HDR)
 # With -j, each suite's output is printed whole when it ends.
 check: deps
 	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli
+
+# Anything that depends on time, tried with every core busy (tests/load.sh).
+check-load: deps
+	@$(MAKE) --no-print-directory $(CTEST_BIN) $(BUILD)/weft
+	@sh tests/load.sh 5 $(MAKE) --no-print-directory check
 
 test: deps
 	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli test-conformance \

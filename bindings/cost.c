@@ -3,6 +3,7 @@
    task that takes more than the threshold in one frame, naming who it is
    and where it was spawned. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cost.h"
@@ -99,11 +100,14 @@ void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
   weft_cost_rec *r = rec_of(W, id, 1);
   if (!r) return;
   add(W, r, us);
-  /* Counted, the clock is too coarse to tell one frame's 4 ms: no warning. */
+  /* Counted, the clock is too coarse to tell one frame's 4 ms: no warning.
+     Nor for a stretch the budget preempted: a long piece of work (a
+     set-up loop, a big load) goes on a slice a frame by design; what
+     warns is a task that costs that much between two of its own waits. */
+  ltask *lt = weft_task_udata(W->S, id);
   if (W->cost.slow_us && W->watching && r->frame_us > W->cost.slow_us && !r->warned &&
-      W->cost.nslow < 8) {
+      W->cost.nslow < 8 && !(lt && lt->b.preempted)) {
     r->warned = 1;
-    ltask *lt = weft_task_udata(W->S, id);
     W->cost.slow_site[W->cost.nslow] = lt ? lt->site : 0;
     W->cost.slow_frame[W->cost.nslow] = r->frame;
     W->cost.slow[W->cost.nslow++] = id;
@@ -135,15 +139,24 @@ static void wake_watchdog(weft_state *W) {
 
 
 
+/* Each slow task once: who it is, and the line it waits at now (the end
+   of the frame's work), which the logger gets as the file and line. */
 static void warn(weft_state *W) {
   for (int i = 0; i < W->cost.nslow; i++) {
-    weft_cost_rec *r = rec_of(W, W->cost.slow[i], 0);
+    weft_id id = W->cost.slow[i];
+    weft_cost_rec *r = rec_of(W, id, 0);
     if (!r || r->frame != W->cost.slow_frame[i]) continue; /* it ended, or a frame's gone by */
-    char label[300];
-    if (!weft_task_label(W, W->L, W->cost.slow[i], label, sizeof label) && W->cost.slow_site[i])
+    char label[300], where[256] = "", msg[640];
+    if (!weft_task_label(W, W->L, id, label, sizeof label) && W->cost.slow_site[i])
       snprintf(label, sizeof label, "a task spawned at %s", weft_site_where(W->sites, W->cost.slow_site[i]));
-    weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_SLOW_TASK, "%s: %.1f ms this frame", label,
-              r->frame_us / 1000.0);
+    ltask *lt = weft_task_udata(W->S, id);
+    if (lt && lt->co) weft_where_suspended(lt->co, where, sizeof where);
+    char *colon = strrchr(where, ':');
+    uint32_t line = colon ? (uint32_t)strtoul(colon + 1, NULL, 10) : 0;
+    snprintf(msg, sizeof msg, "%s%s%s: %.1f ms of script time in one frame", label,
+             *where ? ", waiting at " : "", where, r->frame_us / 1000.0);
+    if (colon) *colon = 0;
+    weft_log_at(W, WEFT_LOG_WARN, WEFT_LOG_SLOW_TASK, msg, *where ? where : NULL, line);
   }
   W->cost.nslow = 0;
 }

@@ -218,7 +218,9 @@ static void test_group_cost_read_from_c(void **state) {
                             "    while os.clock() < e do end end)\n"
                             "  wait()\n"
                             "end");
-  steps(W, 42);
+  /* 42 frames on an idle machine; the frame's time (wall clock) holds
+     tasks over to later frames on a busy one: when, never what */
+  for (int i = 0; i < 4000 && weft_task_result(W, t) == WEFT_RUNNING; i++) steps(W, 1);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   weft_task_cost c1, c2, c0;
   assert_int_equal(weft_get_group_cost(W, one, &c1), WEFT_OK);
@@ -238,6 +240,72 @@ static void test_group_cost_read_from_c(void **state) {
   assert_true(c2.worst_ms >= 2.0);
   weft_group_drop(W, ai);
   assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* What the logger hears: SLOW_TASK lines with their file and line. */
+typedef struct heard {
+  int slow;
+  char msg[512], file[64];
+  uint32_t line;
+} heard;
+
+static void on_logger(void *user, const char *tag, uint32_t level, uint32_t id, const char *msg,
+                      const char *file, uint32_t line) {
+  heard *h = user;
+  (void)tag;
+  (void)level;
+  if (id != WEFT_LOG_SLOW_TASK) return;
+  h->slow++;
+  snprintf(h->msg, sizeof h->msg, "%s", msg);
+  snprintf(h->file, sizeof h->file, "%s", file ? file : "");
+  h->line = line;
+}
+
+static weft_state *open_heard(heard *h, uint32_t slice_us) {
+  weft_desc d = {0};
+  d.logger = on_logger;
+  d.logger_ud = h;
+  d.slow_task_us = 2000;
+  d.time_budget_us = slice_us;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  return W;
+}
+
+static void run_to_end(weft_state *W, weft_task t) {
+  for (int i = 0; i < 4000 && weft_task_result(W, t) == WEFT_RUNNING; i++) steps(W, 1);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  weft_release(W, t);
+}
+
+/* A task that takes more than desc.slow_task_us of script time between
+   two of its waits is named once, with the line it waits at (the
+   logger's file and line); a long stretch the budget preempts (a set-up
+   loop) goes a slice a frame by design and is not. Processor time
+   (os.clock) and a wide margin: a busy machine changes nothing. */
+static void test_slow_task_is_named_once_at_its_line_and_a_setup_loop_never(void **state) {
+  (void)state;
+  heard h = {0};
+  weft_state *W = open_heard(&h, 200000); /* 200 ms slices: never preempted here */
+  lua_pushnil(weft_lua(W));
+  weft_task t = run_with(W, "for i = 1, 5 do local e = os.clock() + 0.02 while os.clock() < e do end\n"
+                            "  wait()\n"
+                            "end");
+  run_to_end(W, t);
+  assert_int_equal(h.slow, 1);
+  assert_string_equal(h.file, "t");
+  assert_int_equal(h.line, 2);
+  assert_non_null(strstr(h.msg, "waiting at t:2"));
+  assert_int_equal(weft_close(W), 0);
+
+  heard h2 = {0};
+  W = open_heard(&h2, 1000); /* 1 ms slices: preempted every frame */
+  lua_pushnil(weft_lua(W));
+  t = run_with(W, "local e = os.clock() + 0.05 while os.clock() < e do end\n"
+                  "for i = 1, 3 do wait() end");
+  run_to_end(W, t);
+  assert_int_equal(h2.slow, 0);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -371,6 +439,7 @@ int main(void) {
       cmocka_unit_test(test_channel_fed_from_c),
       cmocka_unit_test(test_group_made_and_driven_from_c),
       cmocka_unit_test(test_group_cost_read_from_c),
+      cmocka_unit_test(test_slow_task_is_named_once_at_its_line_and_a_setup_loop_never),
       cmocka_unit_test(test_task_results_read_from_c),
       cmocka_unit_test(test_call_runs_a_script_function_under_the_budget),
       cmocka_unit_test(test_jobs_run_on_the_engines_job_system),
