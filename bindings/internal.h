@@ -118,6 +118,7 @@ struct weft_state {
   uint32_t errors;   /* reports made */
   char warnbuf[512]; /* a Lua warning being assembled */
   int warn_ready;    /* ...and complete, to report after the frame */
+  int warn_on;       /* a script's warn() is shown: "@on" / "@off", off at first (lua.c) */
   char errbuf[512];  /* the message of the last failed C call */
   const char *load_why; /* why the default loader read nothing (static text) */
 };

@@ -51,6 +51,18 @@ void weft_log_print(weft_state *W, const char *line, size_t len) {
   }
 }
 
+void weft_log_warning(weft_state *W, const char *msg, size_t len, const char *file, uint32_t line) {
+  const weft_desc *d = &W->desc;
+  if (d->logger) {
+    d->logger(d->logger_ud, "weft", WEFT_LOG_WARN, WEFT_LOG_WARNING, msg, file, line);
+    return;
+  }
+  fputs("Lua warning: ", stderr);
+  fwrite(msg, 1, len, stderr);
+  fputc('\n', stderr);
+  fflush(stderr);
+}
+
 void weft_log_report(weft_state *W, const char *msg, const char *trace) {
   const weft_desc *d = &W->desc;
   if (d->report) {

@@ -23,6 +23,11 @@ void weft_log_at(weft_state *W, uint32_t level, uint32_t id, const char *msg, co
 /* A `print` line (len bytes, may hold zeros): desc.log, else the logger,
    else stdout. */
 void weft_log_print(weft_state *W, const char *line, size_t len);
+/* A script's warn() message (len bytes, msg[len] is 0) from file:line
+   (file may be NULL): the logger at level WARN (WEFT_LOG_WARNING), where
+   weft's own warnings go, else stderr as lua.c writes a warning ("Lua
+   warning: msg"). */
+void weft_log_warning(weft_state *W, const char *msg, size_t len, const char *file, uint32_t line);
 /* An error report nobody handled: desc.report, else the logger (the
    message and trace as one text), else stderr. */
 void weft_log_report(weft_state *W, const char *msg, const char *trace);

@@ -20,6 +20,7 @@
 #include "watchdog.h"
 #include "finalize.h"
 #include "load.h"
+#include "log.h"
 #include "patterns.h"
 #include "scriptio.h"
 #include "tape.h"
@@ -204,6 +205,37 @@ static int l_print(lua_State *L) {
   size_t len;
   const char *s = lua_tolstring(L, -1, &len);
   weft_io_print(L, s, len);
+  return 0;
+}
+
+/* ---- warn ---- */
+
+/* warn(msg1, ...) as Lua's with lua.c's warning function: warnings are
+   off until warn("@on"); a message of one piece that starts with '@' is
+   a control ("@on", "@off", others ignored), never shown; the pieces
+   are one message. Shown where weft's own warnings go (log.h's
+   weft_log_warning), with the caller's file:line. The switch is the
+   state's, as lua.c's is. */
+static int l_warn(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_checkstring(L, 1); /* at least one piece, every piece a string */
+  for (int i = 2; i <= n; i++) luaL_checkstring(L, i);
+  weft_state *W = weft_get(L);
+  const char *first = lua_tostring(L, 1);
+  if (n == 1 && first[0] == '@') {
+    if (strcmp(first + 1, "on") == 0) W->warn_on = 1;
+    if (strcmp(first + 1, "off") == 0) W->warn_on = 0;
+    return 0;
+  }
+  if (!W->warn_on) return 0;
+  lua_concat(L, n);
+  size_t len;
+  const char *msg = lua_tolstring(L, -1, &len);
+  lua_Debug ar;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0)
+    weft_log_warning(W, msg, len, ar.short_src, (uint32_t)ar.currentline);
+  else
+    weft_log_warning(W, msg, len, NULL, 0);
   return 0;
 }
 
@@ -692,6 +724,8 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_print);
   lua_setfield(L, api, "print");
+  lua_pushcfunction(L, l_warn);
+  lua_setfield(L, api, "warn");
   lua_pushcfunction(L, l_xpcall);
   lua_setfield(L, api, "xpcall");
   /* No string.dump (it makes binary chunks); the pattern functions are

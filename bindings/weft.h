@@ -72,7 +72,8 @@ enum { WEFT_LOG_PANIC = 0, WEFT_LOG_ERROR = 1, WEFT_LOG_WARN = 2, WEFT_LOG_INFO 
   X(SCRIPT_SKIPPED, "a file under the scripts root is not a regular file or too large")           \
   X(WATCH_FAILED, "the scripts root cannot be watched")                                           \
   X(DEBUG, "the debugger's transport: a client came, went or misbehaved")                         \
-  X(SLOW_TASK, "a task took more script time in one frame than desc.slow_task_us (once a task)")
+  X(SLOW_TASK, "a task took more script time in one frame than desc.slow_task_us (once a task)")  \
+  X(WARNING, "a script's warn(), once warnings are on: the message, its pieces joined")
 
 enum {
 #define WEFT_LOG_ENUM(name, what) WEFT_LOG_##name,

@@ -154,13 +154,13 @@ typedef struct logbook {
   char text[8192]; /* "level id msg\n" lines */
   size_t len;
   int by_id[16];
+  char where[64]; /* the last message's file:line, when it named one */
 } logbook;
 
 static void on_log(void *user, const char *tag, uint32_t level, uint32_t id, const char *msg,
                    const char *where, uint32_t line) {
   logbook *b = user;
-  (void)where;
-  (void)line;
+  if (where) snprintf(b->where, sizeof b->where, "%s:%u", where, (unsigned)line);
   assert_string_equal(tag, "weft");
   if (id < 16) b->by_id[id]++;
   int n = snprintf(b->text + b->len, sizeof b->text - b->len, "%u %u %s\n", level, id, msg);
@@ -270,6 +270,34 @@ static void test_loader_misses_and_syntax_errors_name_the_script(void **state) {
   assert_int_equal(a.bad, 0);
 }
 
+/* A script's warn() goes where weft's own warnings go: the logger, level
+   WARN, with the script's file:line; off until "@on", as in lua.c, and
+   "@"-messages are controls, never shown. */
+static void test_warn_reaches_the_logger_once_on(void **state) {
+  (void)state;
+  ledger a = {.fail_after = -1};
+  loader ld = {.a = &a};
+  logbook b = {0};
+  weft_desc d = engine_desc(&a, &ld, &b);
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  static const char src[] = "warn('hidden')\nwarn('@on')\nwarn('low ', 'fuel: ', 3)\n"
+                            "warn('@other')\nwarn('@off')\nwarn('gone')\n";
+  weft_task t;
+  assert_int_equal(weft_run_string(W, "=ship", src, sizeof src - 1, &t, NULL), WEFT_OK);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  weft_release(W, t);
+  assert_int_equal(b.by_id[WEFT_LOG_WARNING], 1);
+  assert_non_null(strstr(b.text, "2 9 low fuel: 3\n"));
+  assert_int_equal(WEFT_LOG_WARNING, 9);
+  assert_string_equal(b.where, "ship:3");
+  assert_null(strstr(b.text, "hidden"));
+  assert_null(strstr(b.text, "gone"));
+  assert_null(strstr(b.text, "other"));
+  assert_int_equal(weft_close(W), 0);
+  assert_int_equal(a.live, 0);
+}
+
 /* However early the engine's allocator says no, weft_open fails cleanly:
    NULL, the reason through the logger, and every block given back. */
 static void test_open_fails_cleanly_at_every_allocation(void **state) {
@@ -361,6 +389,7 @@ int main(void) {
       cmocka_unit_test(test_every_byte_and_every_script_is_the_engines),
       cmocka_unit_test(test_a_recording_is_the_engines_too),
       cmocka_unit_test(test_loader_misses_and_syntax_errors_name_the_script),
+      cmocka_unit_test(test_warn_reaches_the_logger_once_on),
       cmocka_unit_test(test_open_fails_cleanly_at_every_allocation),
       cmocka_unit_test(test_no_signal_handler_at_any_point),
   };

@@ -333,5 +333,14 @@ r=$(awk 'FNR == 1 { t0 = $1 } FNR == 2 { t[++n] = $1 - t0 } END { if (n == 2 && 
 check "a runaway is killed after its limit of script time: the default (1 s) takes $r times --runaway 100ms" \
   "[ $rc100 -eq 0 ] && [ $rc1000 -eq 0 ] && awk 'BEGIN { exit !($r >= 6 && $r <= 14) }'"
 
+# warn as lua.c shows it: off until "@on", "@..." controls, the pieces
+# one message, on stderr (weft's own warnings' place without a logger).
+printf '%s\n' 'warn("hidden")' 'warn("@on")' 'warn("low ", "fuel: ", 3)' 'warn("@other")' \
+  'warn("@on", "x")' 'warn("@off")' 'warn("gone")' 'print("done")' > "$dir/warn.lua"
+lua5.4 "$dir/warn.lua" > "$dir/want" 2> "$dir/want_err"
+"$weft" run "$dir/warn.lua" > "$dir/out" 2> "$dir/err"
+check "warn writes what lua5.4 writes, on stderr: off by default, @on/@off, pieces joined" \
+  "[ \$? -eq 0 ] && cmp -s '$dir/want' '$dir/out' && cmp -s '$dir/want_err' '$dir/err' && grep -q '^Lua warning: low fuel: 3$' '$dir/err'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
