@@ -13,7 +13,13 @@ OPT      ?= -O2
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?=
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -g $(OPT) $(WARN) -MMD -MP -iquote host
-ifneq ($(SAN),)
+# SAN=1: AddressSanitizer + UBSan (make asan); SAN=thread: ThreadSanitizer
+# (make tsan). Lua is compiled with SAN_CFLAGS too (mk/lua.mk).
+ifeq ($(SAN),thread)
+SAN_CFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+CFLAGS   += $(SAN_CFLAGS) -DWEFT_ASSERTS
+LDFLAGS  += -fsanitize=thread
+else ifneq ($(SAN),)
 SAN_CFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 CFLAGS   += $(SAN_CFLAGS) -DWEFT_ASSERTS
 LDFLAGS  += -fsanitize=address,undefined
@@ -67,7 +73,7 @@ include demo/demo.mk
 include tests/bench/bench.mk
 -include mk/windows.mk
 
-.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan bench fuzz fuzz-tape clean help
+.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -93,6 +99,7 @@ help:
 	@echo "make test-windows  cross-build with mingw-w64 (build-win/), run the C and script tests, embed and a replay under wine"
 	@echo "make windows-build  what make test-windows builds, without running it"
 	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
+	@echo "make tsan        two states on two threads, watchdog, jobs and profiler under ThreadSanitizer (build-tsan/)"
 	@echo "make bench       build and run the benchmarks, print the table"
 	@echo "make stress      the slow abuse cases (spawn bombs, runaways, hogs, huge loads): worst frames"
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
@@ -294,6 +301,15 @@ test-embed: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-dap test-demo test-docs
 
+# Two states on two threads at once (runaways the watchdog stops, waits,
+# jobs, a profile: tests/tsan/tsan.c), then the jobs' and the watchdog's
+# unit tests, weft and its Lua under ThreadSanitizer: any report fails
+# (tests/tsan/run.sh).
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread OPT=-O1 build-tsan/tests/tsan/tsan \
+	  build-tsan/tests/test_jobs build-tsan/tests/test_watchdog
+	@sh tests/tsan/run.sh build-tsan
+
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
 
@@ -331,6 +347,6 @@ run: deps $(BUILD)/weft
 	@$(MAKE) --no-print-directory demo-run
 
 clean:
-	rm -rf build build-asan build-bench build-fuzz
+	rm -rf build build-asan build-tsan build-bench build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
