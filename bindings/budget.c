@@ -42,6 +42,7 @@
 
 #include "budget.h"
 #include "chunks.h"
+#include "cost.h"
 #include "profile.h"
 #include "sites.h"
 #include "watchdog.h"
@@ -212,6 +213,32 @@ static void kill(weft_state *W, lua_State *L) {
   arm(W, W->bud.home, 1);
   if (L != W->bud.home) arm(W, L, 1);
   raise_kill(W, L);
+}
+
+void weft_budget_stretch_end(weft_state *W, ltask *lt) {
+  if (W->watching && W->bud.s == &lt->b && W->bud.us) weft_cost_stretch(W, W->cur, ran_us(W));
+}
+
+int weft_budget_piece(weft_state *W, lua_State *L, long steps) {
+  weft_stretch *s = W->bud.s;
+  if (!s || !W->bud.limit) return 0;
+  if (s->killed) raise_kill(W, L);
+  if (W->watching) {
+    if (!take_fire(W)) return 0;
+    if (overran(W)) kill(W, L);
+  } else {
+    W->bud.spent += (int32_t)(steps / WEFT_STEPS_PER_INSTR);
+    if (W->bud.spent < W->bud.limit) return 0;
+    W->bud.spent = 0;
+    if (overran(W)) kill(W, L);
+  }
+  /* Preempted here when the task's own code called the work and can
+     yield; elsewhere (inside a coroutine, a callback) it runs on. */
+  if (!W->bud.task || L != W->bud.home || !lua_isyieldable(L)) return 0;
+  bank(W);
+  s->preempt_due = 0;
+  s->preempted = 1;
+  return 1;
 }
 
 /* The home thread ran a whole slice without a wait: a runaway is

@@ -28,6 +28,14 @@ void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_S
 /* The running stretch has run its runaway limit without waiting (also
    counting what Lua's parser took, which no instruction stops). */
 int weft_budget_runaway(weft_state *W);
+/* Work of weft's own in C on a script's data (table.move over a range a
+   script names), done in pieces: call after each piece with the steps it
+   took (counted budgets charge WEFT_STEPS_PER_INSTR steps an
+   instruction). Raises the kill of a runaway; returns 1 when the task
+   is preempted now (the caller yields with lua_yieldk and goes on in its
+   continuation next frame), 0 to go on. */
+#define WEFT_STEPS_PER_INSTR 4
+int weft_budget_piece(weft_state *W, lua_State *L, long steps);
 /* Leaving a stretch while a stop of the watched clock is pending
    (weft_budget_leave): a stop that did not fire is dropped; one that
    stopped a nested stretch goes on to the enclosing one, at its next
@@ -132,8 +140,12 @@ void weft_budget_count(weft_state *W);
 static inline int weft_budget_killing(const weft_state *W) { return W->bud.s && W->bud.s->killed; }
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
+/* A stretch the budget preempted ends with a wait: its time in all goes
+   to the slow-task check (watched). */
+void weft_budget_stretch_end(weft_state *W, ltask *lt);
 /* A task waits: its stretch ends. */
-static inline void weft_task_waited(ltask *lt) {
+static inline void weft_task_waited(weft_state *W, ltask *lt) {
+  if (__builtin_expect(lt->b.ran != 0, 0)) weft_budget_stretch_end(W, lt);
   lt->b.ran = 0;
   lt->b.waited = 1;
 }

@@ -271,7 +271,7 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id) {
     lua_settop(L, top);
   }
   if (!added) {
-    weft_task_waited(LT(W, id));
+    weft_task_waited(W, LT(W, id));
     return (int)n;
   }
   return weft_wait_yield(W, L, id, 0, base, NULL);

@@ -88,6 +88,23 @@ static void add(weft_state *W, weft_cost_rec *r, uint64_t us) {
 
 void weft_cost_new_group(weft_state *W, weft_id g) { rec_in(W, &W->cost.grecs, g, 1); }
 
+/* A stretch of task id (its script time between two waits) took us: a
+   slow task takes more than slow_us, and again; a long piece of work
+   done once (a set-up loop, a big load) is no slow task, a brain that
+   takes that long every time round is. Counted, the clock is too coarse
+   to tell 4 ms: no warning. */
+static void note_slow(weft_state *W, weft_cost_rec *r, weft_id id, uint64_t us) {
+  if (!W->cost.slow_us || !W->watching || us <= W->cost.slow_us) return;
+  if (r->slow < 3) r->slow++;
+  if (r->slow < 2 || r->warned || W->cost.nslow >= 8) return;
+  ltask *lt = weft_task_udata(W->S, id);
+  r->warned = 1;
+  W->cost.slow_len[W->cost.nslow] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+  W->cost.slow_site[W->cost.nslow] = lt ? lt->site : 0;
+  W->cost.slow_frame[W->cost.nslow] = r->frame;
+  W->cost.slow[W->cost.nslow++] = id;
+}
+
 void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
   W->cost.frame_us += us;
   /* The task's groups, out to the root, total their tasks' time, those
@@ -100,18 +117,16 @@ void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
   weft_cost_rec *r = rec_of(W, id, 1);
   if (!r) return;
   add(W, r, us);
-  /* Counted, the clock is too coarse to tell one frame's 4 ms: no warning.
-     Nor for a stretch the budget preempted: a long piece of work (a
-     set-up loop, a big load) goes on a slice a frame by design; what
-     warns is a task that costs that much between two of its own waits. */
+  /* A resume that ended in a wait and took more than slow_us on its own;
+     stretches the budget preempted are told at their wait
+     (weft_cost_stretch). */
   ltask *lt = weft_task_udata(W->S, id);
-  if (W->cost.slow_us && W->watching && r->frame_us > W->cost.slow_us && !r->warned &&
-      W->cost.nslow < 8 && !(lt && lt->b.preempted)) {
-    r->warned = 1;
-    W->cost.slow_site[W->cost.nslow] = lt ? lt->site : 0;
-    W->cost.slow_frame[W->cost.nslow] = r->frame;
-    W->cost.slow[W->cost.nslow++] = id;
-  }
+  if (!(lt && lt->b.preempted)) note_slow(W, r, id, us);
+}
+
+void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us) {
+  weft_cost_rec *r = rec_of(W, id, 0);
+  if (r) note_slow(W, r, id, us);
 }
 
 static void warn(weft_state *W);
@@ -153,8 +168,8 @@ static void warn(weft_state *W) {
     if (lt && lt->co) weft_where_suspended(lt->co, where, sizeof where);
     char *colon = strrchr(where, ':');
     uint32_t line = colon ? (uint32_t)strtoul(colon + 1, NULL, 10) : 0;
-    snprintf(msg, sizeof msg, "%s%s%s: %.1f ms of script time in one frame", label,
-             *where ? ", waiting at " : "", where, r->frame_us / 1000.0);
+    snprintf(msg, sizeof msg, "%s: %.1f ms of script time between two waits, again", label,
+             W->cost.slow_len[i] / 1000.0);
     if (colon) *colon = 0;
     weft_log_at(W, WEFT_LOG_WARN, WEFT_LOG_SLOW_TASK, msg, *where ? where : NULL, line);
   }

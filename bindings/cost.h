@@ -25,8 +25,9 @@ typedef struct weft_cost_rec {
   uint32_t frame_us; /* script time in that frame */
   uint32_t prev_us;  /* ...in the frame before it */
   uint32_t worst_us; /* the most in any one frame */
-  uint16_t warned;   /* the slow-task warning was given */
-  uint16_t seen;     /* a whole frame went into avg_us */
+  uint16_t warned : 1; /* the slow-task warning was given */
+  uint16_t seen : 1;   /* a whole frame went into avg_us */
+  uint16_t slow : 2;   /* stretches between two waits longer than slow_us (saturating) */
   float avg_us;      /* moving average per frame (about the last 30 frames) */
 } weft_cost_rec;
 
@@ -37,6 +38,9 @@ typedef struct weft_cost_mark {
 
 /* Charges task id us microseconds. */
 void weft_cost_charge(weft_state *W, weft_id id, uint64_t us);
+/* Task id's stretch the budget preempted on the way took us in all,
+   told at its wait: a slow task's (desc.slow_task_us) too. */
+void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us);
 /* The slow ways (W->cost.slow_way: a profile is on, or there is no watchdog;
    or the watchdog naps, its clock then 0; or a tick came during the
    resume). */

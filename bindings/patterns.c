@@ -11,13 +11,15 @@
    third of a second in one call); ours doubles what it has written.
    table.move and table.concat run long in C on a range a script names by
    two numbers, whatever the table holds (a move of a billion nils; a
-   concat through an __index that is a C function): a range of more
-   elements than the steps allowed is refused. */
+   concat through an __index that is a C function): they are Lua's, done
+   in pieces that yield when the task's slice runs out (weft_budget_piece),
+   so only a runaway dies. */
 #include <ctype.h>
 #include <limits.h>
 #include <string.h>
 
 #include "patterns.h"
+#include "budget.h"
 #include "internal.h"
 
 #define MAX_CAPTURES 32
@@ -437,46 +439,139 @@ static int l_rep(lua_State *L) {
 
 /* ---- table.move, table.concat ---- */
 
-static int too_many(lua_State *L, int arg, const char *what, lua_Integer n, long limit) {
-  return luaL_argerror(L, arg, lua_pushfstring(L, "too many elements to %s (%I; at most %d a call)",
-                                               what, n, (int)limit));
-}
+/* Elements between two looks at the budget. */
+#define PIECE 1024
 
-/* table.move(a1, f, e, t [, a2]): Lua's (upvalue 1), for at most the
-   steps allowed; Lua's checks its arguments. */
-static int l_move(lua_State *L) {
-  long limit = step_limit(L);
-  int okf, oke;
-  lua_Integer f = lua_tointegerx(L, 2, &okf), e = lua_tointegerx(L, 3, &oke);
-  if (limit && okf && oke && e >= f && (f > 0 || e < LUA_MAXINTEGER + f) && e - f + 1 > limit)
-    return too_many(L, 3, "move", e - f + 1, limit);
-  return lua_tocfunction(L, lua_upvalueindex(1))(L);
-}
-
-/* table.concat(t [, sep [, i [, j]]]): Lua's (upvalue 1). A plain table's
-   range ends at its first missing element, so only one whose metatable
-   answers for missing keys (__index) is held to the steps allowed. */
-static int l_concat(lua_State *L) {
-  long limit = step_limit(L);
-  if (limit && luaL_getmetafield(L, 1, "__index") != LUA_TNIL) {
-    lua_pop(L, 1);
-    int oki = 1, okj = 1;
-    lua_Integer i = lua_isnoneornil(L, 3) ? 1 : lua_tointegerx(L, 3, &oki);
-    lua_Integer j = lua_isnoneornil(L, 4) ? (lua_Integer)lua_rawlen(L, 1) : lua_tointegerx(L, 4, &okj);
-    if (oki && okj && j >= i && (i > 0 || j < LUA_MAXINTEGER + i) && j - i + 1 > limit)
-      return too_many(L, 4, "concat", j - i + 1, limit);
+/* As Lua's table library checks a table argument: a table, or a value
+   whose metatable has (raw) each metamethod the call needs; else the
+   same "table expected" error. */
+static void check_tab(lua_State *L, int arg, const char *const *needs) {
+  if (lua_type(L, arg) == LUA_TTABLE) return;
+  int ok = lua_getmetatable(L, arg), n = ok;
+  for (; ok && *needs; needs++, n++) {
+    lua_pushstring(L, *needs);
+    ok = lua_rawget(L, -n - 1) != LUA_TNIL;
   }
-  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+  lua_pop(L, n);
+  if (!ok) luaL_checktype(L, arg, LUA_TTABLE);
+}
+
+/* The move from the element done (slot 6) on: piece by piece, the task
+   yielding between two when its slice has run out (this function is
+   then its continuation), until all n are moved. */
+static int move_on(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  weft_state *W = weft_get(L);
+  lua_Integer f = lua_tointeger(L, 2), e = lua_tointeger(L, 3), t = lua_tointeger(L, 4);
+  lua_Integer n = e - f + 1, done = lua_tointeger(L, 6);
+  int tt = lua_isnil(L, 5) ? 1 : 5, forward = lua_toboolean(L, 7);
+  while (done < n) {
+    lua_Integer stop = n - done > PIECE ? done + PIECE : n;
+    for (; done < stop; done++) {
+      lua_Integer k = forward ? done : n - 1 - done;
+      lua_geti(L, 1, f + k);
+      lua_seti(L, tt, t + k);
+    }
+    lua_pushinteger(L, done);
+    lua_replace(L, 6);
+    if (done < n && weft_budget_piece(W, L, PIECE)) return lua_yieldk(L, 0, 0, move_on);
+  }
+  lua_pushvalue(L, tt);
+  return 1;
+}
+
+/* table.move(a1, f, e, t [, a2]) as Lua's: the same checks in the same
+   order, the same errors and results, elements moved in the same order
+   (backwards when the ranges overlap that way); in pieces, so a long
+   move goes on over frames and only a runaway dies. */
+static int l_move(lua_State *L) {
+  static const char *const r[] = {"__index", NULL}, *const w[] = {"__newindex", NULL};
+  lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3), t = luaL_checkinteger(L, 4);
+  int tt = !lua_isnoneornil(L, 5) ? 5 : 1;
+  check_tab(L, 1, r);
+  check_tab(L, tt, w);
+  if (e < f) {
+    lua_pushvalue(L, tt);
+    return 1;
+  }
+  luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3, "too many elements to move");
+  luaL_argcheck(L, t <= LUA_MAXINTEGER - (e - f + 1) + 1, 4, "destination wrap around");
+  int forward = t > e || t <= f || (tt != 1 && !lua_compare(L, 1, tt, LUA_OPEQ));
+  lua_settop(L, 5);
+  lua_pushinteger(L, 0); /* 6: elements done */
+  lua_pushboolean(L, forward); /* 7 */
+  return move_on(L, LUA_OK, 0);
+}
+
+/* The concat from element i (slot 6) to last (slot 7): each piece made
+   into a string kept in slot 5's table, joined at the end. */
+static int concat_on(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  weft_state *W = weft_get(L);
+  size_t lsep;
+  const char *sep = lua_tolstring(L, 2, &lsep);
+  lua_Integer i = lua_tointeger(L, 6), last = lua_tointeger(L, 7);
+  while (i <= last) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int k = 0; k < PIECE && i <= last; k++, i++) {
+      if (i > lua_tointeger(L, 3) || k > 0) luaL_addlstring(&b, sep, lsep);
+      lua_geti(L, 1, i);
+      if (!lua_isstring(L, -1))
+        return luaL_error(L, "invalid value (%s) at index %I in table for 'concat'",
+                          luaL_typename(L, -1), (LUAI_UACINT)i);
+      luaL_addvalue(&b);
+      if (i == last) break; /* i++ would overflow at maxinteger */
+    }
+    luaL_pushresult(&b);
+    lua_rawseti(L, 5, (lua_Integer)lua_rawlen(L, 5) + 1);
+    if (i >= last) break;
+    lua_pushinteger(L, i);
+    lua_replace(L, 6);
+    if (weft_budget_piece(W, L, PIECE)) return lua_yieldk(L, 0, 0, concat_on);
+  }
+  lua_Integer pieces = (lua_Integer)lua_rawlen(L, 5);
+  if (pieces == 1) return lua_rawgeti(L, 5, 1), 1;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (lua_Integer k = 1; k <= pieces; k++) {
+    lua_rawgeti(L, 5, k);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* table.concat(t [, sep [, i [, j]]]) as Lua's (the same checks, errors
+   and result), in pieces like table.move. */
+static int l_concat(lua_State *L) {
+  static const char *const rl[] = {"__index", "__len", NULL};
+  check_tab(L, 1, rl);
+  lua_Integer last = luaL_len(L, 1);
+  luaL_optlstring(L, 2, "", NULL);
+  lua_Integer i = luaL_optinteger(L, 3, 1);
+  last = luaL_optinteger(L, 4, last);
+  if (i > last) return lua_pushliteral(L, ""), 1;
+  if (lua_isnoneornil(L, 2)) {
+    lua_pushliteral(L, "");
+    lua_replace(L, 2);
+  }
+  lua_settop(L, 2);
+  lua_pushinteger(L, i);   /* 3: the first index */
+  lua_pushnil(L);          /* 4 */
+  lua_newtable(L);         /* 5: the pieces made */
+  lua_pushinteger(L, i);   /* 6: the next index */
+  lua_pushinteger(L, last); /* 7 */
+  return concat_on(L, LUA_OK, 0);
 }
 
 void weft_guard_tables(lua_State *L, int table_table) {
   static const luaL_Reg fns[] = {{"move", l_move}, {"concat", l_concat}, {NULL, NULL}};
-  table_table = lua_absindex(L, table_table);
-  for (const luaL_Reg *f = fns; f->name; f++) {
-    lua_getfield(L, table_table, f->name);
-    lua_pushcclosure(L, f->func, 1);
-    lua_setfield(L, table_table, f->name);
-  }
+  lua_pushvalue(L, table_table);
+  luaL_setfuncs(L, fns, 0);
+  lua_pop(L, 1);
 }
 
 void weft_guard_patterns(lua_State *L, int string_table) {

@@ -101,7 +101,7 @@ int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int bas
   ltask *lt = LT(W, id);
   lt->single = (uint8_t)single;
   lt->base = (unsigned)base;
-  weft_task_waited(lt);
+  weft_task_waited(W, lt);
   weft_wait_commit(W->S, id);
   return lua_yieldk(L, 0, 0, k ? k : wait_k);
 }
@@ -178,11 +178,11 @@ WEFT_NOINLINE int weft_wait_any(lua_State *L) {
   int r = weft_wait_add(W, L, id, 1, 0, 0, 1);
   if (r < 0) {
     weft_wait_abort(W, id);
-    weft_task_waited(LT(W, id));
+    weft_task_waited(W, LT(W, id));
     return lua_error(L);
   }
   if (r > 0) {
-    weft_task_waited(LT(W, id));
+    weft_task_waited(W, LT(W, id));
     return lua_gettop(L) - 1;
   }
   return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);

@@ -40,7 +40,7 @@ static inline int weft_wait_fast(weft_state *W, lua_State *L) {
   double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
   if (s != s) return 0; /* NaN: the general path says why not */
   ltask *lt = W->curlt;
-  weft_task_waited(lt);
+  weft_task_waited(W, lt);
   if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
   if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
   lt->fast = 1;

@@ -1,0 +1,35 @@
+-- table.move and table.concat: Lua's checks, errors and results, in
+-- weft done in pieces (ranges, overlaps, metamethods, the integer limits).
+local function show(...) local t = table.pack(...) for i = 1, t.n do t[i] = tostring(t[i]) end print(table.concat(t, " ")) end
+local function try(f, ...) show(pcall(f, ...)) end
+show(type(table.move({1,2,3}, 1, 3, 2)))
+local a = table.move({1,2,3,4,5}, 2, 4, 1) show(table.unpack(a))
+local b = table.move({1,2,3,4,5}, 1, 3, 3) show(table.unpack(b))
+local c = table.move({1,2,3}, 1, 3, 1, {}) show(table.unpack(c))
+try(table.move, nil, 1, 2, 3)
+try(table.move, {}, "x", 2, 3)
+try(table.move, {}, 1, 2, 3, 5)
+try(table.move, {}, math.mininteger, -1, 1)
+try(table.move, {}, 1, math.maxinteger, 2)
+try(table.move, {}, 1, 3, math.maxinteger - 1)
+
+show(table.unpack(table.move(setmetatable({}, {__index = function(t, k) return k * 2 end}), 1, 3, 1, {})))
+try(table.move, {1,2}, 1, 2, 1, setmetatable({}, {__newindex = function(t, k, v) error("ni " .. k) end}))
+try(table.move, 5, 1, 0, 1)
+show(table.concat({1,2,3}, ", "))
+show(table.concat({1,2,3}, ", ", 2))
+show(table.concat({1,2,3}, ", ", 2, 3))
+show(table.concat({1,2,3}, ", ", 3, 2) == "")
+show(table.concat({}, "x"))
+try(table.concat, {1,{},3})
+try(table.concat, {1,2,3}, {})
+try(table.concat, nil)
+try(table.concat, {1,2}, "", 1, 5)
+local big = {} for i = 1, 5000 do big[i] = i end
+local s = table.concat(big, ",") show(#s, s:sub(1, 20), s:sub(-20))
+show(#table.concat(big), #table.concat(big, "", 1000, 4000))
+local m = table.move(big, 1, 5000, 2) show(#m, m[1], m[2], m[5001])
+show(table.concat(setmetatable({}, {__index = function(t, k) return "v" .. k end, __len = function() return 3 end}), "-"))
+try(table.concat, setmetatable({}, {__index = function(t, k) return k end}))
+try(table.concat, {}, "", math.maxinteger - 1, math.maxinteger)
+show(table.concat({[math.maxinteger] = "a"}, "", math.maxinteger, math.maxinteger))
