@@ -121,6 +121,7 @@ struct weft_state {
   int warn_on;       /* a script's warn() is shown: "@on" / "@off", off at first (lua.c) */
   char errbuf[512];  /* the message of the last failed C call */
   const char *load_why; /* why the default loader read nothing (static text) */
+  int load_errno;       /* ...as an errno (ENOENT, EACCES, EIO), 0: none known */
 };
 
 /* The state from any thread (it is the allocator's user data). */

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "jobs.h"
+#include "../host/plat.h"
 #include "future.h"
+#include "load.h"
 #include "report.h"
 #include "tape.h"
 
@@ -176,7 +178,8 @@ void weft_stop_jobs(weft_state *W) {
 
 typedef struct rfile {
   weft_state *W;
-  char *path; /* assets root / name */
+  char *path; /* assets root / name, clean */
+  char *real; /* the file read: path with its links resolved, inside the root */
   char *buf;  /* cap bytes */
   size_t cap, len;
   int err;  /* errno of a failed read */
@@ -186,26 +189,48 @@ typedef struct rfile {
 static void rf_free(void *d) {
   rfile *f = d;
   weft_mem_free_str(f->W, f->path);
+  weft_mem_free_str(f->W, f->real);
   weft_mem_free(f->W, f->buf, f->cap);
   weft_mem_free(f->W, f, sizeof *f);
 }
 
+/* The name is a path under the assets root: by its letters (a ".." may
+   not leave it) and by the file system (a symbolic link may not lead
+   out of it: the future fails saying so). */
 static void *rf_prepare(lua_State *L, int first, int n, void *user) {
   weft_state *W = user;
-  const char *p = n >= 1 ? luaL_checkstring(L, first) : (luaL_argerror(L, 2, "path expected"), "");
-  if (p[0] == '/' || strstr(p, "..") || p[0] == 0)
-    luaL_argerror(L, first, "path must be relative to the assets directory, without '..'");
-  rfile *f = weft_mem_calloc(W, 1, sizeof *f);
-  if (!f) return NULL;
+  size_t len = 0;
+  const char *p =
+      n >= 1 ? luaL_checklstring(L, first, &len) : (luaL_argerror(L, 2, "path expected"), "");
+  int placed = p[0] != '/' && p[0] != '\\' && len > 0 && !memchr(p, 0, len);
+  if (placed) {
+    lua_pushfstring(L, "%s/%s", W->assets, p);
+    placed = weft_path_place(L, lua_tostring(L, -1), lua_rawlen(L, -1), WEFT_IN_ASSETS);
+  }
+  if (!placed)
+    luaL_argerror(L, first, "path must be relative to the assets directory, and stay inside it");
+  char *path = weft_mem_join(W, W->assets, lua_tostring(L, -1));
+  lua_pop(L, 2);
+  rfile *f = path ? weft_mem_calloc(W, 1, sizeof *f) : NULL;
+  if (!f) {
+    weft_mem_free_str(W, path);
+    return NULL;
+  }
   f->W = W;
-  f->path = weft_mem_join(W, W->assets, p);
-  if (!f->path) {
-    weft_mem_free(W, f, sizeof *f);
+  f->path = path;
+  char real[WEFT_PATH_MAX];
+  if (!weft_path_confine(W, W->assets, f->path, real)) {
+    f->err = W->load_errno; /* the future fails with it */
+    return f;
+  }
+  f->real = weft_mem_strdup(W, real);
+  if (!f->real) {
+    rf_free(f);
     return NULL;
   }
   weft_stat st;
-  if (weft_stat_path(f->path, &st) != WEFT_OK) {
-    f->err = ENOENT; /* the future fails with it */
+  if (weft_stat_path(f->real, &st) != WEFT_OK) {
+    f->err = ENOENT;
     return f;
   }
   if (!st.is_file) {
@@ -229,7 +254,7 @@ static void *rf_prepare(lua_State *L, int first, int n, void *user) {
 static void rf_run(void *d) {
   rfile *f = d;
   if (f->err) return;
-  FILE *fp = fopen(f->path, "rb");
+  FILE *fp = fopen(f->real, "rb");
   if (!fp) {
     f->err = errno;
     return;
@@ -249,6 +274,10 @@ static int rf_finish(lua_State *L, void *d) {
   }
   if (f->err == EFBIG) {
     lua_pushfstring(L, "cannot read %s: larger than the memory limit", f->path);
+    return -1;
+  }
+  if (f->err == EACCES && !f->real) {
+    lua_pushfstring(L, "cannot read %s: a symbolic link leads outside the root", f->path);
     return -1;
   }
   if (f->err) {

@@ -397,15 +397,14 @@ static int l_load(lua_State *L) {
 
 /* ---- loadfile, dofile ---- */
 
-/* A path loadfile may read: under the scripts root, no ".." part (a
-   root of "." takes any relative path, read as "./path"). Pushes the path
-   to read, or NULL. */
+/* A path loadfile may read: under the scripts root by its letters
+   (weft_path_place). Pushes the root's own path to it (root/clean path:
+   the loader gets the clean part), or returns NULL. */
 static const char *script_path(weft_state *W, lua_State *L, const char *path) {
-  for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
-    if ((p == path || p[-1] == '/') && (p[2] == 0 || p[2] == '/')) return NULL;
-  if (weft_script_relpath(W, path)) return lua_pushstring(L, path);
-  if (strcmp(W->root, ".") == 0 && path[0] && path[0] != '/') return lua_pushfstring(L, "./%s", path);
-  return NULL;
+  if (!weft_path_place(L, path, strlen(path), WEFT_IN_SCRIPTS)) return NULL;
+  const char *full = lua_pushfstring(L, "%s/%s", W->root, lua_tostring(L, -1));
+  lua_remove(L, -2);
+  return full;
 }
 
 /* loadfile(path [, mode [, env]]) as Lua's, for text files under the
@@ -425,10 +424,15 @@ static int l_loadfile(lua_State *L) {
   const char *full = script_path(W, L, path);
   if (!full) {
     luaL_pushfail(L);
-    lua_pushfstring(L, "cannot open %s (not under the scripts root: scripts load only there)", path);
+    lua_pushfstring(L, "cannot open %s: not under the scripts root (scripts load only there)", path);
     return 2;
   }
-  if (!push_source(W, L, full)) return load_failed(L);
+  if (!push_source(W, L, full)) { /* Lua's words: "cannot open path: why" */
+    weft_push_why(L, -1, full);
+    luaL_pushfail(L);
+    lua_pushfstring(L, "cannot open %s: %s", path, lua_tostring(L, -2));
+    return 2;
+  }
   size_t len;
   const char *src = lua_tolstring(L, -1, &len);
   if (len > 0 && src[0] == LUA_SIGNATURE[0]) {

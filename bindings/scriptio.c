@@ -145,21 +145,6 @@ void weft_io_flush(weft_state *W) {
 
 /* ---- opening files ---- */
 
-/* The path with no ".." part, under the scripts root (scripts: 1) or the
-   assets root (2); 0 when under neither. A root of "." takes any
-   relative path. */
-static int where(weft_state *W, const char *path) {
-  for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
-    if ((p == path || p[-1] == '/') && (p[2] == 0 || p[2] == '/')) return 0;
-  const char *roots[2] = {W->root, W->assets};
-  for (int i = 0; i < 2; i++) {
-    size_t n = strlen(roots[i]);
-    if (strcmp(roots[i], ".") == 0 && path[0] && path[0] != '/') return i + 1;
-    if (strncmp(path, roots[i], n) == 0 && path[n] == '/' && path[n + 1]) return i + 1;
-  }
-  return 0;
-}
-
 /* Pushes a new read file holding the text on top (which it replaces). */
 static void new_read_file(lua_State *L) {
   sfile *f = lua_newuserdatauv(L, sizeof *f, 1);
@@ -169,33 +154,48 @@ static void new_read_file(lua_State *L) {
   lua_setiuservalue(L, -2, 1);
 }
 
-/* Opens path for reading: pushes the file (1) or fail, message, code (3). */
-static int open_read(lua_State *L, const char *path) {
+/* Opens path for reading: pushes the file and returns 0, or pushes why
+   not and returns it as an errno. The file read is the root's own path
+   to it (root/clean path): a recording keys it so, the loader is given
+   the clean part. */
+static int try_open(lua_State *L, const char *path) {
   weft_state *W = weft_get(L);
-  int at = where(W, path);
+  int base = lua_gettop(L), code = 0;
+  int at = weft_path_place(L, path, strlen(path), WEFT_IN_SCRIPTS | WEFT_IN_ASSETS);
   if (!at) {
-    luaL_pushfail(L);
-    lua_pushfstring(L, "%s: not under the scripts or assets root %s", path, READ_ONLY);
-    lua_pushinteger(L, EACCES);
-    return 3;
+    lua_pushliteral(L, "not under the scripts or assets root " READ_ONLY);
+    code = EACCES;
+  } else {
+    const char *full = lua_pushfstring(L, "%s/%s", at == WEFT_IN_SCRIPTS ? W->root : W->assets,
+                                       lua_tostring(L, -1));
+    /* A recording keeps what was read, so a replay reads the same. */
+    int (*reader)(lua_State *, const char *) =
+        at == WEFT_IN_SCRIPTS ? weft_push_script : weft_push_file;
+    if (W->tape ? weft_tape_read_file(W, L, full, reader) : reader(L, full))
+      new_read_file(L);
+    else
+      code = weft_push_why(L, -1, full);
   }
-  /* A recording keeps what was read, so a replay reads the same. */
-  int (*reader)(lua_State *, const char *) = at == 1 ? weft_push_script : weft_push_file;
-  const char *full = path;
-  if (strcmp(at == 1 ? W->root : W->assets, ".") == 0 && strncmp(path, "./", 2) != 0)
-    full = lua_pushfstring(L, "./%s", path);
-  int ok = W->tape ? weft_tape_read_file(W, L, full, reader) : reader(L, full);
-  if (full != path) lua_remove(L, -2);
-  if (!ok) {
-    lua_pop(L, 1);
-    const char *why = W->load_why ? W->load_why : "No such file or directory";
-    luaL_pushfail(L);
-    lua_pushfstring(L, "%s: %s", path, why);
-    lua_pushinteger(L, strcmp(why, strerror(ENOENT)) == 0 ? ENOENT : EIO);
-    return 3;
+  if (lua_gettop(L) > base + 1) {
+    lua_replace(L, base + 1);
+    lua_settop(L, base + 1);
   }
-  new_read_file(L);
-  return 1;
+  return code;
+}
+
+/* io.open's: the file (1), or fail, "path: why", errno (3), as Lua's. */
+static int open_read(lua_State *L, const char *path) {
+  int code = try_open(L, path);
+  if (!code) return 1;
+  luaL_pushfail(L);
+  lua_pushfstring(L, "%s: %s", path, lua_tostring(L, -2));
+  lua_pushinteger(L, code);
+  return 3;
+}
+
+/* io.lines' and io.input's: the file, or raises as Lua's do. */
+static void open_check(lua_State *L, const char *path) {
+  if (try_open(L, path)) luaL_error(L, "cannot open file '%s' (%s)", path, lua_tostring(L, -1));
 }
 
 /* Lua's check: [rwa]%+?b* */
@@ -209,9 +209,12 @@ static int io_open(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   const char *mode = luaL_optstring(L, 2, "r");
   luaL_argcheck(L, valid_mode(mode), 2, "invalid mode");
-  if (mode[0] != 'r' || strchr(mode, '+'))
-    return luaL_error(L, "io.open('%s', '%s'): writing files is not available to scripts %s", path,
-                      mode, READ_ONLY);
+  if (mode[0] != 'r' || strchr(mode, '+')) { /* Lua's fail, as when fopen is refused */
+    luaL_pushfail(L);
+    lua_pushfstring(L, "%s: writing files is not available to scripts %s", path, READ_ONLY);
+    lua_pushinteger(L, EACCES);
+    return 3;
+  }
   return open_read(L, path);
 }
 
@@ -389,8 +392,7 @@ static int io_lines(lua_State *L) {
     check_file(L, 1);
     return push_lines(L, 1, 2, 0);
   }
-  const char *path = luaL_checkstring(L, 1);
-  if (open_read(L, path) != 1) return luaL_error(L, "%s", lua_tostring(L, -2));
+  open_check(L, luaL_checkstring(L, 1));
   lua_replace(L, 1);
   return push_lines(L, 1, 2, 1);
 }
@@ -398,8 +400,7 @@ static int io_lines(lua_State *L) {
 static int io_input(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) {
     if (lua_type(L, 1) == LUA_TSTRING) {
-      const char *path = lua_tostring(L, 1);
-      if (open_read(L, path) != 1) return luaL_error(L, "%s", lua_tostring(L, -2));
+      open_check(L, lua_tostring(L, 1));
     } else {
       check_file(L, 1);
       lua_pushvalue(L, 1);

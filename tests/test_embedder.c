@@ -148,6 +148,20 @@ static int asked_for(const loader *ld, const char *path) {
   return 0;
 }
 
+/* Whether every path the loader was asked for is clean and relative: not
+   absolute, no empty, "." or ".." part. */
+static int all_clean(const loader *ld) {
+  for (int i = 0; i < ld->n; i++) {
+    const char *p = ld->asked[i];
+    if (p[0] == '/' || p[0] == 0 || p[strlen(p) - 1] == '/' || strstr(p, "//")) return 0;
+    for (const char *part = p; part; part = strchr(part, '/') ? strchr(part, '/') + 1 : NULL)
+      if (strncmp(part, "./", 2) == 0 || strcmp(part, ".") == 0 || strncmp(part, "../", 3) == 0 ||
+          strcmp(part, "..") == 0)
+        return 0;
+  }
+  return 1;
+}
+
 /* ---- the engine's logger ---- */
 
 typedef struct logbook {
@@ -270,6 +284,36 @@ static void test_loader_misses_and_syntax_errors_name_the_script(void **state) {
   assert_int_equal(a.bad, 0);
 }
 
+/* Whatever path a script names, the loader is given the clean path under
+   the scripts root, or nothing: "pak//etc/hostname" is "etc/hostname"
+   under the root, never "/etc/hostname"; a ".." that leaves the root
+   reaches no loader. */
+static void test_the_loader_sees_only_clean_relative_paths(void **state) {
+  (void)state;
+  ledger a = {.fail_after = -1};
+  loader ld = {.a = &a};
+  logbook b = {0};
+  weft_desc d = engine_desc(&a, &ld, &b);
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  static const char src[] =
+      "assert(io.open('pak//etc/hostname') == nil)\n"
+      "assert(io.open('pak/./lib//../lib/greet.lua'):read('a'):find('hello'))\n"
+      "assert(loadfile('pak//lib/greet.lua'))\n"
+      "assert(io.open('pak/../etc/passwd') == nil and loadfile('pak/lib/../../x.lua') == nil)\n"
+      "assert(not pcall(dofile, 'pak/lib/../../../etc/passwd'))\n"
+      "assert(package.searchpath('greet', 'pak/lib//?.lua') == 'pak/lib//greet.lua')\n";
+  weft_task t;
+  assert_int_equal(weft_run_string(W, "=paths", src, sizeof src - 1, &t, NULL), WEFT_OK);
+  if (weft_task_result(W, t) != WEFT_DONE) fail_msg("%s", weft_task_error(W, t));
+  weft_release(W, t);
+  assert_true(asked_for(&ld, "etc/hostname"));
+  assert_true(asked_for(&ld, "lib/greet.lua"));
+  assert_true(all_clean(&ld));
+  assert_int_equal(weft_close(W), 0);
+  assert_int_equal(a.live, 0);
+}
+
 /* A script's warn() goes where weft's own warnings go: the logger, level
    WARN, with the script's file:line; off until "@on", as in lua.c, and
    "@"-messages are controls, never shown. */
@@ -389,6 +433,7 @@ int main(void) {
       cmocka_unit_test(test_every_byte_and_every_script_is_the_engines),
       cmocka_unit_test(test_a_recording_is_the_engines_too),
       cmocka_unit_test(test_loader_misses_and_syntax_errors_name_the_script),
+      cmocka_unit_test(test_the_loader_sees_only_clean_relative_paths),
       cmocka_unit_test(test_warn_reaches_the_logger_once_on),
       cmocka_unit_test(test_open_fails_cleanly_at_every_allocation),
       cmocka_unit_test(test_no_signal_handler_at_any_point),

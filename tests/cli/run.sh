@@ -342,5 +342,37 @@ lua5.4 "$dir/warn.lua" > "$dir/want" 2> "$dir/want_err"
 check "warn writes what lua5.4 writes, on stderr: off by default, @on/@off, pieces joined" \
   "[ \$? -eq 0 ] && cmp -s '$dir/want' '$dir/out' && cmp -s '$dir/want_err' '$dir/err' && grep -q '^Lua warning: low fuel: 3$' '$dir/err'"
 
+# Roots are roots: every file a script names lies inside the scripts or
+# assets root with its symbolic links followed, or opens nothing and says
+# why; a link that stays inside is followed.
+mkdir -p "$dir/rt/scripts/sub" "$dir/rt/assets"
+printf 'return 7\n' > "$dir/rt/scripts/sub/m.lua"
+ln -s /etc "$dir/rt/scripts/etcdir"
+ln -s /proc/self "$dir/rt/scripts/proc"
+ln -s /etc/passwd "$dir/rt/scripts/pw.lua"
+ln -s sub "$dir/rt/scripts/inner"
+ln -s /etc "$dir/rt/assets/etc"
+cat > "$dir/rt/main.lua" <<'LUA'
+print("io.open", io.open("scripts/etcdir/passwd"))
+print("proc", io.open("scripts/proc/status"))
+print("loadfile", loadfile("scripts/pw.lua"))
+print("dofile", pcall(dofile, "scripts/etcdir/passwd"))
+print("require", pcall(require, "etcdir.passwd"))
+print("searchpath", package.searchpath("pw", "scripts/?.lua"))
+print("assets", io.open("assets/etc/passwd"))
+print("job", pcall(wait, job("read_file", "etc/passwd")))
+print("inside", io.open("scripts/inner/m.lua"):read("l"), require("inner.m"))
+LUA
+(cd "$dir/rt" && "$weft_abs" run main.lua) > "$dir/out" 2> "$dir/err"
+out=$dir/out
+check "io.open through a symbolic link to /etc under the scripts root: nil, why, EACCES" \
+  "grep -q '^io.open	nil	scripts/etcdir/passwd: a symbolic link leads outside the root	13$' '$out'"
+check "io.open through a link to /proc/self: nil, why" "grep -q '^proc	nil	scripts/proc/status: a symbolic link leads outside the root	13$' '$out'"
+check "loadfile, dofile, require and package.searchpath through a link out of the root find nothing" \
+  "grep -q '^loadfile	nil	cannot open scripts/pw.lua: a symbolic link leads outside the root$' '$out' && grep -q '^dofile	false	cannot open scripts/etcdir/passwd: a symbolic link leads outside the root$' '$out' && grep -q '^require	false	' '$out' && grep -q '^searchpath	nil	no file .scripts/pw.lua.$' '$out'"
+check "io.open and job('read_file') through a link out of the assets root: nil, why / a failed future" \
+  "grep -q '^assets	nil	assets/etc/passwd: a symbolic link leads outside the root	13$' '$out' && grep -q '^job	false	cannot read assets/etc/passwd: a symbolic link leads outside the root$' '$out'"
+check "a symbolic link that stays inside the root is followed" "grep -q '^inside	return 7	7	scripts/inner/m.lua$' '$out'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
