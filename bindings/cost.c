@@ -101,7 +101,6 @@ static void note_slow(weft_state *W, weft_cost_rec *r, weft_id id, uint64_t us) 
   r->warned = 1;
   W->cost.slow_len[W->cost.nslow] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
   W->cost.slow_site[W->cost.nslow] = lt ? lt->site : 0;
-  W->cost.slow_frame[W->cost.nslow] = r->frame;
   W->cost.slow[W->cost.nslow++] = id;
 }
 
@@ -160,7 +159,7 @@ static void warn(weft_state *W) {
   for (int i = 0; i < W->cost.nslow; i++) {
     weft_id id = W->cost.slow[i];
     weft_cost_rec *r = rec_of(W, id, 0);
-    if (!r || r->frame != W->cost.slow_frame[i]) continue; /* it ended, or a frame's gone by */
+    if (!r) continue; /* it ended */
     char label[300], where[256] = "", msg[640];
     if (!weft_task_label(W, W->L, id, label, sizeof label) && W->cost.slow_site[i])
       snprintf(label, sizeof label, "a task spawned at %s", weft_site_where(W->sites, W->cost.slow_site[i]));

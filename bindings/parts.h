@@ -84,7 +84,6 @@ typedef struct weft_costs {
   weft_side recs;       /* weft_cost_rec by task slot index */
   weft_side grecs;      /* ...by group slot index: the group's tasks' and inner groups' */
   weft_id slow[8];      /* tasks over slow_us this frame, to warn of at its end... */
-  uint32_t slow_frame[8]; /* ...the frame they went over in */
   uint32_t slow_len[8];   /* ...the stretch's time, microseconds */
   uint32_t slow_site[8];  /* ...their spawn sites (sites.c), for those gone by then */
   int nslow;

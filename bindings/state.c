@@ -8,6 +8,7 @@
 #include <lualib.h>
 
 #include "state.h"
+#include "desc.h"
 #include "api.h"
 #include "budget.h"
 #include "chunks.h"
@@ -147,15 +148,7 @@ weft_state *weft_open(const weft_desc *desc) {
   memset(W, 0, sizeof *W);
   W->mem = mem;
   W->desc = d;
-  if (!W->desc.memory_limit) W->desc.memory_limit = (size_t)256 << 20;
-  if (!W->desc.instr_budget) W->desc.instr_budget = 1000000;
-  if (W->desc.instr_budget != WEFT_BUDGET_OFF && W->desc.instr_budget > 0x7fffffff)
-    W->desc.instr_budget = 0x7fffffff; /* lua_sethook takes an int */
-  if (!W->desc.time_budget_us) W->desc.time_budget_us = 5000;
-  if (!W->desc.frame_time_budget_us) W->desc.frame_time_budget_us = 8000;
-  if (!W->desc.runaway_us) W->desc.runaway_us = 1000000;
-  if (!W->desc.max_tasks) W->desc.max_tasks = 1000000;
-  if (!W->desc.slow_task_us) W->desc.slow_task_us = 4000;
+  weft_desc_defaults(&W->desc);
   W->cost.slow_us = W->desc.slow_task_us == UINT32_MAX ? 0 : W->desc.slow_task_us;
   W->cost.recs.elem_size = sizeof(weft_cost_rec);
   W->cost.grecs.elem_size = sizeof(weft_cost_rec);

@@ -14,6 +14,8 @@
 #include "tape.h"
 #include "budget.h"
 #include "tapefile.h"
+#include "desc.h"
+#include "log.h"
 
 /* ---- writing ---- */
 
@@ -546,11 +548,22 @@ static void enter_frame(weft_tape *T) {
 int weft_replay(weft_state *W, weft_tape *T) {
   if (!W || !T) return WEFT_EINVAL;
   if (!fresh(W)) return WEFT_ESTATE;
-  if (strcmp(W->root, T->root) != 0 || W->desc.memory_limit != T->desc.memory_limit ||
-      W->desc.instr_budget != T->desc.instr_budget ||
-      W->desc.runaway_us != T->desc.runaway_us ||
-      W->desc.frame_budget != T->desc.frame_budget || W->desc.max_tasks != T->desc.max_tasks)
-    return WEFT_EINVAL;
+  /* W's limits are the recording's, or tighter where the recording's were
+     looser than the replaying program allows (weft_tape_desc): said. */
+  if (strcmp(W->root, T->root) != 0 || weft_desc_looser(&W->desc, &T->desc)) return WEFT_EINVAL;
+  int tighter = weft_desc_looser(&T->desc, &W->desc);
+  if (tighter) {
+    char held[200];
+    snprintf(held, sizeof held, "%s%s%s%s%s", tighter & WEFT_LIMIT_MEMORY ? " memory" : "",
+             tighter & WEFT_LIMIT_BUDGET ? " budget" : "",
+             tighter & WEFT_LIMIT_RUNAWAY ? " runaway" : "",
+             tighter & WEFT_LIMIT_FRAME ? " frame-budget" : "",
+             tighter & WEFT_LIMIT_TASKS ? " tasks" : "");
+    weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_REPLAY_LIMITS,
+              "the recording was made with looser limits than this program allows (%s): it "
+              "replays under this program's, and differs where its scripts ran into them",
+              held + 1);
+  }
   unsigned char *rng = rng_state(W->L);
   if (!rng) return WEFT_EINVAL;
   memcpy(rng, T->rng, RNG_BYTES);

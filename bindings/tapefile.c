@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tapefile.h"
+#include "desc.h"
 
 /* ---- encoding ---- */
 
@@ -142,6 +143,9 @@ static int read_header(weft_tape *T, const rec *r) {
   if (version < 3) T->desc.runaway_us = 1000000; /* the slot held overruns: the default limit */
   T->desc.frame_budget = (uint32_t)weft_tape_get_u(&rd, 4);
   T->desc.max_tasks = (uint32_t)weft_tape_get_u(&rd, 4);
+  /* A recording is made with weft_open's limits, none of them 0. */
+  if (!T->desc.memory_limit || !T->desc.instr_budget || !T->desc.runaway_us || !T->desc.max_tasks)
+    return 0;
   if (rd.end - rd.p < RNG_BYTES) return 0;
   memcpy(T->rng, rd.p, RNG_BYTES);
   rd.p += RNG_BYTES;
@@ -194,7 +198,10 @@ static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, co
       break;
     case R_STEP: {
       int flags = (int)weft_tape_get_u(&b, 1);
-      if (flags & 1) weft_tape_get_f64(&b);
+      double dt = flags & 1 ? weft_tape_get_f64(&b) : 0;
+      if (!b.bad && !(dt >= 0 && dt <= WEFT_MAX_DT)) /* NaN, negative, infinite */
+        return fail(err, errlen, "%s: corrupted: a frame time of %g s at byte %llu", path, dt,
+                    (unsigned long long)start);
       weft_tape_get_u(&b, 4);
       uint64_t np = weft_tape_get_varint(&b);
       for (uint64_t i = 0; i < np && !b.bad; i++) {
@@ -356,11 +363,7 @@ int weft_tape_cut(const weft_tape *T) { return T ? T->cut : 0; }
 void weft_tape_desc(const weft_tape *T, weft_desc *d) {
   if (!T || !d) return;
   d->scripts_root = T->root;
-  d->memory_limit = T->desc.memory_limit;
-  d->instr_budget = T->desc.instr_budget;
-  d->runaway_us = T->desc.runaway_us;
-  d->frame_budget = T->desc.frame_budget;
-  d->max_tasks = T->desc.max_tasks;
+  weft_desc_no_looser(d, &T->desc);
 }
 
 void weft_tape_free(weft_tape *T) {

@@ -72,7 +72,9 @@ enum { WEFT_LOG_PANIC = 0, WEFT_LOG_ERROR = 1, WEFT_LOG_WARN = 2, WEFT_LOG_INFO 
   X(SCRIPT_SKIPPED, "a file under the scripts root is not a regular file or too large")           \
   X(WATCH_FAILED, "the scripts root cannot be watched")                                           \
   X(DEBUG, "the debugger's transport: a client came, went or misbehaved")                         \
-  X(SLOW_TASK, "a task took more script time in one frame than desc.slow_task_us (once a task)")  \
+  X(SLOW_TASK, "a task took more script time between two waits than desc.slow_task_us, twice "  \
+               "(once a task)")                                                                 \
+  X(REPLAY_LIMITS, "a recording asked for looser limits than the replaying state has")  \
   X(WARNING, "a script's warn(), once warnings are on: the message, its pieces joined")
 
 enum {
@@ -489,14 +491,19 @@ WEFT_API uint64_t weft_tape_frames(const weft_tape *T);
 WEFT_API int weft_tape_cut(const weft_tape *T);
 /* Sets the fields of d that change what scripts do to the recorded ones
    (scripts_root, memory_limit, instr_budget, runaway_us, frame_budget,
-   max_tasks): open the replaying state with it. Strings live as long as T. */
+   max_tasks), each no looser than d's own (its zero fields: weft_open's
+   defaults): a recording is a file from someone else, and one made
+   under looser limits (budget off, more memory) replays under the
+   replaying program's, which weft_replay says (a REPLAY_LIMITS warning).
+   Open the replaying state with d. Strings live as long as T. */
 WEFT_API void weft_tape_desc(const weft_tape *T, weft_desc *d);
 /* Frees a recording that was not handed to weft_replay. */
 WEFT_API void weft_tape_free(weft_tape *T);
 /* Replays T on W, which takes it over (freed by weft_close; T stays
    readable until then). Call after weft_open and before any script runs.
    WEFT_ESTATE as for weft_record, WEFT_EINVAL when W's desc differs from
-   the recorded one in a field weft_tape_desc sets. */
+   the recorded one in a field weft_tape_desc sets other than by being
+   tighter. */
 WEFT_API int weft_replay(weft_state *W, weft_tape *T);
 /* The frame about to run: 1 and its dt, or 0 once the recording has no
    more frames. weft_step runs it (with the recorded dt, whatever it is

@@ -321,7 +321,7 @@ static void test_record_and_replay_refuse_a_state_in_use(void **state) {
   char msg[256];
   assert_int_equal(weft_tape_load(r->tape, &T, msg, sizeof msg), WEFT_OK);
   weft_desc other = desc_for(r, root, sizeof root);
-  other.instr_budget = 5000; /* not the recorded budget */
+  other.instr_budget = WEFT_BUDGET_OFF; /* looser than the recorded budget */
   W = weft_open(&other);
   assert_int_equal(weft_replay(W, T), WEFT_EINVAL);
   weft_tape_free(T);
@@ -395,6 +395,129 @@ static void test_every_truncation_and_corruption_is_refused(void **state) {
   assert_non_null(strstr(err, "cannot open /nonexistent.tape"));
 }
 
+/* ---- a recording is a file from someone else ---- */
+
+static uint64_t varint_at(const unsigned char *b, size_t *at) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    unsigned char c = b[(*at)++];
+    v |= (uint64_t)(c & 0x7f) << shift;
+    if (!(c & 0x80)) return v;
+  }
+}
+
+/* Sets the trailer's checksum right after a change (FNV-1a of every byte
+   before it), as someone crafting a file would. */
+static void resum(unsigned char *b, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n - 4; i++) h = (h ^ b[i]) * 16777619u;
+  for (int i = 0; i < 4; i++) b[n - 4 + i] = (unsigned char)(h >> (8 * i));
+}
+
+/* Where the header's limits start: after the magic, 'H', its length, the
+   format version and two strings (weft's version, the scripts root). */
+static size_t header_limits(const unsigned char *b) {
+  size_t at = 9;
+  varint_at(b, &at);
+  at += 4;
+  for (int i = 0; i < 2; i++) at += varint_at(b, &at);
+  return at;
+}
+
+/* The first step record's frame time (its flags say one follows). */
+static size_t first_dt(const unsigned char *b, size_t n) {
+  size_t at = 9;
+  at += varint_at(b, &at);
+  while (at < n) {
+    int tag = b[at++];
+    size_t len = varint_at(b, &at);
+    if (tag == 'S' && (b[at] & 1)) return at + 1;
+    at += len;
+  }
+  fail_msg("no step record with a frame time");
+  return 0;
+}
+
+static void put_le(unsigned char *b, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) b[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A frame time that is NaN, negative or infinite (weft_step would refuse
+   it) is refused at load, naming it: no replay spins on it. */
+static void test_a_frame_time_out_of_range_is_refused(void **state) {
+  run *r = *state;
+  write_file(r, "scripts/main.lua", "while true do wait() end\n");
+  record(r, 5, NULL);
+  size_t n;
+  unsigned char *b = slurp(r->tape, &n);
+  size_t dt = first_dt(b, n);
+  char bad[160];
+  snprintf(bad, sizeof bad, "%s/bad.tape", r->dir);
+  const double nan = 0.0 / 0.0, values[] = {nan, -1, 1.0 / 0.0, 2e6};
+  for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+    uint64_t v;
+    memcpy(&v, &values[i], 8);
+    put_le(b + dt, v, 8);
+    resum(b, n);
+    spit(bad, b, n);
+    weft_tape *T;
+    char err[256] = "";
+    assert_int_equal(weft_tape_load(bad, &T, err, sizeof err), WEFT_EINVAL);
+    assert_non_null(strstr(err, "corrupted: a frame time of"));
+  }
+  free(b);
+}
+
+static int replay_warned;
+static void on_logger(void *user, const char *tag, uint32_t level, uint32_t id, const char *msg,
+                      const char *file, uint32_t line) {
+  (void)user, (void)tag, (void)level, (void)file, (void)line;
+  if (id == WEFT_LOG_REPLAY_LIMITS && strstr(msg, "memory budget runaway")) replay_warned++;
+}
+
+/* A recording that asks for no budget, no runaway limit and 64 GB is
+   replayed under the replaying program's own limits (here the defaults),
+   and weft_replay says so; one within them is taken as recorded. */
+static void test_a_recording_with_looser_limits_replays_under_the_replayers(void **state) {
+  run *r = *state;
+  write_file(r, "scripts/main.lua", "while true do wait() end\n");
+  record(r, 5, NULL);
+  size_t n;
+  unsigned char *b = slurp(r->tape, &n);
+  size_t at = header_limits(b);
+  put_le(b + at, (uint64_t)64 << 30, 8);    /* memory */
+  put_le(b + at + 8, WEFT_BUDGET_OFF, 4);   /* instructions a slice */
+  put_le(b + at + 12, WEFT_BUDGET_OFF, 4);  /* runaway */
+  resum(b, n);
+  spit(r->tape, b, n);
+  free(b);
+  weft_tape *T;
+  char err[256];
+  assert_int_equal(weft_tape_load(r->tape, &T, err, sizeof err), WEFT_OK);
+  weft_desc d = {0};
+  d.logger = on_logger;
+  weft_tape_desc(T, &d);
+  assert_true(d.memory_limit == (size_t)256 << 20);
+  assert_int_equal(d.instr_budget, 1000000);
+  assert_int_equal(d.runaway_us, 1000000);
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  replay_warned = 0;
+  assert_int_equal(weft_replay(W, T), WEFT_OK);
+  assert_int_equal(replay_warned, 1);
+  assert_int_equal(weft_close(W), 0);
+  /* a replayer with looser limits of its own takes the recorded ones */
+  assert_int_equal(weft_tape_load(r->tape, &T, err, sizeof err), WEFT_OK);
+  weft_desc loose = {0};
+  loose.memory_limit = (size_t)128 << 30;
+  loose.runaway_us = WEFT_BUDGET_OFF;
+  loose.instr_budget = WEFT_BUDGET_OFF;
+  weft_tape_desc(T, &loose);
+  assert_true(loose.memory_limit == (size_t)64 << 30);
+  assert_int_equal(loose.runaway_us, WEFT_BUDGET_OFF);
+  weft_tape_free(T);
+}
+
 /* A recording cut short at any byte (a kill, a crash) replays every
    frame up to its last checkpoint as recorded; weft_tape_cut says so. */
 static void test_a_recording_cut_short_replays_up_to_its_last_checkpoint(void **state) {
@@ -441,6 +564,9 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_record_and_replay_refuse_a_state_in_use, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_a_frame_time_out_of_range_is_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_a_recording_with_looser_limits_replays_under_the_replayers,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_every_truncation_and_corruption_is_refused, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_a_recording_cut_short_replays_up_to_its_last_checkpoint,

@@ -374,5 +374,14 @@ check "io.open and job('read_file') through a link out of the assets root: nil, 
   "grep -q '^assets	nil	assets/etc/passwd: a symbolic link leads outside the root	13$' '$out' && grep -q '^job	false	cannot read assets/etc/passwd: a symbolic link leads outside the root$' '$out'"
 check "a symbolic link that stays inside the root is followed" "grep -q '^inside	return 7	7	scripts/inner/m.lua$' '$out'"
 
+# A recording is a file from someone else: one made with looser limits
+# (here 1,000 MB) replays under the replaying program's own, and says so.
+printf 'local s = string.rep("x", 300 << 20)\nwait()\nprint(#s)\n' > "$dir/hog300.lua"
+"$weft" run "$dir/hog300.lua" --memory 1000 --record "$dir/hog300.tape" > "$dir/out" 2> "$dir/err"
+rec=$?
+"$weft" run --replay "$dir/hog300.tape" > "$dir/out" 2> "$dir/err"
+check "a recording made with --memory 1000 replays under this program's 256 MB, saying so, and fails there" \
+  "[ $rec -eq 0 ] && [ \$? -eq 1 ] && grep -q 'looser limits than this program allows (memory)' '$dir/err' && grep -q 'not enough memory' '$dir/err'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
