@@ -11,6 +11,7 @@
 #include "../host/watch.h"
 #include "reload.h"
 #include "handles.h"
+#include "load.h"
 #include "budget.h"
 #include "chunks.h"
 #include "report.h"
@@ -394,9 +395,25 @@ static int plain(lua_State *L, int idx) {
   return 0;
 }
 
+/* Sets the package.path of the environment at env (a script's own copy
+   of package) to the string at path, when it is one: a module gets the
+   search path it was found with, so its own requires find its
+   neighbours, as under Lua's one package.path. */
+static void set_package_path(lua_State *L, int env, int path) {
+  env = lua_absindex(L, env);
+  path = lua_absindex(L, path);
+  if (lua_type(L, path) != LUA_TSTRING) return;
+  if (lua_getfield(L, env, "package") == LUA_TTABLE) {
+    lua_pushvalue(L, path);
+    lua_setfield(L, -2, "path");
+  }
+  lua_pop(L, 1);
+}
+
 /* stage(rec): a module's new value: its file (rec.file) read through the
    loader, its top level run with (rec.name, rec.file) under the loading
-   budget, as a first require runs it. Raises the error that stopped it,
+   budget, as a first require runs it (its package.path rec.path, the one
+   it was found with). Raises the error that stopped it,
    or when a module that was a plain table no longer returns one (its
    dependents hold the table). */
 static int l_stage(lua_State *L) {
@@ -407,6 +424,9 @@ static int l_stage(lua_State *L) {
   lua_getfield(L, 1, "name"); /* 3 */
   const char *file = luaL_checkstring(L, 2);
   if (!weft_load_script(W, L, file)) return lua_error(L);
+  lua_getfield(L, 1, "path"); /* the package.path it was first found with */
+  set_package_path(L, -3, -1);
+  lua_pop(L, 1);
   lua_remove(L, -2); /* the environment: 4 is the chunk */
   lua_pushvalue(L, 3);
   lua_pushvalue(L, 2);
@@ -421,15 +441,40 @@ static int l_stage(lua_State *L) {
   return 1;
 }
 
+/* loadfile(path [, package_path]): a script's chunk in a new environment
+   (its package.path set to package_path, when given), or nil and the
+   message. */
 static int l_loadfile(lua_State *L) {
   weft_state *W = weft_get(L);
   const char *path = luaL_checkstring(L, 1);
+  lua_settop(L, 2);
   if (!weft_load_script(W, L, path)) {
     luaL_pushfail(L);
     lua_insert(L, -2);
     return 2;
   }
+  set_package_path(L, -2, 2);
   lua_remove(L, -2); /* env */
+  return 1;
+}
+
+/* place(path): the root's own path to path (root/clean path) when it
+   lies under the scripts root by its letters, else nil. */
+static int l_place(lua_State *L) {
+  weft_state *W = weft_get(L);
+  size_t len;
+  const char *path = luaL_checklstring(L, 1, &len);
+  if (!weft_path_place(L, path, len, WEFT_IN_SCRIPTS)) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushfstring(L, "%s/%s", W->root, lua_tostring(L, -1));
+  return 1;
+}
+
+/* new_env(): a script environment of its own (package.loaded's _G). */
+static int l_new_env(lua_State *L) {
+  weft_new_env(weft_get(L), L);
   return 1;
 }
 
@@ -468,6 +513,9 @@ static int open_modules(lua_State *L) {
   set_fn(L, "loadfile", l_loadfile); /* a script's chunk, or nil and the message */
   set_fn(L, "load_module", l_load_module);
   set_fn(L, "searchpath", weft_l_searchpath);
+  set_fn(L, "place", l_place);
+  set_fn(L, "caller_env", weft_l_caller_env);
+  set_fn(L, "new_env", l_new_env);
   set_fn(L, "commit", l_commit);
   set_fn(L, "report", l_report);
   lua_getglobal(L, "debug");

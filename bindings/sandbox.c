@@ -17,6 +17,7 @@
 
 #include "sandbox.h"
 #include "budget.h"
+#include "chunks.h"
 #include "watchdog.h"
 #include "finalize.h"
 #include "load.h"
@@ -485,6 +486,24 @@ int weft_l_searchpath(lua_State *L) {
   }
   luaL_pushresult(&b);
   return 2;
+}
+
+int weft_l_caller_env(lua_State *L) {
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sf", &ar)) break;
+    if (strcmp(ar.what, "C") != 0 && !weft_chunk_embedded(ar.source)) {
+      for (int i = 1;; i++) {
+        const char *name = lua_getupvalue(L, -1, i);
+        if (!name) break;
+        if (strcmp(name, "_ENV") == 0) return 1;
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);
+  return 1;
 }
 
 static int dofile_done(lua_State *L, int status, lua_KContext ctx) {

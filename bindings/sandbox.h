@@ -17,6 +17,10 @@ int weft_load_script(weft_state *W, lua_State *L, const char *path);
 
 /* package.searchpath as Lua's, over the files loadfile reads. */
 int weft_l_searchpath(lua_State *L);
+/* caller_env(): the global table (_ENV) of the nearest script function
+   on the stack, weft's embedded parts and C functions passed over (a
+   function with no _ENV too); nil when there is none. */
+int weft_l_caller_env(lua_State *L);
 
 /* xpcall as Lua's, whose message handler is the script's wrapped in
    handler (a C closure with the script's as upvalue 1). */

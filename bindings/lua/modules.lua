@@ -3,15 +3,17 @@
 -- reloads, in what order, and restarting their tasks (C stages and
 -- commits them: see reload.c). Runs once per state in the host's own
 -- environment with one table of what C offers (api, root, loadfile,
--- load_module, commit, report, getinfo, start_groups, searchpath); returns one table:
+-- load_module, commit, report, getinfo, start_groups, searchpath, place,
+-- caller_env, new_env); returns one table:
 -- changed(path) for the watcher (a path relative to the root),
 -- reload(name), and group_start for g:start.
 local host = ...
 local api, loadfile_, report, root, getinfo, commit, load_module, start_groups =
   host.api, host.loadfile, host.report, host.root, host.getinfo, host.commit, host.load_module,
   host.start_groups
-local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable =
-  api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable
+local place, caller_env, new_env = host.place, host.caller_env, host.new_env
+local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable, rawget =
+  api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable, rawget
 local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, table.unpack, table.sort
 local mods, loading, seq, store, broken, nstart = {}, {}, 0, {}, {}, 0
 local pending = {} -- saved modules whose transaction failed: in every next one
@@ -23,13 +25,32 @@ local by_file = {} -- a loaded module's file -> its name (pl/init.lua -> pl)
 
 -- The package view: package.loaded is the table require keeps (a script
 -- may preload a module by writing it), package.preload is asked first;
--- path, config and searchers describe what weft does (each script gets a
--- copy of this table: a change to path reaches no search).
+-- package.path is the search's templates (each script gets a copy of
+-- this table: a require follows its caller's package.path, and a module
+-- found gets the path it was found with); config and searchers describe
+-- what weft does.
 local loaded, preload = {}, {}
+local default_path = root .. '/?.lua;' .. root .. '/?/init.lua'
 local package = {loaded = loaded, preload = preload, config = '/\n;\n?\n!\n-\n',
-                 path = root .. '/?.lua;' .. root .. '/?/init.lua', cpath = '',
-                 searchpath = host.searchpath}
+                 path = default_path, cpath = '', searchpath = host.searchpath}
 api.package = package
+
+-- The standard libraries are in package.loaded, as Lua's are there: the
+-- copies of an environment of their own (package.loaded._G), so a
+-- library that looks for them there finds the sandbox's, and one that
+-- changes them there reaches no script's own copies. require of one,
+-- while package.loaded still holds it, gives the caller's own copy, as
+-- require 'string' is string in Lua.
+local std = {}
+do
+  local env = new_env()
+  for _, name in ipairs{'string', 'table', 'math', 'io', 'os', 'coroutine', 'utf8', 'debug',
+                        'package'} do
+    std[name] = rawget(env, name)
+    loaded[name] = std[name]
+  end
+  std._G, loaded._G = env, env
+end
 
 local function name_of_source(src)
   if type(src) ~= 'string' or src:sub(1, #prefix) ~= prefix then return nil end
@@ -54,16 +75,48 @@ end
 
 local function canonical(name) return (name:gsub('/', '.')) end
 
--- Lua's ?.lua then ?/init.lua, under the scripts root, read through the
--- state's loader: the function, its path; or nil and what was tried.
-local function search(name)
-  local base = root .. '/' .. canonical(name):gsub('%.', '/')
-  local tried = {}
-  for _, path in ipairs{base .. '.lua', base .. '/init.lua'} do
-    local fn, err = loadfile_(path)
-    if fn then return fn, path end
-    if not err:match('^cannot open') then return nil, err, path end
-    tried[#tried + 1] = path
+-- The package.path of the script that called (its own copy, read raw):
+-- the templates its require searches, as Lua's require reads its one
+-- package.path; the default when it has no package table.
+local function caller_path()
+  local env = caller_env()
+  local pk = type(env) == 'table' and rawget(env, 'package')
+  if type(pk) ~= 'table' then return default_path end
+  local path = rawget(pk, 'path')
+  if type(path) == 'number' then path = tostring(path) end
+  if type(path) ~= 'string' then error("'package.path' must be a string", 0) end
+  return path
+end
+
+-- Lua's search of package.path: each ';'-separated template (empty ones
+-- too) with '?' the name ('.' made '/'), the first file that lies under
+-- the scripts root (by its letters; by the file system too, with the
+-- default loader) and reads through the state's loader: the function, its
+-- file as the template names it (Lua's loader data and chunk name) and as
+-- the root names it (root/clean path: what the watcher reports); or nil,
+-- the load error, the file; or nil, nil and a line per file tried ("no
+-- file 'x'", and why when the file is there but may not be read).
+local function search(name, path)
+  local sub = canonical(name):gsub('%.', '/')
+  local tried, i = {}, 1
+  while true do
+    local j = path:find(';', i, true)
+    local file = path:sub(i, j and j - 1 or -1):gsub('%?', sub)
+    local full = place(file)
+    local line = "no file '" .. file .. "'"
+    if full then
+      local fn, err = loadfile_(file, path)
+      if fn then return fn, file, full end
+      local pre = 'cannot open ' .. file .. ' ('
+      if err:sub(1, #pre) ~= pre then return nil, err, file end
+      local why = err:sub(#pre + 1, -2)
+      if why ~= 'No such file or directory' and why ~= 'no such script' then
+        line = line .. ' (' .. why .. ')'
+      end
+    end
+    tried[#tried + 1] = line
+    if not j then break end
+    i = j + 1
   end
   return nil, nil, tried
 end
@@ -73,9 +126,10 @@ local function bad_name(name, level)
     .. "'.' or '/' separated, got " .. tostring(name) .. ')', level + 1)
 end
 
--- Errors point `level` frames up; `by` is the requiring module, if any.
--- Returns the module and, on its first load, its loader data.
-local function require_at(name, level, by)
+-- Errors point `level` frames up; `by` is the requiring module, if any;
+-- templates the package.path searched (nil: the default). Returns the
+-- module and, on its first load, its loader data.
+local function require_at(name, level, by, templates)
   if type(name) ~= 'string' then bad_name(name, level) end
   local given = name
   local v = loaded[given]
@@ -98,16 +152,17 @@ local function require_at(name, level, by)
     loaded[given] = loaded[name]
   else
     if loading[name] then error("module '" .. name .. "' requires itself (a require loop)", level) end
-    local fn, err, path = search(name)
+    local fn, err, file = search(name, templates or default_path) -- found: fn, its file, root/clean path
     if not fn then
-      if not err then
-        error("module '" .. given .. "' not found (looked for " .. table.concat(path, ', ') .. ')', level)
+      if not err then -- Lua's message, at the caller's line
+        error("module '" .. given .. "' not found:\n\tno field package.preload['" .. given .. "']\n\t"
+          .. table.concat(file, '\n\t'), level)
       end
-      broken[path] = err -- shown until a save of it loads
+      broken[file] = err -- shown until a save of it loads
       failed_err = err
       error(err, 0)
     end
-    path = err
+    local path, full = err, file
     local ok, M = load_module(fn, given, loading, path, name)
     if not ok then -- a require inside it that failed is that file's error, not this one's
       if M ~= failed_err then broken[path] = tostring(M) end
@@ -121,9 +176,10 @@ local function require_at(name, level, by)
       rec.M = M
     else
       seq = seq + 1
-      rec = {name = name, file = path, M = M, version = 1, seq = seq, dependents = {}, starts = {}}
+      rec = {name = name, file = path, M = M, version = 1, seq = seq, dependents = {}, starts = {},
+             path = templates ~= default_path and templates or nil} -- stage's package.path
       mods[name] = rec
-      by_file[path] = name
+      by_file[path], by_file[full] = name, name
     end
     loaded[name], loaded[given] = M, M
     if by and by ~= name then rec.dependents[by] = true end
@@ -141,15 +197,22 @@ package.searchers = {
   end,
   function(name)
     if not valid(name) then return 'no module name ' .. tostring(name) end
-    local fn, err, path = search(name)
+    local fn, err, tried = search(name, caller_path())
     if fn then return fn, err end
     if err then error(err, 0) end
-    return "no file '" .. table.concat(path, "'\n\tno file '") .. "'"
+    return table.concat(tried, '\n\t')
   end,
 }
 
 function api.require(name)
-  local M, data = require_at(name, 3, caller_module(2)) -- not a tail call: levels count
+  local lib = std[name]
+  if lib ~= nil and loaded[name] == lib then
+    local env = caller_env()
+    local own = type(env) == 'table' and (name == '_G' and env or rawget(env, name))
+    if type(own) == 'table' then return own end
+    return lib
+  end
+  local M, data = require_at(name, 3, caller_module(2), caller_path()) -- not a tail call: levels count
   if data == nil then return M end
   return M, data
 end
@@ -190,15 +253,17 @@ local function prune(rec)
   end
 end
 
-local function start_in(g, level, name, state, ...)
+-- path: the package.path searched (the caller's).
+local function start_in(g, level, path, name, state, ...)
   if not valid(name) then
     error("bad argument #1 to 'start' (module name expected, got " .. tostring(name) .. ')', level)
   end
   if not g then local t = current(); g = t and t.group or weft.root end
-  local okr, M = pcall(require_at, name, level + 2) -- pcall is a level too
+  local okr, M = pcall(require_at, name, level + 2, nil, path) -- pcall is a level too
   if not okr then -- its first load failed: the save that fixes it starts it
     nstart = nstart + 1
-    waiting[#waiting + 1] = {g = g, name = name, state = state, args = pack(...), order = nstart}
+    waiting[#waiting + 1] = {g = g, path = path, name = name, state = state, args = pack(...),
+                             order = nstart}
     error(M, 0)
   end
   if type(M) ~= 'table' or type(M.start) ~= 'function' then
@@ -214,7 +279,7 @@ local function start_in(g, level, name, state, ...)
 end
 
 function weft.start(name, state, ...)
-  local t = start_in(nil, 3, name, state, ...)
+  local t = start_in(nil, 3, caller_path(), name, state, ...)
   return t
 end
 
@@ -293,7 +358,7 @@ local function note_spawn(t, id, me_id, first_run, outermost)
 end
 
 local function group_start(g, name, state, ...)
-  local t = start_in(g, 4, name, state, ...)
+  local t = start_in(g, 4, caller_path(), name, state, ...)
   return t
 end
 
@@ -396,7 +461,7 @@ local function retry_waiting()
   waiting = {}
   for _, w in ipairs(list) do
     if w.g.alive then
-      local ok, err = pcall(start_in, w.g, 1, w.name, w.state, unpack(w.args, 1, w.args.n))
+      local ok, err = pcall(start_in, w.g, 1, w.path, w.name, w.state, unpack(w.args, 1, w.args.n))
       if not ok then report(err) end
     end
   end

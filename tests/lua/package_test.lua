@@ -54,7 +54,42 @@ test("package.searchpath finds what loadfile reads, as Lua's does", function()
   assert(not ok and err:find("bad argument #1 to 'package.searchpath'", 1, true), err)
 end)
 
-test("a script's package.path is its own: the search does not change", function()
-  package.path = "/etc/?.lua"
-  assert(select(2, require("lib.game")) == "scripts/lib/game.lua", "the search followed package.path")
+test("require follows the caller's package.path: a template under the scripts root finds the module", function()
+  package.path = "scripts/lib/?.lua;" .. package.path
+  local M, file = require("util")
+  assert(type(M.toward) == "function" and file == "scripts/lib/util.lua", tostring(file))
+  assert(package.loaded.util == M, "package.loaded")
+end)
+
+test("a '..' in a template that stays inside the scripts root is followed; the file is named as the template names it", function()
+  package.path = "scripts/ai/../lib/?.lua"
+  local M, file = require("util")
+  assert(type(M.toward) == "function" and file == "scripts/ai/../lib/util.lua", tostring(file))
+end)
+
+test("a template that leaves every root finds nothing: Lua's message lists each file tried", function()
+  package.path = "../?.lua;/etc/?;scripts/../?.lua;;scripts/?.lua"
+  local ok, err = pcall(require, "passwd")
+  assert(not ok and err:find("module 'passwd' not found:\n\tno field package.preload['passwd']\n" ..
+    "\tno file '../passwd.lua'\n\tno file '/etc/passwd'\n\tno file 'scripts/../passwd.lua'\n" ..
+    "\tno file ''\n\tno file 'scripts/passwd.lua'", 1, true), err)
+end)
+
+test("package.path that is not a string fails the search as Lua's does", function()
+  package.path = nil
+  local ok, err = pcall(require, "lib.util")
+  assert(not ok and err == "'package.path' must be a string", err)
+end)
+
+test("weft.start searches the caller's package.path too", function()
+  package.path = "scripts/nowhere/?.lua"
+  local ok, err = pcall(weft.start, "ai.idle", {})
+  assert(not ok and err:find("no file 'scripts/nowhere/ai/idle.lua'", 1, true), err)
+end)
+
+test("package.searchers[2] searches the caller's package.path", function()
+  package.path = "scripts/lib/?.lua"
+  local f, file = package.searchers[2]("util")
+  assert(type(f) == "function" and file == "scripts/lib/util.lua", tostring(file))
+  assert(package.searchers[2]("lib.util") == "no file 'scripts/lib/lib/util.lua'")
 end)

@@ -61,3 +61,47 @@ test("loadfile and dofile fail with Lua's message: cannot open path: why", funct
   f, err = loadfile("/etc/passwd")
   assert(f == nil and err == "cannot open /etc/passwd: not under the scripts root (scripts load only there)", err)
 end)
+
+local function keys(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = tostring(k) end
+  table.sort(ks)
+  return table.concat(ks, ",")
+end
+
+local STD = {"string", "table", "math", "io", "os", "coroutine", "utf8", "debug", "package", "_G"}
+
+test("package.loaded holds the standard libraries, the sandbox's versions", function()
+  for _, name in ipairs(STD) do
+    assert(type(package.loaded[name]) == "table", name .. " is not in package.loaded")
+  end
+  assert(keys(package.loaded.debug) == "getinfo,getmetatable,traceback", keys(package.loaded.debug))
+  assert(keys(package.loaded.os) == "clock,date,time", keys(package.loaded.os))
+  assert(package.loaded.string.dump == nil and package.loaded.package.loadlib == nil, "Lua's own")
+  assert(package.loaded._G.require == require and package.loaded._G.wait == wait, "_G")
+end)
+
+test("require of a standard library gives the caller's own copy, as require 'string' is string in Lua", function()
+  for _, name in ipairs(STD) do
+    assert(require(name) == _G[name], "require('" .. name .. "') is not " .. name)
+    assert(select("#", require(name)) == 1, name)
+  end
+  assert(require("debug") == debug and keys(require("debug")) == "getinfo,getmetatable,traceback")
+  local string = require "string"
+  function string.shout(s) return s:upper() .. "!" end -- a library adding to string, as in Lua
+  assert(_G.string.shout("hi") == "HI!")
+end)
+
+test("a change to package.loaded's standard libraries reaches no script's own", function()
+  package.loaded.string.rep = nil
+  package.loaded._G.x_from_loaded = 1
+  assert(string.rep("a", 2) == "aa" and x_from_loaded == nil)
+  local M = require("lib.util") -- another script file: its own copies
+  assert(M.toward)
+end)
+
+test("package.loaded is asked first, for the standard names too", function()
+  local mine = {}
+  package.loaded.string = mine
+  assert(require("string") == mine, "package.loaded ignored")
+end)
