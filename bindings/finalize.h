@@ -12,10 +12,15 @@ void weft_fin_open(lua_State *L);
    May raise (memory). */
 void weft_fin_mark(lua_State *L, int obj);
 /* Starts, each as a task running at once, the finalizers of the objects
-   found unreachable so far; returns how many. Raises nothing. */
+   found unreachable so far, oldest first: the frame's share of them (at
+   most FIN_SHARE, fewer once the frame's time for tasks is spent); the
+   rest wait for the next frames. Returns how many. Raises nothing. */
 int weft_fin_run(weft_state *W, lua_State *L);
+/* 1 when the collector has queued finalizers not yet taken. */
+int weft_fin_pending(lua_State *L);
 /* At close: the pending finalizers, then those of every object still
-   marked, newest marked first, as lua_close runs them. */
+   marked, newest marked first, as lua_close runs them, within
+   FIN_CLOSE_US in all (what is left is said and not run). */
 void weft_fin_close(weft_state *W);
 
 #endif

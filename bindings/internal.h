@@ -94,6 +94,7 @@ struct weft_state {
   uint64_t runaway_instr;  /* counted: ...its instructions, 0: never */
   weft_watchdog wd;
   weft_costs cost;             /* every task's script time (cost.c) */
+  weft_fins fins;              /* finalizers waiting their turn (finalize.c) */
   struct weft_profile *prof;   /* a profile being taken (profile.c), NULL: none */
   int in_step;      /* inside weft_step */
   int run_depth;    /* tasks started at once inside each other */

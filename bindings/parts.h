@@ -72,6 +72,16 @@ typedef struct weft_watchdog {
   lua_Hook stop;             /* the hook it arms to stop a stretch (the budget's) */
 } weft_watchdog;
 
+/* ---- finalize.c: finalizers waiting their turn ---- */
+
+typedef struct weft_fins {
+  lua_Integer first, last; /* the FIFO's occupied indices (first > last: empty) */
+  uint64_t dropped;        /* let go unrun: made faster than they ran */
+  uint64_t until;          /* weft_close: the finalizers' end time (ns) */
+  uint32_t frame, started; /* the frame whose share is being used, and how much of it */
+  int said;                /* the dropping was said */
+} weft_fins;
+
 /* ---- cost.c: every task's script time ---- */
 
 typedef struct weft_costs {

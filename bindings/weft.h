@@ -74,8 +74,10 @@ enum { WEFT_LOG_PANIC = 0, WEFT_LOG_ERROR = 1, WEFT_LOG_WARN = 2, WEFT_LOG_INFO 
   X(DEBUG, "the debugger's transport: a client came, went or misbehaved")                         \
   X(SLOW_TASK, "a task took more script time between two waits than desc.slow_task_us, twice "  \
                "(once a task)")                                                                 \
-  X(REPLAY_LIMITS, "a recording asked for looser limits than the replaying state has")  \
-  X(WARNING, "a script's warn(), once warnings are on: the message, its pieces joined")
+  X(WARNING, "a script's warn(), once warnings are on: the message, its pieces joined")          \
+  X(REPLAY_LIMITS, "a recording asked for looser limits than the replaying state has")            \
+  X(FINALIZERS, "finalizers were let go without running: made faster than they ran, or out of "  \
+                "time at weft_close")
 
 enum {
 #define WEFT_LOG_ENUM(name, what) WEFT_LOG_##name,

@@ -380,8 +380,23 @@ printf 'local s = string.rep("x", 300 << 20)\nwait()\nprint(#s)\n' > "$dir/hog30
 "$weft" run "$dir/hog300.lua" --memory 1000 --record "$dir/hog300.tape" > "$dir/out" 2> "$dir/err"
 rec=$?
 "$weft" run --replay "$dir/hog300.tape" > "$dir/out" 2> "$dir/err"
+rc=$?
 check "a recording made with --memory 1000 replays under this program's 256 MB, saying so, and fails there" \
-  "[ $rec -eq 0 ] && [ \$? -eq 1 ] && grep -q 'looser limits than this program allows (memory)' '$dir/err' && grep -q 'not enough memory' '$dir/err'"
+  "[ $rec -eq 0 ] && [ $rc -eq 1 ] && grep -q 'looser limits than this program allows (memory)' '$dir/err' && grep -q 'not enough memory' '$dir/err'"
+
+# Finalizers are a budgeted share of each frame: a chain that makes more
+# than it finishes is cut, said once; weft_close gives the rest 200 ms.
+printf 'local function mk() setmetatable({}, {__gc = function() mk() mk() end}) end\nmk()\nfor f = 1, 300 do local junk = {} for i = 1, 1000 do junk[i] = {} end wait() end\nprint("done")\n' > "$dir/chain.lua"
+printf 'for i = 1, 1000 do setmetatable({}, {__gc = function() while true do end end}) end\nprint("done")\n' > "$dir/loopers.lua"
+timeout 60 "$weft" run "$dir/chain.lua" > "$dir/out" 2> "$dir/err"
+check "a chain of finalizers making two more each: the run ends, the cut said once" \
+  "[ \$? -eq 0 ] && grep -q '^done$' '$dir/out' && [ \$(grep -c 'finalizers are made faster than they run' '$dir/err') -eq 1 ]"
+start=$(date +%s%N)
+timeout 60 "$weft" run "$dir/loopers.lua" > "$dir/out" 2> "$dir/err"
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+check "1,000 looping finalizers at close: those out of time are said and not run ($ms ms)" \
+  "[ $rc -eq 0 ] && grep -q 'finalizers not run (their time at close, 200 ms, was spent)' '$dir/err'"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

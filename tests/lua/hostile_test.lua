@@ -1149,6 +1149,32 @@ test("a finalizer runs at the next frame's start after an incremental cycle", fu
   assert(ran, "not run by the next frame")
 end)
 
+test("a chain of finalizers that each make two more runs a share a frame, and the frames go on", function()
+  local got = capture()
+  local per, total = {}, 0
+  local function mk()
+    setmetatable({}, {__gc = function()
+      per[frame()] = (per[frame()] or 0) + 1
+      total = total + 1
+      mk() mk()
+    end})
+  end
+  mk()
+  local c = ticker()
+  local f0 = frame()
+  for _ = 1, 40 do
+    for _ = 1, 20 do if collectgarbage("step", 1000) then break end end
+    wait()
+  end
+  local frames = frame() - f0
+  assert(c.n >= frames - 1, "the frames stopped: " .. c.n .. " of " .. frames)
+  local most = 0
+  for _, n in pairs(per) do most = math.max(most, n) end
+  assert(total > 256 and most <= 256, "finalizers a frame: at most " .. most .. ", " .. total .. " in all")
+  assert(#got == 0, "reported " .. #got .. " times")
+  c.task:cancel()
+end)
+
 test("a __close error on return is reported once at its line", function()
   local got = capture()
   local line
