@@ -273,7 +273,7 @@ static void test_script_globals_are_exactly_the_allow_list(void **state) {
                       "ipairs job load loadfile math next now os package pairs pcall persist print rawequal rawget rawlen "
                       "rawset realtime require select setmetatable signal spawn string table "
                       "time_scale timeout tonumber tostring type utf8 wait wait_frames "
-                      "wait_realtime wait_until wait_while weft xpcall");
+                      "wait_realtime wait_until wait_while warn weft xpcall");
   /* the sandboxed libraries hold only their allowed functions */
   static const char *const probe =
       "local function keys(t) local k = {} for n in pairs(t) do k[#k + 1] = n end "
