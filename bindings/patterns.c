@@ -401,10 +401,45 @@ static int l_gmatch(lua_State *L) { return guarded(L, 1, 1, 0); }
 /* gsub's third argument is the replacement, so init does not apply. */
 static int l_gsub(lua_State *L) { return guarded(L, 1, 0, 0); }
 
+/* A result this large is made in pieces of REP_PIECE bytes, the task
+   yielding between two when its slice runs out. */
+#define REP_PIECES (1u << 20)
+#define REP_PIECE (8u << 20)
+
+/* The (sep s) run after the first s, doubled onto itself from `done`
+   bytes on, a piece at a time (slot 4: the block being written, slot 5:
+   how much of the run is written). */
+static int rep_on(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  size_t l, lsep;
+  luaL_checklstring(L, 1, &l);
+  luaL_optlstring(L, 3, "", &lsep);
+  char *p = lua_touserdata(L, 4);
+  size_t total = (size_t)lua_rawlen(L, 4), len = total - l, done = (size_t)lua_tointeger(L, 5);
+  char *run = p + l;
+  /* Copies stay whole units (sep s), so the run stays a repetition. */
+  size_t unit = l + lsep, cap = REP_PIECE - REP_PIECE % unit;
+  if (!cap) cap = unit;
+  while (done < len) {
+    size_t k = done < len - done ? done : len - done;
+    if (k > cap) k = cap;
+    memcpy(run + done, run, k);
+    done += k;
+    lua_pushinteger(L, (lua_Integer)done);
+    lua_replace(L, 5);
+    if (done < len && weft_budget_piece(weft_get(L), L, (long)(k / 8)))
+      return lua_yieldk(L, 0, 0, rep_on);
+  }
+  lua_pushlstring(L, p, total);
+  return 1;
+}
+
 /* string.rep(s, n [, sep]) as Lua 5.4's (the same results, limits and
    messages), written by doubling: s, then (sep s) once, then the written
    part of the (sep s) run copied onto its end until it is whole, so a
-   result of size m takes O(log m) copies, not n. */
+   result of size m takes O(log m) copies, not n; a large one in pieces
+   over frames. */
 static int l_rep(lua_State *L) {
   size_t l, lsep;
   const char *s = luaL_checklstring(L, 1, &l);
@@ -419,6 +454,15 @@ static int l_rep(lua_State *L) {
   if (l + lsep < l || (lua_Unsigned)(l + lsep) > (lua_Unsigned)maxsize / (lua_Unsigned)n)
     return luaL_error(L, "resulting string too large");
   size_t unit = l + lsep, total = (size_t)n * l + (size_t)(n - 1) * lsep;
+  if (total >= REP_PIECES && n > 1) {
+    lua_settop(L, 3);
+    char *p = lua_newuserdatauv(L, total, 0); /* 4 */
+    memcpy(p, s, l);
+    memcpy(p + l, sep, lsep);
+    memcpy(p + l + lsep, s, l);
+    lua_pushinteger(L, (lua_Integer)unit); /* 5: the run written so far */
+    return rep_on(L, LUA_OK, 0);
+  }
   luaL_Buffer b;
   char *p = luaL_buffinitsize(L, &b, total);
   memcpy(p, s, l);

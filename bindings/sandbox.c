@@ -628,22 +628,69 @@ static void subset(lua_State *L, int api, const char *lib, const char *const *na
 
 /* ---- os.date ---- */
 
-/* Conversions an os.date format may ask for: Lua's formats each with a
-   strftime call, in C, so a format of millions of them held a frame for
-   a quarter of a second. */
-#define DATE_MAX_CONVERSIONS 4096
+/* Conversions formatted in one call of Lua's os.date: Lua's formats each
+   with a strftime call, in C, so a format of millions of them held a
+   frame for a quarter of a second. A longer format is formatted a piece
+   at a time, the task yielding between two when its slice runs out. */
+#define DATE_PIECE 4096
+
+/* The whole format (slot 5) from byte slot 4 on, a piece of at most
+   DATE_PIECE conversions at a time (each %c, %Ec or %Oc kept whole).
+   Each piece is put in slot 1 and formatted by Lua's os.date (upvalue 1)
+   called on this frame, as (piece, time = slot 2), so its errors name
+   it as Lua's do; the results go in slot 3's table, joined at the end. */
+static int date_on(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  size_t len;
+  const char *f = lua_tolstring(L, 5, &len);
+  int utc = f[0] == '!';
+  size_t at = (size_t)lua_tointeger(L, 4);
+  while (at < len) {
+    size_t end = at;
+    int n = 0;
+    for (; end < len; end++) {
+      if (f[end] != '%') continue;
+      if (n++ == DATE_PIECE) break;
+      end += end + 1 < len && (f[end + 1] == 'E' || f[end + 1] == 'O') ? 2 : 1;
+    }
+    if (utc && at > 0) lua_pushliteral(L, "!");
+    lua_pushlstring(L, f + at, end - at);
+    if (utc && at > 0) lua_concat(L, 2);
+    lua_replace(L, 1);
+    lua_tocfunction(L, lua_upvalueindex(1))(L);
+    lua_rawseti(L, 3, (lua_Integer)lua_rawlen(L, 3) + 1);
+    at = end;
+    lua_pushinteger(L, (lua_Integer)at);
+    lua_replace(L, 4);
+    if (at < len && weft_budget_piece(weft_get(L), L, (long)n * 64))
+      return lua_yieldk(L, 0, 0, date_on);
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (lua_Integer i = 1, k = (lua_Integer)lua_rawlen(L, 3); i <= k; i++) {
+    lua_rawgeti(L, 3, i);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
 
 /* os.date(format, time) as Lua's (upvalue 1, called on this frame so its
-   errors name it), for a format of at most DATE_MAX_CONVERSIONS. */
+   errors name it); a format of more than DATE_PIECE conversions in
+   pieces. */
 static int l_date(lua_State *L) {
   size_t n = 0, len;
   const char *f = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : NULL;
-  for (size_t i = 0; f && i < len; i++)
+  for (size_t i = 0; f && i < len && n <= DATE_PIECE; i++)
     if (f[i] == '%') n++, i++; /* "%%" is one */
-  if (n > DATE_MAX_CONVERSIONS)
-    return luaL_argerror(L, 1, lua_pushfstring(L, "format too long (%d conversions, at most %d)",
-                                               (int)n, DATE_MAX_CONVERSIONS));
-  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+  if (n <= DATE_PIECE || f[0] == '*' || (f[0] == '!' && f[1] == '*'))
+    return lua_tocfunction(L, lua_upvalueindex(1))(L);
+  lua_settop(L, 2);
+  lua_newtable(L);         /* 3: the pieces' results */
+  lua_pushinteger(L, 0);   /* 4: where the next piece starts */
+  lua_pushvalue(L, 1);     /* 5: the whole format */
+  return date_on(L, LUA_OK, 0);
 }
 
 /* ---- xpcall ---- */

@@ -635,6 +635,13 @@ test("string.rep with a huge count fails cleanly", function()
   assert(#t[1000] == 100)
 end)
 
+test("a large string.rep is made in pieces: the task is preempted between two and goes on", function()
+  local f0 = frame()
+  local s = string.rep("ab", 30 << 20, ",")
+  assert(#s == 3 * (30 << 20) - 1 and s:sub(-5) == "ab,ab", "the result")
+  assert(frame() > f0, "made in one go")
+end)
+
 test("table.unpack with a huge count fails cleanly", function()
   local ok, err = pcall(table.unpack, {}, 1, 1 << 40)
   assert(not ok and tostring(err):match("too many results"), "unpack: " .. tostring(err))
