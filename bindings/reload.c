@@ -472,6 +472,15 @@ static int l_place(lua_State *L) {
   return 1;
 }
 
+/* cancels(g): how many times group g was cancelled, itself or through
+   a group around it (a start whose group someone else cancelled is
+   over: no save restarts it). */
+static int l_cancels(lua_State *L) {
+  ghandle *g = luaL_checkudata(L, 1, WEFT_GROUP_MT);
+  lua_pushinteger(L, (lua_Integer)weft_group_cancels(weft_get(L)->S, g->id));
+  return 1;
+}
+
 /* new_env(): a script environment of its own (package.loaded's _G). */
 static int l_new_env(lua_State *L) {
   weft_new_env(weft_get(L), L);
@@ -518,6 +527,7 @@ static int open_modules(lua_State *L) {
   set_fn(L, "new_env", l_new_env);
   set_fn(L, "commit", l_commit);
   set_fn(L, "report", l_report);
+  set_fn(L, "cancels", l_cancels);
   lua_getglobal(L, "debug");
   lua_getfield(L, -1, "getinfo");
   lua_setfield(L, -3, "getinfo");

@@ -16,6 +16,7 @@
 #include "overlay.h"
 #include "render.h"
 #include "replay.h"
+#include "session.h"
 #include "verbs.h"
 
 #define G(L) ((game *)lua_touserdata(L, lua_upvalueindex(1)))
@@ -252,7 +253,9 @@ static int l_overlay_text(lua_State *L) {
 /* game_state() -> {paused =, time_scale =, fade =, zoom =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
    light = the ambient {r, g, b}, keys = the line of key hints, beat = the
-   last beat passed, fast_forward = running unseen to --beat's,
+   last beat passed, fast_forward = running unseen to --beat's, boot =
+   "failed" once the boot script stopped (until a reset) or "ok",
+   resets = soft resets so far,
    dialogue = {speaker =, text =, portrait = kind, tint = {r, g, b}} or nil}:
    for tests and debug displays. */
 static int l_game_state(lua_State *L) {
@@ -292,6 +295,10 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "beat");
   lua_pushboolean(L, g->run.fast_forward);
   lua_setfield(L, -2, "fast_forward");
+  lua_pushstring(L, g->boot.dead ? "failed" : "ok");
+  lua_setfield(L, -2, "boot");
+  lua_pushinteger(L, g->boot.resets);
+  lua_setfield(L, -2, "resets");
   if (g->w.dlg.active) {
     lua_createtable(L, 0, 2);
     lua_pushstring(L, g->w.dlg.speaker);
@@ -559,6 +566,10 @@ static void press(game *g, SDL_Scancode sc) {
   case SDL_SCANCODE_GRAVE:
     console_toggle(g);
     break;
+  case SDL_SCANCODE_R: /* Ctrl-R: a soft reset (the keys are recorded: a replay resets too) */
+    if (g->input.held[SDL_SCANCODE_LCTRL] || g->input.held[SDL_SCANCODE_RCTRL])
+      session_reset(g, NULL, 0);
+    break;
   case SDL_SCANCODE_P:
     g->modes.paused = !g->modes.paused;
     control_apply_speed(g);
@@ -630,13 +641,16 @@ void control_poll(game *g) {
 }
 
 void control_replay_input(game *g) {
-  SDL_Scancode sc;
-  int down;
-  while (replay_next_key(g, &sc, &down)) {
-    if (sc == SDL_SCANCODE_UNKNOWN)
+  replay_input in;
+  while (replay_next_input(g, &in)) {
+    if (in.kind == REPLAY_RESET)
+      session_reset(g, in.text, 0);
+    else if (in.kind != REPLAY_KEY)
+      continue;
+    else if (in.key == SDL_SCANCODE_UNKNOWN)
       memset(g->input.held, 0, sizeof g->input.held); /* the window lost focus */
     else
-      game_key(g, sc, down);
+      game_key(g, in.key, in.down);
   }
 }
 

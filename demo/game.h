@@ -50,6 +50,7 @@ typedef struct error_note {
   double at;        /* realtime seconds when reported */
   int repeats;      /* same message reported again */
   int warning;      /* a warning (a slow task), not an error */
+  char task[160];   /* a slow task's label ("ears scripts/ai/x.lua:20"), "" none */
 } error_note;
 
 typedef struct key_hold {
@@ -153,6 +154,17 @@ typedef struct game {
     char root[PATH_LEN];      /* directory holding scripts/ and assets/ */
     char scripts_dir[DIR_LEN], assets_dir[DIR_LEN];
   } run;
+  struct { /* the boot script and soft reset (session.c) */
+    int task;        /* registry reference to the boot task's handle, LUA_NOREF none */
+    int dead;        /* the boot script failed (or did not load): the game stands still */
+    char why[MESSAGE_LEN]; /* what stopped it, for the offer on screen */
+    uint32_t reloads; /* weft_reload_count when it died: a clean save after it retries */
+    int nbroken;      /* weft.reload_errors() when it died, or last seen */
+    long long main_stamp; /* main.lua's mtime and size when it died: a save of it retries */
+    int pending;      /* a reset asked for, done at the next frame's start */
+    char beat[MODULE_LEN]; /* ...then run unseen to this beat, "" none */
+    int resets;       /* soft resets so far */
+  } boot;
   /* record and replay (replay.c) */
   struct {
     int recording;   /* --record: input and hashes go into the recording */

@@ -25,6 +25,7 @@
 #include "render.h"
 #include "replay.h"
 #include "screen.h"
+#include "session.h"
 #include "verbs.h"
 
 static game G;
@@ -262,14 +263,14 @@ static const char *test_script; /* --script FILE: its own task draws screenshots
 
 static void on_logger(void *user, const char *tag, uint32_t severity, uint32_t id, const char *msg,
                       const char *file, uint32_t line) {
-  (void)tag, (void)severity, (void)file, (void)line;
-  fprintf(stderr, "weft: %s\n", msg);
+  (void)tag, (void)severity;
+  if (file)
+    fprintf(stderr, "weft: %s (%s:%u)\n", msg, file, (unsigned)line);
+  else
+    fprintf(stderr, "weft: %s\n", msg);
   if (id == WEFT_LOG_SLOW_TASK &&
-      !(test_script && strncmp(msg, test_script, strlen(test_script)) == 0)) {
-    char note[300];
-    snprintf(note, sizeof note, "slow: %s", msg);
-    overlay_warning(user, note);
-  }
+      !(test_script && strncmp(msg, test_script, strlen(test_script)) == 0))
+    overlay_slow(user, msg, file, line);
 }
 
 static void on_report(void *user, const char *msg, const char *trace) {
@@ -283,6 +284,7 @@ static void on_report(void *user, const char *msg, const char *trace) {
 /* One fixed step: input, world, scripts. */
 static void step(game *g) {
   Uint64 t0 = SDL_GetPerformanceCounter();
+  session_frame(g); /* a reset asked for, a dead boot a save fixed */
   g->run.frame++;
   g->run.realtime += STEP_DT;
   control_frame(g);
@@ -294,6 +296,7 @@ static void step(game *g) {
   weft_step(g->W, STEP_DT);
   verbs_dispatch(g);
   control_check_reload(g);
+  overlay_settle_slow(g);
   Uint64 t2 = SDL_GetPerformanceCounter();
   g->load.shown += (g->load.frac - g->load.shown) * 0.25f;
   double f = (double)SDL_GetPerformanceFrequency() / 1000.0;
@@ -420,6 +423,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   screen_open(g);
   control_open(g);
   console_open(g);
+  session_open(g);
   assets_open(g);
   /* launch: the options the boot script follows (launch.play) */
   lua_createtable(g->L, 0, 1);
@@ -664,6 +668,7 @@ int main(int argc, char **argv) {
   g->run.headless = o.headless;
   g->modes.time_scale = 1.0;
   g->rp.jump_to = g->rp.restart_to = -1;
+  g->boot.task = LUA_NOREF;
   if (find_root(g, o.root) != 0) return 1;
   replay_meta meta = {.seed = 0};
   weft_tape *T = o.replay ? load_replay(g, &o, &meta) : NULL;
@@ -686,12 +691,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "weft-demo: --profile: cannot start a profile\n");
   snprintf(g->run.profile_path, sizeof g->run.profile_path, "%s",
            o.profile ? o.profile : "weft-demo-profile.json");
-  weft_task boot = {0}, test = {0};
+  weft_task test = {0};
   const char *err;
-  char path[FILE_LEN];
-  snprintf(path, sizeof path, "%.*s/main.lua", DIR_LEN, g->run.scripts_dir);
-  if (weft_run_file(g->W, path, &boot, &err) != WEFT_OK)
-    overlay_error(g, err, err), fprintf(stderr, "%s\n", err);
+  session_boot(g);
   if (o.script && weft_run_file(g->W, o.script, &test, &err) != WEFT_OK) {
     fprintf(stderr, "%s\n", err);
     rc = 1;
@@ -709,7 +711,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "weft-demo: cannot write %s\n", o.record), rc = 1;
   if (weft_profile_stop(g->W) == WEFT_OK) fprintf(stderr, "weft-demo: profile written to %s\n", g->run.profile_path);
   weft_debug_exit(g->W, rc);
-  if (boot.id) weft_release(g->W, boot);
+  session_close(g);
   if (test.id) weft_release(g->W, test);
   int leaked = weft_close(g->W); /* cleanups may still use the world */
   if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);

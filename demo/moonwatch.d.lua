@@ -236,7 +236,7 @@ function key_pressed(name) end
 
 -- The game --------------------------------------------------------------
 
----@return { paused: boolean, time_scale: number, fade: number, zoom: number, camera: Point, following: Entity|nil, input_lock: integer, frame: integer, headless: boolean, ambient: number, light: number[], keys: string, dialogue: { speaker: string, text: string, portrait: string, tint: number[] }|nil }
+---@return { paused: boolean, time_scale: number, fade: number, zoom: number, camera: Point, following: Entity|nil, input_lock: integer, frame: integer, headless: boolean, ambient: number, light: number[], keys: string, beat: string, fast_forward: boolean, boot: "ok"|"failed", resets: integer, dialogue: { speaker: string, text: string, portrait: string, tint: number[] }|nil }
 function game_state() end
 ---The game's groups: game (P and T) > world (entities), cutscenes.
 ---@type { game: weft.Group, world: weft.Group, cutscenes: weft.Group }
@@ -244,6 +244,12 @@ groups = {}
 ---The command line the boot script follows: launch.play is --play's module.
 ---@type { play: string|nil }
 launch = {}
+---A soft reset at the next frame (as Ctrl-R): what the game runs is
+---cancelled, the level is built anew and scripts/main.lua runs again on
+---the scripts as they are now; with a beat, unseen up to that beat.
+---@param beat? string
+---@return string what the console prints
+function reset(beat) end
 
 -- Test scripts (tests/demo/) --------------------------------------------
 

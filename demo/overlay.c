@@ -65,6 +65,7 @@ void overlay_error(game *g, const char *msg, const char *trace) {
   e->epoch = epoch;
   e->was_broken = 0;
   e->warning = 0;
+  e->task[0] = 0;
   parse_note(g, e);
   int idx = e->who[0] ? world_find(&g->w, e->who) : -1;
   entity *ent = idx >= 0 ? world_ent(&g->w, idx) : NULL;
@@ -80,10 +81,75 @@ void overlay_warning(game *g, const char *msg) {
   g->ov.errors[0] = w;
 }
 
+void overlay_slow(game *g, const char *msg, const char *file, unsigned line) {
+  const char *rest = strstr(msg, " ms of script time");
+  while (rest && rest > msg && !(rest[0] == ':' && rest[1] == ' ')) rest--;
+  char note[MESSAGE_LEN], label[sizeof g->ov.errors[0].task] = "";
+  if (rest && rest > msg) snprintf(label, sizeof label, "%.*s", (int)(rest - msg), msg);
+  if (file && label[0])
+    snprintf(note, sizeof note, "slow: %s at %s:%u%s", label, file, line, rest);
+  else
+    snprintf(note, sizeof note, "slow: %s", msg);
+  overlay_warning(g, note);
+  snprintf(g->ov.errors[0].task, sizeof g->ov.errors[0].task, "%s", label);
+}
+
 static void drop_note(game *g, int i) {
   memmove(g->ov.errors + i, g->ov.errors + i + 1,
           sizeof g->ov.errors[0] * (size_t)(g->ov.nerrors - i - 1));
   g->ov.nerrors--;
+}
+
+/* The label weft gives the task of row t (on top of L): who (else its
+   name), then its spawn site unless that is the name. */
+static void row_label(lua_State *L, char *out, size_t n) {
+  lua_getfield(L, -1, "who");
+  if (!lua_isstring(L, -1)) lua_pop(L, 1), lua_getfield(L, -1, "name");
+  lua_getfield(L, -2, "spawned");
+  const char *who = lua_tostring(L, -2), *site = lua_tostring(L, -1);
+  if (!who || !*who) who = "task";
+  if (site && strcmp(site, "?") != 0 && strcmp(site, who) != 0)
+    snprintf(out, n, "%s %s", who, site);
+  else
+    snprintf(out, n, "%s", who);
+  lua_pop(L, 2);
+}
+
+void overlay_settle_slow(game *g) {
+  enum { ROWS = 256 };
+  const double low_ms = 2.0; /* half the 4 ms that names a slow task */
+  int any = 0;
+  for (int i = 0; i < g->ov.nerrors; i++) any |= g->ov.errors[i].task[0] != 0;
+  if (!any || g->run.frame % 30) return;
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  weft_push_api(g->W);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "tasks");
+  lua_createtable(L, 0, 2);
+  lua_pushliteral(L, "avg_ms");
+  lua_setfield(L, -2, "by");
+  lua_pushinteger(L, ROWS);
+  lua_setfield(L, -2, "count");
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) return (void)lua_settop(L, top);
+  int list = lua_gettop(L), n = (int)luaL_len(L, list);
+  for (int i = g->ov.nerrors - 1; i >= 0; i--) {
+    if (!g->ov.errors[i].task[0]) continue;
+    int still = 0;
+    for (int k = 1; k <= n && !still; k++) { /* the costliest first: stop under the mark */
+      lua_rawgeti(L, list, k);
+      lua_getfield(L, -1, "avg_ms");
+      double ms = lua_tonumber(L, -1);
+      lua_pop(L, 1);
+      char label[sizeof g->ov.errors[0].task];
+      row_label(L, label, sizeof label);
+      lua_pop(L, 1);
+      if (ms < low_ms) break;
+      still = strcmp(label, g->ov.errors[i].task) == 0;
+    }
+    if (!still) drop_note(g, i);
+  }
+  lua_settop(L, top);
 }
 
 void overlay_errors_fixed(game *g, const char *module, uint32_t epoch) {

@@ -13,6 +13,14 @@ void overlay_error(game *g, const char *msg, const char *trace);
 /* A warning line (a slow task) in the same panel, listed before the
    errors: the newest error stays the last. */
 void overlay_warning(game *g, const char *msg);
+/* weft's SLOW_TASK warning (msg "LABEL: N ms of script time ...", the
+   task waiting at file:line) as a warning line naming that line:
+   "slow: ears at scripts/ai/x.lua:24: 14.2 ms ...". */
+void overlay_slow(game *g, const char *msg, const char *file, unsigned line);
+/* Every half second while slow-task warnings show: drops each whose
+   task's script time a frame has dropped under half the threshold on
+   average (its fix saved, or the work lighter), or which ended. */
+void overlay_settle_slow(game *g);
 /* Drops the reports a clean reload answered: those of `module` from
    before reload `epoch` (module NULL: the ones whose file was broken and
    is not in `broken`, a list of module names, any more). */

@@ -804,6 +804,11 @@ int render_open(game *g) {
   return 0;
 }
 
+void render_forget_level(game *g) {
+  free(g->video.base);
+  g->video.base = NULL;
+}
+
 void render_close(game *g) {
   if (g->video.light) SDL_DestroyTexture(g->video.light);
   if (g->video.scene) SDL_DestroyTexture(g->video.scene);

@@ -10,6 +10,8 @@
 /* Creates the light map and glow textures for g->video.r. Returns 0 or -1. */
 int render_open(game *g);
 void render_close(game *g);
+/* Drops what was drawn from the level (a soft reset builds another). */
+void render_forget_level(game *g);
 /* Draws one frame into the renderer's target (not presented), without
    the overlays. */
 void render_frame(game *g);

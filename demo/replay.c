@@ -144,14 +144,35 @@ void replay_note_key(game *g, SDL_Scancode sc, int down) {
   weft_record_input(g->W, ev, sizeof ev);
 }
 
-int replay_next_key(game *g, SDL_Scancode *sc, int *down) {
+/* A key is 3 bytes (its scancode, little-endian, and down); a line or a
+   reset is 0xff 0xff, its kind, 0, then its text: 4 bytes at least, so
+   never taken for a key. */
+void replay_note_text(game *g, int kind, const char *text) {
+  if (!g->rp.recording) return;
+  unsigned char ev[4 + MESSAGE_LEN] = {0xff, 0xff, (unsigned char)kind, 0};
+  size_t n = strlen(text);
+  if (n > MESSAGE_LEN - 1) n = MESSAGE_LEN - 1;
+  memcpy(ev + 4, text, n);
+  weft_record_input(g->W, ev, 4 + n);
+}
+
+int replay_next_input(game *g, replay_input *in) {
   const void *data;
   size_t len;
   while (weft_replay_input(g->W, &data, &len)) {
     const unsigned char *ev = data;
-    if (len != 3) continue;
-    *sc = (SDL_Scancode)(ev[0] | ev[1] << 8);
-    *down = ev[2];
+    if (len == 3) {
+      in->kind = REPLAY_KEY;
+      in->key = (SDL_Scancode)(ev[0] | ev[1] << 8);
+      in->down = ev[2];
+      return 1;
+    }
+    if (len < 4 || ev[0] != 0xff || ev[1] != 0xff || ev[3] != 0 || len - 4 >= MESSAGE_LEN ||
+        (ev[2] != REPLAY_LINE && ev[2] != REPLAY_RESET) || memchr(ev + 4, 0, len - 4))
+      continue; /* not the demo's: a recording from someone else's build */
+    in->kind = ev[2];
+    memcpy(in->text, ev + 4, len - 4);
+    in->text[len - 4] = 0;
     return 1;
   }
   return 0;

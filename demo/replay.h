@@ -41,12 +41,26 @@ void replay_meta_free(replay_meta *m);
    recording has none (an older one): then it comes from the disk. */
 const replay_level *replay_level_of(const game *g, const char *name);
 
+/* What the game's input holds for a frame in a recording: a key, a line
+   run in the console, a soft reset (Ctrl-R, or a save that fixed a dead
+   boot). */
+enum { REPLAY_KEY, REPLAY_LINE, REPLAY_RESET };
+typedef struct replay_input {
+  int kind;         /* REPLAY_* */
+  SDL_Scancode key; /* REPLAY_KEY: the key; SDL_SCANCODE_UNKNOWN: the window lost focus */
+  int down;         /* REPLAY_KEY: 1 pressed, 0 released */
+  char text[MESSAGE_LEN]; /* REPLAY_LINE: the line; REPLAY_RESET: the beat, "" none */
+} replay_input;
+
 /* A key went down or up (game_key) or the window lost focus (sc 0): kept
    in the frame being recorded. */
 void replay_note_key(game *g, SDL_Scancode sc, int down);
-/* Replaying: the next key recorded before the frame about to run (sc
-   SDL_SCANCODE_UNKNOWN: the window lost focus); 0 when there is none. */
-int replay_next_key(game *g, SDL_Scancode *sc, int *down);
+/* A console line run (REPLAY_LINE) or a reset asked for (REPLAY_RESET,
+   text the beat or ""): kept in the frame being recorded. */
+void replay_note_text(game *g, int kind, const char *text);
+/* Replaying: the next input recorded before the frame about to run; 0
+   when there is none. */
+int replay_next_input(game *g, replay_input *in);
 /* Folds the world and the entities' Lua state into the frame's hash
    (recording and replaying alike; nothing otherwise). */
 void replay_hash(game *g);

@@ -320,11 +320,26 @@ void world_load(world *w, level *lv) {
   if (w->loaded) rebuild_blocked(w);
 }
 
+void world_end(world *w, const char *why) {
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) world_destroy(w, i);
+  uint64_t *fs[] = {&w->pan.f, &w->fade_r.f, &w->zoom_r.f, &w->amb_r.f, &w->dlg.f, &w->banner.f};
+  for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) settle(w, fs[i], why);
+  for (int i = 0; i < w->ndoors; i++) settle(w, &w->doors[i].f, why);
+}
+
 void world_free(world *w) {
   level_free(&w->lv);
   free(w->blocked);
   w->blocked = NULL;
   w->loaded = 0;
+}
+
+void world_renew(world *w, uint32_t seed) {
+  uint32_t gens[WORLD_MAX_ENTS];
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) gens[i] = w->ents[i].gen + (w->ents[i].gen & 1u);
+  world_free(w);
+  world_init(w, seed);
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) w->ents[i].gen = gens[i];
 }
 
 /* ---- entities ---- */

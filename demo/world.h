@@ -170,6 +170,13 @@ void world_init(world *w, uint32_t seed);
 void world_load(world *w, level *lv);
 /* Frees the level and caches. Pending futures are dropped (not completed). */
 void world_free(world *w);
+/* Ends the world before a soft reset: every entity is destroyed (their
+   futures fail) and every other pending future resolves to `why`, as
+   events for the bindings; world_free and world_init then start anew. */
+void world_end(world *w, const char *why);
+/* world_free, then world_init, keeping each entity slot's generation: a
+   state table of the old world never names an entity of the new. */
+void world_renew(world *w, uint32_t seed);
 
 int world_solid(const world *w, int tx, int ty);
 /* Changes a map cell (not to or from a door). */

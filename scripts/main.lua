@@ -1,10 +1,13 @@
 -- The boot script of Moonwatch Keep. The game (C) runs it as a task when it
 -- starts: it loads the art and the level behind the loading screen, starts
 -- every entity's behaviour, wires the zones, plays the intro, then hands
--- the keep to the player.
+-- the keep to the player. It runs again, on the scripts as they are
+-- then, after a soft reset (Ctrl-R, reset() in the console).
+current().name = "boot"
 local game = require("lib.game")
 local cinema = require("lib.cinema")
-current().name = "boot"
+game.new_game()
+cinema.new_game()
 
 -- 1. Loading. Every file is a future from the job pool; the bar follows
 --    them as they finish.

@@ -4,14 +4,14 @@
 -- commits them: see reload.c). Runs once per state in the host's own
 -- environment with one table of what C offers (api, root, loadfile,
 -- load_module, commit, report, getinfo, start_groups, searchpath, place,
--- caller_env, new_env); returns one table:
+-- caller_env, new_env, cancels); returns one table:
 -- changed(path) for the watcher (a path relative to the root),
 -- reload(name), and group_start for g:start.
 local host = ...
 local api, loadfile_, report, root, getinfo, commit, load_module, start_groups =
   host.api, host.loadfile, host.report, host.root, host.getinfo, host.commit, host.load_module,
   host.start_groups
-local place, caller_env, new_env = host.place, host.caller_env, host.new_env
+local place, caller_env, new_env, cancels = host.place, host.caller_env, host.new_env, host.cancels
 local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable, rawget =
   api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable, rawget
 local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, table.unpack, table.sort
@@ -232,17 +232,20 @@ end
 -- A start: a module's entry running for one state table, in a group of
 -- its own under the caller's group, so everything it spawns is replaced
 -- with it. Kept while it has tasks, and after a failure so the next good
--- reload retries it.
+-- reload retries it, until someone else cancels its group (a destroyed
+-- entity, a cinematic player done with a scene that failed, a soft reset):
+-- then it is over.
 local function launch(rec, entry, fn, ...)
   entry.version = rec.version
+  entry.cancels = cancels(entry.sub)
   entry.task = entry.sub:spawn(fn, ...)
   entry.task.name = rec.name
   return entry.task
 end
 
 local function finished(entry)
+  if not entry.sub.alive or cancels(entry.sub) ~= entry.cancels then return true end
   if entry.startless then return false end -- waits for a version with start
-  if not entry.sub.alive then return true end
   local st = entry.task.status
   return (st == 'done' or st == 'cancelled') and #entry.sub:tasks() == 0
 end
@@ -263,7 +266,7 @@ local function start_in(g, level, path, name, state, ...)
   if not okr then -- its first load failed: the save that fixes it starts it
     nstart = nstart + 1
     waiting[#waiting + 1] = {g = g, path = path, name = name, state = state, args = pack(...),
-                             order = nstart}
+                             order = nstart, cancels = cancels(g)}
     error(M, 0)
   end
   if type(M) ~= 'table' or type(M.start) ~= 'function' then
@@ -404,6 +407,7 @@ local function restart(rec, entry, old_version)
   entry.helpers = nil
   if hs then for i = 1, hs.n do hs[i]:cancel() end end
   entry.sub:cancel()
+  entry.cancels = cancels(entry.sub) -- its own cancel: the start goes on
   local M = rec.M
   if type(M.on_reload) == 'function' then
     entry.startless = nil
@@ -460,7 +464,7 @@ local function retry_waiting()
   local list = waiting
   waiting = {}
   for _, w in ipairs(list) do
-    if w.g.alive then
+    if w.g.alive and cancels(w.g) == w.cancels then -- its group was not cancelled meanwhile
       local ok, err = pcall(start_in, w.g, 1, w.path, w.name, w.state, unpack(w.args, 1, w.args.n))
       if not ok then report(err) end
     end

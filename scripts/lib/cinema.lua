@@ -57,7 +57,9 @@ end
 
 -- Plays cinematic module `name` and waits for it to end. Escape cancels it
 -- (its <close> cleanups put the world right). Returns "done", "cancelled"
--- or "failed". Waits first if another cinematic is playing.
+-- or "failed". Waits first if another cinematic is playing. However it
+-- ends (done, skipped, failed, or the caller cancelled: a reset), the
+-- scene is over: a later save of its module does not start it again.
 function M.play(name, fields)
   while S.current do wait(S.finished) end
   local scene = M.scene(fields)
@@ -73,6 +75,11 @@ function M.play(name, fields)
   S.skip = skip_it
   local skip = key_pressed("escape"):connect(skip_it)
   local own = t.group            -- the cinematic's own group inside cutscenes
+  local _ <close> = finally(function()
+    skip:disconnect()
+    if S.skip == skip_it then S.skip, S.current = nil, nil end
+    own:cancel()                 -- over: no save restarts it, nothing it left runs on
+  end)
   while true do
     pcall(wait, t)               -- a failure is reported by weft already
     -- A save of a module without reload = "keep" cancels the cinematic and
@@ -81,13 +88,17 @@ function M.play(name, fields)
     if not again then break end
     t = again
   end
-  skip:disconnect()
-  S.skip = nil
-  S.current = nil
+  S.skip, S.current = nil, nil
   S.played[name] = (S.played[name] or 0) + 1
   S.last = { name = name, status = t.status }
   S.finished:fire(name, t.status)
   return t.status
+end
+
+-- A new game (the boot script, also after a soft reset): no cinematic
+-- playing, none played.
+function M.new_game()
+  S.current, S.skip, S.last, S.played = nil, nil, nil, {}
 end
 
 -- Skips the cinematic playing, as Escape does.

@@ -14,4 +14,12 @@ signals.playing = signals.playing or signal("player has control") -- set after t
 M.ready = signals.ready
 M.playing = signals.playing
 
+-- A new game: the boot script calls it first, at the start and after a
+-- soft reset (Ctrl-R), which keeps persist() tables as a save does.
+function M.new_game()
+  M.state.phase, M.state.checkpoint, M.state.caught = "loading", nil, 0
+  M.ready:reset()
+  M.playing:reset()
+end
+
 return M
