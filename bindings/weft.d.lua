@@ -11,14 +11,19 @@
 -- The sandbox: scripts get a reduced standard library.
 --   * os offers only os.clock, os.time and os.date;
 --   * io writes to the host log and report sinks and reads files under the
---     scripts and assets roots; it writes no file and runs no program;
+--     scripts and assets roots (symbolic links followed, never out of a
+--     root); it writes no file (io.open in a writing mode returns nil,
+--     message, errno) and runs no program;
 --   * no string.dump; debug offers traceback, getinfo and getmetatable;
 --   * load, loadfile and dofile compile text only (binary chunks are
 --     refused); loadfile and dofile read under the scripts root;
---   * require finds name.lua and name/init.lua under the scripts root
---     only; package is a view (loaded, preload, config, path, searchers);
+--   * require searches the caller's package.path (default name.lua and
+--     name/init.lua under the scripts root), finding files under the
+--     scripts root only; package is a view (loaded, preload, config, path,
+--     searchers); package.loaded holds the standard libraries;
 --   * __gc finalizers run as tasks at the next frame's start;
---   * print writes to the host log (`weft run` sends it to stdout).
+--   * print writes to the host log (`weft run` sends it to stdout); warn,
+--     off until warn("@on"), to the host's logger (`weft run`: stderr).
 -- The project's .luarc.json turns off lua-language-server's io, os, debug
 -- and package libraries, so only what the sandbox offers is completed; the
 -- parts that remain are declared at the end of this file.
