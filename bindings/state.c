@@ -97,9 +97,11 @@ static int registry_table(lua_State *L, int narr, int weak) {
 }
 
 /* An error value recognised by identity (weft.CANCELLED, weft.TIMEOUT):
-   an empty table whose hidden metatable prints it. Returns its reference. */
+   an empty userdata whose hidden metatable prints it. Every script holds
+   the same one, so it has nothing a script could change (a table's
+   fields could be written, rawset included). Returns its reference. */
 static int sentinel(lua_State *L, lua_CFunction tostring) {
-  lua_newtable(L);
+  lua_newuserdatauv(L, 0, 0);
   lua_createtable(L, 0, 2);
   lua_pushcfunction(L, tostring);
   lua_setfield(L, -2, "__tostring");

@@ -634,8 +634,8 @@ function persist(key, init) end
 ---@field who string? who reports name first: the task's script-given name, else its entity (the innermost named group weft.start did not make)
 
 ---@class weftlib
----@field CANCELLED table the error value of a cancellation; test with `weft.is_cancelled(err)`
----@field TIMEOUT table the error value of a `timeout(x, s)` that ran out; compare with `==`
+---@field CANCELLED userdata the error value of a cancellation (read-only, shared by every script); test with `weft.is_cancelled(err)`
+---@field TIMEOUT userdata the error value of a `timeout(x, s)` that ran out (read-only, shared by every script); compare with `==`
 ---@field root weft.Group the root group; its time scale is `time_scale()`
 weft = {}
 

@@ -1480,3 +1480,14 @@ test("a 100,000-deep coroutine.close chain does not crash", function()
   wait()
   assert(current().status == "running")
 end, {frames = 600})
+
+test("weft.TIMEOUT and weft.CANCELLED have nothing a script could change for the others", function()
+  for _, v in ipairs{weft.TIMEOUT, weft.CANCELLED} do
+    assert(not pcall(function() v.x = 1 end), "a field was written")
+    assert(not pcall(rawset, v, "x", 1), "rawset wrote a field")
+    assert(getmetatable(v) == false, "its metatable is reachable")
+  end
+  assert(tostring(weft.TIMEOUT) == "timed out" and tostring(weft.CANCELLED) == "cancelled")
+  local ok, err = pcall(wait, timeout(future(), 0.01))
+  assert(not ok and err == weft.TIMEOUT, tostring(err))
+end)
