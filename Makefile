@@ -66,7 +66,7 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # library's.
 DEPS := cmd:pkg-config:pkg-config pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
         cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0 \
-        cmd:node:nodejs cmd:npm:npm
+        cmd:node:nodejs cmd:npm:npm cmd:g++:g++
 
 include mk/lua.mk
 include demo/demo.mk
@@ -177,7 +177,7 @@ $(BUILD)/libweft.so: $(PIC_OBJ) $(LUA_PIC_OBJ)
 
 # ---- install ----
 
-install: all $(BUILD)/libweft.so
+install: all $(BUILD)/libweft.so $(LUA_OUT)/include/lua.hpp
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(BUILD)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.a
 	install -m 755 $(BUILD)/libweft.so $(DESTDIR)$(LIBDIR)/libweft.so.$(VERSION)

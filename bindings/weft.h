@@ -12,6 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Lua's headers declare no linkage of their own (Lua compiles as C++
+   too); the Lua inside libweft is C, so C++ sees it through extern "C"
+   (as Lua's lua.hpp, installed beside lua.h, does). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #include <lua.h>
 
 #include "weft_base.h"
@@ -556,5 +563,9 @@ WEFT_API int weft_debug_wait_ready(weft_state *W);
 /* Tells the client the program ended with exit code `code` (exited and
    terminated events). Call before weft_close. */
 WEFT_API void weft_debug_exit(weft_state *W, int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* What the library exports: the functions of weft.h and weft_base.h and
    nothing else (the library is built with hidden visibility). A Windows
    DLL build defines WEFT_DLL, and WEFT_BUILD while it builds itself. */
@@ -51,5 +55,9 @@ WEFT_API const char *weft_strerror(int code);
 
 #define WEFT_MAX_SCALE 1e6 /* largest time scale (a group's, or the game's) */
 #define WEFT_MAX_DT 1e6    /* largest step, in seconds */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

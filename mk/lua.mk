@@ -13,7 +13,7 @@ LUA_OUT      = $(BUILD)/lua
 LUA_CORE    := lapi lcode lctype ldebug ldo ldump lfunc lgc llex lmem lobject lopcodes lparser \
                lstate lstring ltable ltm lundump lvm lzio lauxlib lbaselib lcorolib ldblib liolib \
                lmathlib loadlib loslib lstrlib ltablib lutf8lib linit
-LUA_HEADERS := lua.h luaconf.h lualib.h lauxlib.h
+LUA_HEADERS := lua.h luaconf.h lualib.h lauxlib.h lua.hpp
 # Sanitizer builds instrument Lua too (SAN_CFLAGS: the Makefile's).
 LUA_BUILD_CFLAGS = -std=gnu11 -g $(OPT) -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote mk/lua $(SAN_CFLAGS)
 LUA_OBJ      = $(LUA_CORE:%=$(LUA_OUT)/obj/%.o) $(LUA_OUT)/obj/weft_luai.o
@@ -36,8 +36,13 @@ $(LUA_OUT)/src/.done: $(LUA_SRC_DIR)/.fetched mk/lua/edit.sh
 
 $(LUA_HDR): $(LUA_OUT)/src/.done
 	@mkdir -p $(dir $@)
-	@cp $(LUA_HEADERS:%=$(LUA_OUT)/src/%) $(dir $@)
+	@cp $(filter %.h,$(LUA_HEADERS:%=$(LUA_OUT)/src/%)) $(dir $@)
 	@touch $@
+
+# Lua's own C++ wrapper of its headers (extern "C"), installed with them.
+$(LUA_OUT)/include/lua.hpp: $(LUA_SRC_DIR)/.fetched
+	@mkdir -p $(dir $@)
+	@cp $(LUA_SRC_DIR)/lua5.4-*/src/lua.hpp $@
 
 $(LUA_OUT)/obj/weft_luai.o $(LUA_OUT)/pic/weft_luai.o: mk/lua/weft_luai.c mk/lua/weft_luai.h
 	@mkdir -p $(dir $@)

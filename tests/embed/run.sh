@@ -1,8 +1,9 @@
 #!/bin/sh
 # An engine embeds weft from the installed package: install into a
-# scratch prefix, compile the public header alone and examples/embed with
-# nothing but `pkg-config --cflags --libs weft`, and again with CMake's
-# find_package(weft), run them; DESTDIR installs and uninstall.
+# scratch prefix, compile the public header alone (in C and in C++17),
+# examples/embed and examples/embed-cpp with nothing but `pkg-config
+# --cflags --libs weft`, and again with CMake's find_package(weft), run
+# them; DESTDIR installs and uninstall.
 # Usage: run.sh BUILD-DIR
 build=${1:-build}
 top=$(pwd)
@@ -36,6 +37,16 @@ check "the embedded host runs its script: the C verb's future, completed later, 
 check "it runs on the installed shared library" \
   "LD_LIBRARY_PATH='$prefix/lib' ldd '$dir/embed' | grep -q '$prefix/lib/libweft.so'"
 
+# C++17: weft.h gives C linkage to weft and to the Lua it includes.
+printf '#include <weft.h>\nint main() { return weft_version()[0] == 0 || !lua_version(nullptr); }\n' > "$dir/alone.cpp"
+check "weft.h compiles and links alone in C++17 with only pkg-config" \
+  "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -o '$dir/alone-cpp' '$dir/alone.cpp' $cflags $libs && LD_LIBRARY_PATH='$prefix/lib' '$dir/alone-cpp'"
+check "examples/embed-cpp builds as C++17 against the installed copy" \
+  "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -o '$dir/embed-cpp' examples/embed-cpp/host.cpp $cflags $libs"
+(cd examples/embed-cpp && LD_LIBRARY_PATH="$prefix/lib" "$dir/embed-cpp" > "$dir/out" 2>&1)
+check "the C++ engine runs its script: a future, a signal, its own allocator with nothing live after close" \
+  "[ \$? -eq 0 ] && grep -q '^script: the door is open at frame 2$' '$dir/out' && grep -q '^script: the bell rang at engine frame 3$' '$dir/out' && grep -q 'from C++: script done, 3 lines, 0 bytes live after close$' '$dir/out' || { cat '$dir/out'; false; }"
+
 # An engine's own allocator, loader and logger against the installed
 # static library, with the C library's allocator wrapped at link time:
 # tests/test_embedder.c fails on any block weft takes from it.
@@ -58,6 +69,17 @@ for kind in shared static; do
   (cd examples/embed && LD_LIBRARY_PATH="$prefix/lib" "$b/embed" > "$dir/out" 2>&1)
   check "the CMake build runs its script ($kind)" \
     "[ \$? -eq 0 ] && grep -q '^the door is open at frame 2$' '$dir/out' && grep -q '^weft .*: script done$' '$dir/out'"
+done
+for kind in shared static; do
+  b="$dir/cmake-cpp-$kind"
+  opt=OFF
+  [ $kind = static ] && opt=ON
+  { cmake -S examples/embed-cpp -B "$b" -DCMAKE_PREFIX_PATH="$prefix" -DEMBED_STATIC=$opt \
+      -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror -pedantic" && cmake --build "$b"; } > "$dir/cmake-cpp-$kind.log" 2>&1
+  check "examples/embed-cpp builds with CMake as C++17 ($kind)" "[ \$? -eq 0 ] && [ -x '$b/embed_cpp' ] || { cat '$dir/cmake-cpp-$kind.log'; false; }"
+  (cd examples/embed-cpp && LD_LIBRARY_PATH="$prefix/lib" "$b/embed_cpp" > "$dir/out" 2>&1)
+  check "the CMake C++ build runs its script ($kind)" \
+    "[ \$? -eq 0 ] && grep -q 'from C++: script done, 3 lines, 0 bytes live after close$' '$dir/out'"
 done
 check "weft::weft is the installed shared library" "ldd '$dir/cmake-shared/embed' | grep -q '$prefix/lib/libweft.so'"
 check "weft::weft_static needs no libweft.so" "! ldd '$dir/cmake-static/embed' | grep -q libweft"
