@@ -102,7 +102,10 @@ typedef void (*weft_logger_fn)(void *user, const char *tag, uint32_t level, uint
                                const char *msg, const char *file, uint32_t line);
 
 /* The embedder's loader: reads the script at path, relative to the
-   scripts root and '/'-separated ("ai/patrol.lua"). Returns its bytes in
+   scripts root and '/'-separated ("ai/patrol.lua"). A path a script
+   names arrives clean: never absolute, no empty, "." or ".." part (weft
+   folds "scripts//x/../y.lua" to "y.lua" and gives the loader nothing
+   for a path that leaves the root). Returns its bytes in
    a block from desc.alloc (with alloc_ud) of *size bytes — 1 byte for an
    empty file — which weft frees through desc.alloc with that osize; or
    NULL when there is no such script (nothing allocated). Called on the
@@ -135,7 +138,8 @@ typedef struct weft_desc {
                                replays) have no frame time: frames stay the same in
                                every run, bounded by frame_budget */
   uint32_t max_tasks;       /* most live tasks; 0: 1,000,000 */
-  const char *assets_root;  /* directory job("read_file") reads under; NULL: "assets" */
+  const char *assets_root;  /* directory io.open and job("read_file") read under, inside it
+                               with links resolved; NULL: "assets" */
   uint32_t job_threads;     /* worker threads, started at the first job; 0: one per core;
                                WEFT_JOBS_INLINE: none, jobs run at the next frame's start
                                on the main thread (reproducible headless runs) */
@@ -154,8 +158,10 @@ typedef struct weft_desc {
   void *alloc_ud; /* passed to alloc */
   /* Every script (the files weft_run_file names under the scripts root,
      require, weft.start, hot reload, recordings) is read through this.
-     NULL: the regular files under scripts_root (FIFOs, devices and files
-     larger than memory_limit are refused, with a SCRIPT_SKIPPED log). */
+     NULL: the regular files under scripts_root that lie inside it with
+     every symbolic link resolved (a link out of the root reads nothing;
+     FIFOs, devices and files larger than memory_limit are refused, with
+     a SCRIPT_SKIPPED log). */
   weft_load_fn load;
   void *load_ud; /* passed to load */
   /* Receives what weft itself says. NULL: lines on stderr ("weft: msg"),
