@@ -618,6 +618,68 @@ void weft_guard_tables(lua_State *L, int table_table) {
   lua_pop(L, 1);
 }
 
+/* ---- string.format ---- */
+
+/* What one call of string.format may take, in about nanoseconds of
+   work: conversions are formatted in C (a number each by snprintf, %q a
+   byte at a time, a control byte by snprintf), where no budget reaches.
+   A call over it is refused before any work is done. */
+#define FORMAT_WORK 20000000.0
+
+/* The work of %q of s: a byte each, a control byte forty; the count
+   stops once it is past `enough`. */
+static double quoted_work(const char *s, size_t n, double enough) {
+  double w = (double)n;
+  for (size_t i = 0; i < n && w <= enough; i++)
+    if ((unsigned char)s[i] < 32 || s[i] == 127) w += 40;
+  return w;
+}
+
+/* string.format(fmt, ...) as Lua's (upvalue 1), after an estimate of its
+   work: a format whose work is over FORMAT_WORK fails at the caller's
+   line. Lua's own function checks everything else and says what is
+   wrong as Lua does. */
+static int l_format(lua_State *L) {
+  size_t lf;
+  const char *f = lua_tolstring(L, 1, &lf);
+  if (f && weft_get(L)->desc.instr_budget != WEFT_BUDGET_OFF) {
+    double work = (double)lf;
+    int arg = 1, top = lua_gettop(L);
+    for (size_t i = 0; i < lf; i++) {
+      if (f[i] != '%') continue;
+      if (++i < lf && f[i] == '%') continue;
+      int prec = 0;
+      while (i < lf && strchr("-+ #0", f[i])) i++;
+      while (i < lf && isdigit((unsigned char)f[i])) i++;
+      if (i < lf && f[i] == '.')
+        for (i++; i < lf && isdigit((unsigned char)f[i]); i++) prec = prec * 10 + (f[i] - '0');
+      if (i >= lf || ++arg > top) break; /* Lua says what is wrong */
+      size_t n;
+      switch (f[i]) {
+      case 's':
+        work += lua_type(L, arg) == LUA_TSTRING ? (double)lua_rawlen(L, arg) : 64;
+        break;
+      case 'q':
+        if (lua_type(L, arg) == LUA_TSTRING) {
+          const char *s = lua_tolstring(L, arg, &n);
+          work += quoted_work(s, n, FORMAT_WORK - work);
+        } else {
+          work += 200;
+        }
+        break;
+      default: /* a number */
+        work += 150 + 3.0 * prec;
+      }
+    }
+    if (work > FORMAT_WORK)
+      return luaL_error(L,
+                        "string.format: too much work for one call (about %d ms of it, at most "
+                        "%d): format the parts in calls of their own",
+                        (int)(work / 1e6), (int)(FORMAT_WORK / 1e6));
+  }
+  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
 void weft_guard_patterns(lua_State *L, int string_table) {
   static const luaL_Reg fns[] = {
       {"find", l_find}, {"match", l_match}, {"gmatch", l_gmatch}, {"gsub", l_gsub}, {NULL, NULL}};
@@ -629,4 +691,7 @@ void weft_guard_patterns(lua_State *L, int string_table) {
   }
   lua_pushcfunction(L, l_rep);
   lua_setfield(L, string_table, "rep");
+  lua_getfield(L, string_table, "format");
+  lua_pushcclosure(L, l_format, 1);
+  lua_setfield(L, string_table, "format");
 }

@@ -1491,3 +1491,15 @@ test("weft.TIMEOUT and weft.CANCELLED have nothing a script could change for the
   local ok, err = pcall(wait, timeout(future(), 0.01))
   assert(not ok and err == weft.TIMEOUT, tostring(err))
 end)
+
+test("string.format refuses a call of too much work at the caller's line, before doing any", function()
+  local zeros = string.rep("\0", 30 << 20)
+  raises(here(), function() return string.format("%q", zeros) end, "too much work for one call")
+  zeros = nil
+  local args = {} for i = 1, 200000 do args[i] = i / 3 end
+  raises(here(), function() return string.format(string.rep("%.99f", 200000), table.unpack(args)) end,
+    "too much work for one call")
+  -- ordinary ones as Lua's, a 2 MB %q of text included
+  assert(#string.format("%q", string.rep("text ", 400000)) == 2000002)
+  assert(string.format("%5.1f|%q|%d", 2.25, "a\n", 3) == "  2.2|\"a\\\n\"|3")
+end)
