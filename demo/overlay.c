@@ -346,11 +346,12 @@ static void draw_errors(game *g, SDL_Rect area) {
   SDL_Rect head = {r.x, r.y, r.w, 30};
   box(g, head, e->warning ? (SDL_Color){140, 90, 20, 255} : (SDL_Color){150, 28, 36, 255}, edge);
   const char *kind = e->warning ? "Slow script" : "Script error";
+  const char *goes = g->boot.dead ? "stopped" : "goes on";
   char title[96];
   if (g->ov.nerrors > 1)
-    snprintf(title, sizeof title, "%s (%d, the game goes on)", kind, g->ov.nerrors);
+    snprintf(title, sizeof title, "%s (%d, the game %s)", kind, g->ov.nerrors, goes);
   else
-    snprintf(title, sizeof title, "%s%s (the game goes on)", kind, e->repeats ? " (repeated)" : "");
+    snprintf(title, sizeof title, "%s%s (the game %s)", kind, e->repeats ? " (repeated)" : "", goes);
   const char *hint = "F4 dismiss";
   if (font_width(g->video.f_bold, title) + font_width(g->video.f_small, hint) + 36 > r.w) {
     if (g->ov.nerrors > 1) /* the panel is narrow: the count stays, the reassurance goes */
@@ -632,7 +633,37 @@ static void draw_graph(game *g, int x, int y) {
   SDL_SetRenderDrawColor(g->video.r, 70, 96, 150, 255);
 }
 
+/* While the boot script is dead: what stopped it, and the two ways back
+   (a save that fixes it resets by itself; Ctrl-R resets now), in a box
+   above the key line that the other overlays keep clear of. */
+static void draw_boot_offer(game *g) {
+  if (!g->boot.dead) return;
+  SDL_Rect r = {SCREEN_W / 2 - 470, SCREEN_H - 34 - BOOT_OFFER_H, 940, BOOT_OFFER_H};
+  render_note(g, "boot", r);
+  SDL_Color edge = {240, 120, 90, 255};
+  box(g, r, (SDL_Color){30, 10, 12, 240}, edge);
+  font_draw(g->video.f_bold, g->video.r, "The game stopped: its boot script failed", r.x + 14, r.y + 8,
+            (SDL_Color){255, 210, 190, 255});
+  char why[MESSAGE_LEN];
+  snprintf(why, sizeof why, "%s", g->boot.why);
+  char *nl = strchr(why, '\n');
+  if (nl) *nl = 0; /* the message; its trace is in the panel */
+  char *in = strstr(why, "scripts/"); /* scripts/lib/x.lua:12: the root's path is no help */
+  if (in && in > why && in[-1] == '/') {
+    char *start = in;
+    while (start > why && start[-1] != ' ') start--;
+    memmove(start, in, strlen(in) + 1);
+  }
+  int cw = font_width(g->video.f_mono, "M");
+  char shown[MESSAGE_LEN];
+  fit_right(shown, sizeof shown, why, cw ? (r.w - 28) / cw : 100);
+  font_draw(g->video.f_mono, g->video.r, shown, r.x + 14, r.y + 42, (SDL_Color){255, 226, 200, 255});
+  const char *hint = "Save the fix: the game resets by itself.     Ctrl-R: reset now.";
+  font_draw(g->video.f_ui, g->video.r, hint, r.x + 14, r.y + 72, WHITE);
+}
+
 void overlay_draw(game *g) {
+  draw_boot_offer(g);
   int bottom = render_free_bottom(g), h = bottom - TOP;
   int errors = g->ov.nerrors > 0;
   if (g->modes.show_tasks) {

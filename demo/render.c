@@ -475,6 +475,7 @@ void render_note(game *g, const char *name, SDL_Rect r) {
 }
 
 int render_free_bottom(const game *g) {
+  if (g->boot.dead) return SCREEN_H - 34 - BOOT_OFFER_H - 8; /* the offer to reset */
   int lb = (int)(g->w.letterbox * 64);
   if (g->w.dlg.active) return SCREEN_H - lb - 170 - 8; /* the dialogue box's top */
   return lb > 3 ? SCREEN_H - lb - 8 : SCREEN_H - 34;   /* the letterbox, the key line */
@@ -582,8 +583,9 @@ void render_key_hints(const game *g, char *out, size_t n) {
              g->rp.paused ? "  (paused)" : "", g->rp.paused ? "play" : "pause");
   else
     snprintf(out, n, "%s",
-             "WASD / arrows move   Space talk   Esc skip   P pause   T slow motion   ` console   "
-             "F1 tasks   F2 graph   F4 errors   F11 full screen   F12 screenshot   Ctrl-Q quit");
+             "WASD/arrows move   Space talk   Esc skip   P pause   T slow motion   ` console   "
+             "F1 tasks   F2 graph   F4 errors   F11 full screen   F12 shot   Ctrl-R reset   "
+             "Ctrl-Q quit");
 }
 
 static void draw_hud(game *g) {
@@ -684,6 +686,7 @@ static void draw_loading(game *g) {
                    (SCREEN_W - font_width(g->video.f_title, title)) / 2, 230, GOLD);
   font_draw_shadow(g->video.f_ui, g->video.r, sub, (SCREEN_W - font_width(g->video.f_ui, sub)) / 2,
                    300, GREY);
+  if (g->boot.dead) return; /* no bar standing at 0%: the offer to reset says why */
   SDL_Rect bar = {SCREEN_W / 2 - 300, 420, 600, 18};
   panel(g, bar, (SDL_Color){20, 22, 40, 255}, (SDL_Color){120, 104, 70, 255});
   SDL_Rect fill = {bar.x + 4, bar.y + 4, (int)((bar.w - 8) * g->load.shown), bar.h - 8};

@@ -21,6 +21,9 @@ int render_save_png(game *g, const char *path);
 /* The lowest screen y the overlays may use: above the dialogue box when
    one is open, else above the letterbox or the line of key hints. */
 int render_free_bottom(const game *g);
+/* The height of the offer to reset shown while the boot script is dead
+   (overlay.c draws it above the key line). */
+#define BOOT_OFFER_H 112
 /* The line of key hints at the bottom (the game's, or a replay
    viewer's), into out. */
 #define KEY_HINTS_LEN 256

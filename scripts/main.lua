@@ -73,6 +73,7 @@ if launch.play then
   beat()                        -- its end: --beat stops running unseen here at the latest
 else
   cinema.play("cinematics.intro")
+  beat()                        -- reset(beat) runs unseen no further than here
 end
 game.state.phase = "play"
 objective("Steal the Moon Idol from the vault, north of the great hall. Stay out of the lantern light.")

@@ -5,7 +5,7 @@ local check = require("lib.check")
 check.skip_intro()
 wait(1)                                  -- the letterbox goes
 local keys = game_state().keys
-for _, k in ipairs { "Esc", "` console", "P pause", "T slow", "F1", "F2", "F4", "F11", "F12", "Ctrl-Q quit" } do
+for _, k in ipairs { "Esc", "` console", "P pause", "T slow", "F1", "F2", "F4", "F11", "F12", "Ctrl-R reset", "Ctrl-Q quit" } do
   check.expect(keys:find(k, 1, true), "the hints name " .. k .. ": " .. keys)
 end
 local r = overlay_rects().keys

@@ -116,6 +116,13 @@ else
   bad "--play cinematics.sage --beat advice runs unseen to the beat and plays on" "$out/play_beat.log"
 fi
 
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.sage \
+     --script tests/demo/play/reset_beat.lua >"$out/play_reset_beat.log" 2>&1; then
+  ok "reset(\"advice\") in the console starts over and runs unseen to the beat"
+else
+  bad "reset(\"advice\") in the console starts over and runs unseen to the beat" "$out/play_reset_beat.log"
+fi
+
 # Tests that save scripts while the game runs (tests/demo/live.sh makes
 # the saves each asks for, on a copy of the game).
 for t in tests/demo/live/*.lua; do

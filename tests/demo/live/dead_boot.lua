@@ -27,6 +27,20 @@ wait(0.5)
 expect(names_cinema(), "the panel names the broken line of lib/cinema.lua")
 expect(#entities() == 0, "no level without the boot script")
 expect(game_state().boot == "failed", "the game knows its boot script stopped (" .. tostring(game_state().boot) .. ")")
+tap("f1")
+tap("f2")
+wait(0.2)
+local r = overlay_rects()
+expect(r.boot, "the screen offers a reset")
+for _, name in ipairs { "errors", "tasks", "modules", "graph" } do
+  local o = r[name]
+  expect(o, name .. " is drawn")
+  expect(o.y + o.h <= r.boot.y or o.x + o.w <= r.boot.x or o.x >= r.boot.x + r.boot.w,
+    name .. " keeps clear of the offer")
+end
+screenshot("build/demo-test/dead_boot.png")
+tap("f1")
+tap("f2")
 
 print("SAVE scripts/lib/cinema.lua scripts/lib/cinema.lua")
 wall_within(20, "the fixed save resets the game: the level is built", function() return #entities() > 0 end)
