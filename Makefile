@@ -314,7 +314,7 @@ bench: deps
 	@$(MAKE) --no-print-directory bench-run
 
 # The abuse cases too slow for make test, each in a process of its own:
-# the worst frame of each, against 100 ms (tests/stress/stress.c).
+# the worst frame of each, against 50 ms (tests/stress/stress.c).
 stress: deps $(BUILD)/weft-stress
 	@echo "== stress: worst frames of the abuse cases (default budgets, 1/60 s steps)"
 	@$(BUILD)/weft-stress

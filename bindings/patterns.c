@@ -560,7 +560,8 @@ static int concat_on(lua_State *L, int status, lua_KContext ctx) {
   while (i <= last) {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
-    for (int k = 0; k < PIECE && i <= last; k++, i++) {
+    int k = 0;
+    for (; k < PIECE && i <= last && luaL_bufflen(&b) < REP_PIECE; k++, i++) {
       if (i > lua_tointeger(L, 3) || k > 0) luaL_addlstring(&b, sep, lsep);
       lua_geti(L, 1, i);
       if (!lua_isstring(L, -1))
@@ -569,22 +570,20 @@ static int concat_on(lua_State *L, int status, lua_KContext ctx) {
       luaL_addvalue(&b);
       if (i == last) break; /* i++ would overflow at maxinteger */
     }
+    size_t bytes = luaL_bufflen(&b);
     luaL_pushresult(&b);
     lua_rawseti(L, 5, (lua_Integer)lua_rawlen(L, 5) + 1);
     if (i >= last) break;
     lua_pushinteger(L, i);
     lua_replace(L, 6);
-    if (weft_budget_piece(W, L, PIECE)) return lua_yieldk(L, 0, 0, concat_on);
+    long steps = (long)(bytes / 8) > k ? (long)(bytes / 8) : k;
+    if (weft_budget_piece(W, L, steps)) return lua_yieldk(L, 0, 0, concat_on);
   }
-  lua_Integer pieces = (lua_Integer)lua_rawlen(L, 5);
-  if (pieces == 1) return lua_rawgeti(L, 5, 1), 1;
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (lua_Integer k = 1; k <= pieces; k++) {
-    lua_rawgeti(L, 5, k);
-    luaL_addvalue(&b);
-  }
-  luaL_pushresult(&b);
+  /* Lua's concat writes the result once, from the pieces (no buffer) */
+  int pieces = (int)lua_rawlen(L, 5);
+  luaL_checkstack(L, pieces, "too many pieces to join");
+  for (int k = 1; k <= pieces; k++) lua_rawgeti(L, 5, k);
+  lua_concat(L, pieces);
   return 1;
 }
 

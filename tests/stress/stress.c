@@ -342,7 +342,7 @@ static int run_case(const scase *c, double target) {
 }
 
 int main(int argc, char **argv) {
-  double target = 100;
+  double target = 50;
   const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--target") == 0 && i + 1 < argc)
