@@ -1434,6 +1434,38 @@ static void module_rows_give_their_starts_script_time(void **state) {
   assert_int_equal(x->reports, 0);
 }
 
+/* A module found through a script's package.path template (here one with
+   a '..' that stays inside the root) is the watcher's module by its file
+   under the root, and keeps that path across a reload: a require it makes
+   later, from the new code, finds its neighbours as the first load did. */
+static void module_found_through_package_path_keeps_it_across_a_reload(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/brain.lua",
+            "local M = {V = 1}\n"
+            "function M.helper() return require('helper').N end\n"
+            "return M\n");
+  write_mod(x, "lib/helper.lua", "return {N = 7}\n");
+  char code[512];
+  snprintf(code, sizeof code,
+           "local p = {}\n"
+           "for k, v in pairs(package) do p[k] = v end\n"
+           "p.path = '%s/ai/../lib/?.lua;' .. p.path\n"
+           "package = p\n"
+           "B, B_FILE = require('brain')\n",
+           x->root);
+  exec(x, code);
+  assert_num(x, "B.V", 1);
+  assert_lua(x, "B_FILE:find('/ai/../lib/brain.lua', 1, true) ~= nil");
+  write_mod(x, "lib/brain.lua",
+            "local M = {V = 2}\n"
+            "function M.helper() return require('helper').N * 2 end\n"
+            "return M\n");
+  assert_int_equal(reload(x, "lib/brain.lua"), WEFT_OK);
+  assert_num(x, "B.V", 2);
+  assert_num(x, "B.helper()", 14);
+  assert_int_equal(x->reports, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1474,6 +1506,7 @@ int main(void) {
       T(binary_or_non_table_module_is_refused_naming_its_file),
       T(thousand_reloads_keep_memory_flat),
       T(watcher_lands_edit_within_frames_and_skips_identical_save),
+      T(module_found_through_package_path_keeps_it_across_a_reload),
 #undef T
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

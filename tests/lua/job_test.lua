@@ -127,6 +127,11 @@ test("read_file of a missing file fails with a message naming the path", functio
   assert(f.state == "failed", "state " .. f.state)
 end, MANY)
 
+test("read_file follows a '..' that stays inside the assets root", function()
+  local data = wait(job("read_file", "levels/../tiles.png"))
+  assert(data == wait(job("read_file", "tiles.png")), "not the same file")
+end, MANY)
+
 test("read_file refuses '..' and absolute paths at the caller's line", function()
   for _, p in ipairs{"../README.md", "a/../../x", "/etc/passwd", "..", ""} do
     local ok, err = pcall(function() job("read_file", p) end) local _, mark = pcall(function() error("") end)
