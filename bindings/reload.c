@@ -587,7 +587,10 @@ static int call_reload(weft_state *W, int ref, const char *arg) {
   lua_pushcfunction(L, l_call_with_string);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   lua_pushlightuserdata(L, (void *)arg);
-  if (lua_pcall(L, 2, 1, 0) != LUA_OK) weft_report(W, L, -1, 0, NULL);
+  /* A stretch of its own: a script's metamethod reached from the module
+     system (its package table's, a module table's) runs budgeted. */
+  if (weft_budget_pcall(W, L, 2, 1, 0, "a reload ran too long (a runaway)", 0) != LUA_OK)
+    weft_report(W, L, -1, 0, NULL);
   lua_pop(L, 1);
   return W->mods.reloads != before;
 }

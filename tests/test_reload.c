@@ -1067,6 +1067,20 @@ static void a_dependent_staged_after_a_rename_fails_naming_itself(void **state) 
    own line, not the loader's, and a later require loads it again (no
    "require loop" left behind), once it is fixed too. A heavy one, many
    slices long, loads. */
+/* package.loaded is the scripts' own to set a metatable on: a reload
+   walks and writes it raw, so a __pairs or __newindex that loops is
+   never run by weft, and the save lands. */
+static void reload_runs_no_metamethod_of_package_loaded(void **state) {
+  rx *x = *state;
+  write_mod(x, "lib/m.lua", "return {v = 1}\n");
+  exec(x, "require('lib.m') setmetatable(package.loaded, {"
+          " __pairs = function() persist('r').ran = true while true do end end,"
+          " __newindex = function() persist('r').ran = true while true do end end})");
+  write_mod(x, "lib/m.lua", "return {v = 2}\n");
+  assert_int_equal(reload(x, "lib/m.lua"), WEFT_OK);
+  assert_lua(x, "require('lib.m').v == 2 and persist('r').ran == nil");
+}
+
 static void runaway_module_is_killed_at_its_line_and_can_be_required_again(void **state) {
   rx *x = *state;
   write_mod(x, "lib/boot.lua", "local n = 0\nwhile true do n = n + 1 end\n");
@@ -1498,6 +1512,7 @@ int main(void) {
       T(an_integer_edited_to_a_float_reloads_as_a_float),
       T(a_dependent_staged_after_a_rename_fails_naming_itself),
       T(runaway_module_is_killed_at_its_line_and_can_be_required_again),
+      T(reload_runs_no_metamethod_of_package_loaded),
       T(runaway_module_that_catches_its_kill_still_stops),
       T(module_top_level_cannot_wait_and_says_so),
       T(reloaded_functions_work_on_the_live_module_table),

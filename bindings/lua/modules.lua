@@ -12,8 +12,8 @@ local api, loadfile_, report, root, getinfo, commit, load_module, start_groups =
   host.api, host.loadfile, host.report, host.root, host.getinfo, host.commit, host.load_module,
   host.start_groups
 local place, caller_env, new_env, cancels = host.place, host.caller_env, host.new_env, host.cancels
-local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable, rawget =
-  api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable, rawget
+local weft, type, pairs, ipairs, error, pcall, tostring, getmetatable, rawget, rawset, next =
+  api.weft, type, pairs, ipairs, error, pcall, tostring, getmetatable, rawget, rawset, next
 local current, new_group, pack, unpack, sort = api.current, api.group, table.pack, table.unpack, table.sort
 local mods, loading, seq, store, broken, nstart = {}, {}, 0, {}, {}, 0
 local pending = {} -- saved modules whose transaction failed: in every next one
@@ -504,8 +504,14 @@ local function reload(name, path)
   end
   for _, m in ipairs(list) do
     pending[m.name] = nil
-    for k, v in pairs(loaded) do if type(k) == 'string' and v ~= m.M and k ~= m.name and canonical(k) == m.name then loaded[k] = m.M end end
-    loaded[m.name] = m.M
+    -- package.loaded is the scripts' to set a metatable on: walked and
+    -- written raw, so no __pairs or __newindex of theirs runs here
+    local k, v = next(loaded)
+    while k ~= nil do
+      if type(k) == 'string' and v ~= m.M and k ~= m.name and canonical(k) == m.name then rawset(loaded, k, m.M) end
+      k, v = next(loaded, k)
+    end
+    rawset(loaded, m.name, m.M)
   end
   -- committed: a failure from here on is reported, never undone
   local okr, rerr = pcall(restart_all, list)
