@@ -13,6 +13,7 @@
 #include <lauxlib.h>
 
 #include "render.h"
+#include "replay.h"
 
 #define G(L) ((game *)lua_touserdata(L, lua_upvalueindex(1)))
 
@@ -127,14 +128,31 @@ static void stop_runaway(lua_State *L, lua_Debug *ar) {
   luaL_error(L, "the line took too long");
 }
 
-/* Runs a line: as a task in the game, or at once in a replay (which a
-   task of its own would throw off the recording). */
+/* Runs a line as a task in the game (the function compiled on top of
+   g->L). */
+static void run_task(game *g) {
+  lua_State *L = g->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, g->console.runner);
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, g);
+  lua_pushcclosure(L, l_done, 1);
+  weft_task t = weft_spawn(g->W, 2);
+  if (!t.id)
+    print_line(g, weft_task_error(g->W, t));
+  else
+    weft_release(g->W, t);
+}
+
+/* Runs a line: as a task in the game (a recording keeps the line, typed
+   at the keyboard, in the frame about to run), or at once in a replay
+   (the viewer's line: a task of its own would throw off the replay). */
 static void run(game *g, const char *line) {
   lua_State *L = g->L;
   int top = lua_gettop(L);
   char echo[sizeof g->console.line + 4];
   snprintf(echo, sizeof echo, "> %s", line);
   print_line(g, echo);
+  if (g->rp.recording && !g->input.scripted) replay_note_text(g, REPLAY_LINE, line);
   if (compile(g, L, line) != 0) return;
   if (g->rp.on) {
     lua_sethook(L, stop_runaway, LUA_MASKCOUNT, REPLAY_STEPS);
@@ -149,15 +167,17 @@ static void run(game *g, const char *line) {
     lua_settop(L, top);
     return;
   }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->console.runner);
-  lua_insert(L, -2);
-  lua_pushlightuserdata(L, g);
-  lua_pushcclosure(L, l_done, 1);
-  weft_task t = weft_spawn(g->W, 2);
-  if (!t.id)
-    print_line(g, weft_task_error(g->W, t));
-  else
-    weft_release(g->W, t);
+  run_task(g);
+  lua_settop(L, top);
+}
+
+void console_replay(game *g, const char *line) {
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  char echo[sizeof g->console.line + 16];
+  snprintf(echo, sizeof echo, "> %s   (recorded)", line);
+  print_line(g, echo);
+  if (compile(g, L, line) == 0) run_task(g);
   lua_settop(L, top);
 }
 

@@ -1,8 +1,9 @@
 /* The console (backtick): one line of Lua at a time, run as a task in
    the game's state while the game goes on, its values or error printed
-   below; history (Up/Down) and completion of global names (Tab). In a
-   replay a line runs at once, outside the recorded tasks, to read the
-   state. */
+   below; history (Up/Down) and completion of global names (Tab). A
+   recording keeps the lines typed, and its replay runs them in their
+   frames; a line typed in a replay runs at once, outside the recorded
+   tasks, to read the state. */
 #ifndef DEMO_CONSOLE_H
 #define DEMO_CONSOLE_H
 
@@ -16,6 +17,9 @@ void console_toggle(game *g);
 /* A key went down while the console is open: Return runs the line,
    Backspace, Up/Down (history), Tab (completion), Escape closes. */
 void console_key(game *g, SDL_Scancode sc);
+/* Replaying: runs a line the recording holds as it ran when recorded (a
+   task in the game), at the start of the frame it was typed before. */
+void console_replay(game *g, const char *line);
 /* Text typed while it is open (the backtick that opened it left out). */
 void console_text(game *g, const char *text);
 /* Draws it when open (over the game and the overlays). */

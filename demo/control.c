@@ -75,26 +75,33 @@ static int l_key_pressed(lua_State *L) {
   return 1;
 }
 
-/* Test helpers: drive the keyboard like a player. */
+/* Test helpers: drive the keyboard like a player. What they do is not
+   recorded as input (a console line they run, a reset): the script that
+   made them plays in the replay too. */
+static void script_key(game *g, SDL_Scancode sc, int down) {
+  g->input.scripted = 1;
+  game_key(g, sc, down);
+  g->input.scripted = 0;
+}
 static int l_key_down(lua_State *L) {
-  game_key(G(L), check_key(L, 1), 1);
+  script_key(G(L), check_key(L, 1), 1);
   return 0;
 }
 static int l_key_up(lua_State *L) {
-  game_key(G(L), check_key(L, 1), 0);
+  script_key(G(L), check_key(L, 1), 0);
   return 0;
 }
 /* tap(name): press and release on the next frame. */
 static int l_tap(lua_State *L) {
   game *g = G(L);
   SDL_Scancode sc = check_key(L, 1);
-  game_key(g, sc, 1);
+  script_key(g, sc, 1);
   for (int i = 0; i < MAX_HOLDS; i++)
     if (!g->input.holds[i].frames) {
       g->input.holds[i] = (key_hold){sc, 1, 0};
       return 0;
     }
-  game_key(g, sc, 0);
+  script_key(g, sc, 0);
   return 0;
 }
 /* hold(name, seconds) -> future resolving when the key is released. */
@@ -106,7 +113,7 @@ static int l_hold(lua_State *L) {
     if (!g->input.holds[i].frames) {
       uint64_t f = verbs_push_future(g, L);
       g->input.holds[i] = (key_hold){sc, (int)lroundf(secs * 60.0f) + 1, f};
-      game_key(g, sc, 1);
+      script_key(g, sc, 1);
       return 1;
     }
   return luaL_error(L, "too many keys held");
@@ -374,7 +381,9 @@ void control_frame(game *g) {
   for (int i = 0; i < MAX_HOLDS; i++) {
     key_hold *h = &g->input.holds[i];
     if (!h->frames || --h->frames > 0) continue;
+    g->input.scripted = 1;
     game_key(g, h->key, 0);
+    g->input.scripted = 0;
     if (h->fut) {
       lua_pushstring(g->L, "released");
       weft_future_resolve(g->W, (weft_future){h->fut}, 1);
@@ -645,6 +654,8 @@ void control_replay_input(game *g) {
   while (replay_next_input(g, &in)) {
     if (in.kind == REPLAY_RESET)
       session_reset(g, in.text, 0);
+    else if (in.kind == REPLAY_LINE)
+      console_replay(g, in.text);
     else if (in.kind != REPLAY_KEY)
       continue;
     else if (in.key == SDL_SCANCODE_UNKNOWN)

@@ -110,6 +110,7 @@ typedef struct game {
   struct { /* the keyboard: real keys and test scripts' holds */
     uint8_t held[SDL_NUM_SCANCODES];
     key_hold holds[MAX_HOLDS];
+    int scripted; /* the keys come from a test script (tap, hold...): a replay plays it again */
   } input;
   struct { /* what the player switched on */
     int paused;

@@ -115,6 +115,66 @@ if command -v xvfb-run >/dev/null 2>&1; then
   fi
 fi
 
+# 4b. a windowed session that used the console (keys sent with xdotool):
+#     the intro skipped, Wren teleported from the console, a line that
+#     waits, Ctrl-R; the lines and the reset are in the recording, and
+#     the replay runs them in their frames: it verifies, and --goto past
+#     them stops there
+if command -v xvfb-run >/dev/null 2>&1 && command -v xdotool >/dev/null 2>&1; then
+  cat >"$tmp/console.sh" <<'EOF'
+demo=$1 tape=$2 root=$3
+"$demo" --no-watch --root "$root" --seed 7 --record "$tape" &
+pid=$!
+win=
+n=0
+until [ -n "$win" ] || [ $n -ge 100 ]; do
+  win=$(xdotool search --name Moonwatch 2>/dev/null | head -1); sleep 0.1; n=$((n + 1))
+done
+keys() { sleep 0.7; xdotool windowfocus --sync "$win" 2>/dev/null; xdotool key --delay 120 "$@"; }
+line() { keys grave; sleep 0.3; xdotool type --delay 30 "$1"; keys Return grave; }
+sleep 2
+keys Escape
+sleep 1
+line 'player():teleport(tile(33, 22))'
+line 'x = 5'
+line 'wait(1) return x + 1'
+sleep 1.5
+keys ctrl+r
+sleep 2
+line 'entity("gate_guard"):teleport(tile(30, 31))'
+sleep 1
+keys ctrl+q
+wait $pid
+EOF
+  log="$out/console_record.log"
+  if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+       timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" sh "$tmp/console.sh" "$demo" \
+         "$out/console.tape" "$tmp" >"$log" 2>&1 &&
+     grep -q "^console: 6$" "$log" && grep -q "reset at frame" "$log"; then
+    ok "a windowed session with console lines and Ctrl-R is recorded"
+  else
+    bad "a windowed session with console lines and Ctrl-R is recorded" "$log"
+  fi
+  frames=$(sed -n 's/.*reset at frame \([0-9]*\).*/\1/p' "$log" | head -1)
+  if timeout 120 "$demo" --headless --root "$tmp" --replay "$out/console.tape" --verify \
+       >"$out/console_replay.log" 2>&1 &&
+     grep -q "replayed [0-9]* frames, each as recorded" "$out/console_replay.log" &&
+     grep -q "^console: > player():teleport(tile(33, 22))   (recorded)$" "$out/console_replay.log" &&
+     grep -q "^console: 6$" "$out/console_replay.log"; then
+    ok "it replays with the console lines and the reset in their frames and verifies"
+  else
+    bad "it replays with the console lines and the reset in their frames and verifies" \
+      "$out/console_replay.log"
+  fi
+  to=$((${frames:-0} + 60))
+  if timeout 120 "$demo" --headless --root "$tmp" --replay "$out/console.tape" --goto "$to" \
+       >"$out/console_goto.log" 2>&1 && grep -q "stopped at frame $to of" "$out/console_goto.log"; then
+    ok "--goto $to, past the lines and the reset, stops there"
+  else
+    bad "--goto $to, past the lines and the reset, stops there" "$out/console_goto.log"
+  fi
+fi
+
 # 5. the viewer's keys in a windowed replay (keys sent with xdotool):
 #    --goto 200 starts paused; F6 three times steps to 203; F8 jumps five
 #    seconds ahead (503); F7 starts again and runs back to 203; Ctrl-Q quits
