@@ -2,7 +2,8 @@
    (it may wait) under weft's frame budget, with the values or the error
    it ends with printed below it. Lines share their globals; they read the
    script API (entity, player, weft, ...) and play(name) plays a
-   cinematic. */
+   cinematic. Its scrollback also holds what the game says: print, warn
+   and weft's own warnings. */
 #include "console.h"
 
 #include <ctype.h>
@@ -19,12 +20,8 @@
 
 enum { REPLAY_STEPS = 1000000 }; /* instructions a replay's line may take */
 
-/* Runs the line's function and hands what it ended with to done. The
-   play(name [, beat]) the lines see: the cinematic plays in the game
+/* The play(name [, beat]) the lines see: the cinematic plays in the game
    group, so it outlives the line, from the beat as --beat shows it. */
-static const char runner_src[] =
-    "local f, done = ...\n"
-    "done(pcall(f))\n";
 static const char prelude_src[] =
     "local env = ...\n"
     "function env.play(name, from)\n"
@@ -33,13 +30,45 @@ static const char prelude_src[] =
     "  return 'playing ' .. name .. (from and ' from ' .. from or '')\n"
     "end\n";
 
-static void print_line(game *g, const char *s) {
-  if (g->console.nout == CONSOLE_OUT) {
-    memmove(g->console.out, g->console.out + 1, sizeof g->console.out[0] * (CONSOLE_OUT - 1));
+/* One line into the scrollback, wrapped at CONSOLE_COLS (control
+   characters but the tab as spaces: the font draws them as boxes); the
+   oldest go once it is full. */
+static void add_row(game *g, int kind, const char *s, size_t n) {
+  if (g->console.nout == CONSOLE_KEEP) {
+    memmove(g->console.out, g->console.out + 1, sizeof g->console.out[0] * (CONSOLE_KEEP - 1));
+    memmove(g->console.kind, g->console.kind + 1, CONSOLE_KEEP - 1);
     g->console.nout--;
   }
-  snprintf(g->console.out[g->console.nout++], sizeof g->console.out[0], "%s", s);
-  printf("console: %s\n", s); /* the session's log keeps what the console said */
+  char *row = g->console.out[g->console.nout];
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < CONSOLE_COLS; i++) {
+    unsigned char c = (unsigned char)s[i];
+    row[k++] = (c < ' ' && c != '\t') || c == 127 ? ' ' : (char)c;
+  }
+  row[k] = 0;
+  g->console.kind[g->console.nout++] = (uint8_t)kind;
+  if (g->console.scroll) g->console.scroll++; /* a view scrolled back stays where it is */
+}
+
+void console_log(game *g, int kind, const char *text) {
+  const char *s = text;
+  do {
+    size_t n = strcspn(s, "\n");
+    size_t at = 0;
+    do { /* a long line: in pieces of CONSOLE_COLS */
+      size_t piece = n - at > CONSOLE_COLS ? CONSOLE_COLS : n - at;
+      add_row(g, kind, s + at, piece);
+      at += piece;
+    } while (at < n);
+    s += n;
+  } while (*s++ == '\n' && *s);
+}
+
+/* What the console itself says: into the scrollback, and the game's
+   output as "console: ..." (the session's log keeps it). */
+static void print_line(game *g, int kind, const char *s) {
+  console_log(g, kind, s);
+  printf("console: %s\n", s);
   fflush(stdout);
 }
 
@@ -87,19 +116,29 @@ static void print_values(game *g, lua_State *L, int first) {
     if (i > first) strncat(out, "\t", sizeof out - strlen(out) - 1);
     add_value(L, out, sizeof out, i, 0);
   }
-  print_line(g, top < first ? "(nothing)" : out);
+  print_line(g, CONSOLE_RESULT, top < first ? "(nothing)" : out);
 }
 
-/* done(ok, ...): the end of a line's task. */
-static int l_done(lua_State *L) {
-  game *g = G(L);
-  if (lua_toboolean(L, 1)) {
-    print_values(g, L, 2);
+/* The end of a line's task (lua_pcallk's continuation): its values or
+   its error. The line's function is all the task runs, so an error's
+   place is the line's own ("console:1:"), with no frame of the
+   console's around it. */
+static int line_done(lua_State *L, int status, lua_KContext ctx) {
+  game *g = (game *)ctx;
+  if (status == LUA_OK || status == LUA_YIELD) {
+    print_values(g, L, 1);
   } else {
-    lua_pushfstring(L, "error: %s", luaL_tolstring(L, 2, NULL));
-    print_line(g, lua_tostring(L, -1));
+    lua_pushfstring(L, "error: %s", luaL_tolstring(L, -1, NULL));
+    print_line(g, CONSOLE_ERROR, lua_tostring(L, -1));
   }
   return 0;
+}
+
+/* A line's task: the compiled line at 1, run protected (it may wait). */
+static int l_run_line(lua_State *L) {
+  game *g = G(L);
+  lua_settop(L, 1);
+  return line_done(L, lua_pcallk(L, 0, LUA_MULTRET, 0, (lua_KContext)g, line_done), (lua_KContext)g);
 }
 
 /* Compiles the line as an expression list (so `1 + 2` prints 3) or else
@@ -114,7 +153,7 @@ static int compile(game *g, lua_State *L, const char *line) {
     rc = luaL_loadbuffer(L, line, strlen(line), "=console");
   }
   if (rc != LUA_OK) {
-    print_line(g, lua_tostring(L, -1));
+    print_line(g, CONSOLE_ERROR, lua_tostring(L, -1));
     lua_pop(L, 1);
     return -1;
   }
@@ -132,15 +171,36 @@ static void stop_runaway(lua_State *L, lua_Debug *ar) {
    g->L). */
 static void run_task(game *g) {
   lua_State *L = g->L;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, g->console.runner);
-  lua_insert(L, -2);
   lua_pushlightuserdata(L, g);
-  lua_pushcclosure(L, l_done, 1);
-  weft_task t = weft_spawn(g->W, 2);
-  if (!t.id)
-    print_line(g, weft_task_error(g->W, t));
-  else
+  lua_pushcclosure(L, l_run_line, 1);
+  lua_insert(L, -2);
+  weft_task t = weft_spawn(g->W, 1);
+  if (!t.id) {
+    print_line(g, CONSOLE_ERROR, weft_task_error(g->W, t));
+    return;
+  }
+  for (int i = 0; i < CONSOLE_TASKS; i++)
+    if (!g->console.running[i].id) {
+      g->console.running[i] = t;
+      return;
+    }
+  weft_release(g->W, t); /* too many at once: a kill of this one is told in the panel only */
+}
+
+void console_frame(game *g) {
+  for (int i = 0; i < CONSOLE_TASKS; i++) {
+    weft_task t = g->console.running[i];
+    if (!t.id) continue;
+    int res = weft_task_result(g->W, t);
+    if (res == WEFT_RUNNING) continue;
+    if (res == WEFT_FAILED) { /* no continuation ran: killed (a runaway) */
+      char msg[MESSAGE_LEN];
+      snprintf(msg, sizeof msg, "error: %s", weft_task_error(g->W, t));
+      print_line(g, CONSOLE_ERROR, msg);
+    }
     weft_release(g->W, t);
+    g->console.running[i].id = 0;
+  }
 }
 
 /* Runs a line: as a task in the game (a recording keeps the line, typed
@@ -151,7 +211,7 @@ static void run(game *g, const char *line) {
   int top = lua_gettop(L);
   char echo[sizeof g->console.line + 4];
   snprintf(echo, sizeof echo, "> %s", line);
-  print_line(g, echo);
+  print_line(g, CONSOLE_INPUT, echo);
   if (g->rp.recording && !g->input.scripted) replay_note_text(g, REPLAY_LINE, line);
   if (compile(g, L, line) != 0) return;
   if (g->rp.on) {
@@ -162,7 +222,7 @@ static void run(game *g, const char *line) {
       print_values(g, L, top + 1);
     else {
       lua_pushfstring(L, "error: %s", lua_tostring(L, -1));
-      print_line(g, lua_tostring(L, -1));
+      print_line(g, CONSOLE_ERROR, lua_tostring(L, -1));
     }
     lua_settop(L, top);
     return;
@@ -176,7 +236,7 @@ void console_replay(game *g, const char *line) {
   int top = lua_gettop(L);
   char echo[sizeof g->console.line + 16];
   snprintf(echo, sizeof echo, "> %s   (recorded)", line);
-  print_line(g, echo);
+  print_line(g, CONSOLE_INPUT, echo);
   if (compile(g, L, line) == 0) run_task(g);
   lua_settop(L, top);
 }
@@ -248,7 +308,7 @@ static void complete(game *g) {
     snprintf(list + used, sizeof list - used, "%s%s", used ? "  " : "", names[i]);
   }
   lua_settop(L, top);
-  if (count > 1) print_line(g, list);
+  if (count > 1) print_line(g, CONSOLE_RESULT, list);
   if (count && strlen(common) > plen && (size_t)(prefix - line) + strlen(common) < sizeof g->console.line)
     strcpy(line + (prefix - line), common);
 }
@@ -304,6 +364,11 @@ void console_key(game *g, SDL_Scancode sc) {
   case SDL_SCANCODE_TAB:
     complete(g);
     break;
+  case SDL_SCANCODE_PAGEUP: /* the scrollback; drawing clamps it */
+  case SDL_SCANCODE_PAGEDOWN:
+    g->console.scroll += sc == SDL_SCANCODE_PAGEUP ? CONSOLE_OUT - 1 : -(CONSOLE_OUT - 1);
+    if (g->console.scroll < 0) g->console.scroll = 0;
+    break;
   case SDL_SCANCODE_ESCAPE:
   case SDL_SCANCODE_GRAVE:
     console_toggle(g);
@@ -322,27 +387,44 @@ void console_text(game *g, const char *text) {
 
 void console_draw(game *g) {
   if (!g->console.open) return;
+  static const SDL_Color colours[] = {
+      [CONSOLE_INPUT] = {150, 160, 180, 255}, [CONSOLE_RESULT] = {220, 226, 240, 255},
+      [CONSOLE_ERROR] = {255, 150, 140, 255}, [CONSOLE_PRINT] = {170, 230, 180, 255},
+      [CONSOLE_WARN] = {250, 200, 110, 255}};
   int lh = font_height(g->video.f_mono);
   SDL_Rect r = {16, 12, SCREEN_W - 32, 16 + lh * (CONSOLE_OUT + 1) + 8};
   render_note(g, "console", r);
-  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_BLEND);
-  SDL_SetRenderDrawColor(g->video.r, 4, 6, 12, 250);
+  /* opaque: the panels and the game under it do not show through */
+  SDL_SetRenderDrawBlendMode(g->video.r, SDL_BLENDMODE_NONE);
+  SDL_SetRenderDrawColor(g->video.r, 4, 6, 12, 255);
   SDL_RenderFillRect(g->video.r, &r);
   SDL_SetRenderDrawColor(g->video.r, 230, 190, 90, 255);
   SDL_RenderDrawRect(g->video.r, &r);
-  int y = r.y + 8 + lh * (CONSOLE_OUT - g->console.nout);
-  for (int i = 0; i < g->console.nout; i++, y += lh) {
-    const char *s = g->console.out[i];
-    SDL_Color c = s[0] == '>'                      ? (SDL_Color){150, 160, 180, 255}
-                  : strncmp(s, "error", 5) == 0 ? (SDL_Color){255, 150, 140, 255}
-                                                   : (SDL_Color){220, 226, 240, 255};
-    font_draw(g->video.f_mono, g->video.r, s, r.x + 10, y, c);
+  int back = g->console.scroll, most = g->console.nout - CONSOLE_OUT;
+  if (back > most) back = most > 0 ? most : 0;
+  g->console.scroll = back;
+  int last = g->console.nout - back, first = last - CONSOLE_OUT > 0 ? last - CONSOLE_OUT : 0;
+  int y = r.y + 8 + lh * (CONSOLE_OUT - (last - first));
+  for (int i = first; i < last; i++, y += lh) {
+    int k = g->console.kind[i];
+    char row[2 * CONSOLE_COLS + 1]; /* a tab as two spaces: the font has no glyph for it */
+    size_t n = 0;
+    for (const char *c = g->console.out[i]; *c; c++)
+      if (*c == '\t')
+        row[n++] = ' ', row[n++] = ' ';
+      else
+        row[n++] = *c;
+    row[n] = 0;
+    font_draw(g->video.f_mono, g->video.r, row, r.x + 10, y,
+              colours[k <= CONSOLE_WARN ? k : CONSOLE_RESULT]);
   }
   char prompt[sizeof g->console.line + 8];
   snprintf(prompt, sizeof prompt, "> %s%s", g->console.line,
            (int)(g->run.realtime * 2) & 1 ? "_" : " ");
   font_draw(g->video.f_mono, g->video.r, prompt, r.x + 10, y, (SDL_Color){255, 225, 140, 255});
-  const char *help = "Enter run   Up/Down history   Tab complete   Esc close";
+  char help[96];
+  snprintf(help, sizeof help, "%sEnter run   Up/Down history   Tab complete   PgUp/PgDn scroll   Esc close",
+           back ? "(scrolled back)   " : "");
   font_draw(g->video.f_mono, g->video.r, help,
             r.x + r.w - 10 - font_width(g->video.f_mono, help), y, (SDL_Color){110, 116, 136, 255});
 }
@@ -383,11 +465,5 @@ void console_open(game *g) {
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
   } else
     lua_pop(L, 1);
-  if (luaL_loadstring(L, runner_src) == LUA_OK) {
-    lua_pushvalue(L, -2);
-    lua_setupvalue(L, -2, 1);
-  } else
-    lua_pushnil(L);
-  g->console.runner = luaL_ref(L, LUA_REGISTRYINDEX);
   g->console.env = luaL_ref(L, LUA_REGISTRYINDEX);
 }

@@ -9,9 +9,19 @@
 
 #include "game.h"
 
+/* What a line of the scrollback is, for its colour. */
+enum { CONSOLE_INPUT, CONSOLE_RESULT, CONSOLE_ERROR, CONSOLE_PRINT, CONSOLE_WARN };
+
 /* Adds the test hooks console_input(text) and console_lines() to the API
    table on top of g->L. */
 void console_open(game *g);
+/* Adds what the game says to the scrollback (not to stdout: the caller
+   has): print's lines (CONSOLE_PRINT), warn's and weft's warnings
+   (CONSOLE_WARN); text may hold several lines. */
+void console_log(game *g, int kind, const char *text);
+/* Once a frame: a line's task that a kill ended (no value, no error
+   printed) has its error printed. */
+void console_frame(game *g);
 /* Opens or closes the console. */
 void console_toggle(game *g);
 /* A key went down while the console is open: Return runs the line,

@@ -23,7 +23,10 @@
 #define GRAPH_N 240
 #define TASK_LINES 64 /* inspector lines kept for overlay_text() */
 #define MAX_HOLDS 16
-#define CONSOLE_OUT 10     /* lines of output the console shows */
+#define CONSOLE_OUT 14     /* lines of output the console shows */
+#define CONSOLE_KEEP 300   /* lines its scrollback keeps (PgUp/PgDn) */
+#define CONSOLE_COLS 150   /* characters a scrollback line holds: longer ones wrap */
+#define CONSOLE_TASKS 16   /* lines running at once whose end the console awaits */
 #define CONSOLE_HISTORY 32 /* lines it remembers for Up/Down */
 #define VERB_SITES 256 /* futures whose verb's call site is remembered */
 
@@ -96,12 +99,14 @@ typedef struct game {
   struct { /* the console (console.c) */
     int open;
     char line[MESSAGE_LEN / 2]; /* being typed */
-    char out[CONSOLE_OUT][MESSAGE_LEN];
+    char out[CONSOLE_KEEP][CONSOLE_COLS + 1]; /* the scrollback, oldest first */
+    uint8_t kind[CONSOLE_KEEP];               /* each line's CONSOLE_* kind (console.h) */
     int nout;
+    int scroll; /* lines back from the newest the view ends at (PgUp/PgDn) */
+    weft_task running[CONSOLE_TASKS]; /* lines' tasks: one a kill ends is told */
     char history[CONSOLE_HISTORY][MESSAGE_LEN / 2];
     int nhistory, browsing; /* browsing: history lines back from the newest, 0 none */
     int env;                /* the lines' shared globals (registry reference) */
-    int runner;             /* function(f, done) done(pcall(f)) end (registry reference) */
   } console;
   struct {       /* where each pending verb future was asked for, by future id */
     uint64_t fut; /* 0: free */

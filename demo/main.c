@@ -251,26 +251,33 @@ static int find_root(game *g, const char *opt) {
 
 /* ---- weft callbacks ---- */
 
+/* print: the game's output, and the console's scrollback. */
 static void on_log(void *user, const char *line, size_t len) {
   (void)len;
-  (void)user;
   printf("%s\n", line);
   fflush(stdout);
+  console_log(user, CONSOLE_PRINT, line);
 }
 
-/* What weft says: on stderr, and a slow task in the panel too. */
+/* What weft says: on stderr; its warnings (a script's warn, a slow
+   task, a file skipped) in the console's scrollback, a slow task in the
+   panel too. */
 static const char *test_script; /* --script FILE: its own task draws screenshots, slowly */
 
 static void on_logger(void *user, const char *tag, uint32_t severity, uint32_t id, const char *msg,
                       const char *file, uint32_t line) {
-  (void)tag, (void)severity;
+  (void)tag;
+  char text[MESSAGE_LEN];
   if (file)
-    fprintf(stderr, "weft: %s (%s:%u)\n", msg, file, (unsigned)line);
+    snprintf(text, sizeof text, "%s: %s (%s:%u)", id == WEFT_LOG_WARNING ? "warn" : "weft", msg,
+             file, (unsigned)line);
   else
-    fprintf(stderr, "weft: %s\n", msg);
-  if (id == WEFT_LOG_SLOW_TASK &&
-      !(test_script && strncmp(msg, test_script, strlen(test_script)) == 0))
-    overlay_slow(user, msg, file, line);
+    snprintf(text, sizeof text, "%s: %s", id == WEFT_LOG_WARNING ? "warn" : "weft", msg);
+  fprintf(stderr, "%s\n", text);
+  if (id == WEFT_LOG_SLOW_TASK && test_script && strncmp(msg, test_script, strlen(test_script)) == 0)
+    return; /* a test script's own screenshots */
+  if (severity <= WEFT_LOG_WARN && id != WEFT_LOG_REPORT) console_log(user, CONSOLE_WARN, text);
+  if (id == WEFT_LOG_SLOW_TASK) overlay_slow(user, msg, file, line);
 }
 
 static void on_report(void *user, const char *msg, const char *trace) {
@@ -297,6 +304,7 @@ static void step(game *g) {
   verbs_dispatch(g);
   control_check_reload(g);
   overlay_settle_slow(g);
+  console_frame(g);
   Uint64 t2 = SDL_GetPerformanceCounter();
   g->load.shown += (g->load.frac - g->load.shown) * 0.25f;
   double f = (double)SDL_GetPerformanceFrequency() / 1000.0;

@@ -79,3 +79,23 @@ wait_until(function() return cinema.state.current == "cinematics.vault" end)
 wait_until(function() return not game_state().fast_forward end)
 check.expect(game_state().beat == "door opens" and cinema.state.current == "cinematics.vault",
   "the vault cinematic shown from its beat (" .. game_state().beat .. ")")
+
+-- what the game says shows in the scrollback too: print, warn, weft's
+-- own warnings; a line killed as a runaway prints its error here
+tap("`")
+run('print("hello", 42)')
+local lines = console_lines()
+check.expect(lines[#lines - 1] == "hello\t42", "print's line is in the scrollback: " .. lines[#lines - 1])
+run('warn("@on") warn("careful")')
+lines = console_lines()
+check.expect(lines[#lines - 1] == "warn: careful (console:1)", "warn's too: " .. lines[#lines - 1])
+spawn(function() print("from a brain") end)
+wait()
+check.expect(last() == "from a brain", "and what any script prints: " .. last())
+console_input("while true do end")
+tap("return")
+check.within(5, "a runaway line is stopped, its error in the console", function()
+  return last():find("^error: console:1: .*too long")
+end)
+screenshot("build/demo-test/console_output.png")
+tap("`")

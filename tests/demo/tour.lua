@@ -94,6 +94,7 @@ for _, line in ipairs {
   'entity("gate_guard").leg',
   'entity("gate_guard").group.time_scale = 0.25',
   'entities("guard")[1]:mood()',
+  'for i, e in ipairs(entities("guard")) do if i <= 3 then print(e.name, e:mood()) end end',
   'x = 41',
   'x + 1',
   'nope()',
