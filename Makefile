@@ -73,7 +73,7 @@ include demo/demo.mk
 include tests/bench/bench.mk
 -include mk/windows.mk
 
-.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape clean help
+.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -104,6 +104,7 @@ help:
 	@echo "make stress      the slow abuse cases (spawn bombs, runaways, hogs, huge loads): worst frames"
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
 	@echo "make fuzz-tape   the same over recordings (weft_tape_parse and a replay)"
+	@echo "make fuzz-io     the same over io's file methods (reads, seeks, lines, reopens)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
 	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc, weftConfig.cmake and weft (PREFIX=/usr/local, DESTDIR)"
 	@echo "make uninstall   remove what make install put there (same PREFIX and DESTDIR)"
@@ -322,22 +323,35 @@ stress: deps $(BUILD)/weft-stress
 $(BUILD)/weft-stress: tests/stress/stress.c $(BUILD)/libweft.a
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -I bindings $(LDFLAGS) -o $@ $< $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread
 
-# libFuzzer (clang) over script text; FUZZ_TIME seconds, corpus kept in build-fuzz/.
+# The fuzz targets: libFuzzer (clang) with ASan + UBSan over the library
+# and its Lua, compiled together from source; FUZZ_TIME seconds each,
+# corpora kept in build-fuzz/.
 FUZZ_TIME ?= 60
-fuzz: deps $(LUA_GEN)
+FUZZ_SRC = $(HOST_SRC) $(BINDINGS_SRC) $(LUA_CORE:%=$(LUA_OUT)/src/%.c) mk/lua/weft_luai.c
+FUZZ_CC  = clang -std=gnu11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
+           -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote host -iquote mk/lua -iquote $(BUILD)/gen $(LUA_CFLAGS)
+FUZZ_NEEDS = deps $(LUA_GEN) $(LUA_HDR)
+define fuzz_clang
 	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
-	@mkdir -p build-fuzz/corpus
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -iquote host $(LUA_CFLAGS) \
-	  -iquote $(BUILD)/gen $(HOST_SRC) $(BINDINGS_SRC) tests/fuzz/fuzz_script.c -o build-fuzz/fuzz_script $(LUA_LIBS) -lm -lpthread
-	build-fuzz/fuzz_script -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
-	  build-fuzz/corpus tests/fuzz/seeds
+	@mkdir -p build-fuzz/$(1)
+	$(FUZZ_CC) $(FUZZ_SRC) tests/fuzz/$(2).c -o build-fuzz/$(2) $(LUA_LIBS) -lm -lpthread
+endef
 
-# libFuzzer over recordings (weft_tape_parse, then a replay); corpus in build-fuzz/tape-corpus.
-fuzz-tape: deps $(LUA_GEN)
-	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
-	@mkdir -p build-fuzz/tape-corpus
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -iquote host $(LUA_CFLAGS) \
-	  -iquote $(BUILD)/gen $(HOST_SRC) $(BINDINGS_SRC) tests/fuzz/fuzz_tape.c -o build-fuzz/fuzz_tape $(LUA_LIBS) -lm -lpthread
+# Over script text, with a dictionary of every function and extreme argument.
+fuzz: $(FUZZ_NEEDS)
+	$(call fuzz_clang,corpus,fuzz_script)
+	build-fuzz/fuzz_script -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
+	  -dict=tests/fuzz/script.dict build-fuzz/corpus tests/fuzz/seeds
+
+# Over io's file methods (reads, seeks by any 64-bit offset, lines, reopens, closes).
+fuzz-io: $(FUZZ_NEEDS)
+	$(call fuzz_clang,io-corpus,fuzz_io)
+	build-fuzz/fuzz_io -max_total_time=$(FUZZ_TIME) -max_len=2000 -timeout=10 -rss_limit_mb=4096 \
+	  build-fuzz/io-corpus
+
+# Over recordings (weft_tape_parse, then a replay).
+fuzz-tape: $(FUZZ_NEEDS)
+	$(call fuzz_clang,tape-corpus,fuzz_tape)
 	build-fuzz/fuzz_tape -max_total_time=$(FUZZ_TIME) -max_len=32768 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/tape-corpus tests/fuzz/seeds-tape
 

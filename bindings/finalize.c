@@ -31,6 +31,7 @@
 #define FIN_SHARE 256       /* finalizers started a frame at most */
 #define FIN_BACKLOG 65536   /* finalizers waiting their turn at most */
 #define FIN_CLOSE_US 200000 /* weft_close's time for the finalizers left */
+#define FIN_CLOSE_SLICE_US 10000 /* ...a slice of each at most */
 
 typedef struct sentinel {
   lua_Integer seq; /* marking order */
@@ -270,6 +271,10 @@ void weft_fin_close(weft_state *W) {
   lua_pop(L, 1);
   if (!opened) return; /* a state that failed to open */
   W->fins.until = weft_clock_ns() + (uint64_t)FIN_CLOSE_US * 1000u;
+  /* Each runs in slices of at most FIN_CLOSE_SLICE_US: one that loops is
+     preempted there (and cancelled with every task after), so one with
+     a long slice leaves time for the others. */
+  if (W->task_us > FIN_CLOSE_SLICE_US) W->task_us = FIN_CLOSE_SLICE_US;
   start_some(W, L, INT32_MAX, close_has_time); /* those already unreachable first */
   lua_pushcfunction(L, l_queue_all);
   if (lua_pcall(L, 0, 0, 0) != LUA_OK) {

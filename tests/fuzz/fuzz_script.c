@@ -26,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   d.instr_budget = 20000;
   d.time_budget_us = WEFT_BUDGET_COUNTED; /* an input runs the same every time */
   d.max_tasks = 2000;
+  d.runaway_us = 20000; /* a loop is killed after 4e6 instructions, not 2e8 */
   d.job_threads = 2;
   d.scripts_root = "tests/fuzz/seeds";
   d.log = quiet_log;
