@@ -94,19 +94,31 @@ void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_S
 
 uint32_t weft_budget_clock(weft_state *W) {
   uint32_t t = (uint32_t)atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  return t ? t : (uint32_t)(weft_thread_cpu_ns() / 1000u);
+  return (t ? t : (uint32_t)(weft_thread_cpu_ns() / 1000u)) - W->held_us;
+}
+
+/* Watched: the running stretch's time since t0 (now: the clock read).
+   The clock is as of the watchdog's last tick and the time held is
+   exact, so just after a hold it can read a little before t0 (a tick,
+   EARLY_US at most): that is no time, not 71 minutes. */
+#define EARLY_US 1000000u
+static uint32_t since_t0(weft_state *W, uint32_t *now) {
+  *now = weft_budget_clock(W);
+  uint32_t d = *now - W->bud.t0;
+  return d > UINT32_MAX - EARLY_US ? 0 : d;
 }
 
 /* Watched: the running stretch's script time since its last wait. */
 static uint32_t ran_us(weft_state *W) {
-  return W->bud.s->ran + (weft_budget_clock(W) - W->bud.t0);
+  uint32_t now;
+  return W->bud.s->ran + since_t0(W, &now);
 }
 
 /* Watched: a task stopped keeps the time it ran for its next resume. */
 static void bank(weft_state *W) {
   if (!W->watching || !W->bud.us) return;
-  uint32_t now = weft_budget_clock(W);
-  W->bud.s->ran += now - W->bud.t0;
+  uint32_t now;
+  W->bud.s->ran += since_t0(W, &now);
   W->bud.t0 = now;
 }
 
@@ -154,15 +166,27 @@ static int take_fire(weft_state *W) {
   return 1;
 }
 
-uint32_t weft_budget_hold(weft_state *W) {
-  uint32_t us = W->bud.us;
+/* The time held is measured afresh at both ends and taken out of every
+   clock that times scripts: the stretches' (held_us: a stretch nested
+   in another, or one saved under an evaluation, is timed across the
+   hold by the same clock), the costs' (as the time of a resume inside
+   the one held) and a profile's. */
+void weft_budget_hold(weft_state *W, weft_hold *h) {
+  h->us = W->bud.us;
+  h->cpu_ns = weft_thread_cpu_ns();
+  h->wall_ns = weft_clock_ns();
+  W->holding = 1;
   W->bud.us = 0;
   weft_budget_mark(W);
-  return us;
 }
 
-void weft_budget_unhold(weft_state *W, uint32_t held) {
-  W->bud.us = held;
+void weft_budget_unhold(weft_state *W, const weft_hold *h) {
+  uint64_t cpu = weft_thread_cpu_ns() - h->cpu_ns, wall = weft_clock_ns() - h->wall_ns;
+  W->held_us += (uint32_t)(cpu / 1000u);
+  weft_cost_held(W, (W->watching ? cpu : wall) / 1000u);
+  if (W->prof) weft_profile_held(W, cpu);
+  W->holding = 0;
+  W->bud.us = h->us;
   weft_budget_mark(W);
 }
 

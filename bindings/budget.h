@@ -53,8 +53,9 @@ static inline void weft_budget_mark(weft_state *W) {
 /* Arms home's hook to stop the stretch beginning on it at its first
    instruction. */
 void weft_budget_stop_at_once(weft_state *W, lua_State *home);
-/* The cost clock (microseconds of the scripts thread's processor time)
-   read afresh, for a stretch starting while the watchdog napped. */
+/* The stretches' clock, in microseconds: the scripts thread's processor
+   time (the cost clock, read afresh while the watchdog naps) less the
+   time a debugger held the scripts stopped (weft_budget_hold). */
 uint32_t weft_budget_clock(weft_state *W);
 
 /* weft_budget_enter with the budget worked out: limit instructions and,
@@ -73,9 +74,9 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
                          .task = (uint8_t)(kind == WEFT_STRETCH_TASK),
                          .nested = (uint8_t)(saved->us != 0),
                          .brief = (uint8_t)(kind == WEFT_STRETCH_BRIEF)};
-  if (us) { /* the stretch's time starts now */
+  if (us) { /* the stretch's time starts now (weft_budget_clock) */
     uint32_t t = (uint32_t)atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-    W->bud.t0 = t ? t : weft_budget_clock(W);
+    W->bud.t0 = t ? t - W->held_us : weft_budget_clock(W);
   }
   if (saved->us) {           /* timed by the enclosing stretch */
     /* Its stop pending (a loop in C starting task after task: a signal's
@@ -98,8 +99,10 @@ static inline void weft_budget_leave(weft_state *W, const weft_budget *saved) {
   W->bud = *saved;
   /* In a step the next task's start marks (a stop that comes between two
      finds no stretch running and is dropped), and the step's end says
-     nothing runs (weft_budget_idle). */
-  if (!saved->us && !W->in_step) weft_budget_mark(W);
+     nothing runs (weft_budget_idle). A stretch a debugger holds (one
+     with no time, watched) is not running either: the watchdog stops
+     timing what ran while it was held (an evaluation). */
+  if (!saved->us && (!W->in_step || (saved->s && W->watching))) weft_budget_mark(W);
 }
 /* Nothing budgeted runs now (the end of a step). */
 void weft_budget_idle(weft_state *W);
@@ -128,10 +131,19 @@ int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs,
    live task's thread, the threads running now and L (a thread inside a
    hook, or NULL) are re-armed. */
 void weft_budget_set_extra(weft_state *W, int mask, lua_State *L);
-/* A debugger holds the running stretch stopped: its time stands still
-   until unhold (given what hold returned). */
-uint32_t weft_budget_hold(weft_state *W);
-void weft_budget_unhold(weft_state *W, uint32_t held);
+/* A debugger holds the scripts stopped (hold fills h in), until unhold
+   (given h): the running stretch is not timed meanwhile, and the
+   scripts thread's time held, the debugger's own work in it included
+   (its evaluations, each a stretch of its own), is no stretch's and no
+   task's: not in a stretch's runaway time, a task's cost or a profile's
+   samples. Holds do not nest. */
+typedef struct weft_hold {
+  uint32_t us;      /* the running stretch's time, given back */
+  uint64_t cpu_ns;  /* the scripts thread's processor time when held */
+  uint64_t wall_ns; /* ...and the real clock's */
+} weft_hold;
+void weft_budget_hold(weft_state *W, weft_hold *h);
+void weft_budget_unhold(weft_state *W, const weft_hold *h);
 /* Budgets count instructions from now on (recording and replaying need
    them exact); the watchdog stops. */
 void weft_budget_count(weft_state *W);

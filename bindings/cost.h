@@ -9,7 +9,8 @@
    same way: milliseconds coarse, right on average, a busy machine
    inflating it.
    Watched, one that starts as the watchdog begins a nap is charged
-   nothing (the nap's clock stands still). */
+   nothing (the nap's clock stands still); one that ends in a nap reads
+   the clock afresh. */
 #ifndef WEFT_COST_H
 #define WEFT_COST_H
 
@@ -38,6 +39,10 @@ typedef struct weft_cost_mark {
 
 /* Charges task id us microseconds. */
 void weft_cost_charge(weft_state *W, weft_id id, uint64_t us);
+/* A debugger held the scripts stopped for us microseconds of the cost
+   clock (weft_budget_unhold): the resume it held them in, and every one
+   around it, is not charged them. */
+void weft_cost_held(weft_state *W, uint64_t us);
 /* Task id's stretch the budget preempted on the way took us in all,
    told at its wait: a slow task's (desc.slow_task_us) too. */
 void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us);

@@ -209,6 +209,8 @@ static void clear_refs(dbg *D) {
 static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
   if (!dap_wire_connected(&D->conn.wire) || !D->conn.initialized || D->stopped || D->terminate)
     return;
+  weft_hold held;
+  weft_budget_hold(D->W, &held); /* time stopped, telling the client too, is not the script's */
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->stopped = 1;
@@ -228,12 +230,10 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   }
   if (bp) cJSON_AddItemToObject(body, "hitBreakpointIds", cJSON_CreateIntArray(&bp, 1));
   dap_conn_send(&D->conn, m);
-  uint32_t held = weft_budget_hold(D->W); /* time stopped is not the script's */
   while (dap_wire_connected(&D->conn.wire) && !D->resume) {
     if (D->desc.idle) D->desc.idle(D->desc.user);
     service(D, D->desc.idle ? 16 : 500);
   }
-  weft_budget_unhold(D->W, held);
   clear_refs(D);
   D->stopped = 0;
   D->stop_L = NULL;
@@ -246,6 +246,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
     cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
     dap_conn_send(&D->conn, m);
   }
+  weft_budget_unhold(D->W, &held);
 }
 
 /* The breakpoint file a chunk name ("@scripts/ai/patrol.lua") is, or -1.

@@ -87,6 +87,9 @@ struct weft_state {
   lua_State *curL;    /* its thread, or L */
   ltask *curlt;       /* its data, or NULL */
   weft_budget bud;    /* the stretch of script code running now (budget.c) */
+  uint32_t held_us;   /* watched: the scripts thread's time a debugger held scripts stopped,
+                         in all, microseconds: not the stretches' (weft_budget_clock) */
+  int holding;        /* ...and it holds them now (weft_budget_hold) */
   int watching;       /* budgets are times a watchdog checks, not counts */
   int32_t task_limit; /* a task's budget (weft_budget_setup): instructions, 0: off... */
   uint32_t task_us;   /* ...and watched, its time in microseconds, 0: counted */

@@ -251,7 +251,7 @@ static void walk(prof *P, lua_State *th, uint32_t *n) {
 
 void weft_profile_sample(weft_state *W, lua_State *L) {
   prof *P = W->prof;
-  if (!P || !W->cur || !PUSH(P, samples)) return;
+  if (!P || !W->cur || W->holding || !PUSH(P, samples)) return;
   uint32_t at = (uint32_t)P->nstack, n = 0;
   walk(P, L, &n);
   if (W->curL && W->curL != L) walk(P, W->curL, &n); /* a coroutine the task resumed */
@@ -260,6 +260,8 @@ void weft_profile_sample(weft_state *W, lua_State *L) {
   P->cpu = cpu;
   if (n) P->samples[P->nsamples++] = (sample){W->cur, at, n, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us};
 }
+
+void weft_profile_held(weft_state *W, uint64_t cpu_ns) { W->prof->cpu += cpu_ns; }
 
 /* ---- writing ---- */
 

@@ -6,21 +6,27 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const cp = require('node:child_process');
+const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
 const path = require('node:path');
 const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
 const WEFT = process.env.WEFT || 'build/weft';
 const SCRIPT = path.resolve(__dirname, 'vscode.lua');
 const FAIL = path.resolve(__dirname, 'fail.lua');
+const HELD = path.resolve(__dirname, 'held.lua');
 
-// Starts `weft run file --debug 0` and resolves with it and its port.
-function startWeft(file) {
+// Starts `weft run file [args] --debug 0` and resolves with it and its
+// port; child.err holds its stderr so far.
+function startWeft(file, args = []) {
   return new Promise((resolve, reject) => {
-    const child = cp.spawn(WEFT, ['run', file, '--debug', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = cp.spawn(WEFT, ['run', file, ...args, '--debug', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
+    child.err = '';
     child.stderr.on('data', (d) => {
       err += d;
+      child.err = err;
       const m = /listening on 127\.0\.0\.1:(\d+)/.exec(err);
       if (m && !child.port) {
         child.port = Number(m[1]);
@@ -39,8 +45,8 @@ function exited(child) {
 }
 
 // A DebugClient attached to a fresh weft, initialized (capabilities kept).
-async function attach(file) {
-  const child = await startWeft(file);
+async function attach(file, args) {
+  const child = await startWeft(file, args);
   const dc = new DebugClient('node', 'unused', 'weft');
   await dc.start(child.port);
   const init = await dc.initializeRequest({ adapterID: 'weft', linesStartAt1: true, columnsStartAt1: true });
@@ -76,6 +82,16 @@ function rawRequest(port, body) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// p, or a failure once ms have passed without it: a program that hangs
+// fails the test instead of blocking it.
+function within(ms, p, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer to ${what} in ${ms} ms: the program hung`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 
 test('capabilities include supportTerminateDebuggee', async () => {
   const { child, dc, caps } = await attach(SCRIPT);
@@ -208,4 +224,63 @@ test('exceptionInfo has details', async () => {
   assert.match(info.details.message, /door jammed/);
   assert.match(info.details.stackTrace, /fail\.lua/);
   await finish(child, dc);
+});
+
+// Stopped at a breakpoint, 200 rounds of: a runaway evaluated in the
+// console (stopped in its own slice, every time), an ordinary one (the
+// program still answers), continue. All the stops are in one stretch of
+// the task, which then works 20 ms: it finishes, and its worst frame's
+// script time is about that work, as the time held stopped (a second of
+// evaluations) is not its own. Now and then the program stays stopped
+// long enough for the watchdog to nap first.
+const RUNAWAY = '(function() while true do end end)()';
+async function runawayRounds(args) {
+  const ROUNDS = 200;
+  const { child, dc } = await attach(HELD, [String(ROUNDS), ...args]);
+  const out = [];
+  dc.on('output', (e) => out.push(e.body.output));
+  try {
+    await dc.setBreakpointsRequest({ source: { path: HELD }, breakpoints: [{ line: 9 }] });
+    let stopped = dc.waitForEvent('stopped', 10000);
+    await dc.configurationDoneRequest();
+    for (let round = 1; round <= ROUNDS; round++) {
+      const ev = await stopped;
+      const what = `round ${round}`;
+      const top = (await within(5000, dc.stackTraceRequest({ threadId: ev.body.threadId }), `stackTrace, ${what}`)).body.stackFrames[0];
+      assert.strictEqual(top.line, 9, what);
+      if (round % 50 === 25) await sleep(150); // long enough for the watchdog to nap
+      await assert.rejects(within(5000, dc.evaluateRequest({ expression: RUNAWAY, context: 'repl', frameId: top.id }), `the runaway, ${what}`),
+        /evaluation ran too long/, what);
+      const n = await within(5000, dc.evaluateRequest({ expression: 'n', context: 'repl', frameId: top.id }), `n, ${what}`);
+      assert.strictEqual(n.body.result, String((round * (round - 1)) / 2), what);
+      if (round < ROUNDS) stopped = dc.waitForEvent('stopped', 5000);
+      await within(5000, dc.continueRequest({ threadId: ev.body.threadId }), `continue, ${what}`);
+    }
+    const code = await within(10000, exited(child), 'the end of the program');
+    assert.strictEqual(code, 0, child.err);
+    assert.doesNotMatch(child.err, /too long/);
+    const worst = /rounds\t20100\tworst frame \(ms\)\t([\d.]+)/.exec(out.join(''));
+    assert.ok(worst, out.join(''));
+    assert.ok(Number(worst[1]) < 500, `its worst frame took ${worst[1]} ms of script time`);
+  } finally {
+    await finish(child, dc);
+  }
+}
+
+test('a runaway evaluation at a breakpoint is stopped every time, 200 times, profiler off', { timeout: 60000 }, async () => {
+  await runawayRounds([]); // before the first frame: in the file's first run
+});
+
+test('a runaway evaluation at a breakpoint is stopped every time, 200 times, profiler on', { timeout: 60000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-dap-'));
+  try {
+    await runawayRounds(['frame', '--profile', path.join(dir, 'p.json')]); // inside a step
+    // The task's samples weigh its 20 ms of work, not the evaluations' second.
+    const prof = JSON.parse(fs.readFileSync(path.join(dir, 'p.speedscope.json'), 'utf8'));
+    const mine = prof.profiles.find((p) => p.name.endsWith('held.lua'));
+    assert.ok(mine && mine.samples.length > 0, 'the task was sampled');
+    assert.ok(mine.endValue < 500000, `the task's samples weigh ${mine.endValue} us`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
