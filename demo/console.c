@@ -20,14 +20,16 @@
 
 enum { REPLAY_STEPS = 1000000 }; /* instructions a replay's line may take */
 
-/* The play(name [, beat]) the lines see: the cinematic plays in the game
-   group, so it outlives the line, from the beat as --beat shows it. */
+/* The play(name [, beat [, state]]) the lines see: the cinematic plays in
+   the game group, so it outlives the line, from the beat as --beat shows
+   it, in that world state of lib/states.lua as --from sets it up. */
 static const char prelude_src[] =
     "local env = ...\n"
-    "function env.play(name, from)\n"
-    "  if from then run_to_beat(from) end\n"
-    "  groups.game:spawn(function() require('lib.cinema').play_now(name) beat() end)\n"
-    "  return 'playing ' .. name .. (from and ' from ' .. from or '')\n"
+    "function env.play(name, at, state)\n"
+    "  if at then run_to_beat(at) end\n"
+    "  groups.game:spawn(function() require('lib.cinema').play_now(name, state) beat() end)\n"
+    "  return 'playing ' .. name .. (at and ' from ' .. at or '') ..\n"
+    "    (state and ' in world state ' .. state or '')\n"
     "end\n";
 
 /* One line into the scrollback, wrapped at CONSOLE_COLS (control

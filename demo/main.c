@@ -51,6 +51,7 @@ typedef struct options {
   const char *play;            /* --play: the cinematic played once the level is loaded */
   const char *profile;         /* --profile OUT: a profile of the whole run, NULL: none */
   const char *beat;            /* --beat: run unseen up to this beat of it */
+  const char *from;            /* --from: the world state (lib/states.lua) --play sets up */
   uint32_t frame_us;           /* --frame-budget: weft_desc.frame_time_budget_us; 0: default */
   uint32_t runaway_us;         /* --runaway: weft_desc.runaway_us; 0: default */
 } options;
@@ -101,6 +102,12 @@ static const char *set_play(options *o, const char *v) {
     return "a module name, cinematics.vault";
   return o->play = v, NULL;
 }
+static const char *set_from(options *o, const char *v) {
+  size_t n = strlen(v);
+  if (!n || n >= MODULE_LEN || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789_") != n)
+    return "a world state's name in scripts/lib/states.lua, after_intro";
+  return o->from = v, NULL;
+}
 static const char *set_beat(options *o, const char *v) {
   if (!*v || strlen(v) >= MODULE_LEN) return "a beat's name, as beat(\"...\") gives it";
   return o->beat = v, NULL;
@@ -146,6 +153,7 @@ static const option table[] = {
     {"--frames", "N", "stop after N frames (exit 2: a --script still runs)", set_frames},
     {"--play", "MODULE", "play that cinematic at once (after loading; no intro)", set_play},
     {"--beat", "NAME", "with --play: run unseen, as fast as it goes, to that beat", set_beat},
+    {"--from", "STATE", "with --play: first set up that world state (lib/states.lua)", set_from},
     {"--seed", "S", "seed math.random, which picks guards' routes (default 1)", set_seed},
     {"--screenshot", "FILE.png", "write the last frame as a PNG", set_shot},
     {"--script", "FILE.lua", "run a test script beside the game (exit 0: it ended)", set_script},
@@ -388,6 +396,7 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
     replay_meta m = {.seed = o->seed};
     snprintf(m.script, sizeof m.script, "%s", o->script ? o->script : "");
     snprintf(m.play, sizeof m.play, "%s", o->play ? o->play : "");
+    snprintf(m.from, sizeof m.from, "%s", o->from ? o->from : "");
     size_t n = 0;
     unsigned char *meta =
         replay_meta_add_levels(&m, g->run.assets_dir) == 0 ? replay_meta_write(&m, &n) : NULL;
@@ -436,6 +445,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   /* launch: the options the boot script follows (launch.play) */
   lua_createtable(g->L, 0, 1);
   if (o->play) lua_pushstring(g->L, o->play), lua_setfield(g->L, -2, "play");
+  if (o->from) lua_pushstring(g->L, o->from), lua_setfield(g->L, -2, "from");
   lua_setfield(g->L, -2, "launch");
   lua_pop(g->L, 1);
   int watch = o->watch < 0 ? !o->headless && !T : o->watch;
@@ -500,6 +510,7 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   o->seed = m->seed;
   o->script = m->script[0] ? m->script : NULL;
   o->play = m->play[0] ? m->play : NULL;
+  o->from = m->from[0] ? m->from : NULL;
   g->rp.meta = m;
   weft_desc d = {0};
   weft_tape_desc(T, &d);
@@ -664,8 +675,8 @@ int main(int argc, char **argv) {
   options o;
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? 1 : 0;
-  if (o.beat && !o.play) {
-    fprintf(stderr, "weft-demo: --beat goes with --play MODULE\n");
+  if ((o.beat || o.from) && !o.play) {
+    fprintf(stderr, "weft-demo: --beat and --from go with --play MODULE\n");
     return 1;
   }
   if ((o.verify || o.go_to >= 0) && !o.replay) {

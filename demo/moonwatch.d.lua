@@ -241,9 +241,19 @@ function game_state() end
 ---The game's groups: game (P and T) > world (entities), cutscenes.
 ---@type { game: weft.Group, world: weft.Group, cutscenes: weft.Group }
 groups = {}
----The command line the boot script follows: launch.play is --play's module.
----@type { play: string|nil }
+---The command line the boot script follows: launch.play is --play's module,
+---launch.from --from's world state.
+---@type { play: string|nil, from: string|nil }
 launch = {}
+---Casts an entity in the cinematic playing: its group (its brain, its
+---helpers) is paused until release_cast(). cinema.play casts the scene's
+---actors; a cinematic's verbs on an entity cast it.
+---@param e Entity
+function cast(e) end
+---With e: e's group runs again and the scene leaves it alone (scene:release);
+---without: every entity cast goes back to its scripts (the scene ended).
+---@param e? Entity
+function release_cast(e) end
 ---A soft reset at the next frame (as Ctrl-R): what the game runs is
 ---cancelled, the level is built anew and scripts/main.lua runs again on
 ---the scripts as they are now; with a beat, unseen up to that beat.

@@ -13,9 +13,10 @@
 
 /* Meta bytes: 'D', the version, the seed (4 bytes, little-endian), then
    fields, each a tag byte, a 4-byte length and its bytes: 'S' the test
-   script, 'P' the --play cinematic, 'L' a level (its name, 0, its text).
+   script, 'P' the --play cinematic, 'F' --from's world state, 'L' a level
+   (its name, 0, its text); a reader skips a tag it does not know.
    Version 1 had the script's bytes right after the seed. */
-enum { TAG_SCRIPT = 'S', TAG_PLAY = 'P', TAG_LEVEL = 'L' };
+enum { TAG_SCRIPT = 'S', TAG_PLAY = 'P', TAG_FROM = 'F', TAG_LEVEL = 'L' };
 
 static void put32(unsigned char *b, uint32_t v) {
   for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
@@ -64,7 +65,7 @@ static unsigned char *put_field(unsigned char *p, int tag, const void *a, size_t
 }
 
 unsigned char *replay_meta_write(const replay_meta *m, size_t *len) {
-  size_t n = 6 + 5 + strlen(m->script) + 5 + strlen(m->play);
+  size_t n = 6 + 5 + strlen(m->script) + 5 + strlen(m->play) + 5 + strlen(m->from);
   for (int i = 0; i < m->nlevels; i++) n += 5 + strlen(m->levels[i].name) + 1 + m->levels[i].len;
   unsigned char *buf = malloc(n), *p = buf;
   if (!buf) return NULL;
@@ -74,6 +75,7 @@ unsigned char *replay_meta_write(const replay_meta *m, size_t *len) {
   p += 4;
   p = put_field(p, TAG_SCRIPT, m->script, strlen(m->script), NULL, 0);
   p = put_field(p, TAG_PLAY, m->play, strlen(m->play), NULL, 0);
+  if (m->from[0]) p = put_field(p, TAG_FROM, m->from, strlen(m->from), NULL, 0);
   for (int i = 0; i < m->nlevels; i++)
     p = put_field(p, TAG_LEVEL, m->levels[i].name, strlen(m->levels[i].name) + 1,
                   m->levels[i].text, m->levels[i].len);
@@ -107,6 +109,8 @@ int replay_meta_read(replay_meta *m, const void *data, size_t len) {
       bad = get_string(m->script, sizeof m->script, v, n);
     else if (tag == TAG_PLAY)
       bad = get_string(m->play, sizeof m->play, v, n);
+    else if (tag == TAG_FROM)
+      bad = get_string(m->from, sizeof m->from, v, n);
     else if (tag == TAG_LEVEL && m->nlevels < REPLAY_MAX_LEVELS) {
       const unsigned char *z = memchr(v, 0, n);
       replay_level *lv = &m->levels[m->nlevels];

@@ -23,6 +23,7 @@ typedef struct replay_meta {
   uint32_t seed;
   char script[PATH_LEN];  /* the --script test script, "" none */
   char play[MODULE_LEN];  /* the --play cinematic, "" none */
+  char from[MODULE_LEN];  /* --from's world state, "" none */
   replay_level levels[REPLAY_MAX_LEVELS];
   int nlevels;
 } replay_meta;

@@ -217,6 +217,103 @@ static void make_ent_table(game *g, lua_State *L, int idx) {
   lua_pop(L, 1);
 }
 
+/* ---- casting ---- */
+
+static int in_cutscene(game *g, lua_State *L);
+
+/* Whether the running task belongs to group (on top of L; popped) or a
+   group inside it. */
+static int runs_in(game *g, lua_State *L) {
+  int top = lua_gettop(L), found = 0;
+  verbs_push_api(g, L);
+  lua_getfield(L, -1, "current");
+  lua_call(L, 0, 1);
+  if (!lua_isnil(L, -1)) {
+    lua_getfield(L, -1, "group");
+    for (int depth = 0; depth < 16 && !lua_isnil(L, -1) && !found; depth++) {
+      found = lua_rawequal(L, -1, top);
+      lua_getfield(L, -1, "parent");
+      lua_remove(L, -2);
+    }
+  }
+  lua_settop(L, top - 1);
+  return found;
+}
+
+/* Calls group:name() for the group of entity idx's state table. */
+static void group_call(game *g, lua_State *L, int idx, const char *name) {
+  verbs_push_ent(g, L, idx);
+  if (lua_istable(L, -1) && lua_getfield(L, -1, "group") != LUA_TNIL) {
+    lua_getfield(L, -1, name);
+    lua_insert(L, -2);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+  } else
+    lua_pop(L, 2);
+}
+
+/* Casts entity idx in the cinematic playing: its group is paused (its
+   brain and helpers hold, where they are, so none of them moves it
+   against the scene) until release_cast(). Not the player; not an
+   entity whose group was paused already or runs the caller (a guard
+   whose brain plays "caught"): those are left alone. */
+static void cast(game *g, lua_State *L, int idx) {
+  entity *e = world_ent(&g->w, idx);
+  if (!e || e->cast || idx == g->w.player) return;
+  e->cast = 2;
+  verbs_push_ent(g, L, idx);
+  if (!lua_istable(L, -1) || lua_getfield(L, -1, "group") == LUA_TNIL) {
+    lua_pop(L, 2);
+    return;
+  }
+  lua_getfield(L, -1, "paused");
+  int paused = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  int caller = runs_in(g, L); /* pops the group */
+  lua_pop(L, 1);
+  if (paused || caller) return;
+  e->cast = 1;
+  group_call(g, L, idx, "pause");
+}
+
+/* The entity at arg for a verb that acts on it: a cinematic that acts on
+   an entity casts it. */
+static int act_on(game *g, lua_State *L, int arg) {
+  int idx = verbs_check_ent(g, L, arg);
+  entity *e = &g->w.ents[idx];
+  if (!e->cast && idx != g->w.player && in_cutscene(g, L)) cast(g, L, idx);
+  return idx;
+}
+
+/* cast(e): casts e in the cinematic playing (cinema.play casts the
+   scene's actors so). */
+static int l_cast(lua_State *L) {
+  game *g = G(L);
+  cast(g, L, verbs_check_ent(g, L, 1));
+  return 0;
+}
+
+/* release_cast([e]): e's group runs again and the scene leaves it alone
+   from now on (an actor that goes its own way before the scene ends);
+   without e, every entity cast goes back to its scripts (the cinematic
+   ended, however). */
+static int l_release_cast(lua_State *L) {
+  game *g = G(L);
+  if (!lua_isnoneornil(L, 1)) {
+    int idx = verbs_check_ent(g, L, 1);
+    if (g->w.ents[idx].cast == 1) group_call(g, L, idx, "resume");
+    g->w.ents[idx].cast = 2;
+    return 0;
+  }
+  for (int i = 0; i < WORLD_MAX_ENTS; i++) {
+    entity *e = world_ent(&g->w, i);
+    if (!e) continue;
+    if (e->cast == 1) group_call(g, L, i, "resume");
+    e->cast = 0;
+  }
+  return 0;
+}
+
 /* ---- entity verbs ---- */
 
 /* e:move_to(place [, speed]) -> future resolving to "arrived", or to
@@ -224,7 +321,7 @@ static void make_ent_table(game *g, lua_State *L, int idx) {
    there is no way there. */
 static int l_move_to(lua_State *L) {
   game *g = G(L);
-  int idx = verbs_check_ent(g, L, 1);
+  int idx = act_on(g, L, 1);
   float x, y;
   verbs_check_point(g, L, 2, &x, &y);
   lua_Number speed = luaL_optnumber(L, 3, 40);
@@ -238,7 +335,7 @@ static int l_move_to(lua_State *L) {
 
 static int l_stop(lua_State *L) {
   game *g = G(L);
-  world_stop(&g->w, verbs_check_ent(g, L, 1));
+  world_stop(&g->w, act_on(g, L, 1));
   verbs_dispatch(g);
   return 0;
 }
@@ -287,7 +384,7 @@ static int direction(lua_State *L, int arg, float *deg) {
    name, an entity or a place -> future resolving to "done". */
 static int l_face(lua_State *L) {
   game *g = G(L);
-  int idx = verbs_check_ent(g, L, 1);
+  int idx = act_on(g, L, 1);
   entity *e = &g->w.ents[idx];
   float deg;
   if (lua_type(L, 2) == LUA_TNUMBER) {
@@ -366,7 +463,7 @@ static int in_cutscene(game *g, lua_State *L) {
 
 static int l_say(lua_State *L) {
   game *g = G(L);
-  int idx = verbs_check_ent(g, L, 1);
+  int idx = act_on(g, L, 1);
   const char *text = luaL_checkstring(L, 2);
   float secs = lua_isnoneornil(L, 3) ? 0 : (float)luaL_checknumber(L, 3);
   if (secs != secs || secs < 0) luaL_argerror(L, 3, "seconds must be >= 0");
@@ -385,7 +482,7 @@ static int l_play_anim(lua_State *L) {
   game *g = G(L);
   static const char *const names[] = {"none", "wave", "jump",  "shake",
                                       "spin", "nod",  "sleep", NULL};
-  int idx = verbs_check_ent(g, L, 1);
+  int idx = act_on(g, L, 1);
   int anim = luaL_checkoption(L, 2, NULL, names);
   float secs = verbs_opt_seconds(L, 3, 0);
   uint64_t f = verbs_push_future(g, L);
@@ -424,7 +521,7 @@ static int l_position(lua_State *L) {
 
 static int l_teleport(lua_State *L) {
   game *g = G(L);
-  int idx = verbs_check_ent(g, L, 1);
+  int idx = act_on(g, L, 1);
   float x, y;
   verbs_check_point(g, L, 2, &x, &y);
   world_stop(&g->w, idx);
@@ -771,6 +868,8 @@ static const luaL_Reg globals[] = {{"player", l_player},
                                    {"entities", l_entities},
                                    {"spawn_entity", l_spawn_entity},
                                    {"stop_walks", l_stop_walks},
+                                   {"cast", l_cast},
+                                   {"release_cast", l_release_cast},
                                    {"destroy", l_destroy},
                                    {"say", l_say},
                                    {"move_to", l_move_to},

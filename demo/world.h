@@ -71,6 +71,8 @@ typedef struct entity {
   int walking;             /* moved this update */
   int solid;               /* blocks the player (NPCs) */
   int script_error;        /* a script of its group failed: marked in the world */
+  int cast;                /* in the cinematic playing: 0 not, 1 its group paused for it,
+                              2 left alone (released, or its group was not ours to pause) */
   float alpha;             /* 0 invisible .. 1 opaque (e:alpha) */
 } entity;
 

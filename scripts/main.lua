@@ -51,8 +51,11 @@ for _, z in ipairs(zones()) do
     local t = spawn(function()
       wait(game.playing)
       wait(z.entered)
-      -- not when a console's play() put Wren in the zone to show it
-      if cinema.state.current ~= z.cinematic then cinema.play(z.cinematic, { zone = z }) end
+      -- not when --play or a console's play() showed it already (and put
+      -- Wren in the zone to do so)
+      if cinema.state.current ~= z.cinematic and not cinema.state.played[z.cinematic] then
+        cinema.play(z.cinematic, { zone = z })
+      end
     end)
     t.name = "zone " .. z.name
   end
@@ -69,7 +72,7 @@ if launch.play then
   local intro = spawn(cinema.play, "cinematics.intro")
   cinema.skip()                 -- its cleanup puts everyone where the game starts
   wait(intro)
-  cinema.play_now(launch.play)
+  cinema.play_now(launch.play, launch.from)
   beat()                        -- its end: --beat stops running unseen here at the latest
 else
   cinema.play("cinematics.intro")

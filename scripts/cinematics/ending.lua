@@ -1,7 +1,7 @@
 -- Zone "idol": Wren takes the Moon Idol and dawn breaks over the keep.
 local game = require("lib.game")
 
-local M = { reload = "keep" }
+local M = { reload = "keep", from = "vault_open" }   -- --play previews it in that world state (lib/states.lua)
 
 function M.start(scene)
   local hero = scene.hero

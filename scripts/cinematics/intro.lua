@@ -16,6 +16,7 @@ function M.start(scene)
     hero:teleport(marks.hero_gate)
     hero:face("up")
     if not scene.captain_left and captain:alive() then
+      scene:release(captain)
       captain.group:spawn(captain_to_bed, captain, marks)
     end
   end)
@@ -37,6 +38,7 @@ function M.start(scene)
   wait(captain:say("...Suit yourself. I'm off to bed."))
 
   scene.captain_left = true
+  scene:release(captain)                                -- off the scene's cast: he goes his way
   captain.group:spawn(captain_to_bed, captain, marks)   -- his own group: outlives the scene
   hero:play_anim("wave")
   wait(3)

@@ -3,7 +3,7 @@
 local util = require("lib.util")
 local tween = require("lib.tween")
 
-local M = { reload = "keep" }
+local M = { reload = "keep", from = "after_intro" }   -- --play previews it in that world state (lib/states.lua)
 
 function M.start(scene)
   local hero, sage = scene.hero, entity("sage")

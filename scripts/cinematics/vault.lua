@@ -1,7 +1,7 @@
 -- Zone "vault_door": the great door grinds open before Wren.
 local tween = require("lib.tween")
 
-local M = { reload = "keep" }
+local M = { reload = "keep", from = "after_intro" }   -- --play previews it in that world state (lib/states.lua)
 
 function M.start(scene)
   local hero = scene.hero

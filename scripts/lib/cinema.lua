@@ -1,7 +1,9 @@
 -- Playing cinematics: one at a time, in the cutscenes group, skippable
 -- with Escape. A cinematic is a module whose M.start(scene) is written
 -- straight through; scene.hero, scene.marks and whatever the caller put in
--- the scene table are its cast.
+-- the scene table are its cast. The cast's brains hold for the scene: an
+-- entity of the scene table, or one the cinematic moves, turns or makes
+-- speak, has its group paused until the scene ends, however it ends.
 local M = {}
 
 local S = persist("cinema", {
@@ -51,6 +53,12 @@ function M.scene(fields)
   return scene
 end
 
+-- The scene lets an actor go its own way before it ends (its brain, and
+-- whatever the scene spawned into its group, run again now).
+function Scene:release(actor)
+  release_cast(actor)
+end
+
 function M.busy()
   return S.current ~= nil
 end
@@ -63,8 +71,12 @@ end
 function M.play(name, fields)
   while S.current do wait(S.finished) end
   local scene = M.scene(fields)
+  for _, actor in ipairs(scene.actors) do
+    if actor:alive() then cast(actor) end
+  end
   local ok, t = pcall(groups.cutscenes.start, groups.cutscenes, name, scene)
   if not ok then         -- the module did not load: report it, play on
+    release_cast()
     spawn(error, t, 0)
     S.last = { name = name, status = "failed" }
     return "failed"
@@ -79,6 +91,7 @@ function M.play(name, fields)
     skip:disconnect()
     if S.skip == skip_it then S.skip, S.current = nil, nil end
     own:cancel()                 -- over: no save restarts it, nothing it left runs on
+    release_cast()               -- the cast's brains go on
   end)
   while true do
     pcall(wait, t)               -- a failure is reported by weft already
@@ -107,10 +120,19 @@ function M.skip()
 end
 
 -- Plays a cinematic on demand (weft-demo --play, the console's play):
--- when a zone of the level names it, Wren is put inside that zone first
--- and the scene gets the zone, as walking in would give. Waits until it
--- ends; returns what play returns.
-function M.play_now(name)
+-- the world is first put in the state real play has when the scene plays
+-- (`from`, else the cinematic's own M.from: a function of lib/states.lua);
+-- when a zone of the level names it, Wren is put inside that zone and the
+-- scene gets the zone, as walking in would give. Waits until it ends;
+-- returns what play returns.
+function M.play_now(name, from)
+  local ok, C = pcall(require, name)
+  from = from or (ok and type(C) == "table" and C.from) or nil
+  if from then
+    local setup = require("lib.states")[from]
+    if type(setup) ~= "function" then error("no world state '" .. tostring(from) .. "' in lib/states.lua", 2) end
+    setup()
+  end
   local fields = {}
   for _, z in ipairs(zones()) do
     if z.cinematic == name then

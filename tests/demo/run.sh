@@ -116,6 +116,13 @@ else
   bad "--play cinematics.sage --beat advice runs unseen to the beat and plays on" "$out/play_beat.log"
 fi
 
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.sage --from vault_open \
+     --script tests/demo/play/from.lua >"$out/play_from.log" 2>&1; then
+  ok "--play cinematics.sage --from vault_open sets up that world state first"
+else
+  bad "--play cinematics.sage --from vault_open sets up that world state first" "$out/play_from.log"
+fi
+
 if timeout 120 "$demo" --headless --seed 7 --frames 9000 --play cinematics.sage \
      --script tests/demo/play/reset_beat.lua >"$out/play_reset_beat.log" 2>&1; then
   ok "reset(\"advice\") in the console starts over and runs unseen to the beat"
