@@ -125,12 +125,17 @@ void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
      stretches the budget preempted are told at their wait
      (weft_cost_stretch). */
   ltask *lt = weft_task_udata(W->S, id);
-  if (!(lt && lt->b.preempted)) note_slow(W, r, id, us);
+  if (r->told) /* the resume that ended a preempted stretch: told at its wait */
+    r->told = 0;
+  else if (!(lt && lt->b.preempted))
+    note_slow(W, r, id, us);
 }
 
 void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us) {
   weft_cost_rec *r = rec_of(W, id, 0);
-  if (r) note_slow(W, r, id, us);
+  if (!r) return;
+  r->told = 1;
+  note_slow(W, r, id, us);
 }
 
 static void warn(weft_state *W);

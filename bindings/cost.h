@@ -29,6 +29,7 @@ typedef struct weft_cost_rec {
   uint16_t warned : 1; /* the slow-task warning was given */
   uint16_t seen : 1;   /* a whole frame went into avg_us */
   uint16_t slow : 2;   /* stretches between two waits longer than slow_us (saturating) */
+  uint16_t told : 1;   /* a preempted stretch was told at its wait: its last resume is not */
   float avg_us;      /* moving average per frame (about the last 30 frames) */
 } weft_cost_rec;
 

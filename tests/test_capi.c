@@ -243,11 +243,15 @@ static void test_group_cost_read_from_c(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
-/* What the logger hears: SLOW_TASK lines with their file and line. */
+/* What the logger hears: SLOW_TASK lines with their file and line, and
+   TASK_GROWTH lines the same way. */
 typedef struct heard {
   int slow;
   char msg[512], file[64];
   uint32_t line;
+  int growth;
+  char grew[512], grew_file[64];
+  uint32_t grew_line;
 } heard;
 
 static void on_logger(void *user, const char *tag, uint32_t level, uint32_t id, const char *msg,
@@ -255,6 +259,12 @@ static void on_logger(void *user, const char *tag, uint32_t level, uint32_t id, 
   heard *h = user;
   (void)tag;
   (void)level;
+  if (id == WEFT_LOG_TASK_GROWTH) {
+    h->growth++;
+    snprintf(h->grew, sizeof h->grew, "%s", msg);
+    snprintf(h->grew_file, sizeof h->grew_file, "%s", file ? file : "");
+    h->grew_line = line;
+  }
   if (id != WEFT_LOG_SLOW_TASK) return;
   h->slow++;
   snprintf(h->msg, sizeof h->msg, "%s", msg);
@@ -306,6 +316,41 @@ static void test_slow_task_is_named_once_at_its_line_and_a_setup_loop_never(void
                   "for i = 1, 3 do wait() end");
   run_to_end(W, t);
   assert_int_equal(h2.slow, 0);
+  assert_int_equal(weft_close(W), 0);
+
+  /* One long stretch whose last slice alone is over the threshold is
+     still one slow stretch, not two. */
+  heard h3 = {0};
+  W = open_heard(&h3, 20000); /* 20 ms slices: 50 ms is two of them and a 10 ms end */
+  lua_pushnil(weft_lua(W));
+  t = run_with(W, "wait()\nlocal e = os.clock() + 0.05 while os.clock() < e do end\n"
+                  "for i = 1, 3 do wait() end");
+  run_to_end(W, t);
+  assert_int_equal(h3.slow, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* A helper that spawns a task a frame and never ends them is named once,
+   at its spawn's file and line, with the chain of spawns above it; a
+   burst of tasks from one line that then stays (a set-up loop) is not. */
+static void test_growing_spawn_site_is_named_once_and_a_burst_never(void **state) {
+  (void)state;
+  heard h = {0};
+  weft_state *W = open_heard(&h, 0);
+  lua_pushnil(weft_lua(W));
+  weft_task t = run_with(W, "local keep = {}\n"
+                            "for i = 1, 300 do keep[i] = spawn(wait, math.huge) end\n"
+                            "local function helper() spawn(wait, math.huge) end\n"
+                            "spawn(function()\n"
+                            "  for f = 1, 60 * 14 do helper() wait() end\n"
+                            "end)\n"
+                            "wait(15)");
+  run_to_end(W, t);
+  assert_int_equal(h.growth, 1);
+  assert_string_equal(h.grew_file, "t");
+  assert_int_equal(h.grew_line, 3);
+  assert_non_null(strstr(h.grew, "spawned at t:3 and growing"));
+  assert_non_null(strstr(h.grew, ", spawned at t:4"));
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -440,6 +485,7 @@ int main(void) {
       cmocka_unit_test(test_group_made_and_driven_from_c),
       cmocka_unit_test(test_group_cost_read_from_c),
       cmocka_unit_test(test_slow_task_is_named_once_at_its_line_and_a_setup_loop_never),
+      cmocka_unit_test(test_growing_spawn_site_is_named_once_and_a_burst_never),
       cmocka_unit_test(test_task_results_read_from_c),
       cmocka_unit_test(test_call_runs_a_script_function_under_the_budget),
       cmocka_unit_test(test_jobs_run_on_the_engines_job_system),

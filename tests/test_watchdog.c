@@ -160,7 +160,11 @@ static void a_runaway_task_is_killed_at_its_line_and_the_others_go_on(void **sta
   assert_true(strstr(last_report, "watched.lua:3:") != NULL);
   /* preempted at every slice (5 ms) until it has run a second: killed then */
   assert_true(frames >= 3);
-  assert_int_equal(num(W, "probe.ticks"), frames);
+  /* the ticker ran every frame: on a busy machine the runaway's slice may
+     spend a frame's time (wall clock), and the ticker then runs first in
+     the next frame, one behind */
+  lua_Integer ticks = num(W, "probe.ticks");
+  assert_true(ticks >= frames - 1 && ticks <= frames);
   assert_int_equal(weft_task_result(W, ticker), WEFT_RUNNING);
   weft_release(W, t);
   weft_release(W, ticker);
@@ -274,21 +278,22 @@ static void slow_engine_work_is_preempted_and_finishes_later(void **state) {
 }
 
 /* The engine's own slow work calling back into a script, as a renderer
-   drawing an overlay does: `engine(fn)` spins 20 ms in C, calling fn
-   every half millisecond (where a task cannot yield). */
-static double mono_s(void) {
+   drawing an overlay does: `engine(fn)` spins in C, calling fn after
+   each half millisecond of its processor time, 40 times, 20 ms in all
+   (where a task cannot yield). */
+static double cpu_s(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 static int l_engine(lua_State *L) {
-  double t0 = mono_s(), next = t0;
-  for (double t = t0; t - t0 < 0.02; t = mono_s())
-    if (t >= next) {
-      lua_pushvalue(L, 1);
-      lua_call(L, 0, 0);
-      next = t + 0.0005;
+  for (int i = 0; i < 40; i++) { /* 40 x 0.5 ms of this thread's processor time */
+    double next = cpu_s() + 0.0005;
+    while (cpu_s() < next) {
     }
+    lua_pushvalue(L, 1);
+    lua_call(L, 0, 0);
+  }
   return 0;
 }
 
@@ -308,7 +313,7 @@ static void a_stop_inside_the_engines_call_back_preempts_not_kills(void **state)
   if (weft_task_result(W, t) != WEFT_DONE)
     fail_msg("the task was stopped: %s", weft_task_error(W, t));
   assert_int_equal(num(W, "probe.done"), 1);
-  assert_true(num(W, "probe.calls") >= 10);
+  assert_int_equal(num(W, "probe.calls"), 40);
   weft_release(W, t);
   assert_int_equal(weft_close(W), 0);
 }
@@ -363,7 +368,9 @@ static void listeners_past_the_firing_stretchs_time_run_in_later_frames(void **s
                        "probe.fired = 1\n");
   assert_int_equal(weft_step(W, DT60), WEFT_OK); /* 2000 x 0.1 ms: far over 5 ms */
   lua_Integer heard = num(W, "probe.heard");
-  assert_true(heard > 0 && heard < 1000); /* about 5 ms of them */
+  /* about 5 ms of them, fewer on a busy machine (the slice is wall
+     time): not all 200 ms in the one fire */
+  assert_true(heard < 2000);
   int frames = 1;
   while (num(W, "probe.heard") < 2000 && frames < MAX_FRAMES) {
     assert_int_equal(weft_step(W, DT60), WEFT_OK);
@@ -394,7 +401,9 @@ static void a_kill_inside_weft_lua_names_the_scripts_line(void **state) {
    frame each against a 1 ms frame: frames run fewer than all six. */
 static void a_frame_out_of_time_leaves_the_rest_for_next_frame_in_order(void **state) {
   (void)state;
-  weft_state *W = open_full(50000, 0, 0, 1000);
+  /* 1 s slices: a 2 ms burn is never preempted, even on a busy machine,
+     where it may take tens of ms of wall time */
+  weft_state *W = open_full(1000000, 0, 0, 1000);
   weft_task t[6];
   run(W, "probe.seq = '' probe.per = {}");
   for (int i = 0; i < 6; i++) {
