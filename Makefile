@@ -72,6 +72,7 @@ include mk/lua.mk
 include demo/demo.mk
 include tests/bench/bench.mk
 -include mk/windows.mk
+-include mk/cross.mk
 
 .PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io clean help
 
@@ -98,6 +99,10 @@ help:
 	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
 	@echo "make test-windows  cross-build with mingw-w64 (build-win/), run the C and script tests, embed and a replay under wine"
 	@echo "make windows-build  what make test-windows builds, without running it"
+	@echo "make test-32     i386 build (Debian's i686 cross gcc) in build-32/, every C and script test"
+	@echo "make test-arm64  ARM64 build (aarch64 cross gcc) in build-arm64/, every C and script test under qemu"
+	@echo "make test-musl   musl build (musl-gcc) in build-musl/, every C and script test"
+	@echo "make 32-build, make arm64-build, make musl-build  what those build, without running it"
 	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
 	@echo "make tsan        two states on two threads, watchdog, jobs and profiler under ThreadSanitizer (build-tsan/)"
 	@echo "make bench       build and run the benchmarks, print the table"

@@ -137,7 +137,10 @@ static int read_header(weft_tape *T, const rec *r) {
   if (!T->root) return 0;
   memcpy(T->root, root, n);
   T->root[n] = 0;
-  T->desc.memory_limit = (size_t)weft_tape_get_u(&rd, 8);
+  /* A 64-bit recorder's limit may not fit a 32-bit size: the most this
+     one holds is looser still, and weft_tape_desc tightens it. */
+  uint64_t memory = weft_tape_get_u(&rd, 8);
+  T->desc.memory_limit = memory > SIZE_MAX ? SIZE_MAX : (size_t)memory;
   T->desc.instr_budget = (uint32_t)weft_tape_get_u(&rd, 4);
   T->desc.runaway_us = (uint32_t)weft_tape_get_u(&rd, 4);
   if (version < 3) T->desc.runaway_us = 1000000; /* the slot held overruns: the default limit */

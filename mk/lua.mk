@@ -1,6 +1,8 @@
 # Lua 5.4 as weft links it (included by the top Makefile): Debian's own
 # source package (apt-get source lua5.4, fetched once into build/src),
-# compiled as Debian compiles it (LUA_COMPAT_5_3) with one change of
+# compiled as Debian compiles it (LUA_COMPAT_5_3; Debian's luaconf.h
+# reads the machine's multiarch name from lua5.4-deb-multiarch.h, which
+# liblua5.4-dev would bring and mk/lua/multiarch.sh writes) with one change of
 # weft's: the VM's stop check (mk/lua/weft_luai.h, mk/lua/edit.sh), so a
 # watchdog stops a runaway script without touching the Lua state from
 # its thread. libweft.a and libweft.so carry these objects; programs and
@@ -13,7 +15,7 @@ LUA_OUT      = $(BUILD)/lua
 LUA_CORE    := lapi lcode lctype ldebug ldo ldump lfunc lgc llex lmem lobject lopcodes lparser \
                lstate lstring ltable ltm lundump lvm lzio lauxlib lbaselib lcorolib ldblib liolib \
                lmathlib loadlib loslib lstrlib ltablib lutf8lib linit
-LUA_HEADERS := lua.h luaconf.h lualib.h lauxlib.h lua.hpp
+LUA_HEADERS := lua.h luaconf.h lualib.h lauxlib.h lua5.4-deb-multiarch.h lua.hpp
 # Sanitizer builds instrument Lua too (SAN_CFLAGS: the Makefile's).
 LUA_BUILD_CFLAGS = -std=gnu11 -g $(OPT) -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote mk/lua $(SAN_CFLAGS)
 LUA_OBJ      = $(LUA_CORE:%=$(LUA_OUT)/obj/%.o) $(LUA_OUT)/obj/weft_luai.o
@@ -28,10 +30,11 @@ $(LUA_SRC_DIR)/.fetched:
 	@touch $@
 
 # Debian's files, lvm.c with the stop check.
-$(LUA_OUT)/src/.done: $(LUA_SRC_DIR)/.fetched mk/lua/edit.sh
+$(LUA_OUT)/src/.done: $(LUA_SRC_DIR)/.fetched mk/lua/edit.sh mk/lua/multiarch.sh
 	@rm -rf $(LUA_OUT)/src && mkdir -p $(LUA_OUT)/src
 	@cp $(LUA_SRC_DIR)/lua5.4-*/src/*.[ch] $(LUA_OUT)/src/
 	@sh mk/lua/edit.sh $(LUA_SRC_DIR)/lua5.4-*/src/lvm.c $(LUA_OUT)/src/lvm.c
+	@sh mk/lua/multiarch.sh $(CC) > $(LUA_OUT)/src/lua5.4-deb-multiarch.h
 	@touch $@
 
 $(LUA_HDR): $(LUA_OUT)/src/.done

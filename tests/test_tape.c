@@ -509,11 +509,13 @@ static void test_a_recording_with_looser_limits_replays_under_the_replayers(void
   /* a replayer with looser limits of its own takes the recorded ones */
   assert_int_equal(weft_tape_load(r->tape, &T, err, sizeof err), WEFT_OK);
   weft_desc loose = {0};
-  loose.memory_limit = (size_t)128 << 30;
+  /* (on a 32-bit system 64 GB is more than a size holds: SIZE_MAX) */
+  const uint64_t gb64 = (uint64_t)64 << 30;
+  loose.memory_limit = SIZE_MAX > gb64 ? (size_t)(2 * gb64) : SIZE_MAX;
   loose.runaway_us = WEFT_BUDGET_OFF;
   loose.instr_budget = WEFT_BUDGET_OFF;
   weft_tape_desc(T, &loose);
-  assert_true(loose.memory_limit == (size_t)64 << 30);
+  assert_true(loose.memory_limit == (SIZE_MAX > gb64 ? (size_t)gb64 : SIZE_MAX));
   assert_int_equal(loose.runaway_us, WEFT_BUDGET_OFF);
   weft_tape_free(T);
 }
