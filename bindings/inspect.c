@@ -209,10 +209,50 @@ static int l_tasks(lua_State *L) {
   return 1;
 }
 
+static int by_live(const void *a, const void *b) {
+  const uint32_t *x = a, *y = b; /* {live, site} pairs, the most live first, then in site order */
+  return x[0] != y[0] ? (x[0] < y[0] ? 1 : -1) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* weft.sites([count]): the places tasks were spawned at that have live
+   tasks, the most first (count of them, default 100): {spawned =
+   "file:line", by = the spawner's own spawn site or nil, live = n,
+   growing = true once named in a TASK_GROWTH warning}. O(places). */
+static int l_sites(lua_State *L) {
+  weft_state *W = weft_get(L);
+  lua_Integer count = luaL_optinteger(L, 1, 100);
+  if (count < 0) luaL_argerror(L, 1, "count must not be negative");
+  uint32_t n = weft_site_count(W->sites), k = 0;
+  uint32_t *v = lua_newuserdatauv(L, sizeof(uint32_t) * 2 * (n ? n : 1), 0);
+  for (uint32_t s = 1; s <= n; s++)
+    if (weft_site_live_of(W->sites, s)) v[2 * k] = weft_site_live_of(W->sites, s), v[2 * k + 1] = s, k++;
+  qsort(v, k, sizeof(uint32_t) * 2, by_live);
+  if ((lua_Integer)k > count) k = (uint32_t)count;
+  lua_createtable(L, (int)k, 0);
+  for (uint32_t i = 0; i < k; i++) {
+    uint32_t s = v[2 * i + 1], p = weft_site_parent(W->sites, s);
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, weft_site_where(W->sites, s));
+    lua_setfield(L, -2, "spawned");
+    if (p) {
+      lua_pushstring(L, weft_site_where(W->sites, p));
+      lua_setfield(L, -2, "by");
+    }
+    lua_pushinteger(L, (lua_Integer)v[2 * i]);
+    lua_setfield(L, -2, "live");
+    lua_pushboolean(L, weft_site_grew(W->sites, s));
+    lua_setfield(L, -2, "growing");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
 void weft_open_inspect(weft_state *W, lua_State *L) {
   (void)W;
   lua_getfield(L, -1, "weft");
   lua_pushcfunction(L, l_tasks);
   lua_setfield(L, -2, "tasks");
+  lua_pushcfunction(L, l_sites);
+  lua_setfield(L, -2, "sites");
   lua_pop(L, 1);
 }

@@ -1,4 +1,5 @@
-/* Introspection for scripts and tools (inspect.c): weft.tasks(). */
+/* Introspection for scripts and tools (inspect.c): weft.tasks(),
+   weft.sites(). */
 #ifndef WEFT_INSPECT_H
 #define WEFT_INSPECT_H
 

@@ -4,10 +4,14 @@
 #include <string.h>
 
 #include "sites.h"
+#include "log.h"
 #include "mem.h"
 
 #define MAX_SITES 65536u /* distinct chains; more collapse to "?" */
 #define MAX_DEPTH 16     /* ancestors remembered per chain */
+#define GROW_SAMPLES 6   /* live counts kept per site, GROW_STEP apart: 5 steps */
+#define GROW_STEP 2.0    /* seconds of real time between two of them */
+#define GROW_MIN 100     /* growth over the samples that is named */
 
 typedef struct site {
   char *where;     /* "file:line", owned */
@@ -16,6 +20,10 @@ typedef struct site {
   uint32_t parent; /* chain above, 0: none */
   uint32_t hash;
   uint16_t depth;
+  uint8_t nsamples, warned;
+  uint32_t live;                  /* tasks spawned here and not ended */
+  uint32_t sample[GROW_SAMPLES]; /* live counts, GROW_STEP apart, oldest first */
+  double sampled;                 /* real time of the newest sample */
 } site;
 
 #define RECENT 256 /* direct-mapped cache of recent lookups */
@@ -118,8 +126,12 @@ static uint32_t intern(struct sites *st, const char *src, int line, uint32_t par
   char *w = weft_mem_strdup(st->W, buf);
   if (!w) return 0;
   uint32_t i = ++st->n;
-  st->v[i] = (site){
-      w, (uint32_t)strlen(src), line, parent, h, (uint16_t)(parent ? st->v[parent].depth + 1 : 1)};
+  st->v[i] = (site){.where = w,
+                    .srclen = (uint32_t)strlen(src),
+                    .line = line,
+                    .parent = parent,
+                    .hash = h,
+                    .depth = (uint16_t)(parent ? st->v[parent].depth + 1 : 1)};
   uint32_t j = h & (st->nslots - 1);
   while (st->slots[j]) j = (j + 1) & (st->nslots - 1);
   st->slots[j] = i;
@@ -130,6 +142,52 @@ const char *weft_site_where(struct sites *st, uint32_t s) {
   return (st && s && s <= st->n) ? st->v[s].where : "?";
 }
 
+/* Names a site whose tasks keep piling up: where they were spawned (the
+   chain), as the logger's file and line the spawn's own. */
+static void grew(struct sites *st, site *x) {
+  char msg[512], file[256];
+  int n = snprintf(msg, sizeof msg, "%u live tasks spawned at %s and growing (+%u in %.0f s)",
+                   (unsigned)x->live, x->where, (unsigned)(x->sample[GROW_SAMPLES - 1] - x->sample[0]),
+                   GROW_STEP * (GROW_SAMPLES - 1));
+  for (uint32_t p = x->parent; p && n > 0 && (size_t)n < sizeof msg; p = st->v[p].parent)
+    n += snprintf(msg + n, sizeof msg - (size_t)n, ", spawned at %s", st->v[p].where);
+  snprintf(file, sizeof file, "%.*s", (int)x->srclen, x->where);
+  weft_log_at(st->W, WEFT_LOG_WARN, WEFT_LOG_TASK_GROWTH, msg, file, (uint32_t)x->line);
+}
+
+void weft_site_live(struct sites *st, uint32_t s, int delta, double now) {
+  if (!st || !s || s > st->n) return;
+  site *x = &st->v[s];
+  if (delta < 0) {
+    if (x->live) x->live--;
+    return;
+  }
+  x->live++;
+  if (x->nsamples && now < x->sampled + GROW_STEP) return;
+  if (x->nsamples == GROW_SAMPLES)
+    memmove(x->sample, x->sample + 1, sizeof x->sample[0] * (GROW_SAMPLES - 1));
+  else
+    x->nsamples++;
+  x->sample[x->nsamples - 1] = x->live;
+  x->sampled = now;
+  if (x->warned || x->nsamples < GROW_SAMPLES) return;
+  for (int i = 1; i < GROW_SAMPLES; i++)
+    if (x->sample[i] <= x->sample[i - 1]) return; /* a step without growth: a burst, or steady */
+  if (x->sample[GROW_SAMPLES - 1] - x->sample[0] < GROW_MIN) return;
+  x->warned = 1;
+  grew(st, x);
+}
+
 uint32_t weft_site_parent(struct sites *st, uint32_t s) {
   return (st && s && s <= st->n) ? st->v[s].parent : 0;
+}
+
+uint32_t weft_site_count(struct sites *st) { return st ? st->n : 0; }
+
+uint32_t weft_site_live_of(struct sites *st, uint32_t s) {
+  return (st && s && s <= st->n) ? st->v[s].live : 0;
+}
+
+int weft_site_grew(struct sites *st, uint32_t s) {
+  return (st && s && s <= st->n) ? st->v[s].warned : 0;
 }

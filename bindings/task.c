@@ -122,6 +122,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
     }
   }
   unpin(W, L, id, lt);
+  weft_site_live(W->sites, lt->site, -1, 0);
 }
 
 
@@ -446,6 +447,10 @@ uint32_t weft_caller_site(weft_state *W, lua_State *L) {
 void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) {
   ltask *lt = LT(W, id);
   if (!lt) return;
+  if (lt->co) { /* its live count moves with it */
+    weft_site_live(W->sites, lt->site, -1, 0);
+    weft_site_live(W->sites, site, 1, weft_sched_realtime(W->S));
+  }
   lt->site = site;
   if (lt->co && lua_checkstack(L, 2)) {
     thandle *h = weft_handle_if(W, L, id);
@@ -486,6 +491,7 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   weft_thread_set_task(co, id);
   ltask *plt = !parent ? NULL : parent == W->cur && W->curlt ? W->curlt : LT(W, parent);
   lt->site = spawn_site(W, L, plt ? plt->site : 0);
+  weft_site_live(W->sites, lt->site, 1, weft_sched_realtime(W->S));
   lt->base = (unsigned)nargs; /* below LUAI_MAXSTACK: co has room for them */
   if (!move)
     for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);

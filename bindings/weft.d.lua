@@ -696,6 +696,21 @@ function weft.on_error(fn) end
 ---@nodiscard
 function weft.tasks(slice) end
 
+---The places tasks were spawned at that have live tasks, the most first
+---(`count` of them, default 100), for an inspector that groups tasks by
+---where they come from: `spawned` is the spawn's "file:line", `by` the
+---spawner's own spawn site (nil at the top), `live` how many of its
+---tasks live, `growing` true once a TASK_GROWTH warning named it (its
+---live tasks grew by 100 or more over 10 s, in every 2 s of it).
+---
+---```lua
+---for _, s in ipairs(weft.sites(5)) do print(s.live, s.spawned, s.growing) end
+---```
+---@param count? integer
+---@return {spawned: string, by: string|nil, live: integer, growing: boolean}[]
+---@nodiscard
+function weft.sites(count) end
+
 -- ---------------------------------------------------------------------------
 -- Tests (only in *_test.lua files run by `weft test`)
 -- ---------------------------------------------------------------------------

@@ -84,7 +84,9 @@ enum { WEFT_LOG_PANIC = 0, WEFT_LOG_ERROR = 1, WEFT_LOG_WARN = 2, WEFT_LOG_INFO 
   X(WARNING, "a script's warn(), once warnings are on: the message, its pieces joined")          \
   X(REPLAY_LIMITS, "a recording asked for looser limits than the replaying state has")            \
   X(FINALIZERS, "finalizers were let go without running: made faster than they ran, or out of "  \
-                "time at weft_close")
+                "time at weft_close")                                                            \
+  X(TASK_GROWTH, "the live tasks spawned at one place kept growing (by 100 or more over 10 s "   \
+                 "of real time, in every 2 s of it): once a place, at its file and line")
 
 enum {
 #define WEFT_LOG_ENUM(name, what) WEFT_LOG_##name,

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 
@@ -122,7 +123,8 @@ static int l_hold(lua_State *L) {
 /* errors() -> list of {message =, trace =, repeats =, who =, module =}
    shown by the error overlay, oldest first (who: the entity or task the
    report names first; module: the one whose file raised it). errors(true)
-   lists the panel's warnings (slow tasks) too, with warning = true. */
+   lists the panel's warnings too, with warning = "slow" (a slow task) or
+   "pile-up" (a spawn site whose tasks keep growing). */
 static int l_errors(lua_State *L) {
   game *g = G(L);
   int warnings = lua_toboolean(L, 1), n = 0;
@@ -131,7 +133,7 @@ static int l_errors(lua_State *L) {
     if (g->ov.errors[i].warning && !warnings) continue;
     lua_createtable(L, 0, 3);
     if (g->ov.errors[i].warning) {
-      lua_pushboolean(L, 1);
+      lua_pushstring(L, g->ov.errors[i].warning == 2 ? "pile-up" : "slow");
       lua_setfield(L, -2, "warning");
     }
     lua_pushstring(L, g->ov.errors[i].msg);
@@ -521,6 +523,28 @@ void control_apply_speed(game *g) {
   verbs_call_method(g, g->modes.paused ? "pause" : "resume", 0);
 }
 
+/* F3: stops the profile being taken and writes it, or starts one into
+   the next numbered file (BASE-N.json, one no file has yet), so a second
+   pair does not write over the first. */
+static void profile_key(game *g) {
+  if (weft_profile_stop(g->W) == WEFT_OK) {
+    snprintf(g->ov.toast, sizeof g->ov.toast, "profile written: %.150s (and .speedscope.json)",
+             g->run.profile_path);
+  } else {
+    struct stat st;
+    do
+      snprintf(g->run.profile_path, sizeof g->run.profile_path, "%.900s-%d.json", g->run.profile_base,
+               ++g->run.profiles);
+    while (stat(g->run.profile_path, &st) == 0 && g->run.profiles < 100000);
+    if (weft_profile_start(g->W, g->run.profile_path) == WEFT_OK)
+      snprintf(g->ov.toast, sizeof g->ov.toast, "profiling into %.150s (F3 again: stop and write)",
+               g->run.profile_path);
+    else
+      snprintf(g->ov.toast, sizeof g->ov.toast, "cannot start a profile");
+  }
+  g->ov.toast_at = g->run.realtime;
+}
+
 /* What a key does when it goes down, from the keyboard or a test
    script's tap alike: the demo's own keys, then the scripts' key signal. */
 /* The keys that only change what is shown, not the game: a replay's
@@ -537,12 +561,12 @@ static int view_key(game *g, SDL_Scancode sc) {
     g->ov.nerrors = 0;
     return 1;
   case SDL_SCANCODE_F3: /* a profile: start, or stop and write it */
-    if (weft_profile_start(g->W, g->run.profile_path) == WEFT_ESTATE &&
-        weft_profile_stop(g->W) == WEFT_OK)
-      snprintf(g->ov.toast, sizeof g->ov.toast, "profile written to %.160s", g->run.profile_path);
-    else
-      snprintf(g->ov.toast, sizeof g->ov.toast, "profiling (F3 again: stop and write)");
-    g->ov.toast_at = g->run.realtime;
+    profile_key(g);
+    return 1;
+  case SDL_SCANCODE_G: /* the inspector: tasks, or spawn sites with their counts */
+    if (!g->modes.show_tasks) return 0;
+    g->modes.by_site = !g->modes.by_site;
+    g->modes.tasks_from = 0;
     return 1;
   case SDL_SCANCODE_PAGEDOWN: /* the inspector's list; drawing clamps it */
   case SDL_SCANCODE_PAGEUP:

@@ -52,7 +52,7 @@ typedef struct error_note {
   int was_broken;   /* its file was listed by weft.reload_errors() */
   double at;        /* realtime seconds when reported */
   int repeats;      /* same message reported again */
-  int warning;      /* a warning (a slow task), not an error */
+  int warning;      /* a warning, not an error: 1 a slow task, 2 tasks piling up */
   char task[160];   /* a slow task's label ("ears scripts/ai/x.lua:20"), "" none */
 } error_note;
 
@@ -122,6 +122,7 @@ typedef struct game {
     double time_scale;
     int show_tasks, show_graph;
     int tasks_from; /* the first task the inspector lists (PgUp/PgDn) */
+    int by_site;    /* the inspector lists spawn sites with their counts (G) */
     weft_group group; /* the game group, which the two above pause and slow */
   } modes;
   struct { /* the developer overlays (overlay.c) */
@@ -132,6 +133,7 @@ typedef struct game {
     float top_ms[GRAPH_N][3];     /* the three costliest tasks of each frame (F2)... */
     uint32_t top_hue[GRAPH_N][3]; /* ...each coloured by a hash of its name */
     char top_name[3][48];         /* ...the last frame's, for the legend */
+    int live_tasks;               /* live tasks as weft.tasks counts them (F1's count too) */
     int graph_i;
     struct {
       const char *name; /* static: "errors", "tasks", "dialogue", ... */
@@ -156,7 +158,9 @@ typedef struct game {
     char beat_wanted[MODULE_LEN];
     char beat[MODULE_LEN];    /* the last beat() passed, "" none */
     char shot_path[PATH_LEN]; /* screenshot requested by F12, "" none */
-    char profile_path[PATH_LEN]; /* where F3's profile goes */
+    char profile_path[PATH_LEN]; /* the profile being taken (--profile's, F3's) */
+    char profile_base[PATH_LEN]; /* F3's profiles: BASE-1.json, BASE-2.json, ... */
+    int profiles;                /* F3's profiles so far */
     char root[PATH_LEN];      /* directory holding scripts/ and assets/ */
     char scripts_dir[DIR_LEN], assets_dir[DIR_LEN];
   } run;

@@ -286,6 +286,7 @@ static void on_logger(void *user, const char *tag, uint32_t severity, uint32_t i
     return; /* a test script's own screenshots */
   if (severity <= WEFT_LOG_WARN && id != WEFT_LOG_REPORT) console_log(user, CONSOLE_WARN, text);
   if (id == WEFT_LOG_SLOW_TASK) overlay_slow(user, msg, file, line);
+  if (id == WEFT_LOG_TASK_GROWTH) overlay_growth(user, msg);
 }
 
 static void on_report(void *user, const char *msg, const char *trace) {
@@ -708,8 +709,14 @@ int main(int argc, char **argv) {
   test_script = o.script;
   if (o.profile && weft_profile_start(g->W, o.profile) != WEFT_OK)
     fprintf(stderr, "weft-demo: --profile: cannot start a profile\n");
-  snprintf(g->run.profile_path, sizeof g->run.profile_path, "%s",
-           o.profile ? o.profile : "weft-demo-profile.json");
+  snprintf(g->run.profile_path, sizeof g->run.profile_path, "%s", o.profile ? o.profile : "");
+  /* F3's: OUT-1.json, ... beside --profile OUT, else weft-demo-profile-1.json, ... */
+  size_t pn = o.profile ? strlen(o.profile) : 0;
+  if (pn >= 5 && strcmp(o.profile + pn - 5, ".json") == 0) pn -= 5;
+  snprintf(g->run.profile_base, sizeof g->run.profile_base, "%.*s", (int)pn,
+           o.profile ? o.profile : "");
+  if (!g->run.profile_base[0])
+    snprintf(g->run.profile_base, sizeof g->run.profile_base, "weft-demo-profile");
   weft_task test = {0};
   const char *err;
   session_boot(g);

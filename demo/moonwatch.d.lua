@@ -273,8 +273,10 @@ function hold(key, seconds) end
 function key_down(key) end
 ---@param key string
 function key_up(key) end
----@return { message: string, trace: string, repeats: integer, who: string|nil, module: string|nil }[]
-function errors() end
+---The panel's reports, oldest first; with warnings true, its warnings too.
+---@param warnings? boolean
+---@return { message: string, trace: string, repeats: integer, who: string|nil, module: string|nil, warning: "slow"|"pile-up"|nil }[]
+function errors(warnings) end
 ---@param name "errors"|"tasks"|"graph"|"paused"|"loading"|"dialogue"|"letterbox"
 ---@return boolean
 function overlay_shown(name) end

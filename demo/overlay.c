@@ -94,6 +94,11 @@ void overlay_slow(game *g, const char *msg, const char *file, unsigned line) {
   snprintf(g->ov.errors[0].task, sizeof g->ov.errors[0].task, "%s", label);
 }
 
+void overlay_growth(game *g, const char *msg) {
+  overlay_warning(g, msg);
+  g->ov.errors[0].warning = 2;
+}
+
 static void drop_note(game *g, int i) {
   memmove(g->ov.errors + i, g->ov.errors + i + 1,
           sizeof g->ov.errors[0] * (size_t)(g->ov.nerrors - i - 1));
@@ -205,7 +210,9 @@ static void record_top(game *g, int k) {
   lua_setfield(L, -2, "by");
   lua_pushinteger(L, 3);
   lua_setfield(L, -2, "count");
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) return (void)lua_settop(L, top);
+  if (lua_pcall(L, 1, 2, 0) != LUA_OK) return (void)lua_settop(L, top);
+  g->ov.live_tasks = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
   int list = lua_gettop(L), n = (int)luaL_len(L, list);
   for (int j = 0; j < 3; j++) {
     g->ov.top_name[j][0] = 0;
@@ -345,7 +352,7 @@ static void draw_errors(game *g, SDL_Rect area) {
   box(g, r, e->warning ? (SDL_Color){28, 20, 8, 235} : (SDL_Color){28, 8, 12, 235}, edge);
   SDL_Rect head = {r.x, r.y, r.w, 30};
   box(g, head, e->warning ? (SDL_Color){140, 90, 20, 255} : (SDL_Color){150, 28, 36, 255}, edge);
-  const char *kind = e->warning ? "Slow script" : "Script error";
+  const char *kind = e->warning == 2 ? "Tasks pile up" : e->warning ? "Slow script" : "Script error";
   const char *goes = g->boot.dead ? "stopped" : "goes on";
   char title[96];
   if (g->ov.nerrors > 1)
@@ -487,6 +494,58 @@ static int costliest(game *g, int from, int count, int *n) {
    (the entity, or the task's own name), then the modules. The who and
    task columns are as wide as their longest entry (up to a limit); the
    list scrolls with PgUp/PgDn when it does not fit. */
+/* F1 with G: the places tasks were spawned at, with how many of their
+   tasks live, the most first (weft.sites()); a place whose tasks keep
+   growing is marked. Lines go to task_lines as the task rows do. */
+static void draw_sites(game *g, SDL_Rect area, int rows) {
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  push_api(g);
+  lua_getfield(L, -1, "weft");
+  lua_getfield(L, -1, "sites");
+  lua_pushinteger(L, rows);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) return (void)lua_settop(L, top);
+  int list = lua_gettop(L), shown = (int)luaL_len(L, list), lh = font_height(g->video.f_mono);
+  SDL_Rect r = {area.x, area.y, area.w, 44 + lh * (shown + 1)};
+  render_note(g, "tasks", r);
+  box(g, r, (SDL_Color){8, 12, 22, 228}, (SDL_Color){90, 150, 220, 255});
+  char head[128];
+  snprintf(head, sizeof head, "Live tasks by spawn site (weft.sites)");
+  font_draw(g->video.f_bold, g->video.r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
+  const char *keys = "G tasks   F1 close";
+  font_draw(g->video.f_small, g->video.r, keys,
+            r.x + r.w - 12 - font_width(g->video.f_small, keys), r.y + 9, DIM);
+  int cw = font_width(g->video.f_mono, "M");
+  int chars = cw ? (r.w - 24) / cw : 80, cwhere = (chars - 6 - 10) / 2;
+  char line[512], where[160], by[160];
+  int y = r.y + 36;
+  snprintf(line, sizeof line, "%5s  %-*s %s", "live", cwhere, "spawned at", "spawned by");
+  font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, (SDL_Color){120, 130, 150, 255});
+  y += lh;
+  g->ov.ntask_lines = 0;
+  for (int i = 1; i <= shown; i++, y += lh) {
+    lua_rawgeti(L, list, i);
+    lua_getfield(L, -1, "spawned");
+    lua_getfield(L, -2, "by");
+    lua_getfield(L, -3, "live");
+    lua_getfield(L, -4, "growing");
+    const char *s = lua_tostring(L, -4), *b = lua_tostring(L, -3);
+    if (s && strstr(s, "scripts/")) s = strstr(s, "scripts/") + 8;
+    if (b && strstr(b, "scripts/")) b = strstr(b, "scripts/") + 8;
+    fit_left(where, sizeof where, s ? s : "?", cwhere);
+    fit_left(by, sizeof by, b ? b : "-", chars - 6 - cwhere - 12);
+    int growing = lua_toboolean(L, -1);
+    snprintf(line, sizeof line, "%5d  %-*s %s%s", (int)lua_tointeger(L, -2), cwhere, where, by,
+             growing ? "  growing" : "");
+    SDL_Color c = growing ? (SDL_Color){250, 200, 110, 255} : (SDL_Color){220, 226, 240, 255};
+    font_draw(g->video.f_mono, g->video.r, line, r.x + 12, y, c);
+    if (g->ov.ntask_lines < TASK_LINES)
+      snprintf(g->ov.task_lines[g->ov.ntask_lines++], sizeof g->ov.task_lines[0], "%.199s", line);
+    lua_pop(L, 5);
+  }
+  lua_settop(L, top);
+}
+
 static void draw_tasks(game *g, SDL_Rect area) {
   lua_State *L = g->L;
   int top = lua_gettop(L);
@@ -494,6 +553,16 @@ static void draw_tasks(game *g, SDL_Rect area) {
   int lh = font_height(g->video.f_mono);
   int rows = (area.h - (mh ? mh + GAP : 0) - 44) / lh - 1; /* task lines below the header */
   if (rows < 2) rows = 2;
+  if (g->modes.by_site) {
+    draw_sites(g, area, rows);
+    if (mh) { /* the modules below the list, as with the tasks */
+      SDL_Rect t = {0, 0, 0, 0};
+      for (int i = 0; i < g->ov.ndrawn; i++)
+        if (strcmp(g->ov.drawn[i].name, "tasks") == 0) t = g->ov.drawn[i].r;
+      draw_modules(g, area.x, t.y + t.h + GAP, area.w, mh, 0);
+    }
+    return;
+  }
   int from = g->modes.tasks_from, n = 0, list = 0;
   for (int pass = 0; pass < 2; pass++) { /* again when the list got shorter than the page */
     lua_settop(L, top);
@@ -513,7 +582,7 @@ static void draw_tasks(game *g, SDL_Rect area) {
     snprintf(head, sizeof head, "Task inspector: %d live task%s (weft.tasks)", n,
              n == 1 ? "" : "s");
   font_draw(g->video.f_bold, g->video.r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
-  const char *keys = shown < n ? "PgUp/PgDn scroll   F1 close" : "F1 close";
+  const char *keys = shown < n ? "PgUp/PgDn scroll   G by site   F1 close" : "G by site   F1 close";
   font_draw(g->video.f_small, g->video.r, keys,
             r.x + r.w - 12 - font_width(g->video.f_small, keys), r.y + 9, DIM);
   /* columns: who and task as wide as their longest entry, status, then
@@ -553,8 +622,9 @@ static void draw_tasks(game *g, SDL_Rect area) {
     const char *where = t->v[4]; /* too long: the file's name and line are enough */
     if ((int)strlen(where) > cwhere && strrchr(where, '/')) where = strrchr(where, '/') + 1;
     fit_left(at, sizeof at, where, cwhere);
-    char ms[16];
-    snprintf(ms, sizeof ms, t->ms >= 0.05 ? "%.1f" : "", t->ms);
+    char ms[16]; /* a brain at rest takes hundredths of a millisecond: shown, not blank */
+    snprintf(ms, sizeof ms, t->ms >= 0.95 ? "%.1f" : t->ms >= 0.005 ? "%.2f" : t->ms > 0 ? "<.01" : "",
+             t->ms);
     snprintf(line, sizeof line, "%-*s %-*s %*s %-*.*s %-*s %s", cwho, who, ctask, task, cms, ms,
              cst - 1, cst - 1, t->v[2], cwait, wait_on, at);
     SDL_Color c = strcmp(t->v[2], "running") == 0 ? (SDL_Color){140, 255, 160, 255}
@@ -627,7 +697,7 @@ static void draw_graph(game *g, int x, int y) {
   snprintf(s, sizeof s, "frame %.2f ms    script %.3f ms  (max %.2f)", sum_f / GRAPH_N,
            sum_s / GRAPH_N, max_s);
   font_draw(g->video.f_small, g->video.r, s, r.x + 10, r.y + 8, WHITE);
-  snprintf(s, sizeof s, "%u tasks    Lua %zu KB    %u errors    scale %g ms", st.tasks,
+  snprintf(s, sizeof s, "%d tasks    Lua %zu KB    %u errors    scale %g ms", g->ov.live_tasks,
            st.lua_bytes / 1024, st.errors, top);
   font_draw(g->video.f_small, g->video.r, s, r.x + 10, r.y + 30, DIM);
   SDL_SetRenderDrawColor(g->video.r, 70, 96, 150, 255);

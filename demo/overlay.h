@@ -17,6 +17,9 @@ void overlay_warning(game *g, const char *msg);
    task waiting at file:line) as a warning line naming that line:
    "slow: ears at scripts/ai/x.lua:24: 14.2 ms ...". */
 void overlay_slow(game *g, const char *msg, const char *file, unsigned line);
+/* weft's TASK_GROWTH warning ("412 live tasks spawned at x.lua:30 and
+   growing ...") as a warning line of its own kind ("Tasks pile up"). */
+void overlay_growth(game *g, const char *msg);
 /* Every half second while slow-task warnings show: drops each whose
    task's script time a frame has dropped under half the threshold on
    average (its fix saved, or the work lighter), or which ended. */

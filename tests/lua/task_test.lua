@@ -663,3 +663,23 @@ test("weft.tasks{...} gives a slice, the costliest first or in the list's order,
   assert(not ok2 and err2:find("bad argument #1 to 'weft.tasks' (count must be an integer, got string)", 1, true), err2)
   for _, t in ipairs(ts) do t:cancel() end
 end)
+
+test("weft.sites() counts the live tasks of each spawn site, the most first", function()
+  local a, b = {}, {}
+  local function many(n) for i = 1, n do a[#a + 1] = spawn(wait, 1e9) end end -- one site
+  local function few() for i = 1, 3 do b[i] = spawn(wait, 1e9) end end         -- another
+  many(20)
+  few()
+  local sites = weft.sites()
+  local here = debug.getinfo(1, "S").short_src
+  assert(sites[1].spawned == here .. ":" .. debug.getinfo(many, "S").linedefined and sites[1].live == 20,
+    "the busiest first: " .. tostring(sites[1].spawned) .. " " .. tostring(sites[1].live))
+  local found
+  for _, s in ipairs(sites) do if s.live == 3 then found = s end end
+  assert(found and found.growing == false, "the other site with its count")
+  assert(#weft.sites(1) == 1, "a count limits the list")
+  for i = 1, 10 do a[i]:cancel() end
+  assert(weft.sites()[1].live == 10, "ended tasks leave the count")
+  for _, t in ipairs(a) do t:cancel() end
+  for _, t in ipairs(b) do t:cancel() end
+end)
