@@ -57,6 +57,11 @@ INCDIR  := $(PREFIX)/include
 VERSION := $(shell sed -n 's/^\#define WEFT_VERSION_STRING "\(.*\)"/\1/p' bindings/weft.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# The host tests again over plat_posix_generic.c (WEFT_PLAT_GENERIC), the
+# fallbacks of a POSIX system without Linux's pieces: the watcher polls,
+# no CPU clock of another thread, waits on the default clock.
+GENERIC_CTEST := $(patsubst %,$(BUILD)/tests/generic/%,test_plat test_watch test_jobs test_sync)
+CTEST_BIN    += $(GENERIC_CTEST)
 
 # What the build needs, as kind:name:debian-package, where kind is pc (a
 # pkg-config module), cmd (a command), file (a path) or lib (a shared
@@ -220,6 +225,14 @@ $(BUILD)/weft: $(BUILD)/cli/main.o $(MIALLOC_OBJ) $(BUILD)/libweft.a
 $(BUILD)/tests/test_embedder: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
   -Wl,--wrap=free,--wrap=strdup,--wrap=strndup
 $(BUILD)/tests/test_embedder $(BUILD)/tests/test_capi: CFLAGS += -I bindings
+
+$(BUILD)/generic/host/%.o: host/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DWEFT_PLAT_GENERIC -c $< -o $@
+
+$(GENERIC_CTEST): $(BUILD)/tests/generic/%: tests/%.c $(HOST_SRC:%.c=$(BUILD)/generic/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DWEFT_PLAT_GENERIC $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) -lm -lpthread
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a | $(LUA_HDR)
 	@mkdir -p $(dir $@)

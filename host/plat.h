@@ -1,6 +1,7 @@
 /* The operating system, as weft uses it: threads, locks, a monotonic
    clock, files and directories, change notifications and local sockets.
-   plat_posix.c implements it on POSIX (Linux), plat_win32.c on Windows;
+   plat_posix.c implements it on POSIX (with plat_linux.c on Linux,
+   plat_posix_generic.c on other POSIX systems), plat_win32.c on Windows;
    everything else in weft is plain C11. */
 #ifndef WEFT_PLAT_H
 #define WEFT_PLAT_H

@@ -1,8 +1,13 @@
-/* The platform layer (plat.h) on POSIX: pthreads, clock_gettime, stat,
-   opendir, inotify (Linux) and BSD sockets. */
+/* The platform layer (plat.h) on every POSIX system: pthreads,
+   clock_gettime, stat, opendir, realpath and BSD sockets. What differs
+   between systems (change notifications, another thread's CPU clock, the
+   clock of timed waits, sockets without SIGPIPE) is in plat_linux.c on
+   Linux and plat_posix_generic.c elsewhere (plat_posix.h), as libuv
+   keeps src/unix/core.c apart from linux.c. */
 #ifndef _WIN32
-#define _DEFAULT_SOURCE /* DT_DIR, inotify, realpath */
+#define _DEFAULT_SOURCE /* DT_DIR, realpath */
 #include "plat.h"
+#include "plat_posix.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -20,9 +25,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/inotify.h>
-#endif
 
 _Static_assert(sizeof(pthread_t) <= sizeof(weft_plat_store), "pthread_t fits");
 _Static_assert(sizeof(pthread_mutex_t) <= sizeof(weft_plat_store), "pthread_mutex_t fits");
@@ -62,12 +64,12 @@ void weft_mutex_destroy(weft_mutex *m) { pthread_mutex_destroy(MUTEX(m)); }
 void weft_mutex_lock(weft_mutex *m) { pthread_mutex_lock(MUTEX(m)); }
 void weft_mutex_unlock(weft_mutex *m) { pthread_mutex_unlock(MUTEX(m)); }
 
-/* Timed waits are on CLOCK_MONOTONIC, so a change of the wall clock does
-   not stretch or cut them. */
+/* Timed waits count on the clock the system's file chooses (monotonic
+   where the system lets a condition variable use it). */
 int weft_cond_init(weft_cond *c) {
   pthread_condattr_t ca;
   if (pthread_condattr_init(&ca) != 0) return WEFT_EIO;
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  weft__plat_cond_clock(&ca);
   int bad = pthread_cond_init(COND(c), &ca);
   pthread_condattr_destroy(&ca);
   return bad ? WEFT_EIO : WEFT_OK;
@@ -79,7 +81,7 @@ void weft_cond_broadcast(weft_cond *c) { pthread_cond_broadcast(COND(c)); }
 
 int weft_cond_wait_ns(weft_cond *c, weft_mutex *m, uint64_t ns) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(weft__plat_cond_clock(NULL), &t);
   uint64_t sum = (uint64_t)t.tv_nsec + ns % 1000000000u;
   t.tv_sec += (time_t)(ns / 1000000000u + sum / 1000000000u);
   t.tv_nsec = (long)(sum % 1000000000u);
@@ -120,26 +122,13 @@ uint64_t weft_clock_coarse_ns(void) {
 
 uint64_t weft_thread_cpu_ns(void) {
   struct timespec t;
+#ifdef CLOCK_THREAD_CPUTIME_ID
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+#else /* no thread CPU clock: the costs and budgets count wall time */
+  clock_gettime(CLOCK_MONOTONIC, &t);
+#endif
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
-
-int weft_cpu_clock_self(weft_cpu_clock *c) {
-  clockid_t id;
-  if (pthread_getcpuclockid(pthread_self(), &id) != 0) return WEFT_EIO;
-  memcpy(c->os.bytes, &id, sizeof id);
-  return WEFT_OK;
-}
-
-uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c) {
-  clockid_t id;
-  memcpy(&id, c->os.bytes, sizeof id);
-  struct timespec t;
-  if (clock_gettime(id, &t) != 0) return 0;
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-void weft_cpu_clock_close(weft_cpu_clock *c) { (void)c; }
 
 /* ---- files and directories ---- */
 
@@ -192,142 +181,6 @@ int weft_path_absolute(const char *path, char *out, size_t cap) {
   return (size_t)snprintf(out, cap, "%s/%s", cwd, path) < cap ? WEFT_OK : WEFT_EINVAL;
 }
 
-/* ---- change notifications: inotify, one watch per directory ---- */
-
-#ifdef __linux__
-#define EVENTS (IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_MODIFY)
-
-typedef struct dirw {
-  int wd;
-  char *rel; /* relative to the root ("" for the root), owned */
-} dirw;
-
-struct weft_fswatch {
-  int fd;
-  char *root;
-  dirw *dirs; /* looked up by wd: O(n) in the directories watched */
-  int ndirs, capdirs;
-  weft_alloc_fn alloc;
-  void *alloc_ud;
-};
-
-static char *dup_join(weft_fswatch *fw, const char *a, const char *b) {
-  return weft_str_join(fw->alloc, fw->alloc_ud, a, b);
-}
-
-static void free_str(weft_fswatch *fw, char *s) { weft_str_free(fw->alloc, fw->alloc_ud, s); }
-
-int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
-  *out = NULL;
-  weft_fswatch *fw = alloc(alloc_ud, NULL, 0, sizeof *fw);
-  if (!fw) return WEFT_ENOMEM;
-  memset(fw, 0, sizeof *fw);
-  fw->alloc = alloc;
-  fw->alloc_ud = alloc_ud;
-  fw->root = dup_join(fw, root, "");
-  if (!fw->root) {
-    alloc(alloc_ud, fw, sizeof *fw, 0);
-    return WEFT_ENOMEM;
-  }
-  fw->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fw->fd < 0) {
-    weft_fswatch_close(fw);
-    return WEFT_EIO;
-  }
-  *out = fw;
-  return WEFT_OK;
-}
-
-void weft_fswatch_close(weft_fswatch *fw) {
-  if (!fw) return;
-  if (fw->fd >= 0) close(fw->fd);
-  for (int i = 0; i < fw->ndirs; i++) free_str(fw, fw->dirs[i].rel);
-  if (fw->dirs) fw->alloc(fw->alloc_ud, fw->dirs, sizeof(dirw) * (size_t)fw->capdirs, 0);
-  free_str(fw, fw->root);
-  fw->alloc(fw->alloc_ud, fw, sizeof *fw, 0);
-}
-
-int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
-  char *full = dup_join(fw, fw->root, rel);
-  if (!full) return WEFT_ENOMEM;
-  int wd = inotify_add_watch(fw->fd, full, EVENTS);
-  free_str(fw, full);
-  if (wd < 0) return WEFT_EIO;
-  for (int i = 0; i < fw->ndirs; i++)
-    if (fw->dirs[i].wd == wd) return WEFT_OK; /* already watched */
-  if (fw->ndirs == fw->capdirs) {
-    int nc = fw->capdirs ? fw->capdirs * 2 : 16;
-    dirw *nd = fw->alloc(fw->alloc_ud, fw->dirs, sizeof(dirw) * (size_t)fw->capdirs,
-                         sizeof(dirw) * (size_t)nc);
-    if (!nd) return WEFT_ENOMEM;
-    fw->dirs = nd;
-    fw->capdirs = nc;
-  }
-  fw->dirs[fw->ndirs].wd = wd;
-  fw->dirs[fw->ndirs].rel = dup_join(fw, rel, "");
-  if (!fw->dirs[fw->ndirs].rel) return WEFT_ENOMEM;
-  fw->ndirs++;
-  return WEFT_OK;
-}
-
-static const char *dir_of(weft_fswatch *fw, int wd) {
-  for (int i = 0; i < fw->ndirs; i++)
-    if (fw->dirs[i].wd == wd) return fw->dirs[i].rel;
-  return NULL;
-}
-
-int weft_fswatch_read(weft_fswatch *fw,
-                      void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
-  char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
-  int count = 0;
-  for (;;) {
-    ssize_t n = read(fw->fd, buf, sizeof buf);
-    if (n <= 0) break;
-    for (char *p = buf; p < buf + n;) {
-      struct inotify_event *ev = (struct inotify_event *)(void *)p;
-      p += sizeof *ev + ev->len;
-      if (ev->mask & IN_Q_OVERFLOW) {
-        on(ud, WEFT_FS_LOST, "", "");
-        count++;
-        continue;
-      }
-      const char *dir = dir_of(fw, ev->wd);
-      if (!dir || !ev->len) continue;
-      int kind;
-      if (ev->mask & IN_ISDIR) {
-        if (!(ev->mask & (IN_CREATE | IN_MOVED_TO))) continue;
-        kind = WEFT_FS_NEWDIR;
-      } else {
-        kind = (ev->mask & IN_MODIFY) ? WEFT_FS_WRITTEN : WEFT_FS_SAVED;
-      }
-      char *rel = dup_join(fw, dir, ev->name);
-      if (!rel) continue;
-      /* dir may move when on adds a directory: rel is a copy. */
-      on(ud, kind, rel, rel + strlen(rel) - strlen(ev->name));
-      free_str(fw, rel);
-      count++;
-    }
-  }
-  return count;
-}
-#else /* no notifications: the caller polls */
-int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
-  (void)root, (void)alloc, (void)alloc_ud;
-  *out = NULL;
-  return WEFT_EIO;
-}
-void weft_fswatch_close(weft_fswatch *fw) { (void)fw; }
-int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
-  (void)fw, (void)rel;
-  return WEFT_EIO;
-}
-int weft_fswatch_read(weft_fswatch *fw,
-                      void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
-  (void)fw, (void)on, (void)ud;
-  return 0;
-}
-#endif
-
 /* ---- local sockets ---- */
 
 static int nonblocking(int fd) {
@@ -364,7 +217,7 @@ int weft_sock_accept(weft_sock listener, weft_sock *out) {
   do fd = accept((int)listener, NULL, NULL);
   while (fd < 0 && errno == EINTR);
   if (fd < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? WEFT_EBUSY : WEFT_EIO;
-  if (!nonblocking(fd)) {
+  if (!nonblocking(fd) || weft__plat_sock_nosigpipe(fd) != 0) {
     close(fd);
     return WEFT_EIO;
   }
@@ -404,11 +257,7 @@ long weft_sock_recv(weft_sock s, void *buf, size_t n) {
 }
 
 long weft_sock_send(weft_sock s, const void *buf, size_t n) {
-#ifdef MSG_NOSIGNAL
-  int flags = MSG_NOSIGNAL; /* a closed peer is an error here, not SIGPIPE */
-#else
-  int flags = 0;
-#endif
+  int flags = weft__plat_send_flags(); /* a closed peer is an error here, not SIGPIPE */
   for (;;) {
     ssize_t r = send((int)s, buf, n, flags);
     if (r >= 0) return (long)r;
