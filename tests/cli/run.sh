@@ -269,7 +269,10 @@ check "weft.tasks() gives each task's time (this frame, average, worst): the hea
 
 # A group's time: its tasks' and its inner groups', those that ended too
 # (a listener doing its work in a task each fire shows in no list of live
-# tasks, and adds up in its group).
+# tasks, and adds up in its group). The cost clock is the watchdog's
+# reading of the scripts thread's processor time, right on average; on a
+# busy machine its ticks come late and a share is lost, so 3 ms a frame
+# is asked to read over 1.
 cat > "$dir/groups.lua" <<'LUA'
 local function burn(ms) local t = os.clock() + ms / 1000 while os.clock() < t do end end
 local listeners = group{name = "listeners"}
@@ -289,7 +292,7 @@ print(string.format("live %.1f", live))
 LUA
 "$weft" run "$dir/groups.lua" > "$dir/out" 2> "$dir/err"
 check "a group's time adds up its tasks', ended ones too, and its inner groups' (g.ms, g.avg_ms, g.worst_ms)" \
-  "[ \$? -eq 0 ] && awk '\$1 == \"listeners\" && \$3 > 2 && \$4 >= \$3 { a = 1 } \$1 == \"inner\" && \$3 > 2 { b = 1 } \$1 == \"quiet\" && \$3 < 0.5 { c = 1 } \$1 == \"live\" && \$2 < 0.5 { d = 1 } END { exit !(a && b && c && d) }' '$dir/out'"
+  "[ \$? -eq 0 ] && awk '\$1 == \"listeners\" && \$3 > 1 && \$4 >= \$3 { a = 1 } \$1 == \"inner\" && \$3 > 1 { b = 1 } \$1 == \"quiet\" && \$3 < 0.5 { c = 1 } \$1 == \"live\" && \$2 < 0.5 { d = 1 } END { exit !(a && b && c && d) }' '$dir/out'"
 
 "$weft" run tests/profile/heavy.lua --profile "$dir/prof.json" > "$dir/out" 2> "$dir/err"
 check "--profile writes a Chrome trace and a speedscope file" \
