@@ -110,12 +110,30 @@ static int push_source(weft_state *W, lua_State *L, const char *path) {
 static int load_text(weft_state *W, lua_State *L, const char *s, size_t len, const char *name,
                      const char *mode);
 
+/* Where a file's chunk starts, as luaL_loadfilex reads one: past a UTF-8
+   byte-order mark, and past a first line starting with '#' (an
+   executable's "#!" line) up to its newline, which stays so that line
+   numbers hold. *code: the offset of the first byte after that line,
+   where Lua looks for a binary chunk's signature. */
+static size_t chunk_start(const char *s, size_t len, size_t *code) {
+  size_t i = len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  *code = i;
+  if (i < len && s[i] == '#') {
+    while (i < len && s[i] != '\n') i++;
+    *code = i < len ? i + 1 : i;
+  }
+  return i;
+}
+
 /* Loads path as a chunk named "@path" in a fresh environment (pushed
    below the function). Returns 0 with the message pushed on failure. */
 int weft_load_script(weft_state *W, lua_State *L, const char *path) {
   if (!push_source(W, L, path)) return 0;
-  size_t len;
+  size_t len, code;
   const char *src = lua_tolstring(L, -1, &len);
+  size_t at = chunk_start(src, len, &code);
+  src += at;
+  len -= at;
   lua_pushfstring(L, "@%s", path);
   int st = load_text(W, L, src, len, lua_tostring(L, -1), "t");
   lua_remove(L, -2); /* chunk name */
@@ -434,13 +452,16 @@ static int l_loadfile(lua_State *L) {
     lua_pushfstring(L, "cannot open %s: %s", path, lua_tostring(L, -2));
     return 2;
   }
-  size_t len;
+  size_t len, code;
   const char *src = lua_tolstring(L, -1, &len);
-  if (len > 0 && src[0] == LUA_SIGNATURE[0]) {
+  size_t at = chunk_start(src, len, &code);
+  if (code < len && src[code] == LUA_SIGNATURE[0]) {
     luaL_pushfail(L);
     lua_pushliteral(L, BINARY_REFUSED);
     return 2;
   }
+  src += at;
+  len -= at;
   lua_pushfstring(L, "@%s", path);
   if (load_text(W, L, src, len, lua_tostring(L, -1), mode) != LUA_OK) return load_failed(L);
   return loaded(W, L, env);

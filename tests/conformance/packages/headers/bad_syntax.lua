@@ -1,0 +1,2 @@
+# first
+local x = = 1

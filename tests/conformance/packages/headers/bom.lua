@@ -1,0 +1,1 @@
+﻿return "bom", debug.getinfo(1, "l").currentline

@@ -1,0 +1,3 @@
+#!/bin/false
+
+error("from line 3")

@@ -1,0 +1,1 @@
+# a comment and nothing else
