@@ -88,6 +88,31 @@ local function caller_path()
   return path
 end
 
+-- Lua's two C searchers, with the caller's package.cpath: no C module
+-- loads in weft, so each template names a file not found ("no file ''"
+-- for the default, empty cpath), as Lua words it; the second searches a
+-- dotted name's first part, and nothing for another name.
+local function caller_cpath()
+  local env = caller_env()
+  local pk = type(env) == 'table' and rawget(env, 'package')
+  local cpath = type(pk) == 'table' and rawget(pk, 'cpath') or ''
+  if type(cpath) == 'number' then cpath = tostring(cpath) end
+  if type(cpath) ~= 'string' then error("'package.cpath' must be a string", 0) end
+  return cpath
+end
+
+local function no_c_file(name, cpath)
+  local sub = name:gsub('%.', '/')
+  return "no file '" .. cpath:gsub('%?', function() return sub end):gsub(';', "'\n\tno file '") .. "'"
+end
+
+local function c_searchers(name, cpath)
+  local lines = '\n\t' .. no_c_file(name, cpath)
+  local root = name:match('^([^.]*)%.')
+  if root then lines = lines .. '\n\t' .. no_c_file(root, cpath) end
+  return lines
+end
+
 -- Lua's search of package.path: each ';'-separated template (empty ones
 -- too) with '?' the name ('.' made '/'), the first file that lies under
 -- the scripts root (by its letters; by the file system too, with the
@@ -156,7 +181,7 @@ local function require_at(name, level, by, templates)
     if not fn then
       if not err then -- Lua's message, at the caller's line
         error("module '" .. given .. "' not found:\n\tno field package.preload['" .. given .. "']\n\t"
-          .. table.concat(file, '\n\t'), level)
+          .. table.concat(file, '\n\t') .. c_searchers(given, caller_cpath()), level)
       end
       broken[file] = err -- shown until a save of it loads
       failed_err = err
@@ -201,6 +226,11 @@ package.searchers = {
     if fn then return fn, err end
     if err then error(err, 0) end
     return table.concat(tried, '\n\t')
+  end,
+  function(name) return no_c_file(tostring(name), caller_cpath()) end,
+  function(name)
+    local root = tostring(name):match('^([^.]*)%.')
+    if root then return no_c_file(root, caller_cpath()) end
   end,
 }
 
