@@ -177,6 +177,8 @@ static int l_getmetatable(lua_State *L) {
   return original(L)(L);
 }
 
+static int set_finalized(lua_State *L);
+
 /* Lua runs __gc inside the collector with hooks off, where no budget can
    stop a loop, whenever the collector happens to run. So Lua never sees a
    script's __gc: it is hidden while the metatable is set (the object is
@@ -194,6 +196,13 @@ static int l_setmetatable(lua_State *L) {
     lua_pop(L, 1);
     return original(L)(L);
   }
+  return set_finalized(L);
+}
+
+/* Gives table 1 metatable 2, whose __gc field (at 3) is not nil, marking
+   the table for weft's finalization with the __gc hidden from Lua (see
+   l_setmetatable). Returns table 1. */
+static int set_finalized(lua_State *L) {
   weft_fin_mark(L, 1); /* first: it may fail (memory), the rest cannot */
   lua_pushliteral(L, "__gc");
   lua_pushnil(L);
@@ -573,6 +582,37 @@ static int l_debug_getmetatable(lua_State *L) {
   return 1;
 }
 
+/* debug.setmetatable(t, mt): Lua's, past a __metatable field, for a
+   script's tables (mt a table, with its __gc as setmetatable takes one,
+   or nil). The metatables of the other types are shared by every script
+   and the host, and so are those of tables whose __metatable is false
+   (the host's convention, see l_debug_getmetatable): neither changes.
+   Returns t. */
+static int l_debug_setmetatable(lua_State *L) {
+  int t = lua_type(L, 2);
+  luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+  if (lua_type(L, 1) != LUA_TTABLE) {
+    const char *msg = lua_pushfstring(
+        L, "table expected, got %s (the metatables of the other types are shared by every script)",
+        luaL_typename(L, 1));
+    return luaL_argerror(L, 1, msg);
+  }
+  lua_settop(L, 2);
+  if (lua_getmetatable(L, 1)) {
+    lua_pushliteral(L, "__metatable");
+    if (lua_rawget(L, 3) == LUA_TBOOLEAN && !lua_toboolean(L, -1))
+      return luaL_error(L, "cannot change a protected metatable");
+    lua_settop(L, 2);
+  }
+  if (t == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    if (lua_rawget(L, 2) != LUA_TNIL) return set_finalized(L);
+    lua_pop(L, 1);
+  }
+  lua_setmetatable(L, 1);
+  return 1;
+}
+
 /* Whether the Lua function on top is weft's own (its chunk "[weft ...]"). */
 static int is_weft_code(lua_State *L) {
   lua_Debug ar;
@@ -811,6 +851,8 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   lua_getfield(L, api, "debug");
   lua_pushcfunction(L, l_debug_getmetatable);
   lua_setfield(L, -2, "getmetatable");
+  lua_pushcfunction(L, l_debug_setmetatable);
+  lua_setfield(L, -2, "setmetatable");
   wrap(L, lua_gettop(L), "getinfo", l_debug_getinfo);
   lua_pop(L, 1);
   lua_pushcfunction(L, l_print);

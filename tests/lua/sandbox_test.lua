@@ -33,8 +33,23 @@ test("package.loadlib is not reachable", function()
   assert(package == nil or package.loadlib == nil, "package.loadlib is reachable")
 end)
 
-test("debug offers only read-only introspection", function()
-  assert(keys(debug) == "getinfo,getmetatable,traceback", "debug has " .. keys(debug))
+test("debug.setmetatable changes a script's tables alone", function()
+  local prot = setmetatable({}, {__metatable = "locked"})
+  local mt = {}
+  assert(debug.setmetatable(prot, mt) == prot and debug.getmetatable(prot) == mt,
+    "debug.setmetatable stops at __metatable")
+  local ok, err = pcall(debug.setmetatable, "", {})
+  assert(not ok and err:find("table expected, got string", 1, true), tostring(err))
+  ok, err = pcall(debug.setmetatable, 1, nil)
+  assert(not ok and err:find("table expected, got number", 1, true), tostring(err))
+  -- The host's convention: a metatable with __metatable = false is shared.
+  local shared = setmetatable({}, {__metatable = false})
+  ok, err = pcall(debug.setmetatable, shared, {})
+  assert(not ok and err:find("cannot change a protected metatable", 1, true), tostring(err))
+end)
+
+test("debug offers introspection and no more", function()
+  assert(keys(debug) == "getinfo,getmetatable,setmetatable,traceback", "debug has " .. keys(debug))
   assert(type(debug.traceback()) == "string", "debug.traceback broken")
   assert(debug.getinfo(1, "S").short_src == "tests/lua/sandbox_test.lua", "debug.getinfo broken")
   local mt = {__metatable = "locked"}
