@@ -79,7 +79,7 @@ include tests/bench/bench.mk
 -include mk/windows.mk
 -include mk/cross.mk
 
-.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io clean help
+.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-suites test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -90,12 +90,13 @@ help:
 	@echo "make run         build and start the demo game in a window, hot reload on"
 	@echo "make check       the edit loop: test-layout, test-c, test-lua and test-cli"
 	@echo "make check-load  make check 5 times in a row with a process burning every core beside it"
-	@echo "make test        every suite: test-layout, test-c, test-lua, test-cli, test-conformance, test-embed, test-dap, test-profile, test-demo, test-docs"
+	@echo "make test        every suite: test-layout, test-c, test-lua, test-cli, test-conformance, test-suites, test-embed, test-dap, test-profile, test-demo, test-docs"
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
 	@echo "make test-layout the source's rooms: files under 1,000 lines, one owner per function, no include circle"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
+	@echo "make test-suites the upstream test suites of Lua libraries from Debian under lua5.4 and weft run, compared"
 	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config and CMake, run it"
 	@echo "make test-dap    the debugger, driven over its socket by a DAP client and by VS Code's (tests/dap/)"
 	@echo "make test-profile  the profiler: a profile's files and totals, speedscope drawing one in headless Chromium"
@@ -251,7 +252,7 @@ check-load: deps
 
 test: deps
 	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli test-conformance \
-	  test-embed test-dap test-profile test-demo test-docs
+	  test-suites test-embed test-dap test-profile test-demo test-docs
 
 test-c: $(CTEST_BIN)
 	@failed=""; for t in $(CTEST_BIN); do echo "== $$t"; $$t || failed="$$failed $$t"; done; \
@@ -310,6 +311,14 @@ $(BUILD)/node/installed:
 test-conformance: $(BUILD)/weft
 	@echo "== Lua conformance: the same scripts under lua5.4 and in weft tasks"
 	@sh tests/conformance/run.sh $(BUILD)/weft
+
+# Upstream test suites of Lua libraries (tests/suites/suites.txt), their
+# Debian source packages fetched into build/suites/src: the same test
+# files under lua5.4 and as weft run's main script, results compared,
+# the differences tests/suites/expected.txt lists (and says why) apart.
+test-suites: $(BUILD)/weft
+	@echo "== upstream test suites of Lua libraries under lua5.4 and weft run (tests/suites)"
+	@sh tests/suites/run.sh $(BUILD)/weft
 
 test-embed: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so
 	@echo "== embedding from the installed package (examples/embed)"
