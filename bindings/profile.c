@@ -35,6 +35,7 @@ typedef struct sample {
 typedef struct tinfo {
   weft_id id;
   char *label;
+  char *module; /* a start's task: its module ("ai.patrol"); NULL: its spawn site's file */
   uint32_t wake;
 } tinfo;
 
@@ -120,11 +121,46 @@ static void on_ready(void *user, weft_id woken) {
   t->wake = (uint32_t)P->nwakes;
 }
 
+/* Protected (W at 1, the task's id at 2): the task's name in a profile
+   and its module. A start's task (a brain, a cinematic: weft.start named
+   it after its module) is "who module" and belongs to its module, so
+   every guard on ai.patrol is "gate_guard ai.patrol", not the line that
+   started it; any other task is weft's label ("ears patrol.lua:12"),
+   and belongs to its spawn site's file (nothing pushed for the module). */
+static int l_label(lua_State *L) {
+  weft_state *W = lua_touserdata(L, 1);
+  weft_id id = (weft_id)lua_tointeger(L, 2);
+  char base[300];
+  if (!weft_task_label(W, L, id, base, sizeof base)) return 0;
+  lua_settop(L, 2);
+  lua_getfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS); /* 3 */
+  weft_push_group_id(W, L, weft_task_group(W->S, id));   /* 4 */
+  int started = lua_istable(L, 3) && !lua_isnil(L, 4) && lua_rawget(L, 3) != LUA_TNIL;
+  lua_settop(L, 2);
+  if (started && weft_push_task_name(W, L, id) && lua_isstring(L, 3)) { /* 3: the module */
+    if (weft_push_who(W, L, id) && lua_isstring(L, 4) && strcmp(lua_tostring(L, 4), lua_tostring(L, 3)) != 0)
+      lua_pushfstring(L, "%s %s", lua_tostring(L, 4), lua_tostring(L, 3));
+    else
+      lua_pushvalue(L, 3);
+    lua_pushvalue(L, 3);
+    return 2;
+  }
+  lua_pushstring(L, base);
+  return 1;
+}
+
 static void label(weft_state *W, prof *P, weft_id id) {
   tinfo *t = task_info(P, id);
-  if (!t || t->label) return;
-  char text[300];
-  if (weft_task_label(W, P->E, id, text, sizeof text)) t->label = strdup(text);
+  if (!t || t->label || !lua_checkstack(P->E, 6)) return;
+  int top = lua_gettop(P->E);
+  lua_pushcfunction(P->E, l_label);
+  lua_pushlightuserdata(P->E, W);
+  lua_pushinteger(P->E, (lua_Integer)id);
+  if (lua_pcall(P->E, 2, 2, 0) == LUA_OK && lua_isstring(P->E, -2)) {
+    t->label = strdup(lua_tostring(P->E, -2));
+    if (lua_isstring(P->E, -1)) t->module = strdup(lua_tostring(P->E, -1));
+  }
+  lua_settop(P->E, top);
 }
 
 /* The slice a top-level resume left open ends at t. */
@@ -284,8 +320,14 @@ static const char *label_of(prof *P, weft_id id) {
   return t && t->label ? t->label : "task";
 }
 
-/* The module of a label "who file.lua:12": the file. */
-static void module_of(const char *label, char *out, size_t n) {
+/* The module of a task: a start's own, else its label's file ("who
+   file.lua:12"). */
+static void module_of(prof *P, weft_id id, const char *label, char *out, size_t n) {
+  tinfo *t = task_info(P, id);
+  if (t && t->module) {
+    snprintf(out, n, "%s", t->module);
+    return;
+  }
   const char *sp = strrchr(label, ' ');
   snprintf(out, n, "%s", sp ? sp + 1 : label);
   char *colon = strrchr(out, ':');
@@ -306,7 +348,7 @@ static int write_trace(prof *P, const char *path) {
     slice *s = &P->slices[i];
     const char *label = label_of(P, s->id);
     char mod[300];
-    module_of(label, mod, sizeof mod);
+    module_of(P, s->id, label, mod, sizeof mod);
     fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"task\",\"name\":");
     put_str(f, label);
     fprintf(f, ",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task\":%u,\"module\":",
@@ -334,6 +376,19 @@ static int cmp_id(const void *a, const void *b) {
   return (p->at > q->at) - (p->at < q->at);
 }
 
+/* One task's samples in samples[i .. j) and their time. */
+typedef struct group_span {
+  size_t i, j;
+  uint64_t total;
+} group_span;
+
+/* The costliest first; ties by task, as taken. */
+static int by_total(const void *a, const void *b) {
+  const group_span *p = a, *q = b;
+  if (p->total != q->total) return p->total < q->total ? 1 : -1;
+  return (p->i > q->i) - (p->i < q->i);
+}
+
 static int write_speedscope(prof *P, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return WEFT_EIO;
@@ -357,15 +412,30 @@ static int write_speedscope(prof *P, const char *path) {
     fputc('}', f);
   }
   fprintf(f, "]},\"profiles\":[");
-  int first = 1;
-  for (size_t i = 0; i < P->nsamples;) {
+  /* a profile a task, the costliest first: speedscope opens the first */
+  size_t ngroups = 0;
+  for (size_t i = 0; i < P->nsamples; i++)
+    ngroups += i == 0 || P->samples[i].id != P->samples[i - 1].id;
+  group_span *spans = malloc(sizeof *spans * (ngroups ? ngroups : 1));
+  if (!spans) {
+    fclose(f);
+    return WEFT_ENOMEM;
+  }
+  for (size_t i = 0, g = 0; i < P->nsamples;) {
     size_t j = i;
-    while (j < P->nsamples && P->samples[j].id == P->samples[i].id) j++;
+    uint64_t total = 0;
+    while (j < P->nsamples && P->samples[j].id == P->samples[i].id) total += P->samples[j++].us;
+    spans[g++] = (group_span){i, j, total};
+    i = j;
+  }
+  qsort(spans, ngroups, sizeof *spans, by_total);
+  int first = 1;
+  for (size_t g = 0; g < ngroups; g++) {
+    size_t i = spans[g].i, j = spans[g].j;
     fprintf(f, "%s\n{\"type\":\"sampled\",\"name\":", first ? "" : ",");
     first = 0;
     put_str(f, label_of(P, P->samples[i].id));
-    uint64_t total = 0;
-    for (size_t k = i; k < j; k++) total += P->samples[k].us;
+    uint64_t total = spans[g].total;
     fprintf(f, ",\"unit\":\"microseconds\",\"startValue\":0,\"endValue\":%llu,\"samples\":[",
             (unsigned long long)total);
     for (size_t k = i; k < j; k++) {
@@ -377,8 +447,8 @@ static int write_speedscope(prof *P, const char *path) {
     fprintf(f, "],\"weights\":[");
     for (size_t k = i; k < j; k++) fprintf(f, "%s%u", k > i ? "," : "", P->samples[k].us);
     fprintf(f, "]}");
-    i = j;
   }
+  free(spans);
   fprintf(f, "]}\n");
   return fclose(f) == 0 ? WEFT_OK : WEFT_EIO;
 }
@@ -413,7 +483,7 @@ int weft_profile_start(weft_state *W, const char *path) {
 }
 
 static void free_prof(weft_state *W, prof *P) {
-  for (uint32_t i = 0; i < P->tcap; i++) free(P->tasks[i].label);
+  for (uint32_t i = 0; i < P->tcap; i++) free(P->tasks[i].label), free(P->tasks[i].module);
   for (uint32_t i = 0; i < P->nf; i++) free(P->fnames[i]);
   if (W->L) luaL_unref(W->L, LUA_REGISTRYINDEX, P->ref_E);
   free(P->tasks);

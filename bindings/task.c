@@ -430,13 +430,36 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
 
 /* ---- creating and running ---- */
 
+/* Whether a chunk's source is a file of the scripts root's lib/: the
+   game's helpers (the layout's scripts/lib/). */
+static int in_lib(weft_state *W, const char *source) {
+  size_t n = strlen(W->root);
+  return source[0] == '@' && strncmp(source + 1, W->root, n) == 0 &&
+         strncmp(source + 1 + n, "/lib/", 5) == 0;
+}
+
+/* Where a spawn is made, as the designer reads it: the innermost line of
+   script outside weft's own chunks and outside the helpers of lib/ (a
+   task util.helper or cinema.play spawns is spawned at the line that
+   called them); a spawn made by lib/ alone (in a task whose function is
+   a helper's) is where its spawner was spawned, else at lib/'s
+   innermost line. */
 static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   lua_Debug ar;
+  int helper = -1;
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar)) break;
     if (ar.currentline < 0 || weft_chunk_embedded(ar.source)) continue;
+    if (in_lib(W, ar.source)) {
+      if (helper < 0) helper = level;
+      continue;
+    }
     return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   }
+  ltask *spawner = helper >= 0 && W->cur ? LT(W, W->cur) : NULL;
+  if (spawner && spawner->site) return spawner->site; /* a g:spawn's too, no child of it */
+  if (helper >= 0 && lua_getstack(L, helper, &ar) && lua_getinfo(L, "Sl", &ar))
+    return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   return parent_site;
 }
 

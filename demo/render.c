@@ -481,23 +481,26 @@ int render_free_bottom(const game *g) {
   return lb > 3 ? SCREEN_H - lb - 8 : SCREEN_H - 34;   /* the letterbox, the key line */
 }
 
-/* Over an entity one of whose scripts failed: a red "!" sign, so a guard
-   that stopped is seen in the world, not only in the error panel. */
+/* Over an entity one of whose scripts failed: a dark tag reading
+   "script error" in red, so a guard that stopped is seen in the world,
+   not only in the panel, and is not taken for a guard's red "!" of
+   alarm (a round bubble). */
 static void draw_markers(game *g) {
+  const char *text = "script error";
+  int tw = font_width(g->video.f_small, text), th = font_height(g->video.f_small);
   for (int i = 0; i < WORLD_MAX_ENTS; i++) {
     entity *e = world_ent(&g->w, i);
     if (!e || !e->script_error) continue;
     int sx = ox + (int)lroundf(e->x * SCALE), sy = oy + (int)lroundf(e->y * SCALE) - TS - 34;
     int pulse = (int)(g->run.realtime * 3) & 1;
-    SDL_Rect b = {sx - 13, sy, 26, 26};
+    SDL_Rect b = {sx - tw / 2 - 7, sy + 4, tw + 14, th + 6};
     render_note(g, "marker", b);
-    panel(g, b, (SDL_Color){(Uint8)(pulse ? 200 : 170), 30, 36, 240},
-          (SDL_Color){255, 220, 220, 255});
-    font_draw(g->video.f_bold, g->video.r, "!", sx - font_width(g->video.f_bold, "!") / 2, sy + 1,
-              WHITE);
-    SDL_SetRenderDrawColor(g->video.r, 255, 220, 220, 255);
-    for (int k = 0; k < 6; k++)
-      SDL_RenderDrawLine(g->video.r, sx - 5 + k, sy + 26 + k, sx + 5 - k, sy + 26 + k);
+    SDL_Color edge = pulse ? (SDL_Color){255, 90, 90, 255} : (SDL_Color){200, 50, 60, 255};
+    panel(g, b, (SDL_Color){20, 16, 26, 235}, edge);
+    font_draw(g->video.f_small, g->video.r, text, b.x + 7, b.y + 3, (SDL_Color){255, 120, 120, 255});
+    SDL_SetRenderDrawColor(g->video.r, edge.r, edge.g, edge.b, 255);
+    for (int k = 0; k < 5; k++)
+      SDL_RenderDrawLine(g->video.r, sx - 4 + k, b.y + b.h + k, sx + 4 - k, b.y + b.h + k);
   }
 }
 

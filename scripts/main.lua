@@ -36,8 +36,10 @@ ambient("night")
 --    so destroying the entity stops its scripts.
 for _, e in ipairs(entities()) do
   if e.brain then
-    -- a task each: a brain that fails to load is reported, the rest go on
-    spawn(function() e.group:start(e.brain, e) end)
+    local ok, err = pcall(e.group.start, e.group, e.brain, e)
+    -- a brain that fails to load: reported in its entity's name (the red
+    -- marker over it), the rest go on, and the save that fixes it starts it
+    if not ok then e.group:spawn(error, err, 0) end
   end
 end
 game.state.checkpoint = mark("hero_gate")   -- caught: back outside the gate

@@ -74,10 +74,13 @@ function M.play(name, fields)
   for _, actor in ipairs(scene.actors) do
     if actor:alive() then cast(actor) end
   end
-  local ok, t = pcall(groups.cutscenes.start, groups.cutscenes, name, scene)
+  -- a group named after the cinematic inside cutscenes: a report of its
+  -- names it ("cinematics.vault: scripts/cinematics/vault.lua:12: ...")
+  local stage = group { name = name, parent = groups.cutscenes }
+  local ok, t = pcall(stage.start, stage, name, scene)
   if not ok then         -- the module did not load: report it, play on
     release_cast()
-    spawn(error, t, 0)
+    stage:spawn(error, t, 0)
     S.last = { name = name, status = "failed" }
     return "failed"
   end
@@ -90,7 +93,7 @@ function M.play(name, fields)
   local _ <close> = finally(function()
     skip:disconnect()
     if S.skip == skip_it then S.skip, S.current = nil, nil end
-    own:cancel()                 -- over: no save restarts it, nothing it left runs on
+    stage:cancel()               -- over: no save restarts it, nothing it left runs on
     release_cast()               -- the cast's brains go on
   end)
   while true do

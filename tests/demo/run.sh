@@ -130,6 +130,20 @@ else
   bad "reset(\"advice\") in the console starts over and runs unseen to the beat" "$out/play_reset_beat.log"
 fi
 
+# F3 pairs: numbered files, none over another; a brain's slices are named
+# by its entity and module, not by the line that started it
+rm -f "$out"/prof*.json
+if timeout 120 "$demo" --headless --seed 7 --frames 9000 --profile "$out/prof.json" \
+     --script tests/demo/play/profile_keys.lua >"$out/profile_keys.log" 2>&1 &&
+   [ -s "$out/prof.json" ] && [ -s "$out/prof-1.json" ] && [ -s "$out/prof-2.json" ] &&
+   [ -s "$out/prof-2.speedscope.json" ] && ! cmp -s "$out/prof-1.json" "$out/prof-2.json" &&
+   grep -q '"name":"gate_guard ai.patrol"' "$out/prof-1.json" &&
+   grep -q '"module":"ai.patrol"' "$out/prof-1.json"; then
+  ok "F3 pairs write prof-1.json and prof-2.json; a brain's slices are \"gate_guard ai.patrol\""
+else
+  bad "F3 pairs write numbered profiles; brains' slices named by entity and module" "$out/profile_keys.log"
+fi
+
 # Tests that save scripts while the game runs (tests/demo/live.sh makes
 # the saves each asks for, on a copy of the game).
 for t in tests/demo/live/*.lua; do

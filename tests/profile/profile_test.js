@@ -47,6 +47,7 @@ test('per-task processor time keeps the 1:2:4 ratios within 20%', () => {
     assert.ok(Math.abs(r - k) <= 0.2 * k, `burn${k}/burn1 = ${r.toFixed(2)} (want ${k} within 20%)`);
   }
   assert.ok(s.shared.frames.some((f) => f.name === 'churn'), 'the stacks hold the function burning');
+  assert.equal(s.profiles[0].name.split(' ')[0], 'burn4', 'the costliest task\'s profile first: speedscope opens it');
 });
 
 test('speedscope draws it under headless Chromium', (t) => {
@@ -66,6 +67,6 @@ test('speedscope draws it under headless Chromium', (t) => {
   assert.ok(fs.existsSync(png), `no screenshot: ${shot.stderr}`);
   assert.ok(fs.statSync(png).size > 5000, 'the screenshot is not blank');
   const dom = cp.spawnSync(CHROMIUM, [...args, '--dump-dom', url], { timeout: 60000 }).stdout.toString();
-  assert.match(dom, /burn1 [^<]*heavy\.lua:\d+/, 'the first task is shown by name');
+  assert.match(dom, /burn4 [^<]*heavy\.lua:\d+/, 'the costliest task is shown first, by name');
   assert.match(dom, /\(1\/3\)/, 'one flame graph per task: three');
 });
