@@ -332,3 +332,73 @@ int weft_call(weft_state *W, int nargs, int nresults) {
   W->in_call--;
   return st == LUA_OK ? WEFT_OK : WEFT_ESCRIPT;
 }
+
+/* ---- tasks: the running one, a script's handles, and modules ---- */
+
+weft_task weft_current_task(weft_state *W) { return (weft_task){W ? W->cur : 0}; }
+
+/* Protected (a task handle at 1): kept[its id] = it, so C holds it. */
+static int l_hold_task(lua_State *L) {
+  weft_state *W = weft_get(L);
+  thandle *h = lua_touserdata(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, (lua_Integer)h->id);
+  return 0;
+}
+
+weft_task weft_task_from_lua(weft_state *W, lua_State *L, int idx) {
+  weft_task none = {0};
+  if (!W || !L) return none;
+  thandle *h = luaL_testudata(L, idx, WEFT_TASK_MT);
+  if (!h || !h->id || !lua_checkstack(L, 1) || !lua_checkstack(W->L, 3)) return none;
+  lua_pushvalue(L, idx);
+  if (L != W->L) lua_xmove(L, W->L, 1);
+  lua_pushcfunction(W->L, l_hold_task);
+  lua_insert(W->L, -2);
+  if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(W->L, -1));
+    lua_pop(W->L, 1);
+    return none;
+  }
+  return (weft_task){h->id};
+}
+
+/* Protected (the task's id at 1): pushes its handle, made if need be. */
+static int l_push_task(lua_State *L) {
+  weft_push_task(weft_get(L), L, (weft_id)lua_tointeger(L, 1));
+  return 1;
+}
+
+void weft_task_push(weft_state *W, lua_State *L, weft_task t) {
+  if (!W || !L || !lua_checkstack(L, 3)) return;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept); /* held by C: ended ones too */
+  lua_rawgeti(L, -1, (lua_Integer)t.id);
+  lua_remove(L, -2);
+  if (!t.id || !lua_isnil(L, -1) || weft_task_state(W->S, t.id) <= 0) return;
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_push_task);
+  lua_pushinteger(L, (lua_Integer)t.id);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) { /* out of memory */
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+}
+
+/* (the module's name at 1, a light C string): require(name). */
+static int l_require(lua_State *L) {
+  const char *name = lua_touserdata(L, 1);
+  weft_push_api(weft_get(L));
+  lua_getfield(L, -1, "require");
+  lua_pushstring(L, name);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+int weft_require(weft_state *W, const char *name) {
+  if (!W || !name) return WEFT_EINVAL;
+  if (!lua_checkstack(W->L, 4)) return WEFT_ENOMEM;
+  lua_pushcfunction(W->L, l_require);
+  lua_pushlightuserdata(W->L, (void *)name);
+  return weft_call(W, 1, 1);
+}

@@ -332,10 +332,15 @@ static int l_keep_task(lua_State *L) {
   return 0;
 }
 
+/* Protected (the group's id at 1, 0 for the root; the function at 2,
+   then its arguments): starts the task in that group, kept for C. */
 static int l_cspawn(lua_State *L) {
   weft_state *W = weft_get(L);
+  weft_id g = (weft_id)lua_tointeger(L, 1);
+  lua_remove(L, 1);
+  if (g && !weft_group_live(W->S, g)) return luaL_error(L, "the group is gone");
   int n = lua_gettop(L);
-  weft_id id = weft_new_task_handle(W, L, 1, n - 1, 0, 0);
+  weft_id id = weft_new_task_handle(W, L, 1, n - 1, g, 0);
   lua_pushcfunction(L, l_keep_task);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
   lua_pushinteger(L, (lua_Integer)id);
@@ -354,10 +359,14 @@ static int l_cspawn(lua_State *L) {
 }
 
 weft_task weft_spawn(weft_state *W, int nargs) {
+  return weft_group_spawn(W, (weft_group){0}, nargs);
+}
+
+weft_task weft_group_spawn(weft_state *W, weft_group g, int nargs) {
   weft_task none = {0};
   if (!W) return none;
   lua_State *L = W->L;
-  if (nargs < 0 || lua_gettop(L) < nargs + 1) {
+  if (nargs < 0 || lua_gettop(L) < nargs + 1 || !lua_checkstack(L, 2)) {
     snprintf(W->errbuf, sizeof W->errbuf,
              "weft_spawn: %d argument(s) and a function expected on "
              "the stack, found %d value(s)",
@@ -366,7 +375,9 @@ weft_task weft_spawn(weft_state *W, int nargs) {
   }
   lua_pushcfunction(L, l_cspawn);
   lua_insert(L, -(nargs + 2));
-  if (lua_pcall(L, nargs + 1, 1, 0) != LUA_OK) {
+  lua_pushinteger(L, (lua_Integer)g.id);
+  lua_insert(L, -(nargs + 2));
+  if (lua_pcall(L, nargs + 2, 1, 0) != LUA_OK) {
     snprintf(W->errbuf, sizeof W->errbuf, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
     return none;

@@ -45,6 +45,10 @@ typedef struct weft_task {
 typedef struct weft_future {
   uint64_t id;
 } weft_future;
+/* A group of tasks (group{} in scripts); id 0 is the root. */
+typedef struct weft_group {
+  uint64_t id;
+} weft_group;
 
 /* How a task ended (weft_task_result). */
 typedef enum weft_outcome {
@@ -212,12 +216,51 @@ WEFT_API int weft_close(weft_state *W);
 WEFT_API int weft_step(weft_state *W, double dt);
 
 /* The Lua state (main thread), owned by W. C code may use it between
-   frames to register functions or inspect state. */
+   frames to register functions or inspect state.
+
+   What C may do with it, and with a task's L inside a C function a
+   script called: Lua's API on values (push, get, set, call C functions,
+   luaL_ref into the registry, userdata and metatables of the engine's
+   own), leaving each stack as balanced as it found it. Script code is
+   called with weft_call (the budget), never lua_call or lua_pcall, and a
+   task is started with weft_spawn or weft_group_spawn, never with
+   lua_newthread and lua_resume. Off limits, as weft owns them:
+   lua_sethook and lua_gethook's hook (budgets, the watchdog's stop and
+   the debugger set it), lua_setallocf (desc.alloc with weft's counts and
+   memory limit), lua_setwarnf (warn goes to desc.logger),
+   lua_getextraspace (each thread's task mark), lua_atpanic, lua_close
+   (weft_close), lua_resume, lua_yield and lua_closethread on any thread
+   weft made, lua_gc's LUA_GCSTOP, LUA_GCINC and LUA_GCGEN (the
+   collector's mode and the budgeted finalizers are weft's; LUA_GCCOLLECT,
+   LUA_GCSTEP and LUA_GCCOUNT are fine), and the registry's fields named
+   "weft.*" and its references weft took. */
 WEFT_API lua_State *weft_lua(weft_state *W);
-/* Pushes the table scripts see as globals onto the main thread
-   (weft_lua(W)): add entity verbs here. From a C function running inside a
-   task, lua_xmove it to that task's L. */
+/* Pushes the script API onto the main thread (weft_lua(W)): the table
+   each script's environment is copied from when the script is loaded.
+   Each script (a file weft_run_file runs, each module) has globals of
+   its own, so a function set here reaches the scripts loaded after it:
+   add entity verbs here before running any. lua_getglobal finds no
+   script's function; reach one through its module (weft_require) and
+   call it with weft_call. From a C function running inside a task,
+   lua_xmove it to that task's L. */
 WEFT_API void weft_push_api(weft_state *W);
+/* Pushes the table of script module name ("ai.patrol": the file
+   ai/patrol.lua under the scripts root), loading it as require does when
+   it is not loaded yet (its top level runs under the budget, as
+   weft_call's callee does). Returns WEFT_OK with the table on top of
+   weft_lua(W)'s stack, or WEFT_ESCRIPT with the error value there (no
+   such module, a syntax error, its top level raised); WEFT_EINVAL for a
+   NULL name. This is how C reaches a script's functions:
+
+     if (weft_require(W, "ai.patrol") == WEFT_OK) {
+       lua_getfield(L, -1, "alert");   -- M.alert
+       lua_pushinteger(L, enemy_id);
+       weft_call(W, 1, 0);             -- under the budget
+       lua_pop(L, 1);                  -- the module table
+     }
+
+   The table is the live module: a hot reload updates it in place. */
+WEFT_API int weft_require(weft_state *W, const char *name);
 
 /* Loads a Lua file (text only) with chunk name "@path" in its own
    environment and starts it as a task in the root group, run at once up to
@@ -237,6 +280,28 @@ WEFT_API int weft_run_file_args(weft_state *W, const char *path, int argc, const
    the message is weft_task_error of task 0). The task's outcome stays
    readable with weft_task_result until weft_release. */
 WEFT_API weft_task weft_spawn(weft_state *W, int nargs);
+/* weft_spawn into group g (id 0: the root), as g:spawn(fn, ...) does:
+   the task belongs to g (it pauses, scales and is cancelled with g) and
+   is nobody's child, even when called from a C function a script
+   called. Returns it, held by C as weft_spawn's are, or id 0 (the
+   message in weft_task_error of task 0) when g is gone or as for
+   weft_spawn. */
+WEFT_API weft_task weft_group_spawn(weft_state *W, weft_group g, int nargs);
+/* The task running now (from a C function a script called), or id 0
+   outside tasks (between frames). Not held by C: weft_task_result and
+   weft_task_push_results see it only once C holds it
+   (weft_task_from_lua); weft_cancel, weft_describe_wait,
+   weft_get_task_cost and weft_task_push take it as it is. */
+WEFT_API weft_task weft_current_task(weft_state *W);
+/* The task whose script handle (what spawn, current() and weft.start
+   return) is at idx of L, which C now holds as it holds the tasks it
+   started: its outcome and results stay readable until weft_release.
+   id 0 when the value is no task handle (or out of memory). */
+WEFT_API weft_task weft_task_from_lua(weft_state *W, lua_State *L, int idx);
+/* Pushes onto L the script handle of task t (the one value scripts
+   compare with ==): any live task, and a task C holds after it ended;
+   nil otherwise. */
+WEFT_API void weft_task_push(weft_state *W, lua_State *L, weft_task t);
 /* Like weft_run_file for source text in memory; name is the chunk name
    ("@scripts/x.lua" or "=label"). */
 WEFT_API int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_task *task,
@@ -291,9 +356,6 @@ WEFT_API int weft_future_cancel(weft_state *W, weft_future f);
    script time as waits do: note the group of the script that started
    one, and advance it each frame by that group's rate. */
 
-typedef struct weft_group {
-  uint64_t id;
-} weft_group;
 /* The group of the task running now (from a C function a script
    called); the root group outside tasks. */
 WEFT_API weft_group weft_current_group(weft_state *W);

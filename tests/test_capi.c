@@ -9,10 +9,13 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
 #include <weft.h>
+
+#include "scratch_dir.h"
 
 #define DT (1.0 / 60.0)
 
@@ -478,6 +481,157 @@ static void test_jobs_run_on_the_engines_job_system(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* A task C spawns into a group belongs to it: it stops while the group
+   is paused, ends cancelled with it, and C reads its outcome. */
+static void test_group_spawn_from_c_puts_the_task_in_the_group(void **state) {
+  (void)state;
+  out o = {0};
+  weft_state *W = open_state(&o);
+  lua_State *L = weft_lua(W);
+  weft_group g = weft_group_new(W, (weft_group){0}, "enemy");
+  /* (a chunk C loads reads the script API as its globals) */
+  assert_int_equal(luaL_loadstring(L, "local n = ... for i = 1, n do wait() end return n * 2"), LUA_OK);
+  weft_push_api(W);
+  lua_setupvalue(L, -2, 1);
+  lua_pushinteger(L, 3);
+  weft_task t = weft_group_spawn(W, g, 1);
+  assert_true(t.id != 0);
+  assert_int_equal(lua_gettop(L), 0);
+  assert_int_equal(weft_group_pause(W, g), WEFT_OK);
+  steps(W, 10);
+  assert_int_equal(weft_task_result(W, t), WEFT_RUNNING); /* held by its group */
+  assert_int_equal(weft_group_resume(W, g), WEFT_OK);
+  steps(W, 4);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  assert_int_equal(weft_task_push_results(W, t), 1);
+  assert_int_equal(lua_tointeger(L, -1), 6);
+  lua_pop(L, 1);
+  weft_release(W, t);
+  /* cancelled with its group */
+  assert_int_equal(luaL_loadstring(L, "wait(math.huge)"), LUA_OK);
+  weft_push_api(W);
+  lua_setupvalue(L, -2, 1);
+  t = weft_group_spawn(W, g, 0);
+  assert_int_equal(weft_group_cancel(W, g), WEFT_OK);
+  assert_int_equal(weft_task_result(W, t), WEFT_CANCELLED);
+  weft_release(W, t);
+  /* a gone group, a missing function: id 0 and why */
+  weft_group_drop(W, g);
+  lua_gc(L, LUA_GCCOLLECT);
+  assert_int_equal(luaL_loadstring(L, "return 1"), LUA_OK);
+  t = weft_group_spawn(W, g, 0);
+  assert_int_equal(t.id, 0);
+  assert_non_null(strstr(weft_task_error(W, t), "group is gone"));
+  assert_int_equal(weft_group_spawn(W, (weft_group){0}, 2).id, 0);
+  assert_int_equal(lua_gettop(L), 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
+static weft_task seen_current, kept_task;
+/* x.whoami(): what C sees of the task calling it, as its handle. */
+static int l_whoami(lua_State *L) {
+  weft_state *W = *(weft_state **)lua_touserdata(L, lua_upvalueindex(1));
+  seen_current = weft_current_task(W);
+  weft_task_push(W, L, seen_current);
+  return 1;
+}
+/* x.keep(t): C takes and holds the task of a script's handle. */
+static int l_keep(lua_State *L) {
+  weft_state *W = *(weft_state **)lua_touserdata(L, lua_upvalueindex(1));
+  kept_task = weft_task_from_lua(W, L, 1);
+  lua_pushboolean(L, kept_task.id != 0);
+  return 1;
+}
+
+/* A script's task handle and C's weft_task are one task both ways: the
+   handle C pushes for weft_current_task is current(), and a handle a
+   script gives C is held, its outcome readable after it ended. */
+static void test_task_handles_cross_between_c_and_scripts(void **state) {
+  (void)state;
+  out o = {0};
+  weft_state *W = open_state(&o);
+  lua_State *L = weft_lua(W);
+  assert_int_equal(weft_current_task(W).id, 0); /* between frames */
+  lua_newtable(L);
+  *(weft_state **)lua_newuserdata(L, sizeof W) = W;
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, l_whoami, 1);
+  lua_setfield(L, -3, "whoami");
+  lua_pushcclosure(L, l_keep, 1);
+  lua_setfield(L, -2, "keep");
+  lua_pushvalue(L, -1); /* for the second script */
+  weft_task t = run_with(W, "local me = x.whoami()\n"
+                            "print(me == current(), me.status)\n"
+                            "print(x.keep(spawn(function() wait(0.5) error('boom') end)), x.keep(42))\n");
+  assert_true(seen_current.id == t.id && t.id != 0);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  weft_release(W, t);
+  assert_string_equal(o.log, "true\trunning\ntrue\tfalse\n");
+  assert_true(kept_task.id == 0); /* 42: no task handle */
+  /* a worker C holds: its failure stays readable after it ended */
+  t = run_with(W, "worker = spawn(function() wait(0.5) error('boom') end)\n"
+                  "assert(x.keep(worker))\n");
+  weft_release(W, t);
+  weft_task w = kept_task;
+  assert_true(w.id != 0);
+  assert_int_equal(weft_task_result(W, w), WEFT_RUNNING);
+  steps(W, 40);
+  assert_int_equal(weft_task_result(W, w), WEFT_FAILED);
+  assert_non_null(strstr(weft_task_error(W, w), "boom"));
+  /* and C pushes its handle back: the script's own value */
+  weft_task_push(W, L, w);
+  assert_int_equal(lua_getfield(L, -1, "status"), LUA_TSTRING);
+  assert_string_equal(lua_tostring(L, -1), "failed");
+  lua_pop(L, 2);
+  weft_release(W, w);
+  weft_task_push(W, L, w); /* released and ended: nil */
+  assert_true(lua_isnil(L, -1));
+  lua_pop(L, 1);
+  assert_int_equal(weft_task_result(W, w), WEFT_ESTALE);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* weft_require gives C a module's table, its functions called with
+   weft_call; a missing module is WEFT_ESCRIPT with the error. */
+static void test_require_reaches_a_modules_functions(void **state) {
+  (void)state;
+  char dir[] = "/tmp/weft-capi-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/ai", dir);
+  assert_int_equal(mkdir(path, 0755), 0);
+  snprintf(path, sizeof path, "%s/ai/patrol.lua", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("local M = {}\nfunction M.alert(n) return 'alert ' .. n end\nreturn M\n", f);
+  fclose(f);
+  out o = {0};
+  weft_desc d = {0};
+  d.scripts_root = dir;
+  d.log = on_log;
+  d.user = &o;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  lua_State *L = weft_lua(W);
+  assert_int_equal(weft_require(W, "ai.patrol"), WEFT_OK);
+  assert_true(lua_istable(L, -1));
+  lua_getfield(L, -1, "alert");
+  lua_pushinteger(L, 7);
+  assert_int_equal(weft_call(W, 1, 1), WEFT_OK);
+  assert_string_equal(lua_tostring(L, -1), "alert 7");
+  lua_pop(L, 1);
+  assert_int_equal(weft_require(W, "ai.patrol"), WEFT_OK); /* the same, loaded once */
+  assert_true(lua_rawequal(L, -1, -2));
+  lua_pop(L, 2);
+  assert_int_equal(weft_require(W, "ai.nothing"), WEFT_ESCRIPT);
+  assert_non_null(strstr(lua_tostring(L, -1), "ai.nothing"));
+  lua_pop(L, 1);
+  assert_int_equal(weft_require(W, NULL), WEFT_EINVAL);
+  assert_int_equal(lua_gettop(L), 0);
+  assert_int_equal(weft_close(W), 0);
+  rm_tree(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signal_fired_from_c_wakes_its_waiters_with_values),
@@ -489,6 +643,9 @@ int main(void) {
       cmocka_unit_test(test_task_results_read_from_c),
       cmocka_unit_test(test_call_runs_a_script_function_under_the_budget),
       cmocka_unit_test(test_jobs_run_on_the_engines_job_system),
+      cmocka_unit_test(test_group_spawn_from_c_puts_the_task_in_the_group),
+      cmocka_unit_test(test_task_handles_cross_between_c_and_scripts),
+      cmocka_unit_test(test_require_reaches_a_modules_functions),
   };
   return cmocka_run_group_tests_name("capi", tests, NULL, NULL);
 }
