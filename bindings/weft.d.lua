@@ -734,6 +734,13 @@ function weft.sites(count) end
 ---@param opts? weft.TestOptions
 function test(name, fn, opts) end
 
+---Under `weft test` only: makes `name` a global that every script this
+---test file requires sees, so a module's call of a game function can be
+---faked (`stub("player", function() return hero end)`).
+---@param name string
+---@param value any
+function stub(name, value) end
+
 -- ---------------------------------------------------------------------------
 -- The sandboxed standard library (what remains of os and debug)
 -- ---------------------------------------------------------------------------

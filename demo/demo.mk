@@ -5,7 +5,7 @@
 
 DEPS += pc:sdl2:libsdl2-dev pc:SDL2_ttf:libsdl2-ttf-dev pc:SDL2_image:libsdl2-image-dev \
         file:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core \
-        cmd:xvfb-run:xvfb cmd:xdotool:xdotool
+        cmd:xvfb-run:xvfb cmd:xdotool:xdotool cmd:luacheck:lua-check
 
 DEMO_CFLAGS = -I bindings -iquote cli $(shell pkg-config --cflags sdl2 SDL2_ttf SDL2_image)
 DEMO_LIBS   = $(shell pkg-config --libs sdl2 SDL2_ttf SDL2_image)

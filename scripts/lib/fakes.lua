@@ -115,7 +115,7 @@ function Entity:say(text, seconds)
   return action(self, "say", seconds or 1.6 + 0.045 * #text, nil, "timeout")
 end
 
-function Entity:play_anim(name, seconds)
+function Entity:play_anim(_name, seconds)
   note(self, "play_anim")
   return action(self, "anim", seconds or 0.6, nil, "done")
 end

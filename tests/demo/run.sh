@@ -28,6 +28,30 @@ else
   bad "the game's verbs are declared for editors" "$out/declared.log"
 fi
 
+# the editor set-up: luacheck (Debian's lua-check) passes on scripts/ with
+# scripts/.luacheckrc, which reads the globals from weft.d.lua and
+# moonwatch.d.lua; scripts/.luarc.json names both for lua-language-server
+if command -v luacheck >/dev/null 2>&1; then
+  if luacheck --no-color --config scripts/.luacheckrc scripts >"$out/luacheck.log" 2>&1 &&
+     (cd scripts && for f in $(sed -n 's/.*"workspace.library": \[\(.*\)\].*/\1/p' .luarc.json | tr -d '",'); do
+        [ -f "$f" ] || exit 1; done); then
+    ok "luacheck scripts: $(tail -1 "$out/luacheck.log"); .luarc.json's library files exist"
+  else
+    bad "luacheck scripts passes; .luarc.json's library files exist" "$out/luacheck.log"
+  fi
+  # and it knows a verb from a typo
+  printf 'local e = player()\nwait(e:move_to(mark("gate")))\nmove_too(e)\n' >"$out/typo.lua"
+  if luacheck --no-color --config scripts/.luacheckrc "$out/typo.lua" 2>&1 |
+       grep -q "typo.lua:3:1: accessing undefined variable .move_too" &&
+     ! luacheck --no-color --config scripts/.luacheckrc "$out/typo.lua" 2>&1 | grep -q "typo.lua:[12]:"; then
+    ok "luacheck knows the game's verbs and weft's waits from a typo"
+  else
+    bad "luacheck knows the game's verbs and weft's waits from a typo"
+  fi
+else
+  bad "luacheck is not installed (make deps installs lua-check)"
+fi
+
 # a behaviour's unit tests against fake entities, without the game
 weft=$(dirname "$demo")/weft
 if "$weft" test tests/demo/unit --scripts scripts >"$out/unit.log" 2>&1; then
