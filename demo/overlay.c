@@ -623,7 +623,7 @@ static void draw_tasks(game *g, SDL_Rect area) {
     if ((int)strlen(where) > cwhere && strrchr(where, '/')) where = strrchr(where, '/') + 1;
     fit_left(at, sizeof at, where, cwhere);
     char ms[16]; /* a brain at rest takes hundredths of a millisecond: shown, not blank */
-    snprintf(ms, sizeof ms, t->ms >= 0.95 ? "%.1f" : t->ms >= 0.005 ? "%.2f" : t->ms > 0 ? "<.01" : "",
+    snprintf(ms, sizeof ms, t->ms >= 0.95 ? "%.1f" : t->ms >= 0.0005 ? "%.3f" : t->ms > 0 ? "<.001" : "",
              t->ms);
     snprintf(line, sizeof line, "%-*s %-*s %*s %-*.*s %-*s %s", cwho, who, ctask, task, cms, ms,
              cst - 1, cst - 1, t->v[2], cwait, wait_on, at);
