@@ -55,7 +55,10 @@ DESTDIR ?=
 LIBDIR  := $(PREFIX)/lib
 INCDIR  := $(PREFIX)/include
 VERSION := $(shell sed -n 's/^\#define WEFT_VERSION_STRING "\(.*\)"/\1/p' bindings/weft.h)
-SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+MAJOR   := $(firstword $(subst ., ,$(VERSION)))
+# The shared library's SONAME follows the binary interface (weft.h's
+# WEFT_ABI_VERSION), not the version: libweft.so.$(SOMAJOR).
+SOMAJOR := $(shell sed -n 's/^\#define WEFT_ABI_VERSION \([0-9]*\)$$/\1/p' bindings/weft.h)
 CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # The host tests again over plat_posix_generic.c (WEFT_PLAT_GENERIC), the
 # fallbacks of a POSIX system without Linux's pieces: the watcher polls,
@@ -189,7 +192,8 @@ $(BUILD)/libweft.so: $(PIC_OBJ) $(LUA_PIC_OBJ)
 
 # ---- install ----
 
-install: all $(BUILD)/libweft.so $(LUA_OUT)/include/lua.hpp
+# Installs what is built, and nothing else: no package is fetched here.
+install: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so $(LUA_OUT)/include/lua.hpp
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(BUILD)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.a
 	install -m 755 $(BUILD)/libweft.so $(DESTDIR)$(LIBDIR)/libweft.so.$(VERSION)
@@ -202,7 +206,7 @@ install: all $(BUILD)/libweft.so $(LUA_OUT)/include/lua.hpp
 	install -m 755 $(BUILD)/weft $(DESTDIR)$(PREFIX)/bin/weft
 	install -d $(DESTDIR)$(LIBDIR)/cmake/weft
 	for f in weftConfig weftConfigVersion; do \
-	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SOMAJOR@|$(SOMAJOR)|' cmake/$$f.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/weft/$$f.cmake; done
+	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SOMAJOR@|$(SOMAJOR)|' -e 's|@MAJOR@|$(MAJOR)|' cmake/$$f.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/weft/$$f.cmake; done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.so \

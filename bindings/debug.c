@@ -73,11 +73,6 @@ static void on_report(void *user, const char *msg, const char *trace) {
   free(s);
 }
 
-static int on_fail_alloc(void *user, size_t nsize) {
-  dbg *D = user;
-  return D->fail_alloc(D->user, nsize);
-}
-
 /* ---- tasks as threads ---- */
 
 static known *find_known(dbg *D, weft_id id) {
@@ -769,7 +764,8 @@ static int service(dbg *D, int timeout_ms) {
 /* ---- the public face ---- */
 
 int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
-  if (!W || !desc || desc->port < 0 || desc->port > 65535) return WEFT_EINVAL;
+  if (!W || !desc || desc->size != sizeof *desc || desc->port < 0 || desc->port > 65535)
+    return WEFT_EINVAL;
   if (W->dbg) return WEFT_ESTATE;
   dbg *D = calloc(1, sizeof *D);
   if (!D) return WEFT_ENOMEM;
@@ -799,11 +795,9 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   lua_pop(L, 1);
   D->log = W->desc.log;
   D->report = W->desc.report;
-  D->fail_alloc = W->desc.fail_alloc;
   D->user = W->desc.user;
   W->desc.log = on_log;
   W->desc.report = on_report;
-  W->desc.fail_alloc = D->fail_alloc ? on_fail_alloc : NULL;
   W->desc.user = D;
   W->dbg = D;
   W->on_hook = on_hook;
@@ -858,7 +852,6 @@ void weft_debug_free(weft_state *W) {
   if (!D) return;
   W->desc.log = D->log;
   W->desc.report = D->report;
-  W->desc.fail_alloc = D->fail_alloc;
   W->desc.user = D->user;
   W->on_hook = NULL;
   W->on_task_error = NULL;

@@ -57,7 +57,6 @@ struct weft_debug {
   /* the output sinks W had before, which the server forwards to */
   void (*log)(void *user, const char *line, size_t len);
   void (*report)(void *user, const char *msg, const char *trace);
-  int (*fail_alloc)(void *user, size_t nsize);
   void *user;
 
   bfile *files;

@@ -27,7 +27,8 @@ static void trampoline(void *p) {
 }
 
 int weft_register_job(weft_state *W, const weft_job_kind *kind) {
-  if (!kind || !kind->name || !kind->prepare || !kind->run || !kind->finish || !kind->free)
+  if (!kind || kind->size != sizeof *kind || !kind->name || !kind->prepare || !kind->run ||
+      !kind->finish || !kind->free)
     return WEFT_EINVAL;
   for (int i = 0; i < W->nkinds; i++)
     if (strcmp(W->kinds[i].name, kind->name) == 0) {
@@ -413,8 +414,8 @@ static int fp_finish(lua_State *L, void *d) {
 }
 
 void weft_open_jobs(weft_state *W, lua_State *L) {
-  weft_job_kind rf = {"read_file", rf_prepare, rf_run, rf_finish, rf_free, W};
-  weft_job_kind fp = {"find_path", fp_prepare, fp_run, fp_finish, fp_free, W};
+  weft_job_kind rf = WEFT_JOB_KIND_INIT("read_file", rf_prepare, rf_run, rf_finish, rf_free, W);
+  weft_job_kind fp = WEFT_JOB_KIND_INIT("find_path", fp_prepare, fp_run, fp_finish, fp_free, W);
   weft_register_job(W, &rf);
   weft_register_job(W, &fp);
   lua_pushcfunction(L, l_job);

@@ -58,7 +58,7 @@ static void reserve_give(weft_state *W) {
 }
 
 static int refused(weft_state *W, size_t nsize) {
-  return W->desc.fail_alloc && W->desc.fail_alloc(W->desc.user, nsize);
+  return W->mem.fail && W->mem.fail(W->mem.fail_user, nsize);
 }
 
 void *weft_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {

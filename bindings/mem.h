@@ -26,6 +26,8 @@ typedef struct weft_memory {
   uint64_t squeezed;        /* frame + 1 of the last full collection weft_mem_room made */
   uint8_t reclaim;          /* cycles the collector still owes after a task died for memory */
   uint8_t died;             /* a task died for memory since the last full collection */
+  int (*fail)(void *user, size_t nsize); /* tests: refuse chosen allocations (testing.h) */
+  void *fail_user;                       /* ...passed to fail */
 } weft_memory;
 
 /* Sets up the accounts of a state whose desc is copied (the reserve is
@@ -39,7 +41,7 @@ void weft_mem_close_reserve(weft_state *W);
    memory" instead of taking the process down. */
 void *weft_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 /* The host's allocator (weft_alloc_fn, ud = W): the pools, queues and
-   every other block weft keeps; counted, honours desc.fail_alloc. */
+   every other block weft keeps; counted, honours the tests' refusals (testing.h). */
 void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* Whether the Lua heap has room for something new a script asks for (a

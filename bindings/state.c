@@ -137,8 +137,23 @@ static weft_state *open_failed(weft_state *W, const char *why) {
   return NULL;
 }
 
+void weft_desc_init(weft_desc *d) {
+  if (!d) return;
+  memset(d, 0, sizeof *d);
+  d->size = sizeof *d;
+}
+
 weft_state *weft_open(const weft_desc *desc) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
+  /* A desc of another layout cannot be read, its logger included: say
+     why on stderr, the one place left. */
+  if (desc && desc->size != sizeof d) {
+    fprintf(stderr,
+            "weft: weft_open: desc.size is %lu, this library's weft_desc is %lu bytes: "
+            "make it with WEFT_DESC_INIT or weft_desc_init(), against this library's weft.h\n",
+            (unsigned long)desc->size, (unsigned long)sizeof d);
+    return NULL;
+  }
   if (desc) d = *desc;
   weft_memory mem;
   weft_mem_init(&mem, &d);
@@ -290,10 +305,12 @@ static int step(weft_state *W, double dt) {
   return WEFT_OK;
 }
 lua_State *weft_lua(weft_state *W) { return W->L; }
-const char *weft_version(void) { return WEFT_VERSION_STRING; }
+uint32_t weft_version(void) { return WEFT_VERSION; }
+const char *weft_version_string(void) { return WEFT_VERSION_STRING; }
+uint32_t weft_abi_version(void) { return WEFT_ABI_VERSION; }
 
 void weft_get_stats(const weft_state *W, weft_stats *out) {
-  if (!W || !out) return;
+  if (!W || !out || out->size != sizeof *out) return;
   out->lua_bytes = W->mem.used;
   out->lua_peak = W->mem.peak;
   out->host_bytes = W->mem.host;

@@ -24,14 +24,36 @@ extern "C" {
 #include "weft_base.h"
 
 #define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 4
+#define WEFT_VERSION_MINOR 5
 #define WEFT_VERSION_PATCH 0
-#define WEFT_VERSION_STRING "0.4.0"
+#define WEFT_VERSION_STRING "0.5.0"
+/* The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH (500). */
+#define WEFT_VERSION (WEFT_VERSION_MAJOR * 10000 + WEFT_VERSION_MINOR * 100 + WEFT_VERSION_PATCH)
+/* The binary interface: what a program built against this header needs
+   of the library (the layout of the structs below, the functions and
+   their meaning). It grows by one whenever that changes incompatibly,
+   and the shared library's SONAME follows it (libweft.so.1): a program
+   built against another ABI is refused by the dynamic linker, never
+   run against the wrong layout. Within one ABI the structs the program
+   passes grow at their end only, and each says its size in its first
+   field (WEFT_DESC_INIT and the like), which the library checks. */
+#define WEFT_ABI_VERSION 1
+/* An initializer of a sized struct: every field zero (its default), the
+   size set (a value in C++, where it is a lambda's). */
+#ifdef __cplusplus
+#define WEFT_SIZED_INIT(T) ([] { T s_{}; s_.size = sizeof s_; return s_; }())
+#else
+#define WEFT_SIZED_INIT(T) {.size = sizeof(T)}
+#endif
 
-/* The library's version, "MAJOR.MINOR.PATCH" (static storage): the
-   header's WEFT_VERSION_STRING when the program runs with the library it
-   was built against. */
-WEFT_API const char *weft_version(void);
+/* The library's version as WEFT_VERSION numbers it: the header's
+   WEFT_VERSION when the program runs with the library it was built
+   against. */
+WEFT_API uint32_t weft_version(void);
+/* The same as "MAJOR.MINOR.PATCH" (static storage). */
+WEFT_API const char *weft_version_string(void);
+/* The library's WEFT_ABI_VERSION. */
+WEFT_API uint32_t weft_abi_version(void);
 
 typedef struct weft_state weft_state;
 
@@ -119,6 +141,8 @@ typedef void (*weft_logger_fn)(void *user, const char *tag, uint32_t level, uint
 typedef void *(*weft_load_fn)(void *user, const char *path, size_t *size);
 
 typedef struct weft_desc {
+  uint32_t size;            /* sizeof(weft_desc) as the program knows it: WEFT_DESC_INIT or
+                               weft_desc_init() set it; weft_open refuses any other value */
   const char *scripts_root; /* directory `require` resolves under; NULL: "scripts" */
   size_t memory_limit;      /* bytes the Lua state may hold; 0: 256 MB */
   uint32_t instr_budget;    /* instructions per resume before preemption when counted;
@@ -183,19 +207,25 @@ typedef struct weft_desc {
      message and the traceback with spawn sites. NULL: the logger (level
      ERROR, id WEFT_LOG_REPORT). Strings are valid during the call only. */
   void (*report)(void *user, const char *msg, const char *trace);
-  /* Tests only: return nonzero to make the allocation of nsize bytes
-     fail (Lua's and the host's), for allocation-failure sweeps. */
-  int (*fail_alloc)(void *user, size_t nsize);
-  void *user; /* passed to log, report and fail_alloc */
+  void *user; /* passed to log and report */
   /* Script time one task may take in one frame before a SLOW_TASK
      warning (one per task, naming it and its spawn site); 0: 4,000;
      UINT32_MAX: never. */
   uint32_t slow_task_us;
 } weft_desc;
 
+/* A desc with every field at its default and its size set, for
+   `weft_desc d = WEFT_DESC_INIT;` in C and C++. */
+#define WEFT_DESC_INIT WEFT_SIZED_INIT(weft_desc)
+/* The same for a desc already in memory: zeroes *d and sets its size. */
+WEFT_API void weft_desc_init(weft_desc *d);
+
 /* Creates a state: a Lua state with the script environment, a scheduler
    and its root group. The desc is copied (its strings too). NULL when out
-   of memory. */
+   of memory, or when desc->size is not sizeof(weft_desc) as this library
+   knows it (a desc not made with WEFT_DESC_INIT or weft_desc_init, or a
+   program built against another weft.h); the logger is told why
+   (OPEN_FAILED) when the size is right. */
 WEFT_API weft_state *weft_open(const weft_desc *desc);
 /* Cancels every task (their cleanups run), closes Lua, frees everything.
    Returns 0 when nothing leaked. From inside the state (a verb, a job's
@@ -447,6 +477,7 @@ WEFT_API int weft_call(weft_state *W, int nargs, int nresults);
 /* ---- jobs ---- */
 
 typedef struct weft_job_kind {
+  uint32_t size;    /* sizeof(weft_job_kind): WEFT_JOB_KIND_INIT sets it */
   const char *name; /* job("name", ...) in scripts; static storage */
   /* Main thread: turns the Lua arguments L[first .. first+n-1] into job
      data the callee allocates. May raise a Lua error for bad arguments
@@ -461,12 +492,17 @@ typedef struct weft_job_kind {
   void (*free)(void *data);
   void *user; /* passed to prepare */
 } weft_job_kind;
+/* {sizeof(weft_job_kind), name, prepare, run, finish, free, user}. */
+#define WEFT_JOB_KIND_INIT(name, prepare, run, finish, free, user)                                 \
+  {sizeof(weft_job_kind), (name), (prepare), (run), (finish), (free), (user)}
 
 /* Registers (or replaces) a job kind; the struct is copied. Built in:
-   "read_file" and "find_path". WEFT_ELIMIT past 32 kinds. */
+   "read_file" and "find_path". WEFT_ELIMIT past 32 kinds; WEFT_EINVAL
+   when kind->size is not sizeof(weft_job_kind) (WEFT_JOB_KIND_INIT). */
 WEFT_API int weft_register_job(weft_state *W, const weft_job_kind *kind);
 
 typedef struct weft_stats {
+  uint32_t size;         /* sizeof(weft_stats), set by the caller (WEFT_STATS_INIT) */
   size_t lua_bytes;      /* held by the Lua state now */
   size_t lua_peak;       /* most ever held */
   size_t host_bytes;     /* held by the scheduler's pools and queues */
@@ -478,9 +514,11 @@ typedef struct weft_stats {
   uint32_t jobs_pending; /* jobs submitted and not yet delivered */
   double script_ms;      /* every task's script time in the last whole frame */
 } weft_stats;
+#define WEFT_STATS_INIT WEFT_SIZED_INIT(weft_stats)
 
 /* Counters for benchmarks and overlays: a steady frame leaves allocs and
-   alloc_bytes unchanged. */
+   alloc_bytes unchanged. Fills *out when out->size is sizeof(weft_stats)
+   (WEFT_STATS_INIT); with any other size *out is left as it is. */
 WEFT_API void weft_get_stats(const weft_state *W, weft_stats *out);
 
 /* What one task's script costs, always measured (every resume's time is
@@ -605,6 +643,7 @@ WEFT_API uint64_t weft_replay_position(const weft_state *W);
    client sets a breakpoint, steps or pauses. */
 
 typedef struct weft_debug_desc {
+  uint32_t size; /* sizeof(weft_debug_desc): WEFT_DEBUG_DESC_INIT sets it */
   int port; /* TCP port on 127.0.0.1; 0: any free port */
   /* Called about 60 times a second while the program is stopped in the
      debugger (inside weft_step: no frame runs meanwhile), so a game can
@@ -612,11 +651,13 @@ typedef struct weft_debug_desc {
   void (*idle)(void *user);
   void *user; /* passed to idle */
 } weft_debug_desc;
+#define WEFT_DEBUG_DESC_INIT WEFT_SIZED_INIT(weft_debug_desc)
 
 /* Starts listening (the desc is copied). W's log and report output also
    go to the client as output events from then on. On success returns
    WEFT_OK with the bound port in *port (may be NULL); WEFT_EINVAL when
-   the port cannot be bound, WEFT_ENOMEM, WEFT_ESTATE when already
+   the port cannot be bound or desc->size is not sizeof(weft_debug_desc)
+   (WEFT_DEBUG_DESC_INIT), WEFT_ENOMEM, WEFT_ESTATE when already
    listening. The server ends with weft_close. */
 WEFT_API int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port);
 /* Services the client without blocking: accepts a connection, answers

@@ -292,7 +292,7 @@ static int run_frames(weft_state *W, weft_task task, const config *c) {
 static void held(void *user) { *(int *)user = 1; }
 
 static int start_debugger(weft_state *W, int port) {
-  weft_debug_desc dd = {.port = port, .idle = held, .user = &debug_held};
+  weft_debug_desc dd = {.size = sizeof dd, .port = port, .idle = held, .user = &debug_held};
   if (weft_debug_listen(W, &dd, &port) != WEFT_OK) {
     fprintf(stderr, "weft: --debug: cannot listen on 127.0.0.1:%d\n", port);
     return -1;
@@ -467,7 +467,7 @@ static void set_arg(weft_state *W, char **argv, int n) {
 }
 
 static int cmd_run(int argc, char **argv) {
-  config c = {.frames = -1, .dt = 1.0 / 60, .mem = 256};
+  config c = {.frames = -1, .dt = 1.0 / 60, .mem = 256, .d = WEFT_DESC_INIT};
   int npos = parse(RUN, argc, argv, &c);
   if (npos < 0) return 1;
   if (npos < (c.replay ? 0 : 1) || (c.replay && npos > 0) || (c.verify && !c.replay) ||
@@ -775,7 +775,7 @@ static int cmd_test(int argc, char **argv) {
   t.list = c.list;
   const char *root = c.d.scripts_root ? c.d.scripts_root : "scripts";
   /* Every case gets a state of its own from this one description. */
-  weft_desc base = {0};
+  weft_desc base = WEFT_DESC_INIT;
   mialloc_use(&base);
   base.scripts_root = root;
   base.time_budget_us = WEFT_BUDGET_COUNTED; /* a case stops where it stopped last time */

@@ -413,7 +413,7 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
 }
 
 static int open_weft(game *g, const options *o, weft_tape *T) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   mialloc_use(&d); /* the game chooses its scripts' allocator */
   d.scripts_root = g->run.scripts_dir;
   d.assets_root = g->run.assets_dir;
@@ -513,7 +513,7 @@ static weft_tape *load_replay(game *g, options *o, replay_meta *m) {
   o->play = m->play[0] ? m->play : NULL;
   o->from = m->from[0] ? m->from : NULL;
   g->rp.meta = m;
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   weft_tape_desc(T, &d);
   snprintf(g->run.scripts_dir, sizeof g->run.scripts_dir, "%s", d.scripts_root);
   g->rp.frames = weft_tape_frames(T);
@@ -596,7 +596,7 @@ static void debug_idle(void *user) {
 }
 
 static int start_debugger(game *g, int port) {
-  weft_debug_desc d = {.port = port, .idle = debug_idle, .user = g};
+  weft_debug_desc d = {.size = sizeof d, .port = port, .idle = debug_idle, .user = g};
   if (weft_debug_listen(g->W, &d, &port) != WEFT_OK)
     return fprintf(stderr, "weft-demo: --debug: cannot listen on 127.0.0.1:%d\n", port), -1;
   fprintf(stderr, "weft: debugger listening on 127.0.0.1:%d\n", port);

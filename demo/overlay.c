@@ -691,7 +691,7 @@ static void draw_graph(game *g, int x, int y) {
     SDL_RenderDrawLine(g->video.r, bx, by - (int)(16.7f * scale), bx + W,
                        by - (int)(16.7f * scale));
   }
-  weft_stats st;
+  weft_stats st = WEFT_STATS_INIT;
   weft_get_stats(g->W, &st);
   char s[160];
   snprintf(s, sizeof s, "frame %.2f ms    script %.3f ms  (max %.2f)", sum_f / GRAPH_N,

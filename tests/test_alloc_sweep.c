@@ -1,7 +1,7 @@
 /* Allocation-failure sweeps in the style of Lua's testalloc and SQLite's
    malloc tests. Each main operation of the host (create the state, load a
    script, spawn, resume, cancel, resolve, reload) runs with allocation #k
-   failing (desc.fail_alloc, counted from the start of the operation), once
+   failing (weft_testing_fail_alloc, counted from the start of the operation), once
    (only #k fails) and persistently (#k and every later one fails until the
    operation ends), for k = 1, 2, ... until the operation completes without
    reaching #k. Every run must end in success or a clean error ("not
@@ -34,6 +34,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "../bindings/testing.h"
 #include "../bindings/weft.h"
 #include "scratch_dir.h"
 
@@ -132,14 +133,14 @@ static int on_panic(lua_State *L) {
 }
 
 static weft_state *open_run(run *r) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.scripts_root = r->root;
   d.report = on_report;
   d.log = on_log;
-  d.fail_alloc = on_alloc;
   d.time_budget_us = WEFT_BUDGET_COUNTED; /* every run allocates the same */
   d.user = r;
   weft_state *W = weft_open(&d);
+  weft_testing_fail_alloc(W, on_alloc, r);
   if (W) lua_atpanic(weft_lua(W), on_panic);
   return W;
 }

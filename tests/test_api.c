@@ -53,7 +53,7 @@ static void on_report(void *user, const char *msg, const char *trace) {
 
 static weft_state *open_state(out *o, uint32_t job_threads) {
   memset(o, 0, sizeof *o);
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.log = on_log;
   d.report = on_report;
   d.user = o;
@@ -464,7 +464,7 @@ static void dbl_free(void *p) {
 
 static void register_dbl(weft_state *W, const char *name, int gated) {
   static int gated_marker;
-  weft_job_kind k = {name,       dbl_prepare, dbl_run,
+  weft_job_kind k = {sizeof(weft_job_kind), name, dbl_prepare, dbl_run,
                      dbl_finish, dbl_free,    gated ? (void *)&gated_marker : NULL};
   assert_int_equal(weft_register_job(W, &k), WEFT_OK);
 }
@@ -564,7 +564,7 @@ static void on_report_reenter(void *user, const char *msg, const char *trace) {
 static void test_step_or_close_from_the_report_callback_is_refused(void **state) {
   (void)state;
   reentry r = {0};
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.report = on_report_reenter;
   d.user = &r;
   r.W = weft_open(&d);
@@ -695,17 +695,17 @@ static void test_register_job_checks_its_arguments_and_limit(void **state) {
   (void)state;
   out o;
   weft_state *W = open_state(&o, 1);
-  weft_job_kind bad = {"bad", dbl_prepare, NULL, dbl_finish, dbl_free, NULL};
+  weft_job_kind bad = {sizeof(weft_job_kind), "bad", dbl_prepare, NULL, dbl_finish, dbl_free, NULL};
   assert_int_equal(weft_register_job(W, &bad), WEFT_EINVAL);
   assert_int_equal(weft_register_job(W, NULL), WEFT_EINVAL);
-  weft_job_kind noname = {NULL, dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+  weft_job_kind noname = {sizeof(weft_job_kind), NULL, dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
   assert_int_equal(weft_register_job(W, &noname), WEFT_EINVAL);
   /* two built in, so 30 more fit; re-registering a name replaces it */
   static char names[40][16];
   int ok = 0;
   for (int i = 0; i < 40; i++) {
     snprintf(names[i], sizeof names[i], "kind%d", i);
-    weft_job_kind k = {names[i], dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+    weft_job_kind k = {sizeof(weft_job_kind), names[i], dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
     int rc = weft_register_job(W, &k);
     if (rc == WEFT_OK)
       ok++;
@@ -713,7 +713,7 @@ static void test_register_job_checks_its_arguments_and_limit(void **state) {
       assert_int_equal(rc, WEFT_ELIMIT);
   }
   assert_int_equal(ok, 30);
-  weft_job_kind again = {"kind3", dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+  weft_job_kind again = {sizeof(weft_job_kind), "kind3", dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
   assert_int_equal(weft_register_job(W, &again), WEFT_OK);
   assert_int_equal(weft_close(W), 0);
 }
@@ -740,7 +740,7 @@ static void test_steady_frame_allocates_nothing(void **state) {
                            "wait(math.huge)\n");
   assert_int_equal(weft_task_result(W, t), 0);
   steps(W, 60); /* warm-up: pools, queues and Lua stacks reach their size */
-  weft_stats a, b;
+  weft_stats a = WEFT_STATS_INIT, b = WEFT_STATS_INIT;
   weft_get_stats(W, &a);
   assert_int_equal(a.tasks, 2002);
   steps(W, 100);
@@ -773,7 +773,7 @@ static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(voi
   (void)state;
   out o;
   memset(&o, 0, sizeof o);
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.log = on_log;
   d.report = on_report;
   d.user = &o;

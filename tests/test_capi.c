@@ -42,7 +42,7 @@ static void on_report(void *user, const char *msg, const char *trace) {
 }
 
 static weft_state *open_state(out *o) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.log = on_log;
   d.report = on_report;
   d.user = o;
@@ -203,7 +203,7 @@ static void test_group_made_and_driven_from_c(void **state) {
 static void test_group_cost_read_from_c(void **state) {
   (void)state;
   out o = {0};
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.log = on_log;
   d.report = on_report;
   d.user = &o;
@@ -276,7 +276,7 @@ static void on_logger(void *user, const char *tag, uint32_t level, uint32_t id, 
 }
 
 static weft_state *open_heard(heard *h, uint32_t slice_us) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.logger = on_logger;
   d.logger_ud = h;
   d.slow_task_us = 2000;
@@ -457,7 +457,7 @@ static void test_jobs_run_on_the_engines_job_system(void **state) {
   (void)state;
   out o = {0};
   engine_jobs e = {0};
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.log = on_log;
   d.report = on_report;
   d.user = &o;
@@ -606,7 +606,7 @@ static void test_require_reaches_a_modules_functions(void **state) {
   fputs("local M = {}\nfunction M.alert(n) return 'alert ' .. n end\nreturn M\n", f);
   fclose(f);
   out o = {0};
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.scripts_root = dir;
   d.log = on_log;
   d.user = &o;

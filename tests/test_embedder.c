@@ -182,7 +182,7 @@ static void on_log(void *user, const char *tag, uint32_t level, uint32_t id, con
 }
 
 static weft_desc engine_desc(ledger *a, loader *ld, logbook *b) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.scripts_root = "pak"; /* no such directory: every script comes from the loader */
   d.alloc = count_alloc;
   d.alloc_ud = a;
@@ -218,7 +218,7 @@ static void test_every_byte_and_every_script_is_the_engines(void **state) {
   assert_true(asked_for(&ld, "ai/walker.lua"));
   assert_non_null(strstr(b.text, "3 0 hello engine\n")); /* print, through the logger */
   assert_non_null(strstr(b.text, "3 0 walked\t3\n"));
-  weft_stats st;
+  weft_stats st = WEFT_STATS_INIT;
   weft_get_stats(W, &st);
   assert_true(st.allocs > 0);
   assert_true(a.live > 0);

@@ -26,6 +26,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "../bindings/testing.h"
 #include "../bindings/weft.h"
 #include "scratch_dir.h"
 
@@ -210,15 +211,15 @@ static int setup(void **state) {
   mkdir(sub, 0755);
   snprintf(sub, sizeof sub, "%s/lib", x->root);
   mkdir(sub, 0755);
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.scripts_root = x->root;
   d.report = on_report;
   d.log = on_log;
-  d.fail_alloc = fail_alloc;
   d.time_budget_us = WEFT_BUDGET_COUNTED; /* "within the budgets" is exact */
   d.user = x;
   x->W = weft_open(&d);
   if (!x->W) return -1;
+  weft_testing_fail_alloc(x->W, fail_alloc, x);
   lua_State *L = weft_lua(x->W);
   lua_newtable(L);
   lua_newtable(L);
@@ -800,7 +801,7 @@ static void thousand_reloads_keep_memory_flat(void **state) {
            "end\n");
   step(x, 1);
   lua_State *L = weft_lua(x->W);
-  weft_stats s100 = {0}, s1000 = {0};
+  weft_stats s100 = WEFT_STATS_INIT, s1000 = WEFT_STATS_INIT;
   for (int k = 1; k <= 1000; k++) {
     write_mod(x, "ai/idle.lua", idle(k));
     assert_int_equal(reload(x, "ai/idle.lua"), WEFT_OK);

@@ -254,7 +254,7 @@ static void print_samples(lua_State *L, int S, const sample *samples, int n, dou
 static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
   (void)state;
   sink k = {0, ""};
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.report = on_report;
   d.log = on_log;
   d.time_budget_us = WEFT_BUDGET_COUNTED; /* the same run every time */
@@ -288,7 +288,7 @@ static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
       for (int i = 0; i < QUIET_FRAMES; i++) assert_int_equal(weft_step(W, DT60), WEFT_OK);
       lua_gc(L, LUA_GCCOLLECT, 0);
       lua_gc(L, LUA_GCCOLLECT, 0); /* a second pass frees what the first finalized */
-      weft_stats st;
+      weft_stats st = WEFT_STATS_INIT;
       weft_get_stats(W, &st);
       samples[n].frame = f;
       samples[n].lua_bytes = st.lua_bytes;

@@ -76,7 +76,7 @@ static int teardown(void **state) {
 
 static weft_desc desc_for(run *r, char *root, size_t n) {
   snprintf(root, n, "%s/scripts", r->dir);
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.scripts_root = root;
   d.log = on_log;
   d.report = on_report;
@@ -117,7 +117,7 @@ static int replay(run *r, void (*before)(weft_state *W), void (*each)(weft_state
   const char *meta = weft_tape_meta(T, &mlen);
   assert_int_equal(mlen, 5);
   assert_memory_equal(meta, "meta!", 5);
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.log = on_log;
   d.report = on_report;
   d.user = r;
@@ -208,7 +208,7 @@ static int gate_finish(lua_State *L, void *data) {
   return 1;
 }
 static void gate_register(weft_state *W) {
-  weft_job_kind k = {"gate", gate_prepare, gate_run, gate_finish, free, NULL};
+  weft_job_kind k = {sizeof(weft_job_kind), "gate", gate_prepare, gate_run, gate_finish, free, NULL};
   assert_int_equal(weft_register_job(W, &k), WEFT_OK);
 }
 static void gate_each(weft_state *W, int frame) {
@@ -494,7 +494,7 @@ static void test_a_recording_with_looser_limits_replays_under_the_replayers(void
   weft_tape *T;
   char err[256];
   assert_int_equal(weft_tape_load(r->tape, &T, err, sizeof err), WEFT_OK);
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.logger = on_logger;
   weft_tape_desc(T, &d);
   assert_true(d.memory_limit == (size_t)256 << 20);
@@ -508,7 +508,7 @@ static void test_a_recording_with_looser_limits_replays_under_the_replayers(void
   assert_int_equal(weft_close(W), 0);
   /* a replayer with looser limits of its own takes the recorded ones */
   assert_int_equal(weft_tape_load(r->tape, &T, err, sizeof err), WEFT_OK);
-  weft_desc loose = {0};
+  weft_desc loose = WEFT_DESC_INIT;
   /* (on a 32-bit system 64 GB is more than a size holds: SIZE_MAX) */
   const uint64_t gb64 = (uint64_t)64 << 30;
   loose.memory_limit = SIZE_MAX > gb64 ? (size_t)(2 * gb64) : SIZE_MAX;

@@ -60,7 +60,7 @@ static int l_hookmask(lua_State *L) {
 }
 
 static weft_state *open_with(uint32_t time_us, uint32_t runaway_us) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.time_budget_us = time_us;
   d.runaway_us = runaway_us;
   d.report = on_report;
@@ -216,7 +216,7 @@ static void no_coroutine_pcall_or_c_call_hides_a_runaway(void **state) {
    and frame time (0s: defaults). */
 static weft_state *open_full(uint32_t time_us, uint32_t instr, uint32_t runaway_us,
                              uint32_t frame_us) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.time_budget_us = time_us;
   d.instr_budget = instr;
   d.runaway_us = runaway_us;

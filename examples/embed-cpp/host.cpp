@@ -44,7 +44,7 @@ struct Engine {
   std::vector<std::string> said;
 
   bool open(const char *scripts) {
-    weft_desc d{};  // zero is the default for every field
+    weft_desc d = WEFT_DESC_INIT;  // every field its default, the size set
     d.scripts_root = scripts;
     d.alloc = &Heap::alloc;
     d.alloc_ud = &heap;
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
   auto failed = run(e, argc > 1 ? argv[1] : "main.lua");
   weft_signal_drop(e.W.get(), e.bell);
   int leaked = weft_close(e.W.release());
-  std::printf("weft %s from C++: script %s, %zu lines, %zu bytes live after close\n", weft_version(),
+  std::printf("weft %s from C++: script %s, %zu lines, %zu bytes live after close\n", weft_version_string(),
               failed ? failed->c_str() : "done", e.said.size(), e.heap.live);
   return !failed && leaked == 0 && e.heap.live == 0 ? 0 : 1;
 }

@@ -19,7 +19,9 @@ static int l_open_door(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
-  W = weft_open(&(weft_desc){.scripts_root = "."});
+  weft_desc d = WEFT_DESC_INIT; /* every field its default, the size set */
+  d.scripts_root = ".";
+  W = weft_open(&d);
   lua_State *L = weft_lua(W);
   weft_push_api(W); /* the table every script sees as its globals */
   lua_pushcfunction(L, l_open_door);
@@ -40,7 +42,7 @@ int main(int argc, char **argv) {
     weft_step(W, 1.0 / 60);
   }
   int ok = weft_task_result(W, main_task) == WEFT_DONE;
-  printf("weft %s: script %s\n", weft_version(), ok ? "done" : weft_task_error(W, main_task));
+  printf("weft %s: script %s\n", weft_version_string(), ok ? "done" : weft_task_error(W, main_task));
   weft_release(W, main_task);
   return weft_close(W) == 0 && ok ? 0 : 1;
 }

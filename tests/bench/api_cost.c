@@ -17,7 +17,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   int n = argc > 2 ? atoi(argv[2]) : 100000;
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   mialloc_use(&d);
   d.scripts_root = argv[1];
   d.memory_limit = (size_t)4 << 30;

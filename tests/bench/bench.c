@@ -158,13 +158,13 @@ static void report(void *user, const char *msg, const char *trace) {
 
 /* Task resumes so far. */
 static uint64_t weft_resumes(weft_state *W) {
-  weft_stats st;
+  weft_stats st = WEFT_STATS_INIT;
   weft_get_stats(W, &st);
   return st.resumes;
 }
 
 static size_t weft_held(weft_state *W) {
-  weft_stats st;
+  weft_stats st = WEFT_STATS_INIT;
   weft_get_stats(W, &st);
   return st.lua_bytes + st.host_bytes;
 }
@@ -172,7 +172,7 @@ static size_t weft_held(weft_state *W) {
 static result run_weft(const char *dir, const workload *w, int n, int warm, int frames,
                        int counted) {
   result r = {0};
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   mialloc_use(&d); /* as the weft program and the demo do */
   if (counted) d.time_budget_us = WEFT_BUDGET_COUNTED;
   d.scripts_root = dir;
@@ -228,7 +228,7 @@ static result run_weft(const char *dir, const workload *w, int n, int warm, int 
   /* BENCH_PROFILE=FILE: the timed frames under a profile (profile_cost.sh) */
   const char *prof = getenv("BENCH_PROFILE");
   if (prof && weft_profile_start(W, prof) != WEFT_OK) die("weft_profile_start", prof);
-  weft_stats s0, s1;
+  weft_stats s0 = WEFT_STATS_INIT, s1 = WEFT_STATS_INIT;
   uint64_t res0 = weft_resumes(W);
   double ops0 = call_bench(L, bidx, "ops");
   if (ops0 < 0) ops0 = call_bench(L, bidx, "count");

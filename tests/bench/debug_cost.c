@@ -60,7 +60,7 @@ static void *drain(void *arg) {
 }
 
 static int attach(weft_state *W, int mode, const char *elsewhere, pthread_t *reader, int *fdp) {
-  weft_debug_desc d = {0};
+  weft_debug_desc d = WEFT_DEBUG_DESC_INIT;
   int port;
   if (weft_debug_listen(W, &d, &port) != WEFT_OK) die("cannot listen");
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -84,7 +84,7 @@ static int attach(weft_state *W, int mode, const char *elsewhere, pthread_t *rea
 
 /* Seconds per measured frame of W1 at n tasks. */
 static double run(const char *dir, int mode, int n, int warm, int frames) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   mialloc_use(&d); /* as the weft program and the demo do */
   d.scripts_root = dir;
   d.memory_limit = (size_t)4 << 30;

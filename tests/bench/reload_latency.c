@@ -134,7 +134,7 @@ static void row(const char *what, double *v, int n) {
    persisted value tells which version runs, watching root; NULL (with a
    message) when it cannot. */
 static weft_state *open_probe(const char *root, int entities, int *errors, int *probe) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   mialloc_use(&d); /* as the weft program and the demo do */
   d.scripts_root = root;
   d.report = on_report;

@@ -25,7 +25,7 @@ cflags=$(pkg-config --cflags weft)
 libs=$(pkg-config --libs weft)
 check "pkg-config knows weft and its version" "[ \"\$(pkg-config --modversion weft)\" = \"\$(sed -n 's/^#define WEFT_VERSION_STRING \"\\(.*\\)\"/\\1/p' bindings/weft.h)\" ]"
 
-printf '#include <weft.h>\nint main(void) { return weft_version()[0] == 0; }\n' > "$dir/alone.c"
+printf '#include <weft.h>\nint main(void) { return weft_version() != WEFT_VERSION || weft_abi_version() != WEFT_ABI_VERSION; }\n' > "$dir/alone.c"
 check "weft.h compiles alone with only pkg-config --cflags weft" \
   "cc -std=c11 -Wall -Wextra -Werror -c '$dir/alone.c' -o '$dir/alone.o' $cflags"
 
@@ -37,8 +37,32 @@ check "the embedded host runs its script: the C verb's future, completed later, 
 check "it runs on the installed shared library" \
   "LD_LIBRARY_PATH='$prefix/lib' ldd '$dir/embed' | grep -q '$prefix/lib/libweft.so'"
 
+check "pkg-config --cflags weft names weft's directories only (cJSON's stays private)" \
+  "! echo '$cflags' | grep -q cjson"
+abi=$(sed -n 's/^#define WEFT_ABI_VERSION //p' bindings/weft.h)
+check "libweft.so's SONAME follows WEFT_ABI_VERSION (libweft.so.$abi)" \
+  "objdump -p '$prefix/lib/libweft.so' | grep -q 'SONAME *libweft.so.$abi\$'"
+# A program built against another layout of weft_desc (here one 8 bytes
+# shorter, as an older weft.h had) is refused with a clear error.
+cat > "$dir/oldabi.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <weft.h>
+int main(void) {
+  weft_desc d;
+  memset(&d, 0, sizeof d);
+  d.size = sizeof d - 8;
+  if (weft_open(&d)) return 1;
+  weft_desc_init(&d);
+  weft_state *W = weft_open(&d);
+  return !W || weft_close(W) != 0;
+}
+C
+check "a desc of another size is refused with a message naming WEFT_DESC_INIT; weft_desc_init's opens" \
+  "cc -std=c11 -o '$dir/oldabi' '$dir/oldabi.c' $cflags $libs && LD_LIBRARY_PATH='$prefix/lib' '$dir/oldabi' 2> '$dir/oldabi.err' && grep -q 'desc.size is .*WEFT_DESC_INIT' '$dir/oldabi.err'"
+
 # C++17: weft.h gives C linkage to weft and to the Lua it includes.
-printf '#include <weft.h>\nint main() { return weft_version()[0] == 0 || !lua_version(nullptr); }\n' > "$dir/alone.cpp"
+printf '#include <weft.h>\nint main() { weft_desc d = WEFT_DESC_INIT; return d.size != sizeof d || weft_version() != WEFT_VERSION || !lua_version(nullptr); }\n' > "$dir/alone.cpp"
 check "weft.h compiles and links alone in C++17 with only pkg-config" \
   "c++ -std=c++17 -Wall -Wextra -Werror -pedantic -o '$dir/alone-cpp' '$dir/alone.cpp' $cflags $libs && LD_LIBRARY_PATH='$prefix/lib' '$dir/alone-cpp'"
 check "examples/embed-cpp builds as C++17 against the installed copy" \

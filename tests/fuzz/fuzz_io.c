@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     default: p += sprintf(p, "pcall(function() return f:close() end)\n");
     }
   }
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.memory_limit = (size_t)32 << 20;
   d.time_budget_us = WEFT_BUDGET_COUNTED;
   d.runaway_us = 20000;

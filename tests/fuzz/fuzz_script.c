@@ -21,7 +21,7 @@ static void quiet_report(void *user, const char *msg, const char *trace) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.memory_limit = (size_t)16 << 20;
   d.instr_budget = 20000;
   d.time_budget_us = WEFT_BUDGET_COUNTED; /* an input runs the same every time */

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (weft_tape_parse(buf, size, "fuzz", &T, err, sizeof err) != WEFT_OK) return 0;
   /* The replayer's own limits, as a program's flags set them: a
      recording asking for looser ones replays under these (weft_tape_desc). */
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.memory_limit = (size_t)64 << 20;
   d.max_tasks = 5000;
   d.runaway_us = 200000;

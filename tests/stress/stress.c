@@ -309,7 +309,7 @@ static void quiet(void *user, const char *line, size_t len) {
 /* Runs one case; prints its line. Exit status: 0, or 3 when a frame
    went over the target. */
 static int run_case(const scase *c, double target) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.report = on_report;
   d.log = quiet;
   weft_state *W = weft_open(&d);
@@ -330,7 +330,7 @@ static int run_case(const scase *c, double target) {
     if (ms > worst) worst = ms, worst_at = f;
     if (getenv("STRESS_FRAMES")) fprintf(stderr, "frame %d: %.1f ms\n", f, ms);
   }
-  weft_stats st;
+  weft_stats st = WEFT_STATS_INIT;
   weft_get_stats(W, &st);
   int over = first > target || worst > target;
   printf("  %-44s %9.1f %9.1f %5d %7d %7.1f  %s%s\n", c->name, first, worst, worst_at, reports,

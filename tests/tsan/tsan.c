@@ -293,7 +293,7 @@ static void call_runaway(side *s, weft_state *W) {
 }
 
 static weft_state *open_side(side *s) {
-  weft_desc d = {0};
+  weft_desc d = WEFT_DESC_INIT;
   d.runaway_us = RUNAWAY_US;
   d.time_budget_us = s->time_budget_us;
   if (s->jobs) {
@@ -307,7 +307,7 @@ static weft_state *open_side(side *s) {
   d.slow_task_us = UINT32_MAX; /* runaways are slow by design: no warnings */
   weft_state *W = weft_open(&d);
   if (!W) return NULL;
-  weft_job_kind k = {"mix", mix_prepare, mix_run, mix_finish, mix_free, NULL};
+  weft_job_kind k = {sizeof(weft_job_kind), "mix", mix_prepare, mix_run, mix_finish, mix_free, NULL};
   if (weft_register_job(W, &k) != WEFT_OK) failf(s, "weft_register_job failed");
   lua_State *L = weft_lua(W);
   weft_push_api(W);

@@ -1,0 +1,15 @@
+/* The library's hooks for its own tests, linked from libweft.a (the
+   shared library does not export them): nothing an engine calls. */
+#ifndef WEFT_TESTING_H
+#define WEFT_TESTING_H
+
+#include <stddef.h>
+
+#include "weft.h"
+
+/* From now on, every allocation of nsize bytes weft makes (Lua's and the
+   host's, counted as desc.alloc's are) fails when fail(user, nsize)
+   returns nonzero, for allocation-failure sweeps; NULL stops it. */
+void weft_testing_fail_alloc(weft_state *W, int (*fail)(void *user, size_t nsize), void *user);
+
+#endif
