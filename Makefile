@@ -228,7 +228,7 @@ $(BUILD)/weft: $(BUILD)/cli/main.o $(MIALLOC_OBJ) $(BUILD)/libweft.a
 # The embedder's test sees every call weft makes to the C library's
 # allocator: none may happen.
 $(BUILD)/tests/test_embedder: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-  -Wl,--wrap=free,--wrap=strdup,--wrap=strndup
+  -Wl,--wrap=free,--wrap=strdup,--wrap=strndup,--wrap=fopen
 $(BUILD)/tests/test_embedder $(BUILD)/tests/test_capi: CFLAGS += -I bindings
 
 $(BUILD)/generic/host/%.o: host/%.c

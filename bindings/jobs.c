@@ -175,7 +175,10 @@ void weft_stop_jobs(weft_state *W) {
 /* ---- read_file: a file under the assets root ----
    Every block is taken on the main thread (the embedder's allocator is
    called there only): prepare sizes the file and takes its buffer, the
-   worker reads into it. */
+   worker reads into it. With desc.load_asset, prepare reads it through
+   the engine's loader instead (on the main thread: the loader is called
+   there only) and the worker has nothing to do; the future still
+   resolves at a later frame, as every job's does. */
 
 typedef struct rfile {
   weft_state *W;
@@ -185,13 +188,17 @@ typedef struct rfile {
   size_t cap, len;
   int err;  /* errno of a failed read */
   int grew; /* the file grew while it was read */
+  int lent; /* buf is desc.load_asset's block (cap bytes, 1 when empty) */
 } rfile;
 
 static void rf_free(void *d) {
   rfile *f = d;
   weft_mem_free_str(f->W, f->path);
   weft_mem_free_str(f->W, f->real);
-  weft_mem_free(f->W, f->buf, f->cap);
+  if (f->lent)
+    f->W->mem.alloc(f->W->mem.ud, f->buf, f->cap ? f->cap : 1, 0);
+  else
+    weft_mem_free(f->W, f->buf, f->cap);
   weft_mem_free(f->W, f, sizeof *f);
 }
 
@@ -219,6 +226,13 @@ static void *rf_prepare(lua_State *L, int first, int n, void *user) {
   }
   f->W = W;
   f->path = path;
+  if (W->desc.load_asset) { /* the engine's files, read here on the main thread */
+    f->buf = W->desc.load_asset(W->desc.load_ud, path + strlen(W->assets) + 1, &f->cap);
+    if (!f->buf) f->err = ENOENT; /* the future fails with it */
+    f->lent = f->buf != NULL;
+    f->len = f->buf ? f->cap : 0;
+    return f;
+  }
   char real[WEFT_PATH_MAX];
   if (!weft_path_confine(W, W->assets, f->path, real)) {
     f->err = W->load_errno; /* the future fails with it */
@@ -254,7 +268,7 @@ static void *rf_prepare(lua_State *L, int first, int n, void *user) {
 
 static void rf_run(void *d) {
   rfile *f = d;
-  if (f->err) return;
+  if (f->err || f->lent) return;
   FILE *fp = fopen(f->real, "rb");
   if (!fp) {
     f->err = errno;
@@ -279,6 +293,10 @@ static int rf_finish(lua_State *L, void *d) {
   }
   if (f->err == EACCES && !f->real) {
     lua_pushfstring(L, "cannot read %s: a symbolic link leads outside the root", f->path);
+    return -1;
+  }
+  if (f->err == ENOENT && f->W->desc.load_asset) {
+    lua_pushfstring(L, "cannot read %s: no such asset", f->path);
     return -1;
   }
   if (f->err) {

@@ -255,7 +255,9 @@ int weft_push_why(lua_State *L, int idx, const char *path) {
   else
     lua_pushstring(L, msg ? msg : "unreadable");
   const char *why = lua_tostring(L, -1);
-  if (strcmp(why, strerror(ENOENT)) == 0 || strcmp(why, "no such script") == 0) return ENOENT;
+  if (strcmp(why, strerror(ENOENT)) == 0 || strcmp(why, "no such script") == 0 ||
+      strcmp(why, "no such asset") == 0)
+    return ENOENT;
   if (strcmp(why, OUTSIDE) == 0 || strcmp(why, strerror(EACCES)) == 0) return EACCES;
   return EIO;
 }
@@ -298,7 +300,17 @@ int weft_push_file(lua_State *L, const char *path) {
   loaded *b = push_block(L, W);
   W->load_why = NULL;
   W->load_errno = 0;
-  b->p = read_path(W, W->assets, path, &b->n);
+  size_t k = strlen(W->assets);
+  if (W->desc.load_asset) { /* the engine's files: given the path under the root */
+    const char *rel = strncmp(path, W->assets, k) == 0 && path[k] == '/' ? path + k + 1 : path;
+    b->p = W->desc.load_asset(W->desc.load_ud, rel, &b->n);
+    if (!b->p) {
+      W->load_why = "no such asset";
+      W->load_errno = ENOENT;
+    }
+  } else {
+    b->p = read_path(W, W->assets, path, &b->n);
+  }
   if (!b->p) {
     lua_pop(L, 1);
     lua_pushfstring(L, "cannot open %s (%s)", path, W->load_why ? W->load_why : "unreadable");

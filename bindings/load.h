@@ -51,11 +51,12 @@ int weft_push_script(lua_State *L, const char *path);
    symbolic link leads out of the root), else EIO. May raise (memory). */
 int weft_push_why(lua_State *L, int idx, const char *path);
 
-/* Reads the regular file at path (under the assets root: a script's
-   asset) itself, not through the loader, when it lies inside the assets
-   root with every symbolic link followed, and pushes its text (1) or
-   "cannot open PATH (why)" (0), W->load_why and W->load_errno saying
-   why. May raise (memory). */
+/* Reads the asset at path (the assets root / its clean path under it)
+   and pushes its text (1) or "cannot open PATH (why)" (0), W->load_why
+   and W->load_errno saying why: through desc.load_asset when the
+   engine gives one (with the clean path), else the regular file itself
+   when it lies inside the assets root with every symbolic link
+   followed. May raise (memory). */
 int weft_push_file(lua_State *L, const char *path);
 
 #endif

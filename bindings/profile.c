@@ -3,12 +3,14 @@
    sampled at the watchdog's ticks (a count hook of one instruction on the
    running thread, as a stop is made, only sampling). Written when it
    stops as Chrome's Trace Event JSON and speedscope's file format. Its
-   blocks are the C library's: a profile is opt-in, like the debugger. */
+   blocks are the embedder's (desc.alloc, counted as the host's), taken
+   on the scripts thread: samples are taken there too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "handles.h"
+#include "mem.h"
 #include "profile.h"
 
 #define MAX_DEPTH 64   /* resumes inside resumes */
@@ -44,6 +46,7 @@ typedef struct tinfo {
   size_t n##name, cap##name
 
 struct weft_profile {
+  weft_state *W; /* its blocks come from W's allocator */
   char *path;
   lua_State *E; /* a thread of its own for labels */
   int ref_E;
@@ -75,7 +78,7 @@ typedef struct weft_profile prof;
 static int grow(prof *P, void **v, size_t n, size_t *cap, size_t size) {
   if (n < *cap) return 1;
   size_t c = *cap ? *cap * 2 : 1024;
-  void *m = realloc(*v, c * size);
+  void *m = weft_mem_realloc(P->W, *v, *cap * size, c * size);
   if (!m) return P->failed = 1, 0;
   *v = m;
   *cap = c;
@@ -88,7 +91,7 @@ static uint64_t now(prof *P) { return weft_clock_ns() - P->start; }
 static tinfo *task_info(prof *P, weft_id id) {
   if ((P->ntasks + 1) * 2 > P->tcap) {
     uint32_t cap = P->tcap ? P->tcap * 2 : 256;
-    tinfo *t = calloc(cap, sizeof *t);
+    tinfo *t = weft_mem_calloc(P->W, cap, sizeof *t);
     if (!t) return NULL;
     for (uint32_t i = 0; i < P->tcap; i++)
       if (P->tasks[i].id) {
@@ -96,7 +99,7 @@ static tinfo *task_info(prof *P, weft_id id) {
         while (t[j].id) j = (j + 1) & (cap - 1);
         t[j] = P->tasks[i];
       }
-    free(P->tasks);
+    weft_mem_free(P->W, P->tasks, P->tcap * sizeof *t);
     P->tasks = t;
     P->tcap = cap;
   }
@@ -157,8 +160,8 @@ static void label(weft_state *W, prof *P, weft_id id) {
   lua_pushlightuserdata(P->E, W);
   lua_pushinteger(P->E, (lua_Integer)id);
   if (lua_pcall(P->E, 2, 2, 0) == LUA_OK && lua_isstring(P->E, -2)) {
-    t->label = strdup(lua_tostring(P->E, -2));
-    if (lua_isstring(P->E, -1)) t->module = strdup(lua_tostring(P->E, -1));
+    t->label = weft_mem_strdup(W, lua_tostring(P->E, -2));
+    if (lua_isstring(P->E, -1)) t->module = weft_mem_strdup(W, lua_tostring(P->E, -1));
   }
   lua_settop(P->E, top);
 }
@@ -242,14 +245,14 @@ static uint32_t str_hash(const char *s) {
 static int intern(prof *P, const char *name) {
   if ((P->nf + 1) * 2 > P->hcap) {
     uint32_t cap = P->hcap ? P->hcap * 2 : 1024;
-    uint32_t *h = calloc(cap, sizeof *h);
+    uint32_t *h = weft_mem_calloc(P->W, cap, sizeof *h);
     if (!h) return -1;
     for (uint32_t i = 0; i < P->nf; i++) {
       uint32_t j = str_hash(P->fnames[i]) & (cap - 1);
       while (h[j]) j = (j + 1) & (cap - 1);
       h[j] = i + 1;
     }
-    free(P->fhash);
+    weft_mem_free(P->W, P->fhash, P->hcap * sizeof *h);
     P->fhash = h;
     P->hcap = cap;
   }
@@ -258,12 +261,12 @@ static int intern(prof *P, const char *name) {
     if (strcmp(P->fnames[P->fhash[j] - 1], name) == 0) return (int)P->fhash[j] - 1;
   if (P->nf == P->capf) {
     uint32_t c = P->capf ? P->capf * 2 : 256;
-    char **m = realloc(P->fnames, c * sizeof *m);
+    char **m = weft_mem_realloc(P->W, P->fnames, P->capf * sizeof *m, c * sizeof *m);
     if (!m) return -1;
     P->fnames = m;
     P->capf = c;
   }
-  char *s = strdup(name);
+  char *s = weft_mem_strdup(P->W, name);
   if (!s) return -1;
   P->fnames[P->nf] = s;
   P->fhash[j] = ++P->nf;
@@ -416,7 +419,8 @@ static int write_speedscope(prof *P, const char *path) {
   size_t ngroups = 0;
   for (size_t i = 0; i < P->nsamples; i++)
     ngroups += i == 0 || P->samples[i].id != P->samples[i - 1].id;
-  group_span *spans = malloc(sizeof *spans * (ngroups ? ngroups : 1));
+  size_t spans_size = sizeof(group_span) * (ngroups ? ngroups : 1);
+  group_span *spans = weft_mem_alloc(P->W, spans_size);
   if (!spans) {
     fclose(f);
     return WEFT_ENOMEM;
@@ -448,27 +452,29 @@ static int write_speedscope(prof *P, const char *path) {
     for (size_t k = i; k < j; k++) fprintf(f, "%s%u", k > i ? "," : "", P->samples[k].us);
     fprintf(f, "]}");
   }
-  free(spans);
+  weft_mem_free(P->W, spans, spans_size);
   fprintf(f, "]}\n");
   return fclose(f) == 0 ? WEFT_OK : WEFT_EIO;
 }
 
 /* path with .json (or nothing) replaced by .speedscope.json */
-static char *speedscope_path(const char *path) {
+static char *speedscope_path(weft_state *W, const char *path) {
   size_t n = strlen(path);
   if (n >= 5 && strcmp(path + n - 5, ".json") == 0) n -= 5;
-  char *p = malloc(n + 20);
-  if (p) snprintf(p, n + 20, "%.*s.speedscope.json", (int)n, path);
+  size_t k = n + sizeof ".speedscope.json"; /* the string and its 0: weft_mem_free_str's size */
+  char *p = weft_mem_alloc(W, k);
+  if (p) snprintf(p, k, "%.*s.speedscope.json", (int)n, path);
   return p;
 }
 
 int weft_profile_start(weft_state *W, const char *path) {
   if (!W || !path) return WEFT_EINVAL;
   if (W->prof) return WEFT_ESTATE;
-  prof *P = calloc(1, sizeof *P);
-  if (!P || !(P->path = strdup(path)) || !lua_checkstack(W->L, 2)) {
-    if (P) free(P->path);
-    free(P);
+  prof *P = weft_mem_calloc(W, 1, sizeof *P);
+  if (P) P->W = W;
+  if (!P || !(P->path = weft_mem_strdup(W, path)) || !lua_checkstack(W->L, 2)) {
+    if (P) weft_mem_free_str(W, P->path);
+    weft_mem_free(W, P, sizeof *P);
     return WEFT_ENOMEM;
   }
   P->E = lua_newthread(W->L);
@@ -483,19 +489,20 @@ int weft_profile_start(weft_state *W, const char *path) {
 }
 
 static void free_prof(weft_state *W, prof *P) {
-  for (uint32_t i = 0; i < P->tcap; i++) free(P->tasks[i].label), free(P->tasks[i].module);
-  for (uint32_t i = 0; i < P->nf; i++) free(P->fnames[i]);
+  for (uint32_t i = 0; i < P->tcap; i++)
+    weft_mem_free_str(W, P->tasks[i].label), weft_mem_free_str(W, P->tasks[i].module);
+  for (uint32_t i = 0; i < P->nf; i++) weft_mem_free_str(W, P->fnames[i]);
   if (W->L) luaL_unref(W->L, LUA_REGISTRYINDEX, P->ref_E);
-  free(P->tasks);
-  free(P->fnames);
-  free(P->fhash);
-  free(P->slices);
-  free(P->wakes);
-  free(P->samples);
-  free(P->stack);
-  free(P->frames);
-  free(P->path);
-  free(P);
+  weft_mem_free(W, P->tasks, P->tcap * sizeof *P->tasks);
+  weft_mem_free(W, P->fnames, P->capf * sizeof *P->fnames);
+  weft_mem_free(W, P->fhash, P->hcap * sizeof *P->fhash);
+  weft_mem_free(W, P->slices, P->capslices * sizeof *P->slices);
+  weft_mem_free(W, P->wakes, P->capwakes * sizeof *P->wakes);
+  weft_mem_free(W, P->samples, P->capsamples * sizeof *P->samples);
+  weft_mem_free(W, P->stack, P->capstack * sizeof *P->stack);
+  weft_mem_free(W, P->frames, P->capframes * sizeof *P->frames);
+  weft_mem_free_str(W, P->path);
+  weft_mem_free(W, P, sizeof *P);
 }
 
 int weft_profile_stop(weft_state *W) {
@@ -507,10 +514,10 @@ int weft_profile_stop(weft_state *W) {
   for (size_t i = 0; i < P->nslices; i++) label(W, P, P->slices[i].id); /* the tasks still live */
   W->prof = NULL;
   W->cost.slow_way = !W->watching;
-  char *sp = speedscope_path(P->path);
+  char *sp = speedscope_path(W, P->path);
   int rc = write_trace(P, P->path);
   if (rc == WEFT_OK) rc = sp ? write_speedscope(P, sp) : WEFT_ENOMEM;
-  free(sp);
+  weft_mem_free_str(W, sp);
   free_prof(W, P);
   return rc;
 }

@@ -618,7 +618,9 @@ int weft_watch_scripts(weft_state *W, int on) {
     return WEFT_OK;
   }
   if (W->mods.watch) return WEFT_OK;
-  return weft_watch_open(W->root, NULL, weft_host_alloc, W, &W->mods.watch);
+  weft_watch_desc wd = {0};
+  wd.force_poll = W->desc.watch_poll != 0;
+  return weft_watch_open(W->root, &wd, weft_host_alloc, W, &W->mods.watch);
 }
 
 void weft_poll_reload(weft_state *W) {

@@ -193,7 +193,7 @@ typedef struct weft_desc {
      FIFOs, devices and files larger than memory_limit are refused, with
      a SCRIPT_SKIPPED log). */
   weft_load_fn load;
-  void *load_ud; /* passed to load */
+  void *load_ud; /* passed to load and load_asset */
   /* Receives what weft itself says. NULL: lines on stderr ("weft: msg"),
      and `print` on stdout. With a logger, the library writes nothing to
      stdout or stderr. */
@@ -212,6 +212,23 @@ typedef struct weft_desc {
      warning (one per task, naming it and its spawn site); 0: 4,000;
      UINT32_MAX: never. */
   uint32_t slow_task_us;
+  /* Every asset a script reads (io.open, io.lines and io.input of a path
+     under assets_root, job("read_file")) is read through this, with
+     load_ud, as load reads scripts: the path relative to assets_root and
+     '/'-separated ("levels/1.txt", never leaving the root), the bytes in
+     a block from desc.alloc that weft frees, NULL when there is no such
+     asset (io.open then gives nil, "PATH: no such asset", ENOENT; the
+     job's future fails with "cannot read PATH: no such asset"). Called on
+     the main thread, inside the weft call that reads: for
+     job("read_file") when the job starts (its future still resolves at
+     a later frame, as every job's does). NULL: the regular files under
+     assets_root, read by the C library (job("read_file") on a worker). */
+  weft_load_fn load_asset;
+  /* Nonzero: weft_watch_scripts polls the scripts root (size and times,
+     every 250 ms) instead of using the system's change notifications
+     (a network file system, a container that gives none). 0: notifications
+     where the system has them. */
+  uint32_t watch_poll;
 } weft_desc;
 
 /* A desc with every field at its default and its size set, for

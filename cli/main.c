@@ -381,6 +381,8 @@ static weft_state *open_run(config *c, char ***args, int *nargs, char ***owned) 
   mialloc_use(&d);
   set_limits(c, &d);
   d.report = on_run_report;
+  const char *watch = getenv("WEFT_WATCH"); /* the program's choice: the library reads none */
+  if (watch && strcmp(watch, "poll") == 0) d.watch_poll = 1;
   weft_tape *T = NULL;
   if (c->replay) {
     char err[512];

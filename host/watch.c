@@ -166,8 +166,6 @@ int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_alloc_fn
   if (desc) w->desc = *desc;
   if (w->desc.quiet <= 0) w->desc.quiet = 0.1;
   if (w->desc.poll_every <= 0) w->desc.poll_every = 0.25;
-  const char *env = getenv("WEFT_WATCH");
-  if (env && strcmp(env, "poll") == 0) w->desc.force_poll = 1;
   w->root = join(w, root, "");
   if (!w->root) {
     weft_watch_close(w);

@@ -4,7 +4,7 @@
    so any editor's save sequence gives one change, and a content hash so a
    touch or an identical save gives none. Only regular files count. Falls
    back to polling stat() every 250 ms where notifications are unavailable
-   (or WEFT_WATCH=poll). */
+   (or when the desc asks: force_poll). */
 #ifndef WEFT_WATCH_H
 #define WEFT_WATCH_H
 

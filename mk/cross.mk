@@ -131,7 +131,7 @@ $$($(1)_DIR)/weft: $$($(1)_DIR)/cli/main.o $$($(1)_DIR)/cli/mialloc.o $$($(1)_DI
 # As in the Makefile: the embedder's test sees every call weft makes to
 # the C library's allocator.
 $$($(1)_DIR)/tests/test_embedder: $(1)_TEST_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-  -Wl,--wrap=free,--wrap=strdup,--wrap=strndup
+  -Wl,--wrap=free,--wrap=strdup,--wrap=strndup,--wrap=fopen
 
 $$($(1)_DIR)/tests/%: tests/%.c $$($(1)_DIR)/libweft.a $$($(1)_DIR)/deps/lib/libcmocka.a
 	@mkdir -p $$(dir $$@)

@@ -111,7 +111,7 @@ $(WIN)/embed.exe: examples/embed/host.c $(WIN)/libweft.a
 # As in the Makefile: the embedder's test sees every call weft makes to
 # the C library's allocator (Windows has no strndup).
 $(WIN)/tests/test_embedder.exe: WIN_TEST_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc \
-  -Wl,--wrap=free,--wrap=strdup
+  -Wl,--wrap=free,--wrap=strdup,--wrap=fopen
 
 # cmocka declares print_error with the plain printf format, which GCC
 # checks as Microsoft's (no %zu) on Windows; the library prints with

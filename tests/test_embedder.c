@@ -18,6 +18,8 @@
 
 #include <weft.h>
 
+#include "scratch_dir.h"
+
 /* ---- the C library's allocator, watched ---- */
 
 static unsigned long libc_calls; /* blocks weft asked the C library for */
@@ -30,6 +32,8 @@ char *__real_strdup(const char *s);
 #ifndef _WIN32 /* Windows has no strndup */
 char *__real_strndup(const char *s, size_t n);
 #endif
+FILE *__real_fopen(const char *path, const char *mode);
+FILE *__wrap_fopen(const char *path, const char *mode);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t m);
 void *__wrap_realloc(void *p, size_t n);
@@ -38,6 +42,14 @@ char *__wrap_strdup(const char *s);
 #ifndef _WIN32
 char *__wrap_strndup(const char *s, size_t n);
 #endif
+
+/* Files weft opened with the C library (the debugger's and recordings'
+   aside, none in these tests). */
+static unsigned long fopen_calls;
+FILE *__wrap_fopen(const char *path, const char *mode) {
+  fopen_calls++;
+  return __real_fopen(path, mode);
+}
 
 void *__wrap_malloc(size_t n) {
   libc_calls++;
@@ -142,6 +154,27 @@ static void *pak_load(void *ud, const char *path, size_t *size) {
   return NULL;
 }
 
+/* The engine's assets, in memory too. */
+static const file assets[] = {
+    {"levels/1.txt", "wall wall door\n"},
+    {"empty.txt", ""},
+};
+
+static void *pak_load_asset(void *ud, const char *path, size_t *size) {
+  loader *ld = ud;
+  if (ld->n < 16) snprintf(ld->asked[ld->n++], 64, "asset:%s", path);
+  for (size_t i = 0; i < sizeof assets / sizeof assets[0]; i++) {
+    if (strcmp(assets[i].path, path) != 0) continue;
+    size_t n = strlen(assets[i].text);
+    char *p = count_alloc(ld->a, NULL, 0, n ? n : 1);
+    if (!p) return NULL;
+    memcpy(p, assets[i].text, n);
+    *size = n;
+    return p;
+  }
+  return NULL;
+}
+
 static int asked_for(const loader *ld, const char *path) {
   for (int i = 0; i < ld->n; i++)
     if (strcmp(ld->asked[i], path) == 0) return 1;
@@ -192,6 +225,87 @@ static weft_desc engine_desc(ledger *a, loader *ld, logbook *b) {
   d.logger_ud = b;
   d.job_threads = WEFT_JOBS_INLINE;
   return d;
+}
+
+/* The engine's assets reach scripts through its loader: io.open,
+   io.lines and job("read_file") of paths under assets_root, a missing
+   one and one leaving the root; no file opened by the C library, every
+   byte the engine's, nothing left after close. */
+static void test_assets_come_through_the_engines_loader(void **state) {
+  (void)state;
+  ledger a = {.fail_after = -1};
+  loader ld = {.a = &a};
+  logbook b = {0};
+  weft_desc d = engine_desc(&a, &ld, &b);
+  d.assets_root = "data"; /* no such directory either */
+  d.load_asset = pak_load_asset;
+  unsigned long files_before = fopen_calls, libc_before = libc_calls;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  static const char src[] =
+      "local f = assert(io.open('data/levels/1.txt'))\n"
+      "print('open', f:read('l'))\n"
+      "f:close()\n"
+      "for line in io.lines('data/./levels//1.txt') do print('lines', line) end\n"
+      "print('empty', #assert(io.open('data/empty.txt')):read('a'))\n"
+      "print('missing', io.open('data/nope.txt'))\n"
+      "print('outside', io.open('data/../etc/passwd'))\n"
+      "print('job', wait(job('read_file', 'levels/1.txt')))\n"
+      "print('job missing', pcall(wait, job('read_file', 'nope.txt')))\n";
+  weft_task t;
+  assert_int_equal(weft_run_string(W, "=assets", src, sizeof src - 1, &t, NULL), WEFT_OK);
+  for (int i = 0; i < 60 && weft_task_result(W, t) == WEFT_RUNNING; i++) weft_step(W, 1.0 / 60);
+  if (weft_task_result(W, t) != WEFT_DONE) fail_msg("%s", weft_task_error(W, t));
+  weft_release(W, t);
+  assert_non_null(strstr(b.text, "open\twall wall door\n"));
+  assert_non_null(strstr(b.text, "lines\twall wall door\n"));
+  assert_non_null(strstr(b.text, "empty\t0\n"));
+  assert_non_null(strstr(b.text, "missing\tnil\tdata/nope.txt: no such asset\t2\n"));
+  assert_non_null(strstr(b.text, "outside\tnil\t"));
+  assert_non_null(strstr(b.text, "job\twall wall door\n\n"));
+  assert_non_null(strstr(b.text, "job missing\tfalse\tcannot read data/nope.txt: no such asset\n"));
+  assert_true(asked_for(&ld, "asset:levels/1.txt") && asked_for(&ld, "asset:empty.txt"));
+  assert_false(asked_for(&ld, "asset:../etc/passwd"));
+  for (int i = 0; i < ld.n; i++)
+    if (strncmp(ld.asked[i], "asset:", 6) == 0) assert_null(strstr(ld.asked[i], ".."));
+  assert_int_equal(weft_close(W), 0);
+  assert_int_equal(fopen_calls, files_before); /* the C library opened no file */
+  assert_int_equal(libc_calls, libc_before);
+  assert_int_equal(a.live, 0);
+  assert_int_equal(a.bad, 0);
+}
+
+/* A profile takes its blocks from the engine's allocator too: none from
+   the C library's, nothing left after close (its files are written with
+   the C library's stdio, as a profile is a file). */
+static void test_a_profile_is_the_engines_memory_too(void **state) {
+  (void)state;
+  ledger a = {.fail_after = -1};
+  loader ld = {.a = &a};
+  logbook b = {0};
+  weft_desc d = engine_desc(&a, &ld, &b);
+  unsigned long before = libc_calls;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  char dir[] = "/tmp/weft-profile-XXXXXX", path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/p.json", dir);
+  assert_int_equal(weft_profile_start(W, path), WEFT_OK);
+  static const char src[] = "local function f(n) local s = 0 for i = 1, n do s = s + i end return s end\n"
+                            "for i = 1, 20 do spawn(function() f(20000) wait() f(20000) end) wait() end\n";
+  weft_task t;
+  assert_int_equal(weft_run_string(W, "=prof", src, sizeof src - 1, &t, NULL), WEFT_OK);
+  for (int i = 0; i < 100 && weft_task_result(W, t) == WEFT_RUNNING; i++) weft_step(W, 1.0 / 60);
+  assert_int_equal(weft_task_result(W, t), WEFT_DONE);
+  weft_release(W, t);
+  size_t during = a.live;
+  assert_int_equal(weft_profile_stop(W), WEFT_OK);
+  assert_true(a.live < during); /* the profile's blocks went back to the engine */
+  assert_int_equal(weft_close(W), 0);
+  assert_int_equal(libc_calls, before);
+  assert_int_equal(a.live, 0);
+  assert_int_equal(a.bad, 0);
+  rm_tree(dir);
 }
 
 /* A script that requires a module and starts another, all three only in
@@ -437,6 +551,8 @@ int main(void) {
       cmocka_unit_test(test_loader_misses_and_syntax_errors_name_the_script),
       cmocka_unit_test(test_the_loader_sees_only_clean_relative_paths),
       cmocka_unit_test(test_warn_reaches_the_logger_once_on),
+      cmocka_unit_test(test_assets_come_through_the_engines_loader),
+      cmocka_unit_test(test_a_profile_is_the_engines_memory_too),
       cmocka_unit_test(test_open_fails_cleanly_at_every_allocation),
       cmocka_unit_test(test_no_signal_handler_at_any_point),
   };

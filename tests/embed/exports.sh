@@ -2,7 +2,8 @@
 # The shared library's boundary: it exports the functions the installed
 # headers declare and nothing else (weft's, and the Lua API of the Lua it
 # carries: lua.h, lauxlib.h and lualib.h as installed beside weft.h), and
-# it reaches for no process-wide facility (no dlopen, no signal handler).
+# it reaches for no process-wide facility (no dlopen, no signal handler,
+# no environment variable).
 # Usage: tests/embed/exports.sh BUILD_DIR
 set -u
 B=$1
@@ -36,5 +37,8 @@ nm -D --undefined-only "$B/libweft.so" | awk '{print $2}' | sed 's/@.*//' >"$tmp
 for f in dlopen dlsym sigaction signal pthread_sigqueue pthread_kill; do
   check "libweft.so calls no $f" sh -c "! grep -qx '$f' '$tmp/imported'"
 done
+# Lua's os library links getenv (os.getenv, which no script is given);
+# weft's own code reads no environment variable.
+check "weft's own objects call no getenv" sh -c "! nm -u '$B'/host/*.o '$B'/bindings/*.o | grep -qw 'getenv'"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

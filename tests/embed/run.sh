@@ -75,7 +75,7 @@ check "the C++ engine runs its script: a future, a signal, its own allocator wit
 # static library, with the C library's allocator wrapped at link time:
 # tests/test_embedder.c fails on any block weft takes from it.
 static_libs=$(pkg-config --libs --static weft | sed 's/-lweft\b//')
-wrap="-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup,--wrap=strndup"
+wrap="-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup,--wrap=strndup,--wrap=fopen"
 check "an engine's allocator and loader, from the installed libweft.a, see every byte and every script" \
   "cc -std=c11 -o '$dir/embedder' tests/test_embedder.c $cflags '$prefix/lib/libweft.a' $static_libs \
      \$(pkg-config --libs cmocka) $wrap > '$dir/embedder.log' 2>&1 && '$dir/embedder' >> '$dir/embedder.log' 2>&1 \
