@@ -23,7 +23,8 @@ done
 grep -q '^-- live: in a window' "$test" && LIVE_WINDOW=1
 if [ "${LIVE_WINDOW:-0}" = 1 ] && command -v xvfb-run >/dev/null 2>&1; then
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-    timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" "$demo" --watch --root "$tmp" --seed 7 \
+    timeout 120 xvfb-run -a ${LIVE_DISPLAY:+-n "$LIVE_DISPLAY"} -s "-screen 0 1280x720x24" \
+      "$demo" --watch --root "$tmp" --seed 7 \
       --script "$test" "$@" >"$log" 2>&1 &
 else
   timeout 120 "$demo" --headless --watch --root "$tmp" --seed 7 --frames 50000000 \

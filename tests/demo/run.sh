@@ -169,11 +169,22 @@ else
 fi
 
 # Tests that save scripts while the game runs (tests/demo/live.sh makes
-# the saves each asks for, on a copy of the game).
+# the saves each asks for, on a copy of the game). They run at once, each
+# on its own copy (and its own X server): those in a window wait on the
+# wall clock, not on the processor.
+n=0
 for t in tests/demo/live/*.lua; do
   [ -f "$t" ] || continue
   name=live_$(basename "$t" .lua)
-  if sh tests/demo/live.sh "$demo" "$t" "$out/$name.log"; then ok "$name"; else bad "$name" "$out/$name.log"; fi
+  n=$((n + 1)) # each looks for a free X server from its own number up: no two race for one
+  (LIVE_DISPLAY=$((140 + 3 * n)) sh tests/demo/live.sh "$demo" "$t" "$out/$name.log"
+   echo $? >"$out/$name.rc") &
+done
+wait
+for t in tests/demo/live/*.lua; do
+  [ -f "$t" ] || continue
+  name=live_$(basename "$t" .lua)
+  if [ "$(cat "$out/$name.rc" 2>/dev/null)" = 0 ]; then ok "$name"; else bad "$name" "$out/$name.log"; fi
 done
 
 # A screenshot of a given frame shows the level: not blank, lit, varied.
@@ -227,6 +238,17 @@ if command -v xvfb-run >/dev/null 2>&1; then
   else
     bad "in a window, --beat reaches a beat 6.5 s into the game in under 4 s (${ms:-?} ms)" "$out/window_beat.log"
   fi
+  # the console's scrollback (print, warn, a runaway line) and the reports'
+  # lines, in a real window too
+  for t in console_test reports_test; do
+    if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+       timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" "$demo" --no-watch --seed 7 --frames 9000 \
+         --script "tests/demo/$t.lua" >"$out/window_$t.log" 2>&1; then
+      ok "$t in a window under Xvfb"
+    else
+      bad "$t in a window under Xvfb" "$out/window_$t.log"
+    fi
+  done
   # every overlay at once in a real window: screenshot() reads the window
   if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
      timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" "$demo" --no-watch --seed 7 --frames 9000 \
