@@ -80,16 +80,21 @@ static uint32_t time_of(const weft_state *W, int32_t limit) {
 int weft_budget_watch(weft_state *W) { return weft_watchdog_start(W, hook); }
 
 void weft_budget_setup(weft_state *W) {
+  /* what a task's stretch begun at the bottom always is (the rest: at its begin) */
+  W->bud_top.prev = &W->bud_idle;
+  W->bud_top.msg = WEFT_TASK_RUNAWAY;
+  W->bud_top.task = 1;
+  W->bud_top.nested = W->bud_top.brief = 0;
   W->task_limit = limit_of(W, (int32_t)W->desc.instr_budget);
   W->task_us = time_of(W, W->task_limit);
   W->runaway_us = W->desc.runaway_us == WEFT_BUDGET_OFF ? 0 : W->desc.runaway_us;
   W->runaway_instr = (uint64_t)W->runaway_us * WEFT_INSTR_PER_US;
 }
 
-void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
+void weft_budget_enter(weft_state *W, weft_budget *b, weft_stretch *s, lua_State *home,
                        const char *msg, int32_t limit, int kind) {
   limit = limit_of(W, limit);
-  weft_budget_begin(W, saved, s, home, msg, limit, time_of(W, limit), kind);
+  weft_budget_begin(W, b, s, home, msg, limit, time_of(W, limit), kind);
 }
 
 uint32_t weft_budget_clock(weft_state *W) {
@@ -104,48 +109,48 @@ uint32_t weft_budget_clock(weft_state *W) {
 #define EARLY_US 1000000u
 static uint32_t since_t0(weft_state *W, uint32_t *now) {
   *now = weft_budget_clock(W);
-  uint32_t d = *now - W->bud.t0;
+  uint32_t d = *now - W->bud->t0;
   return d > UINT32_MAX - EARLY_US ? 0 : d;
 }
 
 /* Watched: the running stretch's script time since its last wait. */
 static uint32_t ran_us(weft_state *W) {
   uint32_t now;
-  return W->bud.s->ran + since_t0(W, &now);
+  return W->bud->s->ran + since_t0(W, &now);
 }
 
 /* Watched: a task stopped keeps the time it ran for its next resume. */
 static void bank(weft_state *W) {
-  if (!W->watching || !W->bud.us) return;
+  if (!W->watching || !W->bud->us) return;
   uint32_t now;
-  W->bud.s->ran += since_t0(W, &now);
-  W->bud.t0 = now;
+  W->bud->s->ran += since_t0(W, &now);
+  W->bud->t0 = now;
 }
 
 /* A slice of the running stretch ran out: 1 when that makes it a
    runaway (counted, it is one more budget overrun). */
 static int overran(weft_state *W) {
-  weft_stretch *s = W->bud.s;
-  if (W->bud.brief) return 1;
-  if (W->watching) return W->runaway_us && W->bud.us && ran_us(W) >= W->runaway_us;
+  weft_stretch *s = W->bud->s;
+  if (W->bud->brief) return 1;
+  if (W->watching) return W->runaway_us && W->bud->us && ran_us(W) >= W->runaway_us;
   if (s->ran < UINT32_MAX) s->ran++;
-  return W->runaway_instr && (uint64_t)s->ran * (uint64_t)W->bud.limit >= W->runaway_instr;
+  return W->runaway_instr && (uint64_t)s->ran * (uint64_t)W->bud->limit >= W->runaway_instr;
 }
 
 int weft_budget_runaway(weft_state *W) {
-  const weft_stretch *s = W->bud.s;
+  const weft_stretch *s = W->bud->s;
   if (!s) return 0;
   if (s->killed) return 1;
-  if (!W->watching || !W->bud.us) return 0; /* counted: the parser runs no instruction */
-  return W->bud.brief ? ran_us(W) >= W->bud.us : W->runaway_us && ran_us(W) >= W->runaway_us;
+  if (!W->watching || !W->bud->us) return 0; /* counted: the parser runs no instruction */
+  return W->bud->brief ? ran_us(W) >= W->bud->us : W->runaway_us && ran_us(W) >= W->runaway_us;
 }
 
-void weft_budget_unstop(weft_state *W, const weft_budget *saved) {
-  if (saved->us) { /* nested: the enclosing stretch owns the clock that ran out */
-    if (saved->run && saved->s) arm(W, saved->run, 1);
+void weft_budget_unstop(weft_state *W, const weft_budget *outer) {
+  if (outer->us) { /* nested: the enclosing stretch owns the clock that ran out */
+    if (outer->run && outer->s) arm(W, outer->run, 1);
     return;
   }
-  if (W->bud.run && W->bud.us && !(W->bud.s && W->bud.s->killed)) arm(W, W->bud.run, 0);
+  if (W->bud->run && W->bud->us && !(W->bud->s && W->bud->s->killed)) arm(W, W->bud->run, 0);
 }
 
 void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
@@ -161,8 +166,8 @@ void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
 static int take_fire(weft_state *W) {
   weft_watchdog *D = &W->wd;
   uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed);
-  if (!W->bud.us || atomic_load_explicit(&D->fire, memory_order_acquire) != gen) return 0;
-  if (!W->bud.nested) atomic_store_explicit(&D->fire, gen - 1, memory_order_relaxed);
+  if (!W->bud->us || atomic_load_explicit(&D->fire, memory_order_acquire) != gen) return 0;
+  if (!W->bud->nested) atomic_store_explicit(&D->fire, gen - 1, memory_order_relaxed);
   return 1;
 }
 
@@ -172,11 +177,11 @@ static int take_fire(weft_state *W) {
    hold by the same clock), the costs' (as the time of a resume inside
    the one held) and a profile's. */
 void weft_budget_hold(weft_state *W, weft_hold *h) {
-  h->us = W->bud.us;
+  h->us = W->bud->us;
   h->cpu_ns = weft_thread_cpu_ns();
   h->wall_ns = weft_clock_ns();
   W->holding = 1;
-  W->bud.us = 0;
+  W->bud->us = 0;
   weft_budget_mark(W);
 }
 
@@ -186,7 +191,7 @@ void weft_budget_unhold(weft_state *W, const weft_hold *h) {
   weft_cost_held(W, (W->watching ? cpu : wall) / 1000u);
   if (W->prof) weft_profile_held(W, cpu);
   W->holding = 0;
-  W->bud.us = h->us;
+  W->bud->us = h->us;
   weft_budget_mark(W);
 }
 
@@ -200,7 +205,7 @@ void weft_budget_count(weft_state *W) {
 }
 
 void weft_budget_stop_at_once(weft_state *W, lua_State *home) {
-  W->bud.s->preempt_due = 1; /* a stop it did not run into: no overrun */
+  W->bud->s->preempt_due = 1; /* a stop it did not run into: no overrun */
   arm(W, home, 1);
 }
 
@@ -221,44 +226,44 @@ static int script_line(lua_State *L, lua_Debug *d) {
 /* Raises the kill of the running stretch in L, naming the line that ran
    too long (not wherever the unwinding has got to). */
 static void raise_kill(weft_state *W, lua_State *L) {
-  if (W->bud.kill_site) {
-    lua_pushfstring(L, "%s: %s", weft_site_where(W->sites, W->bud.kill_site), W->bud.msg);
+  if (W->bud->kill_site) {
+    lua_pushfstring(L, "%s: %s", weft_site_where(W->sites, W->bud->kill_site), W->bud->msg);
     lua_error(L);
   }
-  weft_raise_here(L, W->bud.msg);
+  weft_raise_here(L, W->bud->msg);
 }
 
 static void kill(weft_state *W, lua_State *L) {
-  weft_stretch *s = W->bud.s;
+  weft_stretch *s = W->bud->s;
   s->killed = 1;
   lua_Debug d;
   if (script_line(L, &d))
-    W->bud.kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
-  arm(W, W->bud.home, 1);
-  if (L != W->bud.home) arm(W, L, 1);
+    W->bud->kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
+  arm(W, W->bud->home, 1);
+  if (L != W->bud->home) arm(W, L, 1);
   raise_kill(W, L);
 }
 
 void weft_budget_stretch_end(weft_state *W, ltask *lt) {
-  if (W->watching && W->bud.s == &lt->b && W->bud.us) weft_cost_stretch(W, W->cur, ran_us(W));
+  if (W->watching && W->bud->s == &lt->b && W->bud->us) weft_cost_stretch(W, W->cur, ran_us(W));
 }
 
 int weft_budget_piece(weft_state *W, lua_State *L, long steps) {
-  weft_stretch *s = W->bud.s;
-  if (!s || !W->bud.limit) return 0;
+  weft_stretch *s = W->bud->s;
+  if (!s || !W->bud->limit) return 0;
   if (s->killed) raise_kill(W, L);
   if (W->watching) {
     if (!take_fire(W)) return 0;
     if (overran(W)) kill(W, L);
   } else {
-    W->bud.spent += (int32_t)(steps / WEFT_STEPS_PER_INSTR);
-    if (W->bud.spent < W->bud.limit) return 0;
-    W->bud.spent = 0;
+    W->bud->spent += (int32_t)(steps / WEFT_STEPS_PER_INSTR);
+    if (W->bud->spent < W->bud->limit) return 0;
+    W->bud->spent = 0;
     if (overran(W)) kill(W, L);
   }
   /* Preempted here when the task's own code called the work and can
      yield; elsewhere (inside a coroutine, a callback) it runs on. */
-  if (!W->bud.task || L != W->bud.home || !lua_isyieldable(L)) return 0;
+  if (!W->bud->task || L != W->bud->home || !lua_isyieldable(L)) return 0;
   bank(W);
   s->preempt_due = 0;
   s->preempted = 1;
@@ -268,10 +273,10 @@ int weft_budget_piece(weft_state *W, lua_State *L, long steps) {
 /* The home thread ran a whole slice without a wait: a runaway is
    killed; a task that can yield is preempted; anything else runs on. */
 static void overrun_home(weft_state *W, lua_State *L) {
-  weft_stretch *s = W->bud.s;
+  weft_stretch *s = W->bud->s;
   if (overran(W)) kill(W, L);
-  if (!W->bud.task) { /* nothing can preempt it: on to its next slice */
-    arm(W, L, W->bud.limit);
+  if (!W->bud->task) { /* nothing can preempt it: on to its next slice */
+    arm(W, L, W->bud->limit);
     return;
   }
   if (!lua_isyieldable(L)) {
@@ -298,12 +303,12 @@ static void overrun_home(weft_state *W, lua_State *L) {
    the charge is made from C), the task yields when its home thread runs
    again (at once: its count is one from then on). */
 static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
-  weft_stretch *s = W->bud.s;
-  W->bud.spent += n;
-  if (W->bud.spent < W->bud.limit) return;
-  W->bud.spent = 0;
+  weft_stretch *s = W->bud->s;
+  W->bud->spent += n;
+  if (W->bud->spent < W->bud->limit) return;
+  W->bud->spent = 0;
   if (overran(W)) kill(W, L);
-  if (!W->bud.task) { /* runs on */
+  if (!W->bud->task) { /* runs on */
     if (W->watching && in_hook) arm(W, L, 0);
     return;
   }
@@ -315,7 +320,7 @@ static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
     return;
   }
   s->preempt_due = 1;
-  arm(W, W->bud.home, 1);
+  arm(W, W->bud->home, 1);
 }
 
 /* A stop is due on the home thread while it runs Lua code called from C
@@ -331,8 +336,8 @@ static void arm_until_yieldable(weft_state *W, lua_State *L) {
 static void hook(lua_State *L, lua_Debug *ar) {
   weft_state *W = weft_get(L);
   if (ar->event != LUA_HOOKCOUNT) {
-    const weft_stretch *s = W->bud.s;
-    if (ar->event == LUA_HOOKRET && s && s->preempt_due && L == W->bud.home &&
+    const weft_stretch *s = W->bud->s;
+    if (ar->event == LUA_HOOKRET && s && s->preempt_due && L == W->bud->home &&
         lua_isyieldable(L))
       lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, 1); /* the next instruction yields */
     if (W->on_hook && (ar->event != LUA_HOOKRET || (W->hook_extra & LUA_MASKRET)))
@@ -340,20 +345,20 @@ static void hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   if (atomic_exchange_explicit(&W->wd.want_sample, 0, memory_order_relaxed)) weft_profile_sample(W, L);
-  weft_stretch *s = W->bud.s;
+  weft_stretch *s = W->bud->s;
   int fired = W->watching ? take_fire(W) : 0;
-  if (W->watching && !fired && (!s || !(s->killed || (s->preempt_due && L == W->bud.home)))) {
+  if (W->watching && !fired && (!s || !(s->killed || (s->preempt_due && L == W->bud->home)))) {
     arm(W, L, 0); /* a stop meant for a stretch that has ended */
     return;
   }
-  if (!s || !W->bud.limit) return; /* no budgeted code is running */
+  if (!s || !W->bud->limit) return; /* no budgeted code is running */
   if (s->killed) raise_kill(W, L);
-  if (L != W->bud.home) {
-    charge(W, L, W->watching ? W->bud.limit : lua_gethookcount(L), 1);
+  if (L != W->bud->home) {
+    charge(W, L, W->watching ? W->bud->limit : lua_gethookcount(L), 1);
   } else if (s->preempt_due) {
     if (!lua_isyieldable(L)) { /* a quantum a firing until it can yield */
-      if ((W->bud.spent += QUANTUM) >= W->bud.limit) {
-        W->bud.spent = 0;
+      if ((W->bud->spent += QUANTUM) >= W->bud->limit) {
+        W->bud->spent = 0;
         if (overran(W)) kill(W, L);
       }
       arm_until_yieldable(W, L);
@@ -366,9 +371,9 @@ static void hook(lua_State *L, lua_Debug *ar) {
        hook's yield so the resumed instruction does not fire the hook
        again, and a hook set on the suspended thread would leave that mark
        to swallow the next firing instead. */
-    arm(W, L, W->bud.limit);
+    arm(W, L, W->bud->limit);
     lua_yield(L, 0);
-  } else if (!W->watching && W->bud.task && s->waited) {
+  } else if (!W->watching && W->bud->task && s->waited) {
     /* The count is not restarted at every resume (that costs a walk of
        the thread's call frames): a task that waited since the last
        firing is fine, one that did not ran a whole budget without
@@ -380,13 +385,13 @@ static void hook(lua_State *L, lua_Debug *ar) {
 }
 
 void weft_budget_before_nested(weft_state *W, lua_State *co) {
-  if (!W->bud.s) return;
-  W->bud.run = co;
+  if (!W->bud->s) return;
+  W->bud->run = co;
   int want = 0;
-  if (W->bud.s->killed)
+  if (W->bud->s->killed)
     want = 1;
-  else if (W->bud.limit && !W->watching)
-    want = W->bud.limit < QUANTUM ? W->bud.limit : QUANTUM;
+  else if (W->bud->limit && !W->watching)
+    want = W->bud->limit < QUANTUM ? W->bud->limit : QUANTUM;
   int mask = W->hook_extra | (want ? LUA_MASKCOUNT : 0);
   if (lua_gethook(co) != (mask ? hook : NULL) || lua_gethookcount(co) != want ||
       lua_gethookmask(co) != mask)
@@ -394,10 +399,10 @@ void weft_budget_before_nested(weft_state *W, lua_State *co) {
 }
 
 void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status) {
-  weft_stretch *s = W->bud.s;
+  weft_stretch *s = W->bud->s;
   if (!s) return;
-  W->bud.run = L;
-  if (!s->killed && W->bud.limit && !W->watching && status != LUA_YIELD)
+  W->bud->run = L;
+  if (!s->killed && W->bud->limit && !W->watching && status != LUA_YIELD)
     charge(W, L, lua_gethookcount(co) / 2, 0);
   if (s->killed) {
     arm(W, L, 1);
@@ -406,15 +411,15 @@ void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int st
 }
 
 int weft_budget_preempting(weft_state *W, lua_State *L) {
-  weft_stretch *s = W->bud.s;
+  weft_stretch *s = W->bud->s;
   if (!s || !s->yielding) return 0;
   if (!lua_isyieldable(L)) { /* the yield stops here: yield when home runs */
     s->yielding = 0;
     s->preempt_due = 1;
-    arm(W, W->bud.home, 1);
+    arm(W, W->bud->home, 1);
     return 2;
   }
-  if (L == W->bud.home) { /* the yield reached the task's own thread */
+  if (L == W->bud->home) { /* the yield reached the task's own thread */
     s->yielding = 0;
     s->preempted = 1;
   }
@@ -439,8 +444,8 @@ void weft_budget_set_extra(weft_state *W, int mask, lua_State *L) {
   W->hook_extra = mask;
   weft_sched_each_task(W->S, unhook, W);
   rearm(W, W->curL);
-  if (W->bud.home != W->curL) rearm(W, W->bud.home);
-  if (L && L != W->curL && L != W->bud.home) rearm(W, L);
+  if (W->bud->home != W->curL) rearm(W, W->bud->home);
+  if (L && L != W->curL && L != W->bud->home) rearm(W, L);
 }
 
 void weft_raise_here(lua_State *L, const char *msg) {
@@ -454,29 +459,29 @@ void weft_raise_here(lua_State *L, const char *msg) {
 
 int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh, const char *msg,
                       int32_t limit) {
-  weft_budget saved;
+  weft_budget b;
   weft_stretch s;
   memset(&s, 0, sizeof s);
   lua_Hook old = lua_gethook(L);
   int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
-  weft_budget_enter(W, &saved, &s, L, msg, limit ? limit : (int32_t)W->desc.instr_budget,
+  weft_budget_enter(W, &b, &s, L, msg, limit ? limit : (int32_t)W->desc.instr_budget,
                     limit ? WEFT_STRETCH_BRIEF : WEFT_STRETCH_PLAIN);
-  arm(W, L, W->bud.limit);
+  arm(W, L, W->bud->limit);
   int st = lua_pcall(L, nargs, nres, msgh);
-  weft_budget_leave(W, &saved);
+  weft_budget_leave(W, &b);
   lua_sethook(L, old, omask, ocount);
   return st;
 }
 
 int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
                        const char *msg, int32_t limit) {
-  weft_budget saved;
+  weft_budget b;
   weft_stretch s;
   memset(&s, 0, sizeof s);
-  weft_budget_enter(W, &saved, &s, co, msg, limit ? limit : (int32_t)W->desc.instr_budget,
+  weft_budget_enter(W, &b, &s, co, msg, limit ? limit : (int32_t)W->desc.instr_budget,
                     limit ? WEFT_STRETCH_BRIEF : WEFT_STRETCH_PLAIN);
-  arm(W, co, W->bud.limit);
+  arm(W, co, W->bud->limit);
   int st = lua_resume(co, from, nargs, nres);
-  weft_budget_leave(W, &saved);
+  weft_budget_leave(W, &b);
   return st;
 }

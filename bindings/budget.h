@@ -20,10 +20,11 @@ enum {
                              as a runaway past desc.runaway_us */
   WEFT_STRETCH_BRIEF = 2  /* killed past its one slice: a __tostring, an evaluation */
 };
-/* Makes s (zeroed by the caller) the running stretch, saving the one
-   running before in *saved; home is the thread counting whole budgets;
-   limit its slice in instructions (watched, the time they stand for). */
-void weft_budget_enter(weft_state *W, weft_budget *saved, weft_stretch *s, lua_State *home,
+/* Makes s (zeroed by the caller) the running stretch, described in *b
+   (the caller's, until weft_budget_leave; the one running before is
+   b->prev); home is the thread counting whole budgets; limit its slice
+   in instructions (watched, the time they stand for). */
+void weft_budget_enter(weft_state *W, weft_budget *b, weft_stretch *s, lua_State *home,
                        const char *msg, int32_t limit, int kind);
 /* The running stretch has run its runaway limit without waiting (also
    counting what Lua's parser took, which no instruction stops). */
@@ -37,17 +38,17 @@ int weft_budget_runaway(weft_state *W);
 #define WEFT_STEPS_PER_INSTR 4
 int weft_budget_piece(weft_state *W, lua_State *L, long steps);
 /* Leaving a stretch while a stop of the watched clock is pending
-   (weft_budget_leave): a stop that did not fire is dropped; one that
-   stopped a nested stretch goes on to the enclosing one, at its next
-   instruction. */
-void weft_budget_unstop(weft_state *W, const weft_budget *saved);
+   (weft_budget_leave; outer: the stretch it ran inside): a stop that did
+   not fire is dropped; one that stopped a nested stretch goes on to the
+   enclosing one, at its next instruction. */
+void weft_budget_unstop(weft_state *W, const weft_budget *outer);
 
 /* Tells the watchdog which stretch runs now, and for how long it may. */
 static inline void weft_budget_mark(weft_state *W) {
   weft_watchdog *D = &W->wd;
   uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed) + 1;
   atomic_store_explicit(&D->gen, gen, memory_order_release);
-  atomic_store_explicit(&D->limit_us, W->bud.us, memory_order_release);
+  atomic_store_explicit(&D->limit_us, W->bud->us, memory_order_release);
 }
 
 /* Arms home's hook to stop the stretch beginning on it at its first
@@ -61,24 +62,26 @@ uint32_t weft_budget_clock(weft_state *W);
 /* weft_budget_enter with the budget worked out: limit instructions and,
    watched, us microseconds (0: counted). Inline, as every resume starts
    a stretch. */
-static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_stretch *s,
+static inline void weft_budget_begin(weft_state *W, weft_budget *b, weft_stretch *s,
                                      lua_State *home, const char *msg, int32_t limit, uint32_t us,
                                      int kind) {
-  *saved = W->bud;
-  W->bud = (weft_budget){.s = s,
-                         .home = home,
-                         .msg = msg,
-                         .limit = limit,
-                         .us = us,
-                         .run = home,
-                         .task = (uint8_t)(kind == WEFT_STRETCH_TASK),
-                         .nested = (uint8_t)(saved->us != 0),
-                         .brief = (uint8_t)(kind == WEFT_STRETCH_BRIEF)};
+  const weft_budget *outer = W->bud;
+  *b = (weft_budget){.prev = W->bud,
+                     .s = s,
+                     .home = home,
+                     .msg = msg,
+                     .limit = limit,
+                     .us = us,
+                     .run = home,
+                     .task = (uint8_t)(kind == WEFT_STRETCH_TASK),
+                     .nested = (uint8_t)(outer->us != 0),
+                     .brief = (uint8_t)(kind == WEFT_STRETCH_BRIEF)};
+  W->bud = b;
   if (us) { /* the stretch's time starts now (weft_budget_clock) */
     uint32_t t = (uint32_t)atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-    W->bud.t0 = t ? t - W->held_us : weft_budget_clock(W);
+    b->t0 = t ? t - W->held_us : weft_budget_clock(W);
   }
-  if (saved->us) {           /* timed by the enclosing stretch */
+  if (outer->us) {           /* timed by the enclosing stretch */
     /* Its stop pending (a loop in C starting task after task: a signal's
        listeners), a task stops at its first instruction, for next frame. */
     if (kind == WEFT_STRETCH_TASK && weft_watchdog_fired(&W->wd)) weft_budget_stop_at_once(W, home);
@@ -89,14 +92,44 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *saved, weft_str
     weft_watchdog_wake(&W->wd); /* the first stretch after a quiet while */
 }
 
-/* Ends the running stretch: the one saved runs again. */
-static inline void weft_budget_leave(weft_state *W, const weft_budget *saved) {
+/* What a task's stretch says when it is killed. */
+#define WEFT_TASK_RUNAWAY "script ran too long without waiting"
+
+/* weft_budget_begin for a task's stretch (WEFT_STRETCH_TASK, its budget
+   worked out by weft_budget_setup) begun where none runs (a frame's
+   task, a task C runs): the state's own record, whose fixed fields
+   weft_budget_setup filled, so only what changes is written. Returns it,
+   for weft_budget_leave. */
+static inline weft_budget *weft_budget_begin_top(weft_state *W, weft_stretch *s, lua_State *home) {
+  weft_budget *b = &W->bud_top;
+  WEFT_ASSERT(W->bud == &W->bud_idle && b->prev == W->bud && b->task && !b->nested);
+  b->s = s;
+  b->home = b->run = home;
+  b->limit = W->task_limit;
+  b->us = W->task_us;
+  b->spent = 0;
+  b->kill_site = 0;
+  W->bud = b;
+  if (b->us) {
+    uint32_t t = (uint32_t)atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+    b->t0 = t ? t - W->held_us : weft_budget_clock(W);
+  }
+  weft_budget_mark(W);
+  if (b->us && atomic_load_explicit(&W->wd.napping, memory_order_relaxed))
+    weft_watchdog_wake(&W->wd); /* the first stretch after a quiet while */
+  return b;
+}
+
+/* Ends the running stretch, b: the one it ran inside runs again. */
+static inline void weft_budget_leave(weft_state *W, const weft_budget *b) {
   weft_watchdog *D = &W->wd;
+  const weft_budget *saved = b->prev;
+  WEFT_ASSERT(W->bud == b);
   if (atomic_load_explicit(&D->asked, memory_order_relaxed)) weft_watchdog_retract(D);
   if (atomic_load_explicit(&D->fire, memory_order_acquire) ==
       atomic_load_explicit(&D->gen, memory_order_relaxed))
     weft_budget_unstop(W, saved); /* or, nested, hands the stop on */
-  W->bud = *saved;
+  W->bud = (weft_budget *)saved;
   /* In a step the next task's start marks (a stop that comes between two
      finds no stretch running and is dropped), and the step's end says
      nothing runs (weft_budget_idle). A stretch a debugger holds (one
@@ -149,7 +182,7 @@ void weft_budget_unhold(weft_state *W, const weft_hold *h);
 void weft_budget_count(weft_state *W);
 
 /* The running stretch is being killed: every instruction raises it. */
-static inline int weft_budget_killing(const weft_state *W) { return W->bud.s && W->bud.s->killed; }
+static inline int weft_budget_killing(const weft_state *W) { return W->bud->s && W->bud->s->killed; }
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
 /* A stretch the budget preempted ends with a wait: its time in all goes

@@ -13,7 +13,7 @@ enum { C_FIRST = 1, C_ALL, C_TIMEOUT }; /* ltask.comb */
 
 static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
 
-static void comb_resume(weft_sched *S, weft_id id, void *ud);
+static int comb_resume(weft_sched *S, weft_id id, void *ud, double slept);
 static void comb_cancel(weft_sched *S, weft_id id, void *ud);
 static const weft_task_class comb_class = {comb_resume, comb_cancel, NULL};
 
@@ -120,7 +120,8 @@ static void comb_finish(weft_state *W, weft_id id, lua_State *L) {
   weft_task_finish(W->S, id, WEFT_TASK_DONE);
 }
 
-static void comb_resume(weft_sched *S, weft_id id, void *ud) {
+static int comb_resume(weft_sched *S, weft_id id, void *ud, double slept) {
+  (void)slept;
   weft_state *W = weft_sched_user(S);
   ltask *lt = ud;
   lua_State *L = W->curL;
@@ -136,6 +137,7 @@ static void comb_resume(weft_sched *S, weft_id id, void *ud) {
     lua_pop(L, 1);
   }
   comb_finish(W, id, L);
+  return WEFT_RESUMED;
 }
 
 static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
@@ -277,12 +279,18 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id) {
   return weft_wait_yield(W, L, id, 0, base, NULL);
 }
 
-/* wait(x): see the design's table of what x may be. */
-int weft_l_wait(lua_State *L) {
-  weft_state *W = weft_get(L);
-  if (weft_wait_fast(W, L)) return lua_yield(L, 0);
+/* wait(x) for anything but a plain sleep. */
+WEFT_NOINLINE static int wait_slow(lua_State *L) {
   if (lua_type(L, 1) != LUA_TTABLE || weft_waitable_of(L, 1)) return weft_wait_any(L);
+  weft_state *W = weft_get(L);
   return wait_list(W, L, weft_wait_start(W, L));
+}
+
+/* wait(x): see the design's table of what x may be. The plain sleep
+   takes a path with no more to save and restore than it needs. */
+int weft_l_wait(lua_State *L) {
+  if (weft_wait_fast(weft_get(L), L)) return lua_yield(L, 0);
+  return wait_slow(L);
 }
 
 /* ---- first, all, timeout ---- */

@@ -34,7 +34,7 @@ typedef struct ltask {
   unsigned single : 1;    /* the current wait returns every value of slot 0 */
   unsigned raise : 1;     /* the wait ended by a failure: raise the value on top */
   unsigned fast : 1;      /* suspended in a plain sleep: resume with weft_task_slept */
-  unsigned fast_real : 1; /* ...measured on the real clock */
+  unsigned next : 1;      /* ...of wait() or wait(0), which the resume asks the scheduler for */
   unsigned hooked : 1;    /* the budget hook is armed on its thread */
   unsigned seen : 1;      /* a script holds its thread (coroutine.running): never reused */
   unsigned pinned : 1;    /* its handle holds a name: held in ref_pinned */
@@ -86,7 +86,9 @@ struct weft_state {
   weft_id cur;        /* running task, 0 outside tasks */
   lua_State *curL;    /* its thread, or L */
   ltask *curlt;       /* its data, or NULL */
-  weft_budget bud;    /* the stretch of script code running now (budget.c) */
+  weft_budget *bud;   /* the stretch of script code running now (budget.c)... */
+  weft_budget bud_idle; /* ...at the bottom: none (all zero) */
+  weft_budget bud_top;  /* ...a task's begun at the bottom (weft_budget_begin_top) */
   uint32_t held_us;   /* watched: the scripts thread's time a debugger held scripts stopped,
                          in all, microseconds: not the stretches' (weft_budget_clock) */
   int holding;        /* ...and it holds them now (weft_budget_hold) */

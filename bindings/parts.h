@@ -29,8 +29,11 @@ typedef struct weft_stretch {
   uint8_t yielding : 1;     /* tasks: a preemption's yield passes up the resumers */
 } weft_stretch;
 
-/* The stretch running now and what it means. */
+/* The stretch running now and what it means: each lives in the C frame
+   that runs it (weft_budget_begin to weft_budget_leave), linked to the
+   one it runs inside, so starting and ending one copies nothing. */
 typedef struct weft_budget {
+  struct weft_budget *prev; /* the stretch it runs inside (the state's idle one at the bottom) */
   weft_stretch *s;    /* NULL: no budgeted code runs */
   lua_State *home;    /* the thread whose own count is a whole budget */
   const char *msg;    /* what a kill says */

@@ -163,6 +163,7 @@ weft_state *weft_open(const weft_desc *desc) {
     return NULL;
   }
   memset(W, 0, sizeof *W);
+  W->bud = &W->bud_idle;
   W->mem = mem;
   W->desc = d;
   weft_desc_defaults(&W->desc);

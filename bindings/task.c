@@ -14,7 +14,7 @@
 #include "channels.h"
 #include "wait.h"
 
-static void lt_resume(weft_sched *S, weft_id id, void *ud);
+static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept);
 static void lt_cancel(weft_sched *S, weft_id id, void *ud);
 static void lt_warm(void *ud);
 static const weft_task_class lua_task_class = {lt_resume, lt_cancel, lt_warm};
@@ -126,31 +126,39 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
 }
 
 
-/* Who runs: the task, its thread and data, and its budget. Saved and set
-   around every run of a task's code, restored after. */
+/* Who runs: the task, its thread and data, saved and set around every
+   run of a task's code, restored after; and its stretch of budget. */
 typedef struct running {
   weft_id cur;
   lua_State *curL;
   ltask *curlt;
-  weft_budget bud;
+  weft_budget bud; /* W->bud while it runs */
 } running;
 
-static inline void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
-                             weft_stretch *s, const char *msg, int kind) {
+static inline void who_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt) {
   saved->cur = W->cur;
   saved->curL = W->curL;
   saved->curlt = W->curlt;
   W->cur = id;
   W->curL = co;
   W->curlt = lt;
+}
+
+static inline void who_leave(weft_state *W, const running *saved) {
+  W->cur = saved->cur;
+  W->curL = saved->curL;
+  W->curlt = saved->curlt;
+}
+
+static inline void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
+                             weft_stretch *s, const char *msg, int kind) {
+  who_enter(W, saved, id, co, lt);
   weft_budget_begin(W, &saved->bud, s, co, msg, W->task_limit, W->task_us, kind);
 }
 
 static inline void run_leave(weft_state *W, const running *saved) {
   weft_budget_leave(W, &saved->bud);
-  W->cur = saved->cur;
-  W->curL = saved->curL;
-  W->curlt = saved->curlt;
+  who_leave(W, saved);
 }
 
 /* Closes a suspended or dead thread's pending <close> variables with the
@@ -358,29 +366,45 @@ WEFT_NOINLINE static void resumed(weft_state *W, weft_id id, int st, int nres, l
   }
 }
 
-/* Resumes a task's thread once (the first time with the arguments it was
-   spawned with) and handles how it stopped. */
-static inline void resume_task(weft_state *W, weft_id id, ltask *lt) {
-  lua_State *co = lt->co;
+/* Before a task's first resume, or after a kill: arms its hook (once per
+   task, see budget.c) and returns the first resume's argument count. */
+WEFT_NOINLINE static int first_resume(weft_state *W, ltask *lt) {
   int nargs = 0;
   if (!lt->started) {
     lt->started = 1;
     nargs = lt->base;
   }
-  if (!lt->hooked || lt->b.killed) { /* armed once per task (see budget.c) */
-    weft_budget_arm_home(W, co, lt->b.killed);
+  if (!lt->hooked || lt->b.killed) {
+    weft_budget_arm_home(W, lt->co, lt->b.killed);
     lt->hooked = 1;
   }
+  return nargs;
+}
+
+/* Resumes a task's thread once (the first time with the arguments it was
+   spawned with) and handles how it stopped; slept is the scheduler's
+   weft_task_slept. Returns WEFT_RESUMED_NEXT when the task asked for the
+   next frame in wait's fast path (the scheduler queues the sleep). */
+static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept) {
+  lua_State *co = lt->co;
+  int nargs = 0;
+  if (__builtin_expect(!lt->started || !lt->hooked || lt->b.killed, 0))
+    nargs = first_resume(W, lt);
   running saved; /* after the arming: a stretch may begin stopped */
-  run_enter(W, &saved, id, co, lt, &lt->b, "script ran too long without waiting",
-            WEFT_STRETCH_TASK);
+  who_enter(W, &saved, id, co, lt);
+  const weft_budget *b = &saved.bud;
+  if (W->bud == &W->bud_idle) /* the usual: a frame's task */
+    b = weft_budget_begin_top(W, &lt->b, co);
+  else
+    weft_budget_begin(W, &saved.bud, &lt->b, co, WEFT_TASK_RUNAWAY, W->task_limit, W->task_us,
+                      WEFT_STRETCH_TASK);
   lt->b.preempted = 0;
   if (lt->cold) weft_cold_if(W, id, lt)->chrecv = 0; /* a value handed over is now the task's */
   if (lt->fast) {
     /* wait's fast path yielded with nothing pushed in its C frame, which
        Lua gave LUA_MINSTACK free slots: room for the elapsed time. */
     lt->fast = 0;
-    lua_pushnumber(co, weft_task_slept(W->S, id, lt->fast_real));
+    lua_pushnumber(co, slept);
     nargs = 1;
   }
   int nres = 0;
@@ -388,16 +412,24 @@ static inline void resume_task(weft_state *W, weft_id id, ltask *lt) {
   weft_cost_begin(W, &cost);
   int st = lua_resume(co, saved.curL, nargs, &nres);
   weft_cost_end(W, id, &cost);
-  run_leave(W, &saved);
+  weft_budget_leave(W, b);
+  who_leave(W, &saved);
   /* Suspended in wait's fast path: alive (a running task is never freed
-     under its own resume) and nothing to do. */
-  if (st == LUA_YIELD && lt->fast) return;
+     under its own resume), and nothing to do but, for wait() and wait(0),
+     the next frame's sleep the scheduler queues. */
+  if (st == LUA_YIELD && lt->fast) {
+    if (!lt->next) return WEFT_RESUMED;
+    lt->next = 0;
+    return WEFT_RESUMED_NEXT;
+  }
   resumed(W, id, st, nres, saved.curL);
+  return WEFT_RESUMED;
 }
 
-static void lt_resume(weft_sched *S, weft_id id, void *ud) {
+static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept) {
   ltask *lt = ud;
-  if (lt->co) resume_task(weft_sched_user(S), id, lt);
+  if (!lt->co) return WEFT_RESUMED;
+  return resume_task(weft_sched_user(S), id, lt, slept);
 }
 
 /* The next task's thread: the extra space and the lua_State after it

@@ -31,20 +31,31 @@ static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
    the next frame (nil). Returns 1 when the sleep is set: the caller
    returns lua_yield(L, 0), and the resumer passes the elapsed time as
    wait's result (arguments after the first are ignored, as on the
-   general path). Returns 0 for anything else, or where no task can wait. */
+   general path). A sleep to the next frame (nil, a number <= 0) is left
+   to the resumer, which has the task in hand and cannot fail: it asks
+   the scheduler for it as the resume returns (WEFT_RESUMED_NEXT).
+   Returns 0 for anything else, or where no task can wait. */
 static inline int weft_wait_fast(weft_state *W, lua_State *L) {
-  int ty = lua_type(L, 1);
-  if (ty != LUA_TNUMBER && ty > LUA_TNIL) return 0;
+  double s = 0;
+  if (lua_gettop(L) > 0) { /* wait() is the commonest: no argument to look at */
+    int ty = lua_type(L, 1);
+    if (ty == LUA_TNUMBER)
+      s = lua_tonumber(L, 1);
+    else if (ty != LUA_TNIL)
+      return 0;
+  }
   weft_id id = weft_thread_task(L);
   if (!id || id != W->cur || !lua_isyieldable(L)) return 0;
-  double s = ty == LUA_TNUMBER ? lua_tonumber(L, 1) : 0;
   if (s != s) return 0; /* NaN: the general path says why not */
   ltask *lt = W->curlt;
   weft_task_waited(W, lt);
   if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
-  if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
+  if (s > 0) {
+    if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
+  } else {
+    lt->next = 1;
+  }
   lt->fast = 1;
-  lt->fast_real = 0;
   return 1;
 }
 /* wait(x) begins: the task it belongs to (raises where none can wait),

@@ -186,6 +186,47 @@ size_t weft_sched_memory(const weft_sched *s) {
   return n;
 }
 
+/* Queues record r (at x, kind set) on clock c: a timer in a run, a
+   next-frame sleep in the queue. 0 when out of memory. */
+HOT_INLINE int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
+  x->seq = (uint32_t)s->seq;
+  if (x->kind == REC_TIMER) {
+    if (!run_join(s, c, to_ns(end), r, x)) return 0;
+  } else {
+    x->u.clock = c;
+    if (x->kind == REC_NEXT) weft_list_push(&c->next, r, &x->link, rec_link, s);
+  }
+  s->seq++;
+  return 1;
+}
+
+/* Running task t's wait becomes one plain sleep on clock c (seconds not
+   NaN; 0 or less: the next frame), in its inline record, filled directly:
+   the hottest wait (weft_wait_sleep_only, and WEFT_RESUMED_NEXT). The
+   sleep is quiet: its waiter asks weft_task_slept. 0 when out of memory. */
+HOT_INLINE int sleep_plain(weft_sched *s, task *t, tclock *c, double seconds) {
+  if (t->recs) weft_wait_drop(s, t);
+  double end = seconds > 0 ? c->now + seconds : c->now;
+  rec *x = &t->own;
+  uint32_t r = INLINE | tidx(t);
+  x->slot = 0;
+  x->quiet = 1;
+  x->start = c->now;
+  /* (a clock never passes MAX_CLOCK: a sleep to the next frame is due) */
+  x->kind = seconds > 0 ? (end > MAX_DUE ? REC_FOREVER : REC_TIMER) : REC_NEXT;
+  if (!sleep_queue(s, c, x, r, end)) {
+    x->kind = REC_DONE;
+    return 0;
+  }
+  t->own_used = 1;
+  t->recs = r;
+  t->nrecs = t->pending = 1;
+  t->mode = WEFT_WAIT_ALL;
+  t->failed = 0;
+  t->state = WEFT_TASK_WAITING;
+  return 1;
+}
+
 /* Task t (handle id) starts running, on top of the resume stack (which
    has room for 256 resumes inside each other from the start). */
 static inline void task_begin(weft_sched *s, task *t, weft_id id) {
@@ -204,8 +245,11 @@ static inline void stack_pop(weft_sched *s, weft_id id) {
 }
 
 /* Runs a task taken off the ready queue: weft_task_enter, its resume,
-   weft_task_leave, without looking the task up by handle on the way in. */
-static void run_task(weft_sched *s, task *t) {
+   weft_task_leave, without looking the task up by handle on the way in;
+   a task that asks for the next frame (WEFT_RESUMED_NEXT: it is alive
+   and running, a task is never freed under its own resume) sleeps with
+   no lookup either. */
+HOT_INLINE void run_task(weft_sched *s, task *t) {
   weft_id id = weft_pool_id(t);
   uint32_t gen = t->h.gen;
   WEFT_ASSERT(weft_slot_live(t) && !t->queued && t->state != WEFT_TASK_RUNNING);
@@ -213,10 +257,16 @@ static void run_task(weft_sched *s, task *t) {
   s->hot = t;
   t->realwake = 0;
   task_begin(s, t, id);
-  CLS(s, t)->resume(s, id, udata_of(t));
+  tclock *c = &G(s, t->group)->clock; /* a task's group never changes, nor moves */
+  int r = CLS(s, t)->resume(s, id, udata_of(t), c->now - t->own.start);
   stack_pop(s, id);
-  /* The resume may have freed it (pooled slots stay where they are). */
-  if (t->h.gen == gen && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
+  if (r == WEFT_RESUMED_NEXT) {
+    WEFT_ASSERT(t->h.gen == gen && t->state == WEFT_TASK_RUNNING);
+    sleep_plain(s, t, c, 0); /* a next-frame sleep cannot fail */
+  } else if (t->h.gen == gen && t->state == WEFT_TASK_RUNNING) {
+    /* The resume may have freed it (pooled slots stay where they are). */
+    t->state = WEFT_TASK_WAITING;
+  }
   if (s->deferred.n) weft_sched_flush_cancels(s);
 }
 
@@ -580,20 +630,6 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
   return x;
 }
 
-/* Queues record r (at x, kind set) on clock c: a timer in a run, a
-   next-frame sleep in the queue. 0 when out of memory. */
-HOT_INLINE int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double end) {
-  x->seq = (uint32_t)s->seq;
-  if (x->kind == REC_TIMER) {
-    if (!run_join(s, c, to_ns(end), r, x)) return 0;
-  } else {
-    x->u.clock = c;
-    if (x->kind == REC_NEXT) weft_list_push(&c->next, r, &x->link, rec_link, s);
-  }
-  s->seq++;
-  return 1;
-}
-
 int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int real) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
@@ -616,27 +652,8 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real) {
   task *t = tget(s, id);
   if (!t || t->state != WEFT_TASK_RUNNING) return t ? WEFT_ESTATE : WEFT_ESTALE;
   if (isnan(seconds)) return WEFT_EINVAL;
-  if (t->recs) weft_wait_drop(s, t);
-  tclock *c = real ? &s->real : &G(s, t->group)->clock;
-  double end = seconds > 0 ? c->now + seconds : c->now;
-  /* The inline record, filled directly: this is the hottest wait. */
-  rec *x = &t->own;
-  uint32_t r = INLINE | tidx(t);
-  x->slot = 0;
-  x->quiet = 1;
-  x->start = c->now;
-  x->kind = end > MAX_DUE ? REC_FOREVER : seconds > 0 ? REC_TIMER : REC_NEXT;
-  if (!sleep_queue(s, c, x, r, end)) {
-    x->kind = REC_DONE;
-    return WEFT_ENOMEM;
-  }
-  t->own_used = 1;
-  t->recs = r;
-  t->nrecs = t->pending = 1;
-  t->mode = WEFT_WAIT_ALL;
-  t->failed = 0;
-  t->state = WEFT_TASK_WAITING;
-  return WEFT_OK;
+  return sleep_plain(s, t, real ? &s->real : &G(s, t->group)->clock, seconds) ? WEFT_OK
+                                                                              : WEFT_ENOMEM;
 }
 
 double weft_task_clock(const weft_sched *s, weft_id id, int real) {

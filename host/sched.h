@@ -27,13 +27,23 @@ typedef enum weft_task_status {
   WEFT_TASK_CANCELLED
 } weft_task_status;
 
-/* What a task is: two callbacks shared by every task of a kind. */
+/* What a class's resume returns. */
+enum {
+  WEFT_RESUMED = 0,     /* the task waits as it set up, is suspended, or ended */
+  WEFT_RESUMED_NEXT = 1 /* it asks to sleep until the next frame (weft_wait_sleep_only with
+                           0 seconds, made by the scheduler as the resume returns, with
+                           the task in hand: the every-frame task's cheap way) */
+};
+
+/* What a task is: the callbacks shared by every task of a kind. */
 typedef struct weft_task_class {
   /* Runs the task. Called by weft_sched_step (or by whoever resumes it)
      between weft_task_enter and weft_task_leave. Before returning, the
      callee either begins a new wait, leaves the task suspended with no
-     records (it then waits for weft_task_wake or cancel), or finishes it. */
-  void (*resume)(weft_sched *s, weft_id task, void *udata);
+     records (it then waits for weft_task_wake or cancel), finishes it, or
+     returns WEFT_RESUMED_NEXT for a task left running with no records.
+     slept is weft_task_slept(s, task, 0), worked out on the way in. */
+  int (*resume)(weft_sched *s, weft_id task, void *udata, double slept);
   /* Releases what the task holds when it is cancelled. Called after its
      children were cancelled and its wait records removed, and before it is
      freed; the task's waiters are still listed so the callee can fail them

@@ -67,11 +67,14 @@ struct tdata {
   weft_id other;       /* a task or group the act touches */
   act_fn cleanup;      /* run by the cancel callback when set */
   int rc, seen, seen2; /* what the act observed */
+  int next;            /* the act asks for the next frame (WEFT_RESUMED_NEXT) */
+  double slept;        /* the last resume's slept */
 };
 
-static void on_resume(weft_sched *s, weft_id self, void *ud) {
+static int on_resume(weft_sched *s, weft_id self, void *ud, double slept) {
   ctx *c = weft_sched_user(s);
   tdata *d = ud;
+  d->slept = slept;
   c->total++;
   if (!c->nolog) {
     assert_true(c->nruns < MAXRUNS);
@@ -80,10 +83,12 @@ static void on_resume(weft_sched *s, weft_id self, void *ud) {
   d->runs++;
   assert_int_equal(weft_task_state(s, self), WEFT_TASK_RUNNING);
   assert_true(weft_sched_current(s) == self);
+  d->next = 0;
   if (d->act)
     d->act(s, self, d);
   else
     assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+  return d->next ? WEFT_RESUMED_NEXT : WEFT_RESUMED;
 }
 
 static void on_cancel(weft_sched *s, weft_id self, void *ud) {
@@ -302,6 +307,24 @@ static void act_pause_group(weft_sched *s, weft_id self, tdata *d) {
   assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
+/* Asks for the next frame the resume's cheap way (WEFT_RESUMED_NEXT). */
+static void act_next_loop(weft_sched *s, weft_id self, tdata *d) {
+  (void)s;
+  (void)self;
+  d->next = 1;
+}
+
+/* Sleeps secs with weft_wait_sleep_only, forever. */
+static void act_sleep_only_loop(weft_sched *s, weft_id self, tdata *d) {
+  assert_int_equal(weft_wait_sleep_only(s, self, d->secs, 0), WEFT_OK);
+}
+
+/* Cancels itself (put off: it runs), then asks for the next frame. */
+static void act_cancel_self_next(weft_sched *s, weft_id self, tdata *d) {
+  assert_int_equal(weft_task_cancel(s, self), WEFT_EBUSY);
+  d->next = 1;
+}
+
 /* ---- sleeps ---- */
 
 static void test_half_second_sleep_completes_on_frame_30(void **state) {
@@ -375,6 +398,45 @@ static void test_sleep_of_zero_or_less_wakes_next_frame(void **state) {
   EXPECT_FRAME(c, 6, 1, 2, 3);
   steps(s, 1, 10.0);
   EXPECT_FRAME(c, 7, 1, 2, 3);
+  sched_end(s, c);
+}
+
+/* A resume that returns WEFT_RESUMED_NEXT sleeps as weft_wait_sleep_only(0)
+   would: in sleep order with the other next-frame sleeps, before a timer
+   of the same frame, and it is told the time it slept. */
+static void test_next_frame_return_is_a_plain_next_frame_sleep(void **state) {
+  ctx *c = *state;
+  weft_sched *s = sched_new(c, 0);
+  spawn(s, 0, 0, 4, act_sleep_loop, DT60); /* a timer due each next frame */
+  weft_id t2 = spawn(s, 0, 0, 2, act_next_loop, 0);
+  spawn(s, 0, 0, 1, act_sleep_loop, 0.0);
+  weft_id t3 = spawn(s, 0, 0, 3, act_sleep_only_loop, 0.0);
+  weft_sched_run_ready(s);
+  EXPECT_FRAME(c, 0, 4, 2, 1, 3);
+  assert_int_equal(weft_task_state(s, t2), WEFT_TASK_WAITING);
+  char buf[64];
+  weft_wait_describe(s, t2, buf, sizeof buf);
+  assert_string_equal(buf, "next frame");
+  assert_near(weft_task_slept(s, t2, 0), 0);
+  for (uint64_t f = 1; f <= 4; f++) {
+    steps(s, 1, DT60);
+    EXPECT_FRAME(c, f, 2, 1, 3, 4); /* next-frame sleeps in sleep order, then the timer */
+    assert_near(TD(s, t2)->slept, DT60);
+    assert_near(TD(s, t3)->slept, DT60);
+  }
+  steps(s, 1, 0.5);
+  assert_near(TD(s, t2)->slept, 0.5);
+  /* A cancel put off while it runs lands after its sleep is queued. */
+  weft_id t5 = spawn(s, 0, 0, 5, act_cancel_self_next, 0);
+  steps(s, 1, DT60);
+  EXPECT_FRAME(c, 6, 5, 2, 1, 3, 4); /* queued before the step: first */
+  assert_int_equal(weft_task_state(s, t5), WEFT_ESTALE);
+  EXPECT_CANCELS(c, 5);
+  steps(s, 1, DT60);
+  EXPECT_FRAME(c, 7, 2, 1, 3, 4);
+  assert_int_equal(weft_task_cancel(s, t2), WEFT_OK);
+  steps(s, 1, DT60);
+  EXPECT_FRAME(c, 8, 1, 3, 4);
   sched_end(s, c);
 }
 
@@ -1764,6 +1826,7 @@ int main(void) {
       T(test_sleep_started_mid_run_takes_30_frames),
       T(test_repeated_sleeps_wake_on_exact_frames_without_drift),
       T(test_sleep_of_zero_or_less_wakes_next_frame),
+      T(test_next_frame_return_is_a_plain_next_frame_sleep),
       T(test_infinite_sleep_never_completes),
       T(test_nan_sleep_is_rejected),
       T(test_due_sleeps_wake_earliest_deadline_first),

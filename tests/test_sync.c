@@ -50,9 +50,10 @@ struct tdata {
   int count;         /* per act */
 };
 
-static void on_resume(weft_sched *s, weft_id self, void *ud) {
+static int on_resume(weft_sched *s, weft_id self, void *ud, double slept) {
   ctx *c = weft_sched_user(s);
   tdata *d = ud;
+  (void)slept;
   d->runs++;
   assert_true(c->nruns < MAXRUNS);
   c->runs[c->nruns++] = (ev){d->tag, weft_sched_frame(s), weft_wait_failed(s, self), 0};
@@ -60,6 +61,7 @@ static void on_resume(weft_sched *s, weft_id self, void *ud) {
     d->act(c, self, d);
   else
     assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+  return WEFT_RESUMED;
 }
 
 static const weft_task_class cls = {on_resume, NULL, NULL};
