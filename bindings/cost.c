@@ -66,13 +66,22 @@ void weft_cost_begin_slow(weft_state *W, weft_cost_mark *m) {
   if (W->prof) weft_profile_begin(W);
 }
 
+/* A resume took total microseconds, those of the resumes inside it too. */
+static void took(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t total) {
+  uint64_t inner = W->cost.inner - m->inner;
+  W->cost.inner = m->inner + total;
+  if (total > inner) weft_cost_charge(W, id, total - inner);
+}
+
 void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
   if (W->prof) weft_profile_end(W, id);
   uint64_t t = cost_now(W);
   if (!t && W->watching) t = weft_thread_cpu_ns() / 1000u; /* it naps (a debugger held the resume) */
-  uint64_t total = t > m->t0 ? t - m->t0 : 0, inner = W->cost.inner - m->inner;
-  W->cost.inner = m->inner + total;
-  if (total > inner) weft_cost_charge(W, id, total - inner);
+  took(W, id, m, t > m->t0 ? t - m->t0 : 0);
+}
+
+void weft_cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t ns) {
+  took(W, id, m, ns > m->t0 ? ns / 1000u - m->t0 / 1000u : 0);
 }
 
 /* Time held counts as the time of a resume inside the running ones:
@@ -145,7 +154,7 @@ void weft_cost_frame(weft_state *W) {
   W->cost.frame++;
   W->cost.frame_us = 0;
   if (W->watching && atomic_load_explicit(&W->wd.napping, memory_order_relaxed)) wake_watchdog(W);
-  W->cost.slow_way = !W->watching || W->prof;
+  weft_cost_pick_way(W);
   if (W->prof) weft_profile_frame(W, 0);
 }
 

@@ -47,16 +47,31 @@ void weft_cost_held(weft_state *W, uint64_t us);
 /* Task id's stretch the budget preempted on the way took us in all,
    told at its wait: a slow task's (desc.slow_task_us) too. */
 void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us);
-/* The slow ways (W->cost.slow_way: a profile is on, or there is no watchdog;
-   or the watchdog naps, its clock then 0; or a tick came during the
-   resume). */
+/* How resumes are timed (W->cost.slow_way). */
+enum {
+  WEFT_COST_TICKS = 0, /* watched: the watchdog's clock, two loads */
+  WEFT_COST_SLOW = 1,  /* a profile is on: cost.c's slow way */
+  WEFT_COST_COARSE = 2 /* no watchdog: the coarse real clock, read at both ends */
+};
+/* Picks it, when the budgets or the profile change. */
+static inline void weft_cost_pick_way(weft_state *W) {
+  W->cost.slow_way = W->prof ? WEFT_COST_SLOW : W->watching ? WEFT_COST_TICKS : WEFT_COST_COARSE;
+}
+/* The slow ways (a profile is on; the watchdog naps, its clock then 0;
+   a tick came during the resume; the coarse clock moved). */
 void weft_cost_begin_slow(weft_state *W, weft_cost_mark *m);
 void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m);
+void weft_cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t ns);
 
 /* Around a task's resume. The usual resume, watched and shorter than a
-   tick, costs two loads of the clock and one of the flag. */
+   tick, costs two loads of the clock and one of the flag; counted, two
+   reads of the coarse clock (in nanoseconds, in m->t0 meanwhile). */
 static inline void weft_cost_begin(weft_state *W, weft_cost_mark *m) {
   m->inner = W->cost.inner;
+  if (W->cost.slow_way == WEFT_COST_COARSE) {
+    m->t0 = weft_clock_coarse_ns();
+    return;
+  }
   m->t0 = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
   if (__builtin_expect(!m->t0 || W->cost.slow_way, 0)) weft_cost_begin_slow(W, m);
 }
@@ -64,6 +79,11 @@ static inline void weft_cost_begin(weft_state *W, weft_cost_mark *m) {
 /* After the resume: its time, less that of tasks it ran inside it (a
    spawn runs the new task at once), goes to id. */
 static inline void weft_cost_end(weft_state *W, weft_id id, const weft_cost_mark *m) {
+  if (W->cost.slow_way == WEFT_COST_COARSE) {
+    uint64_t ns = weft_clock_coarse_ns();
+    if (ns != m->t0) weft_cost_end_coarse(W, id, m, ns);
+    return;
+  }
   uint64_t t = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
   if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) weft_cost_end_slow(W, id, m);
 }

@@ -89,7 +89,7 @@ typedef struct weft_fins {
 
 typedef struct weft_costs {
   uint64_t inner;       /* time charged so far to resumes inside the one running */
-  int slow_way;         /* resumes take cost.c's slow way: a profile, or no watchdog */
+  int slow_way;         /* how resumes are timed (cost.h's WEFT_COST_*) */
   uint32_t frame;       /* frames begun */
   uint32_t slow_us;     /* a task's time in one frame that warns (0: never) */
   uint64_t frame_us;    /* every task's time in the frame so far */

@@ -200,7 +200,7 @@ weft_state *weft_open(const weft_desc *desc) {
                 W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_budget_watch(W) == 0;
   weft_budget_setup(W);
   if (W->watching && W->wd.frame_us) weft_sched_set_time_flag(W->S, &W->wd.frame_over);
-  W->cost.slow_way = !W->watching;
+  weft_cost_pick_way(W);
   weft_cost_new_group(W, weft_sched_root(W->S));
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);

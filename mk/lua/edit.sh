@@ -1,17 +1,22 @@
 #!/bin/sh
 # Writes OUT, Lua's lvm.c (IN) with weft's stop check (weft_luai.h): the
 # VM re-reads its trap at every jump (updatetrap) and at every call
-# (startfunc); both also ask luai_stopcheck. Fails unless each edit took.
+# (startfunc); both also ask luai_stopcheck. And the counted budget's
+# count (a count hook alone) is taken in the VM's own loop, not in
+# luaG_traceexec, until the instruction that fires it (luai_counting).
+# Fails unless each edit took.
 # Usage: edit.sh IN OUT
 set -e
 in=$1
 out=$2
 sed -e 's|^#include "lvm.h"$|&\n#include "weft_luai.h"|' \
     -e 's|^#define updatetrap(ci)  (trap = ci->u.l.trap)$|#define updatetrap(ci)  (trap = ci->u.l.trap \| luai_stopcheck(L))|' \
-    -e 's|^  trap = L->hookmask;$|  trap = L->hookmask \| luai_stopcheck(L);|' "$in" > "$out.tmp"
-n=$(grep -c 'weft_luai.h\|luai_stopcheck(L)' "$out.tmp")
-if [ "$n" != 3 ]; then
-  echo "$in: the Lua source is not the one weft's stop check was written for ($n of 3 edits took)" >&2
+    -e 's|^  trap = L->hookmask;$|  trap = L->hookmask \| luai_stopcheck(L);|' \
+    -e 's|^    trap = luaG_traceexec(L, pc);  /\* handle hooks \*/ \\$|    trap = luai_counting(L) \|\| luaG_traceexec(L, pc);  /* handle hooks */ \\|' \
+    "$in" > "$out.tmp"
+n=$(grep -c 'weft_luai.h\|luai_stopcheck(L)\|luai_counting(L)' "$out.tmp")
+if [ "$n" != 4 ]; then
+  echo "$in: the Lua source is not the one weft's stop check was written for ($n of 4 edits took)" >&2
   rm -f "$out.tmp"
   exit 1
 fi

@@ -1,7 +1,8 @@
 /* weft's part of its Lua build (mk/lua.mk): the stop check Lua's VM makes
-   at every jump and every call. lvm.c is compiled from Debian's source
-   with two lines edited to call luai_stopcheck (mk/lua/edit.sh), and this
-   header included.
+   at every jump and every call, and the counted budget's count in the
+   VM's loop. lvm.c is compiled from Debian's source with two lines edited
+   to call luai_stopcheck and one to ask luai_counting (mk/lua/edit.sh),
+   and this header included.
 
    A watchdog thread never touches a Lua state: it raises a flag of its
    own state and counts it here. While the count is zero the check is one
@@ -29,6 +30,16 @@ extern WEFT_LUAI_HIDDEN _Atomic unsigned weft__lua_stops;
 WEFT_LUAI_HIDDEN int weft__lua_stop(struct lua_State *L);
 /* Sets the handler (weft_open); the same function from every state. */
 WEFT_LUAI_HIDDEN void weft__lua_stop_handler(int (*fn)(struct lua_State *L));
+
+/* In lvm.c's instruction fetch, while the trap is on: a count hook alone
+   (a counted budget) whose count does not run out at this instruction
+   just counts it, here, instead of in luaG_traceexec, which would do
+   only that (and note the pc, which nothing reads until the count runs
+   out: an unhooked VM does not note it either). The instruction that
+   runs the count out goes through luaG_traceexec, which fires the hook
+   as before. Stack reallocations still correct the base after it. */
+#define luai_counting(L)                                                                           \
+  ((L)->hookmask == LUA_MASKCOUNT && (L)->hookcount > 1 && ((L)->hookcount--, 1))
 
 #if defined(__GNUC__)
 #define luai_stopcheck(L)                                                                          \
