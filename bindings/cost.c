@@ -13,7 +13,7 @@
 
 #define AVG_KEEP 0.9f /* the moving average's weight on the past, per frame */
 
-/* The record of task or group id in side (by slot index), NULL when it
+/* The record of group id in side (by slot index), NULL when it
    has none; make: made (or taken over from the slot's last owner) now. */
 static weft_cost_rec *rec_in(weft_state *W, weft_side *side, weft_id id, int make) {
   uint32_t i = WEFT_ID_INDEX(id);
@@ -31,8 +31,71 @@ static weft_cost_rec *rec_in(weft_state *W, weft_side *side, weft_id id, int mak
   return r;
 }
 
+/* Tasks' records are made for the tasks that are charged: a frame
+   charges a few (a tick at a time), and most tasks are never charged
+   between two looks, so a record for every task (32 bytes) would be
+   memory kept for nothing. They live in a table open-addressed by task
+   slot index (linear probing); a slot's record stays when its task ends
+   and is taken over by the slot's next task charged (its id tells), so
+   there is at most one a slot and none is ever removed. Room for a
+   share of the live tasks is kept (weft_cost_new_task), so a frame
+   seldom grows the table: it doubles at three quarters full. */
+#define RESERVE_SHIFT 5 /* room kept for 1 in 32 live tasks */
+
+static uint32_t slot_hash(uint32_t i, uint32_t mask) {
+  uint32_t x = i * 0x9E3779B1u;
+  return (x ^ (x >> 16)) & mask;
+}
+
+/* Moves the table to cap entries (a power of two); 0 when out of memory. */
+static int tab_grow(weft_state *W, uint32_t cap) {
+  weft_costs *C = &W->cost;
+  weft_cost_rec *t = weft_host_alloc(W, NULL, 0, cap * sizeof *t);
+  if (!t) return 0;
+  memset(t, 0, cap * sizeof *t);
+  for (uint32_t k = 0; k < C->tcap; k++) {
+    if (!C->tab[k].id) continue;
+    uint32_t h = slot_hash(WEFT_ID_INDEX(C->tab[k].id), cap - 1);
+    while (t[h].id) h = (h + 1) & (cap - 1);
+    t[h] = C->tab[k];
+  }
+  if (C->tab) weft_host_alloc(W, C->tab, C->tcap * sizeof *C->tab, 0);
+  C->tab = t;
+  C->tcap = cap;
+  return 1;
+}
+
+/* The record of task id, NULL when it has none; make: made (or taken
+   over from the slot's last task) now, NULL when out of memory. */
 static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
-  return rec_in(W, &W->cost.recs, id, make);
+  weft_costs *C = &W->cost;
+  uint32_t i = WEFT_ID_INDEX(id), h = 0;
+  if (C->tcap) {
+    for (h = slot_hash(i, C->tcap - 1); C->tab[h].id; h = (h + 1) & (C->tcap - 1)) {
+      weft_cost_rec *r = &C->tab[h];
+      if (WEFT_ID_INDEX(r->id) != i) continue;
+      if (r->id == id) return r;
+      if (!make) return NULL;
+      *r = (weft_cost_rec){.id = id, .frame = C->frame};
+      return r;
+    }
+  }
+  if (!make) return NULL;
+  if ((C->tcount + 1) * 4 > C->tcap * 3) {
+    if (!tab_grow(W, C->tcap ? C->tcap * 2 : 64)) return NULL;
+    for (h = slot_hash(i, C->tcap - 1); C->tab[h].id; h = (h + 1) & (C->tcap - 1)) {}
+  }
+  C->tcount++;
+  C->tab[h] = (weft_cost_rec){.id = id, .frame = C->frame};
+  return &C->tab[h];
+}
+
+void weft_cost_free(weft_state *W) {
+  weft_costs *C = &W->cost;
+  if (C->tab) weft_host_alloc(W, C->tab, C->tcap * sizeof *C->tab, 0);
+  C->tab = NULL;
+  C->tcap = C->tcount = 0;
+  weft_side_free(&C->grecs, weft_host_alloc, W);
 }
 
 /* Brings a record to the current frame: the frames since it last ran
@@ -89,8 +152,13 @@ void weft_cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, ui
 void weft_cost_held(weft_state *W, uint64_t us) { W->cost.inner += us; }
 
 void weft_cost_new_task(weft_state *W, weft_id id) {
-  weft_cost_rec *r = weft_side_make(&W->cost.recs, WEFT_ID_INDEX(id), weft_host_alloc, W);
-  if (r) *r = (weft_cost_rec){.id = id, .frame = W->cost.frame};
+  (void)id; /* its record is made when it is first charged */
+  weft_costs *C = &W->cost;
+  uint32_t want = C->tcount + (weft_sched_task_count(W->S) >> RESERVE_SHIFT) + 16;
+  if (want * 4 <= C->tcap * 3) return;
+  uint32_t cap = C->tcap ? C->tcap : 64;
+  while (want * 4 > cap * 3) cap *= 2;
+  tab_grow(W, cap); /* out of memory: a charge makes room, or goes to the groups alone */
 }
 
 /* Adds us to a record's frame. */
@@ -141,7 +209,7 @@ void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
 }
 
 void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us) {
-  weft_cost_rec *r = rec_of(W, id, 0);
+  weft_cost_rec *r = rec_of(W, id, 1);
   if (!r) return;
   r->told = 1;
   note_slow(W, r, id, us);
@@ -223,7 +291,8 @@ static int figures(weft_state *W, const weft_cost_rec *r, double *frame_ms, doub
 }
 
 int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms) {
-  return figures(W, rec_of(W, id, 0), frame_ms, avg_ms, worst_ms);
+  if (figures(W, rec_of(W, id, 0), frame_ms, avg_ms, worst_ms)) return 1;
+  return weft_task_state(W->S, id) > 0; /* never charged: all 0 */
 }
 
 int weft_cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_ms,

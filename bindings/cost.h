@@ -19,7 +19,7 @@
 #include "watchdog.h"
 
 
-/* One task's costs (by task slot index). */
+/* One task's (or group's) costs. */
 typedef struct weft_cost_rec {
   weft_id id;        /* the task these are for; another id: none yet */
   uint32_t frame;    /* the frame frame_us belongs to */
@@ -88,8 +88,12 @@ static inline void weft_cost_end(weft_state *W, weft_id id, const weft_cost_mark
   if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) weft_cost_end_slow(W, id, m);
 }
 
-/* A new task's record, made now so no frame allocates one later. */
+/* A new task: its record is made when it is first charged (most tasks
+   never are between two looks), from room kept for a share of the live
+   tasks, which is grown here, so the frames that charge seldom allocate. */
 void weft_cost_new_task(weft_state *W, weft_id id);
+/* Frees the records (weft_close). */
+void weft_cost_free(weft_state *W);
 /* The same for a new group (and the root). */
 void weft_cost_new_group(weft_state *W, weft_id g);
 /* At each frame's start: a new frame to charge, the clock fresh. */
@@ -98,8 +102,8 @@ void weft_cost_frame(weft_state *W);
    threshold. */
 void weft_cost_frame_end(weft_state *W);
 /* A task's costs in milliseconds: the last frame it ran in (0 when that
-   is not the last frame), the moving average, the worst frame. Returns 0
-   when it has none. */
+   is not the last frame), the moving average, the worst frame (all 0 for
+   a task never charged). Returns 0 when it is not a live task. */
 int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms);
 /* The same for a group: every task's in it and in the groups inside it,
    those that ended too. Returns 0 for a group that is not live. */

@@ -94,7 +94,8 @@ typedef struct weft_costs {
   uint32_t slow_us;     /* a task's time in one frame that warns (0: never) */
   uint64_t frame_us;    /* every task's time in the frame so far */
   uint64_t last_us;     /* ...in the last whole frame */
-  weft_side recs;       /* weft_cost_rec by task slot index */
+  struct weft_cost_rec *tab; /* tasks' records (cost.c), open-addressed by slot index... */
+  uint32_t tcap, tcount;     /* ...its size (a power of two, or 0) and records in it */
   weft_side grecs;      /* ...by group slot index: the group's tasks' and inner groups' */
   weft_id slow[8];      /* tasks over slow_us this frame, to warn of at its end... */
   uint32_t slow_len[8];   /* ...the stretch's time, microseconds */

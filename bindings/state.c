@@ -168,7 +168,6 @@ weft_state *weft_open(const weft_desc *desc) {
   W->desc = d;
   weft_desc_defaults(&W->desc);
   W->cost.slow_us = W->desc.slow_task_us == UINT32_MAX ? 0 : W->desc.slow_task_us;
-  W->cost.recs.elem_size = sizeof(weft_cost_rec);
   W->cost.grecs.elem_size = sizeof(weft_cost_rec);
   W->mem.limit = W->desc.memory_limit;
   W->root = weft_mem_strdup(W, W->desc.scripts_root ? W->desc.scripts_root : "scripts");
@@ -243,8 +242,7 @@ int weft_close(weft_state *W) {
   if (W->sync) leaked += weft_sync_destroy(W->sync);
   W->sync = NULL;
   weft_side_free(&W->cold, weft_host_alloc, W);
-  weft_side_free(&W->cost.recs, weft_host_alloc, W);
-  weft_side_free(&W->cost.grecs, weft_host_alloc, W);
+  weft_cost_free(W);
   weft_sites_free(W, W->sites);
   weft_tape_free_state(W); /* after the cleanups: they may read clocks */
   weft_mem_close_reserve(W);
