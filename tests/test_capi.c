@@ -229,7 +229,9 @@ static void test_group_cost_read_from_c(void **state) {
   assert_int_equal(weft_get_group_cost(W, one, &c1), WEFT_OK);
   assert_true(c1.worst_ms >= 2.0 && c1.avg_ms > 1.0);
   assert_int_equal(weft_get_group_cost(W, ai, &c2), WEFT_OK);
-  assert_true(c2.avg_ms >= c1.avg_ms && c2.worst_ms >= c1.worst_ms);
+  /* the averages are floats rolled at different times (and contracted
+     into fused multiply-adds on some processors): equal to a rounding */
+  assert_true(c2.avg_ms >= c1.avg_ms * 0.999 && c2.worst_ms >= c1.worst_ms);
   assert_int_equal(weft_get_group_cost(W, root, &c0), WEFT_OK);
   assert_true(c0.worst_ms >= c1.worst_ms);
   weft_task_cost tc;
