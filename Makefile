@@ -120,7 +120,7 @@ help:
 	@echo "make fuzz-tape   the same over recordings (weft_tape_parse and a replay)"
 	@echo "make fuzz-io     the same over io's file methods (reads, seeks, lines, reopens)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
-	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc, weftConfig.cmake and weft (PREFIX=/usr/local, DESTDIR)"
+	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc, weft-static.pc, weftConfig.cmake and weft (PREFIX=/usr/local, DESTDIR)"
 	@echo "make uninstall   remove what make install put there (same PREFIX and DESTDIR)"
 	@echo "make deps        install the missing Debian packages (or print the apt-get line)"
 	@echo "make weft        build build/weft and build/libweft.a without checking packages"
@@ -202,7 +202,8 @@ install: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so $(LUA_OUT)/include
 	install -m 644 bindings/weft.h host/weft_base.h $(DESTDIR)$(INCDIR)/
 	install -d $(DESTDIR)$(INCDIR)/weft
 	install -m 644 $(LUA_HEADERS:%=$(BUILD)/lua/include/%) $(DESTDIR)$(INCDIR)/weft/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' weft.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc
+	for pc in weft weft-static; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $$pc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc; done
 	install -m 755 $(BUILD)/weft $(DESTDIR)$(PREFIX)/bin/weft
 	install -d $(DESTDIR)$(LIBDIR)/cmake/weft
 	for f in weftConfig weftConfigVersion; do \
@@ -213,7 +214,7 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/libweft.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libweft.so.$(VERSION) \
 	  $(DESTDIR)$(INCDIR)/weft.h $(DESTDIR)$(INCDIR)/weft_base.h \
 	  $(LUA_HEADERS:%=$(DESTDIR)$(INCDIR)/weft/%) \
-	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(PREFIX)/bin/weft \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/weft.pc $(DESTDIR)$(LIBDIR)/pkgconfig/weft-static.pc $(DESTDIR)$(PREFIX)/bin/weft \
 	  $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfig.cmake $(DESTDIR)$(LIBDIR)/cmake/weft/weftConfigVersion.cmake
 
 # The weft program is a user of the library: it sees weft.h as an

@@ -107,6 +107,9 @@ for kind in shared static; do
 done
 check "weft::weft is the installed shared library" "ldd '$dir/cmake-shared/embed' | grep -q '$prefix/lib/libweft.so'"
 check "weft::weft_static needs no libweft.so" "! ldd '$dir/cmake-static/embed' | grep -q libweft"
+check "pkg-config weft-static links the archive: the program needs no libweft.so" \
+  "cc -std=c11 -Wall -Wextra -Werror -o '$dir/embed-static' examples/embed/host.c \$(pkg-config --cflags --libs weft-static) \
+   && ! ldd '$dir/embed-static' | grep -q libweft && (cd examples/embed && '$dir/embed-static' | grep -q '^the door is open at frame 2$')"
 printf 'cmake_minimum_required(VERSION 3.16)\nproject(v C)\nfind_package(weft 99 QUIET)\nif(weft_FOUND)\n  message(FATAL_ERROR found)\nendif()\n' \
   > "$dir/CMakeLists.txt"
 check "find_package(weft 99) refuses this version" \
