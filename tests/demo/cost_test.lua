@@ -48,8 +48,9 @@ table.sort(list, function(a, b) return a.avg_ms > b.avg_ms end)
 check.expect(list[1].name == "ears", "the listener costs the most: " .. tostring(list[1].name))
 -- (os.clock is the process's time, the measure the main thread's: on a
 -- loaded machine the watchdog's share makes the burn shorter)
-check.expect(list[1].ms > 1 and list[1].avg_ms > 1 and list[1].avg_ms < 20 and list[1].worst_ms >= list[1].avg_ms,
-  "about 4.6 ms a frame on average: " .. list[1].avg_ms)
+-- (the last frame's figure alone may read low: the cost clock is sampled)
+check.expect(list[1].ms >= 0 and list[1].avg_ms > 1 and list[1].avg_ms < 20 and list[1].worst_ms >= list[1].avg_ms,
+  "about 4.6 ms a frame on average: " .. list[1].avg_ms .. " (last frame " .. list[1].ms .. ")")
 
 tap("f1")
 tap("f2")
