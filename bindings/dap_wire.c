@@ -75,13 +75,8 @@ static int accept_all(dap_wire *w) {
   return got;
 }
 
-int dap_wire_service(dap_wire *w, int timeout_ms) {
-  int connected = dap_wire_connected(w);
-  weft_sock s[2] = {w->listener, w->client};
-  int ready = weft_sock_wait_in(s, connected ? 2 : 1, timeout_ms);
-  if (ready <= 0) return DAP_IDLE;
-  if ((ready & 1) && accept_all(w)) return DAP_CONNECTED;
-  if (!connected || !(ready & 2)) return DAP_IDLE;
+/* Reads what the client sent into the input. */
+static int read_input(dap_wire *w) {
   if (w->inlen + READ_CHUNK > w->incap) {
     char *n = realloc(w->in, w->inlen + READ_CHUNK);
     if (!n) {
@@ -99,6 +94,35 @@ int dap_wire_service(dap_wire *w, int timeout_ms) {
   }
   w->inlen += (size_t)r;
   return DAP_INPUT;
+}
+
+/* The client's input goes before a new connection: a client that sent
+   disconnect, or closed, and connected again at once is seen gone first,
+   so its new connection becomes the client and is not turned away. */
+int dap_wire_service(dap_wire *w, int timeout_ms) {
+  int connected = dap_wire_connected(w);
+  weft_sock s[2] = {w->listener, w->client};
+  int ready = weft_sock_wait_in(s, connected ? 2 : 1, timeout_ms);
+  if (ready <= 0) return DAP_IDLE;
+  if (connected && (ready & 2)) {
+    int what = read_input(w);
+    if (what != DAP_IDLE) return what;
+  }
+  if ((ready & 1) && accept_all(w)) return DAP_CONNECTED;
+  return DAP_IDLE;
+}
+
+void dap_wire_adopt(dap_wire *w, dap_wire *from) {
+  char *in = w->in;
+  size_t cap = w->incap;
+  w->client = from->client;
+  w->in = from->in;
+  w->inlen = from->inlen;
+  w->incap = from->incap;
+  from->client = WEFT_SOCK_NONE;
+  from->in = in;
+  from->inlen = 0;
+  from->incap = cap;
 }
 
 /* Whether the header line at p names the body's length. */

@@ -37,8 +37,13 @@ void dap_wire_drop(dap_wire *w);
    no client, or for input from it, and takes what came: DAP_CONNECTED, a
    client was accepted; DAP_INPUT, bytes were added to the input;
    DAP_CLOSED, the client went away (or its input could not be kept) and
-   was dropped; DAP_IDLE, nothing came. */
+   was dropped; DAP_IDLE, nothing came. The client's input is read before
+   a new connection is accepted: one that went away is dropped before its
+   next connection is taken. */
 int dap_wire_service(dap_wire *w, int timeout_ms);
+/* Makes from's client w's (w has none), its input with it; from is left
+   without a client, its buffer w's old one. */
+void dap_wire_adopt(dap_wire *w, dap_wire *from);
 /* The next whole message in the input: returns 1 with its body at
    w->in + *at, *len bytes long (valid until dap_wire_consume), 0 when no
    whole message is there yet, or -1 when the framing is broken (a header

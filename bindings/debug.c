@@ -200,8 +200,10 @@ static void clear_refs(dbg *D) {
 }
 
 /* Stops everything: tells the client and serves it until it resumes.
-   L is the thread that stopped (NULL between frames). */
-static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text, int bp) {
+   L is the thread that stopped (NULL between frames); bps, the ids of the
+   nbps breakpoints that stopped it (the caller's). */
+static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const char *text,
+                 const int *bps, int nbps) {
   if (!dap_wire_connected(&D->conn.wire) || !D->conn.initialized || D->stopped || D->terminate)
     return;
   weft_hold held;
@@ -223,7 +225,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
     cJSON_AddStringToObject(body, "text", text);
     cJSON_AddStringToObject(body, "description", text);
   }
-  if (bp) cJSON_AddItemToObject(body, "hitBreakpointIds", cJSON_CreateIntArray(&bp, 1));
+  if (nbps > 0) cJSON_AddItemToObject(body, "hitBreakpointIds", cJSON_CreateIntArray(bps, nbps));
   dap_conn_send(&D->conn, m);
   while (dap_wire_connected(&D->conn.wire) && !D->resume) {
     if (D->desc.idle) D->desc.idle(D->desc.user);
@@ -235,7 +237,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   D->stop_task = 0;
   D->exc[0] = 0;
   update_mask(D, L);
-  if (dap_wire_connected(&D->conn.wire)) {
+  if (dap_wire_connected(&D->conn.wire) && D->conn.initialized) {
     m = dap_conn_event("continued", &body);
     cJSON_AddNumberToObject(body, "threadId", dap_of(D, task));
     cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
@@ -262,10 +264,29 @@ static int file_of(dbg *D, const char *source) {
   return file;
 }
 
+/* Adds a breakpoint's id to those of the stop being weighed (D->hit). */
+static int add_hit(dbg *D, int n, int id) {
+  if (n == D->hitcap) {
+    int cap = D->hitcap ? D->hitcap * 2 : 8;
+    int *ids = realloc(D->hit, (size_t)cap * sizeof *ids);
+    if (!ids) return n; /* the stop names those it has room for */
+    D->hit = ids;
+    D->hitcap = cap;
+  }
+  D->hit[n] = id;
+  return n + 1;
+}
+
+/* Every breakpoint at the line is weighed before the one stop: each
+   counts its hit, logpoints say their line, and the stop names every
+   breakpoint that stops there (several share a line when a comment's and
+   the code line's after it both moved there). O(breakpoints in the
+   file), once per line that has a breakpoint in some file. */
 static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
   if (!lua_getinfo(L, "S", ar)) return;
   int f = file_of(D, ar->source);
   if (f < 0) return;
+  int nhit = 0;
   for (int i = 0; i < D->files[f].n; i++) {
     bpoint *b = &D->files[f].bp[i];
     if (b->line != ar->currentline) continue;
@@ -290,9 +311,9 @@ static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
       weft_debug_log_point(D, L, b->log);
       continue;
     }
-    stop(D, L, D->W->cur, "breakpoint", NULL, b->id);
-    return; /* the client may have changed the breakpoints */
+    nhit = add_hit(D, nhit, b->id);
   }
+  if (nhit > 0) stop(D, L, D->W->cur, "breakpoint", NULL, D->hit, nhit);
 }
 
 static int step_done(dbg *D, lua_State *L, lua_Debug *ar) {
@@ -308,11 +329,12 @@ static void on_hook(weft_state *W, lua_State *L, lua_Debug *ar) {
   if (!D || D->stopped || D->in_eval || ar->event != LUA_HOOKLINE) return;
   check_client(D); /* a client gone: no condition is evaluated for it */
   if (D->pause_req) {
-    if (lua_getinfo(L, "S", ar) && !is_prelude(ar->source)) stop(D, L, W->cur, "pause", NULL, 0);
+    if (lua_getinfo(L, "S", ar) && !is_prelude(ar->source))
+      stop(D, L, W->cur, "pause", NULL, NULL, 0);
     return;
   }
   if (D->step && step_done(D, L, ar)) {
-    stop(D, L, W->cur, "step", NULL, 0);
+    stop(D, L, W->cur, "step", NULL, NULL, 0);
     return;
   }
   int line = ar->currentline;
@@ -328,7 +350,7 @@ static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State 
     snprintf(text, sizeof text, "%s", lua_tostring(L, idx));
   else
     snprintf(text, sizeof text, "(error object is a %s value)", luaL_typename(L, idx));
-  stop(D, co, task, "exception", text, 0);
+  stop(D, co, task, "exception", text, NULL, 0);
 }
 
 /* ---- caught errors ----
@@ -346,7 +368,7 @@ static void stop_on_error(lua_State *L) {
     snprintf(text, sizeof text, "%s (caught)", lua_tostring(L, 1));
   else
     snprintf(text, sizeof text, "(error object is a %s value) (caught)", luaL_typename(L, 1));
-  stop(D, L, W->cur, "exception", text, 0);
+  stop(D, L, W->cur, "exception", text, NULL, 0);
 }
 
 static int l_stop_handler(lua_State *L) {
@@ -644,7 +666,12 @@ static void dispatch(dbg *D, cJSON *req) {
   cJSON *args = cJSON_GetObjectItem(req, "arguments");
   if (!cJSON_IsString(c)) return;
   const char *cmd = c->valuestring;
-  if (strcmp(cmd, "initialize") == 0) {
+  if (!D->conn.initialized && strcmp(cmd, "initialize") != 0) { /* nothing before it */
+    char msg[160];
+    snprintf(msg, sizeof msg, "%.80s before initialize: the client must send initialize first",
+             cmd);
+    dap_conn_respond(&D->conn, req, msg, NULL);
+  } else if (strcmp(cmd, "initialize") == 0) {
     D->conn.initialized = 1;
     req_initialize(D, req);
   } else if (strcmp(cmd, "launch") == 0 || strcmp(cmd, "attach") == 0) {
@@ -721,6 +748,20 @@ static void drop_client(dbg *D) {
   update_mask(D, D->stop_L);
 }
 
+/* A message that is no request has nothing to answer (a response would
+   answer no request): before initialize its sender is no DAP client and
+   is dropped; after it, the client is told with an output event. */
+static void not_a_request(dbg *D, const char *what, size_t len) {
+  if (!D->conn.initialized) {
+    drop_client(D);
+    return;
+  }
+  char msg[160];
+  int n = snprintf(msg, sizeof msg, "weft: a message from the client (%zu bytes) was ignored: %s",
+                   len, what);
+  dap_conn_output(&D->conn, "stderr", msg, n < (int)sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
 /* Handles every complete message in the input buffer. A message leaves
    the buffer before it is handled: handling it may serve the client
    again (a stop's nested loop). */
@@ -732,32 +773,52 @@ static void handle_input(dbg *D) {
     if (r <= 0) return;
     cJSON *req = cJSON_ParseWithLength(D->conn.wire.in + at, len);
     dap_wire_consume(&D->conn.wire, at + len);
-    if (!req) {
-      cJSON *none = cJSON_CreateObject();
-      dap_conn_respond(&D->conn, none, "malformed JSON", NULL);
-      cJSON_Delete(none);
-    } else {
+    if (!req)
+      not_a_request(D, "it is not JSON", len);
+    else if (!cJSON_IsString(cJSON_GetObjectItem(req, "command")))
+      not_a_request(D, "it is no request (no command)", len);
+    else
       dispatch(D, req);
-      cJSON_Delete(req);
-    }
+    cJSON_Delete(req);
   }
 }
 
+static void new_client(dbg *D) {
+  D->client = 1;
+  D->conn.seq = 0;
+  D->next_dap = FIRST_TASK_ID;
+}
+
+/* A second client that connected while the first was attached, the
+   first gone since and the second not yet answered: it becomes the
+   client, with what it sent meanwhile. Returns 1 when it did. */
+static int take_second(dbg *D) {
+  dap_wire *o = &D->other;
+  if (!dap_wire_connected(o)) o->client = dap_wire_take_spare(&D->conn.wire);
+  if (!dap_wire_connected(o)) return 0;
+  dap_wire_adopt(&D->conn.wire, o);
+  new_client(D);
+  handle_input(D);
+  return 1;
+}
+
 /* Waits up to timeout_ms for a connection or input, then handles what
-   came; returns 0 when nothing came. */
+   came; returns 0 when nothing came. The client's messages are handled
+   before a second client's first request is judged, so one that
+   disconnected and connected again at once is not turned away. */
 static int service(dbg *D, int timeout_ms) {
   check_client(D); /* before a new client can be taken */
   int what = dap_wire_service(&D->conn.wire, timeout_ms);
-  if (D->client) weft_debug_turn_away(D);
   if (what == DAP_CONNECTED) {
-    D->client = 1;
-    D->conn.seq = 0;
-    D->next_dap = FIRST_TASK_ID;
+    new_client(D);
   } else if (what == DAP_INPUT) {
     handle_input(D);
   } else if (what == DAP_CLOSED) {
     drop_client(D);
   }
+  check_client(D);
+  if (!D->client && !D->stopped && take_second(D)) return 1; /* a stop ends first */
+  if (D->client) weft_debug_turn_away(D);
   return what != DAP_IDLE;
 }
 
@@ -822,10 +883,27 @@ int weft_debug_poll(weft_state *W) {
     for (uint32_t i = 0; i < D->cap; i++)
       if (D->tasks[i].id && (!best || D->tasks[i].dap < best))
         first = D->tasks[i].id, best = D->tasks[i].dap;
-    stop(D, NULL, first, "pause", NULL, 0);
+    stop(D, NULL, first, "pause", NULL, NULL, 0);
   }
   if (!D->stopped && D->nanchors > 4096) clear_refs(D);
   return D->terminate;
+}
+
+/* Polls until the time is up, waiting on the client's socket (or the
+   listener) in between: each message or connection is served as it
+   comes. */
+int weft_debug_wait(weft_state *W, double seconds) {
+  dbg *D = W ? W->dbg : NULL;
+  if (!D) return 0;
+  if (!(seconds > 0)) seconds = 0; /* NaN too */
+  uint64_t end = weft_clock_ns() + (uint64_t)((seconds < 1e9 ? seconds : 1e9) * 1e9);
+  int rc;
+  while (!(rc = weft_debug_poll(W))) {
+    uint64_t now = weft_clock_ns(), left = now < end ? (end - now) / 1000000 : 0;
+    int ms = left > 1000 ? 1000 : (int)left; /* a long wait in slices of a second */
+    if (ms <= 0 || (!service(D, ms) && left <= 1000)) break;
+  }
+  return rc;
 }
 
 int weft_debug_wait_ready(weft_state *W) {
@@ -863,6 +941,7 @@ void weft_debug_free(weft_state *W) {
   clear_breakpoints(D);
   for (int i = 0; i < SRC_CACHE; i++) free(D->cache[i].src);
   free(D->lines);
+  free(D->hit);
   free(D->frames);
   free(D->vars);
   free(D->tasks);

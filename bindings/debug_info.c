@@ -134,12 +134,21 @@ void weft_debug_turn_away(dbg *D) {
   cJSON *req = r > 0 ? cJSON_ParseWithLength(o->in + at, len) : NULL;
   cJSON *m = cJSON_CreateObject();
   cJSON_AddNumberToObject(m, "seq", 1);
-  cJSON_AddStringToObject(m, "type", "response");
   cJSON *rs = cJSON_GetObjectItem(req, "seq"), *cmd = cJSON_GetObjectItem(req, "command");
-  cJSON_AddNumberToObject(m, "request_seq", cJSON_IsNumber(rs) ? rs->valuedouble : 0);
-  cJSON_AddBoolToObject(m, "success", 0);
-  cJSON_AddStringToObject(m, "command", cJSON_IsString(cmd) ? cmd->valuestring : "");
-  cJSON_AddStringToObject(m, "message", "another client is attached");
+  if (cJSON_IsString(cmd)) {
+    cJSON_AddStringToObject(m, "type", "response");
+    cJSON_AddNumberToObject(m, "request_seq", cJSON_IsNumber(rs) ? rs->valuedouble : 0);
+    cJSON_AddBoolToObject(m, "success", 0);
+    cJSON_AddStringToObject(m, "command", cmd->valuestring);
+    cJSON_AddStringToObject(m, "message", "another client is attached");
+  } else { /* no request to answer: said as output */
+    cJSON_AddStringToObject(m, "type", "event");
+    cJSON_AddStringToObject(m, "event", "output");
+    cJSON *b = cJSON_AddObjectToObject(m, "body");
+    cJSON_AddStringToObject(b, "category", "important");
+    cJSON_AddStringToObject(b, "output",
+                            "weft: another debugger client is attached; one at a time\n");
+  }
   char *body = cJSON_PrintUnformatted(m);
   if (body) dap_wire_send(o, body, strlen(body));
   free(body);

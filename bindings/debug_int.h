@@ -69,6 +69,8 @@ struct weft_debug {
   } cache[SRC_CACHE];
   int cache_next;
   int exc_uncaught, exc_all;
+  int *hit; /* the ids of the breakpoints a stop names (debug.c), room for hitcap */
+  int hitcap;
 
   int step; /* the step armed for step_task (debug.c), 0: none */
   weft_id step_task;

@@ -684,6 +684,14 @@ WEFT_API int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *
    program (terminate, or disconnect with terminateDebuggee), else 0
    (also when not listening). */
 WEFT_API int weft_debug_poll(weft_state *W);
+/* weft_debug_poll, then serves the client as its connections and
+   requests come, waiting on its socket, for at most `seconds` (it may
+   return sooner; without a debugger it returns at once). A program that
+   sleeps between frames calls it in place of (the first part of) that
+   sleep, so a client is answered as fast as it asks, not once a frame.
+   A pause request stops inside this call. Returns as weft_debug_poll: 1
+   (at once) when the client asked to end the program, else 0. */
+WEFT_API int weft_debug_wait(weft_state *W, double seconds);
 /* Blocks until a client has connected and sent configurationDone (its
    breakpoints are set), so a program can start its script under them.
    Returns 1 when the client asked to end the program meanwhile, else 0. */

@@ -252,6 +252,11 @@ static int parse(int cmd, int argc, char **argv, config *c) {
    failed), the frames run out (2), or a replay's recording ends. */
 static int debug_held; /* the debugger held the program since the last look */
 
+static int ended_by_debugger(void) {
+  fprintf(stderr, "weft: ended by the debugger\n");
+  return 1;
+}
+
 static int run_frames(weft_state *W, weft_task task, const config *c) {
   double next = mono_now(), dt = c->dt;
   uint64_t done_frames = 0;
@@ -264,16 +269,15 @@ static int run_frames(weft_state *W, weft_task task, const config *c) {
     } else if (c->frames >= 0 && (double)done_frames >= c->frames) {
       return 2;
     }
-    if (c->debug && weft_debug_poll(W)) {
-      fprintf(stderr, "weft: ended by the debugger\n");
-      return 1;
-    }
+    if (c->debug && weft_debug_poll(W)) return ended_by_debugger();
     if (debug_held) { /* --realtime goes on from now, not racing to catch up */
       debug_held = 0;
       next = mono_now();
     }
     if (c->realtime) {
       next += dt;
+      /* the client is served as it asks while the frame waits, not once a frame */
+      if (c->debug && weft_debug_wait(W, next - mono_now())) return ended_by_debugger();
       sleep_until(next);
     }
     int rc = weft_step(W, dt);

@@ -187,8 +187,9 @@ typedef intptr_t weft_sock;
    sockets are unavailable). */
 int weft_sock_listen(int port, weft_sock *out, int *bound);
 /* Takes a waiting connection, without blocking, into *out (a socket
-   that does not block either). Returns WEFT_OK, WEFT_EBUSY when none is
-   waiting, or WEFT_EIO. */
+   that does not block either, Nagle's algorithm off: each send goes out
+   at once, not after the peer acknowledged the one before). Returns
+   WEFT_OK, WEFT_EBUSY when none is waiting, or WEFT_EIO. */
 int weft_sock_accept(weft_sock listener, weft_sock *out);
 /* What weft_sock_wait waits for. */
 enum { WEFT_SOCK_IN = 1, WEFT_SOCK_OUT = 2 };

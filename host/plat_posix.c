@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -221,6 +222,8 @@ int weft_sock_accept(weft_sock listener, weft_sock *out) {
     close(fd);
     return WEFT_EIO;
   }
+  int one = 1; /* no Nagle: a message sent right after another does not wait for its ACK */
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   *out = fd;
   return WEFT_OK;
 }

@@ -491,6 +491,8 @@ int weft_sock_accept(weft_sock listener, weft_sock *out) {
     closesocket(s);
     return WEFT_EIO;
   }
+  BOOL one = TRUE; /* no Nagle: a message sent right after another does not wait for its ACK */
+  (void)setsockopt(s, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
   *out = (weft_sock)s;
   return WEFT_OK;
 }

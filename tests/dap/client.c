@@ -98,10 +98,12 @@ static void send_req(client *c, const char *cmd, cJSON *args) {
   cJSON_AddStringToObject(m, "command", cmd);
   if (args) cJSON_AddItemToObject(m, "arguments", args);
   char *body = cJSON_PrintUnformatted(m);
-  char head[64];
-  int hl = snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", strlen(body));
-  assert_int_equal(send(c->fd, head, (size_t)hl, MSG_NOSIGNAL), hl);
-  assert_int_equal(send(c->fd, body, strlen(body), MSG_NOSIGNAL), (ssize_t)strlen(body));
+  size_t blen = strlen(body);
+  char *msg = malloc(blen + 64); /* one send: the body waits on no ACK of the header */
+  int hl = snprintf(msg, 64, "Content-Length: %zu\r\n\r\n", blen);
+  memcpy(msg + hl, body, blen);
+  assert_int_equal(send(c->fd, msg, (size_t)hl + blen, MSG_NOSIGNAL), (ssize_t)((size_t)hl + blen));
+  free(msg);
   free(body);
   cJSON_Delete(m);
 }
@@ -435,6 +437,22 @@ static cJSON *find_named(cJSON *arr, const char *key, const char *val) {
   return NULL;
 }
 
+/* Pauses, and continues and pauses again until expr is true (in the
+   paused frame when in_frame, else in the globals): the program goes on,
+   however fast the requests come. */
+static void pause_until(client *c, const char *expr, int in_frame) {
+  char out[256] = "";
+  for (int tries = 0; tries < 100000; tries++) {
+    cJSON_Delete(request(c, "pause", NULL, 1));
+    int t = wait_stopped(c, "pause", NULL, 0);
+    int line;
+    evaluate(c, in_frame ? top_frame(c, t, &line, NULL, 0) : 0, expr, out, sizeof out);
+    if (strcmp(out, "true") == 0) return;
+    resume(c, "continue", t);
+  }
+  fail_msg("%s: still %s", expr, out);
+}
+
 static int exit_code(client *c) {
   cJSON *e = wait_event(c, "exited");
   assert_non_null(e);
@@ -686,11 +704,7 @@ static void conditions_steps_pause(void **state) {
   cJSON_Delete(request(&c, "disconnect", cJSON_CreateObject(), 1));
   reconnect(&c); /* still running, still listening */
   handshake(&c, "attach");
-  cJSON_Delete(request(&c, "pause", thread_args(t), 1));
-  t = wait_stopped(&c, "pause", NULL, 0);
-  f = top_frame(&c, t, &line, NULL, 0);
-  evaluate(&c, f, "i > 9", out, sizeof out);
-  assert_string_equal(out, "true"); /* it went on meanwhile */
+  pause_until(&c, "i > 9", 1); /* it goes on */
   cJSON_Delete(request(&c, "terminate", NULL, 1));
   assert_int_equal(exit_code(&c), 1);
   assert_int_equal(finish(&c), 1);
@@ -750,19 +764,37 @@ static void must_fail(client *c, const char *cmd, cJSON *args, const char *want)
   cJSON_Delete(r);
 }
 
-/* Bad input from a client gets an error response or a dropped
-   connection, never a crash: the program goes on and takes the next
-   client. */
+/* Bad input from a client gets an error response, an output event or a
+   dropped connection, never a crash and never a response to no request:
+   the program goes on and takes the next client. Before initialize every
+   other request is refused, and a message that is no request (not JSON:
+   no DAP client) closes the connection. */
 static void bad_input(void **state) {
   (void)state;
   client c;
   start(&c, "tests/dap/loop.lua", "--realtime", NULL);
-  send_body(&c, "hello");                                     /* not JSON */
-  send_body(&c, "[1,2]");                                     /* not an object */
-  send_body(&c, "{\"command\":[\"x\"],\"a\":1}");             /* no command */
-  send_body(&c, "{\"command\":\"threads\",\"arguments\":7}"); /* no seq, odd arguments */
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddStringToObject(e, "expression", "1 + 1");
+  must_fail(&c, "evaluate", e, "initialize first");
+  must_fail(&c, "threads", NULL, "initialize first");
+  must_fail(&c, "configurationDone", NULL, "initialize first");
+  send_body(&c, "hello");                 /* not JSON, first: no DAP client */
+  assert_null(wait_event(&c, "nothing")); /* the connection closes */
+  reconnect(&c);
   handshake(&c, "attach");
+  send_body(&c, "hello");                                     /* not JSON */
+  wait_output(&c, "stderr", "(5 bytes) was ignored: it is not JSON");
+  send_body(&c, "[1,2]");                                     /* not an object */
+  wait_output(&c, "stderr", "(5 bytes) was ignored: it is no request");
+  send_body(&c, "{\"command\":[\"x\"],\"a\":1}");             /* no command */
+  wait_output(&c, "stderr", "was ignored: it is no request");
+  send_body(&c, "{\"command\":\"threads\",\"arguments\":7}"); /* no seq, odd arguments */
   must_fail(&c, "bogus", NULL, "unsupported request bogus");
+  for (int i = 0; i < c.nq; i++) { /* each response answers a request that was sent */
+    const char *cmd = str(c.queue[i], "command");
+    if (strcmp(str(c.queue[i], "type"), "response") == 0 && (!cmd || !*cmd))
+      fail_msg("a response to no request came");
+  }
   cJSON *a = cJSON_CreateObject();
   cJSON_AddNumberToObject(a, "frameId", 999);
   must_fail(&c, "scopes", a, "no such frame");
@@ -778,12 +810,86 @@ static void bad_input(void **state) {
   assert_null(wait_event(&c, "nothing"));              /* the connection closes */
   reconnect(&c);
   handshake(&c, "attach");
-  cJSON_Delete(request(&c, "pause", NULL, 1));
-  int t = wait_stopped(&c, "pause", NULL, 0);
-  int line;
-  int f = top_frame(&c, t, &line, NULL, 0);
-  evaluate(&c, f, "i > 1", out, sizeof out);
-  assert_string_equal(out, "true");
+  pause_until(&c, "i > 1", 1); /* it goes on */
+  cJSON_Delete(request(&c, "terminate", NULL, 1));
+  assert_int_equal(exit_code(&c), 1);
+  assert_int_equal(finish(&c), 1);
+}
+
+/* A client that leaves and connects again at once is the client again,
+   however it left (disconnect answered, disconnect and close at once,
+   close without a word), and the program, paced at 60 frames a second,
+   takes the connections as fast as they come, not one a frame: 200
+   connect, initialize, leave cycles in well under the 3.3 s that one
+   frame a cycle would take. */
+static void reconnect_at_once(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/loop.lua", "--realtime", NULL);
+  handshake(&c, "attach");
+  configuration_done(&c);
+  enum { CYCLES = 200 };
+  long long t0 = now_ms();
+  for (int i = 0; i < CYCLES; i++) {
+    int how = i % 3;
+    static const char *const ways[] = {"disconnect answered", "disconnect, close", "close"};
+    if (how < 2) send_req(&c, "disconnect", cJSON_CreateObject());
+    if (how == 0) { /* its answer, then the connection closes */
+      cJSON *m;
+      while ((m = read_msg(&c)) != NULL) cJSON_Delete(m);
+    }
+    reconnect(&c);
+    c.seq = 0;
+    cJSON *r = request(&c, "initialize", cJSON_CreateObject(), 0);
+    if (!cJSON_IsTrue(cJSON_GetObjectItem(r, "success")))
+      fail_msg("cycle %d (%s): %s", i, ways[how], str(r, "message") ? str(r, "message") : "?");
+    cJSON_Delete(r);
+    cJSON *ev = wait_event(&c, "initialized");
+    assert_non_null(ev);
+    cJSON_Delete(ev);
+  }
+  long long ms = now_ms() - t0;
+  print_message("%d reconnects in %lld ms: %.0f a second\n", CYCLES, ms,
+                CYCLES * 1000.0 / (double)(ms > 0 ? ms : 1));
+  if (ms > 2000) fail_msg("%d reconnects took %lld ms: served once a frame", CYCLES, ms);
+  cJSON_Delete(request(&c, "terminate", NULL, 1));
+  assert_int_equal(exit_code(&c), 1);
+  assert_int_equal(finish(&c), 1);
+}
+
+static int cmp_ll(const void *a, const void *b) {
+  long long x = *(const long long *)a, y = *(const long long *)b;
+  return (x > y) - (x < y);
+}
+
+/* A step's round trip (next; its response, continued and stopped) takes
+   no acknowledgement's delay: the three go out back to back (no Nagle on
+   the server's socket), so the median of 100 is well under the 40 ms a
+   delayed ACK costs. Frames run back to back (no --realtime): a step over
+   wait() waits on no clock. */
+static void step_round_trip(void **state) {
+  (void)state;
+  client c;
+  start(&c, "tests/dap/loop.lua", NULL);
+  handshake(&c, "attach");
+  set_bp(&c, "tests/dap/loop.lua", 3, NULL, NULL);
+  configuration_done(&c);
+  int t = wait_stopped(&c, "breakpoint", NULL, 0);
+  set_bp(&c, "tests/dap/loop.lua", 0, NULL, NULL);
+  enum { STEPS = 100 };
+  long long us[STEPS];
+  for (int i = 0; i < STEPS; i++) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    resume(&c, "next", t);
+    wait_stopped(&c, "step", NULL, 0);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    us[i] = (long long)(b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+  }
+  qsort(us, STEPS, sizeof *us, cmp_ll);
+  print_message("a step's round trip: median %.2f ms, 90th percentile %.2f ms\n",
+                (double)us[STEPS / 2] / 1000, (double)us[STEPS * 9 / 10] / 1000);
+  if (us[STEPS / 2] > 15000) fail_msg("a step's round trip takes %lld us", us[STEPS / 2]);
   cJSON_Delete(request(&c, "terminate", NULL, 1));
   assert_int_equal(exit_code(&c), 1);
   assert_int_equal(finish(&c), 1);
@@ -947,10 +1053,9 @@ static void demo_attach_any_time(void **state) {
   cJSON_Delete(request(&c, "disconnect", cJSON_CreateObject(), 1));
   reconnect(&c);
   handshake(&c, "attach");
-  cJSON_Delete(request(&c, "pause", NULL, 1));
-  t = wait_stopped(&c, "pause", NULL, 0);
-  evaluate(&c, 0, "frame()", out, sizeof out);
-  assert_true(atol(out) > at);
+  char later[64];
+  snprintf(later, sizeof later, "frame() > %ld", at);
+  pause_until(&c, later, 0); /* the game goes on */
   cJSON_Delete(request(&c, "terminate", NULL, 1));
   assert_int_equal(exit_code(&c), 0);
   assert_int_equal(finish(&c), 0);
@@ -967,6 +1072,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_teardown(conditions_steps_pause, kill_child),
       cmocka_unit_test_teardown(stopped_time_is_not_charged, kill_child),
       cmocka_unit_test_teardown(bad_input, kill_child),
+      cmocka_unit_test_teardown(reconnect_at_once, kill_child),
+      cmocka_unit_test_teardown(step_round_trip, kill_child),
       cmocka_unit_test_teardown(second_client_and_a_long_breakpoint_list, kill_child),
       cmocka_unit_test_teardown(breakpoint_survives_reload, kill_child),
       cmocka_unit_test_teardown(demo_attach_any_time, kill_child),

@@ -100,7 +100,7 @@ test('capabilities include supportTerminateDebuggee', async () => {
   await finish(child, dc);
 });
 
-test('a breakpoint on a comment or blank line moves to the next line with code', async () => {
+test('a breakpoint on a comment or blank line moves to the next line with code; a stop there names each', async () => {
   const { child, dc } = await attach(SCRIPT);
   const r = await dc.setBreakpointsRequest({ source: { path: SCRIPT }, breakpoints: [{ line: 7 }, { line: 8 }, { line: 40 }] });
   const [a, b, c] = r.body.breakpoints;
@@ -110,8 +110,12 @@ test('a breakpoint on a comment or blank line moves to the next line with code',
   const stopped = dc.waitForEvent('stopped', 10000);
   await dc.configurationDoneRequest();
   const ev = await stopped;
+  assert.deepStrictEqual([...ev.body.hitBreakpointIds].sort((x, y) => x - y), [a.id, b.id].sort((x, y) => x - y));
   const st = await dc.stackTraceRequest({ threadId: ev.body.threadId });
   assert.strictEqual(st.body.stackFrames[0].line, 9);
+  const again = dc.waitForEvent('stopped', 10000); // every stop there, not the first alone
+  await dc.continueRequest({ threadId: ev.body.threadId });
+  assert.strictEqual((await again).body.hitBreakpointIds.length, 2);
   await finish(child, dc);
 });
 
@@ -192,14 +196,66 @@ test('a second client is answered at once with an error', async () => {
   await finish(child, dc);
 });
 
-test('malformed JSON gets an error response', async () => {
+// Everything a raw connection is told until it closes (at most ms).
+function rawSession(port, bytes, ms) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let buf = '';
+    const timer = setTimeout(() => { s.destroy(); resolve({ closed: false, text: buf }); }, ms);
+    s.on('connect', () => s.write(bytes));
+    s.on('data', (d) => { buf += d; });
+    s.on('close', () => { clearTimeout(timer); resolve({ closed: true, text: buf }); });
+    s.on('error', reject);
+  });
+}
+
+test('a first message that is not JSON closes the connection, answered by no response', async () => {
   const child = await startWeft(SCRIPT);
-  const r = await rawRequest(child.port, '{"seq": 1, "type": "req');
-  assert.strictEqual(r.type, 'response');
-  assert.strictEqual(r.success, false);
-  assert.match(r.message, /malformed/);
-  child.kill('SIGKILL');
-  await exited(child);
+  try {
+    const body = '{"seq": 1, "type": "req';
+    const r = await rawSession(child.port, `Content-Length: ${body.length}\r\n\r\n${body}`, 5000);
+    assert.deepStrictEqual(r, { closed: true, text: '' });
+    const init = await rawRequest(child.port, JSON.stringify({ seq: 1, type: 'request', command: 'initialize', arguments: { adapterID: 'weft' } }));
+    assert.strictEqual(init.success, true, 'the next client is taken');
+  } finally {
+    child.kill('SIGKILL');
+    await exited(child);
+  }
+});
+
+test('after initialize, a message that is not JSON is said as stderr output, not a response', async () => {
+  const { child, dc } = await attach(SCRIPT);
+  const unknown = []; // responses to no request the client sent, as VS Code would log them
+  const dispatch = dc.dispatch.bind(dc);
+  dc.dispatch = (body) => {
+    const m = JSON.parse(body);
+    if (m.type === 'response' && !dc.pendingRequests.has(m.request_seq)) unknown.push(m);
+    dispatch(body);
+  };
+  const said = dc.assertOutput('stderr', 'weft: a message from the client (23 bytes) was ignored: it is not JSON', 5000);
+  const body = '{"seq": 1, "type": "req';
+  try {
+    dc._socket.write(`Content-Length: ${body.length}\r\n\r\n${body}`); // on the client's own connection
+    await within(5000, said, 'the not-JSON message');
+    assert.ok((await dc.threadsRequest()).success, 'the session goes on');
+    assert.deepStrictEqual(unknown, []);
+  } finally {
+    await finish(child, dc);
+  }
+});
+
+test('before initialize every request is refused, evaluate too', async () => {
+  const child = await startWeft(SCRIPT);
+  try {
+    const r = await rawRequest(child.port, JSON.stringify({ seq: 1, type: 'request', command: 'evaluate', arguments: { expression: 'os.exit(3)' } }));
+    assert.strictEqual(r.success, false);
+    assert.strictEqual(r.command, 'evaluate');
+    assert.match(r.message, /initialize first/);
+    assert.strictEqual(child.exitCode, null, 'the program goes on');
+  } finally {
+    child.kill('SIGKILL');
+    await exited(child);
+  }
 });
 
 test('a logpoint says where it is', async () => {
