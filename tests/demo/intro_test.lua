@@ -5,7 +5,7 @@ local check = require("lib.check")
 local game = require("lib.game")
 local cinema = require("lib.cinema")
 
-check.within(5, "the level loads", function() return game.state.phase == "intro" end)
+check.within(60, "the level loads", function() return game.state.phase == "intro" end)
 check.within(3, "the intro starts", function() return cinema.state.current == "cinematics.intro" end)
 check.expect(input_locked(), "input is locked during the intro")
 

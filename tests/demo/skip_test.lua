@@ -6,7 +6,7 @@ local check = require("lib.check")
 local game = require("lib.game")
 local cinema = require("lib.cinema")
 
-check.within(5, "the level loads", function() return game.state.phase == "intro" end)
+check.within(60, "the level loads", function() return game.state.phase == "intro" end)
 check.within(40, "the captain speaks", function() return overlay_shown("dialogue") end)
 check.expect(input_locked(), "input is locked during the intro")
 check.expect(overlay_shown("letterbox"), "letterbox bars during the intro")
