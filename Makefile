@@ -65,6 +65,10 @@ CTEST_BIN    := $(CTEST_SRC:tests/%.c=$(BUILD)/tests/%)
 # no CPU clock of another thread, waits on the default clock.
 GENERIC_CTEST := $(patsubst %,$(BUILD)/tests/generic/%,test_plat test_watch test_jobs test_sync)
 CTEST_BIN    += $(GENERIC_CTEST)
+# And over plat_nothreads.c too (WEFT_PLAT_NOTHREADS, the web build's
+# platform): no thread starts, so jobs run inline and the watcher polls.
+NOTHREADS_CTEST := $(patsubst %,$(BUILD)/tests/nothreads/%,test_watch test_jobs test_sync)
+CTEST_BIN    += $(NOTHREADS_CTEST)
 
 # What the build needs, as kind:name:debian-package, where kind is pc (a
 # pkg-config module), cmd (a command), file (a path) or lib (a shared
@@ -239,6 +243,14 @@ $(BUILD)/generic/host/%.o: host/%.c
 $(GENERIC_CTEST): $(BUILD)/tests/generic/%: tests/%.c $(HOST_SRC:%.c=$(BUILD)/generic/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DWEFT_PLAT_GENERIC $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) -lm -lpthread
+
+$(BUILD)/nothreads/host/%.o: host/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LIB_CFLAGS) -DWEFT_PLAT_GENERIC -DWEFT_PLAT_NOTHREADS -c $< -o $@
+
+$(NOTHREADS_CTEST): $(BUILD)/tests/nothreads/%: tests/%.c $(HOST_SRC:%.c=$(BUILD)/nothreads/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DWEFT_PLAT_GENERIC -DWEFT_PLAT_NOTHREADS $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) -lm -lpthread
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a | $(LUA_HDR)
 	@mkdir -p $(dir $@)

@@ -152,7 +152,8 @@ typedef struct weft_desc {
                                a watchdog thread at no cost per instruction; 0: 5,000;
                                WEFT_BUDGET_COUNTED: count instr_budget instructions
                                instead: exact and the same in every run, at a cost on
-                               every instruction (recordings and replays always count) */
+                               every instruction (recordings and replays always count, and
+                               so does a system where the watchdog cannot start) */
   uint32_t runaway_us;      /* script time a stretch (a task between two waits, a module's
                                top level, a handler) may run without waiting before it is
                                killed as a runaway at its line; preempted stretches go on
@@ -172,7 +173,8 @@ typedef struct weft_desc {
                                with links resolved; NULL: "assets" */
   uint32_t job_threads;     /* worker threads, started at the first job; 0: one per core;
                                WEFT_JOBS_INLINE: none, jobs run at the next frame's start
-                               on the main thread (reproducible headless runs) */
+                               on the main thread (reproducible headless runs); where no
+                               thread can start (the web build), inline too */
   /* Runs weft's jobs on the engine's own job system instead of threads of
      weft's: weft calls it (on its thread) with work and arg, and the
      engine calls work(arg) once, on any thread, soon; work runs the job

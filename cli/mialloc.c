@@ -15,7 +15,7 @@
 #define MI_OFF 1
 #endif
 #endif
-#ifdef _WIN32
+#if defined(_WIN32) || defined(__EMSCRIPTEN__) /* no dlopen (emscripten's aborts) */
 #define MI_OFF 1
 #endif
 

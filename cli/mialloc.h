@@ -11,7 +11,7 @@
    everything else it measures or links is unchanged) and returns its
    name, "mimalloc"; or leaves d as it is and returns "libc" where the
    library is missing, under AddressSanitizer (which watches the C
-   library's blocks only), on Windows, or when WEFT_LIBC_MALLOC is set
+   library's blocks only), on Windows and the web, or when WEFT_LIBC_MALLOC is set
    (for valgrind). */
 const char *mialloc_use(weft_desc *d);
 

@@ -1,7 +1,6 @@
 /* The "image" job (decode on a worker, upload on the main thread) and the
-   "level" job (read and parse on a worker). g->assets.jobs_running counts jobs
-   prepared and not yet run, so a headless run can wait for them and stay
-   reproducible frame for frame. */
+   "level" job (read and parse on a worker). A headless run has them run
+   inline (main.c), so it stays reproducible frame for frame. */
 #include "assets.h"
 
 #include <stdio.h>
@@ -15,7 +14,6 @@
 
 typedef struct imgjob {
   game *g;
-  int ran; /* run finished (jobs_running decremented) */
   char name[64];
   char path[1200];
   SDL_Surface *surf; /* decoded on the worker; owned until uploaded */
@@ -34,7 +32,6 @@ static void *img_prepare(lua_State *L, int first, int n, void *user) {
   j->g = g;
   snprintf(j->name, sizeof j->name, "%s", name);
   snprintf(j->path, sizeof j->path, "%s/%s", g->run.assets_dir, name);
-  atomic_fetch_add(&g->assets.jobs_running, 1);
   return j;
 }
 
@@ -50,13 +47,6 @@ static void img_run(void *data) {
   j->surf = SDL_ConvertSurfaceFormat(s, SDL_PIXELFORMAT_ARGB8888, 0);
   SDL_FreeSurface(s);
   if (!j->surf) snprintf(j->err, sizeof j->err, "cannot convert %s: %s", j->name, SDL_GetError());
-}
-
-static void img_run_counted(void *data) {
-  imgjob *j = data;
-  img_run(data);
-  j->ran = 1;
-  atomic_fetch_sub(&j->g->assets.jobs_running, 1);
 }
 
 /* Main thread: upload, then resolve with {name=, w=, h=}. */
@@ -99,7 +89,6 @@ static int img_finish(lua_State *L, void *data) {
 
 static void img_free(void *data) {
   imgjob *j = data;
-  if (!j->ran) atomic_fetch_sub(&j->g->assets.jobs_running, 1); /* dropped unrun */
   SDL_FreeSurface(j->surf);
   free(j);
 }
@@ -108,7 +97,6 @@ static void img_free(void *data) {
 
 typedef struct lvljob {
   game *g;
-  int ran;
   char name[64];
   char path[1200];
   level *lv; /* parsed on the worker; owned until handed over */
@@ -131,7 +119,6 @@ static void *lvl_prepare(lua_State *L, int first, int n, void *user) {
   /* replaying: the level as recorded, whatever the disk holds */
   const replay_level *rec = replay_level_of(g, name);
   if (rec && (j->text = malloc(rec->len + 1))) memcpy(j->text, rec->text, j->len = rec->len);
-  atomic_fetch_add(&g->assets.jobs_running, 1);
   return j;
 }
 
@@ -158,8 +145,6 @@ static void lvl_run(void *data) {
     }
   }
   free(text);
-  j->ran = 1;
-  atomic_fetch_sub(&j->g->assets.jobs_running, 1);
 }
 
 /* Main thread: keep the parsed level for build_level; resolve with
@@ -188,7 +173,6 @@ static int lvl_finish(lua_State *L, void *data) {
 
 static void lvl_free(void *data) {
   lvljob *j = data;
-  if (!j->ran) atomic_fetch_sub(&j->g->assets.jobs_running, 1);
   free(j->text);
   if (j->lv) {
     level_free(j->lv);
@@ -223,7 +207,7 @@ static int l_load(lua_State *L) {
 }
 
 void assets_open(game *g) {
-  weft_job_kind img = {sizeof(weft_job_kind), "image", img_prepare, img_run_counted, img_finish, img_free, g};
+  weft_job_kind img = {sizeof(weft_job_kind), "image", img_prepare, img_run, img_finish, img_free, g};
   weft_job_kind lvl = {sizeof(weft_job_kind), "level", lvl_prepare, lvl_run, lvl_finish, lvl_free, g};
   weft_register_job(g->W, &img);
   weft_register_job(g->W, &lvl);

@@ -4,7 +4,6 @@
 #ifndef DEMO_GAME_H
 #define DEMO_GAME_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include <SDL.h>
@@ -80,8 +79,7 @@ typedef struct game {
   struct { /* what the background loads bring in (assets.c) */
     image images[MAX_IMAGES];
     int nimages;
-    atomic_int jobs_running; /* demo jobs submitted and not yet run (headless waits) */
-    level *parsed;           /* a level parsed by the "level" job, not built yet; owned */
+    level *parsed; /* a level parsed by the "level" job, not built yet; owned */
   } assets;
   struct {       /* Lua values the demo keeps (registry references) */
     int ents;    /* [entity index] = state table */
@@ -151,6 +149,7 @@ typedef struct game {
     int headless;
     uint32_t seed;
     uint64_t frame;
+    unsigned drawn;           /* pictures shown in the window */
     double realtime;
     int quit;
     int debug_held;           /* the debugger held the game since the loop last looked */

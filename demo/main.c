@@ -424,6 +424,11 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   d.runaway_us = o->runaway_us;
   d.logger = on_logger;
   d.logger_ud = g;
+  /* headless: a job runs at the start of the frame after it was asked
+     for, however fast the frames run, so runs repeat exactly (a replay
+     delivers jobs in their recorded frames itself); and no thread is
+     needed, wherever it runs */
+  if (o->headless && !T) d.job_threads = WEFT_JOBS_INLINE;
   if (T) weft_tape_desc(T, &d);
   g->W = weft_open(&d);
   if (!g->W)
@@ -560,10 +565,6 @@ static int run_step(game *g, const options *o, weft_task test, int rc) {
     if (!weft_replay_frame(g->W, &dt)) return g->run.quit = 1, rc;
     control_replay_input(g);
   }
-  /* headless: a job finishes in the frame after it was asked for,
-     however fast the frames run, so runs repeat exactly (a replay
-     delivers jobs in their recorded frames itself) */
-  while (g->run.headless && !g->rp.on && atomic_load(&g->assets.jobs_running) > 0) SDL_Delay(1);
   step(g);
   rc = check_end(g, o, test, rc);
   if (o->verify && weft_replay_check(g->W, NULL, 0)) g->run.quit = 1, rc = 1;
@@ -614,25 +615,38 @@ static void poll_debugger(game *g, const options *o, double *acc, Uint64 *last) 
   }
 }
 
-static int run_loop(game *g, const options *o, weft_task test, int rc) {
-  double acc = 0;
-  Uint64 last = SDL_GetPerformanceCounter();
-  while (!g->run.quit) {
-    poll_debugger(g, o, &acc, &last);
-    int steps = steps_due(g, &acc, &last);
-    for (int i = 0; i < steps && !g->run.quit; i++) rc = run_step(g, o, test, rc);
-    poll_debugger(g, o, &acc, &last);
-    if (g->run.headless || g->run.quit || g->run.fast_forward) continue;
-    if (steps == 0 && !g->rp.paused) {
-      SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
-      continue;
-    }
-    draw(g);
-    if (g->run.shot_path[0]) render_save_png(g, g->run.shot_path), g->run.shot_path[0] = 0;
-    SDL_RenderPresent(g->video.r);
-    if (steps == 0) SDL_Delay(15); /* a paused replay: keep the window alive */
+/* One start of the game: the options it runs with and what its loop
+   keeps between passes. */
+typedef struct runner {
+  options given;     /* as parsed: F7's restart begins from these again */
+  options o;         /* as given, then as the recording says (load_replay) */
+  replay_meta meta;  /* --replay's */
+  weft_task test;    /* --script's task */
+  int rc;            /* the exit code so far */
+  double acc;        /* real time not yet stepped */
+  Uint64 last;       /* when it was last read */
+} runner;
+
+/* One pass of the frame loop: input, the steps due, the picture.
+   Returns 0 once the run ends. */
+static int loop_pass(runner *r) {
+  game *g = &G;
+  const options *o = &r->o;
+  poll_debugger(g, o, &r->acc, &r->last);
+  int steps = steps_due(g, &r->acc, &r->last);
+  for (int i = 0; i < steps && !g->run.quit; i++) r->rc = run_step(g, o, r->test, r->rc);
+  poll_debugger(g, o, &r->acc, &r->last);
+  if (g->run.headless || g->run.quit || g->run.fast_forward) return !g->run.quit;
+  if (steps == 0 && !g->rp.paused) {
+    SDL_Delay(1); /* nothing changed: no vsync must not mean a busy loop */
+    return 1;
   }
-  return rc;
+  draw(g);
+  if (g->run.shot_path[0]) render_save_png(g, g->run.shot_path), g->run.shot_path[0] = 0;
+  SDL_RenderPresent(g->video.r);
+  g->run.drawn++;
+  if (steps == 0) SDL_Delay(15); /* a paused replay: keep the window alive */
+  return 1;
 }
 
 /* After a replay: says whether every frame matched. */
@@ -651,99 +665,153 @@ static int replay_verdict(game *g, const options *o, int rc) {
   return rc;
 }
 
-/* F7 in a replay: starts this program again, running to the frame. */
-static void restart_replay(int argc, char **argv, long frame) {
-  char **args = calloc((size_t)argc + 3, sizeof *args);
-  char num[NUMBER_LEN];
-  if (!args) return;
-  int n = 0;
-  for (int i = 0; i < argc; i++) {
-    if (strcmp(argv[i], "--goto") == 0 && i + 1 < argc) {
-      i++;
-      continue;
-    }
-    args[n++] = argv[i];
-  }
-  snprintf(num, sizeof num, "%ld", frame);
-  args[n++] = "--goto";
-  args[n++] = num;
-  execv("/proc/self/exe", args);
-  fprintf(stderr, "weft-demo: cannot start again: %s\n", strerror(errno));
-  free(args);
-}
-
-int main(int argc, char **argv) {
-  options o;
-  int rc = parse(argc, argv, &o);
-  if (rc) return rc < 0 ? 1 : 0;
-  if ((o.beat || o.from) && !o.play) {
-    fprintf(stderr, "weft-demo: --beat and --from go with --play MODULE\n");
-    return 1;
-  }
-  if ((o.verify || o.go_to >= 0) && !o.replay) {
-    fprintf(stderr, "weft-demo: --verify and --goto go with --replay FILE\n");
-    return 1;
-  }
+/* Sets the game up for a run of r->o (go_to: --goto, or F7's frame).
+   Returns 0, or -1 when the run cannot start (r->rc says how it ends;
+   everything is closed again). */
+static int start(runner *r, long go_to) {
+  options *o = &r->o;
   game *g = &G;
-  g->run.headless = o.headless;
+  memset(g, 0, sizeof *g);
+  *o = r->given;
+  o->go_to = go_to;
+  r->rc = 0;
+  r->test = (weft_task){0};
+  r->meta = (replay_meta){.seed = 0};
+  g->run.headless = o->headless;
   g->modes.time_scale = 1.0;
   g->rp.jump_to = g->rp.restart_to = -1;
   g->boot.task = LUA_NOREF;
-  if (find_root(g, o.root) != 0) return 1;
-  replay_meta meta = {.seed = 0};
-  weft_tape *T = o.replay ? load_replay(g, &o, &meta) : NULL;
-  if (o.replay && !T) return 1;
-  g->run.seed = o.seed;
-  if (o.beat && !o.replay) {
-    snprintf(g->run.beat_wanted, sizeof g->run.beat_wanted, "%s", o.beat);
+  if (find_root(g, o->root) != 0) return r->rc = 1, -1;
+  weft_tape *T = o->replay ? load_replay(g, o, &r->meta) : NULL;
+  if (o->replay && !T) return r->rc = 1, -1;
+  g->run.seed = o->seed;
+  if (o->beat && !o->replay) {
+    snprintf(g->run.beat_wanted, sizeof g->run.beat_wanted, "%s", o->beat);
     g->run.fast_forward = 1;
   }
-  world_init(&g->w, o.seed);
-  if (open_video(g, &o) != 0 || open_weft(g, &o, T) != 0 ||
-      (o.debug && start_debugger(g, o.debug - 1) != 0)) {
+  world_init(&g->w, o->seed);
+  if (open_video(g, o) != 0 || open_weft(g, o, T) != 0 ||
+      (o->debug && start_debugger(g, o->debug - 1) != 0)) {
     if (g->W) weft_close(g->W);
     close_video(g);
-    replay_meta_free(&meta);
-    return 1;
+    replay_meta_free(&r->meta);
+    return r->rc = 1, -1;
   }
-  test_script = o.script;
-  if (o.profile && weft_profile_start(g->W, o.profile) != WEFT_OK)
+  test_script = o->script;
+  if (o->profile && weft_profile_start(g->W, o->profile) != WEFT_OK)
     fprintf(stderr, "weft-demo: --profile: cannot start a profile\n");
-  snprintf(g->run.profile_path, sizeof g->run.profile_path, "%s", o.profile ? o.profile : "");
+  snprintf(g->run.profile_path, sizeof g->run.profile_path, "%s", o->profile ? o->profile : "");
   /* F3's: OUT-1.json, ... beside --profile OUT, else weft-demo-profile-1.json, ... */
-  size_t pn = o.profile ? strlen(o.profile) : 0;
-  if (pn >= 5 && strcmp(o.profile + pn - 5, ".json") == 0) pn -= 5;
+  size_t pn = o->profile ? strlen(o->profile) : 0;
+  if (pn >= 5 && strcmp(o->profile + pn - 5, ".json") == 0) pn -= 5;
   snprintf(g->run.profile_base, sizeof g->run.profile_base, "%.*s", (int)pn,
-           o.profile ? o.profile : "");
+           o->profile ? o->profile : "");
   if (!g->run.profile_base[0])
     snprintf(g->run.profile_base, sizeof g->run.profile_base, "weft-demo-profile");
-  weft_task test = {0};
   const char *err;
   session_boot(g);
-  if (o.script && weft_run_file(g->W, o.script, &test, &err) != WEFT_OK) {
+  if (o->script && weft_run_file(g->W, o->script, &r->test, &err) != WEFT_OK) {
     fprintf(stderr, "%s\n", err);
-    rc = 1;
+    r->rc = 1;
     g->run.quit = 1;
   }
-  rc = run_loop(g, &o, test, rc);
-  if (g->rp.on) rc = replay_verdict(g, &o, rc);
-  if (o.shot) {
+  r->acc = 0;
+  r->last = SDL_GetPerformanceCounter();
+  return 0;
+}
+
+/* Ends a run that started: the verdicts, the last screenshot, the
+   recording and profile written, everything closed. Returns the exit
+   code. */
+static int finish(runner *r) {
+  game *g = &G;
+  const options *o = &r->o;
+  int rc = r->rc;
+  if (g->rp.on) rc = replay_verdict(g, o, rc);
+  if (o->shot) {
     render_frame(g);
     overlay_draw(g);
     console_draw(g);
-    if (render_save_png(g, o.shot) != 0) rc = 1;
+    if (render_save_png(g, o->shot) != 0) rc = 1;
   }
   if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)
-    fprintf(stderr, "weft-demo: cannot write %s\n", o.record), rc = 1;
+    fprintf(stderr, "weft-demo: cannot write %s\n", o->record), rc = 1;
   if (weft_profile_stop(g->W) == WEFT_OK) fprintf(stderr, "weft-demo: profile written to %s\n", g->run.profile_path);
   weft_debug_exit(g->W, rc);
   session_close(g);
-  if (test.id) weft_release(g->W, test);
+  if (r->test.id) weft_release(g->W, r->test);
   int leaked = weft_close(g->W); /* cleanups may still use the world */
   if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);
   world_free(&g->w);
   close_video(g);
-  replay_meta_free(&meta);
-  if (g->rp.restart_to >= 0) restart_replay(argc, argv, g->rp.restart_to);
+  replay_meta_free(&r->meta);
   return rc;
+}
+
+#ifdef __EMSCRIPTEN__
+/* In a page the browser owns the loop: each of its animation frames is
+   one pass (emscripten_set_main_loop; with -sASYNCIFY instead, the loop
+   below yields to the browser once a pass). F7 starts the run again in
+   the same page. */
+#include <emscripten.h>
+
+/* The playground's save (demo/web/playground.js): the page has written
+   scripts/RELPATH into the page's files; this reloads it through weft's
+   own path, between two frames. Returns weft_reload_file's code; a
+   failure was reported (stderr, which the page shows, and the error
+   panel name its file:line). */
+int web_reload(const char *relpath);
+EMSCRIPTEN_KEEPALIVE int web_reload(const char *relpath) {
+  return G.W ? weft_reload_file(G.W, relpath) : WEFT_ESTATE;
+}
+
+/* Pictures shown so far: the page's loading screen waits for the first,
+   its tests count them for the frame rate. */
+unsigned web_drawn(void);
+EMSCRIPTEN_KEEPALIVE unsigned web_drawn(void) { return G.run.drawn; }
+
+static void browser_pass(void *arg) {
+  runner *r = arg;
+  if (loop_pass(r)) return;
+  r->rc = finish(r);
+  if (G.rp.restart_to >= 0 && start(r, G.rp.restart_to) == 0) return;
+  emscripten_cancel_main_loop();
+  emscripten_force_exit(r->rc);
+}
+#endif
+
+int main(int argc, char **argv) {
+  static runner run; /* a pass of the browser's loop reads it after main returned */
+  runner *r = &run;
+  int rc = parse(argc, argv, &r->o);
+  if (rc) return rc < 0 ? 1 : 0;
+  if ((r->o.beat || r->o.from) && !r->o.play) {
+    fprintf(stderr, "weft-demo: --beat and --from go with --play MODULE\n");
+    return 1;
+  }
+  if ((r->o.verify || r->o.go_to >= 0) && !r->o.replay) {
+    fprintf(stderr, "weft-demo: --verify and --goto go with --replay FILE\n");
+    return 1;
+  }
+  r->given = r->o;
+  long go_to = r->o.go_to;
+#if defined(__EMSCRIPTEN__) && !defined(WEFT_WEB_ASYNCIFY)
+  if (!r->o.headless) {
+    if (start(r, go_to) != 0) return r->rc;
+    emscripten_set_main_loop_arg(browser_pass, r, 0, 1); /* does not return */
+  }
+#endif
+  for (;;) {
+    if (start(r, go_to) != 0) return r->rc;
+    while (loop_pass(r)) {
+#if defined(__EMSCRIPTEN__) && defined(WEFT_WEB_ASYNCIFY)
+      if (!r->o.headless) emscripten_sleep(0); /* the browser draws and takes input */
+#endif
+    }
+    rc = finish(r);
+    /* F7 in a replay: the run again from the start, in this process, up
+       to five seconds before where it was */
+    if (G.rp.restart_to < 0) return rc;
+    go_to = G.rp.restart_to;
+  }
 }

@@ -16,11 +16,12 @@ typedef void (*weft_job_fn)(void *data);
 
 /* Starts `threads` workers (0: one per online core; negative: none, and
    weft_jobs_poll runs the queued jobs itself on the calling thread, in
-   order, which makes runs that use jobs reproducible) into *out. Every
-   byte the pool holds comes from alloc(alloc_ud, ...) (weft_alloc_fn's
-   contract; NULL: weft_default_alloc), called only on the threads that
-   call weft_jobs_*, never on a worker. Returns WEFT_OK, WEFT_ENOMEM, or
-   WEFT_EIO when no worker thread could start (*out is then NULL). */
+   order, which makes runs that use jobs reproducible) into *out; when no
+   worker thread can start (a system without threads), the pool is that
+   inline one (weft_jobs_threads says 0). Every byte the pool holds comes
+   from alloc(alloc_ud, ...) (weft_alloc_fn's contract; NULL:
+   weft_default_alloc), called only on the threads that call weft_jobs_*,
+   never on a worker. Returns WEFT_OK or WEFT_ENOMEM. */
 int weft_jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out);
 /* The engine's job system runs the jobs instead of workers of the pool's
    own: weft_jobs_submit hands submit(submit_ud, work, arg) a function to

@@ -2,7 +2,9 @@
    clock, files and directories, change notifications and local sockets.
    plat_posix.c implements it on POSIX (with plat_linux.c on Linux,
    plat_posix_generic.c on other POSIX systems), plat_win32.c on Windows;
-   everything else in weft is plain C11. */
+   plat_nothreads.c gives the threads of a system that has none
+   (WEFT_PLAT_NOTHREADS: the web build), where no thread ever starts.
+   Everything else in weft is plain C11. */
 #ifndef WEFT_PLAT_H
 #define WEFT_PLAT_H
 

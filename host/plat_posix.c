@@ -37,8 +37,9 @@ _Static_assert(_Alignof(pthread_cond_t) <= _Alignof(weft_plat_store), "aligned")
 #define COND(c) ((pthread_cond_t *)(void *)(c)->os.bytes)
 #define THREAD(t) ((pthread_t *)(void *)(t)->os.bytes)
 
-/* ---- threads ---- */
+/* ---- threads (plat_nothreads.c's instead with WEFT_PLAT_NOTHREADS) ---- */
 
+#ifndef WEFT_PLAT_NOTHREADS
 static void *thread_main(void *arg) {
   weft_thread *t = arg;
   t->fn(t->arg);
@@ -104,31 +105,35 @@ int weft_cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
 }
+#endif
 
-uint64_t weft_clock_ns(void) {
+/* clock_gettime of id, or of the monotonic clock where the system names
+   id but refuses it (EINVAL: emscripten has neither the coarse nor the
+   thread's processor clock). */
+static uint64_t read_clock(clockid_t id) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  if (clock_gettime(id, &t) != 0 && clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0;
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
+
+uint64_t weft_clock_ns(void) { return read_clock(CLOCK_MONOTONIC); }
 
 uint64_t weft_clock_coarse_ns(void) {
-  struct timespec t;
 #ifdef CLOCK_MONOTONIC_COARSE
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return read_clock(CLOCK_MONOTONIC_COARSE);
 #else
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  return read_clock(CLOCK_MONOTONIC);
 #endif
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* Without a thread processor clock, the costs and budgets count wall
+   time. */
 uint64_t weft_thread_cpu_ns(void) {
-  struct timespec t;
 #ifdef CLOCK_THREAD_CPUTIME_ID
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-#else /* no thread CPU clock: the costs and budgets count wall time */
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  return read_clock(CLOCK_THREAD_CPUTIME_ID);
+#else
+  return read_clock(CLOCK_MONOTONIC);
 #endif
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* ---- files and directories ---- */

@@ -403,7 +403,43 @@ static void test_every_byte_comes_from_the_given_allocator_on_the_caller(void **
   free(d);
 }
 
+/* Where no thread can start (plat_nothreads.c: the web build), a pool
+   asked for workers is the inline one: nothing runs at submit, the next
+   poll runs every job in order on the caller and delivers it. */
+static void test_a_pool_whose_threads_cannot_start_runs_jobs_inline(void **state) {
+  (void)state;
+  world w;
+  world_init(&w);
+  weft_jobs *J = start_pool(4);
+  assert_int_equal(weft_jobs_threads(J), 0);
+  enum { N = 10 };
+  jd *d = new_jobs(N);
+  for (int i = 0; i < N; i++) submit(J, &d[i]);
+  assert_int_equal(weft_jobs_pending(J), N);
+  for (int i = 0; i < N; i++) assert_int_equal(atomic_load(&d[i].ran), 0);
+  assert_int_equal(weft_jobs_poll(J, on_done, &w), N);
+  for (int i = 0; i < N; i++) assert_int_equal(w.order[i], i);
+  assert_int_equal(w.same_thread, N);
+  assert_int_equal(weft_jobs_pending(J), 0);
+  submit(J, &d[0]); /* one left queued at destroy is dropped, never run */
+  weft_jobs_destroy(J, on_drop, &w);
+  assert_int_equal(w.ndrop, 1);
+  assert_int_equal(atomic_load(&d[0].ran), 1);
+  free(d);
+}
+
 int main(void) {
+  /* Over a platform without threads (make test-c's build/tests/nothreads/,
+     the web build) the cases that need no worker. */
+  weft_jobs *probe = start_pool(1);
+  int threads = weft_jobs_threads(probe);
+  weft_jobs_destroy(probe, NULL, NULL);
+  const struct CMUnitTest inline_only[] = {
+      cmocka_unit_test(test_inline_pool_runs_jobs_at_poll_in_order_on_the_caller),
+      cmocka_unit_test(test_a_pool_whose_threads_cannot_start_runs_jobs_inline),
+      cmocka_unit_test(test_every_byte_comes_from_the_given_allocator_on_the_caller),
+  };
+  if (threads == 0) return cmocka_run_group_tests_name("jobs without threads", inline_only, NULL, NULL);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_results_come_back_on_the_polling_thread),
       cmocka_unit_test(test_poll_never_blocks_and_runs_nothing_when_idle),
