@@ -85,6 +85,7 @@ include demo/demo.mk
 include tests/bench/bench.mk
 -include mk/windows.mk
 -include mk/cross.mk
+-include mk/web.mk
 
 .PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-suites test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io clean help
 
@@ -116,6 +117,10 @@ help:
 	@echo "make test-arm64  ARM64 build (aarch64 cross gcc) in build-arm64/, every C and script test under qemu"
 	@echo "make test-musl   musl build (musl-gcc) in build-musl/, every C and script test"
 	@echo "make 32-build, make arm64-build, make musl-build  what those build, without running it"
+	@echo "make web         the demo and weft built to WebAssembly with Debian's emscripten in build-web/: the page, the playground"
+	@echo "make web-build   what make web builds, without checking packages"
+	@echo "make serve-web   serve build-web/ on http://localhost:8080 (WEB_PORT)"
+	@echo "make test-web    the web build: weft test and the demo's tests under node, the page in headless Chromium"
 	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
 	@echo "make tsan        two states on two threads, watchdog, jobs and profiler under ThreadSanitizer (build-tsan/)"
 	@echo "make bench       build and run the benchmarks, print the table"

@@ -320,6 +320,15 @@ static void step(game *g) {
   overlay_record(g, (float)((double)(t2 - t0) / f), (float)((double)(t2 - t1) / f));
 }
 
+#ifdef __EMSCRIPTEN__
+/* In a page the canvas keeps the game's 1280x720 pixels and the page
+   scales it (CSS): a resizable window would follow the canvas's box, and
+   SDL's software renderer would then scale every frame itself. */
+#define WINDOW_FLAGS 0
+#else
+#define WINDOW_FLAGS SDL_WINDOW_RESIZABLE
+#endif
+
 static int open_video(game *g, const options *o) {
   if (o->headless) {
     if (!getenv("SDL_VIDEODRIVER")) setenv("SDL_VIDEODRIVER", "offscreen", 0);
@@ -332,7 +341,7 @@ static int open_video(game *g, const options *o) {
       return fprintf(stderr, "weft-demo: SDL_Init: %s\n", SDL_GetError()), -1;
     g->video.win =
         SDL_CreateWindow("Moonwatch Keep - a weft demo", SDL_WINDOWPOS_CENTERED,
-                         SDL_WINDOWPOS_CENTERED, SCREEN_W, SCREEN_H, SDL_WINDOW_RESIZABLE);
+                         SDL_WINDOWPOS_CENTERED, SCREEN_W, SCREEN_H, WINDOW_FLAGS);
     if (!g->video.win)
       return fprintf(stderr, "weft-demo: cannot open a window: %s\n", SDL_GetError()), -1;
     g->video.r = SDL_CreateRenderer(g->video.win, -1,
