@@ -21,6 +21,19 @@ typedef struct slice {
   uint64_t t0, t1; /* ns since the start */
 } slice;
 
+/* Slices are many (a resume is one: a frame of 10,000 tasks makes
+   10,000), so they are kept as a stream of events of a few bytes in
+   blocks that never move, not as records of 24 bytes: a profile's
+   memory growing by that much a resume, fresh pages and their faults
+   were most of what a profile cost. An event is its kind, then varints:
+   the task's slot index as a difference from the last event's, its
+   generation, times as differences from the last time written. A
+   top-level resume's slice ends where the next top-level one begins, or
+   at an EV_CLOSE (a frame's start or end, the stop). */
+enum { EV_END = 0, EV_TOP, EV_NEST, EV_CLOSE }; /* EV_END: the rest of a block is unused */
+#define SBLOCK 65536 /* bytes a block */
+#define EV_MAX 40    /* bytes an event takes at most */
+
 typedef struct wake {
   weft_id waker, woken;
   uint64_t t, tf; /* when it was woken; when it next ran (0: never) */
@@ -59,8 +72,11 @@ struct weft_profile {
   int failed; /* out of memory: what was kept is written */
   weft_id last; /* the task whose resume just ended (its end wakes its waiters) */
   uint32_t pending; /* woken tasks that have not run since */
-  size_t open;      /* the top-level resume's slice still open (index + 1), 0: none */
-  VEC(slice, slices);
+  int open;         /* a top-level resume's slice is open */
+  VEC(uint8_t *, sblocks); /* the slices' events, in blocks of SBLOCK bytes (see put_event) */
+  uint8_t *ev_p, *ev_end;  /* where the next event goes in the last block, and its end */
+  uint32_t ev_index;       /* the last event's task slot index... */
+  uint64_t ev_t;           /* ...and time written */
   VEC(wake, wakes);
   VEC(sample, samples);
   VEC(uint32_t, stack);
@@ -85,6 +101,98 @@ static int grow(prof *P, void **v, size_t n, size_t *cap, size_t size) {
   return 1;
 }
 #define PUSH(P, name) grow(P, (void **)&(P)->name, (P)->n##name, &(P)->cap##name, sizeof *(P)->name)
+
+static inline uint8_t *put_u(uint8_t *p, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) *p++ = (uint8_t)(v | 0x80);
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+/* A new block for the events; 0 when out of memory. */
+static int new_block(prof *P) {
+  uint8_t *b = PUSH(P, sblocks) ? weft_mem_alloc(P->W, SBLOCK) : NULL;
+  if (!b) return P->failed = 1, 0;
+  if (P->ev_p) *P->ev_p = EV_END;
+  P->sblocks[P->nsblocks++] = b;
+  P->ev_p = b;
+  P->ev_end = b + SBLOCK;
+  return 1;
+}
+static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63); }
+
+/* Appends an event (kind; id for EV_TOP and EV_NEST; t, and t1 for
+   EV_NEST). Out of memory, it is dropped. */
+static inline void put_event(prof *P, int kind, weft_id id, uint64_t t, uint64_t t1) {
+  if ((!P->ev_p || P->ev_end - P->ev_p < EV_MAX + 1) && !new_block(P)) return;
+  uint8_t *p = P->ev_p;
+  *p++ = (uint8_t)kind;
+  if (kind != EV_CLOSE) {
+    p = put_u(p, zigzag((uint64_t)WEFT_ID_INDEX(id) - P->ev_index));
+    p = put_u(p, WEFT_ID_GEN(id));
+    P->ev_index = WEFT_ID_INDEX(id);
+  }
+  p = put_u(p, zigzag(t - P->ev_t));
+  P->ev_t = t;
+  if (kind == EV_NEST) {
+    p = put_u(p, t1 - t);
+    P->ev_t = t1;
+  }
+  P->ev_p = p;
+}
+
+static uint64_t get_u(const uint8_t **p) {
+  uint64_t v = 0;
+  for (int s = 0;; s += 7) {
+    uint8_t b = *(*p)++;
+    v |= (uint64_t)(b & 0x7f) << s;
+    if (b < 0x80) return v;
+  }
+}
+static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1); }
+
+/* Reading the slices back: each call gives the next one (0 at the end). */
+typedef struct slices_read {
+  size_t b;              /* block */
+  const uint8_t *p;      /* where in it, NULL: not started */
+  uint32_t index;        /* as the writer had them */
+  uint64_t t;
+  int open;              /* a top-level slice is open... */
+  slice top;             /* ...this one, its end not known yet */
+} slices_read;
+
+static int slice_next(prof *P, slices_read *r, slice *out) {
+  for (;;) {
+    if (r->b >= P->nsblocks) return 0;
+    if (!r->p) r->p = P->sblocks[r->b];
+    if (r->p == P->ev_p || *r->p == EV_END) {
+      r->b++;
+      r->p = NULL;
+      continue;
+    }
+    int kind = *r->p++;
+    weft_id id = 0;
+    if (kind != EV_CLOSE) {
+      r->index += (uint32_t)unzigzag(get_u(&r->p));
+      id = WEFT_ID_MAKE(r->index, get_u(&r->p));
+    }
+    r->t += unzigzag(get_u(&r->p));
+    if (kind == EV_NEST) {
+      uint64_t t0 = r->t;
+      r->t += get_u(&r->p);
+      *out = (slice){id, t0, r->t};
+      return 1;
+    }
+    int had = r->open;
+    slice done = r->top;
+    done.t1 = r->t;
+    r->open = kind == EV_TOP;
+    r->top = (slice){id, r->t, r->t};
+    if (had) {
+      *out = done;
+      return 1;
+    }
+  }
+}
 
 static uint64_t now(prof *P) { return weft_clock_ns() - P->start; }
 
@@ -168,7 +276,7 @@ static void label(weft_state *W, prof *P, weft_id id) {
 
 /* The slice a top-level resume left open ends at t. */
 static void close_open(prof *P, uint64_t t) {
-  if (P->open) P->slices[P->open - 1].t1 = t;
+  if (P->open) put_event(P, EV_CLOSE, 0, t, 0);
   P->open = 0;
 }
 
@@ -185,11 +293,8 @@ void weft_profile_begin(weft_state *W) {
     P->s0[P->depth] = P->nsamples;
   }
   if (P->depth == 0) {
-    close_open(P, t);
-    if (PUSH(P, slices)) {
-      P->slices[P->nslices++] = (slice){W->cur, t, t};
-      P->open = P->nslices;
-    }
+    put_event(P, EV_TOP, W->cur, t, 0); /* it ends the one open */
+    P->open = 1;
   }
   P->depth++;
   tinfo *ti = P->pending && W->cur ? task_info(P, W->cur) : NULL; /* a woken task's first run */
@@ -207,7 +312,7 @@ void weft_profile_end(weft_state *W, weft_id id) {
     if (P->depth < 0) P->depth = 0;
     return;
   }
-  if (P->depth > 0 && PUSH(P, slices)) P->slices[P->nslices++] = (slice){id, P->t0[P->depth], now(P)};
+  if (P->depth > 0) put_event(P, EV_NEST, id, P->t0[P->depth], now(P));
   /* A sampled resume's time after its last sample is its own too (else
      the next sample, another task's, would take it): one clock read a
      sampled resume, none for the many short ones. */
@@ -347,8 +452,9 @@ static int write_trace(prof *P, const char *path) {
   for (size_t i = 0; i + 1 < P->nframes; i += 2)
     fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"frame\",\"name\":\"frame %zu\",\"pid\":1,\"tid\":2,\"ts\":%.3f,\"dur\":%.3f}",
             i / 2 + 1, P->frames[i] / 1e3, (P->frames[i + 1] - P->frames[i]) / 1e3);
-  for (size_t i = 0; i < P->nslices; i++) {
-    slice *s = &P->slices[i];
+  slices_read r = {0};
+  slice sl, *s = &sl;
+  while (slice_next(P, &r, s)) {
     const char *label = label_of(P, s->id);
     char mod[300];
     module_of(P, s->id, label, mod, sizeof mod);
@@ -496,7 +602,8 @@ static void free_prof(weft_state *W, prof *P) {
   weft_mem_free(W, P->tasks, P->tcap * sizeof *P->tasks);
   weft_mem_free(W, P->fnames, P->capf * sizeof *P->fnames);
   weft_mem_free(W, P->fhash, P->hcap * sizeof *P->fhash);
-  weft_mem_free(W, P->slices, P->capslices * sizeof *P->slices);
+  for (size_t i = 0; i < P->nsblocks; i++) weft_mem_free(W, P->sblocks[i], SBLOCK);
+  weft_mem_free(W, P->sblocks, P->capsblocks * sizeof *P->sblocks);
   weft_mem_free(W, P->wakes, P->capwakes * sizeof *P->wakes);
   weft_mem_free(W, P->samples, P->capsamples * sizeof *P->samples);
   weft_mem_free(W, P->stack, P->capstack * sizeof *P->stack);
@@ -511,7 +618,9 @@ int weft_profile_stop(weft_state *W) {
   atomic_store(&W->wd.sample, 0);
   weft_sched_on_ready(W->S, NULL, NULL);
   close_open(P, now(P));
-  for (size_t i = 0; i < P->nslices; i++) label(W, P, P->slices[i].id); /* the tasks still live */
+  slices_read r = {0};
+  slice s;
+  while (slice_next(P, &r, &s)) label(W, P, s.id); /* the tasks still live */
   W->prof = NULL;
   W->cost.slow_way = !W->watching;
   char *sp = speedscope_path(W, P->path);
