@@ -157,6 +157,12 @@ function save(file = current, text = view.state.doc.toString()) {
     showErrors([]);
     note.textContent = `${file} reloaded`;
     note.className = "good";
+  } else if (lines.length === 0) {
+    // not loaded yet (its guards not spawned): the game reads the saved
+    // file when it first needs it
+    showErrors([]);
+    note.textContent = `${file} saved: the game loads it when it first needs it`;
+    note.className = "good";
   } else {
     const msgs = lines.filter((l) => !/^stack traceback:|^\s/.test(l)).map((l) => l.replace(/^(script error|weft): /, ""));
     showErrors(msgs.length ? msgs : [`${file}: not reloaded (${rc})`]);
