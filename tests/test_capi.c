@@ -227,7 +227,10 @@ static void test_group_cost_read_from_c(void **state) {
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   weft_task_cost c1, c2, c0;
   assert_int_equal(weft_get_group_cost(W, one, &c1), WEFT_OK);
-  assert_true(c1.worst_ms >= 2.0 && c1.avg_ms > 1.0);
+  /* a worst frame of at least half the burn; an average above nothing
+     (a processor clock as coarse as Windows' 16 ms charges in lumps, and
+     on a busy machine the frames after the last lump let it decay) */
+  assert_true(c1.worst_ms >= 2.0 && c1.avg_ms > 0);
   assert_int_equal(weft_get_group_cost(W, ai, &c2), WEFT_OK);
   /* the averages are floats rolled at different times (and contracted
      into fused multiply-adds on some processors): equal to a rounding */
