@@ -13,6 +13,7 @@
 #include "sites.h"
 #include "channels.h"
 #include "wait.h"
+#include "weft_luai.h"
 
 static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept);
 static void lt_cancel(weft_sched *S, weft_id id, void *ud);
@@ -402,10 +403,15 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
   if (lt->cold) weft_cold_if(W, id, lt)->chrecv = 0; /* a value handed over is now the task's */
   if (lt->fast) {
     /* wait's fast path yielded with nothing pushed in its C frame, which
-       Lua gave LUA_MINSTACK free slots: room for the elapsed time. */
+       Lua gave LUA_MINSTACK free slots: room for the elapsed time, which
+       is not made when the call's caller takes no result (`wait()` as a
+       statement): the slot is a line of the thread's stack nothing else
+       of the resume touches. */
     lt->fast = 0;
-    lua_pushnumber(co, slept);
-    nargs = 1;
+    if (weft__lua_wanted(co) != 0) {
+      lua_pushnumber(co, slept);
+      nargs = 1;
+    }
   }
   int nres = 0;
   weft_cost_mark cost;

@@ -4,6 +4,8 @@
 # (startfunc); both also ask luai_stopcheck. And the counted budget's
 # count (a count hook alone) is taken in the VM's own loop, not in
 # luaG_traceexec, until the instruction that fires it (luai_counting).
+# One function is added at its end: weft__lua_wanted, which reads a
+# call's wanted results where Lua's API does not reach.
 # Fails unless each edit took.
 # Usage: edit.sh IN OUT
 set -e
@@ -14,9 +16,17 @@ sed -e 's|^#include "lvm.h"$|&\n#include "weft_luai.h"|' \
     -e 's|^  trap = L->hookmask;$|  trap = L->hookmask \| luai_stopcheck(L);|' \
     -e 's|^    trap = luaG_traceexec(L, pc);  /\* handle hooks \*/ \\$|    trap = luai_counting(L) \|\| luaG_traceexec(L, pc);  /* handle hooks */ \\|' \
     "$in" > "$out.tmp"
-n=$(grep -c 'weft_luai.h\|luai_stopcheck(L)\|luai_counting(L)' "$out.tmp")
-if [ "$n" != 4 ]; then
-  echo "$in: the Lua source is not the one weft's stop check was written for ($n of 4 edits took)" >&2
+cat >> "$out.tmp" <<'EOF'
+
+/* weft's: how many results the caller of L's innermost call
+   wants. */
+int weft__lua_wanted (lua_State *L) {
+  return L->ci->nresults;
+}
+EOF
+n=$(grep -c 'weft_luai.h\|luai_stopcheck(L)\|luai_counting(L)\|^int weft__lua_wanted' "$out.tmp")
+if [ "$n" != 5 ]; then
+  echo "$in: the Lua source is not the one weft's stop check was written for ($n of 5 edits took)" >&2
   rm -f "$out.tmp"
   exit 1
 fi

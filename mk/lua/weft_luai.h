@@ -30,6 +30,10 @@ extern WEFT_LUAI_HIDDEN _Atomic unsigned weft__lua_stops;
 WEFT_LUAI_HIDDEN int weft__lua_stop(struct lua_State *L);
 /* Sets the handler (weft_open); the same function from every state. */
 WEFT_LUAI_HIDDEN void weft__lua_stop_handler(int (*fn)(struct lua_State *L));
+/* How many results the caller of L's innermost call wants (LUA_MULTRET:
+   all): of a suspended thread, those of the C function it yielded from,
+   which the values given to lua_resume become (lvm.c, by edit.sh). */
+WEFT_LUAI_HIDDEN int weft__lua_wanted(struct lua_State *L);
 
 /* In lvm.c's instruction fetch, while the trap is on: a count hook alone
    (a counted budget) whose count does not run out at this instruction
