@@ -37,9 +37,10 @@ static weft_cost_rec *rec_in(weft_state *W, weft_side *side, weft_id id, int mak
    memory kept for nothing. They live in a table open-addressed by task
    slot index (linear probing); a slot's record stays when its task ends
    and is taken over by the slot's next task charged (its id tells), so
-   there is at most one a slot and none is ever removed. Room for a
+   there is at most one a slot. Room for a
    share of the live tasks is kept (weft_cost_new_task), so a frame
-   seldom grows the table: it doubles at three quarters full. */
+   seldom grows the table: at three quarters full it drops the records
+   gone stale (reclaim), and doubles when that frees too little. */
 #define RESERVE_SHIFT 5 /* room kept for 1 in 32 live tasks */
 
 static uint32_t slot_hash(uint32_t i, uint32_t mask) {
@@ -65,6 +66,56 @@ static int tab_grow(weft_state *W, uint32_t cap) {
   return 1;
 }
 
+/* A record not charged for STALE_FRAMES frames holds nothing worth its
+   room: its average is under a thousandth of what it was. Every task
+   that runs every frame is charged a tick now and then, so without this
+   the table would grow for as long as new tasks are charged; with it, it
+   holds the tasks charged lately and a steady frame stops growing it.
+   Records of a slow task (its warning, its count) stay. */
+#define STALE_FRAMES 64
+
+/* Drops the stale records; returns 1 when the table is at most half
+   full after (so a sweep is paid for by a quarter of the room's charges
+   before the next). Linear probing: the survivors are put back in cluster order,
+   starting after an empty slot, so each lands on its probe path. */
+static int reclaim(weft_costs *C) {
+  uint32_t mask = C->tcap - 1, e = 0, dropped = 0;
+  for (uint32_t k = 0; k < C->tcap; k++) {
+    weft_cost_rec *r = &C->tab[k];
+    if (!r->id) {
+      e = k;
+    } else if (C->frame - r->frame >= STALE_FRAMES && !r->slow && !r->warned) {
+      r->id = 0;
+      dropped++;
+    }
+  }
+  if (!dropped) return 0;
+  C->tcount -= dropped;
+  for (uint32_t n = 1; n <= C->tcap; n++) {
+    uint32_t k = (e + n) & mask;
+    if (!C->tab[k].id) continue;
+    weft_cost_rec r = C->tab[k];
+    C->tab[k].id = 0;
+    uint32_t h = slot_hash(WEFT_ID_INDEX(r.id), mask);
+    while (C->tab[h].id) h = (h + 1) & mask;
+    C->tab[h] = r;
+  }
+#ifdef WEFT_ASSERTS /* every record is found from its hash again */
+  uint32_t seen = 0;
+  for (uint32_t k = 0; k < C->tcap; k++) {
+    if (!C->tab[k].id) continue;
+    uint32_t h = slot_hash(WEFT_ID_INDEX(C->tab[k].id), mask);
+    while (h != k) {
+      WEFT_ASSERT(C->tab[h].id);
+      h = (h + 1) & mask;
+    }
+    seen++;
+  }
+  WEFT_ASSERT(seen == C->tcount);
+#endif
+  return C->tcount * 2 <= C->tcap;
+}
+
 /* The record of task id, NULL when it has none; make: made (or taken
    over from the slot's last task) now, NULL when out of memory. */
 static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
@@ -81,7 +132,7 @@ static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
     }
   }
   if (!make) return NULL;
-  if ((C->tcount + 1) * 4 > C->tcap * 3) {
+  if ((C->tcount + 1) * 4 > C->tcap * 3 && !(C->tcap && reclaim(C))) {
     if (!tab_grow(W, C->tcap ? C->tcap * 2 : 64)) return NULL;
     for (h = slot_hash(i, C->tcap - 1); C->tab[h].id; h = (h + 1) & (C->tcap - 1)) {}
   }
