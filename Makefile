@@ -121,6 +121,7 @@ help:
 	@echo "make web-build   what make web builds, without checking packages"
 	@echo "make serve-web   serve build-web/ on http://localhost:8080 (WEB_PORT)"
 	@echo "make test-web    the web build: weft test and the demo's tests under node, the page in headless Chromium"
+	@echo "make bench-web   W1 and W0 of tests/bench under node beside native, ns per resume"
 	@echo "make asan        the suites under AddressSanitizer + UBSan + LSan (build-asan/)"
 	@echo "make tsan        two states on two threads, watchdog, jobs and profiler under ThreadSanitizer (build-tsan/)"
 	@echo "make bench       build and run the benchmarks, print the table"

@@ -61,7 +61,7 @@ WEB_DEMO_C := -Wno-format-zero-length -I bindings -iquote cli -I$(D)/include/SDL
 WEB_NPM    := codemirror@6.0.2 @codemirror/legacy-modes@6.5.5 @codemirror/language@6.13.1 \
               @codemirror/state@6.7.6 @codemirror/view@6.43.15 esbuild@0.28.2 puppeteer-core@25.16.0
 
-.PHONY: web web-build serve-web test-web
+.PHONY: web web-build serve-web test-web bench-web
 
 web: deps
 	@$(MAKE) --no-print-directory deps DEPS="$(WEB_DEPS)"
@@ -82,6 +82,25 @@ test-web: web $(BUILD)/weft-demo
 	@sh tests/web/node.sh $(WEB) $(BUILD)
 	@echo "== the page in headless Chromium (tests/web/page_test.js)"
 	@WEB=$(WEB_PAGE_DIR) NODE_PATH=$(WEB)/node/node_modules node --test tests/web/page_test.js
+
+# W1 (tasks that sleep) and W0 (every task every frame) of tests/bench at
+# 10,000 tasks, one measurement each, natively and under node: seconds
+# and ns per resume (weft-bench's "one" mode; its suite forks, which
+# the web cannot).
+WEB_BENCH := "W1 10000 60 400" "W0 10000 10 180"
+bench-web: web $(BENCH_OUT)/weft-bench $(WEB)/weft-bench.js
+	@for w in $(WEB_BENCH); do for kind in weft weft-cnt; do \
+	  n=$$($(BENCH_OUT)/weft-bench one $$kind tests/bench $$w); \
+	  j=$$(node $(WEB)/weft-bench.js one $$kind tests/bench $$w); \
+	  echo "$$w $$kind" "$$n" "$$j" | awk '{ split($$6, a, "="); split($$8, b, "="); split($$19, c, "="); \
+	    printf "%-3s %-8s native %6.0f ns/resume   node %6.0f ns/resume   (x%.1f)\n", $$1, $$5, \
+	    1e9 * a[2] / b[2], 1e9 * c[2] / b[2], c[2] / a[2] }'; done; done
+
+$(WEB)/bench.o: tests/bench/bench.c | $(WEB_DEPLIB)
+	$(EMCC) $(WEB_BASE) $(WEB_INC) -I bindings -iquote cli -c $< -o $@
+
+$(WEB)/weft-bench.js: $(WEB)/bench.o $(WEB)/cli/mialloc.o $(WEB)/libweft.a $(WEB_DEPLIB) mk/web/nofetch.js
+	$(EMCC) $(WEB_NODE) -o $@ $(filter %.o %.a,$^)
 
 # ---- Debian's sources, built once ----
 

@@ -91,6 +91,17 @@ function waitForFirstFrame() {
 
 canvas.addEventListener("mousedown", () => canvas.focus());
 
+// F11: the game alone fills the screen. The page takes the key before
+// SDL sees it, as a browser grants full screen only inside the key's own
+// event (SDL would ask a frame later).
+window.addEventListener("keydown", (e) => {
+  if (e.key !== "F11" || document.activeElement !== canvas) return;
+  e.preventDefault();
+  e.stopPropagation();
+  if (document.fullscreenElement) document.exitFullscreen();
+  else $("stage").requestFullscreen().then(() => canvas.focus(), () => {});
+}, true);
+
 // ---- the playground ----
 
 const original = new Map(); // file -> its text as shipped

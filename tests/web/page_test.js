@@ -146,6 +146,12 @@ test("the page loads, the intro plays, Esc skips it, the keys move the thief", a
   const [tasks, graph] = await lua(page, 'overlay_shown("tasks"), overlay_shown("graph")');
   assert.deepStrictEqual([tasks, graph], ["true", "true"], "F1 and F2 show the inspector and the graph");
   await shot(page, "4-overlays");
+  await page.focus("#canvas");
+  await page.keyboard.press("F11");
+  await page.waitForFunction(() => document.fullscreenElement && document.fullscreenElement.id === "stage", { timeout: 2000 });
+  await shot(page, "4b-fullscreen");
+  await page.keyboard.press("F11");
+  await page.waitForFunction(() => !document.fullscreenElement, { timeout: 2000 });
   figures.fps_overlays = Math.round(await fps(page));
   await page.close();
 
