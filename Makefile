@@ -294,7 +294,7 @@ test-layout:
 
 test-cli: $(BUILD)/weft
 	@echo "== the weft program"
-	@sh tests/cli/run.sh $(BUILD)/weft
+	@SAN=$(SAN) sh tests/cli/run.sh $(BUILD)/weft
 
 # The documentation against the programs: usage blocks, make help, and
 # every command README.md and docs/designers.md show.
