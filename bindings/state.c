@@ -565,7 +565,7 @@ int weft_kept_results(weft_state *W, uint64_t id) {
   return n;
 }
 
-void weft_release(weft_state *W, weft_task task) {
+void weft_task_drop(weft_state *W, weft_task task) {
   lua_rawgeti(W->L, LUA_REGISTRYINDEX, W->ref_kept);
   lua_pushnil(W->L);
   lua_rawseti(W->L, -2, (lua_Integer)task.id);

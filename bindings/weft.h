@@ -316,7 +316,7 @@ WEFT_API int weft_require(weft_state *W, const char *name);
    its first wait. On success returns WEFT_OK and the task in *task; on a
    syntax or read error returns WEFT_EINVAL and the message in *err
    (valid until the next call). NULL path or task: WEFT_EINVAL. The task's
-   outcome stays readable with weft_task_result until weft_release. */
+   outcome stays readable with weft_task_result until weft_task_drop. */
 WEFT_API int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err);
 /* The same with argc strings as the chunk's arguments (`...`, as lua.c
    passes a script's): copied, argv may go once it returns. */
@@ -327,7 +327,7 @@ WEFT_API int weft_run_file_args(weft_state *W, const char *path, int argc, const
    first wait. Returns the task, or id 0 when it could not be created (not
    a function, fewer than nargs + 1 values on the stack, out of memory:
    the message is weft_task_error of task 0). The task's outcome stays
-   readable with weft_task_result until weft_release. */
+   readable with weft_task_result until weft_task_drop. */
 WEFT_API weft_task weft_spawn(weft_state *W, int nargs);
 /* weft_spawn into group g (id 0: the root), as g:spawn(fn, ...) does:
    the task belongs to g (it pauses, scales and is cancelled with g) and
@@ -344,7 +344,7 @@ WEFT_API weft_task weft_group_spawn(weft_state *W, weft_group g, int nargs);
 WEFT_API weft_task weft_current_task(weft_state *W);
 /* The task whose script handle (what spawn, current() and weft.start
    return) is at idx of L, which C now holds as it holds the tasks it
-   started: its outcome and results stay readable until weft_release.
+   started: its outcome and results stay readable until weft_task_drop.
    id 0 when the value is no task handle (or out of memory). */
 WEFT_API weft_task weft_task_from_lua(weft_state *W, lua_State *L, int idx);
 /* Pushes onto L the script handle of task t (the one value scripts
@@ -362,8 +362,12 @@ WEFT_API int weft_task_result(weft_state *W, weft_task task);
 /* The error message of a failed or cancelled task started from C ("" if
    none); valid until the next call. */
 WEFT_API const char *weft_task_error(weft_state *W, weft_task task);
-/* Forgets a task started from C. */
-WEFT_API void weft_release(weft_state *W, weft_task task);
+/* C no longer holds a task it started or took (weft_task_from_lua): it
+   runs on while the scheduler or a script holds it, and its result is no
+   longer kept for C. Letting go of a handle is one verb throughout:
+   weft_task_drop, weft_group_drop, weft_signal_drop, weft_channel_drop;
+   a future C made is held until C completes it. */
+WEFT_API void weft_task_drop(weft_state *W, weft_task task);
 /* Cancels a task and its children as t:cancel() does: their cleanups
    run now and the task ends WEFT_CANCELLED (a task that is running
    unwinds when it next returns to the scheduler). WEFT_ESTALE for a task

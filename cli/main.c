@@ -525,7 +525,7 @@ static int cmd_run(int argc, char **argv) {
     rc = 1;
   }
   weft_debug_exit(W, rc);
-  weft_release(W, task);
+  weft_task_drop(W, task);
   int leaked = weft_close(W);
   free(owned);
   if (leaked) fprintf(stderr, "weft: %d object(s) leaked at shutdown\n", leaked);
@@ -638,7 +638,7 @@ static weft_state *load_tests(const char *file, const weft_desc *base, int *ncas
     weft_close(W);
     return NULL;
   }
-  weft_release(W, task);
+  weft_task_drop(W, task);
   lua_getfield(L, LUA_REGISTRYINDEX, "weft.tests");
   *ncases = (int)luaL_len(L, -1);
   lua_pop(L, 1);
@@ -693,7 +693,7 @@ static void run_case(const char *file, const weft_desc *base, int i, tests *t) {
       printf("FAIL %s:%d: %s: %s\n", file, line, name, weft_task_error(W, task));
     }
   }
-  if (task.id) weft_release(W, task);
+  if (task.id) weft_task_drop(W, task);
   int leaked = weft_close(W);
   if (leaked) {
     printf("FAIL %s:%d: %s: %d object(s) leaked at shutdown\n", file, line, name, leaked);

@@ -186,7 +186,7 @@ static void run_task(game *g) {
       g->console.running[i] = t;
       return;
     }
-  weft_release(g->W, t); /* too many at once: a kill of this one is told in the panel only */
+  weft_task_drop(g->W, t); /* too many at once: a kill of this one is told in the panel only */
 }
 
 void console_frame(game *g) {
@@ -200,7 +200,7 @@ void console_frame(game *g) {
       snprintf(msg, sizeof msg, "error: %s", weft_task_error(g->W, t));
       print_line(g, CONSOLE_ERROR, msg);
     }
-    weft_release(g->W, t);
+    weft_task_drop(g->W, t);
     g->console.running[i].id = 0;
   }
 }

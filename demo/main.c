@@ -748,7 +748,7 @@ static int finish(runner *r) {
   if (weft_profile_stop(g->W) == WEFT_OK) fprintf(stderr, "weft-demo: profile written to %s\n", g->run.profile_path);
   weft_debug_exit(g->W, rc);
   session_close(g);
-  if (r->test.id) weft_release(g->W, r->test);
+  if (r->test.id) weft_task_drop(g->W, r->test);
   int leaked = weft_close(g->W); /* cleanups may still use the world */
   if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);
   world_free(&g->w);

@@ -254,7 +254,7 @@ static int still_usable(run *r, weft_state *W) {
   if (res != WEFT_DONE)
     return bad(r, "after the failure, a new script %s: %s", res ? "failed" : "did not finish",
                weft_task_error(W, t));
-  weft_release(W, t);
+  weft_task_drop(W, t);
   return OUT_SUCCESS;
 }
 
@@ -309,7 +309,7 @@ static int op_load(run *r) {
                       : bad(r, "weft_run_string returned %d with \"%s\"", rc, err ? err : "(null)");
   } else {
     out = task_outcome(r, W, t, "the loaded script");
-    weft_release(W, t);
+    weft_task_drop(W, t);
   }
   return finish(r, W, out);
 }
@@ -358,7 +358,7 @@ static int op_spawn(run *r) {
   }
   const char *e = check(r, W, spawn_check);
   if (e && out != OUT_BAD) out = bad(r, "after spawning: %s", e);
-  if (t.id) weft_release(W, t);
+  if (t.id) weft_task_drop(W, t);
   return finish(r, W, out);
 }
 
@@ -388,7 +388,7 @@ static int op_resume(run *r) {
     const char *e = check(r, W, "local S = ... assert(S.n == 8, 'n = ' .. tostring(S.n))");
     if (e) out = bad(r, "%s", e);
   }
-  weft_release(W, t);
+  weft_task_drop(W, t);
   return finish(r, W, out);
 }
 
@@ -435,7 +435,7 @@ static int op_cancel(run *r) {
   make_shared(r, W);
   weft_task s = setup_task(r, W, cancel_setup);
   if (!s.id) return finish(r, W, OUT_BAD);
-  weft_release(W, s);
+  weft_task_drop(W, s);
   steps(W, 1);
   if (!push_call(r, W, cancel_src, "=canceller")) return finish(r, W, OUT_BAD);
   arm(r);
@@ -452,7 +452,7 @@ static int op_cancel(run *r) {
   steps(W, 2);
   const char *e = check(r, W, cancel_check);
   if (e && out != OUT_BAD) out = bad(r, "after cancelling: %s", e);
-  if (t.id) weft_release(W, t);
+  if (t.id) weft_task_drop(W, t);
   return finish(r, W, out);
 }
 
@@ -535,7 +535,7 @@ static int op_resolve(run *r) {
   lua_pop(L, 1);
   weft_task s = setup_task(r, W, resolve_setup);
   if (!s.id) return finish(r, W, OUT_BAD);
-  weft_release(W, s);
+  weft_task_drop(W, s);
   steps(W, 1);
   if (!push_call(r, W, resolve_src, "=resolver")) return finish(r, W, OUT_BAD);
   arm(r);
@@ -574,7 +574,7 @@ static int op_resolve(run *r) {
   } else {
     out = OUT_BAD;
   }
-  if (t.id) weft_release(W, t);
+  if (t.id) weft_task_drop(W, t);
   return finish(r, W, out);
 }
 
@@ -662,7 +662,7 @@ static int op_reload(run *r) {
   make_shared(r, W);
   weft_task s = setup_task(r, W, reload_setup);
   if (!s.id) return finish(r, W, OUT_BAD);
-  weft_release(W, s);
+  weft_task_drop(W, s);
   steps(W, 1);
   write_file(r->root, "lib/base.lua", base_v2);
   int before = r->reports;

@@ -161,7 +161,7 @@ static void test_script_waits_on_a_future_completed_from_c(void **state) {
   assert_int_equal(weft_future_cancel(W, f), WEFT_ESTATE);
   assert_int_equal(lua_gettop(L), top);
 
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
 }
@@ -187,7 +187,7 @@ static void test_failure_from_c_reaches_the_script_unchanged(void **state) {
   steps(W, 1);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   expect_log(&o, "false\ttable\t42\ttrue\n");
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -207,7 +207,7 @@ static void test_uncaught_failure_fails_the_task_and_is_reported_once(void **sta
   assert_int_equal(o.reports, 1);
   assert_non_null(strstr(o.last_report, "path blocked"));
   assert_int_equal(o.lines, 0);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -230,8 +230,8 @@ static void test_cancel_from_c_ends_the_waiting_task_cancelled(void **state) {
   expect_log(&o, "cancelled\n");
   assert_int_equal(weft_task_result(W, t), WEFT_CANCELLED);
   assert_int_equal(o.reports, 0); /* a cancellation passing through is not an error */
-  weft_release(W, t);
-  weft_release(W, w);
+  weft_task_drop(W, t);
+  weft_task_drop(W, w);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -308,8 +308,8 @@ static void test_library_writes_stay_in_their_script(void **state) {
       "      table.x, shared)\n";
   assert_int_equal(weft_run_string(W, "@b.lua", second, sizeof second - 1, &b, &err), WEFT_OK);
   expect_log(&o, "X\tY\ttrue\tfunction\tnil\tnil\n");
-  weft_release(W, a);
-  weft_release(W, b);
+  weft_task_drop(W, a);
+  weft_task_drop(W, b);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -330,7 +330,7 @@ static void test_close_runs_finalizers_under_the_budget(void **state) {
       "io.write('no line end')\n";
   assert_int_equal(weft_run_string(W, "@f.lua", src, sizeof src - 1, &t, &err), WEFT_OK);
   expect_log(&o, "");
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
   assert_string_equal(o.log, "no line endgc\t2\ngc\t1\n");
 }
@@ -346,7 +346,7 @@ static void test_print_keeps_zero_bytes(void **state) {
   assert_int_equal(weft_run_string(W, "@p.lua", src, sizeof src - 1, &t, &err), WEFT_OK);
   assert_int_equal(o.len, 6);
   assert_memory_equal(o.log, "a\0b\t1\n", 6);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -394,7 +394,7 @@ static void test_a_wait_after_completion_returns_at_once(void **state) {
   /* no step needed: it ran to the end inside weft_spawn */
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   expect_log(&o, "img\t0\n");
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -493,7 +493,7 @@ static void test_bad_completions_are_refused_and_leave_the_future_pending(void *
   assert_int_equal(weft_future_resolve(W, f, 1), WEFT_OK);
   steps(W, 1);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -533,7 +533,7 @@ static void test_cancel_from_c_runs_cleanups_and_ends_the_task_cancelled(void **
   expect_log(&o, "child\ncleaned\n");
   assert_int_equal(weft_task_result(W, t), WEFT_CANCELLED);
   assert_int_equal(weft_cancel(W, t), WEFT_ESTALE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
 }
@@ -576,7 +576,7 @@ static void test_step_or_close_from_the_report_callback_is_refused(void **state)
   assert_int_equal(r.step_rc, WEFT_EBUSY);
   assert_int_equal(r.close_rc, WEFT_EBUSY);
   assert_int_equal(weft_task_result(r.W, t), WEFT_FAILED);
-  weft_release(r.W, t);
+  weft_task_drop(r.W, t);
   assert_int_equal(weft_close(r.W), 0);
 }
 
@@ -595,7 +595,7 @@ static void test_step_or_close_from_inside_a_task_is_refused(void **state) {
   snprintf(want, sizeof want, "%d\t%d\t0\n", WEFT_EBUSY, WEFT_EBUSY);
   expect_log(&o, want);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -624,7 +624,7 @@ static void test_custom_job_runs_on_a_worker_and_finishes_on_main(void **state) 
   assert_int_equal(atomic_load(&freed), 2); /* the refused call allocated nothing */
   assert_int_equal(atomic_load(&prepare_off_main), 0);
   assert_int_equal(atomic_load(&finish_off_main), 0);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
   assert_int_equal(atomic_load(&freed), 2);
@@ -651,8 +651,8 @@ static void test_cancelled_job_future_skips_finish_and_frees(void **state) {
   assert_int_equal(atomic_load(&ran), 2);
   assert_int_equal(atomic_load(&finished), 1); /* only the live one */
   assert_int_equal(atomic_load(&freed), 2);
-  weft_release(W, t);
-  weft_release(W, t2);
+  weft_task_drop(W, t);
+  weft_task_drop(W, t2);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -679,7 +679,7 @@ static void test_close_with_jobs_in_flight_is_clean(void **state) {
   steps(W, 3);
   assert_int_equal(weft_task_result(W, t), 0);
   assert_int_equal(atomic_load(&prepared), 6);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   atomic_store(&closing, 0);
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, open_gate_when_closing, NULL), 0);
@@ -765,7 +765,7 @@ static void test_steady_frame_allocates_nothing(void **state) {
   lua_pop(L, 4);
   assert_int_equal(woke, 1000 * 301); /* fires in frame 0 (at spawn) and frames 1..300 */
   assert_int_equal(slept, 1000 * 300);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -792,7 +792,7 @@ static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(voi
   expect_log(&o, "1\t1\n2\t1\n3\t1\n4\t2\n5\t2\n1\t2\n");
   steps(W, 2); /* 2 and 3 first, then 4 of those woken; 5 is left for frame 4 */
   expect_log(&o, "1\t1\n2\t1\n3\t1\n4\t2\n5\t2\n1\t2\n2\t3\n3\t3\n4\t3\n5\t4\n");
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
 }
@@ -847,7 +847,7 @@ static void test_a_c_function_sees_its_callers_group_clock_and_rate(void **state
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   assert_true(weft_group_rate(W, g) == -1.0);
   assert_true(weft_group_time(W, g) == -1.0);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
 }

@@ -108,7 +108,7 @@ static void test_signal_fired_from_c_wakes_its_waiters_with_values(void **state)
   weft_push_signal(W, L, s);
   assert_true(lua_isnil(L, -1));
   lua_pop(L, 1);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
 }
@@ -150,7 +150,7 @@ static void test_channel_fed_from_c(void **state) {
   lua_pushliteral(L, "x");
   assert_int_equal(weft_channel_send(W, ch), WEFT_ESTALE);
   lua_pop(L, 1);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -188,7 +188,7 @@ static void test_group_made_and_driven_from_c(void **state) {
   assert_int_equal(weft_group_cancel(W, ui), WEFT_OK);
   assert_non_null(strstr(o.log, "closed\n"));
   weft_group_drop(W, ui);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   lua_gc(L, LUA_GCCOLLECT);
   assert_int_equal(weft_group_pause(W, ui), WEFT_ESTALE);
   assert_true(weft_group_time(W, ui) == -1.0);
@@ -240,7 +240,7 @@ static void test_group_cost_read_from_c(void **state) {
   weft_task_cost tc;
   assert_int_equal(weft_get_task_cost(W, t, &tc), WEFT_ESTALE); /* it ended */
   weft_group_drop(W, one);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   lua_gc(L, LUA_GCCOLLECT);
   assert_int_equal(weft_get_group_cost(W, one, &c1), WEFT_ESTALE);
   assert_true(c1.avg_ms == 0 && c1.worst_ms == 0);
@@ -294,7 +294,7 @@ static weft_state *open_heard(heard *h, uint32_t slice_us) {
 static void run_to_end(weft_state *W, weft_task t) {
   for (int i = 0; i < 4000 && weft_task_result(W, t) == WEFT_RUNNING; i++) steps(W, 1);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
 }
 
 /* A task that takes more than desc.slow_task_us of script time between
@@ -377,16 +377,16 @@ static void test_task_results_read_from_c(void **state) {
   assert_true(lua_isnil(L, -2));
   assert_string_equal(lua_tostring(L, -1), "three");
   lua_pop(L, 3);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   static const char later[] = "wait(1) return 1";
   assert_int_equal(weft_run_string(W, "=w", later, sizeof later - 1, &t, NULL), WEFT_OK);
   assert_int_equal(weft_task_push_results(W, t), WEFT_ESTATE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_task_push_results(W, t), WEFT_ESTALE);
   static const char bad[] = "error('no')";
   assert_int_equal(weft_run_string(W, "=f", bad, sizeof bad - 1, &t, NULL), WEFT_OK);
   assert_int_equal(weft_task_push_results(W, t), WEFT_ESTATE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(lua_gettop(L), 0);
   assert_int_equal(weft_close(W), 0);
 }
@@ -429,7 +429,7 @@ static void test_call_runs_a_script_function_under_the_budget(void **state) {
   assert_int_equal(weft_call(W, 10, 0), WEFT_EINVAL); /* fewer values than that */
   assert_int_equal(lua_gettop(L), nap + 1);
   lua_settop(L, 0);
-  weft_release(W, g);
+  weft_task_drop(W, g);
   steps(W, 1);
   assert_int_equal(weft_close(W), 0);
 }
@@ -481,7 +481,7 @@ static void test_jobs_run_on_the_engines_job_system(void **state) {
   steps(W, 1);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   assert_non_null(strstr(o.log, "steps\t6\n"));
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
 }
@@ -511,7 +511,7 @@ static void test_group_spawn_from_c_puts_the_task_in_the_group(void **state) {
   assert_int_equal(weft_task_push_results(W, t), 1);
   assert_int_equal(lua_tointeger(L, -1), 6);
   lua_pop(L, 1);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   /* cancelled with its group */
   assert_int_equal(luaL_loadstring(L, "wait(math.huge)"), LUA_OK);
   weft_push_api(W);
@@ -519,7 +519,7 @@ static void test_group_spawn_from_c_puts_the_task_in_the_group(void **state) {
   t = weft_group_spawn(W, g, 0);
   assert_int_equal(weft_group_cancel(W, g), WEFT_OK);
   assert_int_equal(weft_task_result(W, t), WEFT_CANCELLED);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   /* a gone group, a missing function: id 0 and why */
   weft_group_drop(W, g);
   lua_gc(L, LUA_GCCOLLECT);
@@ -570,13 +570,13 @@ static void test_task_handles_cross_between_c_and_scripts(void **state) {
                             "print(x.keep(spawn(function() wait(0.5) error('boom') end)), x.keep(42))\n");
   assert_true(seen_current.id == t.id && t.id != 0);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_string_equal(o.log, "true\trunning\ntrue\tfalse\n");
   assert_true(kept_task.id == 0); /* 42: no task handle */
   /* a worker C holds: its failure stays readable after it ended */
   t = run_with(W, "worker = spawn(function() wait(0.5) error('boom') end)\n"
                   "assert(x.keep(worker))\n");
-  weft_release(W, t);
+  weft_task_drop(W, t);
   weft_task w = kept_task;
   assert_true(w.id != 0);
   assert_int_equal(weft_task_result(W, w), WEFT_RUNNING);
@@ -588,7 +588,7 @@ static void test_task_handles_cross_between_c_and_scripts(void **state) {
   assert_int_equal(lua_getfield(L, -1, "status"), LUA_TSTRING);
   assert_string_equal(lua_tostring(L, -1), "failed");
   lua_pop(L, 2);
-  weft_release(W, w);
+  weft_task_drop(W, w);
   weft_task_push(W, L, w); /* released and ended: nil */
   assert_true(lua_isnil(L, -1));
   lua_pop(L, 1);

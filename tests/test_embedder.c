@@ -256,7 +256,7 @@ static void test_assets_come_through_the_engines_loader(void **state) {
   assert_int_equal(weft_run_string(W, "=assets", src, sizeof src - 1, &t, NULL), WEFT_OK);
   for (int i = 0; i < 60 && weft_task_result(W, t) == WEFT_RUNNING; i++) weft_step(W, 1.0 / 60);
   if (weft_task_result(W, t) != WEFT_DONE) fail_msg("%s", weft_task_error(W, t));
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_non_null(strstr(b.text, "open\twall wall door\n"));
   assert_non_null(strstr(b.text, "lines\twall wall door\n"));
   assert_non_null(strstr(b.text, "empty\t0\n"));
@@ -297,7 +297,7 @@ static void test_a_profile_is_the_engines_memory_too(void **state) {
   assert_int_equal(weft_run_string(W, "=prof", src, sizeof src - 1, &t, NULL), WEFT_OK);
   for (int i = 0; i < 100 && weft_task_result(W, t) == WEFT_RUNNING; i++) weft_step(W, 1.0 / 60);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   size_t during = a.live;
   assert_int_equal(weft_profile_stop(W), WEFT_OK);
   assert_true(a.live < during); /* the profile's blocks went back to the engine */
@@ -326,7 +326,7 @@ static void test_every_byte_and_every_script_is_the_engines(void **state) {
   for (int i = 0; i < 60 && weft_task_result(W, t) == WEFT_RUNNING; i++)
     assert_int_equal(weft_step(W, 1.0 / 60), WEFT_OK);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_true(asked_for(&ld, "main.lua"));
   assert_true(asked_for(&ld, "lib/greet.lua"));
   assert_true(asked_for(&ld, "ai/walker.lua"));
@@ -363,7 +363,7 @@ static void test_a_recording_is_the_engines_too(void **state) {
   for (int i = 0; i < 60 && weft_task_result(W, t) == WEFT_RUNNING; i++)
     assert_int_equal(weft_step(W, 1.0 / 60), WEFT_OK);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
   assert_int_equal(a.live, 0);
   assert_int_equal(a.bad, 0);
@@ -391,7 +391,7 @@ static void test_loader_misses_and_syntax_errors_name_the_script(void **state) {
   assert_int_equal(weft_task_result(W, t), WEFT_FAILED);
   assert_non_null(strstr(weft_task_error(W, t), "no.such.module"));
   assert_non_null(strstr(weft_task_error(W, t), "pak/missing_dep.lua:1:"));
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(b.by_id[WEFT_LOG_REPORT], 1); /* the failure, through the logger */
   assert_int_equal(weft_close(W), 0);
   assert_int_equal(a.live, 0);
@@ -422,7 +422,7 @@ static void test_the_loader_sees_only_clean_relative_paths(void **state) {
   /* (a slow machine, or an emulated one, may preempt it: frames go on) */
   for (int i = 0; i < 600 && weft_task_result(W, t) == WEFT_RUNNING; i++) weft_step(W, 1.0 / 60);
   if (weft_task_result(W, t) != WEFT_DONE) fail_msg("%s", weft_task_error(W, t));
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_true(asked_for(&ld, "etc/hostname"));
   assert_true(asked_for(&ld, "lib/greet.lua"));
   assert_true(all_clean(&ld));
@@ -446,7 +446,7 @@ static void test_warn_reaches_the_logger_once_on(void **state) {
   weft_task t;
   assert_int_equal(weft_run_string(W, "=ship", src, sizeof src - 1, &t, NULL), WEFT_OK);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(b.by_id[WEFT_LOG_WARNING], 1);
   assert_non_null(strstr(b.text, "2 9 low fuel: 3\n"));
   assert_int_equal(WEFT_LOG_WARNING, 9);
@@ -537,7 +537,7 @@ static void test_no_signal_handler_at_any_point(void **state) {
     assert_int_equal(weft_step(W, 1.0 / 60), WEFT_OK);
   }
   assert_int_equal(weft_task_result(W, t), WEFT_FAILED); /* stopped by the watchdog */
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
   read_dispositions(&now);
   same_dispositions(&before, &now);

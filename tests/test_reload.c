@@ -1095,7 +1095,7 @@ static void runaway_module_is_killed_at_its_line_and_can_be_required_again(void 
   write_mod(x, "lib/heavy.lua",
             "local n = 0\nfor i = 1, 3500000 do n = n + i end\nreturn {n = n}\n");
   assert_lua(x, "require('lib.heavy').n > 0");
-  weft_release(x->W, t);
+  weft_task_drop(x->W, t);
 }
 
 /* The kill of a runaway top level cannot be caught: a pcall around the
@@ -1120,7 +1120,7 @@ static void runaway_module_that_catches_its_kill_still_stops(void **state) {
             "while true do pcall(function() while true do end end) end\nreturn {v = 2}\n");
   assert_int_equal(reload(x, "lib/fine.lua"), WEFT_EINVAL);
   assert_lua(x, "require('lib.fine').v == 1");
-  weft_release(x->W, t);
+  weft_task_drop(x->W, t);
 }
 
 /* A module loads within one go: its top level cannot wait, on the first
@@ -1132,7 +1132,7 @@ static void module_top_level_cannot_wait_and_says_so(void **state) {
   assert_lua(x, "persist('r').ok == false");
   assert_contains(str(x, "persist('r').e"),
                   "lib/slow.lua:1: wait cannot wait while a module loads");
-  weft_release(x->W, t);
+  weft_task_drop(x->W, t);
 }
 
 /* The new version's functions work on the live module: their `M` (and

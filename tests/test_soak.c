@@ -332,7 +332,7 @@ static void memory_stays_flat_over_100000_frames_of_random_work(void **state) {
   check_flat("Lua memory after a full collection", steady->lua_bytes, last->lua_bytes);
   check_flat("host memory", steady->host_bytes, last->host_bytes);
 
-  weft_release(W, driver);
+  weft_task_drop(W, driver);
   luaL_unref(L, LUA_REGISTRYINDEX, S);
   assert_int_equal(weft_close(W), 0);
 }

@@ -100,7 +100,7 @@ static void record(run *r, int frames, void (*each)(weft_state *W, int frame)) {
     if (each) each(W, i);
     assert_int_equal(weft_step(W, DT60), WEFT_OK);
   }
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_record_stop(W), WEFT_OK);
   assert_int_equal(weft_close(W), 0);
 }
@@ -139,7 +139,7 @@ static int replay(run *r, void (*before)(weft_state *W), void (*each)(weft_state
     frame++;
   }
   int bad = weft_replay_check(W, diff, n);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
   return bad;
 }
@@ -314,7 +314,7 @@ static void test_record_and_replay_refuse_a_state_in_use(void **state) {
   assert_int_equal(weft_run_string(W, "=x", "wait()", 6, &t, &err), WEFT_OK);
   assert_int_equal(weft_record(W, r->tape, NULL, 0), WEFT_ESTATE);
   assert_int_equal(weft_record_input(W, "x", 1), WEFT_ESTATE);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   weft_close(W);
   record(r, 5, NULL);
   weft_tape *T;

@@ -123,14 +123,14 @@ static void a_task_thread_carries_no_count_hook_unless_budgets_count(void **stat
   assert_int_equal(frames_until_done(W, t), 1);
   assert_int_equal(num(W, "probe.mask"), 0);
   assert_int_equal(num(W, "probe.mask2"), 0);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 
   W = open_with(WEFT_BUDGET_COUNTED, 0);
   t = run(W, "probe.mask = hookmask()");
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   assert_int_equal(num(W, "probe.mask"), LUA_MASKCOUNT);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -144,7 +144,7 @@ static void a_recording_counts_instructions(void **state) {
   assert_int_equal(weft_record(W, path, NULL, 0), WEFT_OK);
   weft_task t = run(W, "probe.mask = hookmask()");
   assert_int_equal(num(W, "probe.mask"), LUA_MASKCOUNT);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_record_stop(W), WEFT_OK);
   assert_int_equal(weft_close(W), 0);
   unlink(path);
@@ -166,8 +166,8 @@ static void a_runaway_task_is_killed_at_its_line_and_the_others_go_on(void **sta
   lua_Integer ticks = num(W, "probe.ticks");
   assert_true(ticks >= frames - 1 && ticks <= frames);
   assert_int_equal(weft_task_result(W, ticker), WEFT_RUNNING);
-  weft_release(W, t);
-  weft_release(W, ticker);
+  weft_task_drop(W, t);
+  weft_task_drop(W, ticker);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -181,7 +181,7 @@ static void a_long_loop_is_preempted_and_finishes_frames_later(void **state) {
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   assert_true(frames >= 1);
   assert_int_equal(num(W, "probe.done"), 30000000);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -204,11 +204,11 @@ static void no_coroutine_pcall_or_c_call_hides_a_runaway(void **state) {
   expect_error(W, c, "watched.lua:2:");
   expect_error(W, d, "watched.lua:2:");
   expect_error(W, e, "watched.lua:");
-  weft_release(W, a);
-  weft_release(W, b);
-  weft_release(W, c);
-  weft_release(W, d);
-  weft_release(W, e);
+  weft_task_drop(W, a);
+  weft_task_drop(W, b);
+  weft_task_drop(W, c);
+  weft_task_drop(W, d);
+  weft_task_drop(W, e);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -259,7 +259,7 @@ static void a_stop_is_prompt_in_a_loop_of_engine_calls(void **state) {
   expect_error(W, t, "watched.lua:2:");
   lua_Integer n = num(W, "probe.n");
   if (n >= 3000000) fail_msg("the loop ran %lld times past its time", (long long)n);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -273,7 +273,7 @@ static void slow_engine_work_is_preempted_and_finishes_later(void **state) {
   if (weft_task_result(W, t) != WEFT_DONE)
     fail_msg("the spawning task was stopped: %s", weft_task_error(W, t));
   assert_int_equal(num(W, "probe.done"), 1);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -314,7 +314,7 @@ static void a_stop_inside_the_engines_call_back_preempts_not_kills(void **state)
     fail_msg("the task was stopped: %s", weft_task_error(W, t));
   assert_int_equal(num(W, "probe.done"), 1);
   assert_int_equal(num(W, "probe.calls"), 40);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -338,7 +338,7 @@ static void eight_runaways_on_engine_calls_die_and_every_frame_goes_on(void **st
   assert_int_equal(left, 0);
   for (int i = 0; i < 8; i++) {
     expect_error(W, r[i], "watched.lua:3:");
-    weft_release(W, r[i]);
+    weft_task_drop(W, r[i]);
   }
   /* The ticker took its turns meanwhile (a frame out of time leaves the
      rest for the next), and ticks every frame once they are gone. */
@@ -347,7 +347,7 @@ static void eight_runaways_on_engine_calls_die_and_every_frame_goes_on(void **st
   for (int i = 0; i < 5; i++) assert_int_equal(weft_step(W, DT60), WEFT_OK);
   assert_true(num(W, "probe.ticks") >= ticks + 4);
   assert_int_equal(weft_task_result(W, ticker), WEFT_RUNNING);
-  weft_release(W, ticker);
+  weft_task_drop(W, ticker);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -378,7 +378,7 @@ static void listeners_past_the_firing_stretchs_time_run_in_later_frames(void **s
   }
   assert_int_equal(num(W, "probe.heard"), 2000); /* every listener ran, later */
   assert_true(frames > 1);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -392,7 +392,7 @@ static void a_kill_inside_weft_lua_names_the_scripts_line(void **state) {
   frames_until_done(W, t);
   expect_error(W, t, "watched.lua:3:");
   assert_null(strstr(weft_task_error(W, t), "[weft"));
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 
@@ -431,7 +431,7 @@ static void a_frame_out_of_time_leaves_the_rest_for_next_frame_in_order(void **s
   if (atoi(fewest) >= 6) fail_msg("every frame ran all six tasks: the frame's time was not kept");
   for (int i = 0; i < 6; i++) {
     assert_int_equal(weft_task_result(W, t[i]), WEFT_RUNNING);
-    weft_release(W, t[i]);
+    weft_task_drop(W, t[i]);
   }
   assert_int_equal(weft_close(W), 0);
 }
@@ -470,7 +470,7 @@ static void no_signal_handler_is_installed_at_any_point(void **state) {
     expect_dispositions(&before, "while a runaway runs");
   }
   expect_error(W, t, "watched.lua:3:");
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
   expect_dispositions(&before, "at close");
 }
@@ -489,7 +489,7 @@ static void a_sigurg_goes_to_the_embedders_handler(void **state) {
   assert_int_equal(foreign, 5);
   assert_int_equal(num(W, "probe.n"), 5);
   assert_int_equal(weft_task_result(W, t), WEFT_RUNNING);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   assert_int_equal(weft_close(W), 0);
 }
 #endif

@@ -104,7 +104,7 @@ std::optional<std::string> run(Engine &e, const char *file) {
   }
   std::optional<std::string> failed;
   if (weft_task_result(e.W.get(), task) != WEFT_DONE) failed = weft_task_error(e.W.get(), task);
-  weft_release(e.W.get(), task);
+  weft_task_drop(e.W.get(), task);
   return failed;
 }
 

@@ -43,6 +43,6 @@ int main(int argc, char **argv) {
   }
   int ok = weft_task_result(W, main_task) == WEFT_DONE;
   printf("weft %s: script %s\n", weft_version_string(), ok ? "done" : weft_task_error(W, main_task));
-  weft_release(W, main_task);
+  weft_task_drop(W, main_task);
   return weft_close(W) == 0 && ok ? 0 : 1;
 }

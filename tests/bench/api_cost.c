@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "api-cost: %s\n", weft_task_error(W, t));
     return 1;
   }
-  weft_release(W, t);
+  weft_task_drop(W, t);
   weft_close(W);
   return 0;
 }

@@ -131,7 +131,7 @@ static double run(const char *dir, int mode, int n, int warm, int frames) {
     pthread_join(reader, NULL);
     close(fd);
   }
-  weft_release(W, t);
+  weft_task_drop(W, t);
   weft_close(W);
   return per;
 }

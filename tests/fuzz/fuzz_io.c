@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (W) {
     weft_task t;
     const char *err;
-    if (weft_run_string(W, "=fuzz_io", src, (size_t)(p - src), &t, &err) == WEFT_OK) weft_release(W, t);
+    if (weft_run_string(W, "=fuzz_io", src, (size_t)(p - src), &t, &err) == WEFT_OK) weft_task_drop(W, t);
     if (weft_close(W) != 0) __builtin_trap(); /* a leak */
   }
   free(src);

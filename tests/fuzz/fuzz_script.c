@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (weft_run_string(W, "=fuzz", (const char *)data, size, &task, &err) == WEFT_OK) {
     for (int frame = 0; frame < 120 && weft_task_result(W, task) == 0; frame++)
       weft_step(W, 1.0 / 60);
-    weft_release(W, task);
+    weft_task_drop(W, task);
   }
   if (weft_close(W) != 0) __builtin_trap(); /* a leak at shutdown is a bug */
   return 0;

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     weft_step(W, dt);
   }
   weft_replay_check(W, err, sizeof err);
-  if (t.id) weft_release(W, t);
+  if (t.id) weft_task_drop(W, t);
   if (weft_close(W) != 0) abort(); /* a leak */
   return 0;
 }

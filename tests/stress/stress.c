@@ -336,7 +336,7 @@ static int run_case(const scase *c, double target) {
   printf("  %-44s %9.1f %9.1f %5d %7d %7.1f  %s%s\n", c->name, first, worst, worst_at, reports,
          (double)st.lua_bytes / (1 << 20), over ? "OVER " : "", first_report);
   fflush(stdout);
-  weft_release(W, t);
+  weft_task_drop(W, t);
   weft_close(W);
   return over ? 3 : 0;
 }

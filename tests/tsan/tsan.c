@@ -370,7 +370,7 @@ static void *run_side(void *arg) {
     else
       failf(s, "runaway %d (kind %d): outcome %d, error %s", i, i % (int)NKINDS, r,
             e && *e ? e : "(none)");
-    weft_release(W, run[i]);
+    weft_task_drop(W, run[i]);
   }
   s->waiting = weft_task_result(W, waiting) == WEFT_RUNNING;
   if (!s->waiting) failf(s, "the waiting script ended: %s", weft_task_error(W, waiting));
@@ -382,7 +382,7 @@ static void *run_side(void *arg) {
   s->slices = probe(W, "slices");
   s->libs = probe(W, "libs");
   s->escaped = probe(W, "escaped");
-  weft_release(W, waiting);
+  weft_task_drop(W, waiting);
   s->leaked = weft_close(W);
   return NULL;
 }
