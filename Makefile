@@ -302,8 +302,9 @@ test-docs: $(BUILD)/weft $(DOCS_NEEDS)
 	@echo "== the commands the docs show"
 	@sh tests/docs/run.sh $(BUILD)
 
+# The usage blocks in docs/programs.md, rewritten from the programs' --help.
 usage: $(BUILD)/weft $(DOCS_NEEDS)
-	@sh tests/cli/usage.sh write $(BUILD)/weft $(DOCS_NEEDS)
+	@README=docs/programs.md sh tests/cli/usage.sh write $(BUILD)/weft $(DOCS_NEEDS)
 
 test-dap: $(BUILD)/weft $(BUILD)/tests/dap/client $(BUILD)/node/installed $(DOCS_NEEDS)
 	@echo "== the debugger over its socket (tests/dap)"

@@ -1,9 +1,11 @@
 #!/bin/sh
-# The documentation against the programs: README.md's usage blocks equal
-# --help, `make help` names every target, and every command README.md and
-# docs/designers.md show works as they say, in seconds: none runs another
-# suite or waits out a timer. Usage: tests/docs/run.sh build
+# The documentation against the programs: docs/programs.md's usage blocks
+# equal --help, `make help` names every target, every command README.md and
+# the pages in docs/ show works as they say, in seconds: none runs another
+# suite or waits out a timer, and every relative link in them leads to a
+# file and heading that exist. Usage: tests/docs/run.sh build
 build=${1:-build}
+usage_doc=docs/programs.md # where the <!-- usage: PROGRAM --> blocks live
 out=$build/docs-test
 mkdir -p "$out"
 pass=0
@@ -14,7 +16,7 @@ bad() { fail=$((fail + 1)); echo "FAIL  $1"; [ -n "$2" ] && sed 's/^/      /' "$
 progs=$build/weft
 [ -x "$build/weft-demo" ] && progs="$progs $build/weft-demo"
 
-# --help: the usage on stdout, exit 0, and README shows exactly that
+# --help: the usage on stdout, exit 0, and the docs show exactly that
 for p in $progs; do
   if "$p" --help >"$out/help.out" 2>"$out/help.err" && [ -s "$out/help.out" ] && [ ! -s "$out/help.err" ]; then
     ok "$(basename "$p") --help prints to stdout and exits 0"
@@ -22,10 +24,10 @@ for p in $progs; do
     bad "$(basename "$p") --help prints to stdout and exits 0" "$out/help.err"
   fi
 done
-if sh tests/cli/usage.sh check $progs >"$out/usage.log" 2>&1; then
-  ok "README's usage blocks equal --help"
+if README=$usage_doc sh tests/cli/usage.sh check $progs >"$out/usage.log" 2>&1; then
+  ok "$usage_doc's usage blocks equal --help"
 else
-  bad "README's usage blocks equal --help" "$out/usage.log"
+  bad "$usage_doc's usage blocks equal --help" "$out/usage.log"
 fi
 
 # make help names every target the makefiles define
@@ -41,7 +43,61 @@ else
   bad "make help names every target (missing:$missing)"
 fi
 
-# ---- every command the two documents show ----
+# ---- every relative link leads somewhere ----
+# A link is `](target)` outside code; a target with a scheme (https:) is
+# not followed. The path, relative to the page, must exist; an #anchor
+# must be a heading of that page, named as GitHub names it: lowercase,
+# spaces to '-', punctuation other than '-' and '_' dropped, and a
+# heading met again gets -1, -2, ...
+anchors() { # file.md
+  LC_ALL=C awk '
+    /^```/ { fence = !fence; next }
+    fence || !/^#+ / { next }
+    {
+      s = $0; sub(/^#+ +/, "", s); sub(/[ \t]+#+[ \t]*$/, "", s)
+      s = tolower(s); gsub(/[^a-z0-9 _-]/, "", s); gsub(/ /, "-", s)
+      if (s in seen) print s "-" seen[s]++; else { seen[s] = 1; print s }
+    }' "$1"
+}
+links() { # file.md: its link targets
+  LC_ALL=C awk '
+    /^```/ { fence = !fence; next }
+    fence { next }
+    {
+      s = $0; gsub(/`[^`]*`/, "", s)
+      while (match(s, /\]\([^)]*\)/)) {
+        t = substr(s, RSTART + 2, RLENGTH - 3); sub(/ .*/, "", t); print t
+        s = substr(s, RSTART + RLENGTH)
+      }
+    }' "$1"
+}
+: >"$out/badlinks"
+nlinks=0
+for doc in README.md docs/*.md; do
+  dir=$(dirname "$doc")
+  links "$doc" >"$out/links"
+  nlinks=$((nlinks + $(wc -l <"$out/links")))
+  while IFS= read -r t; do
+    case "$t" in [a-z]*:*) continue ;; esac
+    path=${t%%#*}
+    anchor=
+    case "$t" in *'#'*) anchor=${t#*#} ;; esac
+    file=$doc
+    [ -n "$path" ] && file=$dir/$path
+    if [ ! -e "$file" ]; then
+      echo "$doc: ($t): no file $file" >>"$out/badlinks"
+    elif [ -n "$anchor" ] && ! anchors "$file" | grep -qxF -- "$anchor"; then
+      echo "$doc: ($t): no heading #$anchor in $file" >>"$out/badlinks"
+    fi
+  done <"$out/links"
+done
+if [ ! -s "$out/badlinks" ] && [ "$nlinks" -ge 20 ]; then
+  ok "every relative link in README.md and docs/*.md leads to a file and heading ($nlinks links)"
+else
+  bad "every relative link in README.md and docs/*.md leads to a file and heading ($nlinks links)" "$out/badlinks"
+fi
+
+# ---- every command the documents show ----
 # Commands are the lines of ```sh blocks, the indented lines that start
 # with build/, make or xvfb-run, and inline `code` that starts with one of
 # those or with weft run/test and has arguments. They run in a scratch
@@ -79,7 +135,7 @@ extract() { # file
     tr -d '`'
 }
 : >"$out/commands"
-for doc in README.md docs/designers.md; do
+for doc in README.md docs/*.md; do
   extract "$doc" | sed 's/  *#.*//; s/[[:space:]]*$//' | grep -v '^usage:\|^ *$\|[[]' |
     while IFS= read -r c; do printf '%s\t%s\n' "$doc" "$c"; done >>"$out/commands"
 done
