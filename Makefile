@@ -109,8 +109,8 @@ help:
 	@echo "make test-dap    the debugger, driven over its socket by a DAP client and by VS Code's (tests/dap/)"
 	@echo "make test-profile  the profiler: a profile's files and totals, speedscope drawing one in headless Chromium"
 	@echo "make test-demo   the demo's end-to-end tests, headless (and one under Xvfb)"
-	@echo "make test-docs   runs every command README.md and docs/designers.md show"
-	@echo "make usage       rewrites README.md's usage blocks from weft/weft-demo --help"
+	@echo "make test-docs   runs every command README.md and docs/*.md show, checks their links"
+	@echo "make usage       rewrites docs/programs.md's usage blocks from weft/weft-demo --help"
 	@echo "make test-windows  cross-build with mingw-w64 (build-win/), run the C and script tests, embed and a replay under wine"
 	@echo "make windows-build  what make test-windows builds, without running it"
 	@echo "make test-32     i386 build (Debian's i686 cross gcc) in build-32/, every C and script test"
@@ -297,7 +297,7 @@ test-cli: $(BUILD)/weft
 	@SAN=$(SAN) sh tests/cli/run.sh $(BUILD)/weft
 
 # The documentation against the programs: usage blocks, make help, and
-# every command README.md and docs/designers.md show.
+# every command README.md and docs/*.md show, and their links.
 test-docs: $(BUILD)/weft $(DOCS_NEEDS)
 	@echo "== the commands the docs show"
 	@sh tests/docs/run.sh $(BUILD)

@@ -5,7 +5,7 @@
    script files read, the reloads, the jobs delivered and the clock reads
    of that frame, in the order they happened. A replay loads the whole
    file, checks it, and serves each read from the records of the frame
-   running now. The format is described in README.md; tapefile.c encodes
+   running now. The format is described in docs/programs.md; tapefile.c encodes
    and loads it. */
 #include <stdio.h>
 #include <stdlib.h>

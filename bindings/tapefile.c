@@ -1,6 +1,6 @@
 /* A recording's file format: encoding and decoding record bodies, and
    loading a recording whole, checked, for a replay (the format is
-   described in README.md). */
+   described in docs/programs.md, "Record and replay"). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

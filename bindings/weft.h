@@ -594,7 +594,7 @@ WEFT_API uint32_t weft_reload_count(const weft_state *W);
    embedder's own input and bytes, and a hash of the state after each
    frame. Replaying runs the same frames again with the recorded scripts
    (whatever is on disk now), no watcher and no clock: the scripts do
-   exactly what they did. The format is in README.md. */
+   exactly what they did. The format is in docs/programs.md. */
 
 /* Starts recording W into a new file at path. Call after weft_open and
    before any script runs. meta (meta_len bytes, may be NULL) is the

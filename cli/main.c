@@ -84,7 +84,7 @@ typedef struct config {
 enum { RUN = 1, TEST = 2 };
 
 /* One option. The table below drives parsing, `weft --help` and the
-   usage block in README.md (tests/cli/usage.sh checks that it matches):
+   usage block in docs/programs.md (tests/cli/usage.sh checks that it matches):
    to add an option, add a row and its setter. */
 typedef struct option {
   const char *name; /* "--frames" */

@@ -57,7 +57,7 @@ typedef struct options {
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
-   usage block in README.md (tests/cli/usage.sh checks that it matches):
+   usage block in docs/programs.md (tests/cli/usage.sh checks that it matches):
    to add an option, add a row and its setter. */
 typedef struct option {
   const char *name; /* "--frames" */

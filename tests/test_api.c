@@ -211,7 +211,7 @@ static void test_uncaught_failure_fails_the_task_and_is_reported_once(void **sta
   assert_int_equal(weft_close(W), 0);
 }
 
-/* README, "Cancellation passing through a wait": a task that waits on a
+/* docs/decisions.md, "Cancellation passing through a wait": a task that waits on a
    cancelled future and does not catch the error ends "cancelled", not
    "failed", and is not reported. Futures cancelled from C included. */
 static void test_cancel_from_c_ends_the_waiting_task_cancelled(void **state) {

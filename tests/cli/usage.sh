@@ -1,13 +1,13 @@
 #!/bin/sh
-# README.md shows each program's --help text between the lines
+# docs/programs.md shows each program's --help text between the lines
 # `<!-- usage: PROGRAM -->` and `<!-- end usage -->`. The programs print it
-# from their option tables, so this keeps README equal to them.
+# from their option tables, so this keeps the page equal to them.
 # Usage: usage.sh check|write build/weft build/weft-demo
-#   check: exit 1 (with a diff) if README differs from --help
-#   write: rewrite README's blocks from --help (make usage)
+#   check: exit 1 (with a diff) if the page differs from --help
+#   write: rewrite the page's blocks from --help (make usage)
 mode=$1
 shift
-readme=${README:-README.md}
+readme=${README:-docs/programs.md}
 rc=0
 for prog in "$@"; do
   name=$(basename "$prog")

@@ -255,7 +255,7 @@ test("timeout works on tasks and signals", function()
   assert(wait(timeout(s, 1)) == "go")
 end)
 
--- ---- same-frame ordering (README: timers fire at the frame start, before
+-- ---- same-frame ordering (docs/script-api.md: timers fire at the frame start, before
 -- any task runs; finished jobs are delivered before timers) ----
 
 test("a future resolved by a task in the frame its timeout falls due loses to the timer", function()

@@ -71,7 +71,7 @@ test("f:resolve(...) through after(s, fn, nil) keeps one nil value", function()
   assert(select("#", f:result()) == 1, "result() gave " .. select("#", f:result()) .. " values")
 end)
 
--- Two places where weft departs from the contract's frame, as README.md
+-- Two places where weft departs from the contract's frame, as docs/decisions.md
 -- ("Decisions where the contract is silent") states them.
 
 test("a task due this frame waits for the resume when an earlier task of the frame pauses its group", function()
