@@ -501,7 +501,7 @@ static int by_total(const void *a, const void *b) {
 static int write_speedscope(prof *P, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return WEFT_EIO;
-  qsort(P->samples, P->nsamples, sizeof *P->samples, cmp_id);
+  if (P->nsamples) qsort(P->samples, P->nsamples, sizeof *P->samples, cmp_id); /* none yet: no array */
   fprintf(f, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"weft\","
              "\"name\":\"weft profile\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
   for (uint32_t i = 0; i < P->nf; i++) {
