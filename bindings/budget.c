@@ -141,7 +141,9 @@ int weft_budget_runaway(weft_state *W) {
   const weft_stretch *s = W->bud->s;
   if (!s) return 0;
   if (s->killed) return 1;
-  if (!W->watching || !W->bud->us) return 0; /* counted: the parser runs no instruction */
+  if (!W->watching) /* counted: what weft_budget_compiled charged, with the instructions */
+    return W->runaway_instr && (uint64_t)s->ran * (uint64_t)W->bud->limit >= W->runaway_instr;
+  if (!W->bud->us) return 0;
   return W->bud->brief ? ran_us(W) >= W->bud->us : W->runaway_us && ran_us(W) >= W->runaway_us;
 }
 
@@ -268,6 +270,16 @@ int weft_budget_piece(weft_state *W, lua_State *L, long steps) {
   s->preempt_due = 0;
   s->preempted = 1;
   return 1;
+}
+
+void weft_budget_compiled(weft_state *W, size_t bytes) {
+  weft_stretch *s = W->bud->s;
+  if (W->watching || !s || !W->bud->limit) return; /* watched: the parser's time is on the clock */
+  /* a byte an instruction, and a piece (a call of the reader from C into
+     Lua, the parser's turn) 64 more; in whole slices as overran counts */
+  uint64_t spent = (uint64_t)W->bud->spent + bytes + 64, slices = spent / (uint64_t)W->bud->limit;
+  W->bud->spent = (int32_t)(spent % (uint64_t)W->bud->limit);
+  s->ran = s->ran + slices >= UINT32_MAX ? UINT32_MAX : s->ran + (uint32_t)slices;
 }
 
 /* The home thread ran a whole slice without a wait: a runaway is

@@ -37,6 +37,13 @@ int weft_budget_runaway(weft_state *W);
    continuation next frame), 0 to go on. */
 #define WEFT_STEPS_PER_INSTR 4
 int weft_budget_piece(weft_state *W, lua_State *L, long steps);
+/* A load is about to compile bytes more source (a piece of its chunk).
+   Compiling counts toward the stretch's runaway limit: watched budgets
+   see the parser's time on their clock; counted ones, where the parser
+   runs no instruction, are charged a byte an instruction (and 64 a
+   piece) here, so a reader that never ends is stopped there too
+   (weft_budget_runaway), on every machine alike. */
+void weft_budget_compiled(weft_state *W, size_t bytes);
 /* Leaving a stretch while a stop of the watched clock is pending
    (weft_budget_leave; outer: the stretch it ran inside): a stop that did
    not fire is dropped; one that stopped a nested stretch goes on to the

@@ -302,6 +302,7 @@ static const char *read_piece(lua_State *L, void *ud, size_t *size) {
   if (!lua_isstring(L, -1)) luaL_error(L, "reader function must return a string");
   lua_replace(L, r->slot);
   const char *s = lua_tolstring(L, r->slot, size);
+  weft_budget_compiled(weft_get(L), *size);
   if (r->first && *size > 0) {
     r->first = 0;
     if (s[0] == LUA_SIGNATURE[0]) {
@@ -332,6 +333,7 @@ static const char *read_string_piece(lua_State *L, void *ud, size_t *size) {
   }
   stop_if_overrun(p->W, L, "load was still compiling its chunk");
   size_t n = p->left < LOAD_PIECE ? p->left : LOAD_PIECE;
+  weft_budget_compiled(p->W, n);
   const char *r = p->s;
   p->s += n;
   p->left -= n;

@@ -253,6 +253,13 @@ printf 'local piece = ("x = 1\\n"):rep(1000)\nprint(load(function() return piece
 timeout 20 "$weft" run "$dir/reader.lua" > "$dir/out" 2> "$dir/err"
 check "load from a reader that never ends stops at the runaway limit, naming the line, and the script goes on" \
   "[ \$? -eq 0 ] && grep -q '^nil	.*reader.lua:2: script ran too long (load was still compiling its chunk)$' '$dir/out' && grep -q '^after$' '$dir/out'"
+# Counted budgets (tests, recordings) see no parser time: a piece read
+# is charged a byte an instruction and 64 a piece, so the same reader,
+# a few bytes a call, ends the same way there.
+printf 'print(load(function() return "x = 1 " end))\nprint("after")\n' > "$dir/reader2.lua"
+timeout 60 "$weft" run "$dir/reader2.lua" --budget 1e6 --runaway 100ms > "$dir/out" 2> "$dir/err"
+check "under a counted budget too (--budget 1e6)" \
+  "[ \$? -eq 0 ] && grep -q '^nil	.*reader2.lua:1: script ran too long (load was still compiling its chunk)$' '$dir/out' && grep -q '^after$' '$dir/out'"
 
 # Every task's script time: a heavy listener is named once, at the top by cost.
 cat > "$dir/slow.lua" <<'LUA'
