@@ -219,8 +219,6 @@ static void make_ent_table(game *g, lua_State *L, int idx) {
 
 /* ---- casting ---- */
 
-static int in_cutscene(game *g, lua_State *L);
-
 /* Whether the running task belongs to group (on top of L; popped) or a
    group inside it. */
 static int runs_in(game *g, lua_State *L) {
@@ -238,6 +236,13 @@ static int runs_in(game *g, lua_State *L) {
   }
   lua_settop(L, top - 1);
   return found;
+}
+
+/* Nonzero when the running task belongs to groups.cutscenes (or a group
+   inside it): a cinematic is speaking. */
+static int in_cutscene(game *g, lua_State *L) {
+  verbs_push_group(g, L, "cutscenes");
+  return runs_in(g, L);
 }
 
 /* Calls group:name() for the group of entity idx's state table. */
@@ -439,26 +444,6 @@ static void speaker_look(game *g, lua_State *L, int idx) {
   if (lua_type(L, -1) == LUA_TSTRING && world_kind(lua_tostring(L, -1)) >= 0)
     e->portrait = world_kind(lua_tostring(L, -1));
   lua_pop(L, t == LUA_TTABLE ? 3 : 2);
-}
-
-/* Nonzero when the running task belongs to groups.cutscenes (or a group
-   inside it): a cinematic is speaking. */
-static int in_cutscene(game *g, lua_State *L) {
-  int top = lua_gettop(L), found = 0;
-  verbs_push_api(g, L);
-  lua_getfield(L, -1, "current");
-  lua_call(L, 0, 1);
-  if (!lua_isnil(L, -1)) {
-    lua_getfield(L, -1, "group");
-    verbs_push_group(g, L, "cutscenes");
-    for (int depth = 0; depth < 8 && !lua_isnil(L, -2) && !found; depth++) {
-      found = lua_rawequal(L, -1, -2);
-      lua_getfield(L, -2, "parent");
-      lua_replace(L, -3);
-    }
-  }
-  lua_settop(L, top);
-  return found;
 }
 
 static int l_say(lua_State *L) {
