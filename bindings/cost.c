@@ -38,9 +38,9 @@ static weft_cost_rec *rec_in(weft_state *W, weft_side *side, weft_id id, int mak
    slot index (linear probing); a slot's record stays when its task ends
    and is taken over by the slot's next task charged (its id tells), so
    there is at most one a slot. Room for a
-   share of the live tasks is kept (weft_cost_new_task), so a frame
-   seldom grows the table: at three quarters full it drops the records
-   gone stale (reclaim), and doubles when that frees too little. */
+   share of the live tasks is kept (weft_cost_new_task); a frame makes
+   room by dropping records (reclaim), and grows the table only when
+   every record is a slow task's. */
 #define RESERVE_SHIFT 5 /* room kept for 1 in 32 live tasks */
 
 static uint32_t slot_hash(uint32_t i, uint32_t mask) {
@@ -66,28 +66,47 @@ static int tab_grow(weft_state *W, uint32_t cap) {
   return 1;
 }
 
-/* A record not charged for STALE_FRAMES frames holds nothing worth its
-   room: its average is under a thousandth of what it was. Every task
+/* The table keeps room for a share of the live tasks and never grows in
+   a frame for want of it: at three quarters full it drops records until
+   it is half full, first those not charged for STALE_FRAMES frames (their
+   average is under a thousandth of what it was), then the cheapest under
+   a bar that rises fourfold a round (from 1 us a frame). What stays is
+   the tasks that cost most lately, those the inspector lists first; a
+   task whose record went reads 0 until it is charged again. Every task
    that runs every frame is charged a tick now and then, so without this
-   the table would grow for as long as new tasks are charged; with it, it
-   holds the tasks charged lately and a steady frame stops growing it.
-   Records of a slow task (its warning, its count) stay. */
+   the table would grow for as long as new tasks were charged. Records of
+   a slow task (its warning, its count) stay. */
 #define STALE_FRAMES 64
 
-/* Drops the stale records; returns 1 when the table is at most half
-   full after (so a sweep is paid for by a quarter of the room's charges
-   before the next). Linear probing: the survivors are put back in cluster order,
+/* What a record costs a frame now: its average as roll would make it,
+   or this frame's charge when more. */
+static float cost_lately(const weft_costs *C, const weft_cost_rec *r) {
+  uint32_t gap = C->frame - r->frame;
+  if (!gap) return r->avg_us > (float)r->frame_us ? r->avg_us : (float)r->frame_us;
+  float avg = r->seen ? r->avg_us * AVG_KEEP + (float)r->frame_us * (1 - AVG_KEEP) : (float)r->frame_us;
+  for (uint32_t k = 1; k < gap && k < 64; k++) avg *= AVG_KEEP;
+  return avg;
+}
+
+/* Drops records as above; returns 1 when the table is at most half full
+   after (so a sweep is paid for by a quarter of the room's charges before
+   the next). Linear probing: the survivors are put back in cluster order,
    starting after an empty slot, so each lands on its probe path. */
 static int reclaim(weft_costs *C) {
   uint32_t mask = C->tcap - 1, e = 0, dropped = 0;
-  for (uint32_t k = 0; k < C->tcap; k++) {
-    weft_cost_rec *r = &C->tab[k];
-    if (!r->id) {
-      e = k;
-    } else if (C->frame - r->frame >= STALE_FRAMES && !r->slow && !r->warned) {
-      r->id = 0;
-      dropped++;
+  for (uint32_t k = 0; k < C->tcap; k++)
+    if (!C->tab[k].id) e = k;
+  float bar = 0; /* the first round drops the stale alone */
+  for (int round = 0; round < 20 && (C->tcount - dropped) * 2 > C->tcap; round++) {
+    for (uint32_t k = 0; k < C->tcap && (C->tcount - dropped) * 2 > C->tcap; k++) {
+      weft_cost_rec *r = &C->tab[k];
+      if (!r->id || r->slow || r->warned) continue;
+      if (C->frame - r->frame >= STALE_FRAMES || cost_lately(C, r) < bar) {
+        r->id = 0;
+        dropped++;
+      }
     }
+    bar = bar ? bar * 4 : 1;
   }
   if (!dropped) return 0;
   C->tcount -= dropped;

@@ -552,7 +552,10 @@ typedef struct weft_task_cost {
   double frame_ms, avg_ms, worst_ms;
 } weft_task_cost;
 /* The costs of a task: WEFT_OK, or WEFT_ESTALE when it is not live or
-   never ran (out is zeroed). */
+   never ran (out is zeroed). Figures are kept for the tasks that cost
+   most lately (room for a share of the live tasks, made without
+   allocating in a frame): a cheap task's may have been let go, and read
+   0 until it is charged again. Group figures keep everything. */
 WEFT_API int weft_get_task_cost(weft_state *W, weft_task task, weft_task_cost *out);
 /* The same summed over a group: every task's in it and in the groups
    inside it, those that ended too (a signal's listeners, one task a

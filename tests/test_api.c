@@ -739,8 +739,8 @@ static void test_steady_frame_allocates_nothing(void **state) {
                            "probe.counts = function() return woke, slept end\n"
                            "wait(math.huge)\n");
   assert_int_equal(weft_task_result(W, t), 0);
-  /* warm-up: pools, queues and Lua stacks reach their size, and the cost
-     table holds the tasks charged lately (records stale after 64 frames) */
+  /* warm-up: pools, queues and Lua stacks reach their size (the cost
+     table makes room in a frame by dropping records, never by growing) */
   steps(W, 200);
   weft_stats a = WEFT_STATS_INIT, b = WEFT_STATS_INIT;
   weft_get_stats(W, &a);
