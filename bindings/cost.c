@@ -151,8 +151,8 @@ static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
     }
   }
   if (!make) return NULL;
-  if ((C->tcount + 1) * 4 > C->tcap * 3 && !(C->tcap && reclaim(C))) {
-    if (!tab_grow(W, C->tcap ? C->tcap * 2 : 64)) return NULL;
+  if ((C->tcount + 1) * 4 > C->tcap * 3) { /* both move records: probe again */
+    if (!(C->tcap && reclaim(C)) && !tab_grow(W, C->tcap ? C->tcap * 2 : 64)) return NULL;
     for (h = slot_hash(i, C->tcap - 1); C->tab[h].id; h = (h + 1) & (C->tcap - 1)) {}
   }
   C->tcount++;

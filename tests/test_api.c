@@ -18,6 +18,7 @@
 
 #include <lauxlib.h>
 
+#include "../bindings/testing.h"
 #include "../bindings/weft.h"
 
 #define DT60 (1.0 / 60.0)
@@ -769,6 +770,45 @@ static void test_steady_frame_allocates_nothing(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* The cost table keeps a share of the live tasks' records and makes room
+   in a frame by dropping the cheapest: many tasks charged a little and
+   a few charged much, frame after frame, and every task charged reads
+   its charge at once, the costly ones keep theirs, nothing is mixed up
+   (a record put where another was, read as the other's). */
+static void test_cost_table_keeps_the_costly_and_reads_each_charge(void **state) {
+  (void)state;
+  out o;
+  weft_state *W = open_state(&o, 0);
+  enum { N = 2000, HOT = 8 };
+  weft_task *t = malloc(N * sizeof *t);
+  for (int i = 0; i < N; i++) t[i] = spawn_src(W, "wait(math.huge)");
+  uint32_t seed = 12345;
+  for (int frame = 0; frame < 60; frame++) {
+    steps(W, 1);
+    for (int k = 0; k < 300; k++) {
+      seed = seed * 1664525u + 1013904223u;
+      int i = HOT + (int)((seed >> 8) % (N - HOT));
+      uint64_t us = 1 + (seed >> 20) % 4000;
+      weft_task_cost before, after;
+      assert_int_equal(weft_get_task_cost(W, t[i], &before), WEFT_OK);
+      weft_testing_charge(W, t[i], us);
+      assert_int_equal(weft_get_task_cost(W, t[i], &after), WEFT_OK);
+      assert_true(after.frame_ms >= before.frame_ms + us / 1000.0 - 1e-9);
+      if (k % 40 == 0)
+        for (int h = 0; h < HOT; h++) weft_testing_charge(W, t[h], 2500);
+    }
+    for (int h = 0; h < HOT; h++) {
+      weft_task_cost c;
+      assert_int_equal(weft_get_task_cost(W, t[h], &c), WEFT_OK);
+      assert_true(c.frame_ms >= 20.0 - 1e-9 && c.worst_ms >= 20.0 - 1e-9);
+    }
+  }
+  for (int i = 0; i < N; i++) weft_task_drop(W, t[i]);
+  free(t);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
 /* desc.frame_budget: a frame resumes at most that many tasks; the rest
    run next frame, first, before the tasks that frame wakes. */
 static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(void **state) {
@@ -869,6 +909,7 @@ int main(void) {
       cmocka_unit_test(test_close_with_jobs_in_flight_is_clean),
       cmocka_unit_test(test_register_job_checks_its_arguments_and_limit),
       cmocka_unit_test(test_steady_frame_allocates_nothing),
+      cmocka_unit_test(test_cost_table_keeps_the_costly_and_reads_each_charge),
       cmocka_unit_test(test_bad_completions_are_refused_and_leave_the_future_pending),
       cmocka_unit_test(test_spawn_without_a_function_fails_with_a_message),
       cmocka_unit_test(test_step_or_close_from_inside_a_task_is_refused),
