@@ -14,7 +14,6 @@
 #include "chunks.h"
 #include "dap_conn.h"
 #include "dap_wire.h"
-#include "debug.h"
 #include "handles.h"
 #include "debug_info.h"
 #include "debug_int.h"
@@ -824,6 +823,8 @@ static int service(dbg *D, int timeout_ms) {
 
 /* ---- the public face ---- */
 
+static void debug_free(weft_state *W);
+
 int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   if (!W || !desc || desc->size != sizeof *desc || desc->port < 0 || desc->port > 65535)
     return WEFT_EINVAL;
@@ -863,6 +864,7 @@ int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port) {
   W->dbg = D;
   W->on_hook = on_hook;
   W->on_task_error = on_task_error;
+  W->on_close = debug_free;
   if (port) *port = D->port;
   return WEFT_OK;
 }
@@ -925,7 +927,8 @@ void weft_debug_exit(weft_state *W, int code) {
   dap_conn_send(&D->conn, dap_conn_event("terminated", &body));
 }
 
-void weft_debug_free(weft_state *W) {
+/* The debugger's teardown (W->on_close, at weft_close). */
+static void debug_free(weft_state *W) {
   dbg *D = W->dbg;
   if (!D) return;
   W->desc.log = D->log;
@@ -933,6 +936,7 @@ void weft_debug_free(weft_state *W) {
   W->desc.user = D->user;
   W->on_hook = NULL;
   W->on_task_error = NULL;
+  W->on_close = NULL;
   dap_wire_close(&D->conn.wire);
   dap_wire_close(&D->other);
   weft_budget_set_extra(W, 0, NULL);

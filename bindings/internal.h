@@ -117,6 +117,8 @@ struct weft_state {
   /* Called when a task's body raised (not a cancellation), before the
      report: co still holds the frames that raised, L[idx] is the error. */
   void (*on_task_error)(weft_state *W, weft_id task, lua_State *co, lua_State *L, int idx);
+  /* An add-on's teardown (the debugger's), first thing at weft_close. */
+  void (*on_close)(weft_state *W);
   struct weft_debug *dbg; /* the debugger server (debug.c), NULL: none */
   uint64_t spawned;       /* tasks ever created (the debugger's change check) */
 

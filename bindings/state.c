@@ -13,7 +13,6 @@
 #include "budget.h"
 #include "chunks.h"
 #include "cost.h"
-#include "debug.h"
 #include "finalize.h"
 #include "scriptio.h"
 #include "jobs.h"
@@ -220,7 +219,7 @@ int weft_close(weft_state *W) {
   if (!W) return 0;
   if (busy(W)) return WEFT_EBUSY;
   int leaked = 0;
-  weft_debug_free(W);
+  if (W->on_close) W->on_close(W);
   weft_profile_free(W);
   if (W->S && W->L) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
