@@ -36,7 +36,7 @@ LUA_LIBS   = $(shell pkg-config --libs libcjson)
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
-BINDINGS_SRC := $(wildcard bindings/*.c)
+BINDINGS_SRC := $(wildcard bindings/*.c bindings/*/*.c)
 # The Lua parts of the bindings, embedded as static const arrays (xxd -i)
 # in a header the one file loading each part includes.
 LUA_PARTS    := $(wildcard bindings/lua/*.lua)

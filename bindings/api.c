@@ -2,18 +2,18 @@
    this order, here and nowhere else; the embedded Lua parts (the prelude,
    the module system) add theirs when they load. */
 #include "api.h"
-#include "channels.h"
-#include "combinators.h"
-#include "coro.h"
-#include "future.h"
-#include "group.h"
-#include "inspect.h"
-#include "jobs.h"
-#include "report.h"
-#include "sandbox.h"
-#include "signals.h"
-#include "task.h"
-#include "wait.h"
+#include "core/channels.h"
+#include "waitables/combinators.h"
+#include "env/coro.h"
+#include "waitables/future.h"
+#include "env/group.h"
+#include "env/inspect.h"
+#include "waitables/jobs.h"
+#include "accounts/report.h"
+#include "env/sandbox.h"
+#include "waitables/signals.h"
+#include "core/task.h"
+#include "core/wait.h"
 
 /* Each weft_open_* below fills the API table on top of L (sandbox and
    coroutines are given its index) and leaves the stack as it found it. */

@@ -3,7 +3,7 @@
 #ifndef WEFT_API_H
 #define WEFT_API_H
 
-#include "internal.h"
+#include "base/internal.h"
 
 /* Pushes a new API table: the allowed base functions and libraries, the
    task, wait, group, report, introspection, coroutine, future, signal,

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "budget.h"
-#include "handles.h"
-#include "internal.h"
-#include "report.h"
+#include "accounts/budget.h"
+#include "accounts/handles.h"
+#include "base/internal.h"
+#include "accounts/report.h"
 #include "state.h"
 
 #define HELD "weft.cheld" /* registry: [kind][id] = handle C holds */

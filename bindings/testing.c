@@ -1,8 +1,8 @@
 /* The library's hooks for its own tests (testing.h). */
 #include "testing.h"
 
-#include "cost.h"
-#include "internal.h"
+#include "accounts/cost.h"
+#include "base/internal.h"
 
 void weft_testing_fail_alloc(weft_state *W, int (*fail)(void *user, size_t nsize), void *user) {
   if (!W) return;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../bindings/tapefile.h"
+#include "../../bindings/base/tapefile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,844 @@
+/* Tasks as Lua threads: spawning, resuming, finishing and cancelling
+   them, and their handles. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "task.h"
+#include "../accounts/handles.h"
+#include "../accounts/budget.h"
+#include "../base/chunks.h"
+#include "../accounts/cost.h"
+#include "../accounts/report.h"
+#include "../base/sites.h"
+#include "channels.h"
+#include "wait.h"
+#include "weft_luai.h"
+
+static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept);
+static void lt_cancel(weft_sched *S, weft_id id, void *ud);
+static void lt_warm(void *ud);
+static const weft_task_class lua_task_class = {lt_resume, lt_cancel, lt_warm};
+
+static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
+
+
+
+
+
+
+
+
+weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                             weft_id parent) {
+  fidx = lua_absindex(L, fidx);
+  thandle *h = weft_handle_new(W, L, 2); /* first: a task is never left without it */
+  weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
+  if (!weft_handle_make(W, L, id, h)) {
+    weft_discard_task(W, L, id);
+    lua_error(L);
+  }
+  return id;
+}
+
+
+/* Unpins a task's handle (settle: the task ended). */
+static void unpin(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
+  if (!lt->pinned) return;
+  lt->pinned = 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_pinned);
+  lua_pushboolean(L, 0); /* an existing key: no allocation */
+  lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(id) + 1);
+  lua_pop(L, 1);
+}
+
+static thandle *check_task(lua_State *L, int idx) { return luaL_checkudata(L, idx, WEFT_TASK_MT); }
+
+/* ---- finishing ---- */
+
+/* Packs the n values on the stack into {v1, ..., vn, n = n} (protected). */
+static int l_pack(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_createtable(L, n, 1);
+  lua_insert(L, 1);
+  for (int i = n; i >= 1; i--) lua_rawseti(L, 1, i);
+  lua_pushinteger(L, n);
+  lua_setfield(L, 1, "n");
+  return 1;
+}
+
+/* Pushes the outcome (L[idx], n values): nothing for none, the value for
+   one, a table {v1, ..., vn, n = n} for several (*packed set; out of
+   memory keeps the first). L has room for n + 4 values. */
+static int push_outcome(lua_State *L, int idx, int n, uint8_t *packed) {
+  if (n > 1) {
+    lua_pushcfunction(L, l_pack);
+    for (int i = 0; i < n; i++) lua_pushvalue(L, idx + i);
+    if (lua_pcall(L, n, 1, 0) == LUA_OK) {
+      *packed = 1;
+    } else {
+      lua_pop(L, 1);
+      lua_pushvalue(L, idx);
+    }
+  } else if (n == 1) {
+    lua_pushvalue(L, idx);
+  }
+  return n > 0;
+}
+
+/* Moves the value on top of L to W->spawns for the spawn at depth d. */
+static void keep_aside(weft_state *W, lua_State *L, int d) {
+  lua_xmove(L, W->spawns, 1); /* room is reserved (weft_open_tasks) */
+  lua_replace(W->spawns, d + 1);
+}
+
+/* Stores a finished task's outcome (L[idx], n values) in its handle, if
+   one is held, and unpins it. A task ending inside spawn keeps its
+   handle, or without one its outcome, aside for spawn to return. */
+static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final, int idx, int n) {
+  weft_spawning *sp = weft_spawning_of(W, id);
+  idx = lua_absindex(L, idx);
+  thandle *h = NULL;
+  if (!sp || sp->made) {
+    if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
+    h = weft_handle_if(W, L, id);
+  }
+  if (h) {
+    h->final = (uint8_t)final;
+    if (push_outcome(L, idx, n, &h->packed)) lua_setiuservalue(L, -2, 1);
+    if (sp) {
+      keep_aside(W, L, (int)(sp - W->spawning));
+      sp->kept = sp->handle = 1;
+    } else {
+      lua_pop(L, 1);
+    }
+  } else if (sp) { /* no handle yet: spawn makes it */
+    sp->final = (uint8_t)final;
+    sp->site = lt->site;
+    if (n || final != WEFT_TASK_DONE) {
+      if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
+      if (!push_outcome(L, idx, n, &sp->packed)) lua_pushnil(L);
+      keep_aside(W, L, (int)(sp - W->spawning));
+      sp->kept = 1;
+    }
+  }
+  unpin(W, L, id, lt);
+  weft_site_live(W->sites, lt->site, -1, 0);
+}
+
+
+/* Who runs: the task, its thread and data, saved and set around every
+   run of a task's code, restored after; and its stretch of budget. */
+typedef struct running {
+  weft_id cur;
+  lua_State *curL;
+  ltask *curlt;
+  weft_budget bud; /* W->bud while it runs */
+} running;
+
+static inline void who_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt) {
+  saved->cur = W->cur;
+  saved->curL = W->curL;
+  saved->curlt = W->curlt;
+  W->cur = id;
+  W->curL = co;
+  W->curlt = lt;
+}
+
+static inline void who_leave(weft_state *W, const running *saved) {
+  W->cur = saved->cur;
+  W->curL = saved->curL;
+  W->curlt = saved->curlt;
+}
+
+static inline void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
+                             weft_stretch *s, const char *msg, int kind) {
+  who_enter(W, saved, id, co, lt);
+  weft_budget_begin(W, &saved->bud, s, co, msg, W->task_limit, W->task_us, kind);
+}
+
+static inline void run_leave(weft_state *W, const running *saved) {
+  weft_budget_leave(W, &saved->bud);
+  who_leave(W, saved);
+}
+
+/* Closes a suspended or dead thread's pending <close> variables with the
+   thread marked as the running task. A cleanup error other than the
+   thread's own error (L[orig], 0: none) is reported once. */
+static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co, int orig) {
+  running saved;
+  weft_stretch cleanup = {0};
+  run_enter(W, &saved, id, co, LT(W, id), &cleanup, "cleanup ran too long", WEFT_STRETCH_PLAIN);
+  weft_budget_arm_home(W, co, 0);
+  int st = LUA_OK;
+  if (W->close_depth < MAX_CLOSE_DEPTH) {
+    W->close_depth++;
+    st = lua_resetthread(co);
+    W->close_depth--;
+  } else { /* cleanups cancelling tasks whose cleanups cancel...: stop */
+    lua_pushliteral(co, "cleanups nested too deep: this task's cleanups were skipped");
+    lua_xmove(co, L, 1);
+    weft_report(W, L, -1, id, NULL);
+    lua_pop(L, 1);
+  }
+  run_leave(W, &saved);
+  if (st != LUA_OK && lua_checkstack(L, 4)) {
+    lua_xmove(co, L, 1);
+    if (!orig || !lua_rawequal(L, -1, orig)) weft_report_thread(W, L, -1, id, NULL, co);
+    lua_pop(L, 1);
+  }
+  lua_settop(co, 0);
+}
+
+/* Every task slot index has a place in an anchor table: the thread of
+   the Lua task using the slot, which anchors it, and after the task a
+   clean thread kept there for the next task in the slot (the host reuses
+   the slot freed last first), or false. There is one anchor table per
+   chunk of WEFT_POOL_CHUNK slots, made with room for all of them when
+   the chunk's first thread is, in ref_tasks[chunk + 1]: the tables grow
+   with the task pool, without the spare room of an array that doubles
+   (16 bytes a slot; one table for every slot would have up to 32). A
+   spawn then allocates no thread and writes no table, and the collector
+   has fewer threads to free. Up to
+   THREAD_POOL threads are kept; a thread is only kept when it is clean
+   (status OK, empty) and no script ever held it (coroutine.running): a
+   thread a script has seen keeps its identity, and reads as a dead
+   coroutine once its task ends. The slots that kept a thread last are
+   remembered in W->idle (direct-mapped by slot), so taking one back (a
+   spawn after a task ended, the usual churn) reads no table either. */
+#define THREAD_POOL 1024
+
+/* Pushes the anchor table of slot index i's chunk (nil before its first
+   thread) and returns its type. */
+static int push_anchors(weft_state *W, lua_State *L, uint32_t i) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+  int t = lua_rawgeti(L, -1, (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1);
+  lua_remove(L, -2);
+  return t;
+}
+
+/* After task id (now ended) is done with its thread co. */
+static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int seen) {
+  weft_thread_set_task(co, 0); /* a plain (dead) coroutine from now on */
+  if (!seen && W->nidle < THREAD_POOL && lua_status(co) == LUA_OK && lua_gettop(co) == 0) {
+    W->nidle++; /* stays in the slot */
+    uint32_t i = WEFT_ID_INDEX(id);
+    W->idle[i % WEFT_IDLE_CACHE] = (weft_idle){i + 1, co};
+    return;
+  }
+  if (!lua_checkstack(L, 3)) L = W->L;
+  uint32_t i = WEFT_ID_INDEX(id);
+  push_anchors(W, L, i);
+  lua_pushboolean(L, 0); /* an existing key: no allocation */
+  lua_rawseti(L, -2, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
+  lua_pop(L, 1);
+}
+
+/* Protected: a new thread anchored for slot index (at 1), and its
+   chunk's anchor table if there is none yet. */
+static int l_new_thread(lua_State *L) {
+  weft_state *W = weft_get(L);
+  uint32_t i = (uint32_t)lua_tointeger(L, 1);
+  if (push_anchors(W, L, i) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+    lua_createtable(L, WEFT_POOL_CHUNK, 0);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1);
+  }
+  lua_newthread(L);
+  lua_rawseti(L, -2, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
+  return 0;
+}
+
+/* The thread for new task id: the one kept in its slot, or a new one
+   (anchored there). Raises, the task taken back, when out of memory. */
+static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
+  lua_Integer slot = (lua_Integer)WEFT_ID_INDEX(id) + 1;
+  weft_idle *e = &W->idle[WEFT_ID_INDEX(id) % WEFT_IDLE_CACHE];
+  if (e->slot == slot) {
+    e->slot = 0;
+    W->nidle--;
+    return e->co;
+  }
+  uint32_t i = WEFT_ID_INDEX(id);
+  lua_Integer k = (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1;
+  int top = lua_gettop(L);
+  if (push_anchors(W, L, i) == LUA_TTABLE && lua_rawgeti(L, -1, k) == LUA_TTHREAD) {
+    W->nidle--;
+  } else {
+    lua_settop(L, top);
+    lua_pushcfunction(L, l_new_thread);
+    lua_pushinteger(L, (lua_Integer)i);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+      weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+      lua_error(L);
+    }
+    push_anchors(W, L, i);
+    lua_rawgeti(L, -1, k);
+  }
+  lua_State *co = lua_tothread(L, -1);
+  lua_settop(L, top);
+  return co;
+}
+
+static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
+  lua_State *co = lt->co;
+  int top = lua_gettop(co), idx = top - nres + 1;
+  weft_wlist *waiters = weft_task_listed(W->S, id);
+  if (waiters && waiters->head) {
+    lua_checkstack(co, 4);
+    weft_complete_all(W, waiters, co, idx, nres, 0);
+  }
+  settle(W, co, id, lt, WEFT_TASK_DONE, idx, nres);
+  lt->co = NULL;
+  if (top) lua_settop(co, 0);
+  int seen = lt->seen;
+  weft_task_finish(W->S, id, WEFT_TASK_DONE);
+  recycle(W, W->curL ? W->curL : W->L, id, co, seen);
+}
+
+/* Protected: pushes "file:line: not enough memory" for the innermost
+   line of Lua running in the thread (light userdata at 1), as a script's
+   own errors read. */
+static int l_memory_where(lua_State *L) {
+  lua_State *co = lua_touserdata(L, 1);
+  lua_Debug ar;
+  for (int level = 0; lua_getstack(co, level, &ar); level++)
+    if (lua_getinfo(co, "Sl", &ar) && ar.currentline > 0)
+      return lua_pushfstring(L, "%s:%d: not enough memory", ar.short_src, ar.currentline), 1;
+  return lua_pushliteral(L, "not enough memory"), 1;
+}
+
+/* A task's body raised: report it (unless it is a cancellation passing
+   through), cancel its children, close its pending <close> variables,
+   fail its waiters. The work happens on the resumer's stack `L`. */
+static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
+  lua_State *co = lt->co;
+  lua_checkstack(L, 8);
+  lua_pushvalue(co, -1);
+  lua_xmove(co, L, 1);
+  int orig = lua_gettop(L); /* as raised: close_thread knows it by it */
+  if (lua_type(L, orig) == LUA_TSTRING && strstr(lua_tostring(L, orig), "not enough memory"))
+    weft_mem_died(W);
+  if (lua_type(L, orig) == LUA_TSTRING && strcmp(lua_tostring(L, orig), "not enough memory") == 0) {
+    lua_pushcfunction(L, l_memory_where); /* Lua's own message has no line */
+    lua_pushlightuserdata(L, co);
+    W->mem.in_report++; /* the hoard is still live: format in the headroom */
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) lua_copy(L, orig, -1);
+    W->mem.in_report--;
+  } else {
+    lua_pushvalue(L, orig);
+  }
+  int e = lua_gettop(L);
+  int cancelled = weft_is_cancel_error(W, L, e);
+  if (!cancelled && W->on_task_error) W->on_task_error(W, id, co, L, e);
+  if (!cancelled) weft_report_thread(W, L, e, id, NULL, co);
+  weft_task_cancel_children(W->S, id); /* children first */
+  close_thread(W, L, id, co, orig);
+  weft_complete_all(W, weft_task_listed(W->S, id), L, e, 1, 1);
+  settle(W, L, id, lt, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
+  lt->co = NULL;
+  lua_settop(L, orig - 1);
+  int keep_out = lt->b.killed || lt->seen;
+  weft_task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
+  /* Not a killed task's thread: the kill left the hook's error unwinding
+     past every pcall, and Lua then keeps hooks off on that thread, so the
+     next task on it would run without a budget. */
+  recycle(W, L, id, co, keep_out);
+}
+
+/* How a resume of task id ended, unless in wait's fast path; L is the
+   resumer's thread. */
+WEFT_NOINLINE static void resumed(weft_state *W, weft_id id, int st, int nres, lua_State *L) {
+  ltask *lt = LT(W, id);
+  if (!lt || !lt->co) return; /* cancelled meanwhile */
+  if (st == LUA_YIELD) {
+    if (nres) lua_pop(lt->co, nres);
+    if (lt->b.preempted) { /* over budget: go on next frame */
+      weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+      weft_wait_sleep(W->S, id, 0, 0, 0);
+      weft_wait_commit(W->S, id);
+    }
+  } else if (st == LUA_OK) {
+    finish_ok(W, id, lt, nres);
+  } else {
+    finish_error(W, id, lt, L);
+  }
+}
+
+/* Before a task's first resume, or after a kill: arms its hook (once per
+   task, see budget.c) and returns the first resume's argument count. */
+WEFT_NOINLINE static int first_resume(weft_state *W, ltask *lt) {
+  int nargs = 0;
+  if (!lt->started) {
+    lt->started = 1;
+    nargs = lt->base;
+  }
+  if (!lt->hooked || lt->b.killed) {
+    weft_budget_arm_home(W, lt->co, lt->b.killed);
+    lt->hooked = 1;
+  }
+  return nargs;
+}
+
+/* Resumes a task's thread once (the first time with the arguments it was
+   spawned with) and handles how it stopped; slept is the scheduler's
+   weft_task_slept. Returns WEFT_RESUMED_NEXT when the task asked for the
+   next frame in wait's fast path (the scheduler queues the sleep). */
+static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept) {
+  lua_State *co = lt->co;
+  int nargs = 0;
+  if (__builtin_expect(!lt->started || !lt->hooked || lt->b.killed, 0))
+    nargs = first_resume(W, lt);
+  running saved; /* after the arming: a stretch may begin stopped */
+  who_enter(W, &saved, id, co, lt);
+  const weft_budget *b = &saved.bud;
+  if (W->bud == &W->bud_idle) /* the usual: a frame's task */
+    b = weft_budget_begin_top(W, &lt->b, co);
+  else
+    weft_budget_begin(W, &saved.bud, &lt->b, co, WEFT_TASK_RUNAWAY, W->task_limit, W->task_us,
+                      WEFT_STRETCH_TASK);
+  lt->b.preempted = 0;
+  if (lt->cold) weft_cold_if(W, id, lt)->chrecv = 0; /* a value handed over is now the task's */
+  if (lt->fast) {
+    /* wait's fast path yielded with nothing pushed in its C frame, which
+       Lua gave LUA_MINSTACK free slots: room for the elapsed time, which
+       is not made when the call's caller takes no result (`wait()` as a
+       statement): the slot is a line of the thread's stack nothing else
+       of the resume touches. */
+    lt->fast = 0;
+    if (weft__lua_wanted(co) != 0) {
+      lua_pushnumber(co, slept);
+      nargs = 1;
+    }
+  }
+  int nres = 0;
+  weft_cost_mark cost;
+  weft_cost_begin(W, &cost);
+  int st = lua_resume(co, saved.curL, nargs, &nres);
+  weft_cost_end(W, id, &cost);
+  weft_budget_leave(W, b);
+  who_leave(W, &saved);
+  /* Suspended in wait's fast path: alive (a running task is never freed
+     under its own resume), and nothing to do but, for wait() and wait(0),
+     the next frame's sleep the scheduler queues. */
+  if (st == LUA_YIELD && lt->fast) {
+    if (!lt->next) return WEFT_RESUMED;
+    lt->next = 0;
+    return WEFT_RESUMED_NEXT;
+  }
+  resumed(W, id, st, nres, saved.curL);
+  return WEFT_RESUMED;
+}
+
+static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept) {
+  ltask *lt = ud;
+  if (!lt->co) return WEFT_RESUMED;
+  return resume_task(weft_sched_user(S), id, lt, slept);
+}
+
+/* The next task's thread: the extra space and the lua_State after it
+   (about 200 bytes in Lua 5.4), what its resume reads first. */
+static void lt_warm(void *ud) {
+  lua_State *co = ((ltask *)ud)->co;
+  if (!co) return;
+  const char *p = lua_getextraspace(co);
+  for (int i = 0; i < 256; i += 64) WEFT_PREFETCH(p + i);
+}
+
+/* Unwinds a cancelled task: its <close> variables run (errors reported),
+   its waiters get the cancellation error, its handle records it. */
+static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
+  weft_state *W = weft_sched_user(S);
+  ltask *lt = ud;
+  lua_State *L = W->curL ? W->curL : W->L;
+  lua_checkstack(L, 8);
+  weft_channel_give_back(W, L, id, lt);
+  lua_State *co = lt->co;
+  if (co) close_thread(W, L, id, co, 0);
+  lt = LT(W, id);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
+  weft_complete_all(W, weft_task_listed(S, id), L, lua_gettop(L), 1, 1);
+  if (lt->co) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
+  lua_pop(L, 1);
+  lt->co = NULL;
+  if (co) recycle(W, L, id, co, lt->seen || lt->b.killed);
+}
+
+/* ---- creating and running ---- */
+
+/* Whether a chunk's source is a file of the scripts root's lib/: the
+   game's helpers (the layout's scripts/lib/). */
+static int in_lib(weft_state *W, const char *source) {
+  size_t n = strlen(W->root);
+  return source[0] == '@' && strncmp(source + 1, W->root, n) == 0 &&
+         strncmp(source + 1 + n, "/lib/", 5) == 0;
+}
+
+/* Where a spawn is made, as the designer reads it: the innermost line of
+   script outside weft's own chunks and outside the helpers of lib/ (a
+   task util.helper or cinema.play spawns is spawned at the line that
+   called them); a spawn made by lib/ alone (in a task whose function is
+   a helper's) is where its spawner was spawned, else at lib/'s
+   innermost line. */
+static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
+  lua_Debug ar;
+  int helper = -1;
+  for (int level = 1; lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sl", &ar)) break;
+    if (ar.currentline < 0 || weft_chunk_embedded(ar.source)) continue;
+    if (in_lib(W, ar.source)) {
+      if (helper < 0) helper = level;
+      continue;
+    }
+    return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
+  }
+  ltask *spawner = helper >= 0 && W->cur ? LT(W, W->cur) : NULL;
+  if (spawner && spawner->site) return spawner->site; /* a g:spawn's too, no child of it */
+  if (helper >= 0 && lua_getstack(L, helper, &ar) && lua_getinfo(L, "Sl", &ar))
+    return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
+  return parent_site;
+}
+
+uint32_t weft_caller_site(weft_state *W, lua_State *L) {
+  return spawn_site(W, L, W->cur ? LT(W, W->cur)->site : 0);
+}
+
+void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) {
+  ltask *lt = LT(W, id);
+  if (!lt) return;
+  if (lt->co) { /* its live count moves with it */
+    weft_site_live(W->sites, lt->site, -1, 0);
+    weft_site_live(W->sites, site, 1, weft_sched_realtime(W->S));
+  }
+  lt->site = site;
+  if (lt->co && lua_checkstack(L, 2)) {
+    thandle *h = weft_handle_if(W, L, id);
+    if (h) {
+      h->site = site;
+      lua_pop(L, 1);
+    }
+  }
+}
+
+/* weft_new_task, giving the task's data in *out too. With move set, the
+   function and its arguments are the top values of L and are moved to
+   the task's thread instead of copied. */
+static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                        weft_id parent, int move, ltask **out) {
+  fidx = lua_absindex(L, fidx);
+  if (lua_type(L, fidx) != LUA_TFUNCTION) {
+    if (luaL_getmetafield(L, fidx, "__call") == LUA_TNIL) luaL_typeerror(L, fidx, "function");
+    lua_pop(L, 1);
+  }
+  if (!move) luaL_checkstack(L, nargs + 8, "too many arguments");
+  if (!g) g = W->cur ? weft_task_group(W->S, W->cur) : 0;
+  if (!weft_mem_room(W))
+    luaL_error(L, "not enough memory (the heap is near its limit of %d MB: no new task)",
+               (int)(W->mem.limit >> 20));
+  weft_id id;
+  ltask *lt;
+  int rc = weft_task_create(W->S, g, parent, &lua_task_class, &id, (void **)&lt);
+  if (rc == WEFT_ELIMIT) luaL_error(L, "too many tasks (limit %d)", (int)W->desc.max_tasks);
+  if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
+  if (rc != WEFT_OK) luaL_error(L, "cannot create task: %s", weft_strerror(rc));
+  lua_State *co = take_thread(W, L, id);
+  if (!lua_checkstack(co, nargs + 8)) {
+    recycle(W, L, id, co, 0);
+    weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+    luaL_error(L, "not enough memory");
+  }
+  weft_thread_set_task(co, id);
+  ltask *plt = !parent ? NULL : parent == W->cur && W->curlt ? W->curlt : LT(W, parent);
+  lt->site = spawn_site(W, L, plt ? plt->site : 0);
+  weft_site_live(W->sites, lt->site, 1, weft_sched_realtime(W->S));
+  lt->base = (unsigned)nargs; /* below LUAI_MAXSTACK: co has room for them */
+  if (!move)
+    for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
+  lua_xmove(L, co, nargs + 1);
+  lt->co = co;
+  W->spawned++;
+  weft_cost_new_task(W, id);
+  *out = lt;
+  return id;
+}
+
+weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent) {
+  ltask *lt;
+  return new_task(W, L, fidx, nargs, g, parent, 0, &lt);
+}
+
+void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
+  ltask *lt = LT(W, id);
+  if (!lt) return;
+  lua_State *co = lt->co;
+  if (co && lua_checkstack(L, 4)) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 0);
+  lt->co = NULL;
+  weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+  if (co) { /* never ran: nothing to unwind */
+    lua_settop(co, 0);
+    recycle(W, L, id, co, 0);
+  }
+}
+
+/* weft_run_now for the live Lua task id. */
+static void run_now(weft_state *W, weft_id id) {
+  if (weft_task_held(W->S, id)) {
+    weft_task_wake(W->S, id); /* runs when its group resumes */
+    return;
+  }
+  W->run_depth++;
+  weft_task_run(W->S, id);
+  W->run_depth--;
+}
+
+void weft_run_now(weft_state *W, weft_id id) {
+  ltask *lt = LT(W, id);
+  if (lt && lt->co) run_now(W, id);
+}
+
+/* After a nested run or a cancel: a task whose cancel was put off because
+   it was running yields now and is unwound by its resumer. */
+void weft_yield_if_doomed(weft_state *W, lua_State *L) {
+  if (W->cur && weft_task_doomed(W->S, W->cur) && weft_thread_task(L) == W->cur &&
+      lua_isyieldable(L))
+    lua_yield(L, 0);
+}
+
+int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
+  weft_state *W = weft_get(L);
+  if (W->run_depth >= MAX_RUN_DEPTH)
+    return luaL_error(L, "tasks started inside each other too deep (over %d): use defer",
+                      MAX_RUN_DEPTH);
+  int nargs = lua_gettop(L) - fidx;
+  ltask *lt;
+  weft_id id = new_task(W, L, fidx, nargs, g, parent, 1, &lt);
+  /* It runs before its handle is made: a task that ends at once with
+     nothing to keep gets a handle without user values (see thandle). */
+  int d = W->run_depth;
+  weft_spawning *sp = &W->spawning[d];
+  *sp = (weft_spawning){.id = id};
+  run_now(W, id);
+  sp->id = 0;
+  lt = sp->final ? NULL : LT(W, id);
+  if (lt && lt->co) { /* still running; a handle made meanwhile is cached */
+    if ((!sp->made || !weft_handle_if(W, L, id)) && !weft_handle_make(W, L, id, NULL)) {
+      weft_task_cancel(W->S, id);
+      return lua_error(L);
+    }
+  } else if (sp->kept && sp->handle) {
+    lua_pushvalue(W->spawns, d + 1);
+    lua_xmove(W->spawns, L, 1);
+  } else {
+    thandle *h = weft_handle_new(W, L, sp->kept ? 2 : 0);
+    h->id = id;
+    h->site = sp->site;
+    h->final = sp->final ? sp->final : WEFT_TASK_CANCELLED;
+    if (sp->kept) {
+      h->packed = sp->packed;
+      lua_pushvalue(W->spawns, d + 1);
+      lua_xmove(W->spawns, L, 1);
+      lua_setiuservalue(L, -2, 1);
+    }
+  }
+  if (sp->kept) {
+    lua_pushnil(W->spawns);
+    lua_replace(W->spawns, d + 1);
+  }
+  if (W->cur && weft_task_doomed(W->S, W->cur)) {
+    lua_settop(L, 0);
+    weft_yield_if_doomed(W, L);
+  }
+  return 1;
+}
+
+static int l_spawn(lua_State *L) {
+  weft_state *W = weft_get(L);
+  luaL_checkany(L, 1);
+  return weft_spawn_in(L, 1, 0, W->cur);
+}
+
+static int l_defer(lua_State *L) {
+  weft_state *W = weft_get(L);
+  luaL_checkany(L, 1);
+  int nargs = lua_gettop(L) - 1;
+  weft_id id = weft_new_task_handle(W, L, 1, nargs, 0, W->cur);
+  ltask *lt = LT(W, id);
+  lt->single = 1;
+  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+  if (weft_wait_sleep(W->S, id, 0, 0, 0) != WEFT_OK) {
+    weft_task_cancel(W->S, id);
+    return luaL_error(L, "not enough memory");
+  }
+  weft_wait_commit(W->S, id);
+  return 1;
+}
+
+/* ---- task handles ---- */
+
+static const char *status_name(weft_state *W, thandle *h) {
+  switch (h->final) {
+  case WEFT_TASK_DONE:
+    return "done";
+  case WEFT_TASK_FAILED:
+    return "failed";
+  case WEFT_TASK_CANCELLED:
+    return "cancelled";
+  default:
+    return (h->id == W->cur) ? "running" : "waiting";
+  }
+}
+
+/* Task handles can be waited on: their results, or their error. */
+static int poll_task(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list) {
+  thandle *h = lua_touserdata(L, idx);
+  if (!h->final) {
+    *list = weft_task_waiters(W->S, h->id);
+    if (*list) return 0;
+    if (weft_task_state(W->S, h->id) == WEFT_ESTALE) return 1;
+    lua_pushliteral(L, "not enough memory"); /* its list of waiters could not be made */
+    return -1;
+  }
+  lua_getiuservalue(L, idx, 1);
+  if (h->final != WEFT_TASK_DONE) return -1;
+  if (!h->packed) {
+    if (lua_isnil(L, -1) && !one) {
+      lua_pop(L, 1);
+      return 1;
+    }
+    return 1;
+  }
+  int t = lua_gettop(L);
+  lua_getfield(L, t, "n");
+  int n = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (one) n = n > 0 ? 1 : 0;
+  luaL_checkstack(L, n, "too many results");
+  for (int i = 1; i <= n; i++) lua_rawgeti(L, t, i);
+  lua_remove(L, t);
+  if (one && n == 0) lua_pushnil(L);
+  return 1;
+}
+
+static void task_name(weft_state *W, lua_State *L, weft_id id, const void *ptr) {
+  (void)ptr;
+  weft_push_task(W, L, id);
+  if (!lua_isnil(L, -1)) {
+    lua_getfield(L, -1, "name");
+    lua_remove(L, -2);
+  }
+}
+
+static const weft_waitable task_waitable = {poll_task, "task", task_name};
+
+static int l_task_cancel(lua_State *L) {
+  weft_state *W = weft_get(L);
+  thandle *h = check_task(L, 1);
+  if (h->final) return 0;
+  if (weft_task_cancel(W->S, h->id) == WEFT_ENOMEM) /* nothing changed: it runs on */
+    return luaL_error(L, "not enough memory");
+  weft_yield_if_doomed(W, L); /* a cleanup may have cancelled the caller */
+  return 0;
+}
+
+static int l_task_index(lua_State *L) {
+  weft_state *W = weft_get(L);
+  thandle *h = check_task(L, 1);
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "status") == 0) {
+    lua_pushstring(L, status_name(W, h));
+  } else if (strcmp(k, "name") == 0) {
+    if (h->bare && h->named) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_names);
+      lua_pushvalue(L, 1);
+      lua_rawget(L, -2);
+    } else {
+      lua_getiuservalue(L, 1, 2); /* a bare handle has none: nil */
+    }
+    if (lua_isnil(L, -1)) lua_pushstring(L, weft_site_where(W->sites, h->site));
+  } else if (strcmp(k, "cancel") == 0) {
+    lua_pushcfunction(L, l_task_cancel);
+  } else if (strcmp(k, "group") == 0) {
+    if (h->final)
+      lua_pushnil(L);
+    else
+      weft_push_group_id(W, L, weft_task_group(W->S, h->id));
+  } else if (strcmp(k, "error") == 0) {
+    if (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)
+      lua_getiuservalue(L, 1, 1);
+    else
+      lua_pushnil(L);
+  } else {
+    lua_pushnil(L);
+  }
+  return 1;
+}
+
+static int l_task_newindex(lua_State *L) {
+  weft_state *W = weft_get(L);
+  thandle *h = check_task(L, 1);
+  const char *k = luaL_checkstring(L, 2);
+  if (strcmp(k, "name") != 0) return luaL_error(L, "task field '%s' is read-only", k);
+  if (!lua_isnil(L, 3)) luaL_checktype(L, 3, LUA_TSTRING);
+  lua_settop(L, 3);
+  ltask *lt = h->final ? NULL : LT(W, h->id);
+  if (lt && lt->co && !lt->pinned && !lua_isnil(L, 3)) { /* the name outlives this value */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_pinned);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, (lua_Integer)WEFT_ID_INDEX(h->id) + 1);
+    lua_pop(L, 1);
+    lt->pinned = 1;
+  }
+  h->named = !lua_isnil(L, 3);
+  if (h->bare) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_names);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 3);
+    lua_rawset(L, -3); /* [handle] = name */
+  } else {
+    lua_setiuservalue(L, 1, 2);
+  }
+  return 0;
+}
+
+static int l_task_tostring(lua_State *L) {
+  weft_state *W = weft_get(L);
+  thandle *h = check_task(L, 1);
+  lua_getfield(L, 1, "name");
+  lua_pushfstring(L, "task %s (%s)", lua_tostring(L, -1), status_name(W, h));
+  return 1;
+}
+
+static int l_current(lua_State *L) {
+  weft_state *W = weft_get(L);
+  weft_push_task(W, L, W->cur);
+  return 1;
+}
+
+/* ---- registration ---- */
+
+
+void weft_open_tasks(weft_state *W, lua_State *L) {
+  W->cold.elem_size = sizeof(ltask_cold);
+  W->spawns = lua_newthread(L);
+  luaL_ref(L, LUA_REGISTRYINDEX);
+  if (!lua_checkstack(W->spawns, MAX_RUN_DEPTH + 2)) luaL_error(L, "not enough memory");
+  lua_settop(W->spawns, MAX_RUN_DEPTH + 1); /* a slot per depth, and room for one more */
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  W->ref_names = luaL_ref(L, LUA_REGISTRYINDEX);
+  W->ref_task_mt =
+      weft_new_meta(L, WEFT_TASK_MT, l_task_index, l_task_tostring, NULL, &task_waitable, "task");
+  lua_pushcfunction(L, l_task_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pop(L, 1);
+
+  /* the API table is at the top of L */
+  static const luaL_Reg api[] = {
+      {"spawn", l_spawn}, {"defer", l_defer}, {"current", l_current}, {NULL, NULL}};
+  luaL_setfuncs(L, api, 0);
+}

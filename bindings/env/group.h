@@ -1,0 +1,9 @@
+/* Groups for scripts (group.c): handles over the scheduler's groups. */
+#ifndef WEFT_GROUP_H
+#define WEFT_GROUP_H
+
+#include "../accounts/handles.h"
+
+void weft_open_groups(weft_state *W, lua_State *L);
+
+#endif

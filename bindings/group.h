@@ -1,9 +1,0 @@
-/* Groups for scripts (group.c): handles over the scheduler's groups. */
-#ifndef WEFT_GROUP_H
-#define WEFT_GROUP_H
-
-#include "handles.h"
-
-void weft_open_groups(weft_state *W, lua_State *L);
-
-#endif
