@@ -102,7 +102,7 @@ help:
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
-	@echo "make test-layout the source's rooms: files under 1,000 lines, one owner per function, no include circle"
+	@echo "make test-layout the source's rooms: files under 1,000 lines, one owner per function, no include circle, no call up a layer (nm)"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
 	@echo "make test-suites the upstream test suites of Lua libraries from Debian under lua5.4 and weft run, compared"
 	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config and CMake, run it"
@@ -288,9 +288,11 @@ test-lua: $(BUILD)/weft
 	@$(BUILD)/weft test tests/lua scripts
 
 # The source's rooms: file sizes, one owner per function, no include circle.
-test-layout:
+test-layout: $(BUILD)/libweft.a
 	@echo "== the library's layout"
 	@sh tests/layout.sh
+	@echo "== the library's layers, on the link graph (nm)"
+	@sh tests/layers.sh $(BUILD) && sh tests/layers_test.sh $(BUILD)
 
 test-cli: $(BUILD)/weft
 	@echo "== the weft program"
