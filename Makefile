@@ -31,12 +31,19 @@ LIB_CFLAGS := -fvisibility=hidden -DWEFT_BUILD
 
 # Evaluated when used, so packages installed by `deps` are seen. Lua is
 # weft's own build of Debian's source (mk/lua.mk), inside libweft.
-LUA_CFLAGS = -I$(BUILD)/lua/include $(shell pkg-config --cflags libcjson)
-LUA_LIBS   = $(shell pkg-config --libs libcjson)
+LUA_CFLAGS = -I$(BUILD)/lua/include $(if $(filter 0,$(DEBUGGER)),,$(shell pkg-config --cflags libcjson))
+LUA_LIBS   = $(if $(filter 0,$(DEBUGGER)),,$(shell pkg-config --libs libcjson))
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
 
 HOST_SRC     := $(wildcard host/*.c)
-BINDINGS_SRC := $(wildcard bindings/*.c bindings/*/*.c)
+# DEBUGGER=0 leaves the debugger out (bindings/debugger/absent.c stands
+# in for its calls): the library then needs no cJSON.
+DEBUGGER     ?= 1
+ifeq ($(DEBUGGER),0)
+BINDINGS_SRC := $(filter-out $(filter-out %/absent.c,$(wildcard bindings/debugger/*.c)),$(wildcard bindings/*.c bindings/*/*.c))
+else
+BINDINGS_SRC := $(filter-out bindings/debugger/absent.c,$(wildcard bindings/*.c bindings/*/*.c))
+endif
 # The Lua parts of the bindings, embedded as static const arrays (xxd -i)
 # in a header the one file loading each part includes.
 LUA_PARTS    := $(wildcard bindings/lua/*.lua)
@@ -203,6 +210,8 @@ $(BUILD)/libweft.so: $(PIC_OBJ) $(LUA_PIC_OBJ)
 # ---- install ----
 
 # Installs what is built, and nothing else: no package is fetched here.
+# Without the debugger, the package asks for no cJSON either.
+NO_CJSON = $(if $(filter 0,$(DEBUGGER)),-e 's| -lcjson||' -e 's|"cjson;|"|')
 install: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so $(LUA_OUT)/include/lua.hpp
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(BUILD)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.a
@@ -213,11 +222,11 @@ install: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so $(LUA_OUT)/include
 	install -d $(DESTDIR)$(INCDIR)/weft
 	install -m 644 $(LUA_HEADERS:%=$(BUILD)/lua/include/%) $(DESTDIR)$(INCDIR)/weft/
 	for pc in weft weft-static; do \
-	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $$pc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc; done
+	  sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $(NO_CJSON) $$pc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc; done
 	install -m 755 $(BUILD)/weft $(DESTDIR)$(PREFIX)/bin/weft
 	install -d $(DESTDIR)$(LIBDIR)/cmake/weft
 	for f in weftConfig weftConfigVersion; do \
-	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SOMAJOR@|$(SOMAJOR)|' -e 's|@MAJOR@|$(MAJOR)|' cmake/$$f.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/weft/$$f.cmake; done
+	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SOMAJOR@|$(SOMAJOR)|' -e 's|@MAJOR@|$(MAJOR)|' $(NO_CJSON) cmake/$$f.cmake.in > $(DESTDIR)$(LIBDIR)/cmake/weft/$$f.cmake; done
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libweft.a $(DESTDIR)$(LIBDIR)/libweft.so \

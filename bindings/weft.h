@@ -684,7 +684,9 @@ typedef struct weft_debug_desc {
    WEFT_OK with the bound port in *port (may be NULL); WEFT_EINVAL when
    the port cannot be bound or desc->size is not sizeof(weft_debug_desc)
    (WEFT_DEBUG_DESC_INIT), WEFT_ENOMEM, WEFT_ESTATE when already
-   listening. The server ends with weft_close. */
+   listening, WEFT_ENOTSUP from a library built without the debugger
+   (make DEBUGGER=0: it needs no cJSON, and the other weft_debug_ calls
+   do nothing). The server ends with weft_close. */
 WEFT_API int weft_debug_listen(weft_state *W, const weft_debug_desc *desc, int *port);
 /* Services the client without blocking: accepts a connection, answers
    requests, reports tasks that started or ended. Call once per frame

@@ -297,7 +297,11 @@ static void held(void *user) { *(int *)user = 1; }
 
 static int start_debugger(weft_state *W, int port) {
   weft_debug_desc dd = {.size = sizeof dd, .port = port, .idle = held, .user = &debug_held};
-  if (weft_debug_listen(W, &dd, &port) != WEFT_OK) {
+  int rc = weft_debug_listen(W, &dd, &port);
+  if (rc == WEFT_ENOTSUP) {
+    fprintf(stderr, "weft: --debug: the debugger is %s (built with make DEBUGGER=0)\n", weft_strerror(rc));
+    return -1;
+  } else if (rc != WEFT_OK) {
     fprintf(stderr, "weft: --debug: cannot listen on 127.0.0.1:%d\n", port);
     return -1;
   }

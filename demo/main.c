@@ -607,7 +607,10 @@ static void debug_idle(void *user) {
 
 static int start_debugger(game *g, int port) {
   weft_debug_desc d = {.size = sizeof d, .port = port, .idle = debug_idle, .user = g};
-  if (weft_debug_listen(g->W, &d, &port) != WEFT_OK)
+  int rc = weft_debug_listen(g->W, &d, &port);
+  if (rc == WEFT_ENOTSUP)
+    return fprintf(stderr, "weft-demo: --debug: the debugger is %s\n", weft_strerror(rc)), -1;
+  if (rc != WEFT_OK)
     return fprintf(stderr, "weft-demo: --debug: cannot listen on 127.0.0.1:%d\n", port), -1;
   fprintf(stderr, "weft: debugger listening on 127.0.0.1:%d\n", port);
   return 0;

@@ -35,7 +35,8 @@ extern "C" {
   X(EBUSY, -6, "target is running")                                                                \
   X(ECLOSED, -7, "closed")                                                                         \
   X(EIO, -8, "system call failed")                                                                \
-  X(ESCRIPT, -9, "the script raised an error")
+  X(ESCRIPT, -9, "the script raised an error")                                                    \
+  X(ENOTSUP, -10, "not built into this library")
 
 enum {
 #define WEFT_ENUM(name, code, msg) WEFT_##name = code,

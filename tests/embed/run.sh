@@ -121,6 +121,25 @@ make -s --no-print-directory BUILD="$build" uninstall DESTDIR="$dir/dest" PREFIX
 check "make uninstall removes what install put there" \
   "[ -z \"\$(find '$dir/dest' -type f -o -type l)\" ]"
 
+# The library without the debugger (make DEBUGGER=0) needs no cJSON: not
+# the shared library, not a program on the archive, not the package.
+lean="$build/lean"
+make -s --no-print-directory BUILD="$lean" DEBUGGER=0 "$lean/libweft.so" "$lean/weft" > "$dir/lean.log" 2>&1
+check "make DEBUGGER=0 builds the library and weft" "[ \$? -eq 0 ] || { cat '$dir/lean.log'; false; }"
+check "...and ldd of its libweft.so shows no cJSON, nm no cJSON symbol" \
+  "ldd '$lean/libweft.so' | grep -q libc.so && ! ldd '$lean/libweft.so' | grep -qi cjson && ! nm -D '$lean/libweft.so' | grep -q cJSON"
+printf 'wait(0.1)\nprint("waited")\n' > "$dir/one.lua"
+check "...nor ldd of its weft, which runs a script" \
+  "! ldd '$lean/weft' | grep -qi cjson && '$lean/weft' run '$dir/one.lua' | grep -q '^waited$'"
+"$lean/weft" run --debug 0 "$dir/one.lua" > "$dir/lean.out" 2>&1
+check "...whose --debug says the debugger is not built in, and fails" \
+  "[ \$? -eq 1 ] && grep -q 'not built into this library' '$dir/lean.out' || { cat '$dir/lean.out'; false; }"
+make -s --no-print-directory BUILD="$lean" DEBUGGER=0 install PREFIX="$dir/lean-prefix" > "$dir/lean-install.log" 2>&1
+check "...and its package asks for no cJSON (weft-static.pc, weftConfig.cmake)" \
+  "! grep -q cjson '$dir/lean-prefix/lib/pkgconfig/weft-static.pc' '$dir/lean-prefix/lib/pkgconfig/weft.pc' '$dir/lean-prefix/lib/cmake/weft/weftConfig.cmake' \
+   && cc -std=c11 -o '$dir/embed-lean' examples/embed/host.c \$(PKG_CONFIG_PATH='$dir/lean-prefix/lib/pkgconfig' pkg-config --cflags --libs weft-static) \
+   && (cd examples/embed && '$dir/embed-lean' | grep -q '^the door is open at frame 2$')"
+
 cd "$top"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
