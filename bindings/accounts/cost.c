@@ -249,7 +249,7 @@ static void note_slow(weft_state *W, weft_cost_rec *r, weft_id id, uint64_t us) 
   if (!W->cost.slow_us || !W->watching || us <= W->cost.slow_us) return;
   if (r->slow < 3) r->slow++;
   if (r->slow < 2 || r->warned || W->cost.nslow >= 8) return;
-  ltask *lt = weft_task_udata(W->S, id);
+  ltask *lt = LT(W, id);
   r->warned = 1;
   W->cost.slow_len[W->cost.nslow] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
   W->cost.slow_site[W->cost.nslow] = lt ? lt->site : 0;
@@ -271,7 +271,7 @@ void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
   /* A resume that ended in a wait and took more than slow_us on its own;
      stretches the budget preempted are told at their wait
      (weft_cost_stretch). */
-  ltask *lt = weft_task_udata(W->S, id);
+  ltask *lt = LT(W, id);
   if (r->told) /* the resume that ended a preempted stretch: told at its wait */
     r->told = 0;
   else if (!(lt && lt->b.preempted))
@@ -320,7 +320,7 @@ static void warn(weft_state *W) {
     char label[300], where[256] = "", msg[640];
     if (!weft_task_label(W, W->L, id, label, sizeof label) && W->cost.slow_site[i])
       snprintf(label, sizeof label, "a task spawned at %s", weft_site_where(W->sites, W->cost.slow_site[i]));
-    ltask *lt = weft_task_udata(W->S, id);
+    ltask *lt = LT(W, id);
     if (lt && lt->co) weft_where_suspended(lt->co, where, sizeof where);
     char *colon = strrchr(where, ':');
     uint32_t line = colon ? (uint32_t)strtoul(colon + 1, NULL, 10) : 0;

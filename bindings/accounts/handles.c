@@ -9,8 +9,6 @@
 #include "../base/chunks.h"
 #include "../base/sites.h"
 
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
-
 /* ---- cold records ---- */
 
 /* Cold records are side data of the task pool (weft_side): a game whose

@@ -10,8 +10,6 @@
 #include "../base/log.h"
 #include "../base/sites.h"
 
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
-
 #define TOSTRING_BUDGET 100000 /* instructions a __tostring may take */
 /* A report quotes this much of an error's message: a 64 MB message would
    be copied into every line of a report nobody can read. */
@@ -74,7 +72,6 @@ static const char *with_sites(weft_state *W, lua_State *L, const char *trace, ui
   luaL_pushresult(&b);
   return lua_tostring(L, -1);
 }
-
 
 /* The parts of a report, for the protected call below. */
 typedef struct report_args {

@@ -132,6 +132,9 @@ struct weft_state {
   int load_errno;       /* ...as an errno (ENOENT, EACCES, EIO), 0: none known */
 };
 
+/* Task id's per-task data (its slot's), NULL when the task is gone. */
+static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
+
 /* The state from any thread (it is the allocator's user data). */
 static inline weft_state *weft_get(lua_State *L) {
   void *ud;

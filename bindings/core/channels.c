@@ -7,8 +7,6 @@
 
 #define CHANNEL_MT "weft.channel"
 
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
-
 static int l_channel_new(lua_State *L) {
   weft_state *W = weft_get(L);
   uint32_t cap = WEFT_UNBOUNDED;

@@ -20,15 +20,6 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud);
 static void lt_warm(void *ud);
 static const weft_task_class lua_task_class = {lt_resume, lt_cancel, lt_warm};
 
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
-
-
-
-
-
-
-
-
 weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
                              weft_id parent) {
   fidx = lua_absindex(L, fidx);
@@ -40,7 +31,6 @@ weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, w
   }
   return id;
 }
-
 
 /* Unpins a task's handle (settle: the task ended). */
 static void unpin(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
@@ -125,7 +115,6 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
   unpin(W, L, id, lt);
   weft_site_live(W->sites, lt->site, -1, 0);
 }
-
 
 /* Who runs: the task, its thread and data, saved and set around every
    run of a task's code, restored after; and its stretch of budget. */
@@ -817,7 +806,6 @@ static int l_current(lua_State *L) {
 }
 
 /* ---- registration ---- */
-
 
 void weft_open_tasks(weft_state *W, lua_State *L) {
   W->cold.elem_size = sizeof(ltask_cold);

@@ -21,8 +21,6 @@
 #include "../accounts/handles.h"
 #include "../accounts/budget.h"
 
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
-
 /* ---- delivery ---- */
 
 void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed) {

@@ -163,7 +163,7 @@ static int l_running(lua_State *L) {
   weft_state *W = weft_get(L);
   weft_id id = weft_thread_task(L);
   if (id) {
-    ltask *lt = weft_task_udata(W->S, id);
+    ltask *lt = LT(W, id);
     if (lt) lt->seen = 1;
   }
   return original(L)(L);

@@ -8,8 +8,6 @@
 #include "reload.h"
 #include "../core/task.h"
 
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
-
 static ghandle *check_group(lua_State *L, int idx) {
   ghandle *g = luaL_checkudata(L, idx, WEFT_GROUP_MT);
   weft_state *W = weft_get(L);
@@ -17,7 +15,6 @@ static ghandle *check_group(lua_State *L, int idx) {
     luaL_argerror(L, idx, "dead group");
   return g;
 }
-
 
 static int l_group_gc(lua_State *L) {
   ghandle *g = lua_touserdata(L, 1);

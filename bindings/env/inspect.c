@@ -11,14 +11,11 @@
 #include "../accounts/cost.h"
 #include "../base/sites.h"
 
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
-
 typedef struct snap {
   weft_state *W;
   lua_State *L;
   int n;
 } snap;
-
 
 int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = LT(W, id);

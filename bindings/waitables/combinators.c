@@ -11,8 +11,6 @@
 
 enum { C_FIRST = 1, C_ALL, C_TIMEOUT }; /* ltask.comb */
 
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
-
 static int comb_resume(weft_sched *S, weft_id id, void *ud, double slept);
 static void comb_cancel(weft_sched *S, weft_id id, void *ud);
 static const weft_task_class comb_class = {comb_resume, comb_cancel, NULL};
