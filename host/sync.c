@@ -1,14 +1,8 @@
-/* Futures, signals and channels in generation-checked pools. */
+/* Signals and channels in generation-checked pools. */
 #include "sync.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct future {
-  weft_slot h;
-  weft_wlist waiters;
-  uint8_t state;
-} future;
 
 typedef struct signal_ {
   weft_slot h;
@@ -27,7 +21,7 @@ typedef struct channel {
 } channel;
 
 struct weft_sync {
-  weft_pool futures, signals, channels;
+  weft_pool signals, channels;
   weft_alloc_fn alloc;
   void *alloc_ud;
 };
@@ -39,7 +33,6 @@ weft_sync *weft_sync_create(weft_alloc_fn alloc, void *alloc_ud) {
   memset(y, 0, sizeof *y);
   y->alloc = alloc;
   y->alloc_ud = alloc_ud;
-  weft_pool_init(&y->futures, sizeof(future), 0, alloc, alloc_ud);
   weft_pool_init(&y->signals, sizeof(signal_), 0, alloc, alloc_ud);
   weft_pool_init(&y->channels, sizeof(channel), 0, alloc, alloc_ud);
   return y;
@@ -53,7 +46,6 @@ int weft_sync_destroy(weft_sync *y) {
     if (weft_slot_live(c) && c->ring)
       y->alloc(y->alloc_ud, c->ring, sizeof(uint64_t) * c->cap_ring, 0);
   }
-  weft_pool_destroy(&y->futures);
   weft_pool_destroy(&y->signals);
   weft_pool_destroy(&y->channels);
   y->alloc(y->alloc_ud, y, sizeof *y, 0);
@@ -61,37 +53,7 @@ int weft_sync_destroy(weft_sync *y) {
 }
 
 uint32_t weft_sync_count(const weft_sync *y) {
-  return y->futures.used + y->signals.used + y->channels.used;
-}
-
-/* ---- futures ---- */
-
-int weft_future_create(weft_sync *y, weft_id *out) {
-  future *f = weft_pool_alloc(&y->futures, out);
-  if (!f) return WEFT_ENOMEM;
-  f->state = WEFT_FUTURE_PENDING;
-  return WEFT_OK;
-}
-
-void weft_future_destroy(weft_sync *y, weft_id id) { weft_pool_free(&y->futures, id); }
-
-int weft_future_state(const weft_sync *y, weft_id id) {
-  future *f = weft_pool_get(&y->futures, id);
-  return f ? f->state : WEFT_ESTALE;
-}
-
-int weft_future_settle(weft_sync *y, weft_id id, int state) {
-  future *f = weft_pool_get(&y->futures, id);
-  if (!f) return WEFT_ESTALE;
-  if (state < WEFT_FUTURE_RESOLVED || state > WEFT_FUTURE_CANCELLED) return WEFT_EINVAL;
-  if (f->state != WEFT_FUTURE_PENDING) return WEFT_ESTATE;
-  f->state = (uint8_t)state;
-  return WEFT_OK;
-}
-
-weft_wlist *weft_future_waiters(weft_sync *y, weft_id id) {
-  future *f = weft_pool_get(&y->futures, id);
-  return f ? &f->waiters : NULL;
+  return y->signals.used + y->channels.used;
 }
 
 /* ---- signals ---- */

@@ -1,7 +1,8 @@
-/* Futures, signals and channels: the things tasks wait on besides time and
-   other tasks. Each keeps wait lists (see sched.h); whoever completes one
-   delivers values to its waiters and calls weft_rec_complete. Values are
-   opaque here: a channel carries uint64_t payloads the caller interprets. */
+/* Signals and channels: things tasks wait on besides time and other
+   tasks (the bindings' futures keep their own lists: future.c). Each
+   keeps wait lists (see sched.h); whoever completes one delivers values
+   to its waiters and calls weft_rec_complete. Values are opaque here: a
+   channel carries uint64_t payloads the caller interprets. */
 #ifndef WEFT_SYNC_H
 #define WEFT_SYNC_H
 
@@ -15,21 +16,6 @@ weft_sync *weft_sync_create(weft_alloc_fn alloc, void *alloc_ud);
 int weft_sync_destroy(weft_sync *y);
 /* Live objects of all kinds. */
 uint32_t weft_sync_count(const weft_sync *y);
-
-/* ---- futures ---- */
-
-enum { WEFT_FUTURE_PENDING = 1, WEFT_FUTURE_RESOLVED, WEFT_FUTURE_FAILED, WEFT_FUTURE_CANCELLED };
-
-int weft_future_create(weft_sync *y, weft_id *out);
-/* Frees a future. Its waiters must have been completed first. */
-void weft_future_destroy(weft_sync *y, weft_id f);
-/* WEFT_FUTURE_* or WEFT_ESTALE. */
-int weft_future_state(const weft_sync *y, weft_id f);
-/* Moves a pending future to RESOLVED, FAILED or CANCELLED. Returns
-   WEFT_ESTATE when it was already complete (nothing changes): completing
-   twice is an error. The caller then completes the waiters. */
-int weft_future_settle(weft_sync *y, weft_id f, int state);
-weft_wlist *weft_future_waiters(weft_sync *y, weft_id f);
 
 /* ---- signals ---- */
 

@@ -1,4 +1,4 @@
-/* Unit tests for host/sync: futures, signals and channels, driven through
+/* Unit tests for host/sync: signals and channels, driven through
    host/sched with C tasks that wait on their lists. Virtual clock only. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,32 +130,21 @@ static void wait_list(ctx *c, weft_id self, weft_wlist *l) {
   assert_int_equal(weft_task_state(c->s, self), WEFT_TASK_WAITING);
 }
 
-/* Settles future f and completes its waiters, oldest first; returns how
-   many were woken. */
-static int settle_future(ctx *c, weft_id f, int state) {
-  int rc = weft_future_settle(c->y, f, state);
-  if (rc != WEFT_OK) return rc;
-  weft_wlist *l = weft_future_waiters(c->y, f);
+/* Completes every current waiter of signal sg, oldest first, failed or
+   not; returns how many were woken. */
+static int wake_all(ctx *c, weft_id sg, int failed) {
+  weft_wlist *l = weft_signal_waiters(c->y, sg);
   int n = 0;
   weft_rec r;
   while ((r = weft_wlist_head(l)) != 0) {
-    weft_rec_complete(c->s, r, state != WEFT_FUTURE_RESOLVED);
+    weft_rec_complete(c->s, r, failed);
     n++;
   }
   return n;
 }
 
 /* Fires signal sg: completes every current waiter. */
-static int fire(ctx *c, weft_id sg) {
-  weft_wlist *l = weft_signal_waiters(c->y, sg);
-  int n = 0;
-  weft_rec r;
-  while ((r = weft_wlist_head(l)) != 0) {
-    weft_rec_complete(c->s, r, 0);
-    n++;
-  }
-  return n;
-}
+static int fire(ctx *c, weft_id sg) { return wake_all(c, sg, 0); }
 
 /* Frames in which tags ran, in order, for frame f. */
 static int tags_in_frame(const ctx *c, uint64_t f, int *out, int max) {
@@ -170,13 +159,13 @@ static int tags_in_frame(const ctx *c, uint64_t f, int *out, int max) {
 
 /* ---- what tasks do ---- */
 
-/* Sleeps secs (when > 0), then waits on the future in d->obj, then
-   finishes. */
-static void act_sleep_then_wait_future(ctx *c, weft_id self, tdata *d) {
+/* Sleeps secs (when > 0), then waits on the signal in d->obj once,
+   then finishes. */
+static void act_sleep_then_wait_once(ctx *c, weft_id self, tdata *d) {
   if (d->runs == 1 && d->secs > 0) {
     sleep_now(c, self, d->secs);
   } else if (d->list == NULL) {
-    d->list = weft_future_waiters(c->y, d->obj);
+    d->list = weft_signal_waiters(c->y, d->obj);
     wait_list(c, self, d->list);
   } else {
     assert_int_equal(weft_task_finish(c->s, self, WEFT_TASK_DONE), WEFT_OK);
@@ -189,23 +178,23 @@ static void act_signal_loop(ctx *c, weft_id self, tdata *d) {
   wait_list(c, self, weft_signal_waiters(c->y, d->obj));
 }
 
-/* Sleeps secs, then settles the future in d->obj (RESOLVED), noting the
-   number of waiters woken in d->count; finishes. */
-static void act_settle_later(ctx *c, weft_id self, tdata *d) {
+/* Sleeps secs, then fires the signal in d->obj, noting the number of
+   waiters woken in d->count; finishes. */
+static void act_fire_later(ctx *c, weft_id self, tdata *d) {
   if (d->runs == 1) {
     sleep_now(c, self, d->secs);
     return;
   }
-  d->count = settle_future(c, d->obj, WEFT_FUTURE_RESOLVED);
+  d->count = fire(c, d->obj);
   assert_int_equal(weft_task_finish(c->s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
-/* Waits first on the future d->obj (slot 0) and the signal d->obj2
-   (slot 1), then finishes. */
-static void act_first_future_signal(ctx *c, weft_id self, tdata *d) {
+/* Waits first on the signals d->obj (slot 0) and d->obj2 (slot 1),
+   then finishes. */
+static void act_first_of_two(ctx *c, weft_id self, tdata *d) {
   if (d->runs == 1) {
     assert_int_equal(weft_wait_begin(c->s, self, WEFT_WAIT_FIRST), WEFT_OK);
-    assert_int_equal(weft_wait_on(c->s, self, 0, weft_future_waiters(c->y, d->obj)), WEFT_OK);
+    assert_int_equal(weft_wait_on(c->s, self, 0, weft_signal_waiters(c->y, d->obj)), WEFT_OK);
     assert_int_equal(weft_wait_on(c->s, self, 1, weft_signal_waiters(c->y, d->obj2)), WEFT_OK);
     weft_wait_commit(c->s, self);
   } else {
@@ -246,68 +235,27 @@ static int send(ctx *c, weft_id ch, uint64_t v) {
   return rc;
 }
 
-/* ---- futures ---- */
-
-static void test_future_settles_once(void **state) {
-  ctx *c = *state;
-  weft_id f;
-  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
-  assert_true(f != 0);
-  assert_int_equal(weft_future_state(c->y, f), WEFT_FUTURE_PENDING);
-  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_RESOLVED), WEFT_OK);
-  assert_int_equal(weft_future_state(c->y, f), WEFT_FUTURE_RESOLVED);
-  /* completing twice is an error and changes nothing */
-  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_RESOLVED), WEFT_ESTATE);
-  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_FAILED), WEFT_ESTATE);
-  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_CANCELLED), WEFT_ESTATE);
-  assert_int_equal(weft_future_state(c->y, f), WEFT_FUTURE_RESOLVED);
-  weft_future_destroy(c->y, f);
-
-  weft_id g;
-  assert_int_equal(weft_future_create(c->y, &g), WEFT_OK);
-  assert_int_equal(weft_future_settle(c->y, g, WEFT_FUTURE_FAILED), WEFT_OK);
-  assert_int_equal(weft_future_settle(c->y, g, WEFT_FUTURE_RESOLVED), WEFT_ESTATE);
-  assert_int_equal(weft_future_state(c->y, g), WEFT_FUTURE_FAILED);
-  weft_future_destroy(c->y, g);
-
-  weft_id h;
-  assert_int_equal(weft_future_create(c->y, &h), WEFT_OK);
-  assert_int_equal(weft_future_settle(c->y, h, WEFT_FUTURE_CANCELLED), WEFT_OK);
-  assert_int_equal(weft_future_settle(c->y, h, WEFT_FUTURE_FAILED), WEFT_ESTATE);
-  assert_int_equal(weft_future_state(c->y, h), WEFT_FUTURE_CANCELLED);
-  weft_future_destroy(c->y, h);
-}
-
-static void test_future_settle_rejects_bad_states(void **state) {
-  ctx *c = *state;
-  weft_id f;
-  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
-  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_PENDING), WEFT_EINVAL);
-  assert_int_equal(weft_future_settle(c->y, f, 0), WEFT_EINVAL);
-  assert_int_equal(weft_future_settle(c->y, f, 99), WEFT_EINVAL);
-  assert_int_equal(weft_future_state(c->y, f), WEFT_FUTURE_PENDING);
-  weft_future_destroy(c->y, f);
-}
+/* ---- wait lists ---- */
 
 static void test_ten_waiters_wake_in_one_frame_in_wait_order(void **state) {
   ctx *c = *state;
   weft_id f;
-  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  assert_int_equal(weft_signal_create(c->y, &f), WEFT_OK);
   /* Tasks created in tag order 1..10, but each sleeps first so they begin
      waiting in the order of their sleeps: tag 10 first, tag 1 last. */
   weft_id t[10];
   for (int i = 0; i < 10; i++) {
-    t[i] = spawn(c, i + 1, act_sleep_then_wait_future);
+    t[i] = spawn(c, i + 1, act_sleep_then_wait_once);
     TD(c, t[i])->obj = f;
     TD(c, t[i])->secs = (10 - i) * DT60;
   }
   weft_sched_run_ready(c->s);
   steps(c, 10); /* every task is waiting now */
-  assert_int_equal(weft_wlist_count(c->s, weft_future_waiters(c->y, f)), 10);
+  assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, f)), 10);
   for (int i = 0; i < 10; i++) assert_int_equal(weft_task_state(c->s, t[i]), WEFT_TASK_WAITING);
   /* settled between frames: the waiters are ready, they run next frame */
-  assert_int_equal(settle_future(c, f, WEFT_FUTURE_RESOLVED), 10);
-  assert_true(weft_wlist_empty(weft_future_waiters(c->y, f)));
+  assert_int_equal(wake_all(c, f, 0), 10);
+  assert_true(weft_wlist_empty(weft_signal_waiters(c->y, f)));
   for (int i = 0; i < 10; i++) assert_int_equal(weft_task_state(c->s, t[i]), WEFT_TASK_READY);
   uint64_t next = weft_sched_frame(c->s) + 1;
   steps(c, 1);
@@ -316,24 +264,24 @@ static void test_ten_waiters_wake_in_one_frame_in_wait_order(void **state) {
   assert_int_equal(n, 10);
   for (int i = 0; i < 10; i++) assert_int_equal(got[i], 10 - i);
   for (int i = 0; i < 10; i++) assert_int_equal(weft_task_state(c->s, t[i]), WEFT_ESTALE);
-  weft_future_destroy(c->y, f);
+  weft_signal_destroy(c->y, f);
 }
 
 static void test_waiters_woken_by_a_task_run_later_in_the_same_frame(void **state) {
   ctx *c = *state;
   weft_id f;
-  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  assert_int_equal(weft_signal_create(c->y, &f), WEFT_OK);
   weft_id w[3];
   for (int i = 0; i < 3; i++) {
-    w[i] = spawn(c, i + 1, act_sleep_then_wait_future);
+    w[i] = spawn(c, i + 1, act_sleep_then_wait_once);
     TD(c, w[i])->obj = f;
   }
-  weft_id k = spawn(c, 9, act_settle_later);
+  weft_id k = spawn(c, 9, act_fire_later);
   TD(c, k)->obj = f;
   TD(c, k)->secs = 0.5;
   weft_sched_run_ready(c->s);
   steps(c, 29);
-  assert_int_equal(weft_wlist_count(c->s, weft_future_waiters(c->y, f)), 3);
+  assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, f)), 3);
   steps(c, 1);
   int got[8];
   assert_int_equal(tags_in_frame(c, 30, got, 8), 4);
@@ -341,64 +289,52 @@ static void test_waiters_woken_by_a_task_run_later_in_the_same_frame(void **stat
   assert_int_equal(got[1], 1);
   assert_int_equal(got[2], 2);
   assert_int_equal(got[3], 3);
-  weft_future_destroy(c->y, f);
+  weft_signal_destroy(c->y, f);
 }
 
-static void test_failed_future_wakes_waiters_with_the_failure_flag(void **state) {
+static void test_failed_completion_wakes_waiters_with_the_failure_flag(void **state) {
   ctx *c = *state;
   weft_id f;
-  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
-  weft_id a = spawn(c, 1, act_sleep_then_wait_future);
-  weft_id b = spawn(c, 2, act_sleep_then_wait_future);
+  assert_int_equal(weft_signal_create(c->y, &f), WEFT_OK);
+  weft_id a = spawn(c, 1, act_sleep_then_wait_once);
+  weft_id b = spawn(c, 2, act_sleep_then_wait_once);
   TD(c, a)->obj = TD(c, b)->obj = f;
   weft_sched_run_ready(c->s);
-  assert_int_equal(settle_future(c, f, WEFT_FUTURE_FAILED), 2);
+  assert_int_equal(wake_all(c, f, 1), 2);
   steps(c, 1);
   assert_int_equal(c->nruns, 4);
   assert_int_equal(c->runs[2].tag, 1);
   assert_int_equal(c->runs[2].failed, 1);
   assert_int_equal(c->runs[3].tag, 2);
   assert_int_equal(c->runs[3].failed, 1);
-  weft_future_destroy(c->y, f);
+  weft_signal_destroy(c->y, f);
 }
 
-static void test_cancelled_waiter_leaves_future_and_signal_lists(void **state) {
+static void test_cancelled_waiter_leaves_both_lists_of_a_first_wait(void **state) {
   ctx *c = *state;
   weft_id f, sg;
-  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  assert_int_equal(weft_signal_create(c->y, &f), WEFT_OK);
   assert_int_equal(weft_signal_create(c->y, &sg), WEFT_OK);
-  weft_id w = spawn(c, 1, act_first_future_signal);
-  weft_id o = spawn(c, 2, act_first_future_signal);
+  weft_id w = spawn(c, 1, act_first_of_two);
+  weft_id o = spawn(c, 2, act_first_of_two);
   TD(c, w)->obj = TD(c, o)->obj = f;
   TD(c, w)->obj2 = TD(c, o)->obj2 = sg;
   weft_sched_run_ready(c->s);
-  assert_int_equal(weft_wlist_count(c->s, weft_future_waiters(c->y, f)), 2);
+  assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, f)), 2);
   assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, sg)), 2);
   assert_int_equal(weft_task_cancel(c->s, w), WEFT_OK);
-  assert_int_equal(weft_wlist_count(c->s, weft_future_waiters(c->y, f)), 1);
+  assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, f)), 1);
   assert_int_equal(weft_wlist_count(c->s, weft_signal_waiters(c->y, sg)), 1);
-  assert_true(weft_rec_waiter(c->s, weft_wlist_head(weft_future_waiters(c->y, f))) == o);
-  /* the survivor wakes once: the future's completion drops its signal record */
-  assert_int_equal(settle_future(c, f, WEFT_FUTURE_RESOLVED), 1);
+  assert_true(weft_rec_waiter(c->s, weft_wlist_head(weft_signal_waiters(c->y, f))) == o);
+  /* the survivor wakes once: the first list's completion drops its other record */
+  assert_int_equal(wake_all(c, f, 0), 1);
   assert_true(weft_wlist_empty(weft_signal_waiters(c->y, sg)));
   assert_int_equal(fire(c, sg), 0);
   steps(c, 3);
   assert_int_equal(c->nruns, 3); /* two first resumes, one wake */
   assert_int_equal(c->runs[2].tag, 2);
-  weft_future_destroy(c->y, f);
+  weft_signal_destroy(c->y, f);
   weft_signal_destroy(c->y, sg);
-}
-
-static void test_waiting_on_a_settled_future_is_for_the_caller_to_skip(void **state) {
-  /* The list of a settled future is empty and stays so: a waiter added to
-     it would never be woken, which is why bindings poll the state first. */
-  ctx *c = *state;
-  weft_id f;
-  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
-  assert_int_equal(settle_future(c, f, WEFT_FUTURE_RESOLVED), 0);
-  assert_non_null(weft_future_waiters(c->y, f));
-  assert_true(weft_wlist_empty(weft_future_waiters(c->y, f)));
-  weft_future_destroy(c->y, f);
 }
 
 /* ---- signals ---- */
@@ -646,19 +582,13 @@ static void test_closed_channel_ends_waiting_receivers(void **state) {
 
 static void test_stale_ids_return_errors(void **state) {
   ctx *c = *state;
-  weft_id f, sg, ch;
-  assert_int_equal(weft_future_create(c->y, &f), WEFT_OK);
+  weft_id sg, ch;
   assert_int_equal(weft_signal_create(c->y, &sg), WEFT_OK);
   assert_int_equal(weft_channel_create(c->y, 4, &ch), WEFT_OK);
-  assert_int_equal(weft_sync_count(c->y), 3);
-  weft_future_destroy(c->y, f);
+  assert_int_equal(weft_sync_count(c->y), 2);
   weft_signal_destroy(c->y, sg);
   weft_channel_destroy(c->y, ch, NULL, NULL);
   assert_int_equal(weft_sync_count(c->y), 0);
-
-  assert_int_equal(weft_future_state(c->y, f), WEFT_ESTALE);
-  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_RESOLVED), WEFT_ESTALE);
-  assert_null(weft_future_waiters(c->y, f));
 
   assert_int_equal(weft_signal_live(c->y, sg), 0);
   assert_null(weft_signal_waiters(c->y, sg));
@@ -676,21 +606,21 @@ static void test_stale_ids_return_errors(void **state) {
   assert_null(weft_channel_senders(c->y, ch));
   assert_null(weft_channel_receivers(c->y, ch));
   weft_channel_destroy(c->y, ch, drop_payload, NULL); /* a no-op, no crash */
-  weft_future_destroy(c->y, f);
   weft_signal_destroy(c->y, sg);
 
   /* A new object reusing the slot gets a new id; the old one stays stale. */
-  weft_id f2;
-  assert_int_equal(weft_future_create(c->y, &f2), WEFT_OK);
-  assert_true(f2 != f);
-  assert_int_equal(WEFT_ID_INDEX(f2), WEFT_ID_INDEX(f));
-  assert_int_equal(weft_future_state(c->y, f), WEFT_ESTALE);
-  assert_int_equal(weft_future_settle(c->y, f, WEFT_FUTURE_RESOLVED), WEFT_ESTALE);
-  assert_int_equal(weft_future_state(c->y, f2), WEFT_FUTURE_PENDING);
-  weft_future_destroy(c->y, f2);
+  weft_id sg2;
+  assert_int_equal(weft_signal_create(c->y, &sg2), WEFT_OK);
+  assert_true(sg2 != sg);
+  assert_int_equal(WEFT_ID_INDEX(sg2), WEFT_ID_INDEX(sg));
+  assert_int_equal(weft_signal_live(c->y, sg), 0);
+  assert_int_equal(weft_signal_set_latched(c->y, sg, 1), WEFT_ESTALE);
+  assert_int_equal(weft_signal_live(c->y, sg2), 1);
+  assert_int_equal(weft_signal_latched(c->y, sg2), 0);
+  weft_signal_destroy(c->y, sg2);
 
   /* ids of one kind are not ids of another */
-  assert_int_equal(weft_future_state(c->y, 0), WEFT_ESTALE);
+  assert_int_equal(weft_signal_live(c->y, 0), 0);
   assert_int_equal(weft_channel_push(c->y, 0, 1), WEFT_ESTALE);
   assert_int_equal(weft_channel_push(c->y, WEFT_ID_MAKE(12345, 1), 1), WEFT_ESTALE);
 }
@@ -700,9 +630,9 @@ static void test_destroy_counts_live_objects(void **state) {
   memstat m = {0};
   weft_sync *y = weft_sync_create(count_alloc, &m);
   assert_non_null(y);
-  weft_id f, sg, ch;
-  assert_int_equal(weft_future_create(y, &f), WEFT_OK);
+  weft_id sg, sg2, ch;
   assert_int_equal(weft_signal_create(y, &sg), WEFT_OK);
+  assert_int_equal(weft_signal_create(y, &sg2), WEFT_OK);
   assert_int_equal(weft_channel_create(y, WEFT_UNBOUNDED, &ch), WEFT_OK);
   for (uint64_t i = 0; i < 50; i++) assert_int_equal(weft_channel_push(y, ch, i), WEFT_OK);
   assert_int_equal(weft_sync_destroy(y), 3);
@@ -715,27 +645,22 @@ static void test_many_objects_across_pool_chunks(void **state) {
   ctx *c = *state;
   enum { N = 3 * WEFT_POOL_CHUNK + 7 };
   static weft_id ids[N];
-  for (int i = 0; i < N; i++) assert_int_equal(weft_future_create(c->y, &ids[i]), WEFT_OK);
+  for (int i = 0; i < N; i++) assert_int_equal(weft_signal_create(c->y, &ids[i]), WEFT_OK);
   assert_int_equal(weft_sync_count(c->y), N);
   for (int i = 0; i < N; i += 2)
-    assert_int_equal(weft_future_settle(c->y, ids[i], WEFT_FUTURE_RESOLVED), WEFT_OK);
-  for (int i = 0; i < N; i++)
-    assert_int_equal(weft_future_state(c->y, ids[i]),
-                     i % 2 ? WEFT_FUTURE_PENDING : WEFT_FUTURE_RESOLVED);
-  for (int i = 0; i < N; i++) weft_future_destroy(c->y, ids[i]);
+    assert_int_equal(weft_signal_set_latched(c->y, ids[i], 1), WEFT_OK);
+  for (int i = 0; i < N; i++) assert_int_equal(weft_signal_latched(c->y, ids[i]), i % 2 ? 0 : 1);
+  for (int i = 0; i < N; i++) weft_signal_destroy(c->y, ids[i]);
   assert_int_equal(weft_sync_count(c->y), 0);
 }
 
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
-      T(test_future_settles_once),
-      T(test_future_settle_rejects_bad_states),
       T(test_ten_waiters_wake_in_one_frame_in_wait_order),
       T(test_waiters_woken_by_a_task_run_later_in_the_same_frame),
-      T(test_failed_future_wakes_waiters_with_the_failure_flag),
-      T(test_cancelled_waiter_leaves_future_and_signal_lists),
-      T(test_waiting_on_a_settled_future_is_for_the_caller_to_skip),
+      T(test_failed_completion_wakes_waiters_with_the_failure_flag),
+      T(test_cancelled_waiter_leaves_both_lists_of_a_first_wait),
       T(test_signal_fire_wakes_current_waiters_once),
       T(test_signal_latch_flag),
       T(test_channel_fifo_across_growth_and_wrap),

@@ -5,6 +5,9 @@
 
 #include "../base/internal.h"
 
+/* A future's states (fhandle.state). */
+enum { WEFT_FUTURE_PENDING = 1, WEFT_FUTURE_RESOLVED, WEFT_FUTURE_FAILED, WEFT_FUTURE_CANCELLED };
+
 /* A future lives in its handle: no pool slot and no __gc, so the
    collector frees it like a table. (Lua 5.4 runs only a few finalizers per
    collection step, and games make futures by the thousand.) Waiters hold
