@@ -216,7 +216,8 @@ int weft_channel_send(weft_state *W, weft_channel c) {
   if (rc == WEFT_ESTALE) lua_pop(L, 1);
   if (rc != WEFT_OK) return rc;
   int sent = lua_toboolean(L, -2);
-  int closed = !sent && lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "closed") == 0;
+  int closed =
+      !sent && lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "closed") == 0;
   lua_pop(L, sent ? 3 : 2);
   return sent ? WEFT_OK : closed ? WEFT_ECLOSED : WEFT_ELIMIT;
 }

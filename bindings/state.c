@@ -193,7 +193,8 @@ weft_state *weft_open(const weft_desc *desc) {
   weft_thread_set_task(W->L, 0); /* threads copy it: 0 = not a task */
   lua_setwarnf(W->L, on_warning, W);
   /* Watched budgets where the watchdog can run; counted ones otherwise. */
-  if (W->desc.frame_time_budget_us != WEFT_BUDGET_OFF) W->wd.frame_us = W->desc.frame_time_budget_us;
+  if (W->desc.frame_time_budget_us != WEFT_BUDGET_OFF)
+    W->wd.frame_us = W->desc.frame_time_budget_us;
   W->watching = W->desc.instr_budget != WEFT_BUDGET_OFF &&
                 W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_budget_watch(W) == 0;
   weft_budget_setup(W);
@@ -233,7 +234,7 @@ int weft_close(weft_state *W) {
   weft_stop_jobs(W);
   weft_watch_scripts(W, 0);
   weft_watchdog_stop(W);
-  if (W->L) lua_close(W->L); /* handles release their objects */
+  if (W->L) lua_close(W->L);              /* handles release their objects */
   WEFT_ASSERT(!W->L || W->mem.used == 0); /* Lua gave back every block */
   W->L = NULL;
   if (W->S) leaked = weft_sched_destroy(W->S);
@@ -334,8 +335,7 @@ int weft_get_task_cost(weft_state *W, weft_task task, weft_task_cost *out) {
 int weft_get_group_cost(weft_state *W, weft_group g, weft_task_cost *out) {
   if (!W || !out) return WEFT_EINVAL;
   weft_id id = g.id ? g.id : weft_sched_root(W->S);
-  if (!weft_cost_of_group(W, id, &out->frame_ms, &out->avg_ms, &out->worst_ms))
-    return WEFT_ESTALE;
+  if (!weft_cost_of_group(W, id, &out->frame_ms, &out->avg_ms, &out->worst_ms)) return WEFT_ESTALE;
   return WEFT_OK;
 }
 

@@ -40,11 +40,13 @@ extern "C" {
 #define WEFT_ABI_VERSION 1
 /* An initializer of a sized struct: every field zero (its default), the
    size set (a value in C++, where it is a lambda's). */
+/* clang-format off */
 #ifdef __cplusplus
 #define WEFT_SIZED_INIT(T) ([] { T s_{}; s_.size = sizeof s_; return s_; }())
 #else
 #define WEFT_SIZED_INIT(T) {.size = sizeof(T)}
 #endif
+/* clang-format on */
 
 /* The library's version as WEFT_VERSION numbers it: the header's
    WEFT_VERSION when the program runs with the library it was built
@@ -97,21 +99,21 @@ enum { WEFT_LOG_PANIC = 0, WEFT_LOG_ERROR = 1, WEFT_LOG_WARN = 2, WEFT_LOG_INFO 
 
 /* What weft itself says, each with a stable id (the logger's `id`). */
 #define WEFT_LOG_ITEMS(X)                                                                          \
-  X(PRINT, "a script's print or io.write: one line")                                              \
-  X(REPORT, "a task failed (the message, then its traceback and spawn sites)")                    \
-  X(HANDLER_FAILED, "the weft.on_error handler raised")                                           \
-  X(OPEN_FAILED, "weft_open failed: why")                                                         \
-  X(PRELUDE_FAILED, "the script environment could not be built")                                  \
-  X(SCRIPT_SKIPPED, "a file under the scripts root is not a regular file or too large")           \
-  X(WATCH_FAILED, "the scripts root cannot be watched")                                           \
-  X(DEBUG, "the debugger's transport: a client came, went or misbehaved")                         \
-  X(SLOW_TASK, "a task took more script time between two waits than desc.slow_task_us, twice "  \
-               "(once a task)")                                                                 \
-  X(WARNING, "a script's warn(), once warnings are on: the message, its pieces joined")          \
-  X(REPLAY_LIMITS, "a recording asked for looser limits than the replaying state has")            \
-  X(FINALIZERS, "finalizers were let go without running: made faster than they ran, or out of "  \
-                "time at weft_close")                                                            \
-  X(TASK_GROWTH, "the live tasks spawned at one place kept growing (by 100 or more over 10 s "   \
+  X(PRINT, "a script's print or io.write: one line")                                               \
+  X(REPORT, "a task failed (the message, then its traceback and spawn sites)")                     \
+  X(HANDLER_FAILED, "the weft.on_error handler raised")                                            \
+  X(OPEN_FAILED, "weft_open failed: why")                                                          \
+  X(PRELUDE_FAILED, "the script environment could not be built")                                   \
+  X(SCRIPT_SKIPPED, "a file under the scripts root is not a regular file or too large")            \
+  X(WATCH_FAILED, "the scripts root cannot be watched")                                            \
+  X(DEBUG, "the debugger's transport: a client came, went or misbehaved")                          \
+  X(SLOW_TASK, "a task took more script time between two waits than desc.slow_task_us, twice "     \
+               "(once a task)")                                                                    \
+  X(WARNING, "a script's warn(), once warnings are on: the message, its pieces joined")            \
+  X(REPLAY_LIMITS, "a recording asked for looser limits than the replaying state has")             \
+  X(FINALIZERS, "finalizers were let go without running: made faster than they ran, or out of "    \
+                "time at weft_close")                                                              \
+  X(TASK_GROWTH, "the live tasks spawned at one place kept growing (by 100 or more over 10 s "     \
                  "of real time, in every 2 s of it): once a place, at its file and line")
 
 enum {
@@ -141,26 +143,26 @@ typedef void (*weft_logger_fn)(void *user, const char *tag, uint32_t level, uint
 typedef void *(*weft_load_fn)(void *user, const char *path, size_t *size);
 
 typedef struct weft_desc {
-  uint32_t size;            /* sizeof(weft_desc) as the program knows it: WEFT_DESC_INIT or
-                               weft_desc_init() set it; weft_open refuses any other value */
-  const char *scripts_root; /* directory `require` resolves under; NULL: "scripts" */
-  size_t memory_limit;      /* bytes the Lua state may hold; 0: 256 MB */
-  uint32_t instr_budget;    /* instructions per resume before preemption when counted;
-                               0: 1,000,000;
-                               WEFT_BUDGET_OFF: no budget (trusted scripts only) */
-  uint32_t time_budget_us;  /* microseconds a resume may run before preemption, checked by
-                               a watchdog thread at no cost per instruction; 0: 5,000;
-                               WEFT_BUDGET_COUNTED: count instr_budget instructions
-                               instead: exact and the same in every run, at a cost on
-                               every instruction (recordings and replays always count, and
-                               so does a system where the watchdog cannot start) */
-  uint32_t runaway_us;      /* script time a stretch (a task between two waits, a module's
-                               top level, a handler) may run without waiting before it is
-                               killed as a runaway at its line; preempted stretches go on
-                               next frame until then. 0: 1,000,000 (one second);
-                               WEFT_BUDGET_OFF: never. Counted budgets kill past
-                               WEFT_INSTR_PER_US instructions for each microsecond */
-  uint32_t frame_budget;    /* most resumes per frame; 0: 1,000,000,000 */
+  uint32_t size;                 /* sizeof(weft_desc) as the program knows it: WEFT_DESC_INIT or
+                                    weft_desc_init() set it; weft_open refuses any other value */
+  const char *scripts_root;      /* directory `require` resolves under; NULL: "scripts" */
+  size_t memory_limit;           /* bytes the Lua state may hold; 0: 256 MB */
+  uint32_t instr_budget;         /* instructions per resume before preemption when counted;
+                                    0: 1,000,000;
+                                    WEFT_BUDGET_OFF: no budget (trusted scripts only) */
+  uint32_t time_budget_us;       /* microseconds a resume may run before preemption, checked by
+                                    a watchdog thread at no cost per instruction; 0: 5,000;
+                                    WEFT_BUDGET_COUNTED: count instr_budget instructions
+                                    instead: exact and the same in every run, at a cost on
+                                    every instruction (recordings and replays always count, and
+                                    so does a system where the watchdog cannot start) */
+  uint32_t runaway_us;           /* script time a stretch (a task between two waits, a module's
+                                    top level, a handler) may run without waiting before it is
+                                    killed as a runaway at its line; preempted stretches go on
+                                    next frame until then. 0: 1,000,000 (one second);
+                                    WEFT_BUDGET_OFF: never. Counted budgets kill past
+                                    WEFT_INSTR_PER_US instructions for each microsecond */
+  uint32_t frame_budget;         /* most resumes per frame; 0: 1,000,000,000 */
   uint32_t frame_time_budget_us; /* watched budgets only: microseconds a frame's tasks may
                                take together; once spent, the frame starts no more tasks
                                (it runs one at least) and those left ready run first
@@ -168,13 +170,13 @@ typedef struct weft_desc {
                                WEFT_BUDGET_OFF: none. Counted budgets (tests, recordings,
                                replays) have no frame time: frames stay the same in
                                every run, bounded by frame_budget */
-  uint32_t max_tasks;       /* most live tasks; 0: 1,000,000 */
-  const char *assets_root;  /* directory io.open and job("read_file") read under, inside it
-                               with links resolved; NULL: "assets" */
-  uint32_t job_threads;     /* worker threads, started at the first job; 0: one per core;
-                               WEFT_JOBS_INLINE: none, jobs run at the next frame's start
-                               on the main thread (reproducible headless runs); where no
-                               thread can start (the web build), inline too */
+  uint32_t max_tasks;            /* most live tasks; 0: 1,000,000 */
+  const char *assets_root;       /* directory io.open and job("read_file") read under, inside it
+                                    with links resolved; NULL: "assets" */
+  uint32_t job_threads;          /* worker threads, started at the first job; 0: one per core;
+                                    WEFT_JOBS_INLINE: none, jobs run at the next frame's start
+                                    on the main thread (reproducible headless runs); where no
+                                    thread can start (the web build), inline too */
   /* Runs weft's jobs on the engine's own job system instead of threads of
      weft's: weft calls it (on its thread) with work and arg, and the
      engine calls work(arg) once, on any thread, soon; work runs the job
@@ -353,8 +355,8 @@ WEFT_API weft_task weft_task_from_lua(weft_state *W, lua_State *L, int idx);
 WEFT_API void weft_task_push(weft_state *W, lua_State *L, weft_task t);
 /* Like weft_run_file for source text in memory; name is the chunk name
    ("@scripts/x.lua" or "=label"). */
-WEFT_API int weft_run_string(weft_state *W, const char *name, const char *src, size_t len, weft_task *task,
-                    const char **err);
+WEFT_API int weft_run_string(weft_state *W, const char *name, const char *src, size_t len,
+                             weft_task *task, const char **err);
 /* How a task started from C ended: a weft_outcome (WEFT_RUNNING while it
    runs), or WEFT_ESTALE once released or for a task never handed out. */
 WEFT_API int weft_task_result(weft_state *W, weft_task task);
@@ -517,7 +519,7 @@ typedef struct weft_job_kind {
 } weft_job_kind;
 /* {sizeof(weft_job_kind), name, prepare, run, finish, free, user}. */
 #define WEFT_JOB_KIND_INIT(name, prepare, run, finish, free, user)                                 \
-  {sizeof(weft_job_kind), (name), (prepare), (run), (finish), (free), (user)}
+  { sizeof(weft_job_kind), (name), (prepare), (run), (finish), (free), (user) }
 
 /* Registers (or replaces) a job kind; the struct is copied. Built in:
    "read_file" and "find_path". WEFT_ELIMIT past 32 kinds; WEFT_EINVAL
@@ -571,7 +573,6 @@ WEFT_API int weft_profile_start(weft_state *W, const char *path);
 /* Stops the profile and writes it: WEFT_OK, WEFT_EIO when a file could
    not be written, WEFT_ESTATE when none is on. */
 WEFT_API int weft_profile_stop(weft_state *W);
-
 
 /* ---- hot reload ---- */
 
@@ -670,7 +671,7 @@ WEFT_API uint64_t weft_replay_position(const weft_state *W);
 
 typedef struct weft_debug_desc {
   uint32_t size; /* sizeof(weft_debug_desc): WEFT_DEBUG_DESC_INIT sets it */
-  int port; /* TCP port on 127.0.0.1; 0: any free port */
+  int port;      /* TCP port on 127.0.0.1; 0: any free port */
   /* Called about 60 times a second while the program is stopped in the
      debugger (inside weft_step: no frame runs meanwhile), so a game can
      keep its window alive and show that it is paused. NULL: nothing. */

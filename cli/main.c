@@ -70,7 +70,7 @@ static void dump_tasks(weft_state *W) {
 
 /* What the command line asked for; zero fields are the defaults. */
 typedef struct config {
-  double frames, dt, mem;  /* frames < 0: no limit */
+  double frames, dt, mem;   /* frames < 0: no limit */
   double budget, budget_ms; /* instructions counted (0: watched), or ms; budget < 0: off */
   double frame_ms;          /* --frame-budget: ms a frame's tasks may take; < 0: off; 0: default */
   double runaway_ms;        /* --runaway: ms of script time before a kill; < 0: off; 0: default */
@@ -138,8 +138,9 @@ static const char *set_runaway(config *c, const char *v) {
   snprintf(num, sizeof num, "%.*s", (int)(n - unit), v);
   if (!unit || !parse_num(num, &c->runaway_ms)) return "a time as in 1s or 500ms, or off";
   if (unit == 1) c->runaway_ms *= 1000;
-  return c->runaway_ms >= 0.001 && c->runaway_ms <= 4e6 ? NULL
-                                                         : "from 0.001ms to 4000s (as in 1s), or off";
+  return c->runaway_ms >= 0.001 && c->runaway_ms <= 4e6
+             ? NULL
+             : "from 0.001ms to 4000s (as in 1s), or off";
 }
 static const char *set_scripts(config *c, const char *v) { return c->d.scripts_root = v, NULL; }
 static const char *set_realtime(config *c, const char *v) { return (void)v, c->realtime = 1, NULL; }
@@ -299,7 +300,8 @@ static int start_debugger(weft_state *W, int port) {
   weft_debug_desc dd = {.size = sizeof dd, .port = port, .idle = held, .user = &debug_held};
   int rc = weft_debug_listen(W, &dd, &port);
   if (rc == WEFT_ENOTSUP) {
-    fprintf(stderr, "weft: --debug: the debugger is %s (built with make DEBUGGER=0)\n", weft_strerror(rc));
+    fprintf(stderr, "weft: --debug: the debugger is %s (built with make DEBUGGER=0)\n",
+            weft_strerror(rc));
     return -1;
   } else if (rc != WEFT_OK) {
     fprintf(stderr, "weft: --debug: cannot listen on 127.0.0.1:%d\n", port);
@@ -494,7 +496,8 @@ static int cmd_run(int argc, char **argv) {
   set_arg(W, args, nargs);
   weft_task task;
   const char *err;
-  if (weft_run_file_args(W, file, nargs - 1, (const char *const *)args + 1, &task, &err) != WEFT_OK) {
+  if (weft_run_file_args(W, file, nargs - 1, (const char *const *)args + 1, &task, &err) !=
+      WEFT_OK) {
     fprintf(stderr, "%s\n", err);
     weft_debug_exit(W, 1);
     weft_close(W);
@@ -539,7 +542,7 @@ static int cmd_run(int argc, char **argv) {
 /* ---- weft test ---- */
 
 typedef struct tests {
-  int list;        /* --list: name the cases, run none */
+  int list; /* --list: name the cases, run none */
   int passed, failed;
   int reports;     /* errors reported during the case (none handled them) */
   char first[512]; /* ...the first one */

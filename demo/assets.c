@@ -207,8 +207,10 @@ static int l_load(lua_State *L) {
 }
 
 void assets_open(game *g) {
-  weft_job_kind img = {sizeof(weft_job_kind), "image", img_prepare, img_run, img_finish, img_free, g};
-  weft_job_kind lvl = {sizeof(weft_job_kind), "level", lvl_prepare, lvl_run, lvl_finish, lvl_free, g};
+  weft_job_kind img = {
+      sizeof(weft_job_kind), "image", img_prepare, img_run, img_finish, img_free, g};
+  weft_job_kind lvl = {
+      sizeof(weft_job_kind), "level", lvl_prepare, lvl_run, lvl_finish, lvl_free, g};
   weft_register_job(g->W, &img);
   weft_register_job(g->W, &lvl);
   lua_State *L = g->L;

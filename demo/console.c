@@ -140,7 +140,8 @@ static int line_done(lua_State *L, int status, lua_KContext ctx) {
 static int l_run_line(lua_State *L) {
   game *g = G(L);
   lua_settop(L, 1);
-  return line_done(L, lua_pcallk(L, 0, LUA_MULTRET, 0, (lua_KContext)g, line_done), (lua_KContext)g);
+  return line_done(L, lua_pcallk(L, 0, LUA_MULTRET, 0, (lua_KContext)g, line_done),
+                   (lua_KContext)g);
 }
 
 /* Compiles the line as an expression list (so `1 + 2` prints 3) or else
@@ -311,7 +312,8 @@ static void complete(game *g) {
   }
   lua_settop(L, top);
   if (count > 1) print_line(g, CONSOLE_RESULT, list);
-  if (count && strlen(common) > plen && (size_t)(prefix - line) + strlen(common) < sizeof g->console.line)
+  if (count && strlen(common) > plen &&
+      (size_t)(prefix - line) + strlen(common) < sizeof g->console.line)
     strcpy(line + (prefix - line), common);
 }
 
@@ -346,8 +348,7 @@ void console_key(game *g, SDL_Scancode sc) {
               sizeof g->console.history[0] * (CONSOLE_HISTORY - 1));
       g->console.nhistory--;
     }
-    snprintf(g->console.history[g->console.nhistory++], sizeof g->console.history[0], "%s",
-             line);
+    snprintf(g->console.history[g->console.nhistory++], sizeof g->console.history[0], "%s", line);
     char copy[sizeof g->console.line];
     snprintf(copy, sizeof copy, "%s", line);
     line[0] = 0;
@@ -389,10 +390,11 @@ void console_text(game *g, const char *text) {
 
 void console_draw(game *g) {
   if (!g->console.open) return;
-  static const SDL_Color colours[] = {
-      [CONSOLE_INPUT] = {150, 160, 180, 255}, [CONSOLE_RESULT] = {220, 226, 240, 255},
-      [CONSOLE_ERROR] = {255, 150, 140, 255}, [CONSOLE_PRINT] = {170, 230, 180, 255},
-      [CONSOLE_WARN] = {250, 200, 110, 255}};
+  static const SDL_Color colours[] = {[CONSOLE_INPUT] = {150, 160, 180, 255},
+                                      [CONSOLE_RESULT] = {220, 226, 240, 255},
+                                      [CONSOLE_ERROR] = {255, 150, 140, 255},
+                                      [CONSOLE_PRINT] = {170, 230, 180, 255},
+                                      [CONSOLE_WARN] = {250, 200, 110, 255}};
   int lh = font_height(g->video.f_mono);
   SDL_Rect r = {16, 12, SCREEN_W - 32, 16 + lh * (CONSOLE_OUT + 1) + 8};
   render_note(g, "console", r);
@@ -425,10 +427,11 @@ void console_draw(game *g) {
            (int)(g->run.realtime * 2) & 1 ? "_" : " ");
   font_draw(g->video.f_mono, g->video.r, prompt, r.x + 10, y, (SDL_Color){255, 225, 140, 255});
   char help[96];
-  snprintf(help, sizeof help, "%sEnter run   Up/Down history   Tab complete   PgUp/PgDn scroll   Esc close",
+  snprintf(help, sizeof help,
+           "%sEnter run   Up/Down history   Tab complete   PgUp/PgDn scroll   Esc close",
            back ? "(scrolled back)   " : "");
-  font_draw(g->video.f_mono, g->video.r, help,
-            r.x + r.w - 10 - font_width(g->video.f_mono, help), y, (SDL_Color){110, 116, 136, 255});
+  font_draw(g->video.f_mono, g->video.r, help, r.x + r.w - 10 - font_width(g->video.f_mono, help),
+            y, (SDL_Color){110, 116, 136, 255});
 }
 
 /* console_input(text): types text into the console (test scripts). */

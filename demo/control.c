@@ -533,8 +533,8 @@ static void profile_key(game *g) {
   } else {
     struct stat st;
     do
-      snprintf(g->run.profile_path, sizeof g->run.profile_path, "%.900s-%d.json", g->run.profile_base,
-               ++g->run.profiles);
+      snprintf(g->run.profile_path, sizeof g->run.profile_path, "%.900s-%d.json",
+               g->run.profile_base, ++g->run.profiles);
     while (stat(g->run.profile_path, &st) == 0 && g->run.profiles < 100000);
     if (weft_profile_start(g->W, g->run.profile_path) == WEFT_OK)
       snprintf(g->ov.toast, sizeof g->ov.toast, "profiling into %.150s (F3 again: stop and write)",

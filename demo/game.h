@@ -27,7 +27,7 @@
 #define CONSOLE_COLS 150   /* characters a scrollback line holds: longer ones wrap */
 #define CONSOLE_TASKS 16   /* lines running at once whose end the console awaits */
 #define CONSOLE_HISTORY 32 /* lines it remembers for Up/Down */
-#define VERB_SITES 256 /* futures whose verb's call site is remembered */
+#define VERB_SITES 256     /* futures whose verb's call site is remembered */
 
 /* Buffer sizes, in bytes with the terminating 0. */
 #define PATH_LEN 1024            /* a path given on the command line (--root, a screenshot) */
@@ -43,16 +43,16 @@ typedef struct image {
 } image;
 
 typedef struct error_note {
-  char msg[MESSAGE_LEN]; /* the error, "gate_guard: scripts/x.lua:12: ..." */
-  char trace[2048]; /* traceback and spawn sites */
-  char who[64];     /* who failed (the entity), "" if the report names nobody */
+  char msg[MESSAGE_LEN];   /* the error, "gate_guard: scripts/x.lua:12: ..." */
+  char trace[2048];        /* traceback and spawn sites */
+  char who[64];            /* who failed (the entity), "" if the report names nobody */
   char module[MODULE_LEN]; /* the module whose file raised it ("ai.patrol"), "" if none */
-  uint32_t epoch;   /* weft_reload_count when reported */
-  int was_broken;   /* its file was listed by weft.reload_errors() */
-  double at;        /* realtime seconds when reported */
-  int repeats;      /* same message reported again */
-  int warning;      /* a warning, not an error: 1 a slow task, 2 tasks piling up */
-  char task[160];   /* a slow task's label ("ears scripts/ai/x.lua:20"), "" none */
+  uint32_t epoch;          /* weft_reload_count when reported */
+  int was_broken;          /* its file was listed by weft.reload_errors() */
+  double at;               /* realtime seconds when reported */
+  int repeats;             /* same message reported again */
+  int warning;             /* a warning, not an error: 1 a slow task, 2 tasks piling up */
+  char task[160];          /* a slow task's label ("ears scripts/ai/x.lua:20"), "" none */
 } error_note;
 
 typedef struct key_hold {
@@ -96,18 +96,18 @@ typedef struct game {
   } load;
   struct { /* the console (console.c) */
     int open;
-    char line[MESSAGE_LEN / 2]; /* being typed */
+    char line[MESSAGE_LEN / 2];               /* being typed */
     char out[CONSOLE_KEEP][CONSOLE_COLS + 1]; /* the scrollback, oldest first */
     uint8_t kind[CONSOLE_KEEP];               /* each line's CONSOLE_* kind (console.h) */
     int nout;
-    int scroll; /* lines back from the newest the view ends at (PgUp/PgDn) */
+    int scroll;                       /* lines back from the newest the view ends at (PgUp/PgDn) */
     weft_task running[CONSOLE_TASKS]; /* lines' tasks: one a kill ends is told */
     char history[CONSOLE_HISTORY][MESSAGE_LEN / 2];
     int nhistory, browsing; /* browsing: history lines back from the newest, 0 none */
     int env;                /* the lines' shared globals (registry reference) */
   } console;
-  struct {       /* where each pending verb future was asked for, by future id */
-    uint64_t fut; /* 0: free */
+  struct {                       /* where each pending verb future was asked for, by future id */
+    uint64_t fut;                /* 0: free */
     char where[MESSAGE_LEN / 4]; /* "scripts/cinematics/vault.lua:12:" */
   } sites[VERB_SITES];
   struct { /* the keyboard: real keys and test scripts' holds */
@@ -119,8 +119,8 @@ typedef struct game {
     int paused;
     double time_scale;
     int show_tasks, show_graph;
-    int tasks_from; /* the first task the inspector lists (PgUp/PgDn) */
-    int by_site;    /* the inspector lists spawn sites with their counts (G) */
+    int tasks_from;   /* the first task the inspector lists (PgUp/PgDn) */
+    int by_site;      /* the inspector lists spawn sites with their counts (G) */
     weft_group group; /* the game group, which the two above pause and slow */
   } modes;
   struct { /* the developer overlays (overlay.c) */
@@ -149,40 +149,40 @@ typedef struct game {
     int headless;
     uint32_t seed;
     uint64_t frame;
-    unsigned drawn;           /* pictures shown in the window */
+    unsigned drawn; /* pictures shown in the window */
     double realtime;
     int quit;
-    int debug_held;           /* the debugger held the game since the loop last looked */
-    int fast_forward;         /* --beat: frames run unseen until beat_wanted */
+    int debug_held;   /* the debugger held the game since the loop last looked */
+    int fast_forward; /* --beat: frames run unseen until beat_wanted */
     char beat_wanted[MODULE_LEN];
-    char beat[MODULE_LEN];    /* the last beat() passed, "" none */
-    char shot_path[PATH_LEN]; /* screenshot requested by F12, "" none */
+    char beat[MODULE_LEN];       /* the last beat() passed, "" none */
+    char shot_path[PATH_LEN];    /* screenshot requested by F12, "" none */
     char profile_path[PATH_LEN]; /* the profile being taken (--profile's, F3's) */
     char profile_base[PATH_LEN]; /* F3's profiles: BASE-1.json, BASE-2.json, ... */
     int profiles;                /* F3's profiles so far */
-    char root[PATH_LEN];      /* directory holding scripts/ and assets/ */
+    char root[PATH_LEN];         /* directory holding scripts/ and assets/ */
     char scripts_dir[DIR_LEN], assets_dir[DIR_LEN];
   } run;
-  struct { /* the boot script and soft reset (session.c) */
-    int task;        /* registry reference to the boot task's handle, LUA_NOREF none */
-    int dead;        /* the boot script failed (or did not load): the game stands still */
+  struct {                 /* the boot script and soft reset (session.c) */
+    int task;              /* registry reference to the boot task's handle, LUA_NOREF none */
+    int dead;              /* the boot script failed (or did not load): the game stands still */
     char why[MESSAGE_LEN]; /* what stopped it, for the offer on screen */
-    uint32_t reloads; /* weft_reload_count when it died: a clean save after it retries */
-    int nbroken;      /* weft.reload_errors() when it died, or last seen */
-    long long main_stamp; /* main.lua's mtime and size when it died: a save of it retries */
-    int pending;      /* a reset asked for, done at the next frame's start */
+    uint32_t reloads;      /* weft_reload_count when it died: a clean save after it retries */
+    int nbroken;           /* weft.reload_errors() when it died, or last seen */
+    long long main_stamp;  /* main.lua's mtime and size when it died: a save of it retries */
+    int pending;           /* a reset asked for, done at the next frame's start */
     char beat[MODULE_LEN]; /* ...then run unseen to this beat, "" none */
-    int resets;       /* soft resets so far */
+    int resets;            /* soft resets so far */
   } boot;
   /* record and replay (replay.c) */
   struct {
-    int recording;   /* --record: input and hashes go into the recording */
-    int on;          /* --replay: frames, input and scripts come from it */
-    int paused;      /* a windowed replay stopped by F5 */
-    int step_one;    /* F6: run one frame, then stay paused */
-    long jump_to;    /* run to this frame without drawing (F8, --goto); -1 none */
-    long restart_to; /* F7: start the replay again and run to this frame; -1 none */
-    uint64_t frames; /* in the recording */
+    int recording;                  /* --record: input and hashes go into the recording */
+    int on;                         /* --replay: frames, input and scripts come from it */
+    int paused;                     /* a windowed replay stopped by F5 */
+    int step_one;                   /* F6: run one frame, then stay paused */
+    long jump_to;                   /* run to this frame without drawing (F8, --goto); -1 none */
+    long restart_to;                /* F7: start the replay again and run to this frame; -1 none */
+    uint64_t frames;                /* in the recording */
     const struct replay_meta *meta; /* what the recording holds besides frames; main.c's */
   } rp;
 } game;

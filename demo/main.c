@@ -31,9 +31,9 @@
 static game G;
 
 enum {
-  USAGE_ITEM = 64,   /* one option as the usage shows it, "[--frames N]" */
-  NUMBER_LEN = 32,   /* a number as text */
-  ERROR_LEN = 512,   /* a message from weft about a recording */
+  USAGE_ITEM = 64, /* one option as the usage shows it, "[--frames N]" */
+  NUMBER_LEN = 32, /* a number as text */
+  ERROR_LEN = 512, /* a message from weft about a recording */
 };
 
 typedef struct options {
@@ -282,7 +282,8 @@ static void on_logger(void *user, const char *tag, uint32_t severity, uint32_t i
   else
     snprintf(text, sizeof text, "%s: %s", id == WEFT_LOG_WARNING ? "warn" : "weft", msg);
   fprintf(stderr, "%s\n", text);
-  if (id == WEFT_LOG_SLOW_TASK && test_script && strncmp(msg, test_script, strlen(test_script)) == 0)
+  if (id == WEFT_LOG_SLOW_TASK && test_script &&
+      strncmp(msg, test_script, strlen(test_script)) == 0)
     return; /* a test script's own screenshots */
   if (severity <= WEFT_LOG_WARN && id != WEFT_LOG_REPORT) console_log(user, CONSOLE_WARN, text);
   if (id == WEFT_LOG_SLOW_TASK) overlay_slow(user, msg, file, line);
@@ -339,9 +340,8 @@ static int open_video(game *g, const options *o) {
   } else {
     if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0)
       return fprintf(stderr, "weft-demo: SDL_Init: %s\n", SDL_GetError()), -1;
-    g->video.win =
-        SDL_CreateWindow("Moonwatch Keep - a weft demo", SDL_WINDOWPOS_CENTERED,
-                         SDL_WINDOWPOS_CENTERED, SCREEN_W, SCREEN_H, WINDOW_FLAGS);
+    g->video.win = SDL_CreateWindow("Moonwatch Keep - a weft demo", SDL_WINDOWPOS_CENTERED,
+                                    SDL_WINDOWPOS_CENTERED, SCREEN_W, SCREEN_H, WINDOW_FLAGS);
     if (!g->video.win)
       return fprintf(stderr, "weft-demo: cannot open a window: %s\n", SDL_GetError()), -1;
     g->video.r = SDL_CreateRenderer(g->video.win, -1,
@@ -630,13 +630,13 @@ static void poll_debugger(game *g, const options *o, double *acc, Uint64 *last) 
 /* One start of the game: the options it runs with and what its loop
    keeps between passes. */
 typedef struct runner {
-  options given;     /* as parsed: F7's restart begins from these again */
-  options o;         /* as given, then as the recording says (load_replay) */
-  replay_meta meta;  /* --replay's */
-  weft_task test;    /* --script's task */
-  int rc;            /* the exit code so far */
-  double acc;        /* real time not yet stepped */
-  Uint64 last;       /* when it was last read */
+  options given;    /* as parsed: F7's restart begins from these again */
+  options o;        /* as given, then as the recording says (load_replay) */
+  replay_meta meta; /* --replay's */
+  weft_task test;   /* --script's task */
+  int rc;           /* the exit code so far */
+  double acc;       /* real time not yet stepped */
+  Uint64 last;      /* when it was last read */
 } runner;
 
 /* One pass of the frame loop: input, the steps due, the picture.
@@ -748,7 +748,8 @@ static int finish(runner *r) {
   }
   if (g->rp.recording && weft_record_stop(g->W) != WEFT_OK)
     fprintf(stderr, "weft-demo: cannot write %s\n", o->record), rc = 1;
-  if (weft_profile_stop(g->W) == WEFT_OK) fprintf(stderr, "weft-demo: profile written to %s\n", g->run.profile_path);
+  if (weft_profile_stop(g->W) == WEFT_OK)
+    fprintf(stderr, "weft-demo: profile written to %s\n", g->run.profile_path);
   weft_debug_exit(g->W, rc);
   session_close(g);
   if (r->test.id) weft_task_drop(g->W, r->test);

@@ -352,13 +352,16 @@ static void draw_errors(game *g, SDL_Rect area) {
   box(g, r, e->warning ? (SDL_Color){28, 20, 8, 235} : (SDL_Color){28, 8, 12, 235}, edge);
   SDL_Rect head = {r.x, r.y, r.w, 30};
   box(g, head, e->warning ? (SDL_Color){140, 90, 20, 255} : (SDL_Color){150, 28, 36, 255}, edge);
-  const char *kind = e->warning == 2 ? "Tasks pile up" : e->warning ? "Slow script" : "Script error";
+  const char *kind = e->warning == 2 ? "Tasks pile up"
+                     : e->warning    ? "Slow script"
+                                     : "Script error";
   const char *goes = g->boot.dead ? "stopped" : "goes on";
   char title[96];
   if (g->ov.nerrors > 1)
     snprintf(title, sizeof title, "%s (%d, the game %s)", kind, g->ov.nerrors, goes);
   else
-    snprintf(title, sizeof title, "%s%s (the game %s)", kind, e->repeats ? " (repeated)" : "", goes);
+    snprintf(title, sizeof title, "%s%s (the game %s)", kind, e->repeats ? " (repeated)" : "",
+             goes);
   const char *hint = "F4 dismiss";
   if (font_width(g->video.f_bold, title) + font_width(g->video.f_small, hint) + 36 > r.w) {
     if (g->ov.nerrors > 1) /* the panel is narrow: the count stays, the reassurance goes */
@@ -380,7 +383,8 @@ static void draw_errors(game *g, SDL_Rect area) {
 
 /* Under the task list: each module from weft.modules() in two columns
    with its version, its running starts, how many run old code and its
-   starts' script time a frame on average; then the reload errors. Returns the height drawn (0 if it does not fit). */
+   starts' script time a frame on average; then the reload errors. Returns the height drawn (0 if it
+   does not fit). */
 static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
   lua_State *L = g->L;
   int top = lua_gettop(L);
@@ -410,8 +414,8 @@ static int draw_modules(game *g, int x, int y0, int w, int max_h, int measure) {
   int cw = font_width(g->video.f_mono, "M"), colw = (w - 24) / 2, chars = cw ? colw / cw - 1 : 40;
   char line[256], name[96];
   for (int c = 0; c < 2; c++) {
-    snprintf(line, sizeof line, "%-*s %-4s %5s %4s %5s", chars - 23, "module", "ver", "tasks", "old",
-             "ms");
+    snprintf(line, sizeof line, "%-*s %-4s %5s %4s %5s", chars - 23, "module", "ver", "tasks",
+             "old", "ms");
     font_draw(g->video.f_mono, g->video.r, line, r.x + 12 + c * colw, r.y + 34,
               (SDL_Color){120, 130, 150, 255});
   }
@@ -513,8 +517,8 @@ static void draw_sites(game *g, SDL_Rect area, int rows) {
   snprintf(head, sizeof head, "Live tasks by spawn site (weft.sites)");
   font_draw(g->video.f_bold, g->video.r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
   const char *keys = "G tasks   F1 close";
-  font_draw(g->video.f_small, g->video.r, keys,
-            r.x + r.w - 12 - font_width(g->video.f_small, keys), r.y + 9, DIM);
+  font_draw(g->video.f_small, g->video.r, keys, r.x + r.w - 12 - font_width(g->video.f_small, keys),
+            r.y + 9, DIM);
   int cw = font_width(g->video.f_mono, "M");
   int chars = cw ? (r.w - 24) / cw : 80, cwhere = (chars - 6 - 10) / 2;
   char line[512], where[160], by[160];
@@ -583,8 +587,8 @@ static void draw_tasks(game *g, SDL_Rect area) {
              n == 1 ? "" : "s");
   font_draw(g->video.f_bold, g->video.r, head, r.x + 12, r.y + 6, (SDL_Color){150, 200, 255, 255});
   const char *keys = shown < n ? "PgUp/PgDn scroll   G by site   F1 close" : "G by site   F1 close";
-  font_draw(g->video.f_small, g->video.r, keys,
-            r.x + r.w - 12 - font_width(g->video.f_small, keys), r.y + 9, DIM);
+  font_draw(g->video.f_small, g->video.r, keys, r.x + r.w - 12 - font_width(g->video.f_small, keys),
+            r.y + 9, DIM);
   /* columns: who and task as wide as their longest entry, status, then
      waiting on and suspended at share the rest */
   enum { MAX_ROWS = 64 };
@@ -623,7 +627,11 @@ static void draw_tasks(game *g, SDL_Rect area) {
     if ((int)strlen(where) > cwhere && strrchr(where, '/')) where = strrchr(where, '/') + 1;
     fit_left(at, sizeof at, where, cwhere);
     char ms[16]; /* a brain at rest takes hundredths of a millisecond: shown, not blank */
-    snprintf(ms, sizeof ms, t->ms >= 0.95 ? "%.1f" : t->ms >= 0.0005 ? "%.3f" : t->ms > 0 ? "<.001" : "",
+    snprintf(ms, sizeof ms,
+             t->ms >= 0.95     ? "%.1f"
+             : t->ms >= 0.0005 ? "%.3f"
+             : t->ms > 0       ? "<.001"
+                               : "",
              t->ms);
     snprintf(line, sizeof line, "%-*s %-*s %*s %-*.*s %-*s %s", cwho, who, ctask, task, cms, ms,
              cst - 1, cst - 1, t->v[2], cwait, wait_on, at);
@@ -712,12 +720,12 @@ static void draw_boot_offer(game *g) {
   render_note(g, "boot", r);
   SDL_Color edge = {240, 120, 90, 255};
   box(g, r, (SDL_Color){30, 10, 12, 240}, edge);
-  font_draw(g->video.f_bold, g->video.r, "The game stopped: its boot script failed", r.x + 14, r.y + 8,
-            (SDL_Color){255, 210, 190, 255});
+  font_draw(g->video.f_bold, g->video.r, "The game stopped: its boot script failed", r.x + 14,
+            r.y + 8, (SDL_Color){255, 210, 190, 255});
   char why[MESSAGE_LEN];
   snprintf(why, sizeof why, "%s", g->boot.why);
   char *nl = strchr(why, '\n');
-  if (nl) *nl = 0; /* the message; its trace is in the panel */
+  if (nl) *nl = 0;                    /* the message; its trace is in the panel */
   char *in = strstr(why, "scripts/"); /* scripts/lib/x.lua:12: the root's path is no help */
   if (in && in > why && in[-1] == '/') {
     char *start = in;
@@ -727,7 +735,8 @@ static void draw_boot_offer(game *g) {
   int cw = font_width(g->video.f_mono, "M");
   char shown[MESSAGE_LEN];
   fit_right(shown, sizeof shown, why, cw ? (r.w - 28) / cw : 100);
-  font_draw(g->video.f_mono, g->video.r, shown, r.x + 14, r.y + 42, (SDL_Color){255, 226, 200, 255});
+  font_draw(g->video.f_mono, g->video.r, shown, r.x + 14, r.y + 42,
+            (SDL_Color){255, 226, 200, 255});
   const char *hint = "Save the fix: the game resets by itself.     Ctrl-R: reset now.";
   font_draw(g->video.f_ui, g->video.r, hint, r.x + 14, r.y + 72, WHITE);
 }

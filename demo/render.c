@@ -497,7 +497,8 @@ static void draw_markers(game *g) {
     render_note(g, "marker", b);
     SDL_Color edge = pulse ? (SDL_Color){255, 90, 90, 255} : (SDL_Color){200, 50, 60, 255};
     panel(g, b, (SDL_Color){20, 16, 26, 235}, edge);
-    font_draw(g->video.f_small, g->video.r, text, b.x + 7, b.y + 3, (SDL_Color){255, 120, 120, 255});
+    font_draw(g->video.f_small, g->video.r, text, b.x + 7, b.y + 3,
+              (SDL_Color){255, 120, 120, 255});
     SDL_SetRenderDrawColor(g->video.r, edge.r, edge.g, edge.b, 255);
     for (int k = 0; k < 5; k++)
       SDL_RenderDrawLine(g->video.r, sx - 4 + k, b.y + b.h + k, sx + 4 - k, b.y + b.h + k);

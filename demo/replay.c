@@ -77,8 +77,8 @@ unsigned char *replay_meta_write(const replay_meta *m, size_t *len) {
   p = put_field(p, TAG_PLAY, m->play, strlen(m->play), NULL, 0);
   if (m->from[0]) p = put_field(p, TAG_FROM, m->from, strlen(m->from), NULL, 0);
   for (int i = 0; i < m->nlevels; i++)
-    p = put_field(p, TAG_LEVEL, m->levels[i].name, strlen(m->levels[i].name) + 1,
-                  m->levels[i].text, m->levels[i].len);
+    p = put_field(p, TAG_LEVEL, m->levels[i].name, strlen(m->levels[i].name) + 1, m->levels[i].text,
+                  m->levels[i].len);
   *len = (size_t)(p - buf);
   return buf;
 }

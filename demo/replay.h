@@ -21,9 +21,9 @@ typedef struct replay_level {
    level files, so a replay plays the recorded level whatever is on disk. */
 typedef struct replay_meta {
   uint32_t seed;
-  char script[PATH_LEN];  /* the --script test script, "" none */
-  char play[MODULE_LEN];  /* the --play cinematic, "" none */
-  char from[MODULE_LEN];  /* --from's world state, "" none */
+  char script[PATH_LEN]; /* the --script test script, "" none */
+  char play[MODULE_LEN]; /* the --play cinematic, "" none */
+  char from[MODULE_LEN]; /* --from's world state, "" none */
   replay_level levels[REPLAY_MAX_LEVELS];
   int nlevels;
 } replay_meta;
@@ -47,9 +47,9 @@ const replay_level *replay_level_of(const game *g, const char *name);
    boot). */
 enum { REPLAY_KEY, REPLAY_LINE, REPLAY_RESET };
 typedef struct replay_input {
-  int kind;         /* REPLAY_* */
-  SDL_Scancode key; /* REPLAY_KEY: the key; SDL_SCANCODE_UNKNOWN: the window lost focus */
-  int down;         /* REPLAY_KEY: 1 pressed, 0 released */
+  int kind;               /* REPLAY_* */
+  SDL_Scancode key;       /* REPLAY_KEY: the key; SDL_SCANCODE_UNKNOWN: the window lost focus */
+  int down;               /* REPLAY_KEY: 1 pressed, 0 released */
   char text[MESSAGE_LEN]; /* REPLAY_LINE: the line; REPLAY_RESET: the beat, "" none */
 } replay_input;
 

@@ -126,7 +126,8 @@ uint64_t verbs_push_future(game *g, lua_State *L) {
   g->sites[f.id % VERB_SITES].fut = f.id;
   snprintf(g->sites[f.id % VERB_SITES].where, sizeof g->sites[0].where, "%s", lua_tostring(L, -1));
   lua_pop(L, 1);
-  world_use_clock(&g->w, weft_current_group(g->W).id); /* the action it stands for follows its caller's clock */
+  world_use_clock(
+      &g->w, weft_current_group(g->W).id); /* the action it stands for follows its caller's clock */
   return f.id;
 }
 
@@ -839,14 +840,12 @@ static int l_build_level(lua_State *L) {
 
 /* ---- registration ---- */
 
-static const luaL_Reg ent_methods[] = {{"move_to", l_move_to},     {"stop", l_stop},
-                                       {"face", l_face},           {"say", l_say},
-                                       {"play_anim", l_play_anim}, {"can_see", l_can_see},
-                                       {"distance", l_distance},   {"position", l_position},
-                                       {"teleport", l_teleport},   {"mood", l_mood},
-                                       {"destroy", l_destroy},     {"alive", l_alive},
-                                       {"facing", l_facing},       {"alpha", l_alpha},
-                                       {NULL, NULL}};
+static const luaL_Reg ent_methods[] = {
+    {"move_to", l_move_to},   {"stop", l_stop},           {"face", l_face},
+    {"say", l_say},           {"play_anim", l_play_anim}, {"can_see", l_can_see},
+    {"distance", l_distance}, {"position", l_position},   {"teleport", l_teleport},
+    {"mood", l_mood},         {"destroy", l_destroy},     {"alive", l_alive},
+    {"facing", l_facing},     {"alpha", l_alpha},         {NULL, NULL}};
 
 static const luaL_Reg globals[] = {{"player", l_player},
                                    {"entity", l_entity},

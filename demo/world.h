@@ -44,15 +44,15 @@ typedef struct world_event {
 typedef struct entity {
   uint32_t gen; /* bumped on spawn and destroy; odd while live */
   char name[LEVEL_NAME];
-  char title[LEVEL_NAME]; /* shown in dialogue boxes */
-  int portrait;           /* the KIND_* whose face the dialogue box shows */
-  uint8_t tint[3];        /* that face's colour: 255 each unchanged */
-  int kind;               /* KIND_* */
-  float x, y;             /* feet position, world units */
-  float facing;           /* degrees: 0 right, 90 down */
-  float face_to;          /* facing being turned to */
+  char title[LEVEL_NAME];                    /* shown in dialogue boxes */
+  int portrait;                              /* the KIND_* whose face the dialogue box shows */
+  uint8_t tint[3];                           /* that face's colour: 255 each unchanged */
+  int kind;                                  /* KIND_* */
+  float x, y;                                /* feet position, world units */
+  float facing;                              /* degrees: 0 right, 90 down */
+  float face_to;                             /* facing being turned to */
   int move_clk, face_clk, anim_clk, say_clk; /* the clock each timed action runs on */
-  uint64_t face_f;        /* pending face() future, 0 none */
+  uint64_t face_f;                           /* pending face() future, 0 none */
   float path[WORLD_MAX_PATH][2];
   int npath, ipath; /* waypoints left: path[ipath .. npath-1] */
   float speed;      /* units per second while walking */
@@ -102,7 +102,7 @@ typedef struct world {
   world_door doors[LEVEL_MAX_ITEMS];
   int ndoors;
   entity ents[WORLD_MAX_ENTS];
-  int player;  /* index of the player entity, -1 none */
+  int player; /* index of the player entity, -1 none */
   /* The clocks timed actions run on. Clock 0 is the world's own: the dt
      of world_update (the player's walking, doors, the camera following).
      The others belong to whoever started an action (a key: a script's
@@ -111,7 +111,7 @@ typedef struct world {
     uint64_t key; /* 0: free */
     float dt;
   } clocks[WORLD_MAX_CLOCKS];
-  int clock; /* the clock actions started now run on (world_use_clock) */
+  int clock;   /* the clock actions started now run on (world_use_clock) */
   double time; /* world seconds (scaled, stops when paused) */
   uint32_t rng;
   /* camera, world units of the view centre */
@@ -193,7 +193,7 @@ entity *world_ent(world *w, int idx); /* live entity or NULL */
 int world_find(const world *w, const char *name);
 /* Removes an entity; its pending futures fail with "NAME was destroyed". */
 void world_destroy(world *w, int idx);
-int world_kind(const char *name); /* KIND_* or -1 */
+int world_kind(const char *name);       /* KIND_* or -1 */
 const char *world_kind_name(int kind);  /* "guard" */
 const char *world_kind_title(int kind); /* "Guard": a kind's name in dialogue */
 
@@ -204,9 +204,9 @@ int world_use_clock(world *w, uint64_t key);
 /* Frees the clocks no timed action runs on any more. */
 void world_sweep_clocks(world *w);
 
-/* Timed actions. Each runs on the clock of world_use_clock, takes the future to complete (0: none) and replaces
-   the same action in progress (whose future resolves to "interrupted").
-   world_move_to returns -1 when there is no path (fut untouched). */
+/* Timed actions. Each runs on the clock of world_use_clock, takes the future to complete (0: none)
+   and replaces the same action in progress (whose future resolves to "interrupted"). world_move_to
+   returns -1 when there is no path (fut untouched). */
 int world_move_to(world *w, int idx, float x, float y, float speed, uint64_t fut);
 void world_stop(world *w, int idx);
 void world_face(world *w, int idx, float deg, uint64_t fut);

@@ -75,7 +75,8 @@ void weft_cond_broadcast(weft_cond *c);
 typedef struct weft_once {
   atomic_int state; /* 0: not run, 1: running, 2: done */
 } weft_once;
-#define WEFT_ONCE_INIT {0}
+#define WEFT_ONCE_INIT                                                                             \
+  { 0 }
 void weft_once_run(weft_once *o, void (*fn)(void));
 
 /* The number of processors online (at least 1). */

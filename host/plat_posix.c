@@ -140,9 +140,8 @@ uint64_t weft_thread_cpu_ns(void) {
 
 int weft_stat_path(const char *path, weft_stat *st) {
   struct stat s;
-  if (stat(path, &s) != 0) return errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG
-                                      ? WEFT_EINVAL
-                                      : WEFT_EIO;
+  if (stat(path, &s) != 0)
+    return errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG ? WEFT_EINVAL : WEFT_EIO;
   st->size = (int64_t)s.st_size;
 #if defined(__APPLE__)
   st->mtime_ns = (int64_t)s.st_mtimespec.tv_sec * 1000000000 + s.st_mtimespec.tv_nsec;
@@ -234,9 +233,9 @@ int weft_sock_accept(weft_sock listener, weft_sock *out) {
 }
 
 int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
-  struct pollfd p = {(int)s, (short)((what & WEFT_SOCK_IN ? POLLIN : 0) |
-                                     (what & WEFT_SOCK_OUT ? POLLOUT : 0)),
-                     0};
+  struct pollfd p = {
+      (int)s, (short)((what & WEFT_SOCK_IN ? POLLIN : 0) | (what & WEFT_SOCK_OUT ? POLLOUT : 0)),
+      0};
   int r = poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
   if (r < 0) return errno == EINTR ? 0 : WEFT_EIO;
   return r > 0;

@@ -155,17 +155,16 @@ static int narrow(const wchar_t *w, int n, char *out, int cap) {
 }
 
 /* 100 ns ticks since 1601 as nanoseconds since 1970. */
-static int64_t unix_ns(LARGE_INTEGER t) {
-  return (t.QuadPart - 116444736000000000LL) * 100;
-}
+static int64_t unix_ns(LARGE_INTEGER t) { return (t.QuadPart - 116444736000000000LL) * 100; }
 
 int weft_stat_path(const char *path, weft_stat *st) {
   wchar_t w[MAX_WPATH];
   if (!wide(path, w, MAX_WPATH)) return WEFT_EINVAL;
   /* Opened for attributes only, sharing everything: an editor holding
      the file open does not stop it. Follows symbolic links. */
-  HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-                         NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  HANDLE h =
+      CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                  NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
   if (h == INVALID_HANDLE_VALUE) {
     DWORD e = GetLastError();
     return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? WEFT_EINVAL : WEFT_EIO;
@@ -174,8 +173,10 @@ int weft_stat_path(const char *path, weft_stat *st) {
   LARGE_INTEGER size;
   int ok = GetFileInformationByHandleEx(h, FileBasicInfo, &bi, sizeof bi);
   DWORD type = GetFileType(h);
-  if (ok && !(bi.FileAttributes & FILE_ATTRIBUTE_DIRECTORY)) ok = GetFileSizeEx(h, &size);
-  else size.QuadPart = 0;
+  if (ok && !(bi.FileAttributes & FILE_ATTRIBUTE_DIRECTORY))
+    ok = GetFileSizeEx(h, &size);
+  else
+    size.QuadPart = 0;
   CloseHandle(h);
   if (!ok) return WEFT_EIO;
   st->size = size.QuadPart;
@@ -211,8 +212,9 @@ int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int 
 int weft_path_resolve(const char *path, char *out, size_t cap) {
   wchar_t w[MAX_WPATH], r[MAX_WPATH];
   if (!wide(path, w, MAX_WPATH)) return WEFT_EINVAL;
-  HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-                         NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  HANDLE h =
+      CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                  NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
   if (h == INVALID_HANDLE_VALUE) return WEFT_EINVAL;
   DWORD n = GetFinalPathNameByHandleW(h, r, MAX_WPATH, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
   CloseHandle(h);
@@ -473,8 +475,8 @@ int weft_sock_listen(int port, weft_sock *out, int *bound) {
   a.sin_port = htons((u_short)port);
   int alen = (int)sizeof a;
   /* No SO_REUSEADDR: on Windows it lets another socket take the port. */
-  if (!nonblocking(s) || bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, WEFT_SOCK_BACKLOG) != 0 ||
-      getsockname(s, (struct sockaddr *)&a, &alen) != 0) {
+  if (!nonblocking(s) || bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
+      listen(s, WEFT_SOCK_BACKLOG) != 0 || getsockname(s, (struct sockaddr *)&a, &alen) != 0) {
     closesocket(s);
     return WEFT_EIO;
   }
@@ -500,7 +502,8 @@ int weft_sock_accept(weft_sock listener, weft_sock *out) {
 int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
   WSAPOLLFD p;
   p.fd = (SOCKET)s;
-  p.events = (SHORT)((what & WEFT_SOCK_IN ? POLLRDNORM : 0) | (what & WEFT_SOCK_OUT ? POLLWRNORM : 0));
+  p.events =
+      (SHORT)((what & WEFT_SOCK_IN ? POLLRDNORM : 0) | (what & WEFT_SOCK_OUT ? POLLWRNORM : 0));
   p.revents = 0;
   int r = WSAPoll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
   if (r < 0) return WEFT_EIO;

@@ -182,14 +182,14 @@ struct weft_sched {
   uint32_t born; /* task creation sequence */
   uint32_t budget;
   const atomic_int *over; /* the frame's time is spent (weft_sched_set_time_flag) */
-  uint32_t npaused; /* groups paused themselves: none, no task is held */
-  weft_id hot_id;   /* the task run_task resumed last, while it lives... */
-  struct task *hot; /* ...and where it is: the calls it makes skip the lookup */
-  weft_list ready;  /* woken tasks, in wake order (see queue_link) */
-  weft_list parked; /* ready tasks of paused groups */
-  idvec stack;      /* resume stack */
-  idvec deferred;   /* cancels waiting for running tasks */
-  tclock **due;     /* scratch: clocks with due timers */
+  uint32_t npaused;       /* groups paused themselves: none, no task is held */
+  weft_id hot_id;         /* the task run_task resumed last, while it lives... */
+  struct task *hot;       /* ...and where it is: the calls it makes skip the lookup */
+  weft_list ready;        /* woken tasks, in wake order (see queue_link) */
+  weft_list parked;       /* ready tasks of paused groups */
+  idvec stack;            /* resume stack */
+  idvec deferred;         /* cancels waiting for running tasks */
+  tclock **due;           /* scratch: clocks with due timers */
   uint32_t ndue, capdue;
   size_t extra_bytes; /* heaps, queues and vectors */
   uint64_t resumes;   /* task resumes, ever */

@@ -52,9 +52,7 @@ int weft_sync_destroy(weft_sync *y) {
   return live;
 }
 
-uint32_t weft_sync_count(const weft_sync *y) {
-  return y->signals.used + y->channels.used;
-}
+uint32_t weft_sync_count(const weft_sync *y) { return y->signals.used + y->channels.used; }
 
 /* ---- signals ---- */
 

@@ -34,8 +34,8 @@ extern "C" {
   X(ESTATE, -5, "not allowed in this state")                                                       \
   X(EBUSY, -6, "target is running")                                                                \
   X(ECLOSED, -7, "closed")                                                                         \
-  X(EIO, -8, "system call failed")                                                                \
-  X(ESCRIPT, -9, "the script raised an error")                                                    \
+  X(EIO, -8, "system call failed")                                                                 \
+  X(ESCRIPT, -9, "the script raised an error")                                                     \
   X(ENOTSUP, -10, "not built into this library")
 
 enum {

@@ -214,7 +214,8 @@ static int task_outcome(run *r, weft_state *W, weft_task id, const char *what) {
   if (!id.id) {
     const char *e = weft_task_error(W, (weft_task){0});
     if (is_mem(e)) return OUT_ERROR;
-    return bad(r, "%s: weft_spawn returned 0 and weft_task_error(W, (weft_task){0}) is \"%s\"", what, e);
+    return bad(r, "%s: weft_spawn returned 0 and weft_task_error(W, (weft_task){0}) is \"%s\"",
+               what, e);
   }
   int res = weft_task_result(W, id);
   if (res == WEFT_DONE) return OUT_SUCCESS;
@@ -238,7 +239,8 @@ static void steps(weft_state *W, int n) {
 static const char usable_src[] =
     "assert(type(wait_frames) == 'function' and type(every) == 'function', 'prelude missing')\n"
     "assert(type(weft.start) == 'function' and type(persist) == 'function', 'modules missing')\n"
-    "assert(rawget(math, 'pi') and io.popen and not pcall(io.popen, 'ls') and os.execute == nil, 'sandbox broken')\n"
+    "assert(rawget(math, 'pi') and io.popen and not pcall(io.popen, 'ls') and os.execute == nil, "
+    "'sandbox broken')\n"
     "local t = {}\n"
     "for i = 1, 100 do t[i] = ('v'):rep(i) end\n"
     "local c = spawn(function() wait() return #t end)\n"

@@ -134,8 +134,8 @@ static void test_script_waits_on_a_future_completed_from_c(void **state) {
   assert_true(f.id != 0);
   expose_future(W, "door", f);
   weft_task t = spawn_src(W, "local a, b, c, d = wait(door)\n"
-                           "print('got', a, b, c, d, select('#', wait(door)))\n"
-                           "return frame()\n");
+                             "print('got', a, b, c, d, select('#', wait(door)))\n"
+                             "return frame()\n");
   steps(W, 3);
   assert_int_equal(weft_task_result(W, t), 0);
   assert_int_equal(o.lines, 0);
@@ -175,7 +175,7 @@ static void test_failure_from_c_reaches_the_script_unchanged(void **state) {
   weft_future f = weft_future_new(W);
   expose_future(W, "gate", f);
   weft_task t = spawn_src(W, "local ok, err = pcall(wait, gate)\n"
-                           "print(ok, type(err), err.code, err == gate_err)\n");
+                             "print(ok, type(err), err.code, err == gate_err)\n");
   steps(W, 1);
   lua_newtable(L);
   lua_pushinteger(L, 42);
@@ -271,7 +271,8 @@ static void test_script_globals_are_exactly_the_allow_list(void **state) {
   assert_string_equal(buf,
                       "_VERSION after all assert channel collectgarbage coroutine current debug "
                       "defer dofile error every finally first frame future getmetatable group io "
-                      "ipairs job load loadfile math next now os package pairs pcall persist print rawequal rawget rawlen "
+                      "ipairs job load loadfile math next now os package pairs pcall persist print "
+                      "rawequal rawget rawlen "
                       "rawset realtime require select setmetatable signal spawn string table "
                       "time_scale timeout tonumber tostring type utf8 wait wait_frames "
                       "wait_realtime wait_until wait_while warn weft xpcall");
@@ -324,11 +325,10 @@ static void test_close_runs_finalizers_under_the_budget(void **state) {
   weft_state *W = open_state(&o, 0);
   weft_task t;
   const char *err = NULL;
-  static const char src[] =
-      "local mt = {__gc = function(o) print('gc', o.n) end}\n"
-      "KEEP = {setmetatable({n = 1}, mt), setmetatable({n = 2}, mt)}\n"
-      "setmetatable({}, {__gc = function() while true do end end})\n"
-      "io.write('no line end')\n";
+  static const char src[] = "local mt = {__gc = function(o) print('gc', o.n) end}\n"
+                            "KEEP = {setmetatable({n = 1}, mt), setmetatable({n = 2}, mt)}\n"
+                            "setmetatable({}, {__gc = function() while true do end end})\n"
+                            "io.write('no line end')\n";
   assert_int_equal(weft_run_string(W, "@f.lua", src, sizeof src - 1, &t, &err), WEFT_OK);
   expect_log(&o, "");
   weft_task_drop(W, t);
@@ -465,8 +465,13 @@ static void dbl_free(void *p) {
 
 static void register_dbl(weft_state *W, const char *name, int gated) {
   static int gated_marker;
-  weft_job_kind k = {sizeof(weft_job_kind), name, dbl_prepare, dbl_run,
-                     dbl_finish, dbl_free,    gated ? (void *)&gated_marker : NULL};
+  weft_job_kind k = {sizeof(weft_job_kind),
+                     name,
+                     dbl_prepare,
+                     dbl_run,
+                     dbl_finish,
+                     dbl_free,
+                     gated ? (void *)&gated_marker : NULL};
   assert_int_equal(weft_register_job(W, &k), WEFT_OK);
 }
 
@@ -607,13 +612,13 @@ static void test_custom_job_runs_on_a_worker_and_finishes_on_main(void **state) 
   weft_state *W = open_state(&o, 2);
   register_dbl(W, "double", 0);
   weft_task t = spawn_src(W, "local f = job('double', 21)\n"
-                           "print(f.state)\n"
-                           "local v, off_main = wait(f)\n"
-                           "print('double', v, off_main)\n"
-                           "local ok, err = pcall(wait, job('double', -5))\n"
-                           "print(ok, err)\n"
-                           "local ok2, err2 = pcall(function() return job('double', 'x') end)\n"
-                           "print(ok2, (err2:gsub('^.-: ', '')))\n");
+                             "print(f.state)\n"
+                             "local v, off_main = wait(f)\n"
+                             "print('double', v, off_main)\n"
+                             "local ok, err = pcall(wait, job('double', -5))\n"
+                             "print(ok, err)\n"
+                             "local ok2, err2 = pcall(function() return job('double', 'x') end)\n"
+                             "print(ok2, (err2:gsub('^.-: ', '')))\n");
   assert_int_equal(step_until_done(W, t), WEFT_DONE);
   expect_log(&o, "pending\n"
                  "double\t42\ttrue\n"
@@ -639,9 +644,9 @@ static void test_cancelled_job_future_skips_finish_and_frees(void **state) {
   register_dbl(W, "slow", 1);
   register_dbl(W, "double", 0);
   weft_task t = spawn_src(W, "local f = job('slow', 1)\n"
-                           "f:cancel()\n"
-                           "print(f.state)\n"
-                           "return 0\n");
+                             "f:cancel()\n"
+                             "print(f.state)\n"
+                             "return 0\n");
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   atomic_store(&gate, 1);
   /* a later job on the single worker finishing proves the slow one ended */
@@ -673,9 +678,9 @@ static void test_close_with_jobs_in_flight_is_clean(void **state) {
   weft_state *W = open_state(&o, 2);
   register_dbl(W, "slow", 1);
   weft_task t = spawn_src(W, "local fs = {}\n"
-                           "for i = 1, 6 do fs[i] = job('slow', i) end\n"
-                           "wait(fs)\n"
-                           "print('not reached')\n");
+                             "for i = 1, 6 do fs[i] = job('slow', i) end\n"
+                             "wait(fs)\n"
+                             "print('not reached')\n");
   while (atomic_load(&started) < 2) sched_yield(); /* two running, four queued */
   steps(W, 3);
   assert_int_equal(weft_task_result(W, t), 0);
@@ -699,14 +704,16 @@ static void test_register_job_checks_its_arguments_and_limit(void **state) {
   weft_job_kind bad = {sizeof(weft_job_kind), "bad", dbl_prepare, NULL, dbl_finish, dbl_free, NULL};
   assert_int_equal(weft_register_job(W, &bad), WEFT_EINVAL);
   assert_int_equal(weft_register_job(W, NULL), WEFT_EINVAL);
-  weft_job_kind noname = {sizeof(weft_job_kind), NULL, dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+  weft_job_kind noname = {
+      sizeof(weft_job_kind), NULL, dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
   assert_int_equal(weft_register_job(W, &noname), WEFT_EINVAL);
   /* two built in, so 30 more fit; re-registering a name replaces it */
   static char names[40][16];
   int ok = 0;
   for (int i = 0; i < 40; i++) {
     snprintf(names[i], sizeof names[i], "kind%d", i);
-    weft_job_kind k = {sizeof(weft_job_kind), names[i], dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+    weft_job_kind k = {
+        sizeof(weft_job_kind), names[i], dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
     int rc = weft_register_job(W, &k);
     if (rc == WEFT_OK)
       ok++;
@@ -714,7 +721,8 @@ static void test_register_job_checks_its_arguments_and_limit(void **state) {
       assert_int_equal(rc, WEFT_ELIMIT);
   }
   assert_int_equal(ok, 30);
-  weft_job_kind again = {sizeof(weft_job_kind), "kind3", dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
+  weft_job_kind again = {
+      sizeof(weft_job_kind), "kind3", dbl_prepare, dbl_run, dbl_finish, dbl_free, NULL};
   assert_int_equal(weft_register_job(W, &again), WEFT_OK);
   assert_int_equal(weft_close(W), 0);
 }
@@ -731,14 +739,14 @@ static void test_steady_frame_allocates_nothing(void **state) {
   lua_setfield(L, -2, "probe");
   lua_pop(L, 1);
   weft_task t = spawn_src(W, "local sig = signal('tick')\n"
-                           "local woke, slept = 0, 0\n"
-                           "for i = 1, 1000 do\n"
-                           "  spawn(function() while true do wait(sig) woke = woke + 1 end end)\n"
-                           "  spawn(function() while true do wait() slept = slept + 1 end end)\n"
-                           "end\n"
-                           "spawn(function() while true do sig:fire() wait() end end)\n"
-                           "probe.counts = function() return woke, slept end\n"
-                           "wait(math.huge)\n");
+                             "local woke, slept = 0, 0\n"
+                             "for i = 1, 1000 do\n"
+                             "  spawn(function() while true do wait(sig) woke = woke + 1 end end)\n"
+                             "  spawn(function() while true do wait() slept = slept + 1 end end)\n"
+                             "end\n"
+                             "spawn(function() while true do sig:fire() wait() end end)\n"
+                             "probe.counts = function() return woke, slept end\n"
+                             "wait(math.huge)\n");
   assert_int_equal(weft_task_result(W, t), 0);
   /* warm-up: pools, queues and Lua stacks reach their size (the cost
      table makes room in a frame by dropping records, never by growing) */
@@ -822,9 +830,10 @@ static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(voi
   d.frame_budget = 3;
   weft_state *W = weft_open(&d);
   assert_non_null(W);
-  weft_task t = spawn_src(W, "for i = 1, 5 do\n"
-                             "  spawn(function() wait() print(i, frame()) wait() print(i, frame()) end)\n"
-                             "end\n");
+  weft_task t =
+      spawn_src(W, "for i = 1, 5 do\n"
+                   "  spawn(function() wait() print(i, frame()) wait() print(i, frame()) end)\n"
+                   "end\n");
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   steps(W, 1);
   expect_log(&o, "1\t1\n2\t1\n3\t1\n");

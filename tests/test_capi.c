@@ -165,10 +165,11 @@ static void test_group_made_and_driven_from_c(void **state) {
   weft_group ui = weft_group_new(W, root, "ui");
   assert_true(ui.id != 0);
   weft_push_group(W, L, ui);
-  weft_task t = run_with(W, "assert(x.name == 'ui')\n"
-                            "x:spawn(function() local _ <close> = finally(function() print('closed') end)\n"
-                            "  while true do wait(1) print('tick', x.now) end end)\n"
-                            "return x");
+  weft_task t =
+      run_with(W, "assert(x.name == 'ui')\n"
+                  "x:spawn(function() local _ <close> = finally(function() print('closed') end)\n"
+                  "  while true do wait(1) print('tick', x.now) end end)\n"
+                  "return x");
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   assert_int_equal(weft_task_push_results(W, t), 1); /* the same handle */
   weft_push_group(W, L, ui);
@@ -307,9 +308,10 @@ static void test_slow_task_is_named_once_at_its_line_and_a_setup_loop_never(void
   heard h = {0};
   weft_state *W = open_heard(&h, 200000); /* 200 ms slices: never preempted here */
   lua_pushnil(weft_lua(W));
-  weft_task t = run_with(W, "for i = 1, 5 do local e = os.clock() + 0.02 while os.clock() < e do end\n"
-                            "  wait()\n"
-                            "end");
+  weft_task t =
+      run_with(W, "for i = 1, 5 do local e = os.clock() + 0.02 while os.clock() < e do end\n"
+                  "  wait()\n"
+                  "end");
   run_to_end(W, t);
   assert_int_equal(h.slow, 1);
   assert_string_equal(h.file, "t");
@@ -425,7 +427,7 @@ static void test_call_runs_a_script_function_under_the_budget(void **state) {
   assert_non_null(strstr(lua_tostring(L, -1), "weft_call"));
   lua_pop(L, 1);
   lua_pushinteger(L, 7);
-  assert_int_equal(weft_call(W, 0, 0), WEFT_EINVAL); /* not a function */
+  assert_int_equal(weft_call(W, 0, 0), WEFT_EINVAL);  /* not a function */
   assert_int_equal(weft_call(W, 10, 0), WEFT_EINVAL); /* fewer values than that */
   assert_int_equal(lua_gettop(L), nap + 1);
   lua_settop(L, 0);
@@ -470,8 +472,9 @@ static void test_jobs_run_on_the_engines_job_system(void **state) {
   d.job_submit_ud = &e;
   weft_state *W = weft_open(&d);
   assert_non_null(W);
-  static const char src[] = "local p = wait(job('find_path', {'....', '.##.', '....'}, 1, 1, 4, 3))\n"
-                            "print('steps', #p)";
+  static const char src[] =
+      "local p = wait(job('find_path', {'....', '.##.', '....'}, 1, 1, 4, 3))\n"
+      "print('steps', #p)";
   weft_task t;
   assert_int_equal(weft_run_string(W, "=j", src, sizeof src - 1, &t, NULL), WEFT_OK);
   assert_int_equal(e.submitted, 1);
@@ -495,7 +498,8 @@ static void test_group_spawn_from_c_puts_the_task_in_the_group(void **state) {
   lua_State *L = weft_lua(W);
   weft_group g = weft_group_new(W, (weft_group){0}, "enemy");
   /* (a chunk C loads reads the script API as its globals) */
-  assert_int_equal(luaL_loadstring(L, "local n = ... for i = 1, n do wait() end return n * 2"), LUA_OK);
+  assert_int_equal(luaL_loadstring(L, "local n = ... for i = 1, n do wait() end return n * 2"),
+                   LUA_OK);
   weft_push_api(W);
   lua_setupvalue(L, -2, 1);
   lua_pushinteger(L, 3);
@@ -565,9 +569,10 @@ static void test_task_handles_cross_between_c_and_scripts(void **state) {
   lua_pushcclosure(L, l_keep, 1);
   lua_setfield(L, -2, "keep");
   lua_pushvalue(L, -1); /* for the second script */
-  weft_task t = run_with(W, "local me = x.whoami()\n"
-                            "print(me == current(), me.status)\n"
-                            "print(x.keep(spawn(function() wait(0.5) error('boom') end)), x.keep(42))\n");
+  weft_task t =
+      run_with(W, "local me = x.whoami()\n"
+                  "print(me == current(), me.status)\n"
+                  "print(x.keep(spawn(function() wait(0.5) error('boom') end)), x.keep(42))\n");
   assert_true(seen_current.id == t.id && t.id != 0);
   assert_int_equal(weft_task_result(W, t), WEFT_DONE);
   weft_task_drop(W, t);

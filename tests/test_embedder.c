@@ -291,8 +291,9 @@ static void test_a_profile_is_the_engines_memory_too(void **state) {
   assert_non_null(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/p.json", dir);
   assert_int_equal(weft_profile_start(W, path), WEFT_OK);
-  static const char src[] = "local function f(n) local s = 0 for i = 1, n do s = s + i end return s end\n"
-                            "for i = 1, 20 do spawn(function() f(20000) wait() f(20000) end) wait() end\n";
+  static const char src[] =
+      "local function f(n) local s = 0 for i = 1, n do s = s + i end return s end\n"
+      "for i = 1, 20 do spawn(function() f(20000) wait() f(20000) end) wait() end\n";
   weft_task t;
   assert_int_equal(weft_run_string(W, "=prof", src, sizeof src - 1, &t, NULL), WEFT_OK);
   for (int i = 0; i < 100 && weft_task_result(W, t) == WEFT_RUNNING; i++) weft_step(W, 1.0 / 60);

@@ -362,10 +362,10 @@ static void test_stress_ten_thousand_jobs_with_checksum(void **state) {
 
 /* An allocator that counts what it holds and on which thread it ran. */
 typedef struct counting {
-  long long live;   /* bytes held */
-  long calls;       /* allocations and frees */
-  pthread_t owner;  /* the thread that may call it */
-  int off_thread;   /* calls made on another thread */
+  long long live;  /* bytes held */
+  long calls;      /* allocations and frees */
+  pthread_t owner; /* the thread that may call it */
+  int off_thread;  /* calls made on another thread */
 } counting;
 
 static void *count_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
@@ -395,7 +395,7 @@ static void test_every_byte_comes_from_the_given_allocator_on_the_caller(void **
   for (int i = 0; i < 200; i++) submit(J, &d[i]);
   long before = c.calls;
   assert_true(before >= 200 + 2); /* the pool, its threads, and a job each */
-  poll_until(J, &w, 100); /* some delivered, the rest dropped */
+  poll_until(J, &w, 100);         /* some delivered, the rest dropped */
   weft_jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndone + w.ndrop, 200);
   assert_int_equal(c.live, 0);
@@ -439,7 +439,8 @@ int main(void) {
       cmocka_unit_test(test_a_pool_whose_threads_cannot_start_runs_jobs_inline),
       cmocka_unit_test(test_every_byte_comes_from_the_given_allocator_on_the_caller),
   };
-  if (threads == 0) return cmocka_run_group_tests_name("jobs without threads", inline_only, NULL, NULL);
+  if (threads == 0)
+    return cmocka_run_group_tests_name("jobs without threads", inline_only, NULL, NULL);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_results_come_back_on_the_polling_thread),
       cmocka_unit_test(test_poll_never_blocks_and_runs_nothing_when_idle),

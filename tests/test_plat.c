@@ -139,7 +139,8 @@ static void call_once(void *arg) {
 static void once_runs_once_whoever_calls(void **state) {
   (void)state;
   weft_thread t[4];
-  for (int i = 0; i < 4; i++) assert_int_equal(weft_thread_start(&t[i], call_once, NULL, 0), WEFT_OK);
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(weft_thread_start(&t[i], call_once, NULL, 0), WEFT_OK);
   call_once(NULL);
   for (int i = 0; i < 4; i++) weft_thread_join(&t[i]);
   assert_int_equal(once_runs, 1);

@@ -1329,7 +1329,8 @@ static void init_lua_save_reloads_its_package(void **state) {
   char dir[300];
   snprintf(dir, sizeof dir, "%s/pkg", x->root);
   assert_int_equal(mkdir(dir, 0755), 0);
-  write_mod(x, "pkg/init.lua", "local name, path = ...\nreturn {v = 1, name = name, path = path}\n");
+  write_mod(x, "pkg/init.lua",
+            "local name, path = ...\nreturn {v = 1, name = name, path = path}\n");
   exec(x, "persist('r').m = require('pkg')\n");
   assert_str(x, "persist('r').m.name", "pkg");
   assert_lua(x, "persist('r').m.path:match('/pkg/init%.lua$') ~= nil");
@@ -1394,19 +1395,20 @@ static void helper_spawned_into_the_entity_group_is_replaced_on_reload(void **st
    a save does not leave the old one's sleepers behind. */
 static void helpers_spawns_are_replaced_on_reload(void **state) {
   rx *x = *state;
-  static const char ears[] = "local M = {}\n"
-                             "function M.start(e)\n"
-                             "  e.g:spawn(function()\n"
-                             "    for i = 1, 2 do e.g:spawn(function() wait(1e9) end) end\n"
-                             "    e.g:spawn(function()\n" /* a helper of a helper's, in first runs */
-                             "      e.g:spawn(function() wait(1e9) end)\n"
-                             "      wait(1e9)\n"
-                             "    end)\n"
-                             "    wait(1e9)\n"
-                             "  end)\n"
-                             "  wait(math.huge)\n"
-                             "end\n"
-                             "return M\n";
+  static const char ears[] =
+      "local M = {}\n"
+      "function M.start(e)\n"
+      "  e.g:spawn(function()\n"
+      "    for i = 1, 2 do e.g:spawn(function() wait(1e9) end) end\n"
+      "    e.g:spawn(function()\n" /* a helper of a helper's, in first runs */
+      "      e.g:spawn(function() wait(1e9) end)\n"
+      "      wait(1e9)\n"
+      "    end)\n"
+      "    wait(1e9)\n"
+      "  end)\n"
+      "  wait(math.huge)\n"
+      "end\n"
+      "return M\n";
   write_mod(x, "ai/ears.lua", ears);
   start(x, "local e = persist('e', {})\n"
            "e.g = group{name = 'entity'}\n"

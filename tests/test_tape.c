@@ -208,7 +208,8 @@ static int gate_finish(lua_State *L, void *data) {
   return 1;
 }
 static void gate_register(weft_state *W) {
-  weft_job_kind k = {sizeof(weft_job_kind), "gate", gate_prepare, gate_run, gate_finish, free, NULL};
+  weft_job_kind k = {sizeof(weft_job_kind), "gate", gate_prepare, gate_run,
+                     gate_finish,           free,   NULL};
   assert_int_equal(weft_register_job(W, &k), WEFT_OK);
 }
 static void gate_each(weft_state *W, int frame) {
@@ -485,9 +486,9 @@ static void test_a_recording_with_looser_limits_replays_under_the_replayers(void
   size_t n;
   unsigned char *b = slurp(r->tape, &n);
   size_t at = header_limits(b);
-  put_le(b + at, (uint64_t)64 << 30, 8);    /* memory */
-  put_le(b + at + 8, WEFT_BUDGET_OFF, 4);   /* instructions a slice */
-  put_le(b + at + 12, WEFT_BUDGET_OFF, 4);  /* runaway */
+  put_le(b + at, (uint64_t)64 << 30, 8);   /* memory */
+  put_le(b + at + 8, WEFT_BUDGET_OFF, 4);  /* instructions a slice */
+  put_le(b + at + 12, WEFT_BUDGET_OFF, 4); /* runaway */
   resum(b, n);
   spit(r->tape, b, n);
   free(b);
@@ -567,8 +568,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_record_and_replay_refuse_a_state_in_use, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_a_frame_time_out_of_range_is_refused, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_a_recording_with_looser_limits_replays_under_the_replayers,
-                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_a_recording_with_looser_limits_replays_under_the_replayers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_every_truncation_and_corruption_is_refused, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_a_recording_cut_short_replays_up_to_its_last_checkpoint,

@@ -32,7 +32,7 @@
 #define RUNAWAY 50000   /* 50 ms of script time */
 #define NEVER 10000000  /* 10 s: work that must finish is never near it */
 
-#ifndef _WIN32 /* SIGURG and sigaction are POSIX's; Windows has neither */
+#ifndef _WIN32                        /* SIGURG and sigaction are POSIX's; Windows has neither */
 static volatile sig_atomic_t foreign; /* SIGURGs the embedder's handler got */
 static void on_foreign(int sig) {
   (void)sig;
@@ -153,7 +153,8 @@ static void a_recording_counts_instructions(void **state) {
 static void a_runaway_task_is_killed_at_its_line_and_the_others_go_on(void **state) {
   (void)state;
   weft_state *W = open_with(0, 0);
-  weft_task ticker = run(W, "probe.ticks = 0 while true do wait() probe.ticks = probe.ticks + 1 end");
+  weft_task ticker =
+      run(W, "probe.ticks = 0 while true do wait() probe.ticks = probe.ticks + 1 end");
   weft_task t = run(W, "wait()\nlocal n = 0\nwhile true do n = n + 1 end\n");
   int frames = frames_until_done(W, t);
   expect_error(W, t, "watched.lua:3:");
@@ -324,10 +325,13 @@ static void a_stop_inside_the_engines_call_back_preempts_not_kills(void **state)
 static void eight_runaways_on_engine_calls_die_and_every_frame_goes_on(void **state) {
   (void)state;
   weft_state *W = open_full(0, 0, RUNAWAY, 0);
-  weft_task ticker = run(W, "probe.ticks = 0 while true do wait() probe.ticks = probe.ticks + 1 end");
+  weft_task ticker =
+      run(W, "probe.ticks = 0 while true do wait() probe.ticks = probe.ticks + 1 end");
   weft_task r[8];
   for (int i = 0; i < 8; i++)
-    r[i] = run(W, "wait()\nlocal s = signal()\nwhile true do s:fire() s:connect(print):disconnect() end\n");
+    r[i] = run(
+        W,
+        "wait()\nlocal s = signal()\nwhile true do s:fire() s:connect(print):disconnect() end\n");
   int frames = 0, left = 8;
   while (left && frames < MAX_FRAMES) {
     assert_int_equal(weft_step(W, DT60), WEFT_OK);
@@ -425,8 +429,9 @@ static void a_frame_out_of_time_leaves_the_rest_for_next_frame_in_order(void **s
     if (seq[i] != (char)('1' + i % 6)) fail_msg("tasks ran out of order: %s", seq);
   /* A frame may run all six when the watchdog's thread got no processor
      in time (a loaded machine); not every frame does. */
-  str(W, "(function() local m = 99 for _, n in pairs(probe.per) do m = math.min(m, n) end "
-         "return m end)()",
+  str(W,
+      "(function() local m = 99 for _, n in pairs(probe.per) do m = math.min(m, n) end "
+      "return m end)()",
       fewest, sizeof fewest);
   if (atoi(fewest) >= 6) fail_msg("every frame ran all six tasks: the frame's time was not kept");
   for (int i = 0; i < 6; i++) {

@@ -220,8 +220,7 @@ void weft_budget_arm_home(weft_state *W, lua_State *home, int killed) {
    made) is passed over for the script line that called into it. */
 static int script_line(lua_State *L, lua_Debug *d) {
   for (int level = 0; lua_getstack(L, level, d); level++)
-    if (lua_getinfo(L, "Sl", d) && d->currentline > 0 && !weft_chunk_embedded(d->source))
-      return 1;
+    if (lua_getinfo(L, "Sl", d) && d->currentline > 0 && !weft_chunk_embedded(d->source)) return 1;
   return 0;
 }
 
@@ -349,14 +348,14 @@ static void hook(lua_State *L, lua_Debug *ar) {
   weft_state *W = weft_get(L);
   if (ar->event != LUA_HOOKCOUNT) {
     const weft_stretch *s = W->bud->s;
-    if (ar->event == LUA_HOOKRET && s && s->preempt_due && L == W->bud->home &&
-        lua_isyieldable(L))
+    if (ar->event == LUA_HOOKRET && s && s->preempt_due && L == W->bud->home && lua_isyieldable(L))
       lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, 1); /* the next instruction yields */
     if (W->on_hook && (ar->event != LUA_HOOKRET || (W->hook_extra & LUA_MASKRET)))
       W->on_hook(W, L, ar);
     return;
   }
-  if (atomic_exchange_explicit(&W->wd.want_sample, 0, memory_order_relaxed)) weft_profile_sample(W, L);
+  if (atomic_exchange_explicit(&W->wd.want_sample, 0, memory_order_relaxed))
+    weft_profile_sample(W, L);
   weft_stretch *s = W->bud->s;
   int fired = W->watching ? take_fire(W) : 0;
   if (W->watching && !fired && (!s || !(s->killed || (s->preempt_due && L == W->bud->home)))) {

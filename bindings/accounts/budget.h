@@ -88,7 +88,7 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *b, weft_stretch
     uint32_t t = (uint32_t)atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
     b->t0 = t ? t - W->held_us : weft_budget_clock(W);
   }
-  if (outer->us) {           /* timed by the enclosing stretch */
+  if (outer->us) { /* timed by the enclosing stretch */
     /* Its stop pending (a loop in C starting task after task: a signal's
        listeners), a task stops at its first instruction, for next frame. */
     if (kind == WEFT_STRETCH_TASK && weft_watchdog_fired(&W->wd)) weft_budget_stop_at_once(W, home);
@@ -189,7 +189,9 @@ void weft_budget_unhold(weft_state *W, const weft_hold *h);
 void weft_budget_count(weft_state *W);
 
 /* The running stretch is being killed: every instruction raises it. */
-static inline int weft_budget_killing(const weft_state *W) { return W->bud->s && W->bud->s->killed; }
+static inline int weft_budget_killing(const weft_state *W) {
+  return W->bud->s && W->bud->s->killed;
+}
 /* From a hook: raises msg prefixed with the running function's file:line. */
 void weft_raise_here(lua_State *L, const char *msg);
 /* A stretch the budget preempted ends with a wait: its time in all goes

@@ -83,7 +83,8 @@ static int tab_grow(weft_state *W, uint32_t cap) {
 static float cost_lately(const weft_costs *C, const weft_cost_rec *r) {
   uint32_t gap = C->frame - r->frame;
   if (!gap) return r->avg_us > (float)r->frame_us ? r->avg_us : (float)r->frame_us;
-  float avg = r->seen ? r->avg_us * AVG_KEEP + (float)r->frame_us * (1 - AVG_KEEP) : (float)r->frame_us;
+  float avg =
+      r->seen ? r->avg_us * AVG_KEEP + (float)r->frame_us * (1 - AVG_KEEP) : (float)r->frame_us;
   for (uint32_t k = 1; k < gap && k < 64; k++) avg *= AVG_KEEP;
   return avg;
 }
@@ -153,7 +154,8 @@ static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
   if (!make) return NULL;
   if ((C->tcount + 1) * 4 > C->tcap * 3) { /* both move records: probe again */
     if (!(C->tcap && reclaim(C)) && !tab_grow(W, C->tcap ? C->tcap * 2 : 64)) return NULL;
-    for (h = slot_hash(i, C->tcap - 1); C->tab[h].id; h = (h + 1) & (C->tcap - 1)) {}
+    for (h = slot_hash(i, C->tcap - 1); C->tab[h].id; h = (h + 1) & (C->tcap - 1)) {
+    }
   }
   C->tcount++;
   C->tab[h] = (weft_cost_rec){.id = id, .frame = C->frame};
@@ -209,7 +211,8 @@ static void took(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t to
 void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
   if (W->prof) weft_profile_end(W, id);
   uint64_t t = cost_now(W);
-  if (!t && W->watching) t = weft_thread_cpu_ns() / 1000u; /* it naps (a debugger held the resume) */
+  if (!t && W->watching)
+    t = weft_thread_cpu_ns() / 1000u; /* it naps (a debugger held the resume) */
   took(W, id, m, t > m->t0 ? t - m->t0 : 0);
 }
 
@@ -308,8 +311,6 @@ static void wake_watchdog(weft_state *W) {
   weft_mutex_unlock(&D->mu);
 }
 
-
-
 /* Each slow task once: who it is, and the line it waits at now (the end
    of the frame's work), which the logger gets as the file and line. */
 static void warn(weft_state *W) {
@@ -319,7 +320,8 @@ static void warn(weft_state *W) {
     if (!r) continue; /* it ended */
     char label[300], where[256] = "", msg[640];
     if (!weft_task_label(W, W->L, id, label, sizeof label) && W->cost.slow_site[i])
-      snprintf(label, sizeof label, "a task spawned at %s", weft_site_where(W->sites, W->cost.slow_site[i]));
+      snprintf(label, sizeof label, "a task spawned at %s",
+               weft_site_where(W->sites, W->cost.slow_site[i]));
     ltask *lt = LT(W, id);
     if (lt && lt->co) weft_where_suspended(lt->co, where, sizeof where);
     char *colon = strrchr(where, ':');
@@ -347,7 +349,9 @@ static int figures(weft_state *W, const weft_cost_rec *r, double *frame_ms, doub
   }
   /* the last whole frame: during a step, the one before it */
   uint32_t last = W->cost.frame - (W->in_step ? 1 : 0);
-  *frame_ms = r->frame == last ? r->frame_us / 1000.0 : r->frame == last + 1 ? r->prev_us / 1000.0 : 0;
+  *frame_ms = r->frame == last       ? r->frame_us / 1000.0
+              : r->frame == last + 1 ? r->prev_us / 1000.0
+                                     : 0;
   last = W->cost.frame;
   float avg = r->avg_us;
   uint32_t gap = last - r->frame;

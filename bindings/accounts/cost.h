@@ -18,19 +18,18 @@
 #include "profile.h"
 #include "../base/watchdog.h"
 
-
 /* One task's (or group's) costs. */
 typedef struct weft_cost_rec {
-  weft_id id;        /* the task these are for; another id: none yet */
-  uint32_t frame;    /* the frame frame_us belongs to */
-  uint32_t frame_us; /* script time in that frame */
-  uint32_t prev_us;  /* ...in the frame before it */
-  uint32_t worst_us; /* the most in any one frame */
+  weft_id id;          /* the task these are for; another id: none yet */
+  uint32_t frame;      /* the frame frame_us belongs to */
+  uint32_t frame_us;   /* script time in that frame */
+  uint32_t prev_us;    /* ...in the frame before it */
+  uint32_t worst_us;   /* the most in any one frame */
   uint16_t warned : 1; /* the slow-task warning was given */
   uint16_t seen : 1;   /* a whole frame went into avg_us */
   uint16_t slow : 2;   /* stretches between two waits longer than slow_us (saturating) */
   uint16_t told : 1;   /* a preempted stretch was told at its wait: its last resume is not */
-  float avg_us;      /* moving average per frame (about the last 30 frames) */
+  float avg_us;        /* moving average per frame (about the last 30 frames) */
 } weft_cost_rec;
 
 /* A resume being timed. */

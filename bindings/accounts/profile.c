@@ -31,8 +31,8 @@ typedef struct slice {
    top-level resume's slice ends where the next top-level one begins, or
    at an EV_CLOSE (a frame's start or end, the stop). */
 enum { EV_END = 0, EV_TOP, EV_NEST, EV_CLOSE }; /* EV_END: the rest of a block is unused */
-#define SBLOCK 65536 /* bytes a block */
-#define EV_MAX 40    /* bytes an event takes at most */
+#define SBLOCK 65536                            /* bytes a block */
+#define EV_MAX 40                               /* bytes an event takes at most */
 
 typedef struct wake {
   weft_id waker, woken;
@@ -54,8 +54,8 @@ typedef struct tinfo {
   uint32_t wake;
 } tinfo;
 
-#define VEC(T, name) \
-  T *name;           \
+#define VEC(T, name)                                                                               \
+  T *name;                                                                                         \
   size_t n##name, cap##name
 
 struct weft_profile {
@@ -68,11 +68,11 @@ struct weft_profile {
   size_t s0[MAX_DEPTH]; /* samples taken before each resume running */
   int depth;
   uint64_t frame_t0;
-  uint64_t cpu; /* the thread's processor time at the last sample or frame start */
-  int failed; /* out of memory: what was kept is written */
-  weft_id last; /* the task whose resume just ended (its end wakes its waiters) */
-  uint32_t pending; /* woken tasks that have not run since */
-  int open;         /* a top-level resume's slice is open */
+  uint64_t cpu;            /* the thread's processor time at the last sample or frame start */
+  int failed;              /* out of memory: what was kept is written */
+  weft_id last;            /* the task whose resume just ended (its end wakes its waiters) */
+  uint32_t pending;        /* woken tasks that have not run since */
+  int open;                /* a top-level resume's slice is open */
   VEC(uint8_t *, sblocks); /* the slices' events, in blocks of SBLOCK bytes (see put_event) */
   uint8_t *ev_p, *ev_end;  /* where the next event goes in the last block, and its end */
   uint32_t ev_index;       /* the last event's task slot index... */
@@ -83,7 +83,7 @@ struct weft_profile {
   VEC(uint64_t, frames); /* pairs of (start, end) */
   tinfo *tasks;          /* open addressing by id */
   uint32_t tcap, ntasks;
-  char **fnames; /* interned frame names ("fn\tfile\tline") */
+  char **fnames;   /* interned frame names ("fn\tfile\tline") */
   uint32_t *fhash; /* open addressing: index + 1 into fnames */
   uint32_t nf, capf, hcap;
 };
@@ -118,7 +118,7 @@ static int new_block(prof *P) {
   P->ev_end = b + SBLOCK;
   return 1;
 }
-static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63); }
+static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t) - (int64_t)(d >> 63); }
 
 /* Appends an event (kind; id for EV_TOP and EV_NEST; t, and t1 for
    EV_NEST). Out of memory, it is dropped. */
@@ -148,16 +148,16 @@ static uint64_t get_u(const uint8_t **p) {
     if (b < 0x80) return v;
   }
 }
-static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1); }
+static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1); }
 
 /* Reading the slices back: each call gives the next one (0 at the end). */
 typedef struct slices_read {
-  size_t b;              /* block */
-  const uint8_t *p;      /* where in it, NULL: not started */
-  uint32_t index;        /* as the writer had them */
+  size_t b;         /* block */
+  const uint8_t *p; /* where in it, NULL: not started */
+  uint32_t index;   /* as the writer had them */
   uint64_t t;
-  int open;              /* a top-level slice is open... */
-  slice top;             /* ...this one, its end not known yet */
+  int open;  /* a top-level slice is open... */
+  slice top; /* ...this one, its end not known yet */
 } slices_read;
 
 static int slice_next(prof *P, slices_read *r, slice *out) {
@@ -249,7 +249,8 @@ static int l_label(lua_State *L) {
   int started = lua_istable(L, 3) && !lua_isnil(L, 4) && lua_rawget(L, 3) != LUA_TNIL;
   lua_settop(L, 2);
   if (started && weft_push_task_name(W, L, id) && lua_isstring(L, 3)) { /* 3: the module */
-    if (weft_push_who(W, L, id) && lua_isstring(L, 4) && strcmp(lua_tostring(L, 4), lua_tostring(L, 3)) != 0)
+    if (weft_push_who(W, L, id) && lua_isstring(L, 4) &&
+        strcmp(lua_tostring(L, 4), lua_tostring(L, 3)) != 0)
       lua_pushfstring(L, "%s %s", lua_tostring(L, 4), lua_tostring(L, 3));
     else
       lua_pushvalue(L, 3);
@@ -402,7 +403,9 @@ void weft_profile_sample(weft_state *W, lua_State *L) {
   uint64_t cpu = weft_thread_cpu_ns();
   uint64_t us = cpu > P->cpu ? (cpu - P->cpu) / 1000u : 0;
   P->cpu = cpu;
-  if (n) P->samples[P->nsamples++] = (sample){W->cur, at, n, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us};
+  if (n)
+    P->samples[P->nsamples++] =
+        (sample){W->cur, at, n, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us};
 }
 
 void weft_profile_held(weft_state *W, uint64_t cpu_ns) { W->prof->cpu += cpu_ns; }
@@ -445,12 +448,19 @@ static void module_of(prof *P, weft_id id, const char *label, char *out, size_t 
 static int write_trace(prof *P, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return WEFT_EIO;
-  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"weft\"},\"traceEvents\":[\n");
-  fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"weft\"}},\n");
-  fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"tasks\"}},\n");
-  fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"frames\"}}");
+  fprintf(f,
+          "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"weft\"},\"traceEvents\":[\n");
+  fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":"
+             "\"weft\"}},\n");
+  fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":"
+             "\"tasks\"}},\n");
+  fprintf(
+      f,
+      "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"frames\"}}");
   for (size_t i = 0; i + 1 < P->nframes; i += 2)
-    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"frame\",\"name\":\"frame %zu\",\"pid\":1,\"tid\":2,\"ts\":%.3f,\"dur\":%.3f}",
+    fprintf(f,
+            ",\n{\"ph\":\"X\",\"cat\":\"frame\",\"name\":\"frame "
+            "%zu\",\"pid\":1,\"tid\":2,\"ts\":%.3f,\"dur\":%.3f}",
             i / 2 + 1, P->frames[i] / 1e3, (P->frames[i + 1] - P->frames[i]) / 1e3);
   slices_read r = {0};
   slice sl, *s = &sl;
@@ -468,9 +478,13 @@ static int write_trace(prof *P, const char *path) {
   for (size_t i = 0; i < P->nwakes; i++) {
     wake *w = &P->wakes[i];
     if (!w->tf) continue;
-    fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"wake\",\"name\":\"wake\",\"id\":%zu,\"pid\":1,\"tid\":1,\"ts\":%.3f}",
+    fprintf(f,
+            ",\n{\"ph\":\"s\",\"cat\":\"wake\",\"name\":\"wake\",\"id\":%zu,\"pid\":1,\"tid\":1,"
+            "\"ts\":%.3f}",
             i + 1, w->t / 1e3);
-    fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wake\",\"name\":\"wake\",\"id\":%zu,\"pid\":1,\"tid\":1,\"ts\":%.3f}",
+    fprintf(f,
+            ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"wake\",\"name\":\"wake\",\"id\":%zu,\"pid\":1,"
+            "\"tid\":1,\"ts\":%.3f}",
             i + 1, w->tf / 1e3);
   }
   fprintf(f, "\n]}\n");
@@ -501,9 +515,12 @@ static int by_total(const void *a, const void *b) {
 static int write_speedscope(prof *P, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return WEFT_EIO;
-  if (P->nsamples) qsort(P->samples, P->nsamples, sizeof *P->samples, cmp_id); /* none yet: no array */
-  fprintf(f, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"weft\","
-             "\"name\":\"weft profile\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
+  if (P->nsamples)
+    qsort(P->samples, P->nsamples, sizeof *P->samples, cmp_id); /* none yet: no array */
+  fprintf(
+      f,
+      "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"weft\","
+      "\"name\":\"weft profile\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
   for (uint32_t i = 0; i < P->nf; i++) {
     char name[400];
     snprintf(name, sizeof name, "%s", P->fnames[i]);

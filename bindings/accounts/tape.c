@@ -59,7 +59,8 @@ static void write_rec(weft_tape *T, int tag, const bytes *body) {
 static void checkpoint(weft_tape *T) {
   uint64_t now = weft_clock_ns();
   T->check_dt += T->dt;
-  if (T->check_dt < CHECK_EVERY_S - 1e-9 && now - T->check_ns < (uint64_t)(CHECK_EVERY_S * 1e9)) return;
+  if (T->check_dt < CHECK_EVERY_S - 1e-9 && now - T->check_ns < (uint64_t)(CHECK_EVERY_S * 1e9))
+    return;
   T->check_dt = 0;
   T->check_ns = now;
   bytes *b = body_of(T);
@@ -169,7 +170,8 @@ static int set_file(weft_tape *T, const char *path, size_t plen, int flags, cons
   } else {
     if (T->nfiles == T->capfiles) {
       int cap = T->capfiles ? T->capfiles * 2 : 16;
-      tfile *nf = weft_tape_mem(T, T->files, sizeof *nf * (size_t)T->capfiles, sizeof *nf * (size_t)cap);
+      tfile *nf =
+          weft_tape_mem(T, T->files, sizeof *nf * (size_t)T->capfiles, sizeof *nf * (size_t)cap);
       if (!nf) {
         if (T->recording) weft_tape_mem(T, (void *)copy, len + 1, 0);
         return weft_tape_mem(T, key, plen + 1, 0), -1;

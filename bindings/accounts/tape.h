@@ -35,7 +35,6 @@ int weft_tape_next_job(weft_state *W, uint64_t *seq);
 /* Notes the first way a replay parted from its recording (frame, what). */
 void weft_tape_diverged(weft_state *W, const char *what);
 
-
 /* Writes the trailer (recording) and frees the tape; weft_close. */
 void weft_tape_free_state(weft_state *W);
 

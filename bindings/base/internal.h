@@ -29,16 +29,16 @@ typedef struct ltask {
   /* Before the first resume: the arguments for it; after: the stack index
      on co where delivered values start (both below LUAI_MAXSTACK). */
   unsigned base : 21;
-  unsigned comb : 2;      /* C tasks: which combinator */
-  unsigned started : 1;   /* resumed at least once */
-  unsigned single : 1;    /* the current wait returns every value of slot 0 */
-  unsigned raise : 1;     /* the wait ended by a failure: raise the value on top */
-  unsigned fast : 1;      /* suspended in a plain sleep: resume with weft_task_slept */
-  unsigned next : 1;      /* ...of wait() or wait(0), which the resume asks the scheduler for */
-  unsigned hooked : 1;    /* the budget hook is armed on its thread */
-  unsigned seen : 1;      /* a script holds its thread (coroutine.running): never reused */
-  unsigned pinned : 1;    /* its handle holds a name: held in ref_pinned */
-  unsigned cold : 1;      /* its cold record is in use (weft_cold) */
+  unsigned comb : 2;    /* C tasks: which combinator */
+  unsigned started : 1; /* resumed at least once */
+  unsigned single : 1;  /* the current wait returns every value of slot 0 */
+  unsigned raise : 1;   /* the wait ended by a failure: raise the value on top */
+  unsigned fast : 1;    /* suspended in a plain sleep: resume with weft_task_slept */
+  unsigned next : 1;    /* ...of wait() or wait(0), which the resume asks the scheduler for */
+  unsigned hooked : 1;  /* the budget hook is armed on its thread */
+  unsigned seen : 1;    /* a script holds its thread (coroutine.running): never reused */
+  unsigned pinned : 1;  /* its handle holds a name: held in ref_pinned */
+  unsigned cold : 1;    /* its cold record is in use (weft_cold) */
 } ltask;
 
 struct weft_state {
@@ -46,7 +46,7 @@ struct weft_state {
   lua_State *L;
   weft_sched *S;
   weft_sync *sync; /* signals and channels (host/sync.h) */
-  weft_jobs *J; /* started by the first job() */
+  weft_jobs *J;    /* started by the first job() */
   weft_desc desc;
   char *root;   /* scripts root, owned */
   char *assets; /* assets root, owned */
@@ -55,60 +55,60 @@ struct weft_state {
   struct sites *sites;
   weft_job_kind kinds[WEFT_MAX_JOB_KINDS];
   int nkinds;
-  uint64_t job_seq;      /* jobs asked for so far (their numbers) */
-  struct jrun *held;     /* replaying: jobs asked for, run when the recording delivers them */
+  uint64_t job_seq;       /* jobs asked for so far (their numbers) */
+  struct jrun *held;      /* replaying: jobs asked for, run when the recording delivers them */
   struct weft_tape *tape; /* recording or replaying (tape.c), NULL: neither */
 
   /* ---- Lua values the host keeps (registry refs) ---- */
-  int ref_api;       /* the shared script API table */
-  int ref_env_mt;    /* hidden metatable of script environments (sandbox.c) */
+  int ref_api;             /* the shared script API table */
+  int ref_env_mt;          /* hidden metatable of script environments (sandbox.c) */
   lua_CFunction traceback; /* Lua's debug.traceback: xpcall(f, debug.traceback) (sandbox.c) */
-  int ref_tasks;     /* anchors of the tasks' threads, by chunk of slots (task.c) */
-  int ref_handles;   /* weak: [index + 1] = handle made for the task in that slot */
-  int ref_pinned;    /* [index + 1] = handle of a live task that holds its name */
-  int ref_names;     /* weak keys: [handle] = name, for handles without user values */
-  int ref_kept;      /* handles of tasks started from C */
-  int ref_groups;    /* weak: [index + 1] = handle of a group */
-  int ref_syncs;     /* weak: handles of futures, signals, channels */
-  int ref_cweak;     /* weak: completed futures made from C, by id */
-  int ref_values;    /* values buffered in channels, by ref */
-  int nidle;         /* threads kept in ref_tasks for reuse */
+  int ref_tasks;           /* anchors of the tasks' threads, by chunk of slots (task.c) */
+  int ref_handles;         /* weak: [index + 1] = handle made for the task in that slot */
+  int ref_pinned;          /* [index + 1] = handle of a live task that holds its name */
+  int ref_names;           /* weak keys: [handle] = name, for handles without user values */
+  int ref_kept;            /* handles of tasks started from C */
+  int ref_groups;          /* weak: [index + 1] = handle of a group */
+  int ref_syncs;           /* weak: handles of futures, signals, channels */
+  int ref_cweak;           /* weak: completed futures made from C, by id */
+  int ref_values;          /* values buffered in channels, by ref */
+  int nidle;               /* threads kept in ref_tasks for reuse */
   weft_idle idle[WEFT_IDLE_CACHE]; /* some of them, by slot index (task.c) */
-  int ref_on_error;  /* weft.on_error handler or LUA_NOREF */
-  int ref_cancelled; /* the cancellation error value */
-  int ref_timeout;   /* the weft.TIMEOUT error value */
-  int ref_task_mt;   /* metatables of task and future handles (hot paths skip */
-  int ref_future_mt; /* ...luaL_setmetatable's lookup by name) */
-  weft_side cold;    /* tasks' cold records, by task slot index (task.c) */
-  weft_id fserial;   /* ids given to futures made from C */
+  int ref_on_error;                /* weft.on_error handler or LUA_NOREF */
+  int ref_cancelled;               /* the cancellation error value */
+  int ref_timeout;                 /* the weft.TIMEOUT error value */
+  int ref_task_mt;                 /* metatables of task and future handles (hot paths skip */
+  int ref_future_mt;               /* ...luaL_setmetatable's lookup by name) */
+  weft_side cold;                  /* tasks' cold records, by task slot index (task.c) */
+  weft_id fserial;                 /* ids given to futures made from C */
 
   /* ---- what runs now ---- */
-  weft_id cur;        /* running task, 0 outside tasks */
-  lua_State *curL;    /* its thread, or L */
-  ltask *curlt;       /* its data, or NULL */
-  weft_budget *bud;   /* the stretch of script code running now (budget.c)... */
-  weft_budget bud_idle; /* ...at the bottom: none (all zero) */
-  weft_budget bud_top;  /* ...a task's begun at the bottom (weft_budget_begin_top) */
-  uint32_t held_us;   /* watched: the scripts thread's time a debugger held scripts stopped,
-                         in all, microseconds: not the stretches' (weft_budget_clock) */
-  int holding;        /* ...and it holds them now (weft_budget_hold) */
-  int watching;       /* budgets are times a watchdog checks, not counts */
-  int32_t task_limit; /* a task's budget (weft_budget_setup): instructions, 0: off... */
-  uint32_t task_us;   /* ...and watched, its time in microseconds, 0: counted */
-  uint32_t runaway_us;     /* watched: a stretch's script time before a kill, 0: never */
-  uint64_t runaway_instr;  /* counted: ...its instructions, 0: never */
+  weft_id cur;            /* running task, 0 outside tasks */
+  lua_State *curL;        /* its thread, or L */
+  ltask *curlt;           /* its data, or NULL */
+  weft_budget *bud;       /* the stretch of script code running now (budget.c)... */
+  weft_budget bud_idle;   /* ...at the bottom: none (all zero) */
+  weft_budget bud_top;    /* ...a task's begun at the bottom (weft_budget_begin_top) */
+  uint32_t held_us;       /* watched: the scripts thread's time a debugger held scripts stopped,
+                             in all, microseconds: not the stretches' (weft_budget_clock) */
+  int holding;            /* ...and it holds them now (weft_budget_hold) */
+  int watching;           /* budgets are times a watchdog checks, not counts */
+  int32_t task_limit;     /* a task's budget (weft_budget_setup): instructions, 0: off... */
+  uint32_t task_us;       /* ...and watched, its time in microseconds, 0: counted */
+  uint32_t runaway_us;    /* watched: a stretch's script time before a kill, 0: never */
+  uint64_t runaway_instr; /* counted: ...its instructions, 0: never */
   weft_watchdog wd;
-  weft_costs cost;             /* every task's script time (cost.c) */
-  weft_fins fins;              /* finalizers waiting their turn (finalize.c) */
-  struct weft_profile *prof;   /* a profile being taken (profile.c), NULL: none */
-  int in_step;      /* inside weft_step */
-  int run_depth;    /* tasks started at once inside each other */
+  weft_costs cost;                           /* every task's script time (cost.c) */
+  weft_fins fins;                            /* finalizers waiting their turn (finalize.c) */
+  struct weft_profile *prof;                 /* a profile being taken (profile.c), NULL: none */
+  int in_step;                               /* inside weft_step */
+  int run_depth;                             /* tasks started at once inside each other */
   weft_spawning spawning[MAX_RUN_DEPTH + 1]; /* by run_depth when spawned */
   lua_State *spawns; /* a thread never run: [depth + 1] holds what spawning[depth] kept */
-  int close_depth;  /* nested coroutine closes and task unwinds */
-  int in_cleanup;   /* running finally() cleanups */
-  int in_call;      /* running functions C called (weft_call) */
-  uint64_t cserial; /* ids given to the signals and channels C made */
+  int close_depth;   /* nested coroutine closes and task unwinds */
+  int in_cleanup;    /* running finally() cleanups */
+  int in_call;       /* running functions C called (weft_call) */
+  uint64_t cserial;  /* ids given to the signals and channels C made */
 
   /* ---- hooks between the parts ---- */
   int hook_extra; /* hook events wanted besides the count (a debugger's) */
@@ -123,11 +123,11 @@ struct weft_state {
   uint64_t spawned;       /* tasks ever created (the debugger's change check) */
 
   /* ---- reports ---- */
-  uint32_t errors;   /* reports made */
-  char warnbuf[512]; /* a Lua warning being assembled */
-  int warn_ready;    /* ...and complete, to report after the frame */
-  int warn_on;       /* a script's warn() is shown: "@on" / "@off", off at first (lua.c) */
-  char errbuf[512];  /* the message of the last failed C call */
+  uint32_t errors;      /* reports made */
+  char warnbuf[512];    /* a Lua warning being assembled */
+  int warn_ready;       /* ...and complete, to report after the frame */
+  int warn_on;          /* a script's warn() is shown: "@on" / "@off", off at first (lua.c) */
+  char errbuf[512];     /* the message of the last failed C call */
   const char *load_why; /* why the default loader read nothing (static text) */
   int load_errno;       /* ...as an errno (ENOENT, EACCES, EIO), 0: none known */
 };

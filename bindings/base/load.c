@@ -272,8 +272,8 @@ static int settle(lua_State *L, int base, int ok) {
 int weft_push_script(lua_State *L, const char *path) {
   weft_state *W = weft_get(L);
   int base = lua_gettop(L);
-  const char *rel = weft_path_place(L, path, strlen(path), WEFT_IN_SCRIPTS) ? lua_tostring(L, -1)
-                                                                              : NULL;
+  const char *rel =
+      weft_path_place(L, path, strlen(path), WEFT_IN_SCRIPTS) ? lua_tostring(L, -1) : NULL;
   loaded *b = push_block(L, W);
   W->load_why = NULL;
   W->load_errno = 0;

@@ -194,7 +194,9 @@ void weft_mem_free(weft_state *W, void *p, size_t n) {
   if (p) weft_host_alloc(W, p, n ? n : 1, 0);
 }
 
-char *weft_mem_strdup(weft_state *W, const char *s) { return weft_str_join(weft_host_alloc, W, s, ""); }
+char *weft_mem_strdup(weft_state *W, const char *s) {
+  return weft_str_join(weft_host_alloc, W, s, "");
+}
 
 char *weft_mem_join(weft_state *W, const char *a, const char *b) {
   return weft_str_join(weft_host_alloc, W, a, b);

@@ -20,13 +20,13 @@
    kept in every task's slot: what only one resume needs is in
    weft_budget. */
 typedef struct weft_stretch {
-  uint32_t ran;             /* since its last wait, before this resume: script time in
-                               microseconds (watched), or budgets overrun (counted) */
-  uint8_t killed : 1;       /* every instruction raises now */
-  uint8_t waited : 1;       /* tasks: waited since home's hook last fired */
-  uint8_t preempted : 1;    /* tasks: the last resume was stopped by the budget */
-  uint8_t preempt_due : 1;  /* tasks: overrun away from home: yield when home runs */
-  uint8_t yielding : 1;     /* tasks: a preemption's yield passes up the resumers */
+  uint32_t ran;            /* since its last wait, before this resume: script time in
+                              microseconds (watched), or budgets overrun (counted) */
+  uint8_t killed : 1;      /* every instruction raises now */
+  uint8_t waited : 1;      /* tasks: waited since home's hook last fired */
+  uint8_t preempted : 1;   /* tasks: the last resume was stopped by the budget */
+  uint8_t preempt_due : 1; /* tasks: overrun away from home: yield when home runs */
+  uint8_t yielding : 1;    /* tasks: a preemption's yield passes up the resumers */
 } weft_stretch;
 
 /* The stretch running now and what it means: each lives in the C frame
@@ -34,18 +34,18 @@ typedef struct weft_stretch {
    one it runs inside, so starting and ending one copies nothing. */
 typedef struct weft_budget {
   struct weft_budget *prev; /* the stretch it runs inside (the state's idle one at the bottom) */
-  weft_stretch *s;    /* NULL: no budgeted code runs */
-  lua_State *home;    /* the thread whose own count is a whole budget */
-  const char *msg;    /* what a kill says */
-  int32_t limit;      /* a budget, in instructions; 0: off */
-  uint32_t us;        /* watched: the time it may run, microseconds; 0: counted */
-  lua_State *run;     /* the thread running its code now (home or a coroutine) */
-  int32_t spent;      /* instructions charged by threads other than home */
-  uint32_t kill_site; /* where it ran too long, once killed (sites.c) */
-  uint32_t t0;        /* watched: the cost clock (microseconds) when this resume began */
-  uint8_t task;       /* a task's: preempted before it is killed */
-  uint8_t nested;     /* timed by the enclosing stretch's clock (watched) */
-  uint8_t brief;      /* killed at its first overrun (a __tostring, an evaluation) */
+  weft_stretch *s;          /* NULL: no budgeted code runs */
+  lua_State *home;          /* the thread whose own count is a whole budget */
+  const char *msg;          /* what a kill says */
+  int32_t limit;            /* a budget, in instructions; 0: off */
+  uint32_t us;              /* watched: the time it may run, microseconds; 0: counted */
+  lua_State *run;           /* the thread running its code now (home or a coroutine) */
+  int32_t spent;            /* instructions charged by threads other than home */
+  uint32_t kill_site;       /* where it ran too long, once killed (sites.c) */
+  uint32_t t0;              /* watched: the cost clock (microseconds) when this resume began */
+  uint8_t task;             /* a task's: preempted before it is killed */
+  uint8_t nested;           /* timed by the enclosing stretch's clock (watched) */
+  uint8_t brief;            /* killed at its first overrun (a __tostring, an evaluation) */
 } weft_budget;
 
 /* ---- watchdog.c: a thread that stops a stretch running past its time.
@@ -65,9 +65,9 @@ typedef struct weft_watchdog {
   weft_mutex mu;
   weft_cond cv;
   uint32_t tick_us;
-  uint8_t on;   /* the thread runs */
-  uint8_t quit; /* ...and is asked to stop (under mu) */
-  uint8_t wake; /* ...and to end its nap: a step or a stretch started (under mu) */
+  uint8_t on;                /* the thread runs */
+  uint8_t quit;              /* ...and is asked to stop (under mu) */
+  uint8_t wake;              /* ...and to end its nap: a step or a stretch started (under mu) */
   _Atomic uint64_t clock_us; /* the scripts thread's processor time at its last tick (cost.h) */
   weft_cpu_clock cpu;        /* ...that thread's processor-time clock */
   atomic_int sample;         /* a profile is on: hook the running thread each tick */
@@ -88,18 +88,18 @@ typedef struct weft_fins {
 /* ---- cost.c: every task's script time ---- */
 
 typedef struct weft_costs {
-  uint64_t inner;       /* time charged so far to resumes inside the one running */
-  int slow_way;         /* how resumes are timed (cost.h's WEFT_COST_*) */
-  uint32_t frame;       /* frames begun */
-  uint32_t slow_us;     /* a task's time in one frame that warns (0: never) */
-  uint64_t frame_us;    /* every task's time in the frame so far */
-  uint64_t last_us;     /* ...in the last whole frame */
+  uint64_t inner;            /* time charged so far to resumes inside the one running */
+  int slow_way;              /* how resumes are timed (cost.h's WEFT_COST_*) */
+  uint32_t frame;            /* frames begun */
+  uint32_t slow_us;          /* a task's time in one frame that warns (0: never) */
+  uint64_t frame_us;         /* every task's time in the frame so far */
+  uint64_t last_us;          /* ...in the last whole frame */
   struct weft_cost_rec *tab; /* tasks' records (cost.c), open-addressed by slot index... */
   uint32_t tcap, tcount;     /* ...its size (a power of two, or 0) and records in it */
-  weft_side grecs;      /* ...by group slot index: the group's tasks' and inner groups' */
-  weft_id slow[8];      /* tasks over slow_us this frame, to warn of at its end... */
-  uint32_t slow_len[8];   /* ...the stretch's time, microseconds */
-  uint32_t slow_site[8];  /* ...their spawn sites (sites.c), for those gone by then */
+  weft_side grecs;           /* ...by group slot index: the group's tasks' and inner groups' */
+  weft_id slow[8];           /* tasks over slow_us this frame, to warn of at its end... */
+  uint32_t slow_len[8];      /* ...the stretch's time, microseconds */
+  uint32_t slow_site[8];     /* ...their spawn sites (sites.c), for those gone by then */
   int nslow;
 } weft_costs;
 

@@ -21,9 +21,9 @@ typedef struct site {
   uint32_t hash;
   uint16_t depth;
   uint8_t nsamples, warned;
-  uint32_t live;                  /* tasks spawned here and not ended */
+  uint32_t live;                 /* tasks spawned here and not ended */
   uint32_t sample[GROW_SAMPLES]; /* live counts, GROW_STEP apart, oldest first */
-  double sampled;                 /* real time of the newest sample */
+  double sampled;                /* real time of the newest sample */
 } site;
 
 #define RECENT 256 /* direct-mapped cache of recent lookups */
@@ -146,9 +146,10 @@ const char *weft_site_where(struct sites *st, uint32_t s) {
    chain), as the logger's file and line the spawn's own. */
 static void grew(struct sites *st, site *x) {
   char msg[512], file[256];
-  int n = snprintf(msg, sizeof msg, "%u live tasks spawned at %s and growing (+%u in %.0f s)",
-                   (unsigned)x->live, x->where, (unsigned)(x->sample[GROW_SAMPLES - 1] - x->sample[0]),
-                   GROW_STEP * (GROW_SAMPLES - 1));
+  int n =
+      snprintf(msg, sizeof msg, "%u live tasks spawned at %s and growing (+%u in %.0f s)",
+               (unsigned)x->live, x->where, (unsigned)(x->sample[GROW_SAMPLES - 1] - x->sample[0]),
+               GROW_STEP * (GROW_SAMPLES - 1));
   for (uint32_t p = x->parent; p && n > 0 && (size_t)n < sizeof msg; p = st->v[p].parent)
     n += snprintf(msg + n, sizeof msg - (size_t)n, ", spawned at %s", st->v[p].where);
   snprintf(file, sizeof file, "%.*s", (int)x->srclen, x->where);

@@ -9,7 +9,8 @@
 #include "internal.h"
 
 #define MAGIC "WEFTTAPE"
-#define VERSION 3u /* 3: the runaway limit in the header; 2: checkpoints (R_CHECK); 1 and 2 load too */
+#define VERSION                                                                                    \
+  3u /* 3: the runaway limit in the header; 2: checkpoints (R_CHECK); 1 and 2 load too */
 #define CHECK_EVERY_S 0.5 /* a checkpoint at least this often, in game or real seconds */
 #define MAX_PARTS 16
 #define RNG_BYTES 32 /* Lua 5.4's math.random state: four 64-bit words */
@@ -65,11 +66,11 @@ struct weft_tape {
   void *ud;
   /* record */
   FILE *f;
-  uint32_t sum;  /* FNV-1a 32 of every byte written */
-  int failed;    /* a write failed */
+  uint32_t sum;      /* FNV-1a 32 of every byte written */
+  int failed;        /* a write failed */
   double check_dt;   /* game seconds since the last checkpoint */
   uint64_t check_ns; /* when it was written (weft_clock_ns) */
-  bytes scratch; /* the record being written (reused: no allocation per frame) */
+  bytes scratch;     /* the record being written (reused: no allocation per frame) */
   /* replay */
   unsigned char *buf;
   size_t len, body_end; /* body_end: where the trailer starts */
@@ -78,7 +79,7 @@ struct weft_tape {
   int ended; /* no step record left */
   double dt;
   uint64_t frames;
-  int cut; /* the file was cut short: frames is up to its last checkpoint */
+  int cut;            /* the file was cut short: frames is up to its last checkpoint */
   char diverged[320]; /* the first difference, "" none */
   char reload_path[1024];
   /* header */

@@ -20,9 +20,9 @@
 #include "internal.h"
 #include "weft_luai.h"
 
-#define IDLE_TICKS 64    /* ticks with nothing running before it naps */
-#define NAP_US 100000    /* how long a nap is */
-#define MIN_TICK_US 200  /* the finest tick */
+#define IDLE_TICKS 64   /* ticks with nothing running before it naps */
+#define NAP_US 100000   /* how long a nap is */
+#define MIN_TICK_US 200 /* the finest tick */
 #define STACK (64 * 1024)
 
 static uint64_t now_us(void) { return weft_clock_ns() / 1000u; }
@@ -78,9 +78,9 @@ static int on_vm_stop(lua_State *L) {
 static void watch(void *ud) {
   weft_state *W = ud;
   weft_watchdog *D = &W->wd;
-  uint32_t seen = 0;   /* the stretch last seen */
-  uint64_t since = 0;  /* ...when it was first seen */
-  unsigned idle = 0;   /* ticks nothing ran */
+  uint32_t seen = 0;  /* the stretch last seen */
+  uint64_t since = 0; /* ...when it was first seen */
+  unsigned idle = 0;  /* ticks nothing ran */
   weft_mutex_lock(&D->mu);
   for (;;) {
     int nap = idle >= IDLE_TICKS;
@@ -89,10 +89,12 @@ static void watch(void *ud) {
     if (nap && (atomic_load_explicit(&D->frame_at, memory_order_seq_cst) ||
                 atomic_load_explicit(&D->limit_us, memory_order_seq_cst)))
       nap = 0;
-    if (nap) atomic_store_explicit(&D->clock_us, 0, memory_order_relaxed); /* still: read it yourself */
-    uint32_t tick = atomic_load_explicit(&D->sample, memory_order_relaxed) && D->tick_us > PROFILE_TICK_US
-                        ? PROFILE_TICK_US /* a profile samples finer */
-                        : D->tick_us;
+    if (nap)
+      atomic_store_explicit(&D->clock_us, 0, memory_order_relaxed); /* still: read it yourself */
+    uint32_t tick =
+        atomic_load_explicit(&D->sample, memory_order_relaxed) && D->tick_us > PROFILE_TICK_US
+            ? PROFILE_TICK_US /* a profile samples finer */
+            : D->tick_us;
     int go = pause_for(D, nap ? NAP_US : tick);
     atomic_store_explicit(&D->napping, 0, memory_order_relaxed);
     if (!go) break;
@@ -106,7 +108,8 @@ static void watch(void *ud) {
       interrupt(D);
     }
     uint64_t at = atomic_load_explicit(&D->frame_at, memory_order_acquire);
-    if (at && t + 1 - at >= D->frame_us) atomic_store_explicit(&D->frame_over, 1, memory_order_relaxed);
+    if (at && t + 1 - at >= D->frame_us)
+      atomic_store_explicit(&D->frame_over, 1, memory_order_relaxed);
     if (!limit && !at) {
       idle++;
       continue;

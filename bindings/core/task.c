@@ -94,7 +94,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
     h = weft_handle_if(W, L, id);
   }
   if (h) {
-    h->final = (uint8_t)final;
+    h->final = (uint8_t) final;
     if (push_outcome(L, idx, n, &h->packed)) lua_setiuservalue(L, -2, 1);
     if (sp) {
       keep_aside(W, L, (int)(sp - W->spawning));
@@ -103,7 +103,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
       lua_pop(L, 1);
     }
   } else if (sp) { /* no handle yet: spawn makes it */
-    sp->final = (uint8_t)final;
+    sp->final = (uint8_t) final;
     sp->site = lt->site;
     if (n || final != WEFT_TASK_DONE) {
       if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
@@ -378,8 +378,7 @@ WEFT_NOINLINE static int first_resume(weft_state *W, ltask *lt) {
 static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept) {
   lua_State *co = lt->co;
   int nargs = 0;
-  if (__builtin_expect(!lt->started || !lt->hooked || lt->b.killed, 0))
-    nargs = first_resume(W, lt);
+  if (__builtin_expect(!lt->started || !lt->hooked || lt->b.killed, 0)) nargs = first_resume(W, lt);
   running saved; /* after the arming: a stretch may begin stopped */
   who_enter(W, &saved, id, co, lt);
   const weft_budget *b = &saved.bud;
@@ -514,8 +513,8 @@ void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) 
 /* weft_new_task, giving the task's data in *out too. With move set, the
    function and its arguments are the top values of L and are moved to
    the task's thread instead of copied. */
-static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
-                        weft_id parent, int move, ltask **out) {
+static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent,
+                        int move, ltask **out) {
   fidx = lua_absindex(L, fidx);
   if (lua_type(L, fidx) != LUA_TFUNCTION) {
     if (luaL_getmetafield(L, fidx, "__call") == LUA_TNIL) luaL_typeerror(L, fidx, "function");

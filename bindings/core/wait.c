@@ -204,7 +204,6 @@ static int l_wait_realtime(lua_State *L) {
 
 void weft_open_waits(weft_state *W, lua_State *L) {
   (void)W;
-  static const luaL_Reg api[] = {
-      {"wait_realtime", l_wait_realtime}, {NULL, NULL}};
+  static const luaL_Reg api[] = {{"wait_realtime", l_wait_realtime}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
 }

@@ -22,7 +22,7 @@ typedef struct dap_wire {
 enum { DAP_IDLE, DAP_CONNECTED, DAP_INPUT, DAP_CLOSED };
 
 /* Listens on 127.0.0.1 at port (0: any free port), the port bound in
-   *bound. Returns WEFT_OK, or WEFT_EINVAL when the port cannot be had. */
+ *bound. Returns WEFT_OK, or WEFT_EINVAL when the port cannot be had. */
 int dap_wire_listen(dap_wire *w, int port, int *bound);
 /* A second client accepted meanwhile, handed over (WEFT_SOCK_NONE: none),
    so its first request can be answered with an error. */

@@ -486,7 +486,8 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
     cJSON *b = list ? list->child : NULL;
     for (int i = 0; i < n && b; i++, b = b->next) {
       bp[i].id = ++D->next_bp;
-      int asked = (int)num_arg(b, "line", 0), code = verified ? weft_debug_code_line(abs, asked) : -1;
+      int asked = (int)num_arg(b, "line", 0),
+          code = verified ? weft_debug_code_line(abs, asked) : -1;
       bp[i].line = code > 0 ? code : asked;
       bp[i].cond = dup_arg(b, "condition");
       bp[i].hit = dup_arg(b, "hitCondition");
@@ -497,7 +498,8 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
       cJSON_AddBoolToObject(o, "verified", verified && code != 0);
       cJSON_AddNumberToObject(o, "line", bp[i].line);
       if (!verified || code == 0)
-        cJSON_AddStringToObject(o, "message", verified ? "no code at or after this line" : "no such file");
+        cJSON_AddStringToObject(o, "message",
+                                verified ? "no code at or after this line" : "no such file");
     }
   }
   rebuild_lines(D);

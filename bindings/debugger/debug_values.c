@@ -65,8 +65,12 @@ static void quote(const char *s, size_t len, char *out, size_t n) {
   out[o++] = '"';
   for (size_t i = 0; i < len && o + 6 < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
-                    : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+    const char *esc = c == '"'    ? "\\\""
+                      : c == '\\' ? "\\\\"
+                      : c == '\n' ? "\\n"
+                      : c == '\r' ? "\\r"
+                      : c == '\t' ? "\\t"
+                                  : NULL;
     if (esc) {
       out[o++] = esc[0];
       out[o++] = esc[1];
@@ -369,7 +373,7 @@ static int l_eval_value(lua_State *E) {
    value as text into out and whether it is truthy. Returns 1 when it ran
    without error. */
 int weft_debug_eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
-                      int *truthy) {
+                          int *truthy) {
   eval_req r = {D, th, level, expr, out, n, 0, 0};
   lua_State *E = D->E;
   int top = lua_gettop(E);
@@ -496,12 +500,14 @@ static int push_container(dbg *D, var_ref *v) {
 
 /* Whether s is a Lua name (and not a keyword). */
 static int is_name(const char *s) {
-  static const char *const kw[] = {"and", "break", "do", "else", "elseif", "end", "false", "for",
-                                   "function", "goto", "if", "in", "local", "nil", "not", "or",
-                                   "repeat", "return", "then", "true", "until", "while", NULL};
+  static const char *const kw[] = {"and",   "break", "do",       "else",  "elseif", "end",
+                                   "false", "for",   "function", "goto",  "if",     "in",
+                                   "local", "nil",   "not",      "or",    "repeat", "return",
+                                   "then",  "true",  "until",    "while", NULL};
   if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) return 0;
   for (const char *p = s; *p; p++)
-    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (*p >= '0' && *p <= '9')))
       return 0;
   for (int i = 0; kw[i]; i++)
     if (strcmp(s, kw[i]) == 0) return 0;
@@ -523,7 +529,8 @@ static const char *field_expr(lua_State *E, const char *parent, int k, char *out
     snprintf(out, n, "%s[%s]", parent, q);
   } else if (t == LUA_TNUMBER || t == LUA_TBOOLEAN) {
     lua_pushvalue(E, k);
-    snprintf(out, n, "%s[%s]", parent, t == LUA_TBOOLEAN ? (lua_toboolean(E, k) ? "true" : "false") : lua_tostring(E, -1));
+    snprintf(out, n, "%s[%s]", parent,
+             t == LUA_TBOOLEAN ? (lua_toboolean(E, k) ? "true" : "false") : lua_tostring(E, -1));
     lua_pop(E, 1);
   } else {
     return NULL;
@@ -598,9 +605,11 @@ static int l_variables(lua_State *E) {
       if (WANT()) {
         key_name(E, -2, name, sizeof name);
         add_variable(D, E, arr, name, -1, v.frame,
-                     v.kind == V_GLOBALS ? (is_name(lua_tostring(E, -2)) && lua_type(E, -2) == LUA_TSTRING
-                                                ? lua_tostring(E, -2) : NULL)
-                                         : field_expr(E, parent, -2, expr, sizeof expr));
+                     v.kind == V_GLOBALS
+                         ? (is_name(lua_tostring(E, -2)) && lua_type(E, -2) == LUA_TSTRING
+                                ? lua_tostring(E, -2)
+                                : NULL)
+                         : field_expr(E, parent, -2, expr, sizeof expr));
       }
       lua_pop(E, 1);
     }
@@ -668,7 +677,9 @@ static int l_evaluate(lua_State *E) {
   }
   luaL_pushresult(&b);
   cJSON_AddStringToObject(r->body, "result", lua_tostring(E, -1));
-  int ref = top >= first && lua_type(E, first) == LUA_TTABLE ? anchor(D, E, first, frame, paren(expr, buf, sizeof buf)) : 0;
+  int ref = top >= first && lua_type(E, first) == LUA_TTABLE
+                ? anchor(D, E, first, frame, paren(expr, buf, sizeof buf))
+                : 0;
   cJSON_AddNumberToObject(r->body, "variablesReference", ref);
   if (top >= first) cJSON_AddStringToObject(r->body, "type", luaL_typename(E, first));
   return 0;

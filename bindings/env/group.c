@@ -80,7 +80,7 @@ static int l_group_spawn(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)h->id);
     lua_pushinteger(L, (lua_Integer)W->cur);
     lua_pushboolean(L, weft_spawning_of(W, W->cur) != NULL); /* the spawner's first run */
-    lua_pushboolean(L, W->run_depth == 0); /* no first run goes on */
+    lua_pushboolean(L, W->run_depth == 0);                   /* no first run goes on */
     lua_call(L, 5, 0);
   }
   return 1;

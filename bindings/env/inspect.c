@@ -156,8 +156,8 @@ static lua_Integer slice_field(lua_State *L, const char *key, lua_Integer def) {
   int isnum = 1;
   lua_Integer v = lua_getfield(L, 1, key) == LUA_TNIL ? def : lua_tointegerx(L, -1, &isnum);
   if (!isnum)
-    luaL_argerror(L, 1, lua_pushfstring(L, "%s must be an integer, got %s", key,
-                                        luaL_typename(L, -1)));
+    luaL_argerror(L, 1,
+                  lua_pushfstring(L, "%s must be an integer, got %s", key, luaL_typename(L, -1)));
   lua_pop(L, 1);
   return v;
 }
@@ -170,8 +170,9 @@ static int tasks_slice(weft_state *W, lua_State *L) {
     for (int i = 0; k && keys[i] && by < 0; i++)
       if (strcmp(k, keys[i]) == 0) by = i;
     if (by < 0)
-      luaL_argerror(L, 1, lua_pushfstring(L, "by must be \"ms\", \"avg_ms\" or \"worst_ms\", got %s",
-                                          k ? k : luaL_typename(L, -1)));
+      luaL_argerror(L, 1,
+                    lua_pushfstring(L, "by must be \"ms\", \"avg_ms\" or \"worst_ms\", got %s",
+                                    k ? k : luaL_typename(L, -1)));
   }
   lua_Integer first = slice_field(L, "first", 1), count = slice_field(L, "count", LUA_MAXINTEGER);
   lua_settop(L, 1);
@@ -180,8 +181,8 @@ static int tasks_slice(weft_state *W, lua_State *L) {
   /* the m costliest are kept: first - 1 + count, at most every task */
   lua_Integer live = (lua_Integer)weft_sched_task_count(W->S);
   lua_Integer m = first > live ? 0 : count > live - (first - 1) ? live : first - 1 + count;
-  ranking r = {W, lua_newuserdatauv(L, sizeof(ranked) * (size_t)(m ? m : 1), 0), (uint32_t)m, 0,
-               0, by};
+  ranking r = {W, lua_newuserdatauv(L, sizeof(ranked) * (size_t)(m ? m : 1), 0), (uint32_t)m, 0, 0,
+               by};
   weft_sched_each_task(W->S, rank_one, &r);
   qsort(r.heap, r.n, sizeof *r.heap, by_rank);
   lua_createtable(L, (lua_Integer)r.n >= first ? (int)((lua_Integer)r.n - first + 1) : 0, 0);
@@ -222,7 +223,8 @@ static int l_sites(lua_State *L) {
   uint32_t n = weft_site_count(W->sites), k = 0;
   uint32_t *v = lua_newuserdatauv(L, sizeof(uint32_t) * 2 * (n ? n : 1), 0);
   for (uint32_t s = 1; s <= n; s++)
-    if (weft_site_live_of(W->sites, s)) v[2 * k] = weft_site_live_of(W->sites, s), v[2 * k + 1] = s, k++;
+    if (weft_site_live_of(W->sites, s))
+      v[2 * k] = weft_site_live_of(W->sites, s), v[2 * k + 1] = s, k++;
   qsort(v, k, sizeof(uint32_t) * 2, by_live);
   if ((lua_Integer)k > count) k = (uint32_t)count;
   lua_createtable(L, (int)k, 0);

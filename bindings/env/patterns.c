@@ -445,7 +445,7 @@ static int l_rep(lua_State *L) {
   const char *s = luaL_checklstring(L, 1, &l);
   lua_Integer n = luaL_checkinteger(L, 2);
   const char *sep = luaL_optlstring(L, 3, "", &lsep);
-  const size_t maxsize = sizeof(size_t) < sizeof(int) ? (size_t)~(size_t)0 : (size_t)INT_MAX;
+  const size_t maxsize = sizeof(size_t) < sizeof(int) ? (size_t) ~(size_t)0 : (size_t)INT_MAX;
   if (n <= 0) {
     lua_pushliteral(L, "");
     return 1;
@@ -543,7 +543,7 @@ static int l_move(lua_State *L) {
   luaL_argcheck(L, t <= LUA_MAXINTEGER - (e - f + 1) + 1, 4, "destination wrap around");
   int forward = t > e || t <= f || (tt != 1 && !lua_compare(L, 1, tt, LUA_OPEQ));
   lua_settop(L, 5);
-  lua_pushinteger(L, 0); /* 6: elements done */
+  lua_pushinteger(L, 0);       /* 6: elements done */
   lua_pushboolean(L, forward); /* 7 */
   return move_on(L, LUA_OK, 0);
 }
@@ -602,10 +602,10 @@ static int l_concat(lua_State *L) {
     lua_replace(L, 2);
   }
   lua_settop(L, 2);
-  lua_pushinteger(L, i);   /* 3: the first index */
-  lua_pushnil(L);          /* 4 */
-  lua_newtable(L);         /* 5: the pieces made */
-  lua_pushinteger(L, i);   /* 6: the next index */
+  lua_pushinteger(L, i);    /* 3: the first index */
+  lua_pushnil(L);           /* 4 */
+  lua_newtable(L);          /* 5: the pieces made */
+  lua_pushinteger(L, i);    /* 6: the next index */
   lua_pushinteger(L, last); /* 7 */
   return concat_on(L, LUA_OK, 0);
 }

@@ -454,7 +454,8 @@ static int l_loadfile(lua_State *L) {
   const char *full = script_path(W, L, path);
   if (!full) {
     luaL_pushfail(L);
-    lua_pushfstring(L, "cannot open %s: not under the scripts root (scripts load only there)", path);
+    lua_pushfstring(L, "cannot open %s: not under the scripts root (scripts load only there)",
+                    path);
     return 2;
   }
   if (!push_source(W, L, full)) { /* Lua's words: "cannot open path: why" */
@@ -500,7 +501,7 @@ int weft_l_searchpath(lua_State *L) {
     const char *full = script_path(W, L, file);
     if (full) {
       int ok = push_source(W, L, full);
-      lua_pop(L, 2); /* the text or the message, and the path read */
+      lua_pop(L, 2);    /* the text or the message, and the path read */
       if (ok) return 1; /* the file's name, on top */
     }
     lua_rawseti(L, tried, ++n);
@@ -659,8 +660,7 @@ static int l_collectgarbage(lua_State *L) {
                                      "generational", "incremental", NULL};
   int o = luaL_checkoption(L, 1, "collect", opts);
   int n = original(L)(L);
-  if (strcmp(opts[o], "collect") == 0 || strcmp(opts[o], "step") == 0)
-    weft_fin_run(weft_get(L), L);
+  if (strcmp(opts[o], "collect") == 0 || strcmp(opts[o], "step") == 0) weft_fin_run(weft_get(L), L);
   if (strcmp(opts[o], "stop") == 0 || strcmp(opts[o], "restart") == 0)
     weft_get(L)->mem.gc_stopped = opts[o][0] == 's';
   return n;
@@ -750,9 +750,9 @@ static int l_date(lua_State *L) {
   if (n <= DATE_PIECE || f[0] == '*' || (f[0] == '!' && f[1] == '*'))
     return lua_tocfunction(L, lua_upvalueindex(1))(L);
   lua_settop(L, 2);
-  lua_newtable(L);         /* 3: the pieces' results */
-  lua_pushinteger(L, 0);   /* 4: where the next piece starts */
-  lua_pushvalue(L, 1);     /* 5: the whole format */
+  lua_newtable(L);       /* 3: the pieces' results */
+  lua_pushinteger(L, 0); /* 4: where the next piece starts */
+  lua_pushvalue(L, 1);   /* 5: the whole format */
   return date_on(L, LUA_OK, 0);
 }
 

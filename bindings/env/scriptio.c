@@ -115,9 +115,7 @@ void weft_io_print(lua_State *L, const char *s, size_t len) {
 
 static int f_write(lua_State *L) { return write_to(L, check_file(L, 1), 1, 2); }
 
-static void push_std(lua_State *L, const char *name) {
-  lua_getfield(L, lua_upvalueindex(1), name);
-}
+static void push_std(lua_State *L, const char *name) { lua_getfield(L, lua_upvalueindex(1), name); }
 
 static int io_write(lua_State *L) {
   push_std(L, "stdout");
@@ -130,9 +128,8 @@ void weft_io_flush(weft_state *W) {
   const void *keys[2] = {&out_buf_key, &err_buf_key};
   for (int i = 0; i < 2 && lua_checkstack(L, 2); i++) {
     size_t n = 0;
-    const char *s = lua_rawgetp(L, LUA_REGISTRYINDEX, keys[i]) == LUA_TSTRING
-                        ? lua_tolstring(L, -1, &n)
-                        : NULL;
+    const char *s =
+        lua_rawgetp(L, LUA_REGISTRYINDEX, keys[i]) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
     if (s && n) {
       if (i == 0)
         weft_log_print(W, s, n);
@@ -230,8 +227,8 @@ static int io_refuse_tmpfile(lua_State *L) {
 
 static int test_digits(const char *s, size_t n, size_t *i, int hex) {
   size_t start = *i;
-  while (*i < n && (hex ? strchr("0123456789abcdefABCDEF", s[*i]) != NULL
-                        : (s[*i] >= '0' && s[*i] <= '9')) &&
+  while (*i < n &&
+         (hex ? strchr("0123456789abcdefABCDEF", s[*i]) != NULL : (s[*i] >= '0' && s[*i] <= '9')) &&
          s[*i])
     (*i)++;
   return *i > start;
@@ -524,9 +521,9 @@ static void new_std(lua_State *L, int kind, const char *name, int io) {
 void weft_open_io(lua_State *L, int api) {
   api = lua_absindex(L, api);
   luaL_newmetatable(L, FILE_MT);
-  static const luaL_Reg methods[] = {
-      {"read", f_read},   {"write", f_write}, {"lines", f_lines},     {"close", f_close},
-      {"seek", f_seek},   {"flush", f_flush}, {"setvbuf", f_setvbuf}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"read", f_read},       {"write", f_write}, {"lines", f_lines},
+                                     {"close", f_close},     {"seek", f_seek},   {"flush", f_flush},
+                                     {"setvbuf", f_setvbuf}, {NULL, NULL}};
   luaL_newlib(L, methods);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, f_tostring);

@@ -28,9 +28,9 @@
 #include "../accounts/report.h"
 #include "../core/task.h"
 
-#define FIN_SHARE 256       /* finalizers started a frame at most */
-#define FIN_BACKLOG 65536   /* finalizers waiting their turn at most */
-#define FIN_CLOSE_US 200000 /* weft_close's time for the finalizers left */
+#define FIN_SHARE 256            /* finalizers started a frame at most */
+#define FIN_BACKLOG 65536        /* finalizers waiting their turn at most */
+#define FIN_CLOSE_US 200000      /* weft_close's time for the finalizers left */
 #define FIN_CLOSE_SLICE_US 10000 /* ...a slice of each at most */
 
 typedef struct sentinel {
@@ -120,7 +120,8 @@ static int l_start_one(lua_State *L) {
   lua_pushliteral(L, "__gc");
   int t = lua_rawget(L, -2); /* 4: __gc */
   if (t != LUA_TFUNCTION) {
-    if (t == LUA_TNIL || luaL_getmetafield(L, 4, "__call") == LUA_TNIL) return 0; /* Lua ignores it */
+    if (t == LUA_TNIL || luaL_getmetafield(L, 4, "__call") == LUA_TNIL)
+      return 0; /* Lua ignores it */
     lua_pop(L, 1);
   }
   lua_pushvalue(L, 2);
@@ -238,7 +239,7 @@ int weft_fin_pending(lua_State *L) {
 static int l_queue_all(lua_State *L) {
   lua_settop(L, 0);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &eph_key); /* 1 */
-  lua_newtable(L);                              /* 2: by seq */
+  lua_newtable(L);                             /* 2: by seq */
   lua_Integer max = 0;
   lua_pushnil(L);
   while (lua_next(L, 1)) {

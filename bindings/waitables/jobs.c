@@ -53,10 +53,10 @@ static int l_job(lua_State *L) {
   if (!k) return luaL_argerror(L, 1, lua_pushfstring(L, "no job kind '%s'", name));
   int replaying = weft_tape_replaying(W);
   if (!W->J && !replaying) {
-    int rc = W->desc.job_submit ? weft_jobs_create_on(W->desc.job_submit, W->desc.job_submit_ud,
-                                                       weft_host_alloc, W, &W->J)
-                                : weft_jobs_create((int)W->desc.job_threads, weft_host_alloc, W,
-                                                   &W->J);
+    int rc = W->desc.job_submit
+                 ? weft_jobs_create_on(W->desc.job_submit, W->desc.job_submit_ud, weft_host_alloc,
+                                       W, &W->J)
+                 : weft_jobs_create((int)W->desc.job_threads, weft_host_alloc, W, &W->J);
     if (rc != WEFT_OK) return luaL_error(L, "cannot start the job threads: %s", weft_strerror(rc));
   }
   void *data = k->prepare(L, 2, lua_gettop(L) - 1, k->user);
@@ -316,11 +316,11 @@ static int rf_finish(lua_State *L, void *d) {
 typedef struct gpath {
   weft_state *W;
   int w, h, sx, sy, gx, gy;
-  char *grid;  /* w*h, 1 = wall */
-  int *prev;   /* w*h: the search's links */
-  int *queue;  /* w*h: the search's frontier */
-  int *path;   /* w*h: cell indices from start to goal */
-  int plen;    /* -1: unreachable */
+  char *grid; /* w*h, 1 = wall */
+  int *prev;  /* w*h: the search's links */
+  int *queue; /* w*h: the search's frontier */
+  int *path;  /* w*h: cell indices from start to goal */
+  int plen;   /* -1: unreachable */
 } gpath;
 
 static void fp_free(void *d) {

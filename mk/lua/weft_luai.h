@@ -47,7 +47,7 @@ WEFT_LUAI_HIDDEN int weft__lua_wanted(struct lua_State *L);
 
 #if defined(__GNUC__)
 #define luai_stopcheck(L)                                                                          \
-  (__builtin_expect(atomic_load_explicit(&weft__lua_stops, memory_order_relaxed) != 0, 0) &&        \
+  (__builtin_expect(atomic_load_explicit(&weft__lua_stops, memory_order_relaxed) != 0, 0) &&       \
    weft__lua_stop(L))
 #else
 #define luai_stopcheck(L)                                                                          \

@@ -636,7 +636,8 @@ static void print_targets(void) {
     snprintf(g, sizeof g, "%.2f", s->pure_weft);
     printf("  %-44s %-14s %s", what, g, s->pure_weft >= 1.4 ? "met" : "MISSED");
     /* "missed by": how much faster weft still has to get */
-    if (s->pure_weft < 1.4 && s->pure_weft > 0) printf(" (by %.0f%%)", (1.4 / s->pure_weft - 1) * 100);
+    if (s->pure_weft < 1.4 && s->pure_weft > 0)
+      printf(" (by %.0f%%)", (1.4 / s->pure_weft - 1) * 100);
     printf("\n");
   }
   static const char *const zero[] = {"W0", "W1", "W2", "W3p", "W3w"};
@@ -760,7 +761,8 @@ static int suite(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "one") == 0) {
-    if (argc != 8) die("one", "usage: weft-bench one weft|weft-cnt|pure DIR WORKLOAD N WARM FRAMES");
+    if (argc != 8)
+      die("one", "usage: weft-bench one weft|weft-cnt|pure DIR WORKLOAD N WARM FRAMES");
     const workload *w = find_wl(argv[4]);
     if (!w) die(argv[4], "no such workload");
     int n = atoi(argv[5]), warm = atoi(argv[6]), frames = atoi(argv[7]);

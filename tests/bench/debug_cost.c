@@ -165,7 +165,7 @@ int main(int argc, char **argv) {
   for (int m = 0; m < NMODES; m++)
     printf("  %-32s %12.3f %9.2fx\n", mode_name[m], med[m] * 1e3, rat[m]);
   double ratio = rat[ATTACHED];
-  printf("  %-44s %s (%.2fx, target <= 1.3x; N = %d, median of %d per-run ratios)\n", "W1 attached/detached",
-         ratio <= 1.3 ? "met" : "MISSED", ratio, n, runs);
+  printf("  %-44s %s (%.2fx, target <= 1.3x; N = %d, median of %d per-run ratios)\n",
+         "W1 attached/detached", ratio <= 1.3 ? "met" : "MISSED", ratio, n, runs);
   return 0;
 }

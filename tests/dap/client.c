@@ -496,7 +496,7 @@ static void breakpoint_in_group_task(void **state) {
   }
   assert_non_null(strstr(name, "guards"));       /* its group names it */
   assert_non_null(strstr(name, "tasks.lua:13")); /* its spawn site */
-  assert_non_null(strstr(name, "stopped")); /* not "running": everything is stopped */
+  assert_non_null(strstr(name, "stopped"));      /* not "running": everything is stopped */
   char other[256];
   snprintf(other, sizeof other, "%s", str(cJSON_GetArrayItem(threads, 0), "name"));
   assert_non_null(strstr(other, "tasks.lua:13")); /* the file's task, where it is */
@@ -782,11 +782,11 @@ static void bad_input(void **state) {
   assert_null(wait_event(&c, "nothing")); /* the connection closes */
   reconnect(&c);
   handshake(&c, "attach");
-  send_body(&c, "hello");                                     /* not JSON */
+  send_body(&c, "hello"); /* not JSON */
   wait_output(&c, "stderr", "(5 bytes) was ignored: it is not JSON");
-  send_body(&c, "[1,2]");                                     /* not an object */
+  send_body(&c, "[1,2]"); /* not an object */
   wait_output(&c, "stderr", "(5 bytes) was ignored: it is no request");
-  send_body(&c, "{\"command\":[\"x\"],\"a\":1}");             /* no command */
+  send_body(&c, "{\"command\":[\"x\"],\"a\":1}"); /* no command */
   wait_output(&c, "stderr", "was ignored: it is no request");
   send_body(&c, "{\"command\":\"threads\",\"arguments\":7}"); /* no seq, odd arguments */
   must_fail(&c, "bogus", NULL, "unsupported request bogus");
@@ -910,7 +910,8 @@ static void second_client_and_a_long_breakpoint_list(void **state) {
   assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
   static const char init[] = "{\"seq\":1,\"type\":\"request\",\"command\":\"initialize\"}";
   char framed[128];
-  int fl = snprintf(framed, sizeof framed, "Content-Length: %d\r\n\r\n%s", (int)sizeof init - 1, init);
+  int fl =
+      snprintf(framed, sizeof framed, "Content-Length: %d\r\n\r\n%s", (int)sizeof init - 1, init);
   assert_int_equal(send(fd, framed, (size_t)fl, 0), fl);
   char got[4096];
   size_t n = 0;
@@ -932,7 +933,8 @@ static void second_client_and_a_long_breakpoint_list(void **state) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   cJSON *r;
-  cJSON *b = call(&c, "setBreakpoints", source_args("tests/dap/loop.lua", lines, LINES, NULL, NULL), &r);
+  cJSON *b =
+      call(&c, "setBreakpoints", source_args("tests/dap/loop.lua", lines, LINES, NULL, NULL), &r);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(b, "breakpoints")), LINES);
   cJSON_Delete(r);

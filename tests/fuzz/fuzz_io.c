@@ -25,15 +25,17 @@ static void quiet_report(void *user, const char *msg, const char *trace) {
 static int64_t i64(const uint8_t *p) {
   uint64_t v = 0;
   for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-  static const int64_t special[] = {INT64_MAX, INT64_MIN, -1, 0, 1, 4096, INT64_MAX - 1, INT64_MIN + 1};
+  static const int64_t special[] = {INT64_MAX, INT64_MIN,     -1,           0, 1,
+                                    4096,      INT64_MAX - 1, INT64_MIN + 1};
   return p[0] < 64 ? special[p[1] % 8] : (int64_t)v; /* the extremes a quarter of the time */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const char *const fmts[] = {"l", "L", "a", "n", "*l", "*a", "x", "", "0", "1e9"};
   static const char *const whence[] = {"set", "cur", "end", "bad"};
-  static const char *const paths[] = {"tests/fuzz/seeds/tasks.lua", "tests/fuzz/seeds/hostile.lua", "tests/fuzz/seeds/",
-                                      "tests/fuzz/seeds/../x", "tests/fuzz/seeds//etc/hostname", "tests/fuzz/nope.lua"};
+  static const char *const paths[] = {
+      "tests/fuzz/seeds/tasks.lua", "tests/fuzz/seeds/hostile.lua",   "tests/fuzz/seeds/",
+      "tests/fuzz/seeds/../x",      "tests/fuzz/seeds//etc/hostname", "tests/fuzz/nope.lua"};
   size_t cap = 64 + size / 10 * 96;
   char *src = malloc(cap), *p = src;
   if (!src) return 0;
@@ -42,12 +44,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *r = data + at;
     int64_t n = i64(r + 2);
     switch (r[0] % 6) {
-    case 0: p += sprintf(p, "pcall(function() return f:read(%" PRId64 ") end)\n", n); break;
-    case 1: p += sprintf(p, "pcall(function() return f:read('%s', '%s') end)\n", fmts[r[1] % 10], fmts[r[2] % 10]); break;
-    case 2: p += sprintf(p, "pcall(function() return f:seek('%s', %" PRId64 ") end)\n", whence[r[1] % 4], n); break;
-    case 3: p += sprintf(p, "pcall(function() for l in f:lines('%s') do break end end)\n", fmts[r[1] % 10]); break;
-    case 4: p += sprintf(p, "f = io.open('%s') or f\n", paths[r[1] % 6]); break;
-    default: p += sprintf(p, "pcall(function() return f:close() end)\n");
+    case 0:
+      p += sprintf(p, "pcall(function() return f:read(%" PRId64 ") end)\n", n);
+      break;
+    case 1:
+      p += sprintf(p, "pcall(function() return f:read('%s', '%s') end)\n", fmts[r[1] % 10],
+                   fmts[r[2] % 10]);
+      break;
+    case 2:
+      p += sprintf(p, "pcall(function() return f:seek('%s', %" PRId64 ") end)\n", whence[r[1] % 4],
+                   n);
+      break;
+    case 3:
+      p += sprintf(p, "pcall(function() for l in f:lines('%s') do break end end)\n",
+                   fmts[r[1] % 10]);
+      break;
+    case 4:
+      p += sprintf(p, "f = io.open('%s') or f\n", paths[r[1] % 6]);
+      break;
+    default:
+      p += sprintf(p, "pcall(function() return f:close() end)\n");
     }
   }
   weft_desc d = WEFT_DESC_INIT;
@@ -62,7 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (W) {
     weft_task t;
     const char *err;
-    if (weft_run_string(W, "=fuzz_io", src, (size_t)(p - src), &t, &err) == WEFT_OK) weft_task_drop(W, t);
+    if (weft_run_string(W, "=fuzz_io", src, (size_t)(p - src), &t, &err) == WEFT_OK)
+      weft_task_drop(W, t);
     if (weft_close(W) != 0) __builtin_trap(); /* a leak */
   }
   free(src);

@@ -28,7 +28,8 @@ typedef struct scase {
 /* The repros and the hostile cases that hold a frame longest. */
 static const scase cases[] = {
     {"spawn bomb (2 x 1e6 spawns of a sleeper)", 10,
-     "for i = 1, 2 do spawn(function() for j = 1, 1e6 do spawn(function() wait(1e9) end) end end) end\n"
+     "for i = 1, 2 do spawn(function() for j = 1, 1e6 do spawn(function() wait(1e9) end) end end) "
+     "end\n"
      "while true do wait() end\n"},
     {"8 runaways looping on s:fire()", 30,
      "for i = 1, 8 do spawn(function() local s = signal() while true do s:fire() end end) end\n"
@@ -40,30 +41,38 @@ static const scase cases[] = {
     {"40,000 connects in one resume", 5,
      "local s = signal() for i = 1, 40000 do s:connect(print) end\nwhile true do wait() end\n"},
     {"1e6 spawns in one task", 30,
-     "spawn(function() for i = 1, 1e6 do spawn(function() end) end end)\nwhile true do wait() end\n"},
+     "spawn(function() for i = 1, 1e6 do spawn(function() end) end end)\nwhile true do wait() "
+     "end\n"},
     {"3e5 waiters on one future, then resolved", 60,
-     "local f = future()\nspawn(function() for i = 1, 3e5 do spawn(wait, f) if i % 2e4 == 0 then wait() end end\n"
+     "local f = future()\nspawn(function() for i = 1, 3e5 do spawn(wait, f) if i % 2e4 == 0 then "
+     "wait() end end\n"
      "  f:resolve(1) end)\nwhile true do wait() end\n"},
     {"1e7-entry table", 60,
-     "spawn(function() local t = {} for i = 1, 1e7 do t[i] = i end end)\nwhile true do wait() end\n"},
+     "spawn(function() local t = {} for i = 1, 1e7 do t[i] = i end end)\nwhile true do wait() "
+     "end\n"},
     {"string.rep of 128 MB in 8 tasks", 30,
-     "for i = 1, 8 do spawn(function() wait() local s = string.rep('x', 128 << 20) wait() end) end\n"
+     "for i = 1, 8 do spawn(function() wait() local s = string.rep('x', 128 << 20) wait() end) "
+     "end\n"
      "while true do wait() end\n"},
     {"deep recursion", 10,
-     "spawn(function() local function f(n) return f(n + 1) + 1 end f(1) end)\nwhile true do wait() end\n"},
+     "spawn(function() local function f(n) return f(n + 1) + 1 end f(1) end)\nwhile true do wait() "
+     "end\n"},
     {"memory hog, then recovery", 180,
      "spawn(function() local t = {} for i = 1, 1e8 do t[i] = ('x'):rep(4000) .. i\n"
      "  if i % 1e3 == 0 then wait() end end end)\n"
      "while true do wait() end\n"},
     {"string concatenation loop (quadratic)", 30,
-     "spawn(function() local s = '' for i = 1, 1e6 do s = s .. 'x' end end)\nwhile true do wait() end\n"},
+     "spawn(function() local s = '' for i = 1, 1e6 do s = s .. 'x' end end)\nwhile true do wait() "
+     "end\n"},
     {"load of 8 MB of code", 5,
-     "spawn(function() local f = load(string.rep('a = 1\\n', 14e5)) end)\nwhile true do wait() end\n"},
+     "spawn(function() local f = load(string.rep('a = 1\\n', 14e5)) end)\nwhile true do wait() "
+     "end\n"},
     {"load of 40 MB of code", 5,
      "spawn(function() local s = string.rep('a = 1\\n', 7e6) wait() local f = load(s) end)\n"
      "while true do wait() end\n"},
     {"pattern bomb", 10,
-     "spawn(function() for i = 1, 100 do string.find(string.rep('a', 3e4), '.-.-.-.-.-.-b') end end)\n"
+     "spawn(function() for i = 1, 100 do string.find(string.rep('a', 3e4), '.-.-.-.-.-.-b') end "
+     "end)\n"
      "while true do wait() end\n"},
     {"table.concat of 1e6 strings in a loop", 30,
      "spawn(function() local t = {} for i = 1, 1e6 do t[i] = 'ab' end\n"
@@ -75,40 +84,50 @@ static const scase cases[] = {
      "local ch = channel()\nspawn(function() for i = 1, 1e6 do ch:send(i) end end)\n"
      "spawn(function() while true do ch:recv() end end)\nwhile true do wait() end\n"},
     {"table.sort of 1e6 with a Lua comparator", 30,
-     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = (i * 7919) % 1e6 end\n  table.sort(t, function(a, b) return a < b end) end)\n"
+     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = (i * 7919) % 1e6 end\n  table.sort(t, "
+     "function(a, b) return a < b end) end)\n"
      "while true do wait() end\n"},
     {"table.sort of 2e6 numbers", 30,
-     "spawn(function() local t = {} for i = 1, 2e6 do t[i] = (i * 7919) % 2e6 end\n  wait() table.sort(t) end)\n"
+     "spawn(function() local t = {} for i = 1, 2e6 do t[i] = (i * 7919) % 2e6 end\n  wait() "
+     "table.sort(t) end)\n"
      "while true do wait() end\n"},
     {"gsub over 16 MB, a function per match", 30,
-     "spawn(function() local s = string.rep('ab', 8 << 20) wait()\n  s:gsub('a', function(c) return 'x' end) end)\n"
+     "spawn(function() local s = string.rep('ab', 8 << 20) wait()\n  s:gsub('a', function(c) "
+     "return 'x' end) end)\n"
      "while true do wait() end\n"},
     {"gsub over 16 MB, a string per match", 30,
      "spawn(function() local s = string.rep('ab', 8 << 20) wait() s:gsub('a', 'xyz') end)\n"
      "while true do wait() end\n"},
     {"gmatch over 16 MB", 30,
-     "spawn(function() local s = string.rep('ab ', 6 << 20) wait()\n  for w in s:gmatch('%a+') do end end)\n"
+     "spawn(function() local s = string.rep('ab ', 6 << 20) wait()\n  for w in s:gmatch('%a+') do "
+     "end end)\n"
      "while true do wait() end\n"},
     {"string.format of a 64 MB string in a loop", 30,
-     "spawn(function() local s = string.rep('x', 64 << 20) wait()\n  while true do local _ = string.format('%s%s', s, s) end end)\n"
+     "spawn(function() local s = string.rep('x', 64 << 20) wait()\n  while true do local _ = "
+     "string.format('%s%s', s, s) end end)\n"
      "while true do wait() end\n"},
     {"string.rep with a separator, 64 MB", 30,
      "spawn(function() while true do local s = string.rep('x', 8 << 20, ',') end end)\n"
      "while true do wait() end\n"},
     {"table.concat with a 1 MB separator", 30,
-     "spawn(function() local t = {} for i = 1, 100 do t[i] = 'a' end local sep = ('-'):rep(1 << 20)\n  while true do table.concat(t, sep) end end)\n"
+     "spawn(function() local t = {} for i = 1, 100 do t[i] = 'a' end local sep = ('-'):rep(1 << "
+     "20)\n  while true do table.concat(t, sep) end end)\n"
      "while true do wait() end\n"},
     {"table.unpack of 1e6", 10,
-     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = i end\n  while true do pcall(table.unpack, t) end end)\n"
+     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = i end\n  while true do "
+     "pcall(table.unpack, t) end end)\n"
      "while true do wait() end\n"},
     {"string.byte of 16 MB", 10,
-     "spawn(function() local s = string.rep('x', 16 << 20) wait()\n  while true do pcall(string.byte, s, 1, -1) end end)\n"
+     "spawn(function() local s = string.rep('x', 16 << 20) wait()\n  while true do "
+     "pcall(string.byte, s, 1, -1) end end)\n"
      "while true do wait() end\n"},
     {"utf8.len over 64 MB in a loop", 30,
-     "spawn(function() local s = string.rep('\\u{3b1}', 32 << 20) wait()\n  while true do utf8.len(s) end end)\n"
+     "spawn(function() local s = string.rep('\\u{3b1}', 32 << 20) wait()\n  while true do "
+     "utf8.len(s) end end)\n"
      "while true do wait() end\n"},
     {"string.pack of 1e6 ints in a loop", 30,
-     "spawn(function() local f = string.rep('i4', 1e6) local t = {} for i = 1, 1e6 do t[i] = i end\n  while true do pcall(string.pack, f, table.unpack(t, 1, 1e5)) end end)\n"
+     "spawn(function() local f = string.rep('i4', 1e6) local t = {} for i = 1, 1e6 do t[i] = i "
+     "end\n  while true do pcall(string.pack, f, table.unpack(t, 1, 1e5)) end end)\n"
      "while true do wait() end\n"},
     {"deep coroutine nesting", 10,
      "spawn(function() local function f() return coroutine.wrap(f)() end f() end)\n"
@@ -117,13 +136,16 @@ static const scase cases[] = {
      "spawn(function() while true do coroutine.wrap(function() coroutine.yield(1) end)() end end)\n"
      "while true do wait() end\n"},
     {"1e6 objects with __gc", 60,
-     "spawn(function() local mt = {__gc = function() end}\n  for i = 1, 1e6 do setmetatable({}, mt) if i % 1e4 == 0 then wait() end end end)\n"
+     "spawn(function() local mt = {__gc = function() end}\n  for i = 1, 1e6 do setmetatable({}, "
+     "mt) if i % 1e4 == 0 then wait() end end end)\n"
      "while true do wait() end\n"},
     {"a __gc that loops forever", 30,
-     "spawn(function() setmetatable({}, {__gc = function() while true do end end}) end)\ncollectgarbage()\n"
+     "spawn(function() setmetatable({}, {__gc = function() while true do end end}) "
+     "end)\ncollectgarbage()\n"
      "while true do wait() end\n"},
     {"a __close that loops forever", 30,
-     "spawn(function() local x <close> = setmetatable({}, {__close = function() while true do end end}) end)\n"
+     "spawn(function() local x <close> = setmetatable({}, {__close = function() while true do end "
+     "end}) end)\n"
      "while true do wait() end\n"},
     {"an xpcall handler that loops forever", 30,
      "spawn(function() xpcall(error, function() while true do end end, 'x') end)\n"
@@ -132,7 +154,8 @@ static const scase cases[] = {
      "weft.on_error(function() while true do end end)\nspawn(function() error('boom') end)\n"
      "while true do wait() end\n"},
     {"collectgarbage() in a loop over a 200 MB heap", 30,
-     "spawn(function() local t = {} for i = 1, 2e6 do t[i] = {i} if i % 1e5 == 0 then wait() end end\n  while true do collectgarbage() end end)\n"
+     "spawn(function() local t = {} for i = 1, 2e6 do t[i] = {i} if i % 1e5 == 0 then wait() end "
+     "end\n  while true do collectgarbage() end end)\n"
      "while true do wait() end\n"},
     {"1e5 groups made and cancelled", 30,
      "spawn(function() for i = 1, 1e5 do local g = group{} g:spawn(wait, 1) g:cancel() end end)\n"
@@ -141,58 +164,71 @@ static const scase cases[] = {
      "for i = 1, 1e5 do spawn(function() while true do wait((i % 97) / 60) end end) end\n"
      "while true do wait() end\n"},
     {"all{} of 1e5 futures", 30,
-     "spawn(function() local fs = {} for i = 1, 1e5 do fs[i] = future() end\n  spawn(function() wait() for i = 1, 1e5 do fs[i]:resolve(i) end end) wait(all(fs)) end)\n"
+     "spawn(function() local fs = {} for i = 1, 1e5 do fs[i] = future() end\n  spawn(function() "
+     "wait() for i = 1, 1e5 do fs[i]:resolve(i) end end) wait(all(fs)) end)\n"
      "while true do wait() end\n"},
     {"first{} of 1e5 sleeps", 30,
      "spawn(function() local l = {} for i = 1, 1e5 do l[i] = i end wait(first(l)) end)\n"
      "while true do wait() end\n"},
     {"1e5 senders blocked on a channel", 30,
-     "local ch = channel(1)\nfor i = 1, 1e5 do spawn(function() ch:send(i) end) end\nspawn(function() while true do ch:recv() end end)\n"
+     "local ch = channel(1)\nfor i = 1, 1e5 do spawn(function() ch:send(i) end) "
+     "end\nspawn(function() while true do ch:recv() end end)\n"
      "while true do wait() end\n"},
     {"1e5 waiters on a signal fired every frame", 60,
-     "local s = signal()\nfor i = 1, 1e5 do spawn(function() while true do wait(s) end end) end\nspawn(function() while true do s:fire() wait() end end)\n"
+     "local s = signal()\nfor i = 1, 1e5 do spawn(function() while true do wait(s) end end) "
+     "end\nspawn(function() while true do s:fire() wait() end end)\n"
      "while true do wait() end\n"},
     {"an exponential spawn tree", 30,
-     "local function grow(d) if d > 0 then spawn(grow, d - 1) spawn(grow, d - 1) end wait(1e9) end\nspawn(grow, 20)\n"
+     "local function grow(d) if d > 0 then spawn(grow, d - 1) spawn(grow, d - 1) end wait(1e9) "
+     "end\nspawn(grow, 20)\n"
      "while true do wait() end\n"},
     {"code nested 1e5 parentheses deep", 5,
      "spawn(function() print(load('return ' .. ('('):rep(1e5) .. '1' .. (')'):rep(1e5))) end)\n"
      "while true do wait() end\n"},
     {"a 1e6-field table constructor", 5,
-     "spawn(function() local src = {'return {'} for i = 1, 1e6 do src[#src + 1] = i .. ',' end\n  src[#src + 1] = '}' wait() local f = load(table.concat(src)) wait() f() end)\n"
+     "spawn(function() local src = {'return {'} for i = 1, 1e6 do src[#src + 1] = i .. ',' end\n  "
+     "src[#src + 1] = '}' wait() local f = load(table.concat(src)) wait() f() end)\n"
      "while true do wait() end\n"},
     {"tostring of 1e6 values in a loop", 30,
      "spawn(function() while true do for i = 1, 1e6 do tostring(i) end end end)\n"
      "while true do wait() end\n"},
     {"load from a reader that never ends", 10,
-     "spawn(function() local piece = ('x = 1\\n'):rep(1000)\n  print(load(function() return piece end)) end)\n"
+     "spawn(function() local piece = ('x = 1\\n'):rep(1000)\n  print(load(function() return piece "
+     "end)) end)\n"
      "while true do wait() end\n"},
     {"errors with 64 MB messages", 30,
      "for i = 1, 4 do spawn(function() wait() error(string.rep('x', 64 << 20)) end) end\n"
      "while true do wait() end\n"},
     {"an error object whose __tostring loops", 10,
-     "spawn(function() error(setmetatable({}, {__tostring = function() while true do end end})) end)\n"
+     "spawn(function() error(setmetatable({}, {__tostring = function() while true do end end})) "
+     "end)\n"
      "while true do wait() end\n"},
     {"a __tostring that loops, printed", 10,
-     "spawn(function() print(setmetatable({}, {__tostring = function() while true do end end})) end)\n"
+     "spawn(function() print(setmetatable({}, {__tostring = function() while true do end end})) "
+     "end)\n"
      "while true do wait() end\n"},
     {"a __index chain that loops in C", 10,
-     "spawn(function() local t = setmetatable({}, {}) getmetatable(t).__index = function(_, k) return t[k] end\n  while true do pcall(function() return t.x end) end end)\n"
+     "spawn(function() local t = setmetatable({}, {}) getmetatable(t).__index = function(_, k) "
+     "return t[k] end\n  while true do pcall(function() return t.x end) end end)\n"
      "while true do wait() end\n"},
     {"a __pairs that never ends", 10,
-     "spawn(function() local t = setmetatable({}, {__pairs = function() return function() return 1, 1 end end})\n  for k in pairs(t) do end end)\n"
+     "spawn(function() local t = setmetatable({}, {__pairs = function() return function() return "
+     "1, 1 end end})\n  for k in pairs(t) do end end)\n"
      "while true do wait() end\n"},
     {"table.insert at the front of 2e5", 30,
      "spawn(function() local t = {} for i = 1, 2e5 do table.insert(t, 1, i) end end)\n"
      "while true do wait() end\n"},
     {"table.remove from the front of 2e5", 30,
-     "spawn(function() local t = {} for i = 1, 2e5 do t[i] = i end wait() for i = 1, 2e5 do table.remove(t, 1) end end)\n"
+     "spawn(function() local t = {} for i = 1, 2e5 do t[i] = i end wait() for i = 1, 2e5 do "
+     "table.remove(t, 1) end end)\n"
      "while true do wait() end\n"},
     {"table.move of 1e7", 10,
-     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = i end wait() while true do table.move(t, 1, 1e6, 2) end end)\n"
+     "spawn(function() local t = {} for i = 1, 1e6 do t[i] = i end wait() while true do "
+     "table.move(t, 1, 1e6, 2) end end)\n"
      "while true do wait() end\n"},
     {"next() over a 1e6 table from the start each time", 10,
-     "spawn(function() local t = {} for i = 1, 1e6 do t['k' .. i] = i end wait()\n  while true do local k = next(t) t[k] = nil end end)\n"
+     "spawn(function() local t = {} for i = 1, 1e6 do t['k' .. i] = i end wait()\n  while true do "
+     "local k = next(t) t[k] = nil end end)\n"
      "while true do wait() end\n"},
     {"os.date in a loop", 10,
      "spawn(function() while true do os.date('%c') end end)\n"
@@ -204,19 +240,24 @@ static const scase cases[] = {
      "spawn(function() for i = 1, 1e5 do spawn(error, 'boom') end end)\n"
      "while true do wait() end\n"},
     {"1e4 listeners failing at every fire", 30,
-     "local s = signal()\nfor i = 1, 1e4 do s:connect(function() error('listener ' .. i) end) end\nspawn(function() while true do s:fire() wait() end end)\n"
+     "local s = signal()\nfor i = 1, 1e4 do s:connect(function() error('listener ' .. i) end) "
+     "end\nspawn(function() while true do s:fire() wait() end end)\n"
      "while true do wait() end\n"},
     {"a finally that loops forever", 10,
-     "local t = spawn(function() finally(function() while true do end end) wait(1e9) end)\nspawn(function() wait() t:cancel() end)\n"
+     "local t = spawn(function() finally(function() while true do end end) wait(1e9) "
+     "end)\nspawn(function() wait() t:cancel() end)\n"
      "while true do wait() end\n"},
     {"1e5 tasks with a finally, their group cancelled", 30,
-     "local g = group{}\nfor i = 1, 1e5 do g:spawn(function() finally(function() end) wait(1e9) end) end\nspawn(function() wait() g:cancel() end)\n"
+     "local g = group{}\nfor i = 1, 1e5 do g:spawn(function() finally(function() end) wait(1e9) "
+     "end) end\nspawn(function() wait() g:cancel() end)\n"
      "while true do wait() end\n"},
     {"globals behind an __index that loops", 10,
-     "setmetatable(_ENV, {__index = function() while true do end end})\nspawn(function() return undefined_name end)\n"
+     "setmetatable(_ENV, {__index = function() while true do end end})\nspawn(function() return "
+     "undefined_name end)\n"
      "while true do wait() end\n"},
     {"debug.traceback of a 64 MB message", 10,
-     "spawn(function() local m = string.rep('x', 64 << 20) wait() while true do debug.traceback(m) end end)\n"
+     "spawn(function() local m = string.rep('x', 64 << 20) wait() while true do debug.traceback(m) "
+     "end end)\n"
      "while true do wait() end\n"},
     {"1e5 missing modules required", 10,
      "spawn(function() for i = 1, 1e5 do pcall(require, 'no.such.m' .. i) end end)\n"
@@ -228,55 +269,72 @@ static const scase cases[] = {
      "spawn(function() for i = 1, 1e5 do job('read_file', 'none' .. i) end end)\n"
      "while true do wait() end\n"},
     {"weft.on_error that spawns a task per report", 30,
-     "weft.on_error(function() spawn(function() error('again') end) end)\nspawn(function() error('first') end)\n"
+     "weft.on_error(function() spawn(function() error('again') end) end)\nspawn(function() "
+     "error('first') end)\n"
      "while true do wait() end\n"},
     {"a finally that errors, in 1e4 tasks cancelled", 30,
-     "local g = group{}\nfor i = 1, 1e4 do g:spawn(function() finally(function() error('cleanup ' .. i) end) wait(1e9) end) end\nspawn(function() wait() g:cancel() end)\n"
+     "local g = group{}\nfor i = 1, 1e4 do g:spawn(function() finally(function() error('cleanup ' "
+     ".. i) end) wait(1e9) end) end\nspawn(function() wait() g:cancel() end)\n"
      "while true do wait() end\n"},
     {"signals fired from __gc", 30,
-     "local s = signal()\nspawn(function() while true do wait(s) end end)\nspawn(function() while true do for i = 1, 1e4 do setmetatable({}, {__gc = function() s:fire() end}) end wait() end end)\n"
+     "local s = signal()\nspawn(function() while true do wait(s) end end)\nspawn(function() while "
+     "true do for i = 1, 1e4 do setmetatable({}, {__gc = function() s:fire() end}) end wait() end "
+     "end)\n"
      "while true do wait() end\n"},
     {"a future resolved in a loop with 1e4 on_done", 30,
-     "spawn(function() local f = future() for i = 1, 1e4 do f:on_done(function() error('cb') end) end wait() f:resolve(1) end)\n"
+     "spawn(function() local f = future() for i = 1, 1e4 do f:on_done(function() error('cb') end) "
+     "end wait() f:resolve(1) end)\n"
      "while true do wait() end\n"},
     {"1e5 channel sends with no receiver, unbounded", 30,
      "local ch = channel()\nspawn(function() for i = 1, 1e7 do ch:send(i) end end)\n"
      "while true do wait() end\n"},
     {"deep group nesting, then cancel", 10,
-     "spawn(function() local g = group{} local root = g for i = 1, 1e4 do g = group{parent = g} end g:spawn(wait, 1e9) wait() root:cancel() end)\n"
+     "spawn(function() local g = group{} local root = g for i = 1, 1e4 do g = group{parent = g} "
+     "end g:spawn(wait, 1e9) wait() root:cancel() end)\n"
      "while true do wait() end\n"},
     {"wait on a 1e5-element list", 30,
      "spawn(function() local l = {} for i = 1, 1e5 do l[i] = 0.5 end wait(l) end)\n"
      "while true do wait() end\n"},
     {"timeout of a nested all of 1e4", 30,
-     "spawn(function() local l = {} for i = 1, 1e4 do l[i] = {0.1, 0.2} end wait(timeout(l, 1)) end)\n"
+     "spawn(function() local l = {} for i = 1, 1e4 do l[i] = {0.1, 0.2} end wait(timeout(l, 1)) "
+     "end)\n"
      "while true do wait() end\n"},
     {"1e6 sleeps with wait(0) in a loop", 30,
-     "spawn(function() while true do wait(0) end end)\nfor i = 1, 1e4 do spawn(function() while true do wait(0) end end) end\n"
+     "spawn(function() while true do wait(0) end end)\nfor i = 1, 1e4 do spawn(function() while "
+     "true do wait(0) end end) end\n"
      "while true do wait() end\n"},
     {"coroutine.wrap generators across waits, 1e4 tasks", 30,
-     "for i = 1, 1e4 do spawn(function() local g = coroutine.wrap(function() while true do coroutine.yield(1) end end) while true do g() wait() end end) end\n"
+     "for i = 1, 1e4 do spawn(function() local g = coroutine.wrap(function() while true do "
+     "coroutine.yield(1) end end) while true do g() wait() end end) end\n"
      "while true do wait() end\n"},
     {"tostring of a table with __name 1 MB", 10,
-     "spawn(function() local mt = {__name = ('n'):rep(1 << 20)} local t = setmetatable({}, mt) while true do tostring(t) end end)\n"
+     "spawn(function() local mt = {__name = ('n'):rep(1 << 20)} local t = setmetatable({}, mt) "
+     "while true do tostring(t) end end)\n"
      "while true do wait() end\n"},
     {"error with a table error, __tostring returning 64 MB", 10,
-     "spawn(function() error(setmetatable({}, {__tostring = function() return ('x'):rep(64 << 20) end})) end)\n"
+     "spawn(function() error(setmetatable({}, {__tostring = function() return ('x'):rep(64 << 20) "
+     "end})) end)\n"
      "while true do wait() end\n"},
     {"a listener that fires its own signal", 10,
-     "local s = signal()\ns:connect(function() s:fire() end)\nspawn(function() while true do s:fire() wait() end end)\n"
+     "local s = signal()\ns:connect(function() s:fire() end)\nspawn(function() while true do "
+     "s:fire() wait() end end)\n"
      "while true do wait() end\n"},
     {"os.date of a 4 MB format in a loop", 10,
      "spawn(function() local f = ('%c'):rep(2 << 20) while true do os.date(f) end end)\n"
      "while true do wait() end\n"},
     {"utf8.char of 1e5 code points in a loop", 10,
-     "spawn(function() local t = {} for i = 1, 1e5 do t[i] = 0x3b1 end while true do utf8.char(table.unpack(t)) end end)\n"
+     "spawn(function() local t = {} for i = 1, 1e5 do t[i] = 0x3b1 end while true do "
+     "utf8.char(table.unpack(t)) end end)\n"
      "while true do wait() end\n"},
     {"two tasks waiting on each other's futures in a ring of 1e4", 10,
-     "local fs = {} for i = 1, 1e4 do fs[i] = future() end\nfor i = 1, 1e4 do spawn(function() wait(fs[i % 1e4 + 1]) fs[i]:resolve(i) end) end\nspawn(function() wait() fs[1]:resolve(0) end)\n"
+     "local fs = {} for i = 1, 1e4 do fs[i] = future() end\nfor i = 1, 1e4 do spawn(function() "
+     "wait(fs[i % 1e4 + 1]) fs[i]:resolve(i) end) end\nspawn(function() wait() fs[1]:resolve(0) "
+     "end)\n"
      "while true do wait() end\n"},
     {"a task cancelling itself from its finally, 1e4 times", 10,
-     "for i = 1, 1e4 do local t t = spawn(function() local _ <close> = finally(function() t:cancel() end) wait(1e9) end) end\nspawn(function() wait() for _, x in ipairs(weft.tasks()) do if x.task ~= current() then x.task:cancel() end end end)\n"
+     "for i = 1, 1e4 do local t t = spawn(function() local _ <close> = finally(function() "
+     "t:cancel() end) wait(1e9) end) end\nspawn(function() wait() for _, x in ipairs(weft.tasks()) "
+     "do if x.task ~= current() then x.task:cancel() end end end)\n"
      "while true do wait() end\n"},
     {"table.move of a billion nils", 10,
      "spawn(function() table.move({}, 1, 1e9, 1) end)\n"
@@ -352,8 +410,8 @@ int main(int argc, char **argv) {
     else
       return fprintf(stderr, "usage: weft-stress [--target MS] [--only NAME,...]\n"), 2;
   }
-  printf("  %-44s %9s %9s %5s %7s %7s  %s\n", "case", "1st pass",
-         "worst", "frame", "reports", "heap MB", "first report");
+  printf("  %-44s %9s %9s %5s %7s %7s  %s\n", "case", "1st pass", "worst", "frame", "reports",
+         "heap MB", "first report");
   printf("  %-44s %9s %9s\n", "", "ms", "ms");
   int over = 0, broken = 0;
   for (int i = 0; i < NCASES; i++) {

@@ -307,7 +307,8 @@ static weft_state *open_side(side *s) {
   d.slow_task_us = UINT32_MAX; /* runaways are slow by design: no warnings */
   weft_state *W = weft_open(&d);
   if (!W) return NULL;
-  weft_job_kind k = {sizeof(weft_job_kind), "mix", mix_prepare, mix_run, mix_finish, mix_free, NULL};
+  weft_job_kind k = {
+      sizeof(weft_job_kind), "mix", mix_prepare, mix_run, mix_finish, mix_free, NULL};
   if (weft_register_job(W, &k) != WEFT_OK) failf(s, "weft_register_job failed");
   lua_State *L = weft_lua(W);
   weft_push_api(W);
