@@ -52,6 +52,9 @@ HOST_OBJ     := $(HOST_SRC:%.c=$(BUILD)/%.o)
 BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o)
 PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o)
 CTEST_SRC    := $(wildcard tests/test_*.c)
+# weft's own C, which .clang-format shapes (make test-layout checks).
+FORMAT_SRC    = $(wildcard bindings/*.[ch] bindings/*/*.[ch] host/*.[ch] cli/*.[ch] demo/*.[ch] \
+                  tests/*.[ch] tests/*/*.[ch] mk/lua/*.[ch])
 # mimalloc for the programs' states (weft, weft-demo, the benchmarks),
 # loaded at run time: cli/mialloc.c.
 MIALLOC_OBJ  := $(BUILD)/cli/mialloc.o
@@ -85,7 +88,7 @@ CTEST_BIN    += $(NOTHREADS_CTEST)
 # library's.
 DEPS := cmd:pkg-config:pkg-config pc:cmocka:libcmocka-dev cmd:lua5.4:lua5.4 \
         cmd:xxd:xxd pc:libcjson:libcjson-dev lib:libmimalloc.so.2:libmimalloc2.0 \
-        cmd:node:nodejs cmd:npm:npm cmd:g++:g++
+        cmd:node:nodejs cmd:npm:npm cmd:g++:g++ cmd:clang-format:clang-format
 
 include mk/lua.mk
 include demo/demo.mk
@@ -109,7 +112,7 @@ help:
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
-	@echo "make test-layout the source's rooms: files under 1,000 lines, one owner per function, no include circle, no call up a layer (nm)"
+	@echo "make test-layout the source's rooms: files under 1,000 lines, one owner per function, no include circle, no call up a layer (nm), clang-format's shape"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
 	@echo "make test-suites the upstream test suites of Lua libraries from Debian under lua5.4 and weft run, compared"
 	@echo "make test-embed  install into a scratch prefix, build examples/embed against it with pkg-config and CMake, run it"
@@ -302,6 +305,8 @@ test-layout: $(BUILD)/libweft.a
 	@sh tests/layout.sh
 	@echo "== the library's layers, on the link graph (nm)"
 	@sh tests/layers.sh $(BUILD) && sh tests/layers_test.sh $(BUILD)
+	@echo "== the C in .clang-format's shape (clang-format -i FILE mends one)"
+	@clang-format --dry-run --Werror $(FORMAT_SRC) && echo "$(words $(FORMAT_SRC)) files as clang-format writes them"
 
 test-cli: $(BUILD)/weft
 	@echo "== the weft program"
