@@ -52,6 +52,8 @@ HOST_OBJ     := $(HOST_SRC:%.c=$(BUILD)/%.o)
 BINDINGS_OBJ := $(BINDINGS_SRC:%.c=$(BUILD)/%.o)
 PIC_OBJ      := $(HOST_SRC:%.c=$(BUILD)/pic/%.o) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o)
 CTEST_SRC    := $(wildcard tests/test_*.c)
+# The library's objects, relative to $(BUILD) (tests/layers.sh).
+LIB_OBJ_NAMES = $(HOST_SRC:%.c=%.o) $(BINDINGS_SRC:%.c=%.o)
 # weft's own C, which .clang-format shapes (make test-layout checks).
 FORMAT_SRC    = $(wildcard bindings/*.[ch] bindings/*/*.[ch] host/*.[ch] cli/*.[ch] demo/*.[ch] \
                   tests/*.[ch] tests/*/*.[ch] mk/lua/*.[ch])
@@ -304,7 +306,7 @@ test-layout: $(BUILD)/libweft.a
 	@echo "== the library's layout"
 	@sh tests/layout.sh
 	@echo "== the library's layers, on the link graph (nm)"
-	@sh tests/layers.sh $(BUILD) && sh tests/layers_test.sh $(BUILD)
+	@sh tests/layers.sh $(BUILD) $(LIB_OBJ_NAMES) && sh tests/layers_test.sh $(BUILD) $(LIB_OBJ_NAMES)
 	@echo "== the C in .clang-format's shape (clang-format -i FILE mends one)"
 	@clang-format --dry-run --Werror $(FORMAT_SRC) && echo "$(words $(FORMAT_SRC)) files as clang-format writes them"
 

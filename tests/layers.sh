@@ -12,8 +12,11 @@
 #   5 bindings/env/          the sandbox, io, coroutines, modules, groups
 #   6 bindings/*.o           the face: the API table, the state, the C API
 #   7 bindings/debugger/     an add-on over the face: nothing calls into it
-# Usage: tests/layers.sh DIR   (a build directory, e.g. build)
-dir=${1:?usage: tests/layers.sh DIR}
+# Usage: tests/layers.sh DIR [OBJ...]  (a build directory, e.g. build;
+# the objects under it to read, by default every host/ and bindings/ one:
+# the Makefile names those it builds, so a stale object does not count)
+dir=${1:?usage: tests/layers.sh DIR [OBJ...]}
+shift
 tmp=${TMPDIR:-/tmp}/layers.$$
 trap 'rm -f "$tmp".*' EXIT
 
@@ -31,7 +34,7 @@ layer() {
   esac
 }
 
-objs=$(cd "$dir" && ls host/*.o bindings/*.o bindings/*/*.o 2>/dev/null)
+objs=${*:-$(cd "$dir" && ls host/*.o bindings/*.o bindings/*/*.o 2>/dev/null)}
 [ -n "$objs" ] || { echo "no objects under $dir/host and $dir/bindings"; exit 1; }
 for o in $objs; do
   nm --defined-only -g "$dir/$o" | awk -v o="$o" 'NF == 3 { print $3, o }'

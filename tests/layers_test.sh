@@ -3,8 +3,10 @@
 # goes one planted object at a time (a call up from base/ to core/, a
 # file-scope pointer from accounts/ up to env/, the face calling into the
 # debugger, an object in a folder of no layer), and each must be named.
-# Usage: tests/layers_test.sh DIR
-dir=${1:?usage: tests/layers_test.sh DIR}
+# Usage: tests/layers_test.sh DIR [OBJ...]  (as tests/layers.sh takes them)
+dir=${1:?usage: tests/layers_test.sh DIR [OBJ...]}
+shift
+objs=${*:-$(cd "$dir" && ls host/*.o bindings/*.o bindings/*/*.o)}
 here=$(dirname "$0")
 tmp=${TMPDIR:-/tmp}/layers_test.$$
 trap 'rm -rf "$tmp"' EXIT
@@ -16,12 +18,12 @@ defined_in() { nm --defined-only -g "$dir/$1" | awk '$2 == "T" { print $3; exit 
 # plant NAME PATH SOURCE: PATH (under bindings/) gets SOURCE compiled;
 # tests/layers.sh must fail and name PATH.
 plant() {
-  rm -rf "$tmp" && mkdir -p "$tmp" && cp -r "$dir/host" "$dir/bindings" "$tmp/"
-  find "$tmp" -type f ! -name '*.o' -delete
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  for o in $objs; do mkdir -p "$tmp/$(dirname "$o")" && cp "$dir/$o" "$tmp/$o"; done
   mkdir -p "$tmp/$(dirname "$2")"
   printf '%s\n' "$3" >"$tmp/planted.c"
   cc -c -w -o "$tmp/$2" "$tmp/planted.c" || { echo "FAIL $1: the plant does not compile"; fail=1; return; }
-  out=$(sh "$here/layers.sh" "$tmp" 2>&1)
+  out=$(sh "$here/layers.sh" "$tmp" $objs "$2" 2>&1)
   if [ $? -ne 0 ] && echo "$out" | grep -q "$2"; then
     echo "ok    $1 is caught: $(echo "$out" | grep "$2" | head -1)"
   else
@@ -30,7 +32,7 @@ plant() {
   fi
 }
 
-if sh "$here/layers.sh" "$dir" >/dev/null; then
+if sh "$here/layers.sh" "$dir" $objs >/dev/null; then
   echo "ok    the library as built passes"
 else
   echo "FAIL  the library as built does not pass (make test-layout says where)"
