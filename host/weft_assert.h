@@ -13,9 +13,12 @@ static inline void weft_assert_fail(const char *cond, const char *file, int line
 }
 
 #define WEFT_ASSERT(c) ((c) ? (void)0 : weft_assert_fail(#c, __FILE__, __LINE__))
+/* Code only a check needs (a value kept to compare later). */
+#define WEFT_CHECKED(code) code
 #else
 /* Not evaluated, but still compiled: what it names stays declared and used. */
 #define WEFT_ASSERT(c) ((void)sizeof((c) ? 1 : 0))
+#define WEFT_CHECKED(code)
 #endif
 
 #endif

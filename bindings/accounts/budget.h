@@ -73,6 +73,7 @@ static inline void weft_budget_begin(weft_state *W, weft_budget *b, weft_stretch
                                      lua_State *home, const char *msg, int32_t limit, uint32_t us,
                                      int kind) {
   const weft_budget *outer = W->bud;
+  WEFT_ASSERT(outer && b != outer); /* stretches nest: a record runs once at a time */
   *b = (weft_budget){.prev = W->bud,
                      .s = s,
                      .home = home,
@@ -136,6 +137,7 @@ static inline void weft_budget_leave(weft_state *W, const weft_budget *b) {
   if (atomic_load_explicit(&D->fire, memory_order_acquire) ==
       atomic_load_explicit(&D->gen, memory_order_relaxed))
     weft_budget_unstop(W, saved); /* or, nested, hands the stop on */
+  WEFT_ASSERT(saved && (saved != &W->bud_idle || !b->nested));
   W->bud = (weft_budget *)saved;
   /* In a step the next task's start marks (a stop that comes between two
      finds no stretch running and is dropped), and the step's end says

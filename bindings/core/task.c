@@ -123,6 +123,10 @@ typedef struct running {
   lua_State *curL;
   ltask *curlt;
   weft_budget bud; /* W->bud while it runs */
+#ifdef WEFT_ASSERTS
+  weft_id me; /* who was entered, to check on the way out */
+  lua_State *meL;
+#endif
 } running;
 
 static inline void who_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt) {
@@ -132,9 +136,12 @@ static inline void who_enter(weft_state *W, running *saved, weft_id id, lua_Stat
   W->cur = id;
   W->curL = co;
   W->curlt = lt;
+  WEFT_CHECKED(saved->me = id; saved->meL = co;)
 }
 
 static inline void who_leave(weft_state *W, const running *saved) {
+  /* whatever ran inside restored who runs on its way out */
+  WEFT_CHECKED(WEFT_ASSERT(W->cur == saved->me && W->curL == saved->meL);)
   W->cur = saved->cur;
   W->curL = saved->curL;
   W->curlt = saved->curlt;
@@ -378,6 +385,9 @@ WEFT_NOINLINE static int first_resume(weft_state *W, ltask *lt) {
 static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept) {
   lua_State *co = lt->co;
   int nargs = 0;
+  /* a script task, its slot's; wait's next-frame ask was taken last time */
+  WEFT_ASSERT(co && !lt->comb && LT(W, id) == lt && !lt->next);
+  WEFT_ASSERT(!lt->fast || lt->started);
   if (__builtin_expect(!lt->started || !lt->hooked || lt->b.killed, 0)) nargs = first_resume(W, lt);
   running saved; /* after the arming: a stretch may begin stopped */
   who_enter(W, &saved, id, co, lt);
@@ -408,6 +418,8 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
   weft_cost_end(W, id, &cost);
   weft_budget_leave(W, b);
   who_leave(W, &saved);
+  WEFT_ASSERT(!lt->fast || st == LUA_YIELD); /* the fast path yields at once */
+  WEFT_ASSERT(!lt->next || lt->fast);
   /* Suspended in wait's fast path: alive (a running task is never freed
      under its own resume), and nothing to do but, for wait() and wait(0),
      the next frame's sleep the scheduler queues. */

@@ -27,6 +27,8 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
   weft_id w = weft_rec_waiter(W->S, r);
   int slot = weft_rec_slot(W->S, r);
   ltask *lt = LT(W, w);
+  WEFT_ASSERT(lt); /* a record's waiter lives until the record completes */
+  WEFT_CHECKED(int top0 = lua_gettop(from);)
   idx = lua_absindex(from, idx);
   if (lt->co) {
     lua_State *co = lt->co;
@@ -50,6 +52,7 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
     const ltask_cold *c = weft_cold_if(W, w, lt);
     if (c && c->deliver) c->deliver(W, w, from, idx, n, slot, failed);
   }
+  WEFT_CHECKED(WEFT_ASSERT(lua_gettop(from) == top0);) /* the values stay where they were */
   weft_rec_complete(W->S, r, failed);
 }
 

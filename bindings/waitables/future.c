@@ -82,6 +82,7 @@ int weft_fhandle_complete(weft_state *W, lua_State *L, int hidx, int state, int 
   vidx = lua_absindex(L, vidx);
   fhandle *h = lua_touserdata(L, hidx);
   if (h->state != WEFT_FUTURE_PENDING) return WEFT_ESTATE;
+  WEFT_CHECKED(int top0 = lua_gettop(L);)
   /* Everything that may allocate (and raise) comes before the state
      changes, so a failure leaves the future pending and its waiters as
      they were. */
@@ -154,6 +155,8 @@ int weft_fhandle_complete(weft_state *W, lua_State *L, int hidx, int state, int 
     }
   }
   lua_pop(L, 1);
+  WEFT_CHECKED(
+      WEFT_ASSERT(lua_gettop(L) == top0 && h->state == state && weft_wlist_empty(&h->waiters));)
   return WEFT_OK;
 }
 
