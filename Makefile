@@ -139,7 +139,7 @@ help:
 	@echo "make bench       build and run the benchmarks, print the table"
 	@echo "make stress      the slow abuse cases (spawn bombs, runaways, hogs, huge loads): worst frames"
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
-	@echo "make fuzz-tape   the same over recordings (weft_tape_parse and a replay)"
+	@echo "make fuzz-tape   the same over recordings (weft__tape_parse and a replay)"
 	@echo "make fuzz-io     the same over io's file methods (reads, seeks, lines, reopens)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
 	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc, weft-static.pc, weftConfig.cmake and weft (PREFIX=/usr/local, DESTDIR)"
@@ -418,7 +418,7 @@ fuzz-io: $(FUZZ_NEEDS)
 	build-fuzz/fuzz_io -max_total_time=$(FUZZ_TIME) -max_len=2000 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/io-corpus
 
-# Over recordings (weft_tape_parse, then a replay).
+# Over recordings (weft__tape_parse, then a replay).
 fuzz-tape: $(FUZZ_NEEDS)
 	$(call fuzz_clang,tape-corpus,fuzz_tape)
 	build-fuzz/fuzz_tape -max_total_time=$(FUZZ_TIME) -max_len=32768 -timeout=10 -rss_limit_mb=4096 \

@@ -17,21 +17,21 @@
 
 /* Each weft_open_* below fills the API table on top of L (sandbox and
    coroutines are given its index) and leaves the stack as it found it. */
-void weft_open_api(weft_state *W, lua_State *L) {
+void weft__open_api(weft_state *W, lua_State *L) {
   lua_newtable(L);
   int api = lua_gettop(L);
   lua_newtable(L);
   lua_setfield(L, api, "weft");
-  weft_open_sandbox(W, L, api);
-  weft_open_tasks(W, L);
-  weft_open_waits(W, L);
-  weft_open_groups(W, L);
-  weft_open_reports(W, L);
-  weft_open_inspect(W, L);
-  weft_open_coroutines(W, L, api);
-  weft_open_futures(W, L);
-  weft_open_signals(W, L);
-  weft_open_channels(W, L);
-  weft_open_combinators(W, L);
-  weft_open_jobs(W, L);
+  weft__open_sandbox(W, L, api);
+  weft__open_tasks(W, L);
+  weft__open_waits(W, L);
+  weft__open_groups(W, L);
+  weft__open_reports(W, L);
+  weft__open_inspect(W, L);
+  weft__open_coroutines(W, L, api);
+  weft__open_futures(W, L);
+  weft__open_signals(W, L);
+  weft__open_channels(W, L);
+  weft__open_combinators(W, L);
+  weft__open_jobs(W, L);
 }

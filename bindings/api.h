@@ -8,6 +8,6 @@
 /* Pushes a new API table: the allowed base functions and libraries, the
    task, wait, group, report, introspection, coroutine, future, signal,
    channel, combinator and job functions, and the weft table. Raises (memory). */
-void weft_open_api(weft_state *W, lua_State *L);
+void weft__open_api(weft_state *W, lua_State *L);
 
 #endif

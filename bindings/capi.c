@@ -17,20 +17,21 @@
 #define HELD "weft.cheld" /* registry: [kind][id] = handle C holds */
 
 weft_group weft_current_group(weft_state *W) {
-  weft_id g = W->cur ? weft_task_group(W->S, W->cur) : 0;
-  return (weft_group){g ? g : weft_sched_root(W->S)};
+  weft_id g = W->cur ? weft__task_group(W->S, W->cur) : 0;
+  return (weft_group){g ? g : weft__sched_root(W->S)};
 }
 
 double weft_group_time(weft_state *W, weft_group g) {
-  if (!weft_group_live(W->S, g.id)) return -1.0;
-  return weft_group_now(W->S, g.id);
+  if (!weft__group_live(W->S, g.id)) return -1.0;
+  return weft__group_now(W->S, g.id);
 }
 
 double weft_group_rate(weft_state *W, weft_group g) {
-  if (!weft_group_live(W->S, g.id)) return -1.0;
-  if (weft_group_paused(W->S, g.id)) return 0.0; /* itself or an ancestor */
+  if (!weft__group_live(W->S, g.id)) return -1.0;
+  if (weft__group_paused(W->S, g.id)) return 0.0; /* itself or an ancestor */
   double rate = 1.0;
-  for (weft_id id = g.id; id; id = weft_group_parent(W->S, id)) rate *= weft_group_scale(W->S, id);
+  for (weft_id id = g.id; id; id = weft__group_parent(W->S, id))
+    rate *= weft__group_scale(W->S, id);
   return rate;
 }
 
@@ -67,7 +68,7 @@ static int l_hold(lua_State *L) {
 /* Protected (the API function's name at 1 as a light C string, then its
    arguments): calls it, leaves its first result. */
 static int l_make(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   weft_push_api(W);
   lua_getfield(L, -1, (const char *)lua_touserdata(L, 1));
   lua_replace(L, 1);
@@ -85,7 +86,7 @@ static uint64_t make_held(weft_state *W, int kind, const char *ctor, int nargs) 
   lua_pushlightuserdata(L, (void *)ctor);
   lua_rotate(L, -(nargs + 2), 2);
   if (lua_pcall(L, nargs + 1, 1, 0) != LUA_OK) {
-    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(L, -1));
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft__tostring(L, -1));
     lua_pop(L, 2);
     return 0;
   }
@@ -158,7 +159,7 @@ static int call_method(weft_state *W, int kind, uint64_t id, const char *method,
   lua_rotate(L, -3, 2);           /* ..., l_method, name, handle */
   lua_rotate(L, -(nargs + 3), 3); /* l_method, name, handle, args... */
   if (lua_pcall(L, nargs + 2, 2, 0) != LUA_OK) {
-    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(L, -1));
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft__tostring(L, -1));
     lua_pop(L, 2);
     return WEFT_ESCRIPT;
   }
@@ -242,7 +243,7 @@ void weft_channel_drop(weft_state *W, weft_channel c) {
 /* Protected (parent id at 1, name as a light C string or nil at 2):
    group{name =, parent =}, held; returns its id. */
 static int l_group_new(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   weft_id parent = (weft_id)lua_tointeger(L, 1);
   const char *name = lua_touserdata(L, 2);
   weft_push_api(W);
@@ -253,7 +254,7 @@ static int l_group_new(lua_State *L) {
     lua_setfield(L, -2, "name");
   }
   if (parent) {
-    weft_push_group_id(W, L, parent);
+    weft__push_group_id(W, L, parent);
     lua_setfield(L, -2, "parent");
   }
   lua_call(L, 1, 1);
@@ -267,7 +268,7 @@ static int l_group_new(lua_State *L) {
 
 weft_group weft_group_new(weft_state *W, weft_group parent, const char *name) {
   weft_group g = {0};
-  if (!W || (parent.id && !weft_group_live(W->S, parent.id)) || !lua_checkstack(W->L, 8)) return g;
+  if (!W || (parent.id && !weft__group_live(W->S, parent.id)) || !lua_checkstack(W->L, 8)) return g;
   lua_State *L = W->L;
   lua_pushcfunction(L, l_group_new);
   lua_pushinteger(L, (lua_Integer)parent.id);
@@ -276,7 +277,7 @@ weft_group weft_group_new(weft_state *W, weft_group parent, const char *name) {
   else
     lua_pushnil(L);
   if (lua_pcall(L, 2, 1, 0) != LUA_OK)
-    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(L, -1));
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft__tostring(L, -1));
   else
     g.id = (weft_id)lua_tointeger(L, -1);
   lua_pop(L, 1);
@@ -284,26 +285,26 @@ weft_group weft_group_new(weft_state *W, weft_group parent, const char *name) {
 }
 
 int weft_group_pause(weft_state *W, weft_group g) {
-  return W ? weft_sched_pause_group(W->S, g.id) : WEFT_EINVAL;
+  return W ? weft__sched_pause_group(W->S, g.id) : WEFT_EINVAL;
 }
 
 int weft_group_resume(weft_state *W, weft_group g) {
-  return W ? weft_sched_resume_group(W->S, g.id) : WEFT_EINVAL;
+  return W ? weft__sched_resume_group(W->S, g.id) : WEFT_EINVAL;
 }
 
 int weft_group_cancel(weft_state *W, weft_group g) {
   if (!W) return WEFT_EINVAL;
-  int rc = weft_sched_cancel_group(W->S, g.id);
+  int rc = weft__sched_cancel_group(W->S, g.id);
   return rc == WEFT_EBUSY ? WEFT_OK : rc; /* a running task in it unwinds when it returns */
 }
 
 int weft_group_set_time_scale(weft_state *W, weft_group g, double scale) {
-  return W ? weft_group_set_scale(W->S, g.id, scale) : WEFT_EINVAL;
+  return W ? weft__group_set_scale(W->S, g.id, scale) : WEFT_EINVAL;
 }
 
 void weft_push_group(weft_state *W, lua_State *L, weft_group g) {
-  if (weft_group_live(W->S, g.id))
-    weft_push_group_id(W, L, g.id);
+  if (weft__group_live(W->S, g.id))
+    weft__push_group_id(W, L, g.id);
   else
     lua_pushnil(L);
 }
@@ -318,7 +319,7 @@ int weft_task_push_results(weft_state *W, weft_task t) {
   if (!W) return WEFT_EINVAL;
   int r = weft_task_result(W, t);
   if (r != WEFT_DONE) return r < 0 ? r : WEFT_ESTATE;
-  return weft_kept_results(W, t.id);
+  return weft__kept_results(W, t.id);
 }
 
 /* ---- calling a script function ---- */
@@ -328,8 +329,8 @@ int weft_call(weft_state *W, int nargs, int nresults) {
   lua_State *L = W->L;
   if (lua_gettop(L) < nargs + 1 || !lua_isfunction(L, -(nargs + 1))) return WEFT_EINVAL;
   W->in_call++;
-  int st = weft_budget_pcall(W, L, nargs, nresults, 0,
-                             "a function called from C ran too long without returning", 0);
+  int st = weft__budget_pcall(W, L, nargs, nresults, 0,
+                              "a function called from C ran too long without returning", 0);
   W->in_call--;
   return st == LUA_OK ? WEFT_OK : WEFT_ESCRIPT;
 }
@@ -340,7 +341,7 @@ weft_task weft_current_task(weft_state *W) { return (weft_task){W ? W->cur : 0};
 
 /* Protected (a task handle at 1): kept[its id] = it, so C holds it. */
 static int l_hold_task(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   thandle *h = lua_touserdata(L, 1);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
   lua_pushvalue(L, 1);
@@ -358,7 +359,7 @@ weft_task weft_task_from_lua(weft_state *W, lua_State *L, int idx) {
   lua_pushcfunction(W->L, l_hold_task);
   lua_insert(W->L, -2);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
-    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(W->L, -1));
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft__tostring(W->L, -1));
     lua_pop(W->L, 1);
     return none;
   }
@@ -367,7 +368,7 @@ weft_task weft_task_from_lua(weft_state *W, lua_State *L, int idx) {
 
 /* Protected (the task's id at 1): pushes its handle, made if need be. */
 static int l_push_task(lua_State *L) {
-  weft_push_task(weft_get(L), L, (weft_id)lua_tointeger(L, 1));
+  weft__push_task(weft__get(L), L, (weft_id)lua_tointeger(L, 1));
   return 1;
 }
 
@@ -376,7 +377,7 @@ void weft_task_push(weft_state *W, lua_State *L, weft_task t) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept); /* held by C: ended ones too */
   lua_rawgeti(L, -1, (lua_Integer)t.id);
   lua_remove(L, -2);
-  if (!t.id || !lua_isnil(L, -1) || weft_task_state(W->S, t.id) <= 0) return;
+  if (!t.id || !lua_isnil(L, -1) || weft__task_state(W->S, t.id) <= 0) return;
   lua_pop(L, 1);
   lua_pushcfunction(L, l_push_task);
   lua_pushinteger(L, (lua_Integer)t.id);
@@ -389,7 +390,7 @@ void weft_task_push(weft_state *W, lua_State *L, weft_task t) {
 /* (the module's name at 1, a light C string): require(name). */
 static int l_require(lua_State *L) {
   const char *name = lua_touserdata(L, 1);
-  weft_push_api(weft_get(L));
+  weft_push_api(weft__get(L));
   lua_getfield(L, -1, "require");
   lua_pushstring(L, name);
   lua_call(L, 1, 1);

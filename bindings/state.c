@@ -36,8 +36,8 @@ static void run_prelude(weft_state *W, lua_State *L) {
                        "t") != LUA_OK ||
       (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
        lua_pcall(L, 0, 0, 0) != LUA_OK)) {
-    weft_logf(W, WEFT_LOG_PANIC, WEFT_LOG_PRELUDE_FAILED, "the script environment failed: %s",
-              lua_tostring(L, -1));
+    weft__logf(W, WEFT_LOG_PANIC, WEFT_LOG_PRELUDE_FAILED, "the script environment failed: %s",
+               lua_tostring(L, -1));
     lua_pop(L, 1);
   }
 }
@@ -59,14 +59,14 @@ static int l_warning_text(lua_State *L) {
   return 1;
 }
 
-void weft_flush_warnings(weft_state *W) {
+void weft__flush_warnings(weft_state *W) {
   if (!W->warn_ready) return;
   lua_State *L = W->L;
   W->warn_ready = 0;
   if (strcmp(W->warnbuf, "@on") != 0 && strcmp(W->warnbuf, "@off") != 0 && lua_checkstack(L, 2)) {
     lua_pushcfunction(L, l_warning_text); /* the string allocates: protected */
     lua_pushlightuserdata(L, W->warnbuf);
-    if (lua_pcall(L, 1, 1, 0) == LUA_OK) weft_report(W, L, -1, 0, NULL);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK) weft__report(W, L, -1, 0, NULL);
     lua_pop(L, 1);
   }
   W->warnbuf[0] = 0;
@@ -123,7 +123,7 @@ static int open_lua(lua_State *L) {
   W->ref_cweak = registry_table(L, 0, 1);
   W->ref_timeout = sentinel(L, l_timeout_tostring);
   W->ref_cancelled = sentinel(L, l_cancelled_tostring);
-  weft_open_api(W, L);
+  weft__open_api(W, L);
   W->ref_api = luaL_ref(L, LUA_REGISTRYINDEX);
   run_prelude(W, L);
   return 0;
@@ -131,7 +131,7 @@ static int open_lua(lua_State *L) {
 
 /* Fails weft_open: says why, and frees what was made. */
 static weft_state *open_failed(weft_state *W, const char *why) {
-  weft_logf(W, WEFT_LOG_ERROR, WEFT_LOG_OPEN_FAILED, "weft_open: %s", why);
+  weft__logf(W, WEFT_LOG_ERROR, WEFT_LOG_OPEN_FAILED, "weft_open: %s", why);
   weft_close(W);
   return NULL;
 }
@@ -155,59 +155,59 @@ weft_state *weft_open(const weft_desc *desc) {
   }
   if (desc) d = *desc;
   weft_memory mem;
-  weft_mem_init(&mem, &d);
+  weft__mem_init(&mem, &d);
   weft_state *W = mem.alloc(mem.ud, NULL, 0, sizeof *W);
   if (!W) {
-    weft_log_desc(&d, WEFT_LOG_ERROR, WEFT_LOG_OPEN_FAILED, "weft_open: out of memory");
+    weft__log_desc(&d, WEFT_LOG_ERROR, WEFT_LOG_OPEN_FAILED, "weft_open: out of memory");
     return NULL;
   }
   memset(W, 0, sizeof *W);
   W->bud = &W->bud_idle;
   W->mem = mem;
   W->desc = d;
-  weft_desc_defaults(&W->desc);
+  weft__desc_defaults(&W->desc);
   W->cost.slow_us = W->desc.slow_task_us == UINT32_MAX ? 0 : W->desc.slow_task_us;
   W->cost.grecs.elem_size = sizeof(weft_cost_rec);
   W->mem.limit = W->desc.memory_limit;
-  W->root = weft_mem_strdup(W, W->desc.scripts_root ? W->desc.scripts_root : "scripts");
+  W->root = weft__mem_strdup(W, W->desc.scripts_root ? W->desc.scripts_root : "scripts");
   W->desc.scripts_root = W->root;
-  W->assets = weft_mem_strdup(W, W->desc.assets_root ? W->desc.assets_root : "assets");
+  W->assets = weft__mem_strdup(W, W->desc.assets_root ? W->desc.assets_root : "assets");
   W->desc.assets_root = W->assets;
-  if (!W->root || !W->assets || !weft_mem_open_reserve(W)) return open_failed(W, "out of memory");
-  weft_load_init(W);
+  if (!W->root || !W->assets || !weft__mem_open_reserve(W)) return open_failed(W, "out of memory");
+  weft__load_init(W);
   W->ref_on_error = LUA_NOREF;
-  W->sites = weft_sites_new(W);
+  W->sites = weft__sites_new(W);
   weft_sched_desc sd = {0};
-  sd.alloc = weft_host_alloc;
+  sd.alloc = weft__host_alloc;
   sd.alloc_ud = W;
   sd.frame_budget = W->desc.frame_budget;
   sd.max_tasks = W->desc.max_tasks;
   sd.task_udata_size = sizeof(ltask);
-  sd.timer_done = weft_timer_done;
+  sd.timer_done = weft__timer_done;
   sd.user = W;
-  W->S = weft_sched_create(&sd);
-  W->sync = weft_sync_create(weft_host_alloc, W);
-  W->L = lua_newstate(weft_lua_alloc, W);
+  W->S = weft__sched_create(&sd);
+  W->sync = weft__sync_create(weft__host_alloc, W);
+  W->L = lua_newstate(weft__lua_alloc, W);
   if (!W->sites || !W->S || !W->sync || !W->L) return open_failed(W, "out of memory");
   W->curL = W->L;
-  weft_thread_set_task(W->L, 0); /* threads copy it: 0 = not a task */
+  weft__thread_set_task(W->L, 0); /* threads copy it: 0 = not a task */
   lua_setwarnf(W->L, on_warning, W);
   /* Watched budgets where the watchdog can run; counted ones otherwise. */
   if (W->desc.frame_time_budget_us != WEFT_BUDGET_OFF)
     W->wd.frame_us = W->desc.frame_time_budget_us;
   W->watching = W->desc.instr_budget != WEFT_BUDGET_OFF &&
-                W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft_budget_watch(W) == 0;
-  weft_budget_setup(W);
-  if (W->watching && W->wd.frame_us) weft_sched_set_time_flag(W->S, &W->wd.frame_over);
-  weft_cost_pick_way(W);
-  weft_cost_new_group(W, weft_sched_root(W->S));
+                W->desc.time_budget_us != WEFT_BUDGET_COUNTED && weft__budget_watch(W) == 0;
+  weft__budget_setup(W);
+  if (W->watching && W->wd.frame_us) weft__sched_set_time_flag(W->S, &W->wd.frame_over);
+  weft__cost_pick_way(W);
+  weft__cost_new_group(W, weft__sched_root(W->S));
   lua_pushcfunction(W->L, open_lua);
   lua_pushlightuserdata(W->L, W);
   if (lua_pcall(W->L, 1, 0, 0) != LUA_OK) {
     const char *m = lua_tostring(W->L, -1);
     return open_failed(W, m ? m : "the script environment failed");
   }
-  if (weft_open_modules(W) != WEFT_OK) return open_failed(W, "the module system failed");
+  if (weft__open_modules(W) != WEFT_OK) return open_failed(W, "the module system failed");
   return W;
 }
 
@@ -221,33 +221,33 @@ int weft_close(weft_state *W) {
   if (busy(W)) return WEFT_EBUSY;
   int leaked = 0;
   if (W->on_close) W->on_close(W);
-  weft_profile_free(W);
+  weft__profile_free(W);
   if (W->S && W->L) {
     /* Cancel everything while Lua is alive; cleanups may start tasks. */
-    for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
-      weft_sched_cancel_group(W->S, weft_sched_root(W->S));
-    weft_fin_close(W); /* each runs once, under the budget; what is left is cancelled */
-    weft_io_flush(W);
-    for (int round = 0; round < 8 && weft_sched_task_count(W->S) > 0; round++)
-      weft_sched_cancel_group(W->S, weft_sched_root(W->S));
+    for (int round = 0; round < 8 && weft__sched_task_count(W->S) > 0; round++)
+      weft__sched_cancel_group(W->S, weft__sched_root(W->S));
+    weft__fin_close(W); /* each runs once, under the budget; what is left is cancelled */
+    weft__io_flush(W);
+    for (int round = 0; round < 8 && weft__sched_task_count(W->S) > 0; round++)
+      weft__sched_cancel_group(W->S, weft__sched_root(W->S));
   }
-  weft_stop_jobs(W);
+  weft__stop_jobs(W);
   weft_watch_scripts(W, 0);
-  weft_watchdog_stop(W);
+  weft__watchdog_stop(W);
   if (W->L) lua_close(W->L);              /* handles release their objects */
   WEFT_ASSERT(!W->L || W->mem.used == 0); /* Lua gave back every block */
   W->L = NULL;
-  if (W->S) leaked = weft_sched_destroy(W->S);
+  if (W->S) leaked = weft__sched_destroy(W->S);
   W->S = NULL;
-  if (W->sync) leaked += weft_sync_destroy(W->sync);
+  if (W->sync) leaked += weft__sync_destroy(W->sync);
   W->sync = NULL;
-  weft_side_free(&W->cold, weft_host_alloc, W);
-  weft_cost_free(W);
-  weft_sites_free(W, W->sites);
-  weft_tape_free_state(W); /* after the cleanups: they may read clocks */
-  weft_mem_close_reserve(W);
-  weft_mem_free_str(W, W->root);
-  weft_mem_free_str(W, W->assets);
+  weft__side_free(&W->cold, weft__host_alloc, W);
+  weft__cost_free(W);
+  weft__sites_free(W, W->sites);
+  weft__tape_free_state(W); /* after the cleanups: they may read clocks */
+  weft__mem_close_reserve(W);
+  weft__mem_free_str(W, W->root);
+  weft__mem_free_str(W, W->assets);
   if (W->mem.host) leaked++; /* a block of the host's was never given back */
   weft_memory mem = W->mem;
   mem.alloc(mem.ud, W, sizeof *W, 0);
@@ -264,11 +264,11 @@ int weft_step(weft_state *W, double dt) {
   if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   if (busy(W)) return WEFT_EBUSY;
   W->in_step = 1;
-  weft_watchdog_frame(&W->wd, 1);
+  weft__watchdog_frame(&W->wd, 1);
   int rc = step(W, dt);
-  weft_watchdog_frame(&W->wd, 0);
+  weft__watchdog_frame(&W->wd, 0);
   W->in_step = 0;
-  weft_budget_idle(W);
+  weft__budget_idle(W);
   return rc;
 }
 
@@ -278,29 +278,29 @@ int weft_step(weft_state *W, double dt) {
    exactly as deep in a task as in plain Lua. */
 static int l_run_frame(lua_State *L) {
   weft_state *W = lua_touserdata(L, 1);
-  weft_gc_frame(W); /* finalizers first: tasks of this frame */
-  weft_sched_run_frame(W->S);
+  weft__gc_frame(W); /* finalizers first: tasks of this frame */
+  weft__sched_run_frame(W->S);
   return 0;
 }
 
 static int step(weft_state *W, double dt) {
-  weft_cost_frame(W);
-  if (W->tape) dt = weft_tape_step_begin(W, dt);
-  weft_poll_reload(W); /* commits happen before the frame's clocks move */
-  int rc = weft_sched_advance(W->S, dt);
+  weft__cost_frame(W);
+  if (W->tape) dt = weft__tape_step_begin(W, dt);
+  weft__poll_reload(W); /* commits happen before the frame's clocks move */
+  int rc = weft__sched_advance(W->S, dt);
   if (rc != WEFT_OK) return rc;
-  weft_poll_jobs(W);
+  weft__poll_jobs(W);
   lua_State *L = W->L;
   lua_pushcfunction(L, l_run_frame);
   lua_pushlightuserdata(L, W);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) { /* no task's error gets here */
-    weft_report(W, L, -1, 0, NULL);
+    weft__report(W, L, -1, 0, NULL);
     lua_pop(L, 1);
   }
-  weft_flush_warnings(W);
-  weft_mem_reclaim(W, RECLAIM_US);
-  weft_cost_frame_end(W);
-  if (W->tape) weft_tape_step_end(W);
+  weft__flush_warnings(W);
+  weft__mem_reclaim(W, RECLAIM_US);
+  weft__cost_frame_end(W);
+  if (W->tape) weft__tape_step_end(W);
   return WEFT_OK;
 }
 lua_State *weft_lua(weft_state *W) { return W->L; }
@@ -315,27 +315,27 @@ void weft_get_stats(const weft_state *W, weft_stats *out) {
   out->host_bytes = W->mem.host;
   out->allocs = W->mem.allocs;
   out->alloc_bytes = W->mem.alloc_bytes;
-  out->resumes = weft_sched_resumes(W->S);
-  out->tasks = weft_sched_task_count(W->S);
+  out->resumes = weft__sched_resumes(W->S);
+  out->tasks = weft__sched_task_count(W->S);
   out->errors = W->errors;
-  out->jobs_pending = weft_jobs_waiting(W);
+  out->jobs_pending = weft__jobs_waiting(W);
   out->script_ms = W->cost.last_us / 1000.0;
 }
 
 int weft_get_task_cost(weft_state *W, weft_task task, weft_task_cost *out) {
   if (!W || !out) return WEFT_EINVAL;
-  if (weft_task_state(W->S, task.id) <= 0) { /* ended: its record is its slot's next task's */
+  if (weft__task_state(W->S, task.id) <= 0) { /* ended: its record is its slot's next task's */
     *out = (weft_task_cost){0};
     return WEFT_ESTALE;
   }
-  if (!weft_cost_of(W, task.id, &out->frame_ms, &out->avg_ms, &out->worst_ms)) return WEFT_ESTALE;
+  if (!weft__cost_of(W, task.id, &out->frame_ms, &out->avg_ms, &out->worst_ms)) return WEFT_ESTALE;
   return WEFT_OK;
 }
 
 int weft_get_group_cost(weft_state *W, weft_group g, weft_task_cost *out) {
   if (!W || !out) return WEFT_EINVAL;
-  weft_id id = g.id ? g.id : weft_sched_root(W->S);
-  if (!weft_cost_of_group(W, id, &out->frame_ms, &out->avg_ms, &out->worst_ms)) return WEFT_ESTALE;
+  weft_id id = g.id ? g.id : weft__sched_root(W->S);
+  if (!weft__cost_of_group(W, id, &out->frame_ms, &out->avg_ms, &out->worst_ms)) return WEFT_ESTALE;
   return WEFT_OK;
 }
 
@@ -350,26 +350,26 @@ static int l_keep_task(lua_State *L) {
 /* Protected (the group's id at 1, 0 for the root; the function at 2,
    then its arguments): starts the task in that group, kept for C. */
 static int l_cspawn(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   weft_id g = (weft_id)lua_tointeger(L, 1);
   lua_remove(L, 1);
-  if (g && !weft_group_live(W->S, g)) return luaL_error(L, "the group is gone");
+  if (g && !weft__group_live(W->S, g)) return luaL_error(L, "the group is gone");
   int n = lua_gettop(L);
-  weft_id id = weft_new_task_handle(W, L, 1, n - 1, g, 0);
+  weft_id id = weft__new_task_handle(W, L, 1, n - 1, g, 0);
   lua_pushcfunction(L, l_keep_task);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_kept);
   lua_pushinteger(L, (lua_Integer)id);
   lua_pushvalue(L, -4);
   if (lua_pcall(L, 3, 0, 0) != LUA_OK) { /* the new task is taken back */
-    weft_discard_task(W, L, id);
+    weft__discard_task(W, L, id);
     return lua_error(L);
   }
   lua_pop(L, 1);
   lua_pushinteger(L, (lua_Integer)id);
-  weft_run_now(W, id); /* inside this call: see l_run_frame */
+  weft__run_now(W, id); /* inside this call: see l_run_frame */
   /* Outside a frame (the file a host runs before its first step), the
      tasks the new one woke run now, as later tasks of a frame's pass do. */
-  if (!W->in_step && !W->cur && !W->mem.in_report) weft_sched_run_ready(W->S);
+  if (!W->in_step && !W->cur && !W->mem.in_report) weft__sched_run_ready(W->S);
   return 1;
 }
 
@@ -414,15 +414,15 @@ typedef struct chunk_args {
    1): pushes the function in a new environment and its argc arguments,
    or raises the message. */
 static int l_load_chunk(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   chunk_args *a = lua_touserdata(L, 1);
   lua_settop(L, 0);
   if (a->path) {
-    if (!weft_load_script(W, L, a->path)) return lua_error(L);
+    if (!weft__load_script(W, L, a->path)) return lua_error(L);
     lua_remove(L, 1); /* env: the function is on top */
   } else {
     if (luaL_loadbufferx(L, a->src, a->len, a->name, "t") != LUA_OK) return lua_error(L);
-    weft_new_env(W, L);
+    weft__new_env(W, L);
     lua_setupvalue(L, -2, 1);
   }
   luaL_checkstack(L, a->argc, "too many arguments");
@@ -433,8 +433,8 @@ static int l_load_chunk(lua_State *L) {
 /* Names the task whose id is at 1 after the C string at 2, as t.name =
    would (protected: the handle and the string allocate). */
 static int l_name_task(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_push_task(W, L, (weft_id)lua_tointeger(L, 1));
+  weft_state *W = weft__get(L);
+  weft__push_task(W, L, (weft_id)lua_tointeger(L, 1));
   if (lua_isnil(L, -1)) return 0;
   lua_pushstring(L, (const char *)lua_touserdata(L, 2));
   lua_setfield(L, -2, "name");
@@ -474,7 +474,7 @@ int weft_run_file_args(weft_state *W, const char *path, int argc, const char *co
   lua_pushcfunction(L, l_load_chunk);
   lua_pushlightuserdata(L, &a);
   int rc = run_loaded(W, argc, task, err);
-  if (rc == WEFT_OK && weft_task_state(W->S, task->id) > 0) { /* name it after its file */
+  if (rc == WEFT_OK && weft__task_state(W->S, task->id) > 0) { /* name it after its file */
     lua_pushcfunction(L, l_name_task);
     lua_pushinteger(L, (lua_Integer)task->id);
     lua_pushlightuserdata(L, (void *)path);
@@ -530,14 +530,14 @@ const char *weft_task_error(weft_state *W, weft_task task) {
   W->errbuf[0] = 0;
   if (h && (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)) {
     lua_getiuservalue(W->L, -1, 1);
-    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft_tostring(W->L, -1));
+    snprintf(W->errbuf, sizeof W->errbuf, "%s", weft__tostring(W->L, -1));
     lua_pop(W->L, 2);
   }
   lua_pop(W->L, 1);
   return W->errbuf;
 }
 
-int weft_kept_results(weft_state *W, uint64_t id) {
+int weft__kept_results(weft_state *W, uint64_t id) {
   lua_State *L = W->L;
   thandle *h = kept(W, id);
   if (!h || h->final != WEFT_TASK_DONE) {
@@ -573,11 +573,11 @@ void weft_task_drop(weft_state *W, weft_task task) {
 
 int weft_cancel(weft_state *W, weft_task task) {
   if (!W) return WEFT_EINVAL;
-  int rc = weft_task_cancel(W->S, task.id);
+  int rc = weft__task_cancel(W->S, task.id);
   return rc == WEFT_EBUSY ? WEFT_OK : rc;
 }
 
 void weft_describe_wait(weft_state *W, weft_task task, char *buf, size_t n) {
   if (!W || !buf || n == 0) return;
-  weft_wait_describe(W->S, task.id, buf, n);
+  weft__wait_describe(W->S, task.id, buf, n);
 }

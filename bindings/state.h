@@ -6,10 +6,10 @@
 #include "weft.h"
 
 /* Reports the Lua warning collected while the frame ran, once complete. */
-void weft_flush_warnings(weft_state *W);
+void weft__flush_warnings(weft_state *W);
 /* Pushes the results of a task started from C that returned, and
    returns how many; WEFT_ESTATE when it has not returned (running,
    failed, cancelled), WEFT_ESTALE when C does not hold it. */
-int weft_kept_results(weft_state *W, uint64_t id);
+int weft__kept_results(weft_state *W, uint64_t id);
 
 #endif

@@ -11,10 +11,10 @@
 /* From now on, every allocation of nsize bytes weft makes (Lua's and the
    host's, counted as desc.alloc's are) fails when fail(user, nsize)
    returns nonzero, for allocation-failure sweeps; NULL stops it. */
-void weft_testing_fail_alloc(weft_state *W, int (*fail)(void *user, size_t nsize), void *user);
+void weft__testing_fail_alloc(weft_state *W, int (*fail)(void *user, size_t nsize), void *user);
 
 /* Charges task t us microseconds of script time now, as a resume that
    took that long would: drives the cost table without a clock. */
-void weft_testing_charge(weft_state *W, weft_task t, uint64_t us);
+void weft__testing_charge(weft_state *W, weft_task t, uint64_t us);
 
 #endif

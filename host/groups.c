@@ -2,10 +2,10 @@
    creation order; cancelled, paused and freed as a whole. */
 #include "sched_internal.h"
 
-int weft_group_make(weft_sched *s, group *parent, weft_id *out) {
+int weft__group_make(weft_sched *s, group *parent, weft_id *out) {
   weft_id id;
   uint32_t pidx = parent ? gidx(parent) : 0;
-  group *g = weft_pool_alloc(&s->groups, &id);
+  group *g = weft__pool_alloc(&s->groups, &id);
   if (!g) return WEFT_ENOMEM;
   uint32_t i = WEFT_ID_INDEX(id);
   g->scale = 1.0;
@@ -17,65 +17,65 @@ int weft_group_make(weft_sched *s, group *parent, weft_id *out) {
     g->held = parent->held;
     g->clock.now = parent->clock.now;
     g->eff = parent->eff;
-    weft_ring_push(&parent->children, i + 1, &g->sib, gsib_link, s);
+    weft__ring_push(&parent->children, i + 1, &g->sib, gsib_link, s);
   }
-  weft_list_push(&s->all, i + 1, &g->all, gall_link, s);
+  weft__list_push(&s->all, i + 1, &g->all, gall_link, s);
   *out = id;
   return WEFT_OK;
 }
 
-void weft_group_free(weft_sched *s, group *g) {
+void weft__group_free(weft_sched *s, group *g) {
   uint32_t i = gidx(g) + 1;
   WEFT_ASSERT(!g->paused || s->npaused > 0);
   if (g->paused) s->npaused--;
   /* Orphaned subgroups (only at destroy) lose their parent link. */
   while (g->children.head) {
     uint32_t c = g->children.head;
-    weft_ring_unlink(&g->children, c, &G(s, c - 1)->sib, gsib_link, s);
+    weft__ring_unlink(&g->children, c, &G(s, c - 1)->sib, gsib_link, s);
     G(s, c - 1)->parent = NONE;
   }
-  if (g->parent) weft_ring_unlink(&G(s, g->parent - 1)->children, i, &g->sib, gsib_link, s);
-  weft_list_unlink(&s->all, i, &g->all, gall_link, s);
-  weft_clock_free(s, &g->clock);
+  if (g->parent) weft__ring_unlink(&G(s, g->parent - 1)->children, i, &g->sib, gsib_link, s);
+  weft__list_unlink(&s->all, i, &g->all, gall_link, s);
+  weft__clock_free(s, &g->clock);
   group *p = g->parent ? G(s, g->parent - 1) : NULL;
-  weft_pool_free(&s->groups, weft_pool_id(g));
-  if (p) weft_group_reap(s, p);
+  weft__pool_free(&s->groups, weft__pool_id(g));
+  if (p) weft__group_reap(s, p);
 }
 
-int weft_group_create(weft_sched *s, weft_id parent, weft_id *out) {
+int weft__group_create(weft_sched *s, weft_id parent, weft_id *out) {
   group *p = gget(s, parent);
   if (!p) return WEFT_ESTALE;
-  return weft_group_make(s, p, out);
+  return weft__group_make(s, p, out);
 }
 
-weft_id weft_sched_root(const weft_sched *s) { return weft_pool_id(G(s, s->root)); }
+weft_id weft__sched_root(const weft_sched *s) { return weft__pool_id(G(s, s->root)); }
 
-void weft_group_release(weft_sched *s, weft_id id) {
-  group *g = weft_pool_get(&s->groups, id);
+void weft__group_release(weft_sched *s, weft_id id) {
+  group *g = weft__pool_get(&s->groups, id);
   if (!g || g->refs == 0) return;
   g->refs--;
-  weft_group_reap(s, g);
+  weft__group_reap(s, g);
 }
 
-int weft_group_retain(weft_sched *s, weft_id id) {
-  group *g = weft_pool_get(&s->groups, id);
+int weft__group_retain(weft_sched *s, weft_id id) {
+  group *g = weft__pool_get(&s->groups, id);
   if (!g) return WEFT_ESTALE;
   g->refs++;
   return WEFT_OK;
 }
 
-int weft_group_live(const weft_sched *s, weft_id id) {
-  return weft_pool_get(&s->groups, id) != NULL;
+int weft__group_live(const weft_sched *s, weft_id id) {
+  return weft__pool_get(&s->groups, id) != NULL;
 }
 
-uint32_t weft_group_cancels(const weft_sched *s, weft_id id) {
-  group *g = weft_pool_get(&s->groups, id);
+uint32_t weft__group_cancels(const weft_sched *s, weft_id id) {
+  group *g = weft__pool_get(&s->groups, id);
   return g ? g->cancels : 0;
 }
 
-weft_id weft_group_parent(const weft_sched *s, weft_id id) {
-  group *g = weft_pool_get(&s->groups, id);
-  return (g && g->parent) ? weft_pool_id(G(s, g->parent - 1)) : 0;
+weft_id weft__group_parent(const weft_sched *s, weft_id id) {
+  group *g = weft__pool_get(&s->groups, id);
+  return (g && g->parent) ? weft__pool_id(G(s, g->parent - 1)) : 0;
 }
 
 /* Recomputes `held` below g after a pause or resume. O(subgroups). */
@@ -85,7 +85,7 @@ static void update_held(weft_sched *s, group *g) {
   for (uint32_t c = g->children.head; c; c = G(s, c - 1)->sib.next) update_held(s, G(s, c - 1));
 }
 
-int weft_sched_pause_group(weft_sched *s, weft_id id) {
+int weft__sched_pause_group(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
   if (!g->paused) s->npaused++;
@@ -94,7 +94,7 @@ int weft_sched_pause_group(weft_sched *s, weft_id id) {
   return WEFT_OK;
 }
 
-int weft_sched_resume_group(weft_sched *s, weft_id id) {
+int weft__sched_resume_group(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
   WEFT_ASSERT(!g->paused || s->npaused > 0);
@@ -114,18 +114,18 @@ int weft_sched_resume_group(weft_sched *s, weft_id id) {
   return WEFT_OK;
 }
 
-int weft_task_held(const weft_sched *s, weft_id id) {
+int weft__task_held(const weft_sched *s, weft_id id) {
   if (!s->npaused) return 0;
   task *t = tget(s, id);
   return t ? G(s, t->group)->held : 0;
 }
 
-int weft_group_paused(const weft_sched *s, weft_id id) {
+int weft__group_paused(const weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   return g ? g->held : 0;
 }
 
-int weft_group_set_scale(weft_sched *s, weft_id id, double scale) {
+int weft__group_set_scale(weft_sched *s, weft_id id, double scale) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
   if (!(scale >= 0 && scale <= WEFT_MAX_SCALE)) return WEFT_EINVAL;
@@ -133,17 +133,17 @@ int weft_group_set_scale(weft_sched *s, weft_id id, double scale) {
   return WEFT_OK;
 }
 
-double weft_group_scale(const weft_sched *s, weft_id id) {
+double weft__group_scale(const weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   return g ? g->scale : 0.0;
 }
 
-double weft_group_now(const weft_sched *s, weft_id id) {
+double weft__group_now(const weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   return g ? g->clock.now : 0.0;
 }
 
-int weft_sched_cancel_group(weft_sched *s, weft_id id) {
+int weft__sched_cancel_group(weft_sched *s, weft_id id) {
   group *g = gget(s, id);
   if (!g) return WEFT_ESTALE;
   g->refs++; /* keep it while cleanups run */
@@ -152,10 +152,10 @@ int weft_sched_cancel_group(weft_sched *s, weft_id id) {
   for (uint32_t c = g->children.head; c;) {
     group *cg = G(s, c - 1);
     cg->refs++;
-    weft_sched_cancel_group(s, weft_pool_id(cg));
+    weft__sched_cancel_group(s, weft__pool_id(cg));
     uint32_t next = cg->sib.next;
     cg->refs--;
-    weft_group_reap(s, cg);
+    weft__group_reap(s, cg);
     c = next;
     g = G(s, gi);
   }
@@ -174,21 +174,21 @@ int weft_sched_cancel_group(weft_sched *s, weft_id id) {
         break;
       }
       if (!pick) break;
-      if (weft_task_cancel(s, weft_pool_id(pick)) == WEFT_EBUSY) busy = 1;
+      if (weft__task_cancel(s, weft__pool_id(pick)) == WEFT_EBUSY) busy = 1;
     }
   }
   g = G(s, gi);
   g->refs--;
-  weft_group_reap(s, g);
+  weft__group_reap(s, g);
   return busy ? WEFT_EBUSY : WEFT_OK;
 }
 
-uint32_t weft_group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_t n) {
+uint32_t weft__group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32_t n) {
   group *g = gget(s, id);
   if (!g) return 0;
   uint32_t k = 0;
   for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
-    if (k < n) out[k] = weft_pool_id(T(s, ti - 1));
+    if (k < n) out[k] = weft__pool_id(T(s, ti - 1));
     k++;
   }
   return k;

@@ -56,19 +56,19 @@ static job *pop(jqueue *q) {
 
 static void worker(void *arg) {
   weft_jobs *J = arg;
-  weft_mutex_lock(&J->mu);
+  weft__mutex_lock(&J->mu);
   for (;;) {
-    while (!J->stop && !J->todo.head) weft_cond_wait(&J->cv, &J->mu);
+    while (!J->stop && !J->todo.head) weft__cond_wait(&J->cv, &J->mu);
     if (J->stop) break;
     job *j = pop(&J->todo);
     J->running++;
-    weft_mutex_unlock(&J->mu);
+    weft__mutex_unlock(&J->mu);
     j->run(j->data);
-    weft_mutex_lock(&J->mu);
+    weft__mutex_lock(&J->mu);
     J->running--;
     push(&J->done, j);
   }
-  weft_mutex_unlock(&J->mu);
+  weft__mutex_unlock(&J->mu);
 }
 
 /* A job on the engine's job system: runs it, queues its completion. */
@@ -76,22 +76,22 @@ static void work(void *arg) {
   job *j = arg;
   weft_jobs *J = j->owner;
   j->run(j->data);
-  weft_mutex_lock(&J->mu);
+  weft__mutex_lock(&J->mu);
   push(&J->done, j);
   J->handed--;
-  weft_cond_broadcast(&J->cv);
-  weft_mutex_unlock(&J->mu);
+  weft__cond_broadcast(&J->cv);
+  weft__mutex_unlock(&J->mu);
 }
 
 static void release(weft_jobs *J, void *p, size_t size) {
   if (p) J->alloc(J->alloc_ud, p, size, 0);
 }
 
-int weft_jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out) {
+int weft__jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out) {
   *out = NULL;
-  if (!alloc) alloc = weft_default_alloc;
+  if (!alloc) alloc = weft__default_alloc;
   int inline_ = threads < 0;
-  if (threads == 0) threads = weft_cpu_count();
+  if (threads == 0) threads = weft__cpu_count();
   weft_jobs *J = alloc(alloc_ud, NULL, 0, sizeof *J);
   if (!J) return WEFT_ENOMEM;
   memset(J, 0, sizeof *J);
@@ -99,31 +99,31 @@ int weft_jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs
   J->alloc_ud = alloc_ud;
   J->cap = threads > 0 ? threads : 1;
   J->threads = alloc(alloc_ud, NULL, 0, sizeof(weft_thread) * (size_t)J->cap);
-  if (!J->threads || weft_mutex_init(&J->mu) != WEFT_OK) {
+  if (!J->threads || weft__mutex_init(&J->mu) != WEFT_OK) {
     release(J, J->threads, sizeof(weft_thread) * (size_t)J->cap);
     release(J, J, sizeof *J);
     return WEFT_ENOMEM;
   }
-  if (weft_cond_init(&J->cv) != WEFT_OK) {
-    weft_mutex_destroy(&J->mu);
+  if (weft__cond_init(&J->cv) != WEFT_OK) {
+    weft__mutex_destroy(&J->mu);
     release(J, J->threads, sizeof(weft_thread) * (size_t)J->cap);
     release(J, J, sizeof *J);
     return WEFT_ENOMEM;
   }
   *out = J;
-  if (inline_) return WEFT_OK; /* no workers: weft_jobs_poll runs the jobs */
+  if (inline_) return WEFT_OK; /* no workers: weft__jobs_poll runs the jobs */
   /* A system whose threads cannot start (plat_nothreads.c) gets the
      inline pool: jobs still run, at the next poll. */
   for (int i = 0; i < threads; i++) {
-    if (weft_thread_start(&J->threads[i], worker, J, 0) != WEFT_OK) break;
+    if (weft__thread_start(&J->threads[i], worker, J, 0) != WEFT_OK) break;
     J->nthreads++;
   }
   return WEFT_OK;
 }
 
-int weft_jobs_create_on(void (*submit)(void *ud, void (*work)(void *arg), void *arg),
-                        void *submit_ud, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out) {
-  int rc = weft_jobs_create(-1, alloc, alloc_ud, out); /* no workers of its own */
+int weft__jobs_create_on(void (*submit)(void *ud, void (*work)(void *arg), void *arg),
+                         void *submit_ud, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out) {
+  int rc = weft__jobs_create(-1, alloc, alloc_ud, out); /* no workers of its own */
   if (rc == WEFT_OK) {
     (*out)->submit = submit;
     (*out)->submit_ud = submit_ud;
@@ -131,64 +131,64 @@ int weft_jobs_create_on(void (*submit)(void *ud, void (*work)(void *arg), void *
   return rc;
 }
 
-void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud) {
+void weft__jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud) {
   if (!J) return;
-  weft_mutex_lock(&J->mu);
-  while (J->handed) weft_cond_wait(&J->cv, &J->mu); /* the engine's system still runs some */
+  weft__mutex_lock(&J->mu);
+  while (J->handed) weft__cond_wait(&J->cv, &J->mu); /* the engine's system still runs some */
   J->stop = 1;
-  weft_cond_broadcast(&J->cv);
-  weft_mutex_unlock(&J->mu);
+  weft__cond_broadcast(&J->cv);
+  weft__mutex_unlock(&J->mu);
   /* Workers finish the job in hand (it lands in done) and exit. */
-  for (int i = 0; i < J->nthreads; i++) weft_thread_join(&J->threads[i]);
+  for (int i = 0; i < J->nthreads; i++) weft__thread_join(&J->threads[i]);
   job *j;
   while ((j = pop(&J->todo)) != NULL || (j = pop(&J->done)) != NULL) {
     if (drop) drop(ud, j->data, j->tag);
     release(J, j, sizeof *j);
   }
-  weft_cond_destroy(&J->cv);
-  weft_mutex_destroy(&J->mu);
+  weft__cond_destroy(&J->cv);
+  weft__mutex_destroy(&J->mu);
   release(J, J->threads, sizeof(weft_thread) * (size_t)J->cap);
   release(J, J, sizeof *J);
 }
 
-int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag) {
+int weft__jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag) {
   job *j = J->alloc(J->alloc_ud, NULL, 0, sizeof *j);
   if (!j) return WEFT_ENOMEM;
   j->run = run;
   j->data = data;
   j->tag = tag;
   j->owner = J;
-  weft_mutex_lock(&J->mu);
+  weft__mutex_lock(&J->mu);
   J->pending++;
   if (J->submit) {
     J->handed++;
-    weft_mutex_unlock(&J->mu);
+    weft__mutex_unlock(&J->mu);
     J->submit(J->submit_ud, work, j); /* it may run work at once, here */
     return WEFT_OK;
   }
   push(&J->todo, j);
-  weft_cond_signal(&J->cv);
-  weft_mutex_unlock(&J->mu);
+  weft__cond_signal(&J->cv);
+  weft__mutex_unlock(&J->mu);
   return WEFT_OK;
 }
 
-int weft_jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud) {
+int weft__jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud) {
   if (J->nthreads == 0) { /* inline: every queued job runs here, in order */
     for (;;) {
-      weft_mutex_lock(&J->mu);
+      weft__mutex_lock(&J->mu);
       job *j = pop(&J->todo);
-      weft_mutex_unlock(&J->mu);
+      weft__mutex_unlock(&J->mu);
       if (!j) break;
       j->run(j->data);
-      weft_mutex_lock(&J->mu);
+      weft__mutex_lock(&J->mu);
       push(&J->done, j);
-      weft_mutex_unlock(&J->mu);
+      weft__mutex_unlock(&J->mu);
     }
   }
-  weft_mutex_lock(&J->mu);
+  weft__mutex_lock(&J->mu);
   job *list = J->done.head;
   J->done.head = J->done.tail = NULL;
-  weft_mutex_unlock(&J->mu);
+  weft__mutex_unlock(&J->mu);
   int n = 0;
   while (list) {
     job *j = list;
@@ -198,18 +198,18 @@ int weft_jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag
     n++;
   }
   if (n) {
-    weft_mutex_lock(&J->mu);
+    weft__mutex_lock(&J->mu);
     J->pending -= (uint32_t)n;
-    weft_mutex_unlock(&J->mu);
+    weft__mutex_unlock(&J->mu);
   }
   return n;
 }
 
-uint32_t weft_jobs_pending(weft_jobs *J) {
-  weft_mutex_lock(&J->mu);
+uint32_t weft__jobs_pending(weft_jobs *J) {
+  weft__mutex_lock(&J->mu);
   uint32_t n = J->pending;
-  weft_mutex_unlock(&J->mu);
+  weft__mutex_unlock(&J->mu);
   return n;
 }
 
-int weft_jobs_threads(const weft_jobs *J) { return J->nthreads; }
+int weft__jobs_threads(const weft_jobs *J) { return J->nthreads; }

@@ -15,35 +15,35 @@ typedef struct weft_jobs weft_jobs;
 typedef void (*weft_job_fn)(void *data);
 
 /* Starts `threads` workers (0: one per online core; negative: none, and
-   weft_jobs_poll runs the queued jobs itself on the calling thread, in
+   weft__jobs_poll runs the queued jobs itself on the calling thread, in
    order, which makes runs that use jobs reproducible) into *out; when no
    worker thread can start (a system without threads), the pool is that
-   inline one (weft_jobs_threads says 0). Every byte the pool holds comes
+   inline one (weft__jobs_threads says 0). Every byte the pool holds comes
    from alloc(alloc_ud, ...) (weft_alloc_fn's contract; NULL:
-   weft_default_alloc), called only on the threads that call weft_jobs_*,
+   weft__default_alloc), called only on the threads that call weft_jobs_*,
    never on a worker. Returns WEFT_OK or WEFT_ENOMEM. */
-int weft_jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out);
+int weft__jobs_create(int threads, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out);
 /* The engine's job system runs the jobs instead of workers of the pool's
-   own: weft_jobs_submit hands submit(submit_ud, work, arg) a function to
+   own: weft__jobs_submit hands submit(submit_ud, work, arg) a function to
    call once, on any thread (work(arg) runs the job and queues its
-   completion); weft_jobs_poll collects completions as with workers. The
-   rest as weft_jobs_create. */
-int weft_jobs_create_on(void (*submit)(void *ud, void (*work)(void *arg), void *arg),
-                        void *submit_ud, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out);
+   completion); weft__jobs_poll collects completions as with workers. The
+   rest as weft__jobs_create. */
+int weft__jobs_create_on(void (*submit)(void *ud, void (*work)(void *arg), void *arg),
+                         void *submit_ud, weft_alloc_fn alloc, void *alloc_ud, weft_jobs **out);
 /* Stops accepting jobs, lets running jobs finish, joins the workers, then
-   hands every job that did not reach weft_jobs_poll (queued, running or
+   hands every job that did not reach weft__jobs_poll (queued, running or
    finished) to drop(ud, data, tag) so the caller can free it. On an
    engine's job system it first waits until every job handed to it has
    run. */
-void weft_jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud);
+void weft__jobs_destroy(weft_jobs *J, void (*drop)(void *ud, void *data, uint64_t tag), void *ud);
 /* Queues run(data) for a worker. tag is returned with the completion.
    Returns WEFT_OK, or WEFT_ENOMEM (run is then never called). */
-int weft_jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag);
+int weft__jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag);
 /* Calls done(ud, data, tag) on the calling thread for every finished job,
    oldest completion first. Returns how many. Never blocks on workers. */
-int weft_jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud);
+int weft__jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud);
 /* Jobs queued or running (not yet polled). */
-uint32_t weft_jobs_pending(weft_jobs *J);
-int weft_jobs_threads(const weft_jobs *J);
+uint32_t weft__jobs_pending(weft_jobs *J);
+int weft__jobs_threads(const weft_jobs *J);
 
 #endif

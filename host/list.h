@@ -16,9 +16,9 @@
    by being in it, but its owner finds it through them (pooled objects
    never move).
 
-   The head's prev is not kept: weft_list_shift takes the front writing
+   The head's prev is not kept: weft__list_shift takes the front writing
    only the list, so the hot queues pop with one store. Nothing may read
-   a head's prev; weft_list_unlink knows the head by its name.
+   a head's prev; weft__list_unlink knows the head by its name.
 
    Every function takes `at`, which maps a name to its element's link
    inside `owner`. They are static inline and `at` is always a constant,
@@ -36,14 +36,14 @@ typedef struct weft_list {
 /* The link of element n (nonzero), in owner. */
 typedef weft_link *(*weft_link_at)(const void *owner, uint32_t n);
 
-static inline int weft_list_empty(const weft_list *l) {
+static inline int weft__list_empty(const weft_list *l) {
   WEFT_ASSERT((l->head == 0) == (l->tail == 0));
   return l->head == 0;
 }
 
 /* Appends element n, whose link is x. */
-static inline void weft_list_push(weft_list *l, uint32_t n, weft_link *x, weft_link_at at,
-                                  const void *owner) {
+static inline void weft__list_push(weft_list *l, uint32_t n, weft_link *x, weft_link_at at,
+                                   const void *owner) {
   WEFT_ASSERT(n != 0 && n != l->tail && (l->head == 0) == (l->tail == 0));
   WEFT_ASSERT(!l->tail || at(owner, l->tail)->next == 0);
   x->next = 0;
@@ -57,8 +57,8 @@ static inline void weft_list_push(weft_list *l, uint32_t n, weft_link *x, weft_l
 
 /* Unlinks element n (link x) from wherever it stands in l; its link is
    cleared. */
-static inline void weft_list_unlink(weft_list *l, uint32_t n, weft_link *x, weft_link_at at,
-                                    const void *owner) {
+static inline void weft__list_unlink(weft_list *l, uint32_t n, weft_link *x, weft_link_at at,
+                                     const void *owner) {
   WEFT_ASSERT(n != 0 && l->head != 0 && l->tail != 0);
   WEFT_ASSERT(l->head == n || at(owner, x->prev)->next == n);
   WEFT_ASSERT(l->tail == n ? x->next == 0 : at(owner, x->next)->prev == n);
@@ -75,7 +75,7 @@ static inline void weft_list_unlink(weft_list *l, uint32_t n, weft_link *x, weft
 
 /* Takes the head off, given its link x: only the list (and x->next) is
    written, the new head's prev is left stale. */
-static inline void weft_list_shift(weft_list *l, weft_link *x) {
+static inline void weft__list_shift(weft_list *l, weft_link *x) {
   WEFT_ASSERT(l->head != 0 && (l->head == l->tail) == (x->next == 0));
   l->head = x->next;
   if (!l->head) l->tail = 0;
@@ -84,8 +84,8 @@ static inline void weft_list_shift(weft_list *l, weft_link *x) {
 
 /* Moves the elements from src's head through last (link xlast) to the
    back of dst, keeping their order: only the two ends are relinked. */
-static inline void weft_list_move_front(weft_list *dst, weft_list *src, uint32_t last,
-                                        weft_link *xlast, weft_link_at at, const void *owner) {
+static inline void weft__list_move_front(weft_list *dst, weft_list *src, uint32_t last,
+                                         weft_link *xlast, weft_link_at at, const void *owner) {
   uint32_t first = src->head;
   WEFT_ASSERT(first != 0 && last != 0 && (last == src->tail) == (xlast->next == 0));
   src->head = xlast->next;
@@ -111,11 +111,11 @@ typedef struct weft_ring {
   uint32_t head; /* name of the first element, 0 when empty */
 } weft_ring;
 
-static inline int weft_ring_empty(const weft_ring *r) { return r->head == 0; }
+static inline int weft__ring_empty(const weft_ring *r) { return r->head == 0; }
 
 /* Appends element n, whose link is x. */
-static inline void weft_ring_push(weft_ring *r, uint32_t n, weft_link *x, weft_link_at at,
-                                  const void *owner) {
+static inline void weft__ring_push(weft_ring *r, uint32_t n, weft_link *x, weft_link_at at,
+                                   const void *owner) {
   WEFT_ASSERT(n != 0 && n != r->head);
   x->next = 0;
   if (!r->head) {
@@ -132,8 +132,8 @@ static inline void weft_ring_push(weft_ring *r, uint32_t n, weft_link *x, weft_l
 
 /* Unlinks element n (link x) from wherever it stands in r; its link is
    cleared. */
-static inline void weft_ring_unlink(weft_ring *r, uint32_t n, weft_link *x, weft_link_at at,
-                                    const void *owner) {
+static inline void weft__ring_unlink(weft_ring *r, uint32_t n, weft_link *x, weft_link_at at,
+                                     const void *owner) {
   WEFT_ASSERT(n != 0 && r->head != 0);
   WEFT_ASSERT(r->head == n || at(owner, x->prev)->next == n);
   WEFT_ASSERT(x->next ? at(owner, x->next)->prev == n : at(owner, r->head)->prev == n);

@@ -30,14 +30,14 @@ int weft__plat_send_flags(void) { return MSG_NOSIGNAL; }
 
 _Static_assert(sizeof(clockid_t) <= sizeof(weft_plat_store), "clockid_t fits");
 
-int weft_cpu_clock_self(weft_cpu_clock *c) {
+int weft__cpu_clock_self(weft_cpu_clock *c) {
   clockid_t id;
   if (pthread_getcpuclockid(pthread_self(), &id) != 0) return WEFT_EIO;
   memcpy(c->os.bytes, &id, sizeof id);
   return WEFT_OK;
 }
 
-uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c) {
+uint64_t weft__cpu_clock_ns(const weft_cpu_clock *c) {
   clockid_t id;
   memcpy(&id, c->os.bytes, sizeof id);
   struct timespec t;
@@ -45,7 +45,7 @@ uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void weft_cpu_clock_close(weft_cpu_clock *c) { (void)c; }
+void weft__cpu_clock_close(weft_cpu_clock *c) { (void)c; }
 
 /* ---- change notifications: inotify, one watch per directory ---- */
 
@@ -66,12 +66,12 @@ struct weft_fswatch {
 };
 
 static char *dup_join(weft_fswatch *fw, const char *a, const char *b) {
-  return weft_str_join(fw->alloc, fw->alloc_ud, a, b);
+  return weft__str_join(fw->alloc, fw->alloc_ud, a, b);
 }
 
-static void free_str(weft_fswatch *fw, char *s) { weft_str_free(fw->alloc, fw->alloc_ud, s); }
+static void free_str(weft_fswatch *fw, char *s) { weft__str_free(fw->alloc, fw->alloc_ud, s); }
 
-int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
+int weft__fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
   *out = NULL;
   weft_fswatch *fw = alloc(alloc_ud, NULL, 0, sizeof *fw);
   if (!fw) return WEFT_ENOMEM;
@@ -85,14 +85,14 @@ int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, wef
   }
   fw->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fw->fd < 0) {
-    weft_fswatch_close(fw);
+    weft__fswatch_close(fw);
     return WEFT_EIO;
   }
   *out = fw;
   return WEFT_OK;
 }
 
-void weft_fswatch_close(weft_fswatch *fw) {
+void weft__fswatch_close(weft_fswatch *fw) {
   if (!fw) return;
   if (fw->fd >= 0) close(fw->fd);
   for (int i = 0; i < fw->ndirs; i++) free_str(fw, fw->dirs[i].rel);
@@ -101,7 +101,7 @@ void weft_fswatch_close(weft_fswatch *fw) {
   fw->alloc(fw->alloc_ud, fw, sizeof *fw, 0);
 }
 
-int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
+int weft__fswatch_add_dir(weft_fswatch *fw, const char *rel) {
   char *full = dup_join(fw, fw->root, rel);
   if (!full) return WEFT_ENOMEM;
   int wd = inotify_add_watch(fw->fd, full, EVENTS);
@@ -130,8 +130,9 @@ static const char *dir_of(weft_fswatch *fw, int wd) {
   return NULL;
 }
 
-int weft_fswatch_read(weft_fswatch *fw,
-                      void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
+int weft__fswatch_read(weft_fswatch *fw,
+                       void (*on)(void *ud, int kind, const char *rel, const char *name),
+                       void *ud) {
   char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
   int count = 0;
   for (;;) {

@@ -46,7 +46,7 @@ static void *thread_main(void *arg) {
   return NULL;
 }
 
-int weft_thread_start(weft_thread *t, void (*fn)(void *arg), void *arg, size_t stack_size) {
+int weft__thread_start(weft_thread *t, void (*fn)(void *arg), void *arg, size_t stack_size) {
   t->fn = fn;
   t->arg = arg;
   pthread_attr_t a;
@@ -57,18 +57,18 @@ int weft_thread_start(weft_thread *t, void (*fn)(void *arg), void *arg, size_t s
   return bad ? WEFT_EIO : WEFT_OK;
 }
 
-void weft_thread_join(weft_thread *t) { pthread_join(*THREAD(t), NULL); }
+void weft__thread_join(weft_thread *t) { pthread_join(*THREAD(t), NULL); }
 
-int weft_mutex_init(weft_mutex *m) {
+int weft__mutex_init(weft_mutex *m) {
   return pthread_mutex_init(MUTEX(m), NULL) == 0 ? WEFT_OK : WEFT_EIO;
 }
-void weft_mutex_destroy(weft_mutex *m) { pthread_mutex_destroy(MUTEX(m)); }
-void weft_mutex_lock(weft_mutex *m) { pthread_mutex_lock(MUTEX(m)); }
-void weft_mutex_unlock(weft_mutex *m) { pthread_mutex_unlock(MUTEX(m)); }
+void weft__mutex_destroy(weft_mutex *m) { pthread_mutex_destroy(MUTEX(m)); }
+void weft__mutex_lock(weft_mutex *m) { pthread_mutex_lock(MUTEX(m)); }
+void weft__mutex_unlock(weft_mutex *m) { pthread_mutex_unlock(MUTEX(m)); }
 
 /* Timed waits count on the clock the system's file chooses (monotonic
    where the system lets a condition variable use it). */
-int weft_cond_init(weft_cond *c) {
+int weft__cond_init(weft_cond *c) {
   pthread_condattr_t ca;
   if (pthread_condattr_init(&ca) != 0) return WEFT_EIO;
   weft__plat_cond_clock(&ca);
@@ -76,12 +76,12 @@ int weft_cond_init(weft_cond *c) {
   pthread_condattr_destroy(&ca);
   return bad ? WEFT_EIO : WEFT_OK;
 }
-void weft_cond_destroy(weft_cond *c) { pthread_cond_destroy(COND(c)); }
-void weft_cond_wait(weft_cond *c, weft_mutex *m) { pthread_cond_wait(COND(c), MUTEX(m)); }
-void weft_cond_signal(weft_cond *c) { pthread_cond_signal(COND(c)); }
-void weft_cond_broadcast(weft_cond *c) { pthread_cond_broadcast(COND(c)); }
+void weft__cond_destroy(weft_cond *c) { pthread_cond_destroy(COND(c)); }
+void weft__cond_wait(weft_cond *c, weft_mutex *m) { pthread_cond_wait(COND(c), MUTEX(m)); }
+void weft__cond_signal(weft_cond *c) { pthread_cond_signal(COND(c)); }
+void weft__cond_broadcast(weft_cond *c) { pthread_cond_broadcast(COND(c)); }
 
-int weft_cond_wait_ns(weft_cond *c, weft_mutex *m, uint64_t ns) {
+int weft__cond_wait_ns(weft_cond *c, weft_mutex *m, uint64_t ns) {
   struct timespec t;
   clock_gettime(weft__plat_cond_clock(NULL), &t);
   uint64_t sum = (uint64_t)t.tv_nsec + ns % 1000000000u;
@@ -90,7 +90,7 @@ int weft_cond_wait_ns(weft_cond *c, weft_mutex *m, uint64_t ns) {
   return pthread_cond_timedwait(COND(c), MUTEX(m), &t) == ETIMEDOUT;
 }
 
-void weft_once_run(weft_once *o, void (*fn)(void)) {
+void weft__once_run(weft_once *o, void (*fn)(void)) {
   if (atomic_load_explicit(&o->state, memory_order_acquire) == 2) return;
   int expect = 0;
   if (atomic_compare_exchange_strong(&o->state, &expect, 1)) {
@@ -101,7 +101,7 @@ void weft_once_run(weft_once *o, void (*fn)(void)) {
   while (atomic_load_explicit(&o->state, memory_order_acquire) != 2) sched_yield();
 }
 
-int weft_cpu_count(void) {
+int weft__cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
 }
@@ -116,9 +116,9 @@ static uint64_t read_clock(clockid_t id) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-uint64_t weft_clock_ns(void) { return read_clock(CLOCK_MONOTONIC); }
+uint64_t weft__clock_ns(void) { return read_clock(CLOCK_MONOTONIC); }
 
-uint64_t weft_clock_coarse_ns(void) {
+uint64_t weft__clock_coarse_ns(void) {
 #ifdef CLOCK_MONOTONIC_COARSE
   return read_clock(CLOCK_MONOTONIC_COARSE);
 #else
@@ -128,7 +128,7 @@ uint64_t weft_clock_coarse_ns(void) {
 
 /* Without a thread processor clock, the costs and budgets count wall
    time. */
-uint64_t weft_thread_cpu_ns(void) {
+uint64_t weft__thread_cpu_ns(void) {
 #ifdef CLOCK_THREAD_CPUTIME_ID
   return read_clock(CLOCK_THREAD_CPUTIME_ID);
 #else
@@ -138,7 +138,7 @@ uint64_t weft_thread_cpu_ns(void) {
 
 /* ---- files and directories ---- */
 
-int weft_stat_path(const char *path, weft_stat *st) {
+int weft__stat_path(const char *path, weft_stat *st) {
   struct stat s;
   if (stat(path, &s) != 0)
     return errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG ? WEFT_EINVAL : WEFT_EIO;
@@ -155,7 +155,8 @@ int weft_stat_path(const char *path, weft_stat *st) {
   return WEFT_OK;
 }
 
-int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int is_dir), void *ud) {
+int weft__dir_list(const char *path, int (*each)(void *ud, const char *name, int is_dir),
+                   void *ud) {
   DIR *d = opendir(path);
   if (!d) return WEFT_EINVAL;
   struct dirent *e;
@@ -172,14 +173,14 @@ int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int 
   return WEFT_OK;
 }
 
-int weft_path_resolve(const char *path, char *out, size_t cap) {
+int weft__path_resolve(const char *path, char *out, size_t cap) {
   char buf[PATH_MAX];
   if (!realpath(path, buf) || strlen(buf) >= cap) return WEFT_EINVAL;
   memcpy(out, buf, strlen(buf) + 1);
   return WEFT_OK;
 }
 
-int weft_path_absolute(const char *path, char *out, size_t cap) {
+int weft__path_absolute(const char *path, char *out, size_t cap) {
   if (path[0] == '/') return (size_t)snprintf(out, cap, "%s", path) < cap ? WEFT_OK : WEFT_EINVAL;
   char cwd[PATH_MAX];
   if (!getcwd(cwd, sizeof cwd)) return WEFT_EINVAL;
@@ -193,7 +194,7 @@ static int nonblocking(int fd) {
   return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0;
 }
 
-int weft_sock_listen(int port, weft_sock *out, int *bound) {
+int weft__sock_listen(int port, weft_sock *out, int *bound) {
   *out = WEFT_SOCK_NONE;
   if (port < 0 || port > 65535) return WEFT_EINVAL;
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -216,7 +217,7 @@ int weft_sock_listen(int port, weft_sock *out, int *bound) {
   return WEFT_OK;
 }
 
-int weft_sock_accept(weft_sock listener, weft_sock *out) {
+int weft__sock_accept(weft_sock listener, weft_sock *out) {
   *out = WEFT_SOCK_NONE;
   int fd;
   do fd = accept((int)listener, NULL, NULL);
@@ -232,7 +233,7 @@ int weft_sock_accept(weft_sock listener, weft_sock *out) {
   return WEFT_OK;
 }
 
-int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
+int weft__sock_wait(weft_sock s, int what, int timeout_ms) {
   struct pollfd p = {
       (int)s, (short)((what & WEFT_SOCK_IN ? POLLIN : 0) | (what & WEFT_SOCK_OUT ? POLLOUT : 0)),
       0};
@@ -241,7 +242,7 @@ int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
   return r > 0;
 }
 
-int weft_sock_wait_in(const weft_sock *s, int n, int timeout_ms) {
+int weft__sock_wait_in(const weft_sock *s, int n, int timeout_ms) {
   struct pollfd p[8];
   if (n < 1 || n > 8) return WEFT_EINVAL;
   for (int i = 0; i < n; i++) p[i] = (struct pollfd){(int)s[i], POLLIN, 0};
@@ -253,7 +254,7 @@ int weft_sock_wait_in(const weft_sock *s, int n, int timeout_ms) {
   return mask;
 }
 
-long weft_sock_recv(weft_sock s, void *buf, size_t n) {
+long weft__sock_recv(weft_sock s, void *buf, size_t n) {
   for (;;) {
     ssize_t r = recv((int)s, buf, n, 0);
     if (r > 0) return (long)r;
@@ -263,7 +264,7 @@ long weft_sock_recv(weft_sock s, void *buf, size_t n) {
   }
 }
 
-long weft_sock_send(weft_sock s, const void *buf, size_t n) {
+long weft__sock_send(weft_sock s, const void *buf, size_t n) {
   int flags = weft__plat_send_flags(); /* a closed peer is an error here, not SIGPIPE */
   for (;;) {
     ssize_t r = send((int)s, buf, n, flags);
@@ -274,7 +275,7 @@ long weft_sock_send(weft_sock s, const void *buf, size_t n) {
   }
 }
 
-void weft_sock_close(weft_sock s) {
+void weft__sock_close(weft_sock s) {
   if (s != WEFT_SOCK_NONE) close((int)s);
 }
 #endif

@@ -8,14 +8,14 @@
    plat_linux.c, say plat_macos.c under #ifdef __APPLE__ (and
    plat_posix_generic.c's #if then leaves __APPLE__ out). It gives:
    - weft__plat_cond_clock: macOS has no pthread_condattr_setclock;
-     CLOCK_REALTIME as the generic file does (or weft_cond_wait_ns
+     CLOCK_REALTIME as the generic file does (or weft__cond_wait_ns
      rewritten over pthread_cond_timedwait_relative_np).
-   - weft_cpu_clock_self/_ns/_close: another thread's CPU time, read
+   - weft__cpu_clock_self/_ns/_close: another thread's CPU time, read
      from the watchdog: the mach port of pthread_mach_thread_np
      (pthread_self()) in the store, thread_info(THREAD_BASIC_INFO)'s
      user + system time. Without it (WEFT_EIO) budgets count
      instructions, as on the generic file.
-   - weft_fswatch_open/_add_dir/_read/_close: FSEvents (one stream for
+   - weft__fswatch_open/_add_dir/_read/_close: FSEvents (one stream for
      the root, recursive, with kFSEventStreamCreateFlagFileEvents: its
      callback queues events under a mutex that _read drains without
      blocking) or kqueue (EVFILT_VNODE, a descriptor per directory:
@@ -27,7 +27,7 @@
      socket; weft__plat_send_flags: 0 (macOS has no MSG_NOSIGNAL).
    plat_posix.c already covers the rest on macOS: CLOCK_THREAD_CPUTIME_ID
    (macOS 10.12), CLOCK_MONOTONIC (no _COARSE: the fine one is used),
-   st_mtimespec/st_ctimespec (#ifdef __APPLE__ in weft_stat_path).
+   st_mtimespec/st_ctimespec (#ifdef __APPLE__ in weft__stat_path).
    Outside host/: the build defines _DARWIN_C_SOURCE beside
    _POSIX_C_SOURCE, compiles Lua with LUA_USE_MACOSX, links libweft.dylib
    with an install name instead of -soname, and test_embedder needs

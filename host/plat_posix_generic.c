@@ -40,29 +40,30 @@ int weft__plat_send_flags(void) {
 
 /* No clock of another thread's CPU time: the watchdog cannot start and
    budgets count instructions instead (weft_open falls back by itself). */
-int weft_cpu_clock_self(weft_cpu_clock *c) {
+int weft__cpu_clock_self(weft_cpu_clock *c) {
   (void)c;
   return WEFT_EIO;
 }
-uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c) {
+uint64_t weft__cpu_clock_ns(const weft_cpu_clock *c) {
   (void)c;
   return 0;
 }
-void weft_cpu_clock_close(weft_cpu_clock *c) { (void)c; }
+void weft__cpu_clock_close(weft_cpu_clock *c) { (void)c; }
 
 /* No change notifications: the watcher polls. */
-int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
+int weft__fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
   (void)root, (void)alloc, (void)alloc_ud;
   *out = NULL;
   return WEFT_EIO;
 }
-void weft_fswatch_close(weft_fswatch *fw) { (void)fw; }
-int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
+void weft__fswatch_close(weft_fswatch *fw) { (void)fw; }
+int weft__fswatch_add_dir(weft_fswatch *fw, const char *rel) {
   (void)fw, (void)rel;
   return WEFT_EIO;
 }
-int weft_fswatch_read(weft_fswatch *fw,
-                      void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
+int weft__fswatch_read(weft_fswatch *fw,
+                       void (*on)(void *ud, int kind, const char *rel, const char *name),
+                       void *ud) {
   (void)fw, (void)on, (void)ud;
   return 0;
 }

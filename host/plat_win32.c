@@ -36,7 +36,7 @@ static unsigned __stdcall thread_main(void *arg) {
   return 0;
 }
 
-int weft_thread_start(weft_thread *t, void (*fn)(void *arg), void *arg, size_t stack_size) {
+int weft__thread_start(weft_thread *t, void (*fn)(void *arg), void *arg, size_t stack_size) {
   t->fn = fn;
   t->arg = arg;
   uintptr_t h = _beginthreadex(NULL, (unsigned)stack_size, thread_main, t,
@@ -46,40 +46,40 @@ int weft_thread_start(weft_thread *t, void (*fn)(void *arg), void *arg, size_t s
   return WEFT_OK;
 }
 
-void weft_thread_join(weft_thread *t) {
+void weft__thread_join(weft_thread *t) {
   WaitForSingleObject(HANDLE_OF(t), INFINITE);
   CloseHandle(HANDLE_OF(t));
 }
 
-int weft_mutex_init(weft_mutex *m) {
+int weft__mutex_init(weft_mutex *m) {
   InitializeSRWLock(LOCK(m));
   return WEFT_OK;
 }
-void weft_mutex_destroy(weft_mutex *m) { (void)m; }
-void weft_mutex_lock(weft_mutex *m) { AcquireSRWLockExclusive(LOCK(m)); }
-void weft_mutex_unlock(weft_mutex *m) { ReleaseSRWLockExclusive(LOCK(m)); }
+void weft__mutex_destroy(weft_mutex *m) { (void)m; }
+void weft__mutex_lock(weft_mutex *m) { AcquireSRWLockExclusive(LOCK(m)); }
+void weft__mutex_unlock(weft_mutex *m) { ReleaseSRWLockExclusive(LOCK(m)); }
 
-int weft_cond_init(weft_cond *c) {
+int weft__cond_init(weft_cond *c) {
   InitializeConditionVariable(CV(c));
   return WEFT_OK;
 }
-void weft_cond_destroy(weft_cond *c) { (void)c; }
-void weft_cond_wait(weft_cond *c, weft_mutex *m) {
+void weft__cond_destroy(weft_cond *c) { (void)c; }
+void weft__cond_wait(weft_cond *c, weft_mutex *m) {
   SleepConditionVariableSRW(CV(c), LOCK(m), INFINITE, 0);
 }
-void weft_cond_signal(weft_cond *c) { WakeConditionVariable(CV(c)); }
-void weft_cond_broadcast(weft_cond *c) { WakeAllConditionVariable(CV(c)); }
+void weft__cond_signal(weft_cond *c) { WakeConditionVariable(CV(c)); }
+void weft__cond_broadcast(weft_cond *c) { WakeAllConditionVariable(CV(c)); }
 
 /* The wait is in milliseconds, rounded up so a short wait still sleeps;
    Windows measures it on its own monotonic tick. */
-int weft_cond_wait_ns(weft_cond *c, weft_mutex *m, uint64_t ns) {
+int weft__cond_wait_ns(weft_cond *c, weft_mutex *m, uint64_t ns) {
   uint64_t ms = (ns + 999999u) / 1000000u;
   DWORD d = ms >= INFINITE ? INFINITE - 1 : (DWORD)ms;
   if (SleepConditionVariableSRW(CV(c), LOCK(m), d, 0)) return 0;
   return GetLastError() == ERROR_TIMEOUT;
 }
 
-void weft_once_run(weft_once *o, void (*fn)(void)) {
+void weft__once_run(weft_once *o, void (*fn)(void)) {
   if (atomic_load_explicit(&o->state, memory_order_acquire) == 2) return;
   int expect = 0;
   if (atomic_compare_exchange_strong(&o->state, &expect, 1)) {
@@ -90,12 +90,12 @@ void weft_once_run(weft_once *o, void (*fn)(void)) {
   while (atomic_load_explicit(&o->state, memory_order_acquire) != 2) SwitchToThread();
 }
 
-int weft_cpu_count(void) {
+int weft__cpu_count(void) {
   DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
   return n > 0 ? (int)n : 1;
 }
 
-uint64_t weft_clock_ns(void) {
+uint64_t weft__clock_ns(void) {
   static LARGE_INTEGER freq; /* fixed at boot: a race writes the same value */
   if (!freq.QuadPart) QueryPerformanceFrequency(&freq);
   LARGE_INTEGER c;
@@ -104,9 +104,9 @@ uint64_t weft_clock_ns(void) {
   return t / f * 1000000000u + t % f * 1000000000u / f;
 }
 
-uint64_t weft_clock_coarse_ns(void) { return GetTickCount64() * 1000000u; }
+uint64_t weft__clock_coarse_ns(void) { return GetTickCount64() * 1000000u; }
 
-uint64_t weft_thread_cpu_ns(void) {
+uint64_t weft__thread_cpu_ns(void) {
   FILETIME create, exit, kernel, user;
   if (!GetThreadTimes(GetCurrentThread(), &create, &exit, &kernel, &user)) return 0;
   uint64_t k = ((uint64_t)kernel.dwHighDateTime << 32) | kernel.dwLowDateTime;
@@ -114,7 +114,7 @@ uint64_t weft_thread_cpu_ns(void) {
   return (k + u) * 100u; /* 100 ns units */
 }
 
-int weft_cpu_clock_self(weft_cpu_clock *c) {
+int weft__cpu_clock_self(weft_cpu_clock *c) {
   HANDLE h;
   if (!DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(), &h,
                        THREAD_QUERY_LIMITED_INFORMATION, FALSE, 0))
@@ -123,7 +123,7 @@ int weft_cpu_clock_self(weft_cpu_clock *c) {
   return WEFT_OK;
 }
 
-uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c) {
+uint64_t weft__cpu_clock_ns(const weft_cpu_clock *c) {
   FILETIME create, exit, kernel, user;
   if (!GetThreadTimes((HANDLE)c->os.p, &create, &exit, &kernel, &user)) return 0;
   uint64_t k = ((uint64_t)kernel.dwHighDateTime << 32) | kernel.dwLowDateTime;
@@ -131,7 +131,7 @@ uint64_t weft_cpu_clock_ns(const weft_cpu_clock *c) {
   return (k + u) * 100u;
 }
 
-void weft_cpu_clock_close(weft_cpu_clock *c) { CloseHandle((HANDLE)c->os.p); }
+void weft__cpu_clock_close(weft_cpu_clock *c) { CloseHandle((HANDLE)c->os.p); }
 
 /* ---- files and directories ---- */
 
@@ -157,7 +157,7 @@ static int narrow(const wchar_t *w, int n, char *out, int cap) {
 /* 100 ns ticks since 1601 as nanoseconds since 1970. */
 static int64_t unix_ns(LARGE_INTEGER t) { return (t.QuadPart - 116444736000000000LL) * 100; }
 
-int weft_stat_path(const char *path, weft_stat *st) {
+int weft__stat_path(const char *path, weft_stat *st) {
   wchar_t w[MAX_WPATH];
   if (!wide(path, w, MAX_WPATH)) return WEFT_EINVAL;
   /* Opened for attributes only, sharing everything: an editor holding
@@ -187,7 +187,8 @@ int weft_stat_path(const char *path, weft_stat *st) {
   return WEFT_OK;
 }
 
-int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int is_dir), void *ud) {
+int weft__dir_list(const char *path, int (*each)(void *ud, const char *name, int is_dir),
+                   void *ud) {
   wchar_t w[MAX_WPATH];
   int n = wide(path, w, MAX_WPATH - 2);
   if (!n) return WEFT_EINVAL;
@@ -209,7 +210,7 @@ int weft_dir_list(const char *path, int (*each)(void *ud, const char *name, int 
   return WEFT_OK;
 }
 
-int weft_path_resolve(const char *path, char *out, size_t cap) {
+int weft__path_resolve(const char *path, char *out, size_t cap) {
   wchar_t w[MAX_WPATH], r[MAX_WPATH];
   if (!wide(path, w, MAX_WPATH)) return WEFT_EINVAL;
   HANDLE h =
@@ -229,7 +230,7 @@ int weft_path_resolve(const char *path, char *out, size_t cap) {
   return narrow(p, (int)wcslen(p), out, cap > INT_MAX ? INT_MAX : (int)cap) ? WEFT_OK : WEFT_EINVAL;
 }
 
-int weft_path_absolute(const char *path, char *out, size_t cap) {
+int weft__path_absolute(const char *path, char *out, size_t cap) {
   wchar_t w[MAX_WPATH], r[MAX_WPATH];
   if (!wide(path, w, MAX_WPATH)) return WEFT_EINVAL;
   DWORD n = GetFullPathNameW(w, MAX_WPATH, r, NULL);
@@ -301,7 +302,7 @@ static void stop_dir(dirw *d) {
   d->h = INVALID_HANDLE_VALUE;
 }
 
-int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
+int weft__fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, weft_fswatch **out) {
   *out = NULL;
   weft_fswatch *fw = alloc(alloc_ud, NULL, 0, sizeof *fw);
   if (!fw) return WEFT_ENOMEM;
@@ -310,12 +311,12 @@ int weft_fswatch_open(const char *root, weft_alloc_fn alloc, void *alloc_ud, wef
   fw->alloc_ud = alloc_ud;
   fw->root = dup_str(fw, root);
   if (!fw->root) {
-    weft_fswatch_close(fw);
+    weft__fswatch_close(fw);
     return WEFT_ENOMEM;
   }
-  int rc = weft_fswatch_add_dir(fw, ""); /* the root: no notifications, no watcher */
+  int rc = weft__fswatch_add_dir(fw, ""); /* the root: no notifications, no watcher */
   if (rc != WEFT_OK) {
-    weft_fswatch_close(fw);
+    weft__fswatch_close(fw);
     return rc;
   }
   *out = fw;
@@ -331,7 +332,7 @@ static void free_dir(weft_fswatch *fw, dirw *d) {
   fw->alloc(fw->alloc_ud, d, sizeof *d, 0);
 }
 
-void weft_fswatch_close(weft_fswatch *fw) {
+void weft__fswatch_close(weft_fswatch *fw) {
   if (!fw) return;
   for (int i = 0; i < fw->ndirs; i++) free_dir(fw, fw->dirs[i]);
   if (fw->dirs) fw->alloc(fw->alloc_ud, fw->dirs, sizeof(dirw *) * (size_t)fw->capdirs, 0);
@@ -339,7 +340,7 @@ void weft_fswatch_close(weft_fswatch *fw) {
   fw->alloc(fw->alloc_ud, fw, sizeof *fw, 0);
 }
 
-int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
+int weft__fswatch_add_dir(weft_fswatch *fw, const char *rel) {
   for (int i = 0; i < fw->ndirs; i++)
     if (strcmp(fw->dirs[i]->rel, rel) == 0 && fw->dirs[i]->h != INVALID_HANDLE_VALUE)
       return WEFT_OK;
@@ -378,7 +379,7 @@ int weft_fswatch_add_dir(weft_fswatch *fw, const char *rel) {
 /* Whether full is a directory now. */
 static int is_dir_now(const char *full) {
   weft_stat st;
-  return weft_stat_path(full, &st) == WEFT_OK && st.is_dir;
+  return weft__stat_path(full, &st) == WEFT_OK && st.is_dir;
 }
 
 /* The events of directory d that came, then its next read. */
@@ -437,8 +438,9 @@ static int read_dir(weft_fswatch *fw, dirw *d,
   return count;
 }
 
-int weft_fswatch_read(weft_fswatch *fw,
-                      void (*on)(void *ud, int kind, const char *rel, const char *name), void *ud) {
+int weft__fswatch_read(weft_fswatch *fw,
+                       void (*on)(void *ud, int kind, const char *rel, const char *name),
+                       void *ud) {
   int count = 0;
   for (int i = 0; i < fw->ndirs; i++) /* ndirs may grow meanwhile: new ones are read too */
     for (int n; (n = read_dir(fw, fw->dirs[i], on, ud)) > 0;) count += n;
@@ -461,10 +463,10 @@ static int nonblocking(SOCKET s) {
          SetHandleInformation((HANDLE)s, HANDLE_FLAG_INHERIT, 0);
 }
 
-int weft_sock_listen(int port, weft_sock *out, int *bound) {
+int weft__sock_listen(int port, weft_sock *out, int *bound) {
   *out = WEFT_SOCK_NONE;
   if (port < 0 || port > 65535) return WEFT_EINVAL;
-  weft_once_run(&wsa_once, wsa_start);
+  weft__once_run(&wsa_once, wsa_start);
   if (!wsa_ok) return WEFT_EIO;
   SOCKET s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
   if (s == INVALID_SOCKET) return WEFT_EIO;
@@ -485,7 +487,7 @@ int weft_sock_listen(int port, weft_sock *out, int *bound) {
   return WEFT_OK;
 }
 
-int weft_sock_accept(weft_sock listener, weft_sock *out) {
+int weft__sock_accept(weft_sock listener, weft_sock *out) {
   *out = WEFT_SOCK_NONE;
   SOCKET s = accept((SOCKET)listener, NULL, NULL);
   if (s == INVALID_SOCKET) return WSAGetLastError() == WSAEWOULDBLOCK ? WEFT_EBUSY : WEFT_EIO;
@@ -499,7 +501,7 @@ int weft_sock_accept(weft_sock listener, weft_sock *out) {
   return WEFT_OK;
 }
 
-int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
+int weft__sock_wait(weft_sock s, int what, int timeout_ms) {
   WSAPOLLFD p;
   p.fd = (SOCKET)s;
   p.events =
@@ -510,7 +512,7 @@ int weft_sock_wait(weft_sock s, int what, int timeout_ms) {
   return r > 0;
 }
 
-int weft_sock_wait_in(const weft_sock *s, int n, int timeout_ms) {
+int weft__sock_wait_in(const weft_sock *s, int n, int timeout_ms) {
   WSAPOLLFD p[8];
   if (n < 1 || n > 8) return WEFT_EINVAL;
   for (int i = 0; i < n; i++) {
@@ -526,20 +528,20 @@ int weft_sock_wait_in(const weft_sock *s, int n, int timeout_ms) {
   return mask;
 }
 
-long weft_sock_recv(weft_sock s, void *buf, size_t n) {
+long weft__sock_recv(weft_sock s, void *buf, size_t n) {
   int r = recv((SOCKET)s, buf, n > INT_MAX ? INT_MAX : (int)n, 0);
   if (r > 0) return r;
   if (r < 0 && WSAGetLastError() == WSAEWOULDBLOCK) return 0;
   return WEFT_ECLOSED;
 }
 
-long weft_sock_send(weft_sock s, const void *buf, size_t n) {
+long weft__sock_send(weft_sock s, const void *buf, size_t n) {
   int r = send((SOCKET)s, buf, n > INT_MAX ? INT_MAX : (int)n, 0);
   if (r >= 0) return r;
   return WSAGetLastError() == WSAEWOULDBLOCK ? 0 : WEFT_ECLOSED;
 }
 
-void weft_sock_close(weft_sock s) {
+void weft__sock_close(weft_sock s) {
   if (s != WEFT_SOCK_NONE) closesocket((SOCKET)s);
 }
 #endif

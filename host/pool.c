@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *weft_default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+void *weft__default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   (void)ud;
   (void)osize;
   if (nsize == 0) {
@@ -14,7 +14,7 @@ void *weft_default_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return realloc(ptr, nsize);
 }
 
-char *weft_str_join(weft_alloc_fn alloc, void *alloc_ud, const char *a, const char *b) {
+char *weft__str_join(weft_alloc_fn alloc, void *alloc_ud, const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b), sep = la && lb;
   char *s = alloc(alloc_ud, NULL, 0, la + sep + lb + 1);
   if (!s) return NULL;
@@ -25,12 +25,12 @@ char *weft_str_join(weft_alloc_fn alloc, void *alloc_ud, const char *a, const ch
   return s;
 }
 
-void weft_str_free(weft_alloc_fn alloc, void *alloc_ud, char *s) {
+void weft__str_free(weft_alloc_fn alloc, void *alloc_ud, char *s) {
   if (s) alloc(alloc_ud, s, strlen(s) + 1, 0);
 }
 
-void weft_pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
-                    void *alloc_ud) {
+void weft__pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
+                     void *alloc_ud) {
   memset(p, 0, sizeof *p);
   p->elem_size = (elem_size + 7u) & ~7u;
   p->limit = limit ? limit : UINT32_MAX / 2;
@@ -38,7 +38,7 @@ void weft_pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc
   p->alloc_ud = alloc_ud;
 }
 
-void weft_pool_destroy(weft_pool *p) {
+void weft__pool_destroy(weft_pool *p) {
   for (uint32_t i = 0; i < p->nchunks; i++)
     p->alloc(p->alloc_ud, p->chunks[i], (size_t)p->elem_size * WEFT_POOL_CHUNK, 0);
   if (p->chunks) p->alloc(p->alloc_ud, p->chunks, sizeof(void *) * p->cap_chunks, 0);
@@ -71,11 +71,11 @@ static int grow(weft_pool *p) {
   return 1;
 }
 
-void *weft_pool_alloc(weft_pool *p, weft_id *id) {
+void *weft__pool_alloc(weft_pool *p, weft_id *id) {
   if (p->used >= p->limit) return NULL;
   if (!p->free_head && !grow(p)) return NULL;
   uint32_t idx = p->free_head - 1;
-  weft_slot *s = weft_pool_at(p, idx);
+  weft_slot *s = weft__pool_at(p, idx);
   p->free_head = s->next_free;
   uint32_t gen = s->gen + 1;
   if (gen == UINT32_MAX) gen = 1; /* wraps only after 2^31 reuses of one slot */
@@ -87,8 +87,8 @@ void *weft_pool_alloc(weft_pool *p, weft_id *id) {
   return s;
 }
 
-void weft_pool_free(weft_pool *p, weft_id id) {
-  weft_slot *s = weft_pool_get(p, id);
+void weft__pool_free(weft_pool *p, weft_id id) {
+  weft_slot *s = weft__pool_get(p, id);
   if (!s) return;
   s->gen++;
   s->next_free = p->free_head;
@@ -96,7 +96,7 @@ void weft_pool_free(weft_pool *p, weft_id id) {
   p->used--;
 }
 
-void *weft_side_make(weft_side *t, uint32_t idx, weft_alloc_fn alloc, void *alloc_ud) {
+void *weft__side_make(weft_side *t, uint32_t idx, weft_alloc_fn alloc, void *alloc_ud) {
   uint32_t c = idx >> WEFT_POOL_CHUNK_SHIFT;
   if (c >= t->nblocks) {
     uint32_t n = c + 1 > 2 * t->nblocks ? c + 1 : 2 * t->nblocks;
@@ -110,17 +110,17 @@ void *weft_side_make(weft_side *t, uint32_t idx, weft_alloc_fn alloc, void *allo
     t->blocks[c] = alloc(alloc_ud, NULL, 0, (size_t)t->elem_size * WEFT_POOL_CHUNK);
     if (!t->blocks[c]) return NULL;
   }
-  return weft_side_at(t, idx);
+  return weft__side_at(t, idx);
 }
 
-size_t weft_side_bytes(const weft_side *t) {
+size_t weft__side_bytes(const weft_side *t) {
   size_t n = sizeof(void *) * t->nblocks;
   for (uint32_t c = 0; c < t->nblocks; c++)
     if (t->blocks[c]) n += (size_t)t->elem_size * WEFT_POOL_CHUNK;
   return n;
 }
 
-void weft_side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud) {
+void weft__side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud) {
   for (uint32_t c = 0; c < t->nblocks; c++)
     if (t->blocks[c]) alloc(alloc_ud, t->blocks[c], (size_t)t->elem_size * WEFT_POOL_CHUNK, 0);
   if (t->blocks) alloc(alloc_ud, t->blocks, sizeof(void *) * t->nblocks, 0);

@@ -28,14 +28,14 @@ typedef uint64_t weft_id;
 #define WEFT_ID_MAKE(idx, gen) (((uint64_t)(gen) << 32) | (uint32_t)(idx))
 
 /* The allocator used when a desc gives none: realloc and free. */
-void *weft_default_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+void *weft__default_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* a and b joined by '/' (a alone when b is "", b alone when a is ""), in
    a block from alloc of strlen + 1 bytes, owned by the caller and freed
-   with weft_str_free; NULL when out of memory. */
-char *weft_str_join(weft_alloc_fn alloc, void *alloc_ud, const char *a, const char *b);
-/* Frees a string from weft_str_join (NULL: nothing). */
-void weft_str_free(weft_alloc_fn alloc, void *alloc_ud, char *s);
+   with weft__str_free; NULL when out of memory. */
+char *weft__str_join(weft_alloc_fn alloc, void *alloc_ud, const char *a, const char *b);
+/* Frees a string from weft__str_join (NULL: nothing). */
+void weft__str_free(weft_alloc_fn alloc, void *alloc_ud, char *s);
 
 /* Every pooled element starts with this header. */
 typedef struct weft_slot {
@@ -61,38 +61,38 @@ typedef struct weft_pool {
 #define WEFT_POOL_CHUNK_SHIFT 9
 #define WEFT_POOL_CHUNK (1u << WEFT_POOL_CHUNK_SHIFT)
 
-void weft_pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
-                    void *alloc_ud);
+void weft__pool_init(weft_pool *p, uint32_t elem_size, uint32_t limit, weft_alloc_fn alloc,
+                     void *alloc_ud);
 /* Frees every chunk. Live elements are dropped without notice. */
-void weft_pool_destroy(weft_pool *p);
+void weft__pool_destroy(weft_pool *p);
 /* Takes a slot; returns it zeroed past the header and its handle in *id.
-   Returns NULL when out of memory or at the limit (see weft_pool_full). */
-void *weft_pool_alloc(weft_pool *p, weft_id *id);
+   Returns NULL when out of memory or at the limit (see weft__pool_full). */
+void *weft__pool_alloc(weft_pool *p, weft_id *id);
 /* Gives the slot back; the handle and every copy of it go stale. */
-void weft_pool_free(weft_pool *p, weft_id id);
+void weft__pool_free(weft_pool *p, weft_id id);
 /* The element at slot index (live or not); idx must be below the capacity. */
-static inline void *weft_pool_at(const weft_pool *p, uint32_t idx) {
+static inline void *weft__pool_at(const weft_pool *p, uint32_t idx) {
   char *chunk = (char *)p->chunks[idx >> WEFT_POOL_CHUNK_SHIFT];
   return chunk + (size_t)(idx & (WEFT_POOL_CHUNK - 1)) * p->elem_size;
 }
 /* The live element for a handle, or NULL when it is stale or invalid. */
-static inline void *weft_pool_get(const weft_pool *p, weft_id id) {
+static inline void *weft__pool_get(const weft_pool *p, weft_id id) {
   uint32_t idx = WEFT_ID_INDEX(id);
   if (idx >= p->nchunks * WEFT_POOL_CHUNK) return NULL;
-  weft_slot *s = (weft_slot *)weft_pool_at(p, idx);
+  weft_slot *s = (weft_slot *)weft__pool_at(p, idx);
   return (s->gen == WEFT_ID_GEN(id) && (s->gen & 1u)) ? s : NULL;
 }
 /* The handle of a live element. */
-static inline weft_id weft_pool_id(const void *elem) {
+static inline weft_id weft__pool_id(const void *elem) {
   const weft_slot *s = (const weft_slot *)elem;
   return WEFT_ID_MAKE(s->next_free, s->gen);
 }
-static inline int weft_pool_full(const weft_pool *p) { return p->used >= p->limit; }
+static inline int weft__pool_full(const weft_pool *p) { return p->used >= p->limit; }
 /* Slots ever allocated (indices below this may be live). */
-static inline uint32_t weft_pool_capacity(const weft_pool *p) {
+static inline uint32_t weft__pool_capacity(const weft_pool *p) {
   return p->nchunks * WEFT_POOL_CHUNK;
 }
-static inline int weft_slot_live(const void *elem) {
+static inline int weft__slot_live(const void *elem) {
   return (((const weft_slot *)elem)->gen & 1u) != 0;
 }
 
@@ -108,15 +108,15 @@ typedef struct weft_side {
 /* The element for slot index idx, its block made if need be (an element
    is not cleared: its owner says when it is in use); NULL when out of
    memory. */
-void *weft_side_make(weft_side *t, uint32_t idx, weft_alloc_fn alloc, void *alloc_ud);
+void *weft__side_make(weft_side *t, uint32_t idx, weft_alloc_fn alloc, void *alloc_ud);
 /* The element for slot index idx, whose block was made. */
-static inline void *weft_side_at(const weft_side *t, uint32_t idx) {
+static inline void *weft__side_at(const weft_side *t, uint32_t idx) {
   char *block = (char *)t->blocks[idx >> WEFT_POOL_CHUNK_SHIFT];
   return block + (size_t)(idx & (WEFT_POOL_CHUNK - 1)) * t->elem_size;
 }
 /* Bytes held. */
-size_t weft_side_bytes(const weft_side *t);
+size_t weft__side_bytes(const weft_side *t);
 /* Frees every block (elem_size is kept). */
-void weft_side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud);
+void weft__side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 /* Grows an array geometrically; returns 0 when out of memory. */
-int weft_array_grow(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_t need) {
+int weft__array_grow(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_t need) {
   if (need <= *cap) return 1;
   uint32_t ncap = *cap ? *cap : 16;
   while (ncap < need) ncap *= 2;
@@ -20,14 +20,14 @@ int weft_array_grow(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_
   return 1;
 }
 
-void weft_array_free(weft_sched *s, void *v, uint32_t cap, size_t elem) {
+void weft__array_free(weft_sched *s, void *v, uint32_t cap, size_t elem) {
   WEFT_ASSERT(s->extra_bytes >= elem * cap);
   if (v) s->desc.alloc(s->desc.alloc_ud, v, elem * cap, 0);
   s->extra_bytes -= elem * cap;
 }
 
 static int idvec_push(weft_sched *s, idvec *q, weft_id id) {
-  if (!weft_array_grow(s, (void **)&q->v, &q->cap, sizeof(weft_id), q->n + 1)) return 0;
+  if (!weft__array_grow(s, (void **)&q->v, &q->cap, sizeof(weft_id), q->n + 1)) return 0;
   q->v[q->n++] = id;
   return 1;
 }
@@ -39,23 +39,23 @@ static int idvec_push(weft_sched *s, idvec *q, weft_id id) {
 static void rec_detach(weft_sched *s, uint32_t r, rec *x) {
   WEFT_ASSERT(x->kind >= REC_TIMER && x->kind <= REC_DONE);
   if (x->kind == REC_LIST) {
-    weft_list_unlink(x->u.list, r, &x->link, rec_link, s);
+    weft__list_unlink(x->u.list, r, &x->link, rec_link, s);
   } else if (x->kind == REC_NEXT) {
-    weft_list_unlink(&x->u.clock->next, r, &x->link, rec_link, s);
+    weft__list_unlink(&x->u.clock->next, r, &x->link, rec_link, s);
   } else if (x->kind == REC_TIMER) {
-    weft_timer_unlink(s, r, x);
+    weft__timer_unlink(s, r, x);
   }
   x->kind = REC_DONE;
 }
 
 /* Drops every record of the task's wait. */
-void weft_wait_drop(weft_sched *s, task *t) {
+void weft__wait_drop(weft_sched *s, task *t) {
   uint32_t r = t->recs;
   while (r) {
     rec *x = R(s, r);
     uint32_t next = rec_tnext(r, x);
     rec_detach(s, r, x);
-    if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(PR(x)));
+    if (!(r & INLINE)) weft__pool_free(&s->recs, weft__pool_id(PR(x)));
     r = next;
   }
   wait_cleared(t);
@@ -63,29 +63,29 @@ void weft_wait_drop(weft_sched *s, task *t) {
 
 /* Makes a task ready: its records go, it joins the back of the queue. */
 static void make_ready(weft_sched *s, task *t) {
-  weft_wait_drop(s, t);
+  weft__wait_drop(s, t);
   t->state = WEFT_TASK_READY;
   enqueue(s, &s->ready, t, 1);
-  if (s->on_ready) s->on_ready(s->on_ready_user, weft_pool_id(t));
+  if (s->on_ready) s->on_ready(s->on_ready_user, weft__pool_id(t));
 }
 
-void weft_sched_on_ready(weft_sched *s, void (*fn)(void *user, weft_id task), void *user) {
+void weft__sched_on_ready(weft_sched *s, void (*fn)(void *user, weft_id task), void *user) {
   s->on_ready = fn;
   s->on_ready_user = user;
 }
 
-weft_id weft_rec_waiter(const weft_sched *s, weft_rec r) {
-  return weft_pool_id(T(s, rec_task(r, R(s, r))));
+weft_id weft__rec_waiter(const weft_sched *s, weft_rec r) {
+  return weft__pool_id(T(s, rec_task(r, R(s, r))));
 }
 
-int weft_rec_slot(const weft_sched *s, weft_rec r) { return (int)R(s, r)->slot; }
+int weft__rec_slot(const weft_sched *s, weft_rec r) { return (int)R(s, r)->slot; }
 
-void weft_rec_complete(weft_sched *s, weft_rec r, int failed) {
+void weft__rec_complete(weft_sched *s, weft_rec r, int failed) {
   rec *x = R(s, r);
   if (x->kind == REC_DONE) return;
   rec_detach(s, r, x);
   task *t = T(s, rec_task(r, x));
-  WEFT_ASSERT(weft_slot_live(t) && t->pending <= t->nrecs);
+  WEFT_ASSERT(weft__slot_live(t) && t->pending <= t->nrecs);
   if (t->state != WEFT_TASK_WAITING && t->state != WEFT_TASK_RUNNING) return;
   if (failed) t->failed = 1;
   if (t->pending) t->pending--;
@@ -98,7 +98,7 @@ void weft_rec_complete(weft_sched *s, weft_rec r, int failed) {
   }
 }
 
-uint32_t weft_wlist_count(const weft_sched *s, const weft_wlist *l) {
+uint32_t weft__wlist_count(const weft_sched *s, const weft_wlist *l) {
   uint32_t n = 0;
   for (uint32_t r = l->head; r; r = R(s, r)->link.next) n++;
   return n;
@@ -106,9 +106,9 @@ uint32_t weft_wlist_count(const weft_sched *s, const weft_wlist *l) {
 
 /* ---- scheduler ---- */
 
-weft_sched *weft_sched_create(const weft_sched_desc *desc) {
+weft_sched *weft__sched_create(const weft_sched_desc *desc) {
   weft_sched_desc d = desc ? *desc : (weft_sched_desc){0};
-  if (!d.alloc) d.alloc = weft_default_alloc;
+  if (!d.alloc) d.alloc = weft__default_alloc;
   if (!d.frame_budget) d.frame_budget = 1000000000u;
   if (!d.max_tasks) d.max_tasks = 1u << 24;
   weft_sched *s = d.alloc(d.alloc_ud, NULL, 0, sizeof *s);
@@ -116,26 +116,26 @@ weft_sched *weft_sched_create(const weft_sched_desc *desc) {
   memset(s, 0, sizeof *s);
   s->desc = d;
   s->budget = d.frame_budget;
-  weft_pool_init(&s->tasks, sizeof(task) + d.task_udata_size, d.max_tasks, d.alloc, d.alloc_ud);
-  weft_pool_init(&s->recs, sizeof(prec), 0, d.alloc, d.alloc_ud);
-  weft_pool_init(&s->groups, sizeof(group), 0, d.alloc, d.alloc_ud);
+  weft__pool_init(&s->tasks, sizeof(task) + d.task_udata_size, d.max_tasks, d.alloc, d.alloc_ud);
+  weft__pool_init(&s->recs, sizeof(prec), 0, d.alloc, d.alloc_ud);
+  weft__pool_init(&s->groups, sizeof(group), 0, d.alloc, d.alloc_ud);
   s->waiters.elem_size = sizeof(weft_wlist);
   weft_id root;
-  if (weft_group_make(s, NULL, &root) != WEFT_OK) {
-    weft_sched_destroy(s);
+  if (weft__group_make(s, NULL, &root) != WEFT_OK) {
+    weft__sched_destroy(s);
     return NULL;
   }
   s->root = WEFT_ID_INDEX(root);
   /* The resume stack never grows later: entering a task cannot fail.
      Lua itself stops nesting at 200 C calls. */
-  if (!weft_array_grow(s, (void **)&s->stack.v, &s->stack.cap, sizeof(weft_id), 256)) {
-    weft_sched_destroy(s);
+  if (!weft__array_grow(s, (void **)&s->stack.v, &s->stack.cap, sizeof(weft_id), 256)) {
+    weft__sched_destroy(s);
     return NULL;
   }
   return s;
 }
 
-int weft_sched_destroy(weft_sched *s) {
+int weft__sched_destroy(weft_sched *s) {
   if (!s) return 0;
   /* Cancel every task, oldest group first; cleanups may start new tasks,
      so repeat until none is left (bounded to stop a script that respawns
@@ -144,45 +144,45 @@ int weft_sched_destroy(weft_sched *s) {
     s->deferred.n = 0;
     s->stack.n = 0;
     for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next)
-      weft_sched_cancel_group(s, weft_pool_id(G(s, gi - 1)));
+      weft__sched_cancel_group(s, weft__pool_id(G(s, gi - 1)));
   }
   int leaked = (int)s->tasks.used;
   /* Free groups leaves first: walk the creation list backwards. */
   while (s->all.tail) {
     group *g = G(s, s->all.tail - 1);
     if (gidx(g) != s->root && g->refs) leaked++;
-    weft_group_free(s, g);
+    weft__group_free(s, g);
   }
-  weft_clock_free(s, &s->real);
-  weft_array_free(s, s->stack.v, s->stack.cap, sizeof(weft_id));
-  weft_array_free(s, s->deferred.v, s->deferred.cap, sizeof(weft_id));
-  weft_array_free(s, s->due, s->capdue, sizeof(tclock *));
+  weft__clock_free(s, &s->real);
+  weft__array_free(s, s->stack.v, s->stack.cap, sizeof(weft_id));
+  weft__array_free(s, s->deferred.v, s->deferred.cap, sizeof(weft_id));
+  weft__array_free(s, s->due, s->capdue, sizeof(tclock *));
   if (s->recs.used || s->runs_used) leaked++;
-  weft_array_free(s, s->runs, s->capruns, sizeof(trun));
+  weft__array_free(s, s->runs, s->capruns, sizeof(trun));
   WEFT_ASSERT(s->extra_bytes == 0);
-  weft_pool_destroy(&s->tasks);
-  weft_side_free(&s->waiters, s->desc.alloc, s->desc.alloc_ud);
-  weft_pool_destroy(&s->recs);
-  weft_pool_destroy(&s->groups);
+  weft__pool_destroy(&s->tasks);
+  weft__side_free(&s->waiters, s->desc.alloc, s->desc.alloc_ud);
+  weft__pool_destroy(&s->recs);
+  weft__pool_destroy(&s->groups);
   s->desc.alloc(s->desc.alloc_ud, s, sizeof *s, 0);
   return leaked;
 }
 
-double weft_sched_now(const weft_sched *s) { return G(s, s->root)->clock.now; }
-double weft_sched_realtime(const weft_sched *s) { return s->real.now; }
-uint64_t weft_sched_frame(const weft_sched *s) { return s->frame; }
-void weft_sched_set_frame_budget(weft_sched *s, uint32_t b) { s->budget = b ? b : 1000000000u; }
-void weft_sched_set_time_flag(weft_sched *s, const atomic_int *over) { s->over = over; }
-uint32_t weft_sched_task_count(const weft_sched *s) { return s->tasks.used; }
-uint64_t weft_sched_resumes(const weft_sched *s) { return s->resumes; }
-void *weft_sched_user(const weft_sched *s) { return s->desc.user; }
+double weft__sched_now(const weft_sched *s) { return G(s, s->root)->clock.now; }
+double weft__sched_realtime(const weft_sched *s) { return s->real.now; }
+uint64_t weft__sched_frame(const weft_sched *s) { return s->frame; }
+void weft__sched_set_frame_budget(weft_sched *s, uint32_t b) { s->budget = b ? b : 1000000000u; }
+void weft__sched_set_time_flag(weft_sched *s, const atomic_int *over) { s->over = over; }
+uint32_t weft__sched_task_count(const weft_sched *s) { return s->tasks.used; }
+uint64_t weft__sched_resumes(const weft_sched *s) { return s->resumes; }
+void *weft__sched_user(const weft_sched *s) { return s->desc.user; }
 
-size_t weft_sched_memory(const weft_sched *s) {
+size_t weft__sched_memory(const weft_sched *s) {
   size_t n = sizeof *s + s->extra_bytes;
   n += (size_t)s->tasks.nchunks * s->tasks.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->recs.nchunks * s->recs.elem_size * WEFT_POOL_CHUNK;
   n += (size_t)s->groups.nchunks * s->groups.elem_size * WEFT_POOL_CHUNK;
-  n += weft_side_bytes(&s->waiters);
+  n += weft__side_bytes(&s->waiters);
   return n;
 }
 
@@ -194,7 +194,7 @@ HOT_INLINE int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double 
     if (!run_join(s, c, to_ns(end), r, x)) return 0;
   } else {
     x->u.clock = c;
-    if (x->kind == REC_NEXT) weft_list_push(&c->next, r, &x->link, rec_link, s);
+    if (x->kind == REC_NEXT) weft__list_push(&c->next, r, &x->link, rec_link, s);
   }
   s->seq++;
   return 1;
@@ -202,10 +202,10 @@ HOT_INLINE int sleep_queue(weft_sched *s, tclock *c, rec *x, uint32_t r, double 
 
 /* Running task t's wait becomes one plain sleep on clock c (seconds not
    NaN; 0 or less: the next frame), in its inline record, filled directly:
-   the hottest wait (weft_wait_sleep_only, and WEFT_RESUMED_NEXT). The
-   sleep is quiet: its waiter asks weft_task_slept. 0 when out of memory. */
+   the hottest wait (weft__wait_sleep_only, and WEFT_RESUMED_NEXT). The
+   sleep is quiet: its waiter asks weft__task_slept. 0 when out of memory. */
 HOT_INLINE int sleep_plain(weft_sched *s, task *t, tclock *c, double seconds) {
-  if (t->recs) weft_wait_drop(s, t);
+  if (t->recs) weft__wait_drop(s, t);
   double end = seconds > 0 ? c->now + seconds : c->now;
   rec *x = &t->own;
   uint32_t r = INLINE | tidx(t);
@@ -244,15 +244,15 @@ static inline void stack_pop(weft_sched *s, weft_id id) {
   if (s->stack.n && s->stack.v[s->stack.n - 1] == id) s->stack.n--;
 }
 
-/* Runs a task taken off the ready queue: weft_task_enter, its resume,
-   weft_task_leave, without looking the task up by handle on the way in;
+/* Runs a task taken off the ready queue: weft__task_enter, its resume,
+   weft__task_leave, without looking the task up by handle on the way in;
    a task that asks for the next frame (WEFT_RESUMED_NEXT: it is alive
    and running, a task is never freed under its own resume) sleeps with
    no lookup either. */
 HOT_INLINE void run_task(weft_sched *s, task *t) {
-  weft_id id = weft_pool_id(t);
+  weft_id id = weft__pool_id(t);
   uint32_t gen = t->h.gen;
-  WEFT_ASSERT(weft_slot_live(t) && !t->queued && t->state != WEFT_TASK_RUNNING);
+  WEFT_ASSERT(weft__slot_live(t) && !t->queued && t->state != WEFT_TASK_RUNNING);
   s->hot_id = id;
   s->hot = t;
   t->realwake = 0;
@@ -267,10 +267,10 @@ HOT_INLINE void run_task(weft_sched *s, task *t) {
     /* The resume may have freed it (pooled slots stay where they are). */
     t->state = WEFT_TASK_WAITING;
   }
-  if (s->deferred.n) weft_sched_flush_cancels(s);
+  if (s->deferred.n) weft__sched_flush_cancels(s);
 }
 
-int weft_task_run(weft_sched *s, weft_id id) {
+int weft__task_run(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
   if (t->state == WEFT_TASK_RUNNING) return WEFT_ESTATE;
@@ -313,14 +313,14 @@ static inline void warm_next(weft_sched *s, task *n) {
    count budget, or once its time is spent (s->over: one relaxed load a
    task) having run one task at least; what is left runs first next
    frame. */
-void weft_sched_run_ready(weft_sched *s) {
+void weft__sched_run_ready(weft_sched *s) {
   uint32_t ran = 0;
   while (s->ready.head && ran < s->budget) {
     if (s->over && ran && atomic_load_explicit(s->over, memory_order_relaxed)) break;
     task *t = QT(s, s->ready.head);
     WEFT_ASSERT(t->queued == 1 && t->state == WEFT_TASK_READY);
     uint32_t next = t->own.link.next;
-    weft_list_shift(&s->ready, &t->own.link);
+    weft__list_shift(&s->ready, &t->own.link);
     t->queued = 0;
     if (next && s->tasks.used >= WARM_TASKS) warm_next(s, QT(s, next));
     if (s->npaused && G(s, t->group)->held && !t->realwake) {
@@ -332,21 +332,21 @@ void weft_sched_run_ready(weft_sched *s) {
   }
 }
 
-int weft_sched_advance(weft_sched *s, double dt) {
+int weft__sched_advance(weft_sched *s, double dt) {
   if (!(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   s->frame++;
-  weft_clocks_advance(s, dt);
+  weft__clocks_advance(s, dt);
   return WEFT_OK;
 }
 
-void weft_sched_run_frame(weft_sched *s) {
-  weft_timers_wake(s);
-  weft_sched_run_ready(s);
+void weft__sched_run_frame(weft_sched *s) {
+  weft__timers_wake(s);
+  weft__sched_run_ready(s);
 }
 
-int weft_sched_step(weft_sched *s, double dt) {
-  int rc = weft_sched_advance(s, dt);
-  if (rc == WEFT_OK) weft_sched_run_frame(s);
+int weft__sched_step(weft_sched *s, double dt) {
+  int rc = weft__sched_advance(s, dt);
+  if (rc == WEFT_OK) weft__sched_run_frame(s);
   return rc;
 }
 
@@ -356,18 +356,18 @@ static void do_cancel(weft_sched *s, task *t);
 
 static void child_unlink(weft_sched *s, task *t) {
   if (!t->parent) return;
-  WEFT_ASSERT(weft_slot_live(T(s, t->parent - 1)));
-  weft_ring_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
+  WEFT_ASSERT(weft__slot_live(T(s, t->parent - 1)));
+  weft__ring_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
   t->parent = NONE;
 }
 
 static void free_task(weft_sched *s, task *t, int state) {
-  WEFT_ASSERT(weft_slot_live(t));
+  WEFT_ASSERT(weft__slot_live(t));
   if (s->hot == t) {
     s->hot_id = 0;
     s->hot = NULL; /* tget(s, 0) stays NULL */
   }
-  weft_wait_drop(s, t);
+  weft__wait_drop(s, t);
   dequeue(s, t);
   child_unlink(s, t);
   /* Children that outlive their parent stay in the group, parentless. */
@@ -375,19 +375,19 @@ static void free_task(weft_sched *s, task *t, int state) {
   /* A waiter still listed (a task class without a cancel callback) fails. */
   if (t->listed) {
     weft_wlist *l = waiters_at(s, tidx(t));
-    while (l->head) weft_rec_complete(s, l->head, 1);
+    while (l->head) weft__rec_complete(s, l->head, 1);
   }
   group *g = G(s, t->group);
-  WEFT_ASSERT(weft_slot_live(g) && g->ntasks > 0 && !t->queued && !t->parent);
-  weft_list_unlink(&g->tasks, tidx(t) + 1, &t->member, member_link, s);
+  WEFT_ASSERT(weft__slot_live(g) && g->ntasks > 0 && !t->queued && !t->parent);
+  weft__list_unlink(&g->tasks, tidx(t) + 1, &t->member, member_link, s);
   g->ntasks--;
   t->state = (uint8_t)state;
-  weft_pool_free(&s->tasks, weft_pool_id(t));
-  weft_group_reap(s, g);
+  weft__pool_free(&s->tasks, weft__pool_id(t));
+  weft__group_reap(s, g);
 }
 
-int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task_class *cls,
-                     weft_id *out, void **udata) {
+int weft__task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task_class *cls,
+                      weft_id *out, void **udata) {
   group *g = gget(s, gid);
   if (!g || !cls || !cls->resume) return g ? WEFT_EINVAL : WEFT_ESTALE;
   task *p = NULL;
@@ -397,7 +397,7 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
     /* A task being unwound cannot adopt: what it starts is parentless. */
     if (p->state >= WEFT_TASK_CANCELLING || p->group != gidx(g)) p = NULL;
   }
-  if (weft_pool_full(&s->tasks)) return WEFT_ELIMIT;
+  if (weft__pool_full(&s->tasks)) return WEFT_ELIMIT;
   uint32_t ci = 0;
   while (ci < s->nclasses && s->classes[ci] != cls) ci++;
   if (ci == s->nclasses) {
@@ -405,68 +405,68 @@ int weft_task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_task
     s->classes[s->nclasses++] = cls;
   }
   weft_id id;
-  task *t = weft_pool_alloc(&s->tasks, &id);
+  task *t = weft__pool_alloc(&s->tasks, &id);
   if (!t) return WEFT_ENOMEM;
   uint32_t i = WEFT_ID_INDEX(id);
   t->cls = (uint8_t)ci;
   t->state = WEFT_TASK_NEW;
   t->group = gidx(g);
   t->born = s->born++;
-  weft_list_push(&g->tasks, i + 1, &t->member, member_link, s);
+  weft__list_push(&g->tasks, i + 1, &t->member, member_link, s);
   g->ntasks++;
   if (p) {
     t->parent = tidx(p) + 1;
-    weft_ring_push(&p->children, i + 1, &t->sib, sib_link, s);
+    weft__ring_push(&p->children, i + 1, &t->sib, sib_link, s);
   }
   *out = id;
   if (udata) *udata = udata_of(t);
   return WEFT_OK;
 }
 
-void *weft_task_udata(const weft_sched *s, weft_id id) {
+void *weft__task_udata(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   return t ? udata_of(t) : NULL;
 }
 
-int weft_task_state(const weft_sched *s, weft_id id) {
+int weft__task_state(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   return t ? t->state : WEFT_ESTALE;
 }
 
-weft_id weft_task_group(const weft_sched *s, weft_id id) {
+weft_id weft__task_group(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
-  return t ? weft_pool_id(G(s, t->group)) : 0;
+  return t ? weft__pool_id(G(s, t->group)) : 0;
 }
 
-weft_id weft_task_parent(const weft_sched *s, weft_id id) {
+weft_id weft__task_parent(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
-  return (t && t->parent) ? weft_pool_id(T(s, t->parent - 1)) : 0;
+  return (t && t->parent) ? weft__pool_id(T(s, t->parent - 1)) : 0;
 }
 
-uint32_t weft_task_resumes(const weft_sched *s, weft_id id) {
+uint32_t weft__task_resumes(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   return t ? t->resumes : 0;
 }
 
-void weft_task_enter(weft_sched *s, weft_id id) {
+void weft__task_enter(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return;
   if (t->queued) dequeue(s, t); /* resumed directly while it was queued */
   task_begin(s, t, id);
 }
 
-void weft_task_leave(weft_sched *s, weft_id id) {
+void weft__task_leave(weft_sched *s, weft_id id) {
   stack_pop(s, id);
   task *t = tget(s, id);
   /* Neither waiting nor finished: suspended until woken or cancelled. */
   if (t && t->state == WEFT_TASK_RUNNING) t->state = WEFT_TASK_WAITING;
 }
 
-weft_id weft_sched_current(const weft_sched *s) {
+weft_id weft__sched_current(const weft_sched *s) {
   return s->stack.n ? s->stack.v[s->stack.n - 1] : 0;
 }
 
-int weft_task_wake(weft_sched *s, weft_id id) {
+int weft__task_wake(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
   if (t->state != WEFT_TASK_NEW && t->state != WEFT_TASK_WAITING) return WEFT_ESTATE;
@@ -474,23 +474,23 @@ int weft_task_wake(weft_sched *s, weft_id id) {
   return WEFT_OK;
 }
 
-weft_wlist *weft_task_waiters(weft_sched *s, weft_id id) {
+weft_wlist *weft__task_waiters(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return NULL;
   if (t->listed) return waiters_at(s, tidx(t));
-  weft_wlist *l = weft_side_make(&s->waiters, tidx(t), s->desc.alloc, s->desc.alloc_ud);
+  weft_wlist *l = weft__side_make(&s->waiters, tidx(t), s->desc.alloc, s->desc.alloc_ud);
   if (!l) return NULL;
   *l = (weft_wlist){0};
   t->listed = 1;
   return l;
 }
 
-weft_wlist *weft_task_listed(const weft_sched *s, weft_id id) {
+weft_wlist *weft__task_listed(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   return t && t->listed ? waiters_at(s, tidx(t)) : NULL;
 }
 
-int weft_task_cancel_children(weft_sched *s, weft_id id) {
+int weft__task_cancel_children(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
   uint8_t st = t->state;
@@ -500,7 +500,7 @@ int weft_task_cancel_children(weft_sched *s, weft_id id) {
   return WEFT_OK;
 }
 
-int weft_task_finish(weft_sched *s, weft_id id, int state) {
+int weft__task_finish(weft_sched *s, weft_id id, int state) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
   if (state != WEFT_TASK_DONE && state != WEFT_TASK_FAILED && state != WEFT_TASK_CANCELLED)
@@ -525,7 +525,7 @@ static int subtree_busy(const weft_sched *s, const task *t) {
 }
 
 static void do_cancel(weft_sched *s, task *t) {
-  weft_id id = weft_pool_id(t);
+  weft_id id = weft__pool_id(t);
   t->state = WEFT_TASK_CANCELLING;
   child_unlink(s, t);
   while (t->children.head) {
@@ -535,13 +535,13 @@ static void do_cancel(weft_sched *s, task *t) {
     else
       do_cancel(s, c);
   }
-  weft_wait_drop(s, t);
+  weft__wait_drop(s, t);
   if (CLS(s, t)->cancel) CLS(s, t)->cancel(s, id, udata_of(t));
   t = tget(s, id);
   if (t) free_task(s, t, WEFT_TASK_CANCELLED);
 }
 
-int weft_task_cancel(weft_sched *s, weft_id id) {
+int weft__task_cancel(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
   if (t->state >= WEFT_TASK_CANCELLING) return WEFT_OK;
@@ -559,13 +559,13 @@ int weft_task_cancel(weft_sched *s, weft_id id) {
   return WEFT_OK;
 }
 
-int weft_task_doomed(const weft_sched *s, weft_id id) {
+int weft__task_doomed(const weft_sched *s, weft_id id) {
   for (task *t = tget(s, id); t; t = t->parent ? T(s, t->parent - 1) : NULL)
     if (t->doomed) return 1;
   return 0;
 }
 
-void weft_sched_flush_cancels(weft_sched *s) {
+void weft__sched_flush_cancels(weft_sched *s) {
   uint32_t i = 0;
   while (i < s->deferred.n) {
     task *t = tget(s, s->deferred.v[i]);
@@ -582,19 +582,19 @@ void weft_sched_flush_cancels(weft_sched *s) {
   }
 }
 
-void weft_sched_each_task(weft_sched *s, void (*fn)(void *ud, weft_id task), void *ud) {
+void weft__sched_each_task(weft_sched *s, void (*fn)(void *ud, weft_id task), void *ud) {
   for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next)
     for (uint32_t ti = G(s, gi - 1)->tasks.head; ti; ti = T(s, ti - 1)->member.next)
-      fn(ud, weft_pool_id(T(s, ti - 1)));
+      fn(ud, weft__pool_id(T(s, ti - 1)));
 }
 
 /* ---- waiting ---- */
 
-int weft_wait_begin(weft_sched *s, weft_id id, int mode) {
+int weft__wait_begin(weft_sched *s, weft_id id, int mode) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
   if (t->state != WEFT_TASK_RUNNING && t->state != WEFT_TASK_NEW) return WEFT_ESTATE;
-  weft_wait_drop(s, t);
+  weft__wait_drop(s, t);
   t->mode = (uint8_t)(mode == WEFT_WAIT_FIRST ? WEFT_WAIT_FIRST : WEFT_WAIT_ALL);
   t->failed = 0;
   t->state = WEFT_TASK_RUNNING;
@@ -612,7 +612,7 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
     memset(x, 0, sizeof *x); /* not queued: the task runs */
   } else {
     weft_id rid;
-    prec *px = weft_pool_alloc(&s->recs, &rid);
+    prec *px = weft__pool_alloc(&s->recs, &rid);
     if (!px) return NULL;
     px->task = tidx(t);
     px->tnext = t->recs;
@@ -630,7 +630,7 @@ static rec *add_rec(weft_sched *s, task *t, int slot, int kind) {
   return x;
 }
 
-int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int real) {
+int weft__wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int real) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
   if (t->state != WEFT_TASK_RUNNING || isnan(seconds) || (unsigned)slot > MAX_SLOT)
@@ -648,7 +648,7 @@ int weft_wait_sleep(weft_sched *s, weft_id id, int slot, double seconds, int rea
   return WEFT_OK;
 }
 
-int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real) {
+int weft__wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real) {
   task *t = tget(s, id);
   if (!t || t->state != WEFT_TASK_RUNNING) return t ? WEFT_ESTATE : WEFT_ESTALE;
   if (isnan(seconds)) return WEFT_EINVAL;
@@ -656,19 +656,19 @@ int weft_wait_sleep_only(weft_sched *s, weft_id id, double seconds, int real) {
                                                                               : WEFT_ENOMEM;
 }
 
-double weft_task_clock(const weft_sched *s, weft_id id, int real) {
+double weft__task_clock(const weft_sched *s, weft_id id, int real) {
   if (real) return s->real.now;
   task *t = tget(s, id);
   return t ? G(s, t->group)->clock.now : 0.0;
 }
 
-double weft_task_slept(const weft_sched *s, weft_id id, int real) {
+double weft__task_slept(const weft_sched *s, weft_id id, int real) {
   task *t = tget(s, id);
   if (!t) return 0.0;
   return (real ? s->real.now : G(s, t->group)->clock.now) - t->own.start;
 }
 
-int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {
+int weft__wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
   if (t->state != WEFT_TASK_RUNNING || !l || (unsigned)slot > MAX_SLOT) return WEFT_EINVAL;
@@ -676,11 +676,11 @@ int weft_wait_on(weft_sched *s, weft_id id, int slot, weft_wlist *l) {
   if (!x) return WEFT_ENOMEM;
   uint32_t r = t->recs;
   x->u.list = l;
-  weft_list_push(l, r, &x->link, rec_link, s);
+  weft__list_push(l, r, &x->link, rec_link, s);
   return WEFT_OK;
 }
 
-void weft_wait_commit(weft_sched *s, weft_id id) {
+void weft__wait_commit(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t || t->state != WEFT_TASK_RUNNING) return;
   int satisfied = t->failed || (t->nrecs > 0 && t->pending == 0) ||
@@ -689,17 +689,17 @@ void weft_wait_commit(weft_sched *s, weft_id id) {
   if (satisfied) make_ready(s, t);
 }
 
-uint32_t weft_wait_pending(const weft_sched *s, weft_id id) {
+uint32_t weft__wait_pending(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   return t ? t->pending : 0;
 }
 
-int weft_wait_failed(const weft_sched *s, weft_id id) {
+int weft__wait_failed(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   return t ? t->failed : 0;
 }
 
-void weft_wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
+void weft__wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
   task *t = tget(s, id);
   buf[0] = 0;
   if (!t) return;
@@ -733,8 +733,8 @@ void weft_wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
   snprintf(buf, n, "%s %u/%u", t->mode == WEFT_WAIT_FIRST ? "first" : "all", t->nrecs - t->pending,
            t->nrecs);
 }
-weft_id weft_sched_task_at(const weft_sched *s, uint32_t idx) {
-  if (idx >= weft_pool_capacity(&s->tasks)) return 0;
+weft_id weft__sched_task_at(const weft_sched *s, uint32_t idx) {
+  if (idx >= weft__pool_capacity(&s->tasks)) return 0;
   const task *t = T(s, idx);
-  return weft_slot_live(t) ? weft_pool_id(t) : 0;
+  return weft__slot_live(t) ? weft__pool_id(t) : 0;
 }

@@ -25,7 +25,7 @@
    (the design's 1e-9 s). Sleeps beyond MAX_DUE never complete. */
 #define NS 1e9
 #define MAX_DUE 9.0e9   /* seconds: ~285 years, well inside int64 nanoseconds */
-#define MAX_CLOCK 4.5e9 /* seconds a clock reaches at most (see weft_clocks_advance) */
+#define MAX_CLOCK 4.5e9 /* seconds a clock reaches at most (see weft__clocks_advance) */
 #define NONE 0u         /* "no index" in index + 1 links */
 
 /* Timers wait in runs: a run holds every sleep on one clock with the same
@@ -162,7 +162,7 @@ typedef struct idvec {
 
 struct weft_sched {
   weft_sched_desc desc;
-  void (*on_ready)(void *user, weft_id task); /* weft_sched_on_ready */
+  void (*on_ready)(void *user, weft_id task); /* weft__sched_on_ready */
   void *on_ready_user;
   weft_pool tasks, recs, groups;
   trun *runs;                                  /* see trun */
@@ -181,7 +181,7 @@ struct weft_sched {
   uint64_t seq;  /* sleep sequence */
   uint32_t born; /* task creation sequence */
   uint32_t budget;
-  const atomic_int *over; /* the frame's time is spent (weft_sched_set_time_flag) */
+  const atomic_int *over; /* the frame's time is spent (weft__sched_set_time_flag) */
   uint32_t npaused;       /* groups paused themselves: none, no task is held */
   weft_id hot_id;         /* the task run_task resumed last, while it lives... */
   struct task *hot;       /* ...and where it is: the calls it makes skip the lookup */
@@ -196,31 +196,31 @@ struct weft_sched {
 };
 
 static inline task *T(const weft_sched *s, uint32_t idx) {
-  WEFT_ASSERT(idx < weft_pool_capacity(&s->tasks));
-  return weft_pool_at(&s->tasks, idx);
+  WEFT_ASSERT(idx < weft__pool_capacity(&s->tasks));
+  return weft__pool_at(&s->tasks, idx);
 }
 static inline rec *R(const weft_sched *s, uint32_t r);
 static inline group *G(const weft_sched *s, uint32_t idx) {
-  WEFT_ASSERT(idx < weft_pool_capacity(&s->groups));
-  return weft_pool_at(&s->groups, idx);
+  WEFT_ASSERT(idx < weft__pool_capacity(&s->groups));
+  return weft__pool_at(&s->groups, idx);
 }
 static inline uint32_t tidx(const task *t) { return t->h.next_free; }
 static inline uint32_t gidx(const group *g) { return g->h.next_free; }
 /* The live task of a handle, or NULL. hot_id names the slot at hot while
    it lives (free_task clears both). */
 static inline task *tget(const weft_sched *s, weft_id id) {
-  WEFT_ASSERT(s->hot ? weft_pool_id(s->hot) == s->hot_id : s->hot_id == 0);
-  return id == s->hot_id ? s->hot : weft_pool_get(&s->tasks, id);
+  WEFT_ASSERT(s->hot ? weft__pool_id(s->hot) == s->hot_id : s->hot_id == 0);
+  return id == s->hot_id ? s->hot : weft__pool_get(&s->tasks, id);
 }
 static inline group *gget(const weft_sched *s, weft_id id) {
   if (id == 0) return G(s, s->root);
-  return weft_pool_get(&s->groups, id);
+  return weft__pool_get(&s->groups, id);
 }
 static inline void *udata_of(task *t) { return (char *)t + sizeof(task); }
 static inline rec *R(const weft_sched *s, uint32_t r) {
   WEFT_ASSERT(r != NONE);
   if (r & INLINE) return &T(s, r & ~INLINE)->own;
-  return &((prec *)weft_pool_at(&s->recs, r - 1))->r;
+  return &((prec *)weft__pool_at(&s->recs, r - 1))->r;
 }
 static inline prec *PR(rec *x) { return (prec *)((char *)x - offsetof(prec, r)); }
 static inline const prec *cPR(const rec *x) {
@@ -237,7 +237,7 @@ static inline uint32_t rec_tnext(uint32_t r, const rec *x) {
    on (side data made when a task in its chunk is first waited on);
    t->listed says the task's list is in use. */
 static inline weft_wlist *waiters_at(const weft_sched *s, uint32_t i) {
-  return weft_side_at(&s->waiters, i);
+  return weft__side_at(&s->waiters, i);
 }
 static inline const weft_task_class *CLS(const weft_sched *s, const task *t) {
   return s->classes[t->cls];
@@ -262,7 +262,7 @@ static inline int64_t to_ns(double t) { return (int64_t)(t * NS + (t >= 0 ? 0.5 
 
 /* A new run of (c, due), in the heap and in slot h of the run cache:
    its index + 1, 0 when out of memory. */
-uint32_t weft_run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h);
+uint32_t weft__run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h);
 
 /* Adds timer record r (at x, its seq set) to the newest run of (c, due),
    or to a new run (timer.c). Sleeps begin only while tasks run, never
@@ -274,15 +274,15 @@ HOT_INLINE int run_join(weft_sched *s, tclock *c, int64_t due, uint32_t r, rec *
                (RUN_CACHE - 1);
   uint32_t ui = s->run_cache[h];
   trun *u = ui ? RUN(s, ui - 1) : NULL;
-  if (!u || !weft_slot_live(u) || u->due != due || u->clock != c) {
-    if (!(ui = weft_run_new(s, c, due, h))) return 0;
+  if (!u || !weft__slot_live(u) || u->due != due || u->clock != c) {
+    if (!(ui = weft__run_new(s, c, due, h))) return 0;
     u = RUN(s, ui - 1);
-  } else if (weft_list_empty(&u->recs)) {
+  } else if (weft__list_empty(&u->recs)) {
     WEFT_ASSERT(c->dead > 0);
     c->dead--; /* an emptied run in the heap is live again */
   }
   x->u.run = ui - 1;
-  weft_list_push(&u->recs, r, &x->link, rec_link, s);
+  weft__list_push(&u->recs, r, &x->link, rec_link, s);
   return 1;
 }
 
@@ -298,45 +298,45 @@ static inline task *QT(const weft_sched *s, uint32_t n) { return T(s, n & ~INLIN
 
 static inline void enqueue(weft_sched *s, weft_list *q, task *t, uint8_t which) {
   WEFT_ASSERT(!t->queued && q == (which == 1 ? &s->ready : &s->parked));
-  weft_list_push(q, INLINE | tidx(t), &t->own.link, queue_link, s);
+  weft__list_push(q, INLINE | tidx(t), &t->own.link, queue_link, s);
   t->queued = which;
 }
 
 static inline void dequeue(weft_sched *s, task *t) {
   if (!t->queued) return;
   weft_list *q = t->queued == 1 ? &s->ready : &s->parked;
-  weft_list_unlink(q, INLINE | tidx(t), &t->own.link, queue_link, s);
+  weft__list_unlink(q, INLINE | tidx(t), &t->own.link, queue_link, s);
   t->queued = 0;
 }
 
 /* sched.c */
 /* Grows an array geometrically; returns 0 when out of memory. */
-int weft_array_grow(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_t need);
-void weft_array_free(weft_sched *s, void *v, uint32_t cap, size_t elem);
+int weft__array_grow(weft_sched *s, void **v, uint32_t *cap, size_t elem, uint32_t need);
+void weft__array_free(weft_sched *s, void *v, uint32_t cap, size_t elem);
 /* Drops every record of the task's wait. */
-void weft_wait_drop(weft_sched *s, task *t);
+void weft__wait_drop(weft_sched *s, task *t);
 
 /* timer.c */
 /* Frees the clock's heap and its runs (emptied ones: its tasks are gone). */
-void weft_clock_free(weft_sched *s, tclock *c);
+void weft__clock_free(weft_sched *s, tclock *c);
 /* Takes timer record x out of its run. */
-void weft_timer_unlink(weft_sched *s, uint32_t r, rec *x);
+void weft__timer_unlink(weft_sched *s, uint32_t r, rec *x);
 /* Advances every group clock and the real one by dt. */
-void weft_clocks_advance(weft_sched *s, double dt);
+void weft__clocks_advance(weft_sched *s, double dt);
 /* Wakes due timers. */
-void weft_timers_wake(weft_sched *s);
+void weft__timers_wake(weft_sched *s);
 
 /* groups.c */
 /* A new group under parent (NULL: the root) with one reference. */
-int weft_group_make(weft_sched *s, group *parent, weft_id *out);
-void weft_group_free(weft_sched *s, group *g);
+int weft__group_make(weft_sched *s, group *parent, weft_id *out);
+void weft__group_free(weft_sched *s, group *g);
 /* Frees g if nothing holds it (references, tasks, subgroups) and it is
    not the root. Inline: every task's end asks, and the answer is mostly
    no. */
-static inline void weft_group_reap(weft_sched *s, group *g) {
-  WEFT_ASSERT(weft_slot_live(g) && (g->ntasks == 0) == weft_list_empty(&g->tasks));
-  if (g->refs == 0 && g->ntasks == 0 && weft_ring_empty(&g->children) && gidx(g) != s->root)
-    weft_group_free(s, g);
+static inline void weft__group_reap(weft_sched *s, group *g) {
+  WEFT_ASSERT(weft__slot_live(g) && (g->ntasks == 0) == weft__list_empty(&g->tasks));
+  if (g->refs == 0 && g->ntasks == 0 && weft__ring_empty(&g->children) && gidx(g) != s->root)
+    weft__group_free(s, g);
 }
 
 #endif

@@ -26,86 +26,86 @@ struct weft_sync {
   void *alloc_ud;
 };
 
-weft_sync *weft_sync_create(weft_alloc_fn alloc, void *alloc_ud) {
-  if (!alloc) alloc = weft_default_alloc;
+weft_sync *weft__sync_create(weft_alloc_fn alloc, void *alloc_ud) {
+  if (!alloc) alloc = weft__default_alloc;
   weft_sync *y = alloc(alloc_ud, NULL, 0, sizeof *y);
   if (!y) return NULL;
   memset(y, 0, sizeof *y);
   y->alloc = alloc;
   y->alloc_ud = alloc_ud;
-  weft_pool_init(&y->signals, sizeof(signal_), 0, alloc, alloc_ud);
-  weft_pool_init(&y->channels, sizeof(channel), 0, alloc, alloc_ud);
+  weft__pool_init(&y->signals, sizeof(signal_), 0, alloc, alloc_ud);
+  weft__pool_init(&y->channels, sizeof(channel), 0, alloc, alloc_ud);
   return y;
 }
 
-int weft_sync_destroy(weft_sync *y) {
+int weft__sync_destroy(weft_sync *y) {
   if (!y) return 0;
-  int live = (int)weft_sync_count(y);
-  for (uint32_t i = 0; i < weft_pool_capacity(&y->channels); i++) {
-    channel *c = weft_pool_at(&y->channels, i);
-    if (weft_slot_live(c) && c->ring)
+  int live = (int)weft__sync_count(y);
+  for (uint32_t i = 0; i < weft__pool_capacity(&y->channels); i++) {
+    channel *c = weft__pool_at(&y->channels, i);
+    if (weft__slot_live(c) && c->ring)
       y->alloc(y->alloc_ud, c->ring, sizeof(uint64_t) * c->cap_ring, 0);
   }
-  weft_pool_destroy(&y->signals);
-  weft_pool_destroy(&y->channels);
+  weft__pool_destroy(&y->signals);
+  weft__pool_destroy(&y->channels);
   y->alloc(y->alloc_ud, y, sizeof *y, 0);
   return live;
 }
 
-uint32_t weft_sync_count(const weft_sync *y) { return y->signals.used + y->channels.used; }
+uint32_t weft__sync_count(const weft_sync *y) { return y->signals.used + y->channels.used; }
 
 /* ---- signals ---- */
 
-int weft_signal_create(weft_sync *y, weft_id *out) {
-  return weft_pool_alloc(&y->signals, out) ? WEFT_OK : WEFT_ENOMEM;
+int weft__signal_create(weft_sync *y, weft_id *out) {
+  return weft__pool_alloc(&y->signals, out) ? WEFT_OK : WEFT_ENOMEM;
 }
 
-void weft_signal_destroy(weft_sync *y, weft_id id) { weft_pool_free(&y->signals, id); }
+void weft__signal_destroy(weft_sync *y, weft_id id) { weft__pool_free(&y->signals, id); }
 
-int weft_signal_live(const weft_sync *y, weft_id id) {
-  return weft_pool_get(&y->signals, id) != NULL;
+int weft__signal_live(const weft_sync *y, weft_id id) {
+  return weft__pool_get(&y->signals, id) != NULL;
 }
 
-weft_wlist *weft_signal_waiters(weft_sync *y, weft_id id) {
-  signal_ *s = weft_pool_get(&y->signals, id);
+weft_wlist *weft__signal_waiters(weft_sync *y, weft_id id) {
+  signal_ *s = weft__pool_get(&y->signals, id);
   return s ? &s->waiters : NULL;
 }
 
-int weft_signal_set_latched(weft_sync *y, weft_id id, int on) {
-  signal_ *s = weft_pool_get(&y->signals, id);
+int weft__signal_set_latched(weft_sync *y, weft_id id, int on) {
+  signal_ *s = weft__pool_get(&y->signals, id);
   if (!s) return WEFT_ESTALE;
   s->latched = (uint8_t)(on != 0);
   return WEFT_OK;
 }
 
-int weft_signal_latched(const weft_sync *y, weft_id id) {
-  signal_ *s = weft_pool_get(&y->signals, id);
+int weft__signal_latched(const weft_sync *y, weft_id id) {
+  signal_ *s = weft__pool_get(&y->signals, id);
   return s ? s->latched : 0;
 }
 
 /* ---- channels ---- */
 
-int weft_channel_create(weft_sync *y, uint32_t capacity, weft_id *out) {
-  channel *c = weft_pool_alloc(&y->channels, out);
+int weft__channel_create(weft_sync *y, uint32_t capacity, weft_id *out) {
+  channel *c = weft__pool_alloc(&y->channels, out);
   if (!c) return WEFT_ENOMEM;
   c->capacity = capacity;
   return WEFT_OK;
 }
 
-void weft_channel_destroy(weft_sync *y, weft_id id, void (*drop)(void *ud, uint64_t v), void *ud) {
-  channel *c = weft_pool_get(&y->channels, id);
+void weft__channel_destroy(weft_sync *y, weft_id id, void (*drop)(void *ud, uint64_t v), void *ud) {
+  channel *c = weft__pool_get(&y->channels, id);
   if (!c) return;
   for (uint32_t i = 0; drop && i < c->count; i++) drop(ud, c->ring[(c->head + i) % c->cap_ring]);
   if (c->ring) y->alloc(y->alloc_ud, c->ring, sizeof(uint64_t) * c->cap_ring, 0);
-  weft_pool_free(&y->channels, id);
+  weft__pool_free(&y->channels, id);
 }
 
-int weft_channel_live(const weft_sync *y, weft_id id) {
-  return weft_pool_get(&y->channels, id) != NULL;
+int weft__channel_live(const weft_sync *y, weft_id id) {
+  return weft__pool_get(&y->channels, id) != NULL;
 }
 
 /* Makes room for one more payload; the ring may exceed the capacity by
-   the values given back with weft_channel_unshift. */
+   the values given back with weft__channel_unshift. */
 static int reserve(weft_sync *y, channel *c) {
   if (c->count == c->cap_ring) {
     uint32_t n = c->cap_ring ? c->cap_ring * 2 : 8;
@@ -121,8 +121,8 @@ static int reserve(weft_sync *y, channel *c) {
   return WEFT_OK;
 }
 
-int weft_channel_push(weft_sync *y, weft_id id, uint64_t v) {
-  channel *c = weft_pool_get(&y->channels, id);
+int weft__channel_push(weft_sync *y, weft_id id, uint64_t v) {
+  channel *c = weft__pool_get(&y->channels, id);
   if (!c) return WEFT_ESTALE;
   if (c->closed) return WEFT_ECLOSED;
   if (c->count >= c->capacity) return WEFT_ELIMIT;
@@ -131,8 +131,8 @@ int weft_channel_push(weft_sync *y, weft_id id, uint64_t v) {
   return WEFT_OK;
 }
 
-int weft_channel_unshift(weft_sync *y, weft_id id, uint64_t v) {
-  channel *c = weft_pool_get(&y->channels, id);
+int weft__channel_unshift(weft_sync *y, weft_id id, uint64_t v) {
+  channel *c = weft__pool_get(&y->channels, id);
   if (!c) return WEFT_ESTALE;
   if (reserve(y, c) != WEFT_OK) return WEFT_ENOMEM;
   c->head = (c->head + c->cap_ring - 1) % c->cap_ring;
@@ -141,8 +141,8 @@ int weft_channel_unshift(weft_sync *y, weft_id id, uint64_t v) {
   return WEFT_OK;
 }
 
-int weft_channel_pop(weft_sync *y, weft_id id, uint64_t *v) {
-  channel *c = weft_pool_get(&y->channels, id);
+int weft__channel_pop(weft_sync *y, weft_id id, uint64_t *v) {
+  channel *c = weft__pool_get(&y->channels, id);
   if (!c) return WEFT_ESTALE;
   if (c->count == 0) return WEFT_ELIMIT;
   *v = c->ring[c->head];
@@ -151,34 +151,34 @@ int weft_channel_pop(weft_sync *y, weft_id id, uint64_t *v) {
   return WEFT_OK;
 }
 
-int weft_sync_close_channel(weft_sync *y, weft_id id) {
-  channel *c = weft_pool_get(&y->channels, id);
+int weft__channel_close(weft_sync *y, weft_id id) {
+  channel *c = weft__pool_get(&y->channels, id);
   if (!c) return WEFT_ESTALE;
   c->closed = 1;
   return WEFT_OK;
 }
 
-int weft_channel_closed(const weft_sync *y, weft_id id) {
-  channel *c = weft_pool_get(&y->channels, id);
+int weft__channel_closed(const weft_sync *y, weft_id id) {
+  channel *c = weft__pool_get(&y->channels, id);
   return c ? c->closed : 1;
 }
 
-uint32_t weft_channel_count(const weft_sync *y, weft_id id) {
-  channel *c = weft_pool_get(&y->channels, id);
+uint32_t weft__channel_count(const weft_sync *y, weft_id id) {
+  channel *c = weft__pool_get(&y->channels, id);
   return c ? c->count : 0;
 }
 
-uint32_t weft_channel_capacity(const weft_sync *y, weft_id id) {
-  channel *c = weft_pool_get(&y->channels, id);
+uint32_t weft__channel_capacity(const weft_sync *y, weft_id id) {
+  channel *c = weft__pool_get(&y->channels, id);
   return c ? c->capacity : 0;
 }
 
-weft_wlist *weft_channel_senders(weft_sync *y, weft_id id) {
-  channel *c = weft_pool_get(&y->channels, id);
+weft_wlist *weft__channel_senders(weft_sync *y, weft_id id) {
+  channel *c = weft__pool_get(&y->channels, id);
   return c ? &c->senders : NULL;
 }
 
-weft_wlist *weft_channel_receivers(weft_sync *y, weft_id id) {
-  channel *c = weft_pool_get(&y->channels, id);
+weft_wlist *weft__channel_receivers(weft_sync *y, weft_id id) {
+  channel *c = weft__pool_get(&y->channels, id);
   return c ? &c->receivers : NULL;
 }

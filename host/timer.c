@@ -42,7 +42,7 @@ static void sift_down(hent *v, uint32_t n, uint32_t i) {
 }
 
 static int heap_push(weft_sched *s, tclock *c, int64_t due, uint64_t seq, uint32_t run) {
-  if (!weft_array_grow(s, (void **)&c->v, &c->cap, sizeof(hent), c->n + 1)) return 0;
+  if (!weft__array_grow(s, (void **)&c->v, &c->cap, sizeof(hent), c->n + 1)) return 0;
   c->v[c->n] = (hent){due, seq, run};
   sift_up(c->v, c->n++);
   return 1;
@@ -64,7 +64,7 @@ static trun *run_alloc(weft_sched *s, uint32_t *idx) {
     i = s->runs_free - 1;
     s->runs_free = s->runs[i].h.next_free;
   } else {
-    if (!weft_array_grow(s, (void **)&s->runs, &s->capruns, sizeof(trun), s->nruns + 1))
+    if (!weft__array_grow(s, (void **)&s->runs, &s->capruns, sizeof(trun), s->nruns + 1))
       return NULL;
     i = s->nruns++;
     s->runs[i].h.gen = 0;
@@ -73,14 +73,14 @@ static trun *run_alloc(weft_sched *s, uint32_t *idx) {
   uint32_t gen = u->h.gen + 1;
   memset(u, 0, sizeof *u);
   u->h.gen = gen;
-  WEFT_ASSERT(weft_slot_live(u));
+  WEFT_ASSERT(weft__slot_live(u));
   s->runs_used++;
   *idx = i;
   return u;
 }
 
 static void run_free(weft_sched *s, trun *u) {
-  WEFT_ASSERT(weft_slot_live(u) && weft_list_empty(&u->recs) && s->runs_used > 0);
+  WEFT_ASSERT(weft__slot_live(u) && weft__list_empty(&u->recs) && s->runs_used > 0);
   u->h.gen++;
   u->h.next_free = s->runs_free;
   s->runs_free = (uint32_t)(u - s->runs) + 1;
@@ -88,9 +88,9 @@ static void run_free(weft_sched *s, trun *u) {
 }
 
 /* Frees the clock's heap and its runs (emptied ones: its tasks are gone). */
-void weft_clock_free(weft_sched *s, tclock *c) {
+void weft__clock_free(weft_sched *s, tclock *c) {
   for (uint32_t i = 0; i < c->n; i++) run_free(s, RUN(s, c->v[i].run));
-  weft_array_free(s, c->v, c->cap, sizeof(hent));
+  weft__array_free(s, c->v, c->cap, sizeof(hent));
   c->v = NULL;
   c->n = c->cap = c->dead = 0;
 }
@@ -101,7 +101,7 @@ static void heap_compact(weft_sched *s, tclock *c) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < c->n; i++) {
     trun *u = RUN(s, c->v[i].run);
-    if (!weft_list_empty(&u->recs))
+    if (!weft__list_empty(&u->recs))
       c->v[k++] = c->v[i];
     else
       run_free(s, u);
@@ -135,7 +135,7 @@ static inline uint64_t clock_head_seq(const weft_sched *s, const tclock *c) {
   return r ? seq_of(R(s, r)->seq, c->v[0].seq) : c->v[0].seq;
 }
 
-uint32_t weft_run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h) {
+uint32_t weft__run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h) {
   uint32_t i;
   trun *u = run_alloc(s, &i);
   if (!u) return 0;
@@ -151,17 +151,17 @@ uint32_t weft_run_new(weft_sched *s, tclock *c, int64_t due, uint32_t h) {
 
 /* Takes timer record x out of its run; an emptied run stays in the heap,
    stale, until it surfaces or the heap is compacted. */
-void weft_timer_unlink(weft_sched *s, uint32_t r, rec *x) {
+void weft__timer_unlink(weft_sched *s, uint32_t r, rec *x) {
   trun *u = RUN(s, x->u.run);
-  weft_list_unlink(&u->recs, r, &x->link, rec_link, s);
-  if (weft_list_empty(&u->recs)) {
+  weft__list_unlink(&u->recs, r, &x->link, rec_link, s);
+  if (weft__list_empty(&u->recs)) {
     tclock *c = u->clock;
     if (++c->dead > 4 && c->dead > c->n / 2) heap_compact(s, c);
   }
 }
 
 /* Advances every group clock, parents before children (creation order). */
-void weft_clocks_advance(weft_sched *s, double dt) {
+void weft__clocks_advance(weft_sched *s, double dt) {
   for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next) {
     group *g = G(s, gi - 1);
     double pe = g->parent ? G(s, g->parent - 1)->eff : 1.0;
@@ -198,7 +198,7 @@ static void wake_plain(weft_sched *s, tclock *c) {
     lt = t;
     r = t->own.link.next;
   }
-  if (lt) weft_list_move_front(&s->ready, &c->next, last, &lt->own.link, queue_link, s);
+  if (lt) weft__list_move_front(&s->ready, &c->next, last, &lt->own.link, queue_link, s);
 }
 
 /* Pops the clock's next due sleep (queue first, then the first run in the
@@ -218,7 +218,7 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
     r = c->next.head;
     if (!r) {
       u = RUN(s, c->v[0].run);
-      WEFT_ASSERT(weft_slot_live(u) && u->clock == c && u->due == c->v[0].due);
+      WEFT_ASSERT(weft__slot_live(u) && u->clock == c && u->due == c->v[0].due);
       r = u->recs.head;
       if (!r) { /* emptied by ended sleeps */
         WEFT_ASSERT(c->dead > 0);
@@ -232,30 +232,30 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
       t = T(s, r & ~INLINE);
       x = &t->own;
     } else {
-      prec *px = weft_pool_at(&s->recs, r - 1);
+      prec *px = weft__pool_at(&s->recs, r - 1);
       x = &px->r;
       t = T(s, px->task);
     }
     WEFT_ASSERT(x->kind == (u ? REC_TIMER : REC_NEXT) && rec_task(r, x) == tidx(t));
     if (!u) {
-      weft_list_shift(&c->next, &x->link);
+      weft__list_shift(&c->next, &x->link);
     } else {
-      weft_list_shift(&u->recs, &x->link);
-      if (weft_list_empty(&u->recs)) {
+      weft__list_shift(&u->recs, &x->link);
+      if (weft__list_empty(&u->recs)) {
         heap_pop(c);
         run_free(s, u);
       }
     }
     x->kind = REC_DONE;
     if (!x->quiet && s->desc.timer_done)
-      s->desc.timer_done(s->desc.user, weft_pool_id(t), (int)x->slot, c->now - x->start);
+      s->desc.timer_done(s->desc.user, weft__pool_id(t), (int)x->slot, c->now - x->start);
     if (t->pending) t->pending--;
     if (t->state != WEFT_TASK_WAITING || (t->mode != WEFT_WAIT_FIRST && t->pending != 0)) continue;
     if (t->recs == r && rec_tnext(r, x) == NONE) { /* the wait's only record: nothing to detach */
-      if (!(r & INLINE)) weft_pool_free(&s->recs, weft_pool_id(PR(x)));
+      if (!(r & INLINE)) weft__pool_free(&s->recs, weft__pool_id(PR(x)));
       wait_cleared(t);
     } else {
-      weft_wait_drop(s, t);
+      weft__wait_drop(s, t);
     }
     t->state = WEFT_TASK_READY;
     enqueue(s, &s->ready, t, 1);
@@ -266,14 +266,14 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
 /* Wakes due timers. Within one clock: (due, seq) order. Across clocks that
    fall due together: the clock whose next due timer slept first goes first.
    Cost: O(groups) to find the due clocks, then O(log n) per wake. */
-void weft_timers_wake(weft_sched *s) {
+void weft__timers_wake(weft_sched *s) {
   s->ndue = 0;
-  if (clock_due(&s->real) && weft_array_grow(s, (void **)&s->due, &s->capdue, sizeof(tclock *), 1))
+  if (clock_due(&s->real) && weft__array_grow(s, (void **)&s->due, &s->capdue, sizeof(tclock *), 1))
     s->due[s->ndue++] = &s->real;
   for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next) {
     group *g = G(s, gi - 1);
     if (g->held || !clock_due(&g->clock)) continue;
-    if (!weft_array_grow(s, (void **)&s->due, &s->capdue, sizeof(tclock *), s->ndue + 1)) break;
+    if (!weft__array_grow(s, (void **)&s->due, &s->capdue, sizeof(tclock *), s->ndue + 1)) break;
     s->due[s->ndue++] = &g->clock;
   }
   while (s->ndue > 0) {

@@ -28,20 +28,20 @@ struct weft_watch {
   void *alloc_ud;
 };
 
-double weft_watch_clock(void) { return (double)weft_clock_ns() * 1e-9; }
+double weft__watch_clock(void) { return (double)weft__clock_ns() * 1e-9; }
 
-int weft_watch_ignored(const char *name) {
+int weft__watch_ignored(const char *name) {
   size_t n = strlen(name);
   if (n < 5 || name[0] == '.' || name[0] == '#') return 1; /* hidden, emacs locks/autosaves */
   if (strcmp(name + n - 4, ".lua") != 0) return 1;         /* backups~, .swp, 4913, .tmp */
   return 0;
 }
 
-static void free_str(weft_watch *w, char *s) { weft_str_free(w->alloc, w->alloc_ud, s); }
+static void free_str(weft_watch *w, char *s) { weft__str_free(w->alloc, w->alloc_ud, s); }
 
 /* a and b joined by '/' (just b when a is ""), owned by the caller. */
 static char *join(weft_watch *w, const char *a, const char *b) {
-  return weft_str_join(w->alloc, w->alloc_ud, a, b);
+  return weft__str_join(w->alloc, w->alloc_ud, a, b);
 }
 
 /* FNV-1a over the file's bytes; 0 when it cannot be read. Only a regular
@@ -49,7 +49,7 @@ static char *join(weft_watch *w, const char *a, const char *b) {
    end. */
 static uint64_t hash_file(const char *full) {
   weft_stat st;
-  if (weft_stat_path(full, &st) != WEFT_OK || !st.is_file) return 0;
+  if (weft__stat_path(full, &st) != WEFT_OK || !st.is_file) return 0;
   FILE *f = fopen(full, "rb");
   if (!f) return 0;
   uint64_t h = 1469598103934665603ull;
@@ -94,7 +94,7 @@ static file *track(weft_watch *w, const char *rel, int baseline) {
   char *full = join(w, w->root, rel);
   if (full) {
     weft_stat st;
-    if (weft_stat_path(full, &st) == WEFT_OK) stat_into(f, &st);
+    if (weft__stat_path(full, &st) == WEFT_OK) stat_into(f, &st);
     if (baseline) f->hash = hash_file(full);
     free_str(w, full);
   }
@@ -118,10 +118,10 @@ static int scan_entry(void *ud, const char *name, int is_dir) {
   char *sub = join(w, c->rel, name);
   char *subfull = sub ? join(w, w->root, sub) : NULL;
   weft_stat st;
-  if (subfull && weft_stat_path(subfull, &st) == WEFT_OK) {
+  if (subfull && weft__stat_path(subfull, &st) == WEFT_OK) {
     if (st.is_dir) {
       scan(w, sub, c->baseline, c->arm_at);
-    } else if (st.is_file && !weft_watch_ignored(name)) {
+    } else if (st.is_file && !weft__watch_ignored(name)) {
       int known = find_file(w, sub) != NULL;
       file *f = track(w, sub, c->baseline);
       if (f) {
@@ -146,18 +146,18 @@ static int scan_entry(void *ud, const char *name, int is_dir) {
 static void scan(weft_watch *w, const char *rel, int baseline, double arm_at) {
   char *full = join(w, w->root, rel);
   if (!full) return;
-  if (w->fw) weft_fswatch_add_dir(w->fw, rel);
+  if (w->fw) weft__fswatch_add_dir(w->fw, rel);
   scan_ctx c = {w, rel, baseline, arm_at};
-  weft_dir_list(full, scan_entry, &c);
+  weft__dir_list(full, scan_entry, &c);
   free_str(w, full);
 }
 
-int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_alloc_fn alloc,
-                    void *alloc_ud, weft_watch **out) {
+int weft__watch_open(const char *root, const weft_watch_desc *desc, weft_alloc_fn alloc,
+                     void *alloc_ud, weft_watch **out) {
   *out = NULL;
   weft_stat st;
-  if (!root || weft_stat_path(root, &st) != WEFT_OK || !st.is_dir) return WEFT_EINVAL;
-  if (!alloc) alloc = weft_default_alloc;
+  if (!root || weft__stat_path(root, &st) != WEFT_OK || !st.is_dir) return WEFT_EINVAL;
+  if (!alloc) alloc = weft__default_alloc;
   weft_watch *w = alloc(alloc_ud, NULL, 0, sizeof *w);
   if (!w) return WEFT_ENOMEM;
   memset(w, 0, sizeof *w);
@@ -168,13 +168,13 @@ int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_alloc_fn
   if (w->desc.poll_every <= 0) w->desc.poll_every = 0.25;
   w->root = join(w, root, "");
   if (!w->root) {
-    weft_watch_close(w);
+    weft__watch_close(w);
     return WEFT_ENOMEM;
   }
   /* Without notifications (none on this system, or too many watches) the
      watcher polls. */
-  if (!w->desc.force_poll && weft_fswatch_open(root, alloc, alloc_ud, &w->fw) == WEFT_ENOMEM) {
-    weft_watch_close(w);
+  if (!w->desc.force_poll && weft__fswatch_open(root, alloc, alloc_ud, &w->fw) == WEFT_ENOMEM) {
+    weft__watch_close(w);
     return WEFT_ENOMEM;
   }
   scan(w, "", 1, 0);
@@ -182,16 +182,16 @@ int weft_watch_open(const char *root, const weft_watch_desc *desc, weft_alloc_fn
   return WEFT_OK;
 }
 
-void weft_watch_close(weft_watch *w) {
+void weft__watch_close(weft_watch *w) {
   if (!w) return;
-  weft_fswatch_close(w->fw);
+  weft__fswatch_close(w->fw);
   for (int i = 0; i < w->nfiles; i++) free_str(w, w->files[i].path);
   if (w->files) w->alloc(w->alloc_ud, w->files, sizeof(file) * (size_t)w->capfiles, 0);
   free_str(w, w->root);
   w->alloc(w->alloc_ud, w, sizeof *w, 0);
 }
 
-int weft_watch_polling(const weft_watch *w) { return w->fw == NULL; }
+int weft__watch_polling(const weft_watch *w) { return w->fw == NULL; }
 
 typedef struct event_ctx {
   weft_watch *w;
@@ -215,10 +215,10 @@ static void on_event(void *ud, int kind, const char *rel, const char *name) {
     scan(w, rel, 0, due);
     return;
   }
-  if (weft_watch_ignored(name)) return;
+  if (weft__watch_ignored(name)) return;
   char *full = join(w, w->root, rel);
   weft_stat st;
-  int regular = full && weft_stat_path(full, &st) == WEFT_OK && st.is_file;
+  int regular = full && weft__stat_path(full, &st) == WEFT_OK && st.is_file;
   free_str(w, full);
   if (!regular && !find_file(w, rel)) return; /* gone already, or a FIFO, a device... */
   /* A save (close, rename-in, create) arms the quiet window; a write only
@@ -227,11 +227,11 @@ static void on_event(void *ud, int kind, const char *rel, const char *name) {
   if (f && (kind == WEFT_FS_SAVED || f->due > 0)) f->due = due;
 }
 
-int weft_watch_poll(weft_watch *w, double now, void (*changed)(void *ud, const char *path),
-                    void *ud) {
+int weft__watch_poll(weft_watch *w, double now, void (*changed)(void *ud, const char *path),
+                     void *ud) {
   if (w->fw) {
     event_ctx c = {w, now};
-    weft_fswatch_read(w->fw, on_event, &c);
+    weft__fswatch_read(w->fw, on_event, &c);
   } else if (now >= w->next_poll) {
     w->next_poll = now + w->desc.poll_every;
     scan(w, "", 0, now + w->desc.quiet);

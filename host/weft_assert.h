@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static inline void weft_assert_fail(const char *cond, const char *file, int line) {
+static inline void weft__assert_fail(const char *cond, const char *file, int line) {
   fprintf(stderr, "%s:%d: weft invariant broken: %s\n", file, line, cond);
   abort();
 }
 
-#define WEFT_ASSERT(c) ((c) ? (void)0 : weft_assert_fail(#c, __FILE__, __LINE__))
+#define WEFT_ASSERT(c) ((c) ? (void)0 : weft__assert_fail(#c, __FILE__, __LINE__))
 /* Code only a check needs (a value kept to compare later). */
 #define WEFT_CHECKED(code) code
 #else

@@ -3,7 +3,8 @@
 # of DIR/host and DIR/bindings leaves undefined (nm -u: a call, or a
 # file-scope pointer to a function or object) is matched to the object
 # that defines it, and a reference may go to the caller's own layer or a
-# lower one, never up. Lowest first:
+# lower one, never up; and a name with weft_ (one underscore) is one the
+# public headers declare. Lowest first:
 #   0 host/                  the scheduler, timers, pools, platform
 #   1 bindings/base/         memory, log, spawn sites, loads, watchdog
 #   2 bindings/accounts/     handles, budgets, costs, reports, recordings
@@ -57,6 +58,14 @@ while read -r sym from to; do
     fail=1
   fi
 done <"$tmp.refs"
+# Names: weft_ is the public API's (weft.h, weft_base.h); what the
+# library defines for itself is weft__ (or its module's own prefix).
+grep -ho 'weft_[a-z0-9_]*(' bindings/weft.h host/weft_base.h | tr -d '(' | sort -u >"$tmp.pub"
+awk '$1 ~ /^weft_[a-z0-9]/ { print $1, $2 }' "$tmp.defs" | sort | join -v1 - "$tmp.pub" >"$tmp.bad"
+while read -r sym o; do
+  echo "$o defines $sym: weft_ names the public API only (an internal one is weft__)"
+  fail=1
+done <"$tmp.bad"
 n=$(wc -l <"$tmp.refs")
 [ $fail -eq 0 ] && echo "the link graph: $n references between objects, each to its own layer or below"
 exit $fail

@@ -2,7 +2,8 @@
 # tests/layers.sh fails on what it is for: into a copy of DIR's objects
 # goes one planted object at a time (a call up from base/ to core/, a
 # file-scope pointer from accounts/ up to env/, the face calling into the
-# debugger, an object in a folder of no layer), and each must be named.
+# debugger, an internal function named weft_, an object in a folder of
+# no layer), and each must be named.
 # Usage: tests/layers_test.sh DIR [OBJ...]  (as tests/layers.sh takes them)
 dir=${1:?usage: tests/layers_test.sh DIR [OBJ...]}
 shift
@@ -47,6 +48,8 @@ plant "a file-scope pointer from accounts/ up to env/" bindings/accounts/planted
 up=$(defined_in bindings/debugger/dap_wire.o)
 plant "the face calling into the debugger" bindings/planted.o \
   "void $up(void); void planted(void); void planted(void) { $up(); }"
+plant "an internal function with a public name" bindings/core/planted.o \
+  "int weft_planted_helper(void); int weft_planted_helper(void) { return 1; }"
 plant "an object in a folder of no layer" bindings/misc/planted.o \
   "int planted; int planted = 1;"
 exit $fail

@@ -1,7 +1,7 @@
 /* Allocation-failure sweeps in the style of Lua's testalloc and SQLite's
    malloc tests. Each main operation of the host (create the state, load a
    script, spawn, resume, cancel, resolve, reload) runs with allocation #k
-   failing (weft_testing_fail_alloc, counted from the start of the operation), once
+   failing (weft__testing_fail_alloc, counted from the start of the operation), once
    (only #k fails) and persistently (#k and every later one fails until the
    operation ends), for k = 1, 2, ... until the operation completes without
    reaching #k. Every run must end in success or a clean error ("not
@@ -140,7 +140,7 @@ static weft_state *open_run(run *r) {
   d.time_budget_us = WEFT_BUDGET_COUNTED; /* every run allocates the same */
   d.user = r;
   weft_state *W = weft_open(&d);
-  weft_testing_fail_alloc(W, on_alloc, r);
+  weft__testing_fail_alloc(W, on_alloc, r);
   if (W) lua_atpanic(weft_lua(W), on_panic);
   return W;
 }

@@ -799,11 +799,11 @@ static void test_cost_table_keeps_the_costly_and_reads_each_charge(void **state)
       uint64_t us = 1 + (seed >> 20) % 4000;
       weft_task_cost before, after;
       assert_int_equal(weft_get_task_cost(W, t[i], &before), WEFT_OK);
-      weft_testing_charge(W, t[i], us);
+      weft__testing_charge(W, t[i], us);
       assert_int_equal(weft_get_task_cost(W, t[i], &after), WEFT_OK);
       assert_true(after.frame_ms >= before.frame_ms + us / 1000.0 - 1e-9);
       if (k % 40 == 0)
-        for (int h = 0; h < HOT; h++) weft_testing_charge(W, t[h], 2500);
+        for (int h = 0; h < HOT; h++) weft__testing_charge(W, t[h], 2500);
     }
     for (int h = 0; h < HOT; h++) {
       weft_task_cost c;

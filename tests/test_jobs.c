@@ -1,5 +1,5 @@
 /* Unit tests for host/jobs: the worker pool on its own. Jobs run on worker
-   threads; completions come back through weft_jobs_poll on the polling
+   threads; completions come back through weft__jobs_poll on the polling
    thread. No sleeps: the tests poll in a loop, yielding the CPU. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +22,7 @@
 /* A pool that started: WEFT_OK and a pool, or the test fails. */
 static weft_jobs *start_pool(int threads) {
   weft_jobs *J = NULL;
-  assert_int_equal(weft_jobs_create(threads, NULL, NULL, &J), WEFT_OK);
+  assert_int_equal(weft__jobs_create(threads, NULL, NULL, &J), WEFT_OK);
   assert_non_null(J);
   return J;
 }
@@ -107,14 +107,14 @@ static jd *new_jobs(int n) {
 }
 
 static void submit(weft_jobs *J, jd *d) {
-  assert_int_equal(weft_jobs_submit(J, run_job, d, (uint64_t)d->id * 7 + 1), WEFT_OK);
+  assert_int_equal(weft__jobs_submit(J, run_job, d, (uint64_t)d->id * 7 + 1), WEFT_OK);
 }
 
 /* Polls until `want` jobs were delivered in total. */
 static void poll_until(weft_jobs *J, world *w, int want) {
   long spins = 0;
   while (w->ndone < want) {
-    int n = weft_jobs_poll(J, on_done, w);
+    int n = weft__jobs_poll(J, on_done, w);
     assert_true(n >= 0);
     if (n == 0) sched_yield();
     spins++;
@@ -136,7 +136,7 @@ static void test_results_come_back_on_the_polling_thread(void **state) {
   world_init(&w);
   weft_jobs *J = start_pool(4);
   assert_non_null(J);
-  assert_int_equal(weft_jobs_threads(J), 4);
+  assert_int_equal(weft__jobs_threads(J), 4);
   enum { N = 64 };
   jd *d = new_jobs(N);
   for (int i = 0; i < N; i++) submit(J, &d[i]);
@@ -149,9 +149,9 @@ static void test_results_come_back_on_the_polling_thread(void **state) {
     assert_int_equal(atomic_load(&d[i].ran), 1);
     assert_false(pthread_equal(d[i].runner, w.main));
   }
-  assert_int_equal(weft_jobs_pending(J), 0);
-  assert_int_equal(weft_jobs_poll(J, on_done, &w), 0); /* nothing twice */
-  weft_jobs_destroy(J, on_drop, &w);
+  assert_int_equal(weft__jobs_pending(J), 0);
+  assert_int_equal(weft__jobs_poll(J, on_done, &w), 0); /* nothing twice */
+  weft__jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndrop, 0);
   free(d);
 }
@@ -162,20 +162,20 @@ static void test_poll_never_blocks_and_runs_nothing_when_idle(void **state) {
   world_init(&w);
   weft_jobs *J = start_pool(2);
   assert_non_null(J);
-  assert_int_equal(weft_jobs_poll(J, on_done, &w), 0);
-  assert_int_equal(weft_jobs_pending(J), 0);
+  assert_int_equal(weft__jobs_poll(J, on_done, &w), 0);
+  assert_int_equal(weft__jobs_pending(J), 0);
   /* a job held on the gate: polls return at once with nothing */
   jd *d = new_jobs(1);
   d[0].gated = 1;
   submit(J, &d[0]);
   while (atomic_load(&w.started) < 1) sched_yield();
-  for (int i = 0; i < 1000; i++) assert_int_equal(weft_jobs_poll(J, on_done, &w), 0);
-  assert_int_equal(weft_jobs_pending(J), 1);
+  for (int i = 0; i < 1000; i++) assert_int_equal(weft__jobs_poll(J, on_done, &w), 0);
+  assert_int_equal(weft__jobs_pending(J), 1);
   atomic_store(&w.gate, 1);
   poll_until(J, &w, 1);
   assert_int_equal(d[0].delivered, 1);
-  assert_int_equal(weft_jobs_pending(J), 0);
-  weft_jobs_destroy(J, on_drop, &w);
+  assert_int_equal(weft__jobs_pending(J), 0);
+  weft__jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndrop, 0);
   free(d);
 }
@@ -186,13 +186,13 @@ static void test_one_worker_completes_in_submission_order(void **state) {
   world_init(&w);
   weft_jobs *J = start_pool(1);
   assert_non_null(J);
-  assert_int_equal(weft_jobs_threads(J), 1);
+  assert_int_equal(weft__jobs_threads(J), 1);
   enum { N = 40 };
   jd *d = new_jobs(N);
   for (int i = 0; i < N; i++) submit(J, &d[i]);
   poll_until(J, &w, N);
   for (int i = 0; i < N; i++) assert_int_equal(w.order[i], i);
-  weft_jobs_destroy(J, on_drop, &w);
+  weft__jobs_destroy(J, on_drop, &w);
   free(d);
 }
 
@@ -202,17 +202,17 @@ static void test_inline_pool_runs_jobs_at_poll_in_order_on_the_caller(void **sta
   world_init(&w);
   weft_jobs *J = start_pool(-1);
   assert_non_null(J);
-  assert_int_equal(weft_jobs_threads(J), 0);
+  assert_int_equal(weft__jobs_threads(J), 0);
   enum { N = 20 };
   jd *d = new_jobs(N);
   for (int i = 0; i < N; i++) submit(J, &d[i]);
   for (int i = 0; i < N; i++) assert_int_equal(atomic_load(&d[i].ran), 0); /* nothing ran yet */
-  assert_int_equal(weft_jobs_poll(J, on_done, &w), N); /* one poll runs and delivers all */
+  assert_int_equal(weft__jobs_poll(J, on_done, &w), N); /* one poll runs and delivers all */
   for (int i = 0; i < N; i++) assert_int_equal(w.order[i], i);
   assert_int_equal(w.same_thread, N);
   assert_int_equal(w.wrong_thread, 0);
-  assert_int_equal(weft_jobs_pending(J), 0);
-  weft_jobs_destroy(J, on_drop, &w);
+  assert_int_equal(weft__jobs_pending(J), 0);
+  weft__jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndrop, 0);
   free(d);
 }
@@ -227,13 +227,13 @@ static void test_pending_counts_queued_running_and_unpolled(void **state) {
   d[0].gated = 1;
   for (int i = 0; i < 5; i++) submit(J, &d[i]);
   while (atomic_load(&w.started) < 1) sched_yield();
-  assert_int_equal(weft_jobs_pending(J), 5); /* 1 running, 4 queued */
+  assert_int_equal(weft__jobs_pending(J), 5); /* 1 running, 4 queued */
   atomic_store(&w.gate, 1);
   while (atomic_load(&w.finished) < 5) sched_yield();
-  assert_int_equal(weft_jobs_pending(J), 5); /* finished but not polled */
+  assert_int_equal(weft__jobs_pending(J), 5); /* finished but not polled */
   poll_until(J, &w, 5);
-  assert_int_equal(weft_jobs_pending(J), 0);
-  weft_jobs_destroy(J, on_drop, &w);
+  assert_int_equal(weft__jobs_pending(J), 0);
+  weft__jobs_destroy(J, on_drop, &w);
   free(d);
 }
 
@@ -266,13 +266,13 @@ static void test_destroy_with_jobs_in_flight_drops_each_once(void **state) {
   while (atomic_load(&w.started) < THREADS) sched_yield();
   /* queued behind them */
   for (int i = FINISHED + THREADS; i < N; i++) submit(J, &d[i]);
-  assert_int_equal(weft_jobs_pending(J), N);
+  assert_int_equal(weft__jobs_pending(J), N);
 
   atomic_store(&destroying, 0);
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, opener, &w), 0);
   atomic_store(&destroying, 1);
-  weft_jobs_destroy(J, on_drop, &w); /* joins: the running jobs finish */
+  weft__jobs_destroy(J, on_drop, &w); /* joins: the running jobs finish */
   assert_int_equal(pthread_join(th, NULL), 0);
 
   assert_int_equal(w.ndone, 0);
@@ -296,16 +296,16 @@ static void test_destroy_without_drop_and_of_an_idle_pool(void **state) {
   world_init(&w);
   weft_jobs *J = start_pool(3);
   assert_non_null(J);
-  weft_jobs_destroy(J, on_drop, &w);
+  weft__jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndrop, 0);
-  weft_jobs_destroy(NULL, on_drop, &w); /* no-op */
+  weft__jobs_destroy(NULL, on_drop, &w); /* no-op */
   /* destroy with finished jobs and a NULL drop: no crash, no callback */
   J = start_pool(2);
   assert_non_null(J);
   jd *d = new_jobs(8);
   for (int i = 0; i < 8; i++) submit(J, &d[i]);
   while (atomic_load(&w.finished) < 8) sched_yield();
-  weft_jobs_destroy(J, NULL, NULL);
+  weft__jobs_destroy(J, NULL, NULL);
   assert_int_equal(w.ndone, 0);
   free(d);
 }
@@ -321,8 +321,8 @@ static void test_default_thread_count_is_one_per_core(void **state) {
 #else
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
 #endif
-  assert_int_equal(weft_jobs_threads(J), cores > 0 ? (int)cores : 1);
-  weft_jobs_destroy(J, NULL, NULL);
+  assert_int_equal(weft__jobs_threads(J), cores > 0 ? (int)cores : 1);
+  weft__jobs_destroy(J, NULL, NULL);
 }
 
 static void test_stress_ten_thousand_jobs_with_checksum(void **state) {
@@ -343,7 +343,7 @@ static void test_stress_ten_thousand_jobs_with_checksum(void **state) {
   int next = 0;
   while (w.ndone < N) {
     for (int k = 0; k < 97 && next < N; k++) submit(J, &d[next++]);
-    if (weft_jobs_poll(J, on_done, &w) == 0) sched_yield();
+    if (weft__jobs_poll(J, on_done, &w) == 0) sched_yield();
   }
   assert_int_equal(w.ndone, N);
   assert_true(w.sum == want);
@@ -354,8 +354,8 @@ static void test_stress_ten_thousand_jobs_with_checksum(void **state) {
     assert_int_equal(d[i].delivered, 1);
     assert_int_equal(atomic_load(&d[i].ran), 1);
   }
-  assert_int_equal(weft_jobs_pending(J), 0);
-  weft_jobs_destroy(J, on_drop, &w);
+  assert_int_equal(weft__jobs_pending(J), 0);
+  weft__jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndrop, 0);
   free(d);
 }
@@ -389,14 +389,14 @@ static void test_every_byte_comes_from_the_given_allocator_on_the_caller(void **
   world w;
   world_init(&w);
   weft_jobs *J = NULL;
-  assert_int_equal(weft_jobs_create(3, count_alloc, &c, &J), WEFT_OK);
+  assert_int_equal(weft__jobs_create(3, count_alloc, &c, &J), WEFT_OK);
   assert_true(c.live > 0);
   jd *d = new_jobs(200);
   for (int i = 0; i < 200; i++) submit(J, &d[i]);
   long before = c.calls;
   assert_true(before >= 200 + 2); /* the pool, its threads, and a job each */
   poll_until(J, &w, 100);         /* some delivered, the rest dropped */
-  weft_jobs_destroy(J, on_drop, &w);
+  weft__jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndone + w.ndrop, 200);
   assert_int_equal(c.live, 0);
   assert_int_equal(c.off_thread, 0);
@@ -411,18 +411,18 @@ static void test_a_pool_whose_threads_cannot_start_runs_jobs_inline(void **state
   world w;
   world_init(&w);
   weft_jobs *J = start_pool(4);
-  assert_int_equal(weft_jobs_threads(J), 0);
+  assert_int_equal(weft__jobs_threads(J), 0);
   enum { N = 10 };
   jd *d = new_jobs(N);
   for (int i = 0; i < N; i++) submit(J, &d[i]);
-  assert_int_equal(weft_jobs_pending(J), N);
+  assert_int_equal(weft__jobs_pending(J), N);
   for (int i = 0; i < N; i++) assert_int_equal(atomic_load(&d[i].ran), 0);
-  assert_int_equal(weft_jobs_poll(J, on_done, &w), N);
+  assert_int_equal(weft__jobs_poll(J, on_done, &w), N);
   for (int i = 0; i < N; i++) assert_int_equal(w.order[i], i);
   assert_int_equal(w.same_thread, N);
-  assert_int_equal(weft_jobs_pending(J), 0);
+  assert_int_equal(weft__jobs_pending(J), 0);
   submit(J, &d[0]); /* one left queued at destroy is dropped, never run */
-  weft_jobs_destroy(J, on_drop, &w);
+  weft__jobs_destroy(J, on_drop, &w);
   assert_int_equal(w.ndrop, 1);
   assert_int_equal(atomic_load(&d[0].ran), 1);
   free(d);
@@ -432,8 +432,8 @@ int main(void) {
   /* Over a platform without threads (make test-c's build/tests/nothreads/,
      the web build) the cases that need no worker. */
   weft_jobs *probe = start_pool(1);
-  int threads = weft_jobs_threads(probe);
-  weft_jobs_destroy(probe, NULL, NULL);
+  int threads = weft__jobs_threads(probe);
+  weft__jobs_destroy(probe, NULL, NULL);
   const struct CMUnitTest inline_only[] = {
       cmocka_unit_test(test_inline_pool_runs_jobs_at_poll_in_order_on_the_caller),
       cmocka_unit_test(test_a_pool_whose_threads_cannot_start_runs_jobs_inline),

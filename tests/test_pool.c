@@ -54,11 +54,11 @@ typedef struct item {
 static void pool_new(weft_pool *p, memstat *m, uint32_t elem, uint32_t limit) {
   memset(m, 0, sizeof *m);
   m->budget = -1;
-  weft_pool_init(p, elem, limit, count_alloc, m);
+  weft__pool_init(p, elem, limit, count_alloc, m);
 }
 
 static void pool_end(weft_pool *p, memstat *m) {
-  weft_pool_destroy(p);
+  weft__pool_destroy(p);
   assert_int_equal(m->live, 0);
   assert_int_equal(m->bad_osize, 0);
 }
@@ -71,23 +71,23 @@ static void test_alloc_returns_live_zeroed_element_with_nonzero_handle(void **st
   memstat m;
   pool_new(&p, &m, sizeof(item), 0);
   weft_id a = 0, b = 0;
-  item *x = weft_pool_alloc(&p, &a);
-  item *y = weft_pool_alloc(&p, &b);
+  item *x = weft__pool_alloc(&p, &a);
+  item *y = weft__pool_alloc(&p, &b);
   assert_non_null(x);
   assert_non_null(y);
   assert_ptr_not_equal(x, y);
   assert_true(a != 0);
   assert_true(b != 0);
   assert_true(a != b);
-  assert_ptr_equal(weft_pool_get(&p, a), x);
-  assert_ptr_equal(weft_pool_get(&p, b), y);
-  assert_true(weft_pool_id(x) == a);
-  assert_true(weft_pool_id(y) == b);
-  assert_true(weft_slot_live(x));
+  assert_ptr_equal(weft__pool_get(&p, a), x);
+  assert_ptr_equal(weft__pool_get(&p, b), y);
+  assert_true(weft__pool_id(x) == a);
+  assert_true(weft__pool_id(y) == b);
+  assert_true(weft__slot_live(x));
   assert_int_equal(x->value, 0);
   assert_true(x->payload[0] == 0.0 && x->payload[2] == 0.0);
   assert_int_equal(p.used, 2);
-  assert_ptr_equal(weft_pool_at(&p, WEFT_ID_INDEX(a)), x);
+  assert_ptr_equal(weft__pool_at(&p, WEFT_ID_INDEX(a)), x);
   pool_end(&p, &m);
 }
 
@@ -97,18 +97,18 @@ static void test_freed_handle_is_stale(void **state) {
   memstat m;
   pool_new(&p, &m, sizeof(item), 0);
   weft_id a, b;
-  item *x = weft_pool_alloc(&p, &a);
-  item *y = weft_pool_alloc(&p, &b);
+  item *x = weft__pool_alloc(&p, &a);
+  item *y = weft__pool_alloc(&p, &b);
   assert_non_null(x);
   y->value = 42;
-  weft_pool_free(&p, a);
-  assert_null(weft_pool_get(&p, a));
-  assert_false(weft_slot_live(x));
+  weft__pool_free(&p, a);
+  assert_null(weft__pool_get(&p, a));
+  assert_false(weft__slot_live(x));
   assert_int_equal(p.used, 1);
   /* Freeing a stale handle again changes nothing. */
-  weft_pool_free(&p, a);
+  weft__pool_free(&p, a);
   assert_int_equal(p.used, 1);
-  assert_ptr_equal(weft_pool_get(&p, b), y);
+  assert_ptr_equal(weft__pool_get(&p, b), y);
   assert_int_equal(y->value, 42);
   pool_end(&p, &m);
 }
@@ -119,35 +119,35 @@ static void test_freed_slot_is_reused_last_in_first_out_with_new_generation(void
   memstat m;
   pool_new(&p, &m, sizeof(item), 0);
   weft_id a, b, c;
-  item *xa = weft_pool_alloc(&p, &a);
-  item *xb = weft_pool_alloc(&p, &b);
-  item *xc = weft_pool_alloc(&p, &c);
+  item *xa = weft__pool_alloc(&p, &a);
+  item *xb = weft__pool_alloc(&p, &b);
+  item *xc = weft__pool_alloc(&p, &c);
   assert_non_null(xa);
   assert_non_null(xb);
   assert_non_null(xc);
   xb->value = 7;
-  weft_pool_free(&p, b);
+  weft__pool_free(&p, b);
   weft_id b2;
-  item *xb2 = weft_pool_alloc(&p, &b2);
+  item *xb2 = weft__pool_alloc(&p, &b2);
   assert_ptr_equal(xb2, xb); /* same slot */
   assert_int_equal(WEFT_ID_INDEX(b2), WEFT_ID_INDEX(b));
   assert_true(WEFT_ID_GEN(b2) != WEFT_ID_GEN(b)); /* new generation */
   assert_true(b2 != b);
-  assert_int_equal(xb2->value, 0);   /* zeroed again */
-  assert_null(weft_pool_get(&p, b)); /* old handle stays stale */
-  assert_ptr_equal(weft_pool_get(&p, b2), xb2);
+  assert_int_equal(xb2->value, 0);    /* zeroed again */
+  assert_null(weft__pool_get(&p, b)); /* old handle stays stale */
+  assert_ptr_equal(weft__pool_get(&p, b2), xb2);
   /* Freeing through the old handle must not free the new occupant. */
-  weft_pool_free(&p, b);
-  assert_ptr_equal(weft_pool_get(&p, b2), xb2);
+  weft__pool_free(&p, b);
+  assert_ptr_equal(weft__pool_get(&p, b2), xb2);
   assert_int_equal(p.used, 3);
   /* Last freed, first reused. */
-  weft_pool_free(&p, a);
-  weft_pool_free(&p, c);
+  weft__pool_free(&p, a);
+  weft__pool_free(&p, c);
   weft_id n1, n2;
-  assert_ptr_equal(weft_pool_alloc(&p, &n1), xc);
-  assert_ptr_equal(weft_pool_alloc(&p, &n2), xa);
-  assert_null(weft_pool_get(&p, a));
-  assert_null(weft_pool_get(&p, c));
+  assert_ptr_equal(weft__pool_alloc(&p, &n1), xc);
+  assert_ptr_equal(weft__pool_alloc(&p, &n2), xa);
+  assert_null(weft__pool_get(&p, a));
+  assert_null(weft__pool_get(&p, c));
   pool_end(&p, &m);
 }
 
@@ -159,15 +159,15 @@ static void test_many_reuses_of_one_slot_never_revive_old_handles(void **state) 
   enum { N = 1000 };
   static weft_id old[N];
   for (int i = 0; i < N; i++) {
-    assert_non_null(weft_pool_alloc(&p, &old[i]));
+    assert_non_null(weft__pool_alloc(&p, &old[i]));
     if (i > 0) assert_int_equal(WEFT_ID_INDEX(old[i]), WEFT_ID_INDEX(old[0]));
-    weft_pool_free(&p, old[i]);
+    weft__pool_free(&p, old[i]);
   }
   weft_id cur;
-  assert_non_null(weft_pool_alloc(&p, &cur));
+  assert_non_null(weft__pool_alloc(&p, &cur));
   for (int i = 0; i < N; i++) {
     assert_true(old[i] != cur);
-    assert_null(weft_pool_get(&p, old[i]));
+    assert_null(weft__pool_get(&p, old[i]));
   }
   pool_end(&p, &m);
 }
@@ -179,16 +179,16 @@ static void test_limit_caps_live_slots(void **state) {
   pool_new(&p, &m, sizeof(item), 3);
   weft_id id[4] = {0};
   for (int i = 0; i < 3; i++) {
-    assert_false(weft_pool_full(&p));
-    assert_non_null(weft_pool_alloc(&p, &id[i]));
+    assert_false(weft__pool_full(&p));
+    assert_non_null(weft__pool_alloc(&p, &id[i]));
   }
-  assert_true(weft_pool_full(&p));
-  assert_null(weft_pool_alloc(&p, &id[3]));
+  assert_true(weft__pool_full(&p));
+  assert_null(weft__pool_alloc(&p, &id[3]));
   assert_int_equal(p.used, 3);
-  weft_pool_free(&p, id[1]);
-  assert_false(weft_pool_full(&p));
-  assert_non_null(weft_pool_alloc(&p, &id[3]));
-  assert_true(weft_pool_full(&p));
+  weft__pool_free(&p, id[1]);
+  assert_false(weft__pool_full(&p));
+  assert_non_null(weft__pool_alloc(&p, &id[3]));
+  assert_true(weft__pool_full(&p));
   pool_end(&p, &m);
 }
 
@@ -201,14 +201,14 @@ static void test_pointers_stay_valid_across_growth(void **state) {
   static weft_id ids[N];
   static item *ptr[N];
   for (uint32_t i = 0; i < N; i++) {
-    ptr[i] = weft_pool_alloc(&p, &ids[i]);
+    ptr[i] = weft__pool_alloc(&p, &ids[i]);
     assert_non_null(ptr[i]);
     ptr[i]->value = i;
     ptr[i]->payload[1] = (double)i * 0.5;
   }
-  assert_true(weft_pool_capacity(&p) >= N);
+  assert_true(weft__pool_capacity(&p) >= N);
   for (uint32_t i = 0; i < N; i++) {
-    assert_ptr_equal(weft_pool_get(&p, ids[i]), ptr[i]);
+    assert_ptr_equal(weft__pool_get(&p, ids[i]), ptr[i]);
     assert_int_equal(ptr[i]->value, i);
     assert_true(ptr[i]->payload[1] == (double)i * 0.5);
   }
@@ -222,18 +222,18 @@ static void test_invalid_handles_resolve_to_null(void **state) {
   memstat m;
   pool_new(&p, &m, sizeof(item), 0);
   /* Nothing allocated yet. */
-  assert_null(weft_pool_get(&p, 0));
-  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(0, 1)));
+  assert_null(weft__pool_get(&p, 0));
+  assert_null(weft__pool_get(&p, WEFT_ID_MAKE(0, 1)));
   weft_id a;
-  assert_non_null(weft_pool_alloc(&p, &a));
-  assert_null(weft_pool_get(&p, 0)); /* 0 is never valid */
-  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(WEFT_ID_INDEX(a), WEFT_ID_GEN(a) + 2)));
-  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(WEFT_ID_INDEX(a), WEFT_ID_GEN(a) + 1)));
-  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(1u << 30, 1))); /* beyond capacity */
-  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(UINT32_MAX, UINT32_MAX)));
-  assert_null(weft_pool_get(&p, WEFT_ID_MAKE(5, 0))); /* never-used slot */
-  weft_pool_free(&p, WEFT_ID_MAKE(1u << 30, 1));      /* harmless */
-  weft_pool_free(&p, 0);
+  assert_non_null(weft__pool_alloc(&p, &a));
+  assert_null(weft__pool_get(&p, 0)); /* 0 is never valid */
+  assert_null(weft__pool_get(&p, WEFT_ID_MAKE(WEFT_ID_INDEX(a), WEFT_ID_GEN(a) + 2)));
+  assert_null(weft__pool_get(&p, WEFT_ID_MAKE(WEFT_ID_INDEX(a), WEFT_ID_GEN(a) + 1)));
+  assert_null(weft__pool_get(&p, WEFT_ID_MAKE(1u << 30, 1))); /* beyond capacity */
+  assert_null(weft__pool_get(&p, WEFT_ID_MAKE(UINT32_MAX, UINT32_MAX)));
+  assert_null(weft__pool_get(&p, WEFT_ID_MAKE(5, 0))); /* never-used slot */
+  weft__pool_free(&p, WEFT_ID_MAKE(1u << 30, 1));      /* harmless */
+  weft__pool_free(&p, 0);
   assert_int_equal(p.used, 1);
   pool_end(&p, &m);
 }
@@ -249,13 +249,13 @@ static void test_elements_are_aligned_and_disjoint(void **state) {
   unsigned char *e[N];
   weft_id ids[N];
   for (int i = 0; i < N; i++) {
-    e[i] = weft_pool_alloc(&p, &ids[i]);
+    e[i] = weft__pool_alloc(&p, &ids[i]);
     assert_non_null(e[i]);
     assert_int_equal((uintptr_t)e[i] % 8, 0);
     memset(e[i] + sizeof(weft_slot), 0xA0 + (i & 15), esize - sizeof(weft_slot));
   }
   for (int i = 0; i < N; i++) {
-    assert_ptr_equal(weft_pool_get(&p, ids[i]), e[i]);
+    assert_ptr_equal(weft__pool_get(&p, ids[i]), e[i]);
     for (uint32_t k = sizeof(weft_slot); k < esize; k++) assert_int_equal(e[i][k], 0xA0 + (i & 15));
   }
   pool_end(&p, &m);
@@ -268,27 +268,27 @@ static void test_out_of_memory_returns_null_and_pool_recovers(void **state) {
   pool_new(&p, &m, sizeof(item), 0);
   m.budget = 0;
   weft_id a = 0;
-  assert_null(weft_pool_alloc(&p, &a));
+  assert_null(weft__pool_alloc(&p, &a));
   assert_int_equal(p.used, 0);
   m.budget = 1; /* the chunk table succeeds, the chunk fails */
-  assert_null(weft_pool_alloc(&p, &a));
+  assert_null(weft__pool_alloc(&p, &a));
   assert_int_equal(p.used, 0);
   m.budget = -1;
-  item *x = weft_pool_alloc(&p, &a);
+  item *x = weft__pool_alloc(&p, &a);
   assert_non_null(x);
-  assert_ptr_equal(weft_pool_get(&p, a), x);
+  assert_ptr_equal(weft__pool_get(&p, a), x);
   /* Fill the first chunk, then fail the growth into a second one. */
   for (uint32_t i = 1; i < WEFT_POOL_CHUNK; i++) {
     weft_id t;
-    assert_non_null(weft_pool_alloc(&p, &t));
+    assert_non_null(weft__pool_alloc(&p, &t));
   }
   m.budget = 0;
   weft_id t;
-  assert_null(weft_pool_alloc(&p, &t));
+  assert_null(weft__pool_alloc(&p, &t));
   assert_int_equal(p.used, WEFT_POOL_CHUNK);
-  assert_ptr_equal(weft_pool_get(&p, a), x);
+  assert_ptr_equal(weft__pool_get(&p, a), x);
   m.budget = -1;
-  assert_non_null(weft_pool_alloc(&p, &t));
+  assert_non_null(weft__pool_alloc(&p, &t));
   pool_end(&p, &m);
 }
 
@@ -299,16 +299,16 @@ static void test_destroy_releases_every_chunk(void **state) {
   pool_new(&p, &m, sizeof(item), 0);
   for (uint32_t i = 0; i < 5 * WEFT_POOL_CHUNK; i++) {
     weft_id t;
-    assert_non_null(weft_pool_alloc(&p, &t));
-    if (i % 3 == 0) weft_pool_free(&p, t);
+    assert_non_null(weft__pool_alloc(&p, &t));
+    if (i % 3 == 0) weft__pool_free(&p, t);
   }
   assert_true(m.live > 0);
-  weft_pool_destroy(&p);
+  weft__pool_destroy(&p);
   assert_int_equal(m.live, 0);
   assert_int_equal(m.bad_osize, 0);
   /* A destroyed pool holds nothing and can be destroyed again. */
   assert_int_equal(p.used, 0);
-  weft_pool_destroy(&p);
+  weft__pool_destroy(&p);
   assert_int_equal(m.live, 0);
 }
 
@@ -322,28 +322,28 @@ static void test_side_data_is_made_per_chunk_on_demand(void **state) {
   memset(&m, 0, sizeof m);
   m.budget = -1;
   weft_side t = {.elem_size = sizeof(item)};
-  assert_int_equal(weft_side_bytes(&t), 0);
-  item *far = weft_side_make(&t, 3 * WEFT_POOL_CHUNK + 7, count_alloc, &m);
+  assert_int_equal(weft__side_bytes(&t), 0);
+  item *far = weft__side_make(&t, 3 * WEFT_POOL_CHUNK + 7, count_alloc, &m);
   assert_non_null(far);
   far->value = 42;
-  size_t one = weft_side_bytes(&t);
+  size_t one = weft__side_bytes(&t);
   assert_true(one >= sizeof(item) * WEFT_POOL_CHUNK); /* one block, not four */
   assert_true(one < 2 * sizeof(item) * WEFT_POOL_CHUNK);
   m.budget = 0; /* the next chunk's block cannot be made */
-  assert_null(weft_side_make(&t, 5, count_alloc, &m));
-  assert_ptr_equal(weft_side_make(&t, 3 * WEFT_POOL_CHUNK + 7, count_alloc, &m), far);
+  assert_null(weft__side_make(&t, 5, count_alloc, &m));
+  assert_ptr_equal(weft__side_make(&t, 3 * WEFT_POOL_CHUNK + 7, count_alloc, &m), far);
   m.budget = -1;
-  item *near = weft_side_make(&t, 5, count_alloc, &m);
+  item *near = weft__side_make(&t, 5, count_alloc, &m);
   assert_non_null(near);
   assert_true(near != far);
-  assert_ptr_equal(weft_side_at(&t, 5), near);
-  assert_ptr_equal(weft_side_at(&t, 3 * WEFT_POOL_CHUNK + 7), far);
+  assert_ptr_equal(weft__side_at(&t, 5), near);
+  assert_ptr_equal(weft__side_at(&t, 3 * WEFT_POOL_CHUNK + 7), far);
   assert_int_equal(far->value, 42);
-  assert_int_equal((long long)weft_side_bytes(&t), m.live);
-  weft_side_free(&t, count_alloc, &m);
+  assert_int_equal((long long)weft__side_bytes(&t), m.live);
+  weft__side_free(&t, count_alloc, &m);
   assert_int_equal(m.live, 0);
   assert_int_equal(m.bad_osize, 0);
-  assert_int_equal(weft_side_bytes(&t), 0);
+  assert_int_equal(weft__side_bytes(&t), 0);
 }
 
 int main(void) {

@@ -219,7 +219,7 @@ static int setup(void **state) {
   d.user = x;
   x->W = weft_open(&d);
   if (!x->W) return -1;
-  weft_testing_fail_alloc(x->W, fail_alloc, x);
+  weft__testing_fail_alloc(x->W, fail_alloc, x);
   lua_State *L = weft_lua(x->W);
   lua_newtable(L);
   lua_newtable(L);

@@ -72,38 +72,38 @@ struct tdata {
 };
 
 static int on_resume(weft_sched *s, weft_id self, void *ud, double slept) {
-  ctx *c = weft_sched_user(s);
+  ctx *c = weft__sched_user(s);
   tdata *d = ud;
   d->slept = slept;
   c->total++;
   if (!c->nolog) {
     assert_true(c->nruns < MAXRUNS);
-    c->runs[c->nruns++] = (ev){d->tag, weft_sched_frame(s)};
+    c->runs[c->nruns++] = (ev){d->tag, weft__sched_frame(s)};
   }
   d->runs++;
-  assert_int_equal(weft_task_state(s, self), WEFT_TASK_RUNNING);
-  assert_true(weft_sched_current(s) == self);
+  assert_int_equal(weft__task_state(s, self), WEFT_TASK_RUNNING);
+  assert_true(weft__sched_current(s) == self);
   d->next = 0;
   if (d->act)
     d->act(s, self, d);
   else
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
   return d->next ? WEFT_RESUMED_NEXT : WEFT_RESUMED;
 }
 
 static void on_cancel(weft_sched *s, weft_id self, void *ud) {
-  ctx *c = weft_sched_user(s);
+  ctx *c = weft__sched_user(s);
   tdata *d = ud;
   if (c->ncancel < 256) c->cancels[c->ncancel] = d->tag;
   c->ncancel++;
-  assert_int_equal(weft_task_state(s, self), WEFT_TASK_CANCELLING);
+  assert_int_equal(weft__task_state(s, self), WEFT_TASK_CANCELLING);
   if (d->cleanup) d->cleanup(s, self, d);
 }
 
 static void on_timer(void *user, weft_id waiter, int slot, double elapsed) {
   ctx *c = user;
   if (c->ntimers < 256)
-    c->timers[c->ntimers] = (tev){waiter, slot, elapsed, weft_sched_frame(c->s), c->nruns};
+    c->timers[c->ntimers] = (tev){waiter, slot, elapsed, weft__sched_frame(c->s), c->nruns};
   c->ntimers++;
 }
 
@@ -136,23 +136,23 @@ static weft_sched *sched_new(ctx *c, uint32_t max_tasks) {
   d.task_udata_size = sizeof(tdata);
   d.timer_done = on_timer;
   d.user = c;
-  weft_sched *s = weft_sched_create(&d);
+  weft_sched *s = weft__sched_create(&d);
   assert_non_null(s);
   c->s = s;
-  assert_ptr_equal(weft_sched_user(s), c);
+  assert_ptr_equal(weft__sched_user(s), c);
   return s;
 }
 
 /* Destroys the scheduler and checks nothing leaked. */
 static void sched_end(weft_sched *s, ctx *c) {
-  assert_int_equal(weft_sched_destroy(s), 0);
+  assert_int_equal(weft__sched_destroy(s), 0);
   c->s = NULL;
   assert_int_equal(c->mem.live, 0);
   assert_int_equal(c->mem.bad_osize, 0);
 }
 
 static tdata *TD(weft_sched *s, weft_id t) {
-  tdata *d = weft_task_udata(s, t);
+  tdata *d = weft__task_udata(s, t);
   assert_non_null(d);
   return d;
 }
@@ -162,7 +162,7 @@ static weft_id task_new(weft_sched *s, weft_id group, weft_id parent, int tag, a
                         double secs) {
   weft_id id = 0;
   void *ud = NULL;
-  assert_int_equal(weft_task_create(s, group, parent, &cls, &id, &ud), WEFT_OK);
+  assert_int_equal(weft__task_create(s, group, parent, &cls, &id, &ud), WEFT_OK);
   assert_true(id != 0);
   tdata *d = ud;
   assert_non_null(d);
@@ -177,13 +177,13 @@ static weft_id task_new(weft_sched *s, weft_id group, weft_id parent, int tag, a
 static weft_id spawn(weft_sched *s, weft_id group, weft_id parent, int tag, act_fn act,
                      double secs) {
   weft_id id = task_new(s, group, parent, tag, act, secs);
-  assert_int_equal(weft_task_wake(s, id), WEFT_OK);
-  assert_int_equal(weft_task_state(s, id), WEFT_TASK_READY);
+  assert_int_equal(weft__task_wake(s, id), WEFT_OK);
+  assert_int_equal(weft__task_state(s, id), WEFT_TASK_READY);
   return id;
 }
 
 static void steps(weft_sched *s, int n, double dt) {
-  for (int i = 0; i < n; i++) assert_int_equal(weft_sched_step(s, dt), WEFT_OK);
+  for (int i = 0; i < n; i++) assert_int_equal(weft__sched_step(s, dt), WEFT_OK);
 }
 
 /* Tags resumed in frame f, in order; returns how many. */
@@ -229,10 +229,10 @@ static void expect_cancels_(const ctx *c, const int *want, int nwant) {
 /* ---- what tasks do ---- */
 
 static void sleep_now(weft_sched *s, weft_id self, double secs) {
-  assert_int_equal(weft_wait_begin(s, self, WEFT_WAIT_ALL), WEFT_OK);
-  assert_int_equal(weft_wait_sleep(s, self, 0, secs, 0), WEFT_OK);
-  weft_wait_commit(s, self);
-  assert_int_equal(weft_task_state(s, self), WEFT_TASK_WAITING);
+  assert_int_equal(weft__wait_begin(s, self, WEFT_WAIT_ALL), WEFT_OK);
+  assert_int_equal(weft__wait_sleep(s, self, 0, secs, 0), WEFT_OK);
+  weft__wait_commit(s, self);
+  assert_int_equal(weft__task_state(s, self), WEFT_TASK_WAITING);
 }
 
 /* Sleeps secs once, then finishes. */
@@ -240,7 +240,7 @@ static void act_sleep_done(weft_sched *s, weft_id self, tdata *d) {
   if (d->runs == 1)
     sleep_now(s, self, d->secs);
   else
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
 /* Sleeps secs forever. */
@@ -253,12 +253,12 @@ static void act_sleep_two(weft_sched *s, weft_id self, tdata *d) {
   else if (d->runs == 2 && d->secs2 != 0)
     sleep_now(s, self, d->secs2);
   else
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
 /* First resume: suspends with no records; the next one finishes. */
 static void act_idle(weft_sched *s, weft_id self, tdata *d) {
-  if (d->runs > 1) assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+  if (d->runs > 1) assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
 /* First resume: waits in d->mode on list (slot 0), list2 (slot 1) and a
@@ -267,34 +267,34 @@ static void act_idle(weft_sched *s, weft_id self, tdata *d) {
    finishes. */
 static void act_wait_lists(weft_sched *s, weft_id self, tdata *d) {
   if (d->runs == 1) {
-    assert_int_equal(weft_wait_begin(s, self, d->mode), WEFT_OK);
-    if (d->list) assert_int_equal(weft_wait_on(s, self, 0, d->list), WEFT_OK);
-    if (d->list2) assert_int_equal(weft_wait_on(s, self, 1, d->list2), WEFT_OK);
-    if (d->secs > 0) assert_int_equal(weft_wait_sleep(s, self, 2, d->secs, 0), WEFT_OK);
-    weft_wait_commit(s, self);
-    assert_int_equal(weft_task_state(s, self), WEFT_TASK_WAITING);
+    assert_int_equal(weft__wait_begin(s, self, d->mode), WEFT_OK);
+    if (d->list) assert_int_equal(weft__wait_on(s, self, 0, d->list), WEFT_OK);
+    if (d->list2) assert_int_equal(weft__wait_on(s, self, 1, d->list2), WEFT_OK);
+    if (d->secs > 0) assert_int_equal(weft__wait_sleep(s, self, 2, d->secs, 0), WEFT_OK);
+    weft__wait_commit(s, self);
+    assert_int_equal(weft__task_state(s, self), WEFT_TASK_WAITING);
   } else if (d->runs == 2) {
-    d->seen = weft_wait_failed(s, self);
-    assert_int_equal(weft_wait_begin(s, self, WEFT_WAIT_ALL), WEFT_OK);
-    d->seen2 = weft_wait_failed(s, self);
-    assert_int_equal(weft_wait_sleep(s, self, 0, 0, 0), WEFT_OK);
-    weft_wait_commit(s, self);
+    d->seen = weft__wait_failed(s, self);
+    assert_int_equal(weft__wait_begin(s, self, WEFT_WAIT_ALL), WEFT_OK);
+    d->seen2 = weft__wait_failed(s, self);
+    assert_int_equal(weft__wait_sleep(s, self, 0, 0, 0), WEFT_OK);
+    weft__wait_commit(s, self);
   } else {
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
   }
 }
 
 /* Sleeps secs, then wakes d->other and notes the result and its state
    in note[0..1]; finishes. */
 static void act_wake_other(weft_sched *s, weft_id self, tdata *d) {
-  ctx *c = weft_sched_user(s);
+  ctx *c = weft__sched_user(s);
   if (d->runs == 1) {
     sleep_now(s, self, d->secs);
     return;
   }
-  c->note[0] = weft_task_wake(s, d->other);
-  c->note[1] = weft_task_state(s, d->other);
-  assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+  c->note[0] = weft__task_wake(s, d->other);
+  c->note[1] = weft__task_state(s, d->other);
+  assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
 /* Sleeps secs, then pauses group d->other; finishes. */
@@ -303,8 +303,8 @@ static void act_pause_group(weft_sched *s, weft_id self, tdata *d) {
     sleep_now(s, self, d->secs);
     return;
   }
-  d->rc = weft_sched_pause_group(s, d->other);
-  assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+  d->rc = weft__sched_pause_group(s, d->other);
+  assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
 /* Asks for the next frame the resume's cheap way (WEFT_RESUMED_NEXT). */
@@ -314,14 +314,14 @@ static void act_next_loop(weft_sched *s, weft_id self, tdata *d) {
   d->next = 1;
 }
 
-/* Sleeps secs with weft_wait_sleep_only, forever. */
+/* Sleeps secs with weft__wait_sleep_only, forever. */
 static void act_sleep_only_loop(weft_sched *s, weft_id self, tdata *d) {
-  assert_int_equal(weft_wait_sleep_only(s, self, d->secs, 0), WEFT_OK);
+  assert_int_equal(weft__wait_sleep_only(s, self, d->secs, 0), WEFT_OK);
 }
 
 /* Cancels itself (put off: it runs), then asks for the next frame. */
 static void act_cancel_self_next(weft_sched *s, weft_id self, tdata *d) {
-  assert_int_equal(weft_task_cancel(s, self), WEFT_EBUSY);
+  assert_int_equal(weft__task_cancel(s, self), WEFT_EBUSY);
   d->next = 1;
 }
 
@@ -331,16 +331,16 @@ static void test_half_second_sleep_completes_on_frame_30(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id t = spawn(s, 0, 0, 1, act_sleep_done, 0.5);
-  weft_sched_run_ready(s); /* started before the first step: time 0 */
+  weft__sched_run_ready(s); /* started before the first step: time 0 */
   EXPECT_FRAME(c, 0, 1);
   for (int f = 1; f <= 29; f++) {
     steps(s, 1, DT60);
     assert_int_equal(runs_in_frame(c, (uint64_t)f), 0);
-    assert_int_equal(weft_task_state(s, t), WEFT_TASK_WAITING);
+    assert_int_equal(weft__task_state(s, t), WEFT_TASK_WAITING);
   }
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 30, 1);
-  assert_int_equal(weft_task_state(s, t), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, t), WEFT_ESTALE);
   steps(s, 5, DT60);
   assert_int_equal(c->nruns, 2);
   sched_end(s, c);
@@ -366,7 +366,7 @@ static void test_repeated_sleeps_wake_on_exact_frames_without_drift(void **state
   const double secs[] = {0.1, 0.25, 0.5, 1.5};
   const int period[] = {6, 15, 30, 90};
   for (int i = 0; i < 4; i++) spawn(s, 0, 0, i + 1, act_sleep_loop, secs[i]);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 900, DT60);
   int count[4] = {0};
   for (int i = 0; i < c->nruns; i++) {
@@ -384,11 +384,11 @@ static void test_repeated_sleeps_wake_on_exact_frames_without_drift(void **state
 static void test_sleep_of_zero_or_less_wakes_next_frame(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
-  weft_sched_set_frame_budget(s, 100); /* a same-frame wake would spin */
+  weft__sched_set_frame_budget(s, 100); /* a same-frame wake would spin */
   spawn(s, 0, 0, 1, act_sleep_loop, 0.0);
   spawn(s, 0, 0, 2, act_sleep_loop, -1.0);
   spawn(s, 0, 0, 3, act_sleep_loop, -INFINITY);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   EXPECT_FRAME(c, 0, 1, 2, 3);
   for (uint64_t f = 1; f <= 5; f++) {
     steps(s, 1, DT60);
@@ -401,7 +401,7 @@ static void test_sleep_of_zero_or_less_wakes_next_frame(void **state) {
   sched_end(s, c);
 }
 
-/* A resume that returns WEFT_RESUMED_NEXT sleeps as weft_wait_sleep_only(0)
+/* A resume that returns WEFT_RESUMED_NEXT sleeps as weft__wait_sleep_only(0)
    would: in sleep order with the other next-frame sleeps, before a timer
    of the same frame, and it is told the time it slept. */
 static void test_next_frame_return_is_a_plain_next_frame_sleep(void **state) {
@@ -411,13 +411,13 @@ static void test_next_frame_return_is_a_plain_next_frame_sleep(void **state) {
   weft_id t2 = spawn(s, 0, 0, 2, act_next_loop, 0);
   spawn(s, 0, 0, 1, act_sleep_loop, 0.0);
   weft_id t3 = spawn(s, 0, 0, 3, act_sleep_only_loop, 0.0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   EXPECT_FRAME(c, 0, 4, 2, 1, 3);
-  assert_int_equal(weft_task_state(s, t2), WEFT_TASK_WAITING);
+  assert_int_equal(weft__task_state(s, t2), WEFT_TASK_WAITING);
   char buf[64];
-  weft_wait_describe(s, t2, buf, sizeof buf);
+  weft__wait_describe(s, t2, buf, sizeof buf);
   assert_string_equal(buf, "next frame");
-  assert_near(weft_task_slept(s, t2, 0), 0);
+  assert_near(weft__task_slept(s, t2, 0), 0);
   for (uint64_t f = 1; f <= 4; f++) {
     steps(s, 1, DT60);
     EXPECT_FRAME(c, f, 2, 1, 3, 4); /* next-frame sleeps in sleep order, then the timer */
@@ -430,11 +430,11 @@ static void test_next_frame_return_is_a_plain_next_frame_sleep(void **state) {
   weft_id t5 = spawn(s, 0, 0, 5, act_cancel_self_next, 0);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 6, 5, 2, 1, 3, 4); /* queued before the step: first */
-  assert_int_equal(weft_task_state(s, t5), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, t5), WEFT_ESTALE);
   EXPECT_CANCELS(c, 5);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 7, 2, 1, 3, 4);
-  assert_int_equal(weft_task_cancel(s, t2), WEFT_OK);
+  assert_int_equal(weft__task_cancel(s, t2), WEFT_OK);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 8, 1, 3, 4);
   sched_end(s, c);
@@ -444,15 +444,15 @@ static void test_infinite_sleep_never_completes(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id t = spawn(s, 0, 0, 1, act_sleep_done, INFINITY);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 10000, DT60);
   steps(s, 10, WEFT_MAX_DT);
   assert_int_equal(TD(s, t)->runs, 1);
-  assert_int_equal(weft_task_state(s, t), WEFT_TASK_WAITING);
-  assert_int_equal(weft_wait_pending(s, t), 1);
+  assert_int_equal(weft__task_state(s, t), WEFT_TASK_WAITING);
+  assert_int_equal(weft__wait_pending(s, t), 1);
   assert_int_equal(c->ntimers, 0);
   /* Only a cancel ends it. */
-  assert_int_equal(weft_task_cancel(s, t), WEFT_OK);
+  assert_int_equal(weft__task_cancel(s, t), WEFT_OK);
   EXPECT_CANCELS(c, 1);
   sched_end(s, c);
 }
@@ -460,24 +460,24 @@ static void test_infinite_sleep_never_completes(void **state) {
 /* Tries a NaN sleep, then sleeps 0.25 s; finishes on the next resume. */
 static void act_sleep_nan(weft_sched *s, weft_id self, tdata *d) {
   if (d->runs > 1) {
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
     return;
   }
-  assert_int_equal(weft_wait_begin(s, self, WEFT_WAIT_ALL), WEFT_OK);
-  d->rc = weft_wait_sleep(s, self, 0, NAN, 0);
-  d->seen = (int)weft_wait_pending(s, self);
-  assert_int_equal(weft_wait_sleep(s, self, 0, 0.25, 0), WEFT_OK);
-  weft_wait_commit(s, self);
+  assert_int_equal(weft__wait_begin(s, self, WEFT_WAIT_ALL), WEFT_OK);
+  d->rc = weft__wait_sleep(s, self, 0, NAN, 0);
+  d->seen = (int)weft__wait_pending(s, self);
+  assert_int_equal(weft__wait_sleep(s, self, 0, 0.25, 0), WEFT_OK);
+  weft__wait_commit(s, self);
 }
 
 static void test_nan_sleep_is_rejected(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id t = spawn(s, 0, 0, 1, act_sleep_nan, 0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   assert_int_equal(TD(s, t)->rc, WEFT_EINVAL);
   assert_int_equal(TD(s, t)->seen, 0); /* no record was added */
-  assert_int_equal(weft_wait_pending(s, t), 1);
+  assert_int_equal(weft__wait_pending(s, t), 1);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 1, 1);
   assert_int_equal(c->ntimers, 1);
@@ -493,7 +493,7 @@ static void test_due_sleeps_wake_earliest_deadline_first(void **state) {
   spawn(s, 0, 0, 2, act_sleep_done, 0.1);
   spawn(s, 0, 0, 3, act_sleep_done, 0.2);
   spawn(s, 0, 0, 4, act_sleep_done, 0.2);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 1, 1.0); /* every deadline falls in this frame */
   EXPECT_FRAME(c, 1, 2, 3, 4, 1);
   sched_end(s, c);
@@ -507,7 +507,7 @@ static void test_equal_deadlines_wake_in_sleep_order(void **state) {
   TD(s, y)->secs2 = 0.5;
   spawn(s, 0, 0, 2, act_sleep_two, 1.0);
   spawn(s, 0, 0, 3, act_sleep_two, 1.0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 2, 0.25);
   EXPECT_FRAME(c, 2, 1);
   steps(s, 2, 0.25);
@@ -530,7 +530,7 @@ static void test_many_deadlines_wake_by_deadline_then_sleep_order(void **state) 
       key[j] = k + 400 + m;
       spawn(s, 0, 0, j, act_sleep_done, 100.0 + 0.25 * m); /* exact in binary */
     }
-    weft_sched_run_ready(s); /* they sleep in spawn order */
+    weft__sched_run_ready(s); /* they sleep in spawn order */
     steps(s, 1, 0.25);
   }
   c->nruns = 0;
@@ -553,7 +553,7 @@ static void test_equal_deadlines_wake_in_sleep_order_at_sixtieth_dt(void **state
   weft_id y = spawn(s, 0, 0, 1, act_sleep_two, 1.5);
   TD(s, y)->secs2 = 0.5; /* due 1.5 + 0.5 = 2.0, slept after x */
   spawn(s, 0, 0, 2, act_sleep_two, 2.0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 90, DT60);
   EXPECT_FRAME(c, 90, 1);
   steps(s, 29, DT60);
@@ -567,22 +567,22 @@ static void test_sleeps_on_different_group_clocks_wake_in_sleep_order(void **sta
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id a, b;
-  assert_int_equal(weft_group_create(s, 0, &a), WEFT_OK);
-  assert_int_equal(weft_group_create(s, 0, &b), WEFT_OK);
-  assert_int_equal(weft_group_set_scale(s, b, 2.0), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &a), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &b), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, b, 2.0), WEFT_OK);
   /* All fall due at root time 1.0 (frame 60). */
   spawn(s, b, 0, 1, act_sleep_done, 2.0);
   spawn(s, 0, 0, 2, act_sleep_done, 1.0);
   spawn(s, a, 0, 3, act_sleep_done, 1.0);
   spawn(s, a, 0, 4, act_sleep_done, 1.0);
   spawn(s, b, 0, 5, act_sleep_done, 2.0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 59, DT60);
   assert_int_equal(c->nruns, 5);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 60, 1, 2, 3, 4, 5);
-  weft_group_release(s, a);
-  weft_group_release(s, b);
+  weft__group_release(s, a);
+  weft__group_release(s, b);
   sched_end(s, c);
 }
 
@@ -594,13 +594,13 @@ static void test_task_woken_during_pass_runs_later_same_frame(void **state) {
   weft_id v = spawn(s, 0, 0, 1, act_idle, 0);
   weft_id k = spawn(s, 0, 0, 2, act_wake_other, 0.25);
   TD(s, k)->other = v;
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_task_state(s, v), WEFT_TASK_WAITING); /* suspended, no records */
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__task_state(s, v), WEFT_TASK_WAITING); /* suspended, no records */
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 1, 2, 1);
   assert_int_equal(c->note[0], WEFT_OK);
   assert_int_equal(c->note[1], WEFT_TASK_READY); /* woken, not yet running */
-  assert_int_equal(weft_task_state(s, v), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, v), WEFT_ESTALE);
   sched_end(s, c);
 }
 
@@ -610,12 +610,12 @@ static void act_complete_list_keep(weft_sched *s, weft_id self, tdata *d) {
     return;
   }
   d->rc = 0;
-  while (!weft_wlist_empty(d->list)) {
-    weft_rec_complete(s, weft_wlist_head(d->list), 0);
+  while (!weft__wlist_empty(d->list)) {
+    weft__rec_complete(s, weft__wlist_head(d->list), 0);
     d->rc++;
   }
-  d->seen = weft_task_state(s, d->other);
-  d->seen2 = (int)weft_wlist_count(s, d->list);
+  d->seen = weft__task_state(s, d->other);
+  d->seen2 = (int)weft__wlist_count(s, d->list);
   sleep_now(s, self, INFINITY); /* keeps its data for the test to read */
 }
 
@@ -630,9 +630,9 @@ static void test_record_completed_during_pass_wakes_waiter_same_frame(void **sta
   weft_id k = spawn(s, 0, 0, 3, act_complete_list_keep, 0.25);
   TD(s, k)->list = &l;
   TD(s, k)->other = w1;
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_wlist_count(s, &l), 2);
-  assert_true(weft_rec_waiter(s, weft_wlist_head(&l)) == w1); /* oldest first */
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__wlist_count(s, &l), 2);
+  assert_true(weft__rec_waiter(s, weft__wlist_head(&l)) == w1); /* oldest first */
   steps(s, 1, 0.25);
   /* Waiters wake in the order they began waiting, after the completer. */
   EXPECT_FRAME(c, 1, 3, 1, 2);
@@ -646,8 +646,8 @@ static void test_frame_budget_caps_resumes_and_rest_run_first_next_frame(void **
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   spawn(s, 0, 0, 9, act_sleep_done, 0.5); /* due on frame 2 */
-  weft_sched_run_ready(s);
-  weft_sched_set_frame_budget(s, 2);
+  weft__sched_run_ready(s);
+  weft__sched_set_frame_budget(s, 2);
   for (int i = 1; i <= 5; i++) spawn(s, 0, 0, i, NULL, 0);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 1, 1, 2);
@@ -655,7 +655,7 @@ static void test_frame_budget_caps_resumes_and_rest_run_first_next_frame(void **
   EXPECT_FRAME(c, 2, 3, 4); /* leftovers before the task woken on frame 2 */
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 3, 5, 9);
-  weft_sched_set_frame_budget(s, 0); /* back to the default */
+  weft__sched_set_frame_budget(s, 0); /* back to the default */
   for (int i = 11; i <= 20; i++) spawn(s, 0, 0, i, NULL, 0);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 4, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20);
@@ -665,13 +665,13 @@ static void test_frame_budget_caps_resumes_and_rest_run_first_next_frame(void **
 static void act_wake_many(weft_sched *s, weft_id self, tdata *d) {
   (void)self;
   for (int i = 0; i < d->count; i++) spawn(s, 0, 0, 100 + i, NULL, 0);
-  assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+  assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
 static void test_frame_budget_counts_tasks_woken_during_the_pass(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
-  weft_sched_set_frame_budget(s, 3);
+  weft__sched_set_frame_budget(s, 3);
   weft_id m = spawn(s, 0, 0, 1, act_wake_many, 0);
   TD(s, m)->count = 4;
   steps(s, 1, DT60);
@@ -692,18 +692,18 @@ static void test_wait_all_wakes_after_every_record_completed(void **state) {
   d->mode = WEFT_WAIT_ALL;
   d->list = &l1;
   d->list2 = &l2;
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_wait_pending(s, w), 3);
-  weft_rec_complete(s, weft_wlist_head(&l1), 0);
-  assert_int_equal(weft_wait_pending(s, w), 2);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__wait_pending(s, w), 3);
+  weft__rec_complete(s, weft__wlist_head(&l1), 0);
+  assert_int_equal(weft__wait_pending(s, w), 2);
   steps(s, 1, 0.25);
-  assert_int_equal(weft_task_state(s, w), WEFT_TASK_WAITING);
+  assert_int_equal(weft__task_state(s, w), WEFT_TASK_WAITING);
   steps(s, 1, 0.25); /* the sleep completes */
-  assert_int_equal(weft_wait_pending(s, w), 1);
-  assert_int_equal(weft_task_state(s, w), WEFT_TASK_WAITING);
+  assert_int_equal(weft__wait_pending(s, w), 1);
+  assert_int_equal(weft__task_state(s, w), WEFT_TASK_WAITING);
   assert_int_equal(c->nruns, 1);
-  weft_rec_complete(s, weft_wlist_head(&l2), 0);
-  assert_int_equal(weft_task_state(s, w), WEFT_TASK_READY);
+  weft__rec_complete(s, weft__wlist_head(&l2), 0);
+  assert_int_equal(weft__task_state(s, w), WEFT_TASK_READY);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 3, 1);
   assert_int_equal(d->seen, 0); /* not a failure */
@@ -719,12 +719,12 @@ static void test_wait_first_wakes_at_first_completion(void **state) {
   d->mode = WEFT_WAIT_FIRST;
   d->list = &l1;
   d->list2 = &l2;
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 1, 0.25);
-  assert_int_equal(weft_task_state(s, w), WEFT_TASK_WAITING);
-  weft_rec_complete(s, weft_wlist_head(&l2), 0);
-  assert_int_equal(weft_task_state(s, w), WEFT_TASK_READY);
-  assert_int_equal(weft_wlist_count(s, &l1), 0);
+  assert_int_equal(weft__task_state(s, w), WEFT_TASK_WAITING);
+  weft__rec_complete(s, weft__wlist_head(&l2), 0);
+  assert_int_equal(weft__task_state(s, w), WEFT_TASK_READY);
+  assert_int_equal(weft__wlist_count(s, &l1), 0);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 2, 1);
   assert_int_equal(d->seen, 0);
@@ -742,10 +742,10 @@ static void test_wait_first_wakes_at_first_timer(void **state) {
   tdata *d = TD(s, w);
   d->mode = WEFT_WAIT_FIRST;
   d->list = &l1;
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 2, 0.25);
   EXPECT_FRAME(c, 2, 1);
-  assert_int_equal(weft_wlist_count(s, &l1), 0);
+  assert_int_equal(weft__wlist_count(s, &l1), 0);
   sched_end(s, c);
 }
 
@@ -758,11 +758,11 @@ static void test_failure_wakes_at_once_and_is_reported(void **state) {
   d->mode = WEFT_WAIT_ALL;
   d->list = &l1;
   d->list2 = &l2;
-  weft_sched_run_ready(s);
-  weft_rec_complete(s, weft_wlist_head(&l1), 1);
-  assert_int_equal(weft_task_state(s, w), WEFT_TASK_READY);
-  assert_int_equal(weft_wait_failed(s, w), 1);
-  assert_int_equal(weft_wlist_count(s, &l2), 0);
+  weft__sched_run_ready(s);
+  weft__rec_complete(s, weft__wlist_head(&l1), 1);
+  assert_int_equal(weft__task_state(s, w), WEFT_TASK_READY);
+  assert_int_equal(weft__wait_failed(s, w), 1);
+  assert_int_equal(weft__wlist_count(s, &l2), 0);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 1, 1);
   assert_int_equal(d->seen, 1);  /* the resume sees the failure */
@@ -785,23 +785,23 @@ static void test_woken_task_records_leave_every_list(void **state) {
   weft_wlist l3 = {0};
   TD(s, t)->mode = WEFT_WAIT_FIRST;
   TD(s, t)->list = &l3;
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_wlist_count(s, &l1), 2);
-  assert_int_equal(weft_wlist_count(s, &l2), 2);
-  weft_rec_complete(s, weft_wlist_head(&l1), 0); /* a's record */
-  assert_int_equal(weft_task_state(s, a), WEFT_TASK_READY);
-  assert_int_equal(weft_wlist_count(s, &l1), 1);
-  assert_int_equal(weft_wlist_count(s, &l2), 1);
-  assert_true(weft_rec_waiter(s, weft_wlist_head(&l1)) == b);
-  assert_true(weft_rec_waiter(s, weft_wlist_head(&l2)) == b);
-  assert_int_equal(weft_rec_slot(s, weft_wlist_head(&l2)), 1);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__wlist_count(s, &l1), 2);
+  assert_int_equal(weft__wlist_count(s, &l2), 2);
+  weft__rec_complete(s, weft__wlist_head(&l1), 0); /* a's record */
+  assert_int_equal(weft__task_state(s, a), WEFT_TASK_READY);
+  assert_int_equal(weft__wlist_count(s, &l1), 1);
+  assert_int_equal(weft__wlist_count(s, &l2), 1);
+  assert_true(weft__rec_waiter(s, weft__wlist_head(&l1)) == b);
+  assert_true(weft__rec_waiter(s, weft__wlist_head(&l2)) == b);
+  assert_int_equal(weft__rec_slot(s, weft__wlist_head(&l2)), 1);
   /* Waking by hand drops the records too. */
-  assert_int_equal(weft_task_wake(s, b), WEFT_OK);
-  assert_true(weft_wlist_empty(&l1));
-  assert_true(weft_wlist_empty(&l2));
+  assert_int_equal(weft__task_wake(s, b), WEFT_OK);
+  assert_true(weft__wlist_empty(&l1));
+  assert_true(weft__wlist_empty(&l2));
   /* A list completion removes the timer record as well. */
-  weft_rec_complete(s, weft_wlist_head(&l3), 0);
-  assert_true(weft_wlist_empty(&l3));
+  weft__rec_complete(s, weft__wlist_head(&l3), 0);
+  assert_true(weft__wlist_empty(&l3));
   steps(s, 4, 0.25);
   assert_int_equal(c->ntimers, 3); /* only the new waits' sleeps of 0 */
   for (int i = 0; i < c->ntimers; i++) assert_int_equal(c->timers[i].slot, 0);
@@ -810,12 +810,12 @@ static void test_woken_task_records_leave_every_list(void **state) {
 
 static void act_sleep_slot(weft_sched *s, weft_id self, tdata *d) {
   if (d->runs == 1) {
-    assert_int_equal(weft_wait_begin(s, self, d->mode), WEFT_OK);
-    assert_int_equal(weft_wait_sleep(s, self, d->count, d->secs, 0), WEFT_OK);
-    if (d->list) assert_int_equal(weft_wait_sleep(s, self, d->count + 1, d->secs * 2, 0), WEFT_OK);
-    weft_wait_commit(s, self);
+    assert_int_equal(weft__wait_begin(s, self, d->mode), WEFT_OK);
+    assert_int_equal(weft__wait_sleep(s, self, d->count, d->secs, 0), WEFT_OK);
+    if (d->list) assert_int_equal(weft__wait_sleep(s, self, d->count + 1, d->secs * 2, 0), WEFT_OK);
+    weft__wait_commit(s, self);
   } else {
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
   }
 }
 
@@ -824,15 +824,15 @@ static void test_timer_done_gets_waiter_slot_and_elapsed_seconds(void **state) {
   weft_sched *s = sched_new(c, 0);
   weft_wlist unused = {0};
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_set_scale(s, g, 0.5), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, g, 0.5), WEFT_OK);
   weft_id a = spawn(s, 0, 0, 1, act_sleep_slot, 0.3); /* slot 7, fires at t=0.5 */
   TD(s, a)->count = 7;
   weft_id b = spawn(s, g, 0, 2, act_sleep_slot, 1.0); /* slot 3, group time */
   TD(s, b)->count = 3;
   weft_id m = spawn(s, 0, 0, 3, act_sleep_slot, 0.25); /* slots 0 and 1, all */
   TD(s, m)->list = &unused;                            /* flag: add the second sleep */
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 1, 0.25);
   assert_int_equal(c->ntimers, 1);
   assert_true(c->timers[0].waiter == m);
@@ -867,7 +867,7 @@ static void test_timer_done_gets_waiter_slot_and_elapsed_seconds(void **state) {
   assert_near(c->timers[4].elapsed, 1.0); /* game seconds of b's group */
   assert_int_equal(c->timers[4].frame, 8);
   EXPECT_FRAME(c, 8, 2);
-  weft_group_release(s, g);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -877,21 +877,21 @@ static void test_group_scale_half_makes_one_second_sleep_take_two(void **state) 
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_set_scale(s, g, 0.5), WEFT_OK);
-  assert_true(weft_group_scale(s, g) == 0.5);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, g, 0.5), WEFT_OK);
+  assert_true(weft__group_scale(s, g) == 0.5);
   spawn(s, g, 0, 1, act_sleep_done, 1.0);
   spawn(s, 0, 0, 2, act_sleep_done, 1.0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 60, DT60);
   EXPECT_FRAME(c, 60, 2);
   steps(s, 59, DT60);
   assert_int_equal(c->nruns, 3);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 120, 1);
-  assert_near(weft_sched_now(s), 2.0);
-  assert_near(weft_group_now(s, g), 1.0);
-  weft_group_release(s, g);
+  assert_near(weft__sched_now(s), 2.0);
+  assert_near(weft__group_now(s, g), 1.0);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -899,18 +899,18 @@ static void test_global_time_scale_slows_every_group(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_set_scale(s, weft_sched_root(s), 0.5), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, weft__sched_root(s), 0.5), WEFT_OK);
   spawn(s, 0, 0, 1, act_sleep_done, 1.0);
   spawn(s, g, 0, 2, act_sleep_done, 1.0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 119, DT60);
   assert_int_equal(c->nruns, 2);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 120, 1, 2);
-  assert_near(weft_sched_now(s), 1.0);
-  assert_near(weft_sched_realtime(s), 2.0);
-  weft_group_release(s, g);
+  assert_near(weft__sched_now(s), 1.0);
+  assert_near(weft__sched_realtime(s), 2.0);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -918,16 +918,16 @@ static void test_child_group_scale_multiplies_parent(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g, h1, h2;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_create(s, g, &h1), WEFT_OK);
-  assert_int_equal(weft_group_create(s, g, &h2), WEFT_OK);
-  assert_true(weft_group_parent(s, h1) == g);
-  assert_int_equal(weft_group_set_scale(s, g, 0.5), WEFT_OK);
-  assert_int_equal(weft_group_set_scale(s, h1, 0.5), WEFT_OK); /* 0.25 */
-  assert_int_equal(weft_group_set_scale(s, h2, 4.0), WEFT_OK); /* 2 */
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, g, &h1), WEFT_OK);
+  assert_int_equal(weft__group_create(s, g, &h2), WEFT_OK);
+  assert_true(weft__group_parent(s, h1) == g);
+  assert_int_equal(weft__group_set_scale(s, g, 0.5), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, h1, 0.5), WEFT_OK); /* 0.25 */
+  assert_int_equal(weft__group_set_scale(s, h2, 4.0), WEFT_OK); /* 2 */
   spawn(s, h1, 0, 1, act_sleep_done, 1.0);
   spawn(s, h2, 0, 2, act_sleep_done, 1.0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 29, DT60);
   assert_int_equal(c->nruns, 2);
   steps(s, 1, DT60);
@@ -936,11 +936,11 @@ static void test_child_group_scale_multiplies_parent(void **state) {
   assert_int_equal(c->nruns, 3);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 240, 1);
-  assert_near(weft_group_now(s, h1), 1.0);
-  assert_near(weft_group_now(s, g), 2.0);
-  weft_group_release(s, h1);
-  weft_group_release(s, h2);
-  weft_group_release(s, g);
+  assert_near(weft__group_now(s, h1), 1.0);
+  assert_near(weft__group_now(s, g), 2.0);
+  weft__group_release(s, h1);
+  weft__group_release(s, h2);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -948,20 +948,20 @@ static void test_scale_change_applies_to_running_sleep(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
   spawn(s, g, 0, 1, act_sleep_done, 1.0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 30, DT60); /* half of it slept */
-  assert_int_equal(weft_group_set_scale(s, g, 0.5), WEFT_OK);
-  assert_int_equal(weft_group_set_scale(s, g, -1.0), WEFT_EINVAL);
-  assert_int_equal(weft_group_set_scale(s, g, NAN), WEFT_EINVAL);
-  assert_int_equal(weft_group_set_scale(s, g, INFINITY), WEFT_EINVAL);
-  assert_true(weft_group_scale(s, g) == 0.5);
+  assert_int_equal(weft__group_set_scale(s, g, 0.5), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, g, -1.0), WEFT_EINVAL);
+  assert_int_equal(weft__group_set_scale(s, g, NAN), WEFT_EINVAL);
+  assert_int_equal(weft__group_set_scale(s, g, INFINITY), WEFT_EINVAL);
+  assert_true(weft__group_scale(s, g) == 0.5);
   steps(s, 59, DT60);
   assert_int_equal(c->nruns, 1);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 90, 1);
-  weft_group_release(s, g);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -969,30 +969,30 @@ static void test_pause_stops_group_and_subgroup_clocks(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g, h;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_create(s, g, &h), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, g, &h), WEFT_OK);
   spawn(s, g, 0, 1, act_sleep_done, 0.5);
   spawn(s, h, 0, 2, act_sleep_done, 0.5);
   spawn(s, 0, 0, 3, act_sleep_done, 0.5);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 1, 0.25);
-  assert_int_equal(weft_sched_pause_group(s, g), WEFT_OK);
-  assert_true(weft_group_paused(s, g));
-  assert_true(weft_group_paused(s, h)); /* through its parent */
-  assert_false(weft_group_paused(s, 0));
+  assert_int_equal(weft__sched_pause_group(s, g), WEFT_OK);
+  assert_true(weft__group_paused(s, g));
+  assert_true(weft__group_paused(s, h)); /* through its parent */
+  assert_false(weft__group_paused(s, 0));
   steps(s, 5, 0.25);
   EXPECT_FRAME(c, 2, 3); /* the root keeps going */
   assert_int_equal(c->nruns, 4);
-  assert_near(weft_group_now(s, g), 0.25);
-  assert_near(weft_group_now(s, h), 0.25);
-  assert_near(weft_sched_now(s), 1.5);
-  assert_int_equal(weft_sched_resume_group(s, g), WEFT_OK);
-  assert_false(weft_group_paused(s, h));
+  assert_near(weft__group_now(s, g), 0.25);
+  assert_near(weft__group_now(s, h), 0.25);
+  assert_near(weft__sched_now(s), 1.5);
+  assert_int_equal(weft__sched_resume_group(s, g), WEFT_OK);
+  assert_false(weft__group_paused(s, h));
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 7, 1, 2);
-  assert_near(weft_group_now(s, g), 0.5);
-  weft_group_release(s, h);
-  weft_group_release(s, g);
+  assert_near(weft__group_now(s, g), 0.5);
+  weft__group_release(s, h);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -1000,30 +1000,30 @@ static void test_pause_parks_ready_tasks_until_resume(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g, h;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_create(s, g, &h), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, g, &h), WEFT_OK);
   /* p pauses g on frame 1, after q's timer woke q for the same frame. */
   weft_id p = spawn(s, 0, 0, 1, act_pause_group, 0.25);
   TD(s, p)->other = g;
   spawn(s, g, 0, 2, act_sleep_done, 0.25);
   weft_id i1 = spawn(s, g, 0, 3, act_idle, 0);
   weft_id i2 = spawn(s, h, 0, 4, act_idle, 0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 1, 1);
   /* Woken by hand while paused: queued, not run. */
-  assert_int_equal(weft_task_wake(s, i1), WEFT_OK);
-  assert_int_equal(weft_task_wake(s, i2), WEFT_OK);
+  assert_int_equal(weft__task_wake(s, i1), WEFT_OK);
+  assert_int_equal(weft__task_wake(s, i2), WEFT_OK);
   steps(s, 3, 0.25);
   assert_int_equal(c->nruns, 5);
-  assert_int_equal(weft_task_state(s, i1), WEFT_TASK_READY);
-  assert_int_equal(weft_task_state(s, i2), WEFT_TASK_READY);
-  assert_int_equal(weft_sched_resume_group(s, g), WEFT_OK);
+  assert_int_equal(weft__task_state(s, i1), WEFT_TASK_READY);
+  assert_int_equal(weft__task_state(s, i2), WEFT_TASK_READY);
+  assert_int_equal(weft__sched_resume_group(s, g), WEFT_OK);
   steps(s, 1, 0.25);
   EXPECT_FRAME(c, 5, 2, 3, 4);
-  assert_int_equal(weft_sched_task_count(s), 0);
-  weft_group_release(s, h);
-  weft_group_release(s, g);
+  assert_int_equal(weft__sched_task_count(s), 0);
+  weft__group_release(s, h);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -1032,8 +1032,8 @@ static void test_group_cancel_reaches_subgroups_and_spares_others(void **state) 
   weft_sched *s = sched_new(c, 0);
   weft_wlist l = {0};
   weft_id g, h;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_create(s, g, &h), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, g, &h), WEFT_OK);
   weft_id g1 = spawn(s, g, 0, 1, act_sleep_done, 5.0);
   weft_id g1c = spawn(s, g, g1, 2, act_wait_lists, 0);
   TD(s, g1c)->list = &l;
@@ -1041,24 +1041,24 @@ static void test_group_cancel_reaches_subgroups_and_spares_others(void **state) 
   spawn(s, h, 0, 4, act_sleep_done, 5.0);
   weft_id r = spawn(s, 0, 0, 5, act_sleep_done, 1.0);
   weft_id gt[4];
-  assert_int_equal(weft_group_tasks(s, g, gt, 4), 3);
+  assert_int_equal(weft__group_tasks(s, g, gt, 4), 3);
   assert_true(gt[0] == g1 && gt[1] == g1c && gt[2] == g2);
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_wlist_count(s, &l), 1);
-  assert_int_equal(weft_sched_cancel_group(s, g), WEFT_OK);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__wlist_count(s, &l), 1);
+  assert_int_equal(weft__sched_cancel_group(s, g), WEFT_OK);
   /* Subgroups first, then tasks oldest first, each after its children. */
   EXPECT_CANCELS(c, 4, 2, 1, 3);
-  assert_int_equal(weft_group_tasks(s, g, gt, 4), 0);
-  assert_int_equal(weft_group_tasks(s, h, gt, 4), 0);
-  assert_true(weft_wlist_empty(&l));
-  assert_true(weft_group_live(s, g)); /* still referenced */
-  assert_true(weft_group_live(s, h));
-  assert_int_equal(weft_task_state(s, r), WEFT_TASK_WAITING);
+  assert_int_equal(weft__group_tasks(s, g, gt, 4), 0);
+  assert_int_equal(weft__group_tasks(s, h, gt, 4), 0);
+  assert_true(weft__wlist_empty(&l));
+  assert_true(weft__group_live(s, g)); /* still referenced */
+  assert_true(weft__group_live(s, h));
+  assert_int_equal(weft__task_state(s, r), WEFT_TASK_WAITING);
   steps(s, 60, DT60);
   EXPECT_FRAME(c, 60, 5);
   assert_int_equal(c->nruns, 6);
-  weft_group_release(s, h);
-  weft_group_release(s, g);
+  weft__group_release(s, h);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -1067,10 +1067,10 @@ static void act_cancel_own_group(weft_sched *s, weft_id self, tdata *d) {
     sleep_now(s, self, d->secs);
     return;
   }
-  ctx *c = weft_sched_user(s);
-  c->note[0] = weft_sched_cancel_group(s, weft_task_group(s, self));
-  c->note[1] = weft_task_doomed(s, self);
-  c->note[2] = weft_task_state(s, d->other);
+  ctx *c = weft__sched_user(s);
+  c->note[0] = weft__sched_cancel_group(s, weft__task_group(s, self));
+  c->note[1] = weft__task_doomed(s, self);
+  c->note[2] = weft__task_state(s, d->other);
   c->note[3] = c->ncancel;
 }
 
@@ -1078,12 +1078,12 @@ static void test_group_cancel_from_a_running_task_finishes_after_its_resume(void
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
   weft_id o1 = spawn(s, g, 0, 1, act_sleep_done, 5.0);
   weft_id k = spawn(s, g, 0, 2, act_cancel_own_group, 0.25);
   spawn(s, g, 0, 3, act_sleep_done, 5.0);
   TD(s, k)->other = o1;
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 1, 0.25);
   /* k ran, asked to cancel its own group: the others went at once, k after. */
   EXPECT_FRAME(c, 1, 2);
@@ -1092,10 +1092,10 @@ static void test_group_cancel_from_a_running_task_finishes_after_its_resume(void
   assert_int_equal(c->note[2], WEFT_ESTALE); /* o1 already gone */
   assert_int_equal(c->note[3], 2);
   EXPECT_CANCELS(c, 1, 3, 2);
-  assert_int_equal(weft_task_state(s, k), WEFT_ESTALE);
-  assert_int_equal(weft_group_tasks(s, g, NULL, 0), 0);
-  weft_group_release(s, g);
-  assert_false(weft_group_live(s, g));
+  assert_int_equal(weft__task_state(s, k), WEFT_ESTALE);
+  assert_int_equal(weft__group_tasks(s, g, NULL, 0), 0);
+  weft__group_release(s, g);
+  assert_false(weft__group_live(s, g));
   sched_end(s, c);
 }
 
@@ -1104,37 +1104,37 @@ static void test_group_freed_when_released_and_empty(void **state) {
   weft_sched *s = sched_new(c, 0);
   weft_id e, g, p, h;
   /* Empty: freed by the release. */
-  assert_int_equal(weft_group_create(s, 0, &e), WEFT_OK);
-  assert_true(weft_group_live(s, e));
-  weft_group_release(s, e);
-  assert_false(weft_group_live(s, e));
+  assert_int_equal(weft__group_create(s, 0, &e), WEFT_OK);
+  assert_true(weft__group_live(s, e));
+  weft__group_release(s, e);
+  assert_false(weft__group_live(s, e));
   /* With a task: freed when the task ends. */
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
   weft_id t = spawn(s, g, 0, 1, act_sleep_done, 0.5);
-  weft_sched_run_ready(s);
-  weft_group_release(s, g);
-  assert_true(weft_group_live(s, g));
-  assert_true(weft_task_group(s, t) == g);
+  weft__sched_run_ready(s);
+  weft__group_release(s, g);
+  assert_true(weft__group_live(s, g));
+  assert_true(weft__task_group(s, t) == g);
   steps(s, 2, 0.25);
-  assert_int_equal(weft_task_state(s, t), WEFT_ESTALE);
-  assert_false(weft_group_live(s, g));
+  assert_int_equal(weft__task_state(s, t), WEFT_ESTALE);
+  assert_false(weft__group_live(s, g));
   /* With a subgroup: freed when the subgroup goes. */
-  assert_int_equal(weft_group_create(s, 0, &p), WEFT_OK);
-  assert_int_equal(weft_group_create(s, p, &h), WEFT_OK);
-  weft_group_release(s, p);
-  assert_true(weft_group_live(s, p));
-  weft_group_release(s, h);
-  assert_false(weft_group_live(s, h));
-  assert_false(weft_group_live(s, p));
+  assert_int_equal(weft__group_create(s, 0, &p), WEFT_OK);
+  assert_int_equal(weft__group_create(s, p, &h), WEFT_OK);
+  weft__group_release(s, p);
+  assert_true(weft__group_live(s, p));
+  weft__group_release(s, h);
+  assert_false(weft__group_live(s, h));
+  assert_false(weft__group_live(s, p));
   /* Retained: each reference is released once. */
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_retain(s, g), WEFT_OK);
-  weft_group_release(s, g);
-  assert_true(weft_group_live(s, g));
-  weft_group_release(s, g);
-  assert_false(weft_group_live(s, g));
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_retain(s, g), WEFT_OK);
+  weft__group_release(s, g);
+  assert_true(weft__group_live(s, g));
+  weft__group_release(s, g);
+  assert_false(weft__group_live(s, g));
   /* The root is never freed. */
-  assert_true(weft_sched_root(s) != 0);
+  assert_true(weft__sched_root(s) != 0);
   sched_end(s, c);
 }
 
@@ -1149,18 +1149,18 @@ static void test_cancel_unwinds_children_first_in_spawn_order(void **state) {
   weft_id c2 = task_new(s, 0, p, 2, NULL, 0);           /* never run */
   weft_id c1a = spawn(s, 0, c1, 11, act_wait_lists, 0); /* grandchild, spawned later */
   TD(s, c1a)->list = &l;
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   weft_id c3 = spawn(s, 0, p, 3, NULL, 0); /* woken, not yet run */
-  assert_true(weft_task_parent(s, c1) == p);
-  assert_true(weft_task_parent(s, c1a) == c1);
-  assert_int_equal(weft_task_state(s, c3), WEFT_TASK_READY);
-  assert_int_equal(weft_sched_task_count(s), 5);
-  assert_int_equal(weft_task_cancel(s, p), WEFT_OK);
+  assert_true(weft__task_parent(s, c1) == p);
+  assert_true(weft__task_parent(s, c1a) == c1);
+  assert_int_equal(weft__task_state(s, c3), WEFT_TASK_READY);
+  assert_int_equal(weft__sched_task_count(s), 5);
+  assert_int_equal(weft__task_cancel(s, p), WEFT_OK);
   EXPECT_CANCELS(c, 11, 1, 2, 3, 10);
   weft_id all[] = {p, c1, c2, c3, c1a};
-  for (int i = 0; i < 5; i++) assert_int_equal(weft_task_state(s, all[i]), WEFT_ESTALE);
-  assert_int_equal(weft_sched_task_count(s), 0);
-  assert_true(weft_wlist_empty(&l));
+  for (int i = 0; i < 5; i++) assert_int_equal(weft__task_state(s, all[i]), WEFT_ESTALE);
+  assert_int_equal(weft__sched_task_count(s), 0);
+  assert_true(weft__wlist_empty(&l));
   int before = c->nruns;
   steps(s, 120, DT60);
   assert_int_equal(c->nruns, before);
@@ -1177,14 +1177,14 @@ static void test_cancel_removes_wait_records_from_every_list(void **state) {
   TD(s, t)->list2 = &l2;
   weft_id o = spawn(s, 0, 0, 2, act_wait_lists, 0);
   TD(s, o)->list = &l1;
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_wlist_count(s, &l1), 2);
-  assert_int_equal(weft_task_cancel(s, t), WEFT_OK);
-  assert_int_equal(weft_wlist_count(s, &l1), 1);
-  assert_true(weft_rec_waiter(s, weft_wlist_head(&l1)) == o);
-  assert_int_equal(weft_wlist_count(s, &l2), 0);
-  assert_int_equal(weft_task_state(s, t), WEFT_ESTALE);
-  assert_null(weft_task_udata(s, t));
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__wlist_count(s, &l1), 2);
+  assert_int_equal(weft__task_cancel(s, t), WEFT_OK);
+  assert_int_equal(weft__wlist_count(s, &l1), 1);
+  assert_true(weft__rec_waiter(s, weft__wlist_head(&l1)) == o);
+  assert_int_equal(weft__wlist_count(s, &l2), 0);
+  assert_int_equal(weft__task_state(s, t), WEFT_ESTALE);
+  assert_null(weft__task_udata(s, t));
   steps(s, 60, DT60);
   assert_int_equal(c->ntimers, 0);
   assert_int_equal(c->nruns, 2);
@@ -1203,9 +1203,9 @@ static void test_cancelled_sleeps_leave_the_rest_in_order(void **state) {
   /* deadlines 0.01 .. 2.00 s in a scrambled order (37 is prime to N) */
   for (int i = 0; i < N; i++)
     t[i] = spawn(s, 0, 0, i, act_sleep_done, i % 10 == 9 ? 0 : 0.01 * (1 + (i * 37) % N));
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   for (int i = 0; i < N; i++)
-    if (i % 4 != 0 && i % 10 != 9) assert_int_equal(weft_task_cancel(s, t[i]), WEFT_OK);
+    if (i % 4 != 0 && i % 10 != 9) assert_int_equal(weft__task_cancel(s, t[i]), WEFT_OK);
   c->nruns = 0;
   steps(s, 1, 3.0); /* every deadline falls in this frame */
   int got[N], n = frame_tags(c, 1, got, N), k = 0;
@@ -1215,15 +1215,15 @@ static void test_cancelled_sleeps_leave_the_rest_in_order(void **state) {
     for (int i = 0; i < N; i += 4)
       if (i % 10 != 9 && 1 + (i * 37) % N == d) assert_int_equal(got[k++], i);
   assert_int_equal(n, k);
-  size_t mem = weft_sched_memory(s);
+  size_t mem = weft__sched_memory(s);
   long total = c->total;
   c->nolog = 1;
   for (int round = 0; round < 50; round++) {
     for (int i = 0; i < N; i++) t[i] = spawn(s, 0, 0, i, act_sleep_done, 1.0 + 0.01 * i);
-    weft_sched_run_ready(s);
-    for (int i = 0; i < N; i++) assert_int_equal(weft_task_cancel(s, t[i]), WEFT_OK);
+    weft__sched_run_ready(s);
+    for (int i = 0; i < N; i++) assert_int_equal(weft__task_cancel(s, t[i]), WEFT_OK);
   }
-  assert_true(weft_sched_memory(s) <= mem + 2 * N * 24);
+  assert_true(weft__sched_memory(s) <= mem + 2 * N * 24);
   steps(s, 5, 3.0);
   assert_int_equal(c->total - total, 50 * N); /* the first resumes only */
   sched_end(s, c);
@@ -1233,14 +1233,14 @@ static void test_cancel_of_finished_task_is_stale_and_does_nothing(void **state)
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id t = spawn(s, 0, 0, 1, NULL, 0);
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_task_state(s, t), WEFT_ESTALE);
-  assert_int_equal(weft_task_cancel(s, t), WEFT_ESTALE);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__task_state(s, t), WEFT_ESTALE);
+  assert_int_equal(weft__task_cancel(s, t), WEFT_ESTALE);
   assert_int_equal(c->ncancel, 0);
   weft_id u = spawn(s, 0, 0, 2, act_idle, 0);
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_task_cancel(s, u), WEFT_OK);
-  assert_int_equal(weft_task_cancel(s, u), WEFT_ESTALE); /* twice: once */
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__task_cancel(s, u), WEFT_OK);
+  assert_int_equal(weft__task_cancel(s, u), WEFT_ESTALE); /* twice: once */
   EXPECT_CANCELS(c, 2);
   sched_end(s, c);
 }
@@ -1248,13 +1248,13 @@ static void test_cancel_of_finished_task_is_stale_and_does_nothing(void **state)
 /* Cancels itself, notes what it sees in note[0..5], then begins a sleep
    as a task unwinding would not (the cancel must still win). */
 static void act_cancel_self(weft_sched *s, weft_id self, tdata *d) {
-  ctx *c = weft_sched_user(s);
-  c->note[0] = weft_task_cancel(s, self);
-  c->note[1] = weft_task_doomed(s, self);
-  c->note[2] = weft_task_state(s, self);
+  ctx *c = weft__sched_user(s);
+  c->note[0] = weft__task_cancel(s, self);
+  c->note[1] = weft__task_doomed(s, self);
+  c->note[2] = weft__task_state(s, self);
   c->note[3] = c->ncancel;
-  c->note[4] = weft_task_doomed(s, d->other); /* its child, through it */
-  c->note[5] = weft_task_state(s, d->other);
+  c->note[4] = weft__task_doomed(s, d->other); /* its child, through it */
+  c->note[5] = weft__task_state(s, d->other);
   sleep_now(s, self, 0.25);
 }
 
@@ -1264,7 +1264,7 @@ static void test_cancel_of_running_task_is_deferred_until_resume_returns(void **
   weft_id t = spawn(s, 0, 0, 1, act_cancel_self, 0);
   weft_id ch = task_new(s, 0, t, 2, act_idle, 0);
   TD(s, t)->other = ch;
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   EXPECT_FRAME(c, 0, 1);
   assert_int_equal(c->note[0], WEFT_EBUSY);
   assert_int_equal(c->note[1], 1);
@@ -1273,9 +1273,9 @@ static void test_cancel_of_running_task_is_deferred_until_resume_returns(void **
   assert_int_equal(c->note[4], 1);
   assert_int_equal(c->note[5], WEFT_TASK_NEW);
   EXPECT_CANCELS(c, 2, 1);
-  assert_int_equal(weft_task_state(s, t), WEFT_ESTALE);
-  assert_int_equal(weft_task_state(s, ch), WEFT_ESTALE);
-  assert_int_equal(weft_task_doomed(s, t), 0);
+  assert_int_equal(weft__task_state(s, t), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, ch), WEFT_ESTALE);
+  assert_int_equal(weft__task_doomed(s, t), 0);
   steps(s, 30, DT60); /* the sleep it began went with it */
   assert_int_equal(c->ntimers, 0);
   assert_int_equal(c->nruns, 1);
@@ -1287,13 +1287,13 @@ static void test_cancel_of_running_task_is_deferred_until_resume_returns(void **
    at once (suspended, no records). */
 static void act_cancel_self_out_of_memory(weft_sched *s, weft_id self, tdata *d) {
   (void)d;
-  ctx *c = weft_sched_user(s);
+  ctx *c = weft__sched_user(s);
   c->refuse = 1;
-  c->note[0] = weft_task_cancel(s, self);
-  c->note[1] = weft_task_doomed(s, self);
+  c->note[0] = weft__task_cancel(s, self);
+  c->note[1] = weft__task_doomed(s, self);
   c->refuse = 0;
-  c->note[2] = weft_task_cancel(s, self);
-  c->note[3] = weft_task_doomed(s, self);
+  c->note[2] = weft__task_cancel(s, self);
+  c->note[3] = weft__task_doomed(s, self);
 }
 
 /* A cancel that cannot be put off (no memory to note it) leaves the task
@@ -1303,14 +1303,14 @@ static void test_cancel_of_running_task_out_of_memory_leaves_it_undoomed(void **
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id t = spawn(s, 0, 0, 1, act_cancel_self_out_of_memory, 0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   EXPECT_FRAME(c, 0, 1);
   assert_int_equal(c->note[0], WEFT_ENOMEM);
   assert_int_equal(c->note[1], 0);
   assert_int_equal(c->note[2], WEFT_EBUSY);
   assert_int_equal(c->note[3], 1);
   EXPECT_CANCELS(c, 1);
-  assert_int_equal(weft_task_state(s, t), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, t), WEFT_ESTALE);
   sched_end(s, c);
 }
 
@@ -1318,12 +1318,12 @@ static void test_cancel_of_running_task_out_of_memory_leaves_it_undoomed(void **
    once (suspended, no records). */
 static void act_cancel_parent(weft_sched *s, weft_id self, tdata *d) {
   (void)d;
-  ctx *c = weft_sched_user(s);
-  weft_id p = weft_task_parent(s, self);
-  c->note[0] = weft_task_cancel(s, p);
-  c->note[1] = weft_task_doomed(s, self);
-  c->note[2] = weft_task_doomed(s, p);
-  c->note[3] = weft_task_state(s, p);
+  ctx *c = weft__sched_user(s);
+  weft_id p = weft__task_parent(s, self);
+  c->note[0] = weft__task_cancel(s, p);
+  c->note[1] = weft__task_doomed(s, self);
+  c->note[2] = weft__task_doomed(s, p);
+  c->note[3] = weft__task_state(s, p);
   c->note[4] = c->ncancel;
 }
 
@@ -1331,9 +1331,9 @@ static void test_cancel_of_ancestor_from_running_child_is_deferred(void **state)
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id p = spawn(s, 0, 0, 1, act_idle, 0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   weft_id ch = spawn(s, 0, p, 2, act_cancel_parent, 0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   EXPECT_FRAME(c, 0, 1, 2);
   assert_int_equal(c->note[0], WEFT_EBUSY);
   assert_int_equal(c->note[1], 1);
@@ -1341,16 +1341,16 @@ static void test_cancel_of_ancestor_from_running_child_is_deferred(void **state)
   assert_int_equal(c->note[3], WEFT_TASK_WAITING);
   assert_int_equal(c->note[4], 0);
   EXPECT_CANCELS(c, 2, 1);
-  assert_int_equal(weft_task_state(s, p), WEFT_ESTALE);
-  assert_int_equal(weft_task_state(s, ch), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, p), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, ch), WEFT_ESTALE);
   sched_end(s, c);
 }
 
 /* Fails; notes the result and the cancels seen when finish returned. */
 static void act_finish_failed(weft_sched *s, weft_id self, tdata *d) {
   (void)d;
-  ctx *c = weft_sched_user(s);
-  c->note[0] = weft_task_finish(s, self, WEFT_TASK_FAILED);
+  ctx *c = weft__sched_user(s);
+  c->note[0] = weft__task_finish(s, self, WEFT_TASK_FAILED);
   c->note[1] = c->ncancel;
 }
 
@@ -1360,14 +1360,14 @@ static void test_finish_failed_cancels_children(void **state) {
   weft_id p = spawn(s, 0, 0, 1, act_finish_failed, 0);
   weft_id c1 = spawn(s, 0, p, 2, act_sleep_done, 1.0);
   weft_id c2 = task_new(s, 0, p, 3, NULL, 0);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   EXPECT_FRAME(c, 0, 1); /* c1 was cancelled while queued: it never ran */
   assert_int_equal(c->note[0], WEFT_OK);
   assert_int_equal(c->note[1], 2);
   EXPECT_CANCELS(c, 2, 3); /* children only: p failed, it was not cancelled */
-  assert_int_equal(weft_task_state(s, p), WEFT_ESTALE);
-  assert_int_equal(weft_task_state(s, c1), WEFT_ESTALE);
-  assert_int_equal(weft_task_state(s, c2), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, p), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, c1), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, c2), WEFT_ESTALE);
   steps(s, 2, DT60);
   assert_int_equal(c->nruns, 1);
   sched_end(s, c);
@@ -1377,23 +1377,23 @@ static void test_finish_done_leaves_children_parentless_in_group(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
   weft_id gp = spawn(s, g, 0, 1, act_idle, 0);
   weft_id p = spawn(s, g, gp, 2, NULL, 0); /* finishes DONE at once */
   weft_id ch = task_new(s, g, p, 3, act_sleep_done, 0.5);
-  assert_int_equal(weft_task_wake(s, ch), WEFT_OK);
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_task_state(s, p), WEFT_ESTALE);
-  assert_int_equal(weft_task_state(s, ch), WEFT_TASK_WAITING);
-  assert_true(weft_task_parent(s, ch) == 0);
-  assert_true(weft_task_group(s, ch) == g);
+  assert_int_equal(weft__task_wake(s, ch), WEFT_OK);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__task_state(s, p), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, ch), WEFT_TASK_WAITING);
+  assert_true(weft__task_parent(s, ch) == 0);
+  assert_true(weft__task_group(s, ch) == g);
   /* Its former grandparent's cancel no longer reaches it. */
-  assert_int_equal(weft_task_cancel(s, gp), WEFT_OK);
+  assert_int_equal(weft__task_cancel(s, gp), WEFT_OK);
   EXPECT_CANCELS(c, 1);
   steps(s, 30, DT60);
   EXPECT_FRAME(c, 30, 3);
   assert_int_equal(c->ncancel, 1);
-  weft_group_release(s, g);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -1402,33 +1402,33 @@ static void test_finish_done_leaves_children_parentless_in_group(void **state) {
 static void check_dead_task(weft_sched *s, weft_id x) {
   weft_wlist l = {0};
   char buf[64] = "x";
-  assert_null(weft_task_udata(s, x));
-  assert_int_equal(weft_task_state(s, x), WEFT_ESTALE);
-  assert_true(weft_task_group(s, x) == 0);
-  assert_true(weft_task_parent(s, x) == 0);
-  assert_int_equal(weft_task_resumes(s, x), 0);
-  assert_int_equal(weft_task_wake(s, x), WEFT_ESTALE);
-  assert_int_equal(weft_task_finish(s, x, WEFT_TASK_DONE), WEFT_ESTALE);
-  assert_int_equal(weft_task_cancel(s, x), WEFT_ESTALE);
-  assert_int_equal(weft_task_cancel_children(s, x), WEFT_ESTALE);
-  assert_int_equal(weft_task_doomed(s, x), 0);
-  assert_null(weft_task_waiters(s, x));
-  assert_int_equal(weft_wait_begin(s, x, WEFT_WAIT_ALL), WEFT_ESTALE);
-  assert_int_equal(weft_wait_sleep(s, x, 0, 1.0, 0), WEFT_ESTALE);
-  assert_int_equal(weft_wait_on(s, x, 0, &l), WEFT_ESTALE);
-  assert_true(weft_wlist_empty(&l));
-  weft_wait_commit(s, x);
-  assert_int_equal(weft_wait_pending(s, x), 0);
-  assert_int_equal(weft_wait_failed(s, x), 0);
-  weft_wait_describe(s, x, buf, sizeof buf);
+  assert_null(weft__task_udata(s, x));
+  assert_int_equal(weft__task_state(s, x), WEFT_ESTALE);
+  assert_true(weft__task_group(s, x) == 0);
+  assert_true(weft__task_parent(s, x) == 0);
+  assert_int_equal(weft__task_resumes(s, x), 0);
+  assert_int_equal(weft__task_wake(s, x), WEFT_ESTALE);
+  assert_int_equal(weft__task_finish(s, x, WEFT_TASK_DONE), WEFT_ESTALE);
+  assert_int_equal(weft__task_cancel(s, x), WEFT_ESTALE);
+  assert_int_equal(weft__task_cancel_children(s, x), WEFT_ESTALE);
+  assert_int_equal(weft__task_doomed(s, x), 0);
+  assert_null(weft__task_waiters(s, x));
+  assert_int_equal(weft__wait_begin(s, x, WEFT_WAIT_ALL), WEFT_ESTALE);
+  assert_int_equal(weft__wait_sleep(s, x, 0, 1.0, 0), WEFT_ESTALE);
+  assert_int_equal(weft__wait_on(s, x, 0, &l), WEFT_ESTALE);
+  assert_true(weft__wlist_empty(&l));
+  weft__wait_commit(s, x);
+  assert_int_equal(weft__wait_pending(s, x), 0);
+  assert_int_equal(weft__wait_failed(s, x), 0);
+  weft__wait_describe(s, x, buf, sizeof buf);
   assert_string_equal(buf, "");
-  weft_task_enter(s, x);
-  assert_true(weft_sched_current(s) == 0);
-  weft_task_leave(s, x);
-  assert_int_equal(weft_task_run(s, x), WEFT_ESTALE);
+  weft__task_enter(s, x);
+  assert_true(weft__sched_current(s) == 0);
+  weft__task_leave(s, x);
+  assert_int_equal(weft__task_run(s, x), WEFT_ESTALE);
   if (x != 0) { /* parent 0 means none */
     weft_id out = 77;
-    assert_int_equal(weft_task_create(s, 0, x, &cls, &out, NULL), WEFT_ESTALE);
+    assert_int_equal(weft__task_create(s, 0, x, &cls, &out, NULL), WEFT_ESTALE);
     assert_true(out == 77);
   }
 }
@@ -1438,23 +1438,23 @@ static void check_dead_task(weft_sched *s, weft_id x) {
    current task after it, note[2] a second run of itself from inside;
    then sleeps secs and finishes on its next resume. */
 static void act_run_other(weft_sched *s, weft_id self, tdata *d) {
-  ctx *c = weft_sched_user(s);
+  ctx *c = weft__sched_user(s);
   if (d->runs > 1) {
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
     return;
   }
-  c->note[0] = weft_task_run(s, d->other);
-  c->note[1] = weft_sched_current(s) == self;
-  c->note[2] = weft_task_run(s, self);
+  c->note[0] = weft__task_run(s, d->other);
+  c->note[1] = weft__sched_current(s) == self;
+  c->note[2] = weft__task_run(s, self);
   sleep_now(s, self, d->secs);
 }
 
 /* Records the task current while it runs (note[3]), then finishes. */
 static void act_note_current(weft_sched *s, weft_id self, tdata *d) {
-  ctx *c = weft_sched_user(s);
+  ctx *c = weft__sched_user(s);
   (void)d;
-  c->note[3] = weft_sched_current(s) == self;
-  assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+  c->note[3] = weft__sched_current(s) == self;
+  assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
 }
 
 static void test_a_task_run_now_runs_inside_its_spawner_and_leaves_the_queue(void **state) {
@@ -1464,20 +1464,20 @@ static void test_a_task_run_now_runs_inside_its_spawner_and_leaves_the_queue(voi
   weft_id outer = spawn(s, 0, 0, 1, act_run_other, 0.5);
   TD(s, outer)->other = inner;
   /* the queue holds inner first: make outer run first by running it now */
-  assert_int_equal(weft_task_run(s, outer), WEFT_OK);
+  assert_int_equal(weft__task_run(s, outer), WEFT_OK);
   assert_int_equal(c->note[0], WEFT_OK);
   assert_int_equal(c->note[1], 1);           /* the spawner is current again */
   assert_int_equal(c->note[2], WEFT_ESTATE); /* a running task does not run again */
   assert_int_equal(c->note[3], 1);           /* the task run now was current */
-  assert_null(weft_task_udata(s, inner));    /* it ran to its end inside */
-  assert_int_equal(weft_task_state(s, outer), WEFT_TASK_WAITING);
-  assert_true(weft_sched_current(s) == 0);
+  assert_null(weft__task_udata(s, inner));   /* it ran to its end inside */
+  assert_int_equal(weft__task_state(s, outer), WEFT_TASK_WAITING);
+  assert_true(weft__sched_current(s) == 0);
   c->nruns = 0;
   steps(s, 1, DT60); /* neither runs again from the queue this frame */
   assert_int_equal(runs_in_frame(c, 1), 0);
   steps(s, 30, DT60);
   EXPECT_FRAME(c, 30, 1);
-  assert_null(weft_task_udata(s, outer));
+  assert_null(weft__task_udata(s, outer));
   sched_end(s, c);
 }
 
@@ -1485,8 +1485,8 @@ static void test_stale_task_handles_fail_safely(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id a = spawn(s, 0, 0, 1, act_idle, 0);
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_task_cancel(s, a), WEFT_OK);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__task_cancel(s, a), WEFT_OK);
   weft_id b = task_new(s, 0, 0, 2, act_idle, 0); /* takes a's slot */
   assert_int_equal(WEFT_ID_INDEX(a), WEFT_ID_INDEX(b));
   assert_true(a != b);
@@ -1496,11 +1496,11 @@ static void test_stale_task_handles_fail_safely(void **state) {
   check_dead_task(s, WEFT_ID_MAKE(WEFT_ID_INDEX(b), WEFT_ID_GEN(b) + 1));
   check_dead_task(s, WEFT_ID_MAKE(WEFT_ID_INDEX(b), WEFT_ID_GEN(b) + 2));
   /* b is untouched. */
-  assert_int_equal(weft_task_state(s, b), WEFT_TASK_NEW);
+  assert_int_equal(weft__task_state(s, b), WEFT_TASK_NEW);
   assert_int_equal(TD(s, b)->tag, 2);
-  assert_int_equal(weft_sched_task_count(s), 1);
+  assert_int_equal(weft__sched_task_count(s), 1);
   assert_int_equal(c->ncancel, 1);
-  assert_int_equal(weft_task_wake(s, b), WEFT_OK);
+  assert_int_equal(weft__task_wake(s, b), WEFT_OK);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 1, 2);
   sched_end(s, c);
@@ -1510,38 +1510,38 @@ static void test_stale_group_handles_fail_safely(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g1, g2, out = 77;
-  assert_int_equal(weft_group_create(s, 0, &g1), WEFT_OK);
-  weft_group_release(s, g1);
-  assert_int_equal(weft_group_create(s, 0, &g2), WEFT_OK); /* takes g1's slot */
+  assert_int_equal(weft__group_create(s, 0, &g1), WEFT_OK);
+  weft__group_release(s, g1);
+  assert_int_equal(weft__group_create(s, 0, &g2), WEFT_OK); /* takes g1's slot */
   assert_int_equal(WEFT_ID_INDEX(g1), WEFT_ID_INDEX(g2));
   weft_id bad[] = {g1, WEFT_ID_MAKE(100000, 1),
                    WEFT_ID_MAKE(WEFT_ID_INDEX(g2), WEFT_ID_GEN(g2) + 2)};
   for (int i = 0; i < 3; i++) {
     weft_id x = bad[i];
-    assert_false(weft_group_live(s, x));
-    assert_int_equal(weft_task_create(s, x, 0, &cls, &out, NULL), WEFT_ESTALE);
-    assert_int_equal(weft_group_create(s, x, &out), WEFT_ESTALE);
+    assert_false(weft__group_live(s, x));
+    assert_int_equal(weft__task_create(s, x, 0, &cls, &out, NULL), WEFT_ESTALE);
+    assert_int_equal(weft__group_create(s, x, &out), WEFT_ESTALE);
     assert_true(out == 77);
-    assert_int_equal(weft_sched_pause_group(s, x), WEFT_ESTALE);
-    assert_int_equal(weft_sched_resume_group(s, x), WEFT_ESTALE);
-    assert_int_equal(weft_group_set_scale(s, x, 2.0), WEFT_ESTALE);
-    assert_int_equal(weft_sched_cancel_group(s, x), WEFT_ESTALE);
-    assert_int_equal(weft_group_retain(s, x), WEFT_ESTALE);
-    assert_int_equal(weft_group_paused(s, x), 0);
-    assert_true(weft_group_scale(s, x) == 0.0);
-    assert_true(weft_group_now(s, x) == 0.0);
-    assert_true(weft_group_parent(s, x) == 0);
-    assert_int_equal(weft_group_tasks(s, x, &out, 1), 0);
-    weft_group_release(s, x);
-    weft_group_release(s, x);
+    assert_int_equal(weft__sched_pause_group(s, x), WEFT_ESTALE);
+    assert_int_equal(weft__sched_resume_group(s, x), WEFT_ESTALE);
+    assert_int_equal(weft__group_set_scale(s, x, 2.0), WEFT_ESTALE);
+    assert_int_equal(weft__sched_cancel_group(s, x), WEFT_ESTALE);
+    assert_int_equal(weft__group_retain(s, x), WEFT_ESTALE);
+    assert_int_equal(weft__group_paused(s, x), 0);
+    assert_true(weft__group_scale(s, x) == 0.0);
+    assert_true(weft__group_now(s, x) == 0.0);
+    assert_true(weft__group_parent(s, x) == 0);
+    assert_int_equal(weft__group_tasks(s, x, &out, 1), 0);
+    weft__group_release(s, x);
+    weft__group_release(s, x);
   }
   /* g2 kept its reference and its settings. */
-  assert_true(weft_group_live(s, g2));
-  assert_false(weft_group_paused(s, g2));
-  assert_true(weft_group_scale(s, g2) == 1.0);
-  assert_int_equal(weft_sched_task_count(s), 0);
-  weft_group_release(s, g2);
-  assert_false(weft_group_live(s, g2));
+  assert_true(weft__group_live(s, g2));
+  assert_false(weft__group_paused(s, g2));
+  assert_true(weft__group_scale(s, g2) == 1.0);
+  assert_int_equal(weft__sched_task_count(s), 0);
+  weft__group_release(s, g2);
+  assert_false(weft__group_live(s, g2));
   sched_end(s, c);
 }
 
@@ -1553,27 +1553,27 @@ static void test_max_tasks_limit_gives_elimit(void **state) {
   weft_id t[4];
   for (int i = 0; i < 4; i++) t[i] = task_new(s, 0, 0, i + 1, NULL, 0);
   weft_id out = 77;
-  assert_int_equal(weft_task_create(s, 0, 0, &cls, &out, NULL), WEFT_ELIMIT);
+  assert_int_equal(weft__task_create(s, 0, 0, &cls, &out, NULL), WEFT_ELIMIT);
   assert_true(out == 77);
-  assert_int_equal(weft_sched_task_count(s), 4);
-  assert_int_equal(weft_task_cancel(s, t[2]), WEFT_OK);
-  assert_int_equal(weft_task_create(s, 0, 0, &cls, &out, NULL), WEFT_OK);
-  assert_int_equal(weft_task_create(s, 0, 0, &cls, &out, NULL), WEFT_ELIMIT);
+  assert_int_equal(weft__sched_task_count(s), 4);
+  assert_int_equal(weft__task_cancel(s, t[2]), WEFT_OK);
+  assert_int_equal(weft__task_create(s, 0, 0, &cls, &out, NULL), WEFT_OK);
+  assert_int_equal(weft__task_create(s, 0, 0, &cls, &out, NULL), WEFT_ELIMIT);
   sched_end(s, c);
 }
 
 /* Completes every record in its list each frame. */
 static void act_producer(weft_sched *s, weft_id self, tdata *d) {
-  while (!weft_wlist_empty(d->list)) weft_rec_complete(s, weft_wlist_head(d->list), 0);
+  while (!weft__wlist_empty(d->list)) weft__rec_complete(s, weft__wlist_head(d->list), 0);
   sleep_now(s, self, 0);
 }
 
 /* Waits for the first of its list or a long sleep, forever. */
 static void act_listener(weft_sched *s, weft_id self, tdata *d) {
-  assert_int_equal(weft_wait_begin(s, self, WEFT_WAIT_FIRST), WEFT_OK);
-  assert_int_equal(weft_wait_on(s, self, 0, d->list), WEFT_OK);
-  assert_int_equal(weft_wait_sleep(s, self, 1, 10.0, 0), WEFT_OK);
-  weft_wait_commit(s, self);
+  assert_int_equal(weft__wait_begin(s, self, WEFT_WAIT_FIRST), WEFT_OK);
+  assert_int_equal(weft__wait_on(s, self, 0, d->list), WEFT_OK);
+  assert_int_equal(weft__wait_sleep(s, self, 1, 10.0, 0), WEFT_OK);
+  weft__wait_commit(s, self);
 }
 
 static void test_steady_frame_allocates_nothing(void **state) {
@@ -1581,27 +1581,27 @@ static void test_steady_frame_allocates_nothing(void **state) {
   weft_sched *s = sched_new(c, 0);
   weft_wlist l = {0};
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_set_scale(s, g, 0.5), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, g, 0.5), WEFT_OK);
   c->nolog = 1;
   for (int i = 0; i < 300; i++) spawn(s, i % 2 ? g : 0, 0, i, act_sleep_loop, 0);
   for (int i = 0; i < 100; i++) spawn(s, 0, 0, 1000 + i, act_sleep_loop, DT60);
   for (int i = 0; i < 50; i++) TD(s, spawn(s, 0, 0, 2000 + i, act_listener, 0))->list = &l;
   TD(s, spawn(s, 0, 0, 3000, act_producer, 0))->list = &l;
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 5, DT60); /* warm-up */
-  size_t mem = weft_sched_memory(s);
+  size_t mem = weft__sched_memory(s);
   long calls = c->mem.calls;
   long long live = c->mem.live;
   long before = c->total;
   for (int f = 0; f < 100; f++) {
     steps(s, 1, DT60);
-    assert_int_equal(weft_sched_memory(s), mem);
+    assert_int_equal(weft__sched_memory(s), mem);
   }
   assert_int_equal(c->mem.calls, calls);
   assert_int_equal(c->mem.live, live);
   assert_int_equal(c->total - before, 100 * (300 + 100 + 50 + 1));
-  weft_group_release(s, g);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -1610,21 +1610,21 @@ static void test_destroy_is_clean_after_normal_use(void **state) {
   weft_sched *s = sched_new(c, 0);
   weft_wlist l = {0};
   weft_id g, h;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_create(s, g, &h), WEFT_OK);
-  assert_int_equal(weft_group_set_scale(s, h, 2.0), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, g, &h), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, h, 2.0), WEFT_OK);
   for (int i = 0; i < 600; i++)
     spawn(s, i % 3 == 0 ? 0 : i % 3 == 1 ? g : h, 0, i, act_sleep_done, (i % 7) * 0.1);
   weft_id w = spawn(s, 0, 0, 900, act_wait_lists, 0);
   TD(s, w)->list = &l;
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 60, DT60);
-  weft_rec_complete(s, weft_wlist_head(&l), 0);
+  weft__rec_complete(s, weft__wlist_head(&l), 0);
   steps(s, 2, DT60);
-  assert_int_equal(weft_sched_task_count(s), 0);
-  weft_group_release(s, h);
-  weft_group_release(s, g);
-  assert_int_equal(weft_sched_destroy(s), 0);
+  assert_int_equal(weft__sched_task_count(s), 0);
+  weft__group_release(s, h);
+  weft__group_release(s, g);
+  assert_int_equal(weft__sched_destroy(s), 0);
   assert_int_equal(c->mem.live, 0);
   assert_int_equal(c->mem.bad_osize, 0);
   assert_int_equal(c->ncancel, 0);
@@ -1635,20 +1635,20 @@ static void test_destroy_cancels_live_tasks_children_first(void **state) {
   weft_sched *s = sched_new(c, 0);
   weft_wlist l = {0};
   weft_id g, h;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
-  assert_int_equal(weft_group_create(s, g, &h), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, g, &h), WEFT_OK);
   weft_id p = spawn(s, 0, 0, 1, act_sleep_done, INFINITY);
   weft_id c1 = spawn(s, 0, p, 2, act_wait_lists, 0);
   TD(s, c1)->list = &l;
   spawn(s, 0, p, 3, act_sleep_done, 5.0);
   spawn(s, g, 0, 4, act_idle, 0);
   spawn(s, h, 0, 5, act_sleep_done, 0.5);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   spawn(s, 0, 0, 6, NULL, 0); /* queued, never run */
-  weft_group_release(s, h);
-  weft_group_release(s, g);
-  assert_int_equal(weft_sched_task_count(s), 6);
-  assert_int_equal(weft_sched_destroy(s), 0);
+  weft__group_release(s, h);
+  weft__group_release(s, g);
+  assert_int_equal(weft__sched_task_count(s), 6);
+  assert_int_equal(weft__sched_destroy(s), 0);
   assert_int_equal(c->mem.live, 0);
   assert_int_equal(c->mem.bad_osize, 0);
   assert_int_equal(c->ncancel, 6);
@@ -1657,7 +1657,7 @@ static void test_destroy_cancels_live_tasks_children_first(void **state) {
   for (int t = 2; t <= 6; t++) assert_true(pos[t] > 0);
   assert_true(pos[1] > pos[2] && pos[1] > pos[3]); /* children first */
   assert_true(pos[2] < pos[3]);                    /* in spawn order */
-  assert_true(weft_wlist_empty(&l));               /* the list outlives it: no dangling record */
+  assert_true(weft__wlist_empty(&l));              /* the list outlives it: no dangling record */
 }
 
 /* ---- clocks ---- */
@@ -1665,21 +1665,21 @@ static void test_destroy_cancels_live_tasks_children_first(void **state) {
 static void test_step_rejects_bad_dt_and_counts_frames(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
-  assert_int_equal(weft_sched_frame(s), 0);
-  assert_true(weft_sched_now(s) == 0.0);
-  assert_int_equal(weft_sched_step(s, NAN), WEFT_EINVAL);
-  assert_int_equal(weft_sched_step(s, -DT60), WEFT_EINVAL);
-  assert_int_equal(weft_sched_step(s, INFINITY), WEFT_EINVAL);
-  assert_int_equal(weft_sched_step(s, WEFT_MAX_DT * 2), WEFT_EINVAL);
-  assert_int_equal(weft_sched_frame(s), 0);
-  assert_true(weft_sched_now(s) == 0.0);
-  assert_true(weft_sched_realtime(s) == 0.0);
+  assert_int_equal(weft__sched_frame(s), 0);
+  assert_true(weft__sched_now(s) == 0.0);
+  assert_int_equal(weft__sched_step(s, NAN), WEFT_EINVAL);
+  assert_int_equal(weft__sched_step(s, -DT60), WEFT_EINVAL);
+  assert_int_equal(weft__sched_step(s, INFINITY), WEFT_EINVAL);
+  assert_int_equal(weft__sched_step(s, WEFT_MAX_DT * 2), WEFT_EINVAL);
+  assert_int_equal(weft__sched_frame(s), 0);
+  assert_true(weft__sched_now(s) == 0.0);
+  assert_true(weft__sched_realtime(s) == 0.0);
   steps(s, 60, DT60);
-  assert_int_equal(weft_sched_frame(s), 60);
-  assert_near(weft_sched_now(s), 1.0);
-  assert_near(weft_sched_realtime(s), 1.0);
-  assert_int_equal(weft_sched_step(s, 0.0), WEFT_OK);
-  assert_int_equal(weft_sched_frame(s), 61);
+  assert_int_equal(weft__sched_frame(s), 60);
+  assert_near(weft__sched_now(s), 1.0);
+  assert_near(weft__sched_realtime(s), 1.0);
+  assert_int_equal(weft__sched_step(s, 0.0), WEFT_OK);
+  assert_int_equal(weft__sched_frame(s), 61);
   sched_end(s, c);
 }
 
@@ -1687,20 +1687,20 @@ static void test_step_rejects_bad_dt_and_counts_frames(void **state) {
 
 static void act_real_sleep(weft_sched *s, weft_id self, tdata *d) {
   if (d->runs == 1) {
-    assert_int_equal(weft_wait_begin(s, self, WEFT_WAIT_ALL), WEFT_OK);
-    assert_int_equal(weft_wait_sleep(s, self, 4, d->secs, 1), WEFT_OK);
-    weft_wait_commit(s, self);
+    assert_int_equal(weft__wait_begin(s, self, WEFT_WAIT_ALL), WEFT_OK);
+    assert_int_equal(weft__wait_sleep(s, self, 4, d->secs, 1), WEFT_OK);
+    weft__wait_commit(s, self);
   } else {
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
   }
 }
 
 static void test_real_sleep_ignores_time_scale(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
-  assert_int_equal(weft_group_set_scale(s, 0, 0.25), WEFT_OK);
+  assert_int_equal(weft__group_set_scale(s, 0, 0.25), WEFT_OK);
   weft_id t = spawn(s, 0, 0, 1, act_real_sleep, 0.5);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 29, DT60);
   assert_int_equal(c->nruns, 1);
   steps(s, 1, DT60);
@@ -1716,18 +1716,18 @@ static void test_real_sleep_counts_through_pause(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
   spawn(s, g, 0, 1, act_real_sleep, 0.5);
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_sched_pause_group(s, g), WEFT_OK);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__sched_pause_group(s, g), WEFT_OK);
   steps(s, 29, DT60);
   assert_int_equal(c->nruns, 1);
   steps(s, 1, DT60);
   assert_int_equal(c->ntimers, 1); /* the real clock ran on */
   assert_int_equal(c->timers[0].frame, 30);
   EXPECT_FRAME(c, 30, 1); /* and the task resumed though its group is paused */
-  assert_int_equal(weft_group_paused(s, g), 1);
-  weft_group_release(s, g);
+  assert_int_equal(weft__group_paused(s, g), 1);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -1735,12 +1735,12 @@ static void test_real_sleep_counts_through_pause(void **state) {
    next to a third clock due the same frame: the task wakes once. */
 static void act_first_game_or_real(weft_sched *s, weft_id self, tdata *d) {
   if (d->runs == 1) {
-    assert_int_equal(weft_wait_begin(s, self, WEFT_WAIT_FIRST), WEFT_OK);
-    assert_int_equal(weft_wait_sleep(s, self, 0, d->secs, 0), WEFT_OK);
-    assert_int_equal(weft_wait_sleep(s, self, 1, d->secs, 1), WEFT_OK);
-    weft_wait_commit(s, self);
+    assert_int_equal(weft__wait_begin(s, self, WEFT_WAIT_FIRST), WEFT_OK);
+    assert_int_equal(weft__wait_sleep(s, self, 0, d->secs, 0), WEFT_OK);
+    assert_int_equal(weft__wait_sleep(s, self, 1, d->secs, 1), WEFT_OK);
+    weft__wait_commit(s, self);
   } else {
-    assert_int_equal(weft_task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
+    assert_int_equal(weft__task_finish(s, self, WEFT_TASK_DONE), WEFT_OK);
   }
 }
 
@@ -1748,12 +1748,12 @@ static void test_first_of_game_and_real_sleep_wakes_once(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id a, b;
-  assert_int_equal(weft_group_create(s, 0, &a), WEFT_OK);
-  assert_int_equal(weft_group_create(s, 0, &b), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &a), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &b), WEFT_OK);
   spawn(s, 0, 0, 1, act_sleep_done, 0); /* a game timer fires on frame 1 */
   weft_id x = spawn(s, a, 0, 2, act_first_game_or_real, 0.5);
   weft_id y = spawn(s, b, 0, 3, act_sleep_done, 0.5);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 30, DT60);
   EXPECT_FRAME(c, 30, 2, 3);
   assert_int_equal(c->ntimers, 3);
@@ -1762,8 +1762,8 @@ static void test_first_of_game_and_real_sleep_wakes_once(void **state) {
   assert_true(c->timers[2].waiter == y);
   steps(s, 30, DT60);
   assert_int_equal(c->ntimers, 3);
-  weft_group_release(s, a);
-  weft_group_release(s, b);
+  weft__group_release(s, a);
+  weft__group_release(s, b);
   sched_end(s, c);
 }
 
@@ -1773,48 +1773,48 @@ static void test_sleep_never_completes_before_its_deadline_across_clocks(void **
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id a, b;
-  assert_int_equal(weft_group_create(s, 0, &a), WEFT_OK);
-  assert_int_equal(weft_group_create(s, 0, &b), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &a), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &b), WEFT_OK);
   spawn(s, 0, 0, 1, act_sleep_done, 0);
   spawn(s, a, 0, 2, act_first_game_or_real, 0.5);
   weft_id z = spawn(s, 0, 0, 3, act_real_sleep, 10.0);
   spawn(s, b, 0, 4, act_sleep_done, 0.5);
-  weft_sched_run_ready(s);
+  weft__sched_run_ready(s);
   steps(s, 30, DT60);
   EXPECT_FRAME(c, 30, 2, 4);
-  assert_int_equal(weft_task_state(s, z), WEFT_TASK_WAITING);
+  assert_int_equal(weft__task_state(s, z), WEFT_TASK_WAITING);
   for (int i = 0; i < c->ntimers && i < 256; i++) assert_true(c->timers[i].waiter != z);
   steps(s, 569, DT60);
-  assert_int_equal(weft_task_state(s, z), WEFT_TASK_WAITING);
+  assert_int_equal(weft__task_state(s, z), WEFT_TASK_WAITING);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 600, 3);
-  weft_group_release(s, a);
-  weft_group_release(s, b);
+  weft__group_release(s, a);
+  weft__group_release(s, b);
   sched_end(s, c);
 }
 
 /* A cleanup that starts a task in the group being cancelled. */
 static void cleanup_spawn(weft_sched *s, weft_id self, tdata *d) {
-  spawn(s, weft_task_group(s, self), 0, 50 + d->tag, act_idle, 0);
+  spawn(s, weft__task_group(s, self), 0, 50 + d->tag, act_idle, 0);
 }
 
 static void test_group_cancel_leaves_tasks_started_by_cleanups(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
   weft_id g;
-  assert_int_equal(weft_group_create(s, 0, &g), WEFT_OK);
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
   weft_id a = spawn(s, g, 0, 1, act_idle, 0);
   TD(s, a)->cleanup = cleanup_spawn;
   spawn(s, g, 0, 2, act_idle, 0);
-  weft_sched_run_ready(s);
-  assert_int_equal(weft_sched_cancel_group(s, g), WEFT_OK);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__sched_cancel_group(s, g), WEFT_OK);
   EXPECT_CANCELS(c, 1, 2);
   weft_id left[2];
-  assert_int_equal(weft_group_tasks(s, g, left, 2), 1);
+  assert_int_equal(weft__group_tasks(s, g, left, 2), 1);
   assert_int_equal(TD(s, left[0])->tag, 51);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 1, 51);
-  weft_group_release(s, g);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 

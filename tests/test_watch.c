@@ -1,6 +1,6 @@
 /* Unit tests for host/watch: the script file watcher, on real files in a
    fresh temporary directory per test, with real syscalls and the clock
-   driven by the test (`now` passed to weft_watch_poll). Never sleeps. Each
+   driven by the test (`now` passed to weft__watch_poll). Never sleeps. Each
    case runs twice: with inotify, and with the polling fallback. */
 #define _DEFAULT_SOURCE
 #include <stdarg.h>
@@ -87,7 +87,7 @@ static void put(fx *f, const char *rel, const char *text) {
   size_t len = strlen(text);
   assert_int_equal(write(fd, text, len), (ssize_t)len);
   assert_int_equal(close(fd), 0);
-  if (!weft_watch_ignored(strrchr(full, '/') + 1)) stamp(f, full);
+  if (!weft__watch_ignored(strrchr(full, '/') + 1)) stamp(f, full);
 }
 
 static void mv(fx *f, const char *from, const char *to) {
@@ -95,7 +95,7 @@ static void mv(fx *f, const char *from, const char *to) {
   full_path(f, from, a, sizeof a);
   full_path(f, to, b, sizeof b);
   assert_int_equal(rename(a, b), 0);
-  if (!weft_watch_ignored(strrchr(b, '/') + 1)) stamp(f, b);
+  if (!weft__watch_ignored(strrchr(b, '/') + 1)) stamp(f, b);
 }
 
 static void rm(fx *f, const char *rel) {
@@ -127,7 +127,7 @@ static void on_changed(void *ud, const char *path) {
 /* Polls at time t; returns the changes this poll reported. */
 static int poll_at(fx *f, double t) {
   int before = f->n;
-  int r = weft_watch_poll(f->w, t, on_changed, f);
+  int r = weft__watch_poll(f->w, t, on_changed, f);
   assert_int_equal(r, f->n - before);
   return r;
 }
@@ -148,12 +148,12 @@ static int settle(fx *f, double t) {
 static void open_watch(fx *f) {
   weft_watch_desc d = {0};
   d.force_poll = f->poll;
-  assert_int_equal(weft_watch_open(f->root, &d, count_alloc, f, &f->w), WEFT_OK);
+  assert_int_equal(weft__watch_open(f->root, &d, count_alloc, f, &f->w), WEFT_OK);
   assert_non_null(f->w);
 #ifdef WEFT_PLAT_GENERIC /* no notifications there: every case polls */
   f->poll = 1;
 #endif
-  assert_int_equal(weft_watch_polling(f->w) != 0, f->poll);
+  assert_int_equal(weft__watch_polling(f->w) != 0, f->poll);
 }
 
 static int setup_with(void **state, int poll) {
@@ -180,7 +180,7 @@ static int setup_poll(void **state) { return setup_with(state, 1); }
 
 static int teardown(void **state) {
   fx *f = *state;
-  weft_watch_close(f->w);
+  weft__watch_close(f->w);
   int leaked = f->live != 0;
   rm_tree(f->root);
   free(f);
@@ -420,9 +420,9 @@ static void ignored_names_are_never_reported(void **state) {
   static const char *const names[] = {"foo.txt",      ".hidden.lua", "foo.lua~",    "#foo.lua#",
                                       ".foo.lua.swp", "4913",        "foo.lua.tmp", ".#foo.lua"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    assert_true(weft_watch_ignored(names[i]));
-  assert_false(weft_watch_ignored("foo.lua"));
-  assert_false(weft_watch_ignored("a.lua"));
+    assert_true(weft__watch_ignored(names[i]));
+  assert_false(weft__watch_ignored("foo.lua"));
+  assert_false(weft__watch_ignored("a.lua"));
   for (int k = 0; k < 3; k++) {
     double t = round_start(f);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -494,7 +494,7 @@ static void a_fifo_named_like_a_script_is_skipped(void **state) {
   mkdir_in(f, "sub");
   full_path(f, "sub/early.lua", full, sizeof full);
   assert_int_equal(mkfifo(full, 0644), 0);
-  weft_watch_close(f->w);
+  weft__watch_close(f->w);
   open_watch(f); /* the baseline scan meets the FIFO */
   double t = round_start(f);
   full_path(f, "late.lua", full, sizeof full);

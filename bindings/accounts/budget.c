@@ -77,9 +77,9 @@ static uint32_t time_of(const weft_state *W, int32_t limit) {
   return us < 1 ? 1 : us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 }
 
-int weft_budget_watch(weft_state *W) { return weft_watchdog_start(W, hook); }
+int weft__budget_watch(weft_state *W) { return weft__watchdog_start(W, hook); }
 
-void weft_budget_setup(weft_state *W) {
+void weft__budget_setup(weft_state *W) {
   /* what a task's stretch begun at the bottom always is (the rest: at its begin) */
   W->bud_top.prev = &W->bud_idle;
   W->bud_top.msg = WEFT_TASK_RUNAWAY;
@@ -91,15 +91,15 @@ void weft_budget_setup(weft_state *W) {
   W->runaway_instr = (uint64_t)W->runaway_us * WEFT_INSTR_PER_US;
 }
 
-void weft_budget_enter(weft_state *W, weft_budget *b, weft_stretch *s, lua_State *home,
-                       const char *msg, int32_t limit, int kind) {
+void weft__budget_enter(weft_state *W, weft_budget *b, weft_stretch *s, lua_State *home,
+                        const char *msg, int32_t limit, int kind) {
   limit = limit_of(W, limit);
-  weft_budget_begin(W, b, s, home, msg, limit, time_of(W, limit), kind);
+  weft__budget_begin(W, b, s, home, msg, limit, time_of(W, limit), kind);
 }
 
-uint32_t weft_budget_clock(weft_state *W) {
+uint32_t weft__budget_clock(weft_state *W) {
   uint32_t t = (uint32_t)atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  return (t ? t : (uint32_t)(weft_thread_cpu_ns() / 1000u)) - W->held_us;
+  return (t ? t : (uint32_t)(weft__thread_cpu_ns() / 1000u)) - W->held_us;
 }
 
 /* Watched: the running stretch's time since t0 (now: the clock read).
@@ -108,7 +108,7 @@ uint32_t weft_budget_clock(weft_state *W) {
    EARLY_US at most): that is no time, not 71 minutes. */
 #define EARLY_US 1000000u
 static uint32_t since_t0(weft_state *W, uint32_t *now) {
-  *now = weft_budget_clock(W);
+  *now = weft__budget_clock(W);
   uint32_t d = *now - W->bud->t0;
   return d > UINT32_MAX - EARLY_US ? 0 : d;
 }
@@ -137,17 +137,17 @@ static int overran(weft_state *W) {
   return W->runaway_instr && (uint64_t)s->ran * (uint64_t)W->bud->limit >= W->runaway_instr;
 }
 
-int weft_budget_runaway(weft_state *W) {
+int weft__budget_runaway(weft_state *W) {
   const weft_stretch *s = W->bud->s;
   if (!s) return 0;
   if (s->killed) return 1;
-  if (!W->watching) /* counted: what weft_budget_compiled charged, with the instructions */
+  if (!W->watching) /* counted: what weft__budget_compiled charged, with the instructions */
     return W->runaway_instr && (uint64_t)s->ran * (uint64_t)W->bud->limit >= W->runaway_instr;
   if (!W->bud->us) return 0;
   return W->bud->brief ? ran_us(W) >= W->bud->us : W->runaway_us && ran_us(W) >= W->runaway_us;
 }
 
-void weft_budget_unstop(weft_state *W, const weft_budget *outer) {
+void weft__budget_unstop(weft_state *W, const weft_budget *outer) {
   if (outer->us) { /* nested: the enclosing stretch owns the clock that ran out */
     if (outer->run && outer->s) arm(W, outer->run, 1);
     return;
@@ -155,7 +155,7 @@ void weft_budget_unstop(weft_state *W, const weft_budget *outer) {
   if (W->bud->run && W->bud->us && !(W->bud->s && W->bud->s->killed)) arm(W, W->bud->run, 0);
 }
 
-void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
+void weft__budget_idle(weft_state *W) { weft__budget_mark(W); }
 
 /* What a count firing means for a watched stretch: 0, no stop of
    the running stretch came (a stop meant for a stretch that has ended);
@@ -164,7 +164,7 @@ void weft_budget_idle(weft_state *W) { weft_budget_mark(W); }
    stretch was doing, engine calls included, it has had its time. A
    nested stretch (a task's first run inside spawn, a __tostring) is
    stopped too but leaves the stop pending, so the stretch that owns the
-   clock is stopped as soon as it runs again (weft_budget_unstop). */
+   clock is stopped as soon as it runs again (weft__budget_unstop). */
 static int take_fire(weft_state *W) {
   weft_watchdog *D = &W->wd;
   uint32_t gen = atomic_load_explicit(&D->gen, memory_order_relaxed);
@@ -178,40 +178,40 @@ static int take_fire(weft_state *W) {
    in another, or one saved under an evaluation, is timed across the
    hold by the same clock), the costs' (as the time of a resume inside
    the one held) and a profile's. */
-void weft_budget_hold(weft_state *W, weft_hold *h) {
+void weft__budget_hold(weft_state *W, weft_hold *h) {
   h->us = W->bud->us;
-  h->cpu_ns = weft_thread_cpu_ns();
-  h->wall_ns = weft_clock_ns();
+  h->cpu_ns = weft__thread_cpu_ns();
+  h->wall_ns = weft__clock_ns();
   W->holding = 1;
   W->bud->us = 0;
-  weft_budget_mark(W);
+  weft__budget_mark(W);
 }
 
-void weft_budget_unhold(weft_state *W, const weft_hold *h) {
-  uint64_t cpu = weft_thread_cpu_ns() - h->cpu_ns, wall = weft_clock_ns() - h->wall_ns;
+void weft__budget_unhold(weft_state *W, const weft_hold *h) {
+  uint64_t cpu = weft__thread_cpu_ns() - h->cpu_ns, wall = weft__clock_ns() - h->wall_ns;
   W->held_us += (uint32_t)(cpu / 1000u);
-  weft_cost_held(W, (W->watching ? cpu : wall) / 1000u);
-  if (W->prof) weft_profile_held(W, cpu);
+  weft__cost_held(W, (W->watching ? cpu : wall) / 1000u);
+  if (W->prof) weft__profile_held(W, cpu);
   W->holding = 0;
   W->bud->us = h->us;
-  weft_budget_mark(W);
+  weft__budget_mark(W);
 }
 
-void weft_budget_count(weft_state *W) {
+void weft__budget_count(weft_state *W) {
   if (!W->watching) return;
-  weft_watchdog_stop(W);
-  weft_sched_set_time_flag(W->S, NULL); /* frames are counted too */
+  weft__watchdog_stop(W);
+  weft__sched_set_time_flag(W->S, NULL); /* frames are counted too */
   W->watching = 0;
-  weft_budget_setup(W);
-  weft_sched_each_task(W->S, unhook, W);
+  weft__budget_setup(W);
+  weft__sched_each_task(W->S, unhook, W);
 }
 
-void weft_budget_stop_at_once(weft_state *W, lua_State *home) {
+void weft__budget_stop_at_once(weft_state *W, lua_State *home) {
   W->bud->s->preempt_due = 1; /* a stop it did not run into: no overrun */
   arm(W, home, 1);
 }
 
-void weft_budget_arm_home(weft_state *W, lua_State *home, int killed) {
+void weft__budget_arm_home(weft_state *W, lua_State *home, int killed) {
   arm(W, home, killed ? 1 : W->task_limit);
 }
 
@@ -220,7 +220,7 @@ void weft_budget_arm_home(weft_state *W, lua_State *home, int killed) {
    made) is passed over for the script line that called into it. */
 static int script_line(lua_State *L, lua_Debug *d) {
   for (int level = 0; lua_getstack(L, level, d); level++)
-    if (lua_getinfo(L, "Sl", d) && d->currentline > 0 && !weft_chunk_embedded(d->source)) return 1;
+    if (lua_getinfo(L, "Sl", d) && d->currentline > 0 && !weft__chunk_embedded(d->source)) return 1;
   return 0;
 }
 
@@ -228,10 +228,10 @@ static int script_line(lua_State *L, lua_Debug *d) {
    too long (not wherever the unwinding has got to). */
 static void raise_kill(weft_state *W, lua_State *L) {
   if (W->bud->kill_site) {
-    lua_pushfstring(L, "%s: %s", weft_site_where(W->sites, W->bud->kill_site), W->bud->msg);
+    lua_pushfstring(L, "%s: %s", weft__site_where(W->sites, W->bud->kill_site), W->bud->msg);
     lua_error(L);
   }
-  weft_raise_here(L, W->bud->msg);
+  weft__raise_here(L, W->bud->msg);
 }
 
 static void kill(weft_state *W, lua_State *L) {
@@ -239,17 +239,17 @@ static void kill(weft_state *W, lua_State *L) {
   s->killed = 1;
   lua_Debug d;
   if (script_line(L, &d))
-    W->bud->kill_site = weft_site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
+    W->bud->kill_site = weft__site_intern(W->sites, d.source, d.short_src, d.currentline, 0);
   arm(W, W->bud->home, 1);
   if (L != W->bud->home) arm(W, L, 1);
   raise_kill(W, L);
 }
 
-void weft_budget_stretch_end(weft_state *W, ltask *lt) {
-  if (W->watching && W->bud->s == &lt->b && W->bud->us) weft_cost_stretch(W, W->cur, ran_us(W));
+void weft__budget_stretch_end(weft_state *W, ltask *lt) {
+  if (W->watching && W->bud->s == &lt->b && W->bud->us) weft__cost_stretch(W, W->cur, ran_us(W));
 }
 
-int weft_budget_piece(weft_state *W, lua_State *L, long steps) {
+int weft__budget_piece(weft_state *W, lua_State *L, long steps) {
   weft_stretch *s = W->bud->s;
   if (!s || !W->bud->limit) return 0;
   if (s->killed) raise_kill(W, L);
@@ -271,7 +271,7 @@ int weft_budget_piece(weft_state *W, lua_State *L, long steps) {
   return 1;
 }
 
-void weft_budget_compiled(weft_state *W, size_t bytes) {
+void weft__budget_compiled(weft_state *W, size_t bytes) {
   weft_stretch *s = W->bud->s;
   if (W->watching || !s || !W->bud->limit) return; /* watched: the parser's time is on the clock */
   /* a byte an instruction, and a piece (a call of the reader from C into
@@ -345,7 +345,7 @@ static void arm_until_yieldable(weft_state *W, lua_State *L) {
 }
 
 static void hook(lua_State *L, lua_Debug *ar) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   if (ar->event != LUA_HOOKCOUNT) {
     const weft_stretch *s = W->bud->s;
     if (ar->event == LUA_HOOKRET && s && s->preempt_due && L == W->bud->home && lua_isyieldable(L))
@@ -355,7 +355,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   if (atomic_exchange_explicit(&W->wd.want_sample, 0, memory_order_relaxed))
-    weft_profile_sample(W, L);
+    weft__profile_sample(W, L);
   weft_stretch *s = W->bud->s;
   int fired = W->watching ? take_fire(W) : 0;
   if (W->watching && !fired && (!s || !(s->killed || (s->preempt_due && L == W->bud->home)))) {
@@ -395,7 +395,7 @@ static void hook(lua_State *L, lua_Debug *ar) {
   }
 }
 
-void weft_budget_before_nested(weft_state *W, lua_State *co) {
+void weft__budget_before_nested(weft_state *W, lua_State *co) {
   if (!W->bud->s) return;
   W->bud->run = co;
   int want = 0;
@@ -409,7 +409,7 @@ void weft_budget_before_nested(weft_state *W, lua_State *co) {
     arm(W, co, want);
 }
 
-void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status) {
+void weft__budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int status) {
   weft_stretch *s = W->bud->s;
   if (!s) return;
   W->bud->run = L;
@@ -421,7 +421,7 @@ void weft_budget_after_nested(weft_state *W, lua_State *L, lua_State *co, int st
   }
 }
 
-int weft_budget_preempting(weft_state *W, lua_State *L) {
+int weft__budget_preempting(weft_state *W, lua_State *L) {
   weft_stretch *s = W->bud->s;
   if (!s || !s->yielding) return 0;
   if (!lua_isyieldable(L)) { /* the yield stops here: yield when home runs */
@@ -438,7 +438,7 @@ int weft_budget_preempting(weft_state *W, lua_State *L) {
 }
 
 static void unhook(void *ud, weft_id id) {
-  ltask *lt = weft_task_udata(((weft_state *)ud)->S, id);
+  ltask *lt = weft__task_udata(((weft_state *)ud)->S, id);
   if (lt) lt->hooked = 0; /* re-armed at its next resume */
 }
 
@@ -450,16 +450,16 @@ static void rearm(weft_state *W, lua_State *co) {
   arm(W, co, count);
 }
 
-void weft_budget_set_extra(weft_state *W, int mask, lua_State *L) {
+void weft__budget_set_extra(weft_state *W, int mask, lua_State *L) {
   if (W->hook_extra == mask) return;
   W->hook_extra = mask;
-  weft_sched_each_task(W->S, unhook, W);
+  weft__sched_each_task(W->S, unhook, W);
   rearm(W, W->curL);
   if (W->bud->home != W->curL) rearm(W, W->bud->home);
   if (L && L != W->curL && L != W->bud->home) rearm(W, L);
 }
 
-void weft_raise_here(lua_State *L, const char *msg) {
+void weft__raise_here(lua_State *L, const char *msg) {
   lua_Debug d;
   if (script_line(L, &d))
     lua_pushfstring(L, "%s:%d: %s", d.short_src, d.currentline, msg);
@@ -468,31 +468,31 @@ void weft_raise_here(lua_State *L, const char *msg) {
   lua_error(L);
 }
 
-int weft_budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh, const char *msg,
-                      int32_t limit) {
+int weft__budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msgh, const char *msg,
+                       int32_t limit) {
   weft_budget b;
   weft_stretch s;
   memset(&s, 0, sizeof s);
   lua_Hook old = lua_gethook(L);
   int omask = lua_gethookmask(L), ocount = lua_gethookcount(L);
-  weft_budget_enter(W, &b, &s, L, msg, limit ? limit : (int32_t)W->desc.instr_budget,
-                    limit ? WEFT_STRETCH_BRIEF : WEFT_STRETCH_PLAIN);
+  weft__budget_enter(W, &b, &s, L, msg, limit ? limit : (int32_t)W->desc.instr_budget,
+                     limit ? WEFT_STRETCH_BRIEF : WEFT_STRETCH_PLAIN);
   arm(W, L, W->bud->limit);
   int st = lua_pcall(L, nargs, nres, msgh);
-  weft_budget_leave(W, &b);
+  weft__budget_leave(W, &b);
   lua_sethook(L, old, omask, ocount);
   return st;
 }
 
-int weft_budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
-                       const char *msg, int32_t limit) {
+int weft__budget_resume(weft_state *W, lua_State *co, lua_State *from, int nargs, int *nres,
+                        const char *msg, int32_t limit) {
   weft_budget b;
   weft_stretch s;
   memset(&s, 0, sizeof s);
-  weft_budget_enter(W, &b, &s, co, msg, limit ? limit : (int32_t)W->desc.instr_budget,
-                    limit ? WEFT_STRETCH_BRIEF : WEFT_STRETCH_PLAIN);
+  weft__budget_enter(W, &b, &s, co, msg, limit ? limit : (int32_t)W->desc.instr_budget,
+                     limit ? WEFT_STRETCH_BRIEF : WEFT_STRETCH_PLAIN);
   arm(W, co, W->bud->limit);
   int st = lua_resume(co, from, nargs, nres);
-  weft_budget_leave(W, &b);
+  weft__budget_leave(W, &b);
   return st;
 }

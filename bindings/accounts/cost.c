@@ -19,8 +19,8 @@ static weft_cost_rec *rec_in(weft_state *W, weft_side *side, weft_id id, int mak
   uint32_t i = WEFT_ID_INDEX(id);
   weft_cost_rec *r;
   if (i < side->nblocks << WEFT_POOL_CHUNK_SHIFT && side->blocks[i >> WEFT_POOL_CHUNK_SHIFT])
-    r = weft_side_at(side, i);
-  else if (!make || !(r = weft_side_make(side, i, weft_host_alloc, W)))
+    r = weft__side_at(side, i);
+  else if (!make || !(r = weft__side_make(side, i, weft__host_alloc, W)))
     return NULL;
   else
     r->id = 0;
@@ -38,7 +38,7 @@ static weft_cost_rec *rec_in(weft_state *W, weft_side *side, weft_id id, int mak
    slot index (linear probing); a slot's record stays when its task ends
    and is taken over by the slot's next task charged (its id tells), so
    there is at most one a slot. Room for a
-   share of the live tasks is kept (weft_cost_new_task); a frame makes
+   share of the live tasks is kept (weft__cost_new_task); a frame makes
    room by dropping records (reclaim), and grows the table only when
    every record is a slow task's. */
 #define RESERVE_SHIFT 5 /* room kept for 1 in 32 live tasks */
@@ -51,7 +51,7 @@ static uint32_t slot_hash(uint32_t i, uint32_t mask) {
 /* Moves the table to cap entries (a power of two); 0 when out of memory. */
 static int tab_grow(weft_state *W, uint32_t cap) {
   weft_costs *C = &W->cost;
-  weft_cost_rec *t = weft_host_alloc(W, NULL, 0, cap * sizeof *t);
+  weft_cost_rec *t = weft__host_alloc(W, NULL, 0, cap * sizeof *t);
   if (!t) return 0;
   memset(t, 0, cap * sizeof *t);
   for (uint32_t k = 0; k < C->tcap; k++) {
@@ -60,7 +60,7 @@ static int tab_grow(weft_state *W, uint32_t cap) {
     while (t[h].id) h = (h + 1) & (cap - 1);
     t[h] = C->tab[k];
   }
-  if (C->tab) weft_host_alloc(W, C->tab, C->tcap * sizeof *C->tab, 0);
+  if (C->tab) weft__host_alloc(W, C->tab, C->tcap * sizeof *C->tab, 0);
   C->tab = t;
   C->tcap = cap;
   return 1;
@@ -162,12 +162,12 @@ static weft_cost_rec *rec_of(weft_state *W, weft_id id, int make) {
   return &C->tab[h];
 }
 
-void weft_cost_free(weft_state *W) {
+void weft__cost_free(weft_state *W) {
   weft_costs *C = &W->cost;
-  if (C->tab) weft_host_alloc(W, C->tab, C->tcap * sizeof *C->tab, 0);
+  if (C->tab) weft__host_alloc(W, C->tab, C->tcap * sizeof *C->tab, 0);
   C->tab = NULL;
   C->tcap = C->tcount = 0;
-  weft_side_free(&C->grecs, weft_host_alloc, W);
+  weft__side_free(&C->grecs, weft__host_alloc, W);
 }
 
 /* Brings a record to the current frame: the frames since it last ran
@@ -188,46 +188,46 @@ static void wake_watchdog(weft_state *W);
 /* The cost clock in microseconds. */
 static uint64_t cost_now(weft_state *W) {
   if (W->watching) return atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  return weft_clock_coarse_ns() / 1000u;
+  return weft__clock_coarse_ns() / 1000u;
 }
 
-void weft_cost_begin_slow(weft_state *W, weft_cost_mark *m) {
+void weft__cost_begin_slow(weft_state *W, weft_cost_mark *m) {
   if (W->watching && !m->t0) { /* it naps: read the clock, wake it */
     wake_watchdog(W);
     m->t0 = cost_now(W);
   } else if (!W->watching) {
     m->t0 = cost_now(W);
   }
-  if (W->prof) weft_profile_begin(W);
+  if (W->prof) weft__profile_begin(W);
 }
 
 /* A resume took total microseconds, those of the resumes inside it too. */
 static void took(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t total) {
   uint64_t inner = W->cost.inner - m->inner;
   W->cost.inner = m->inner + total;
-  if (total > inner) weft_cost_charge(W, id, total - inner);
+  if (total > inner) weft__cost_charge(W, id, total - inner);
 }
 
-void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
-  if (W->prof) weft_profile_end(W, id);
+void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
+  if (W->prof) weft__profile_end(W, id);
   uint64_t t = cost_now(W);
   if (!t && W->watching)
-    t = weft_thread_cpu_ns() / 1000u; /* it naps (a debugger held the resume) */
+    t = weft__thread_cpu_ns() / 1000u; /* it naps (a debugger held the resume) */
   took(W, id, m, t > m->t0 ? t - m->t0 : 0);
 }
 
-void weft_cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t ns) {
+void weft__cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t ns) {
   took(W, id, m, ns > m->t0 ? ns / 1000u - m->t0 / 1000u : 0);
 }
 
 /* Time held counts as the time of a resume inside the running ones:
-   each of them takes it out of its own (weft_cost_end_slow). */
-void weft_cost_held(weft_state *W, uint64_t us) { W->cost.inner += us; }
+   each of them takes it out of its own (weft__cost_end_slow). */
+void weft__cost_held(weft_state *W, uint64_t us) { W->cost.inner += us; }
 
-void weft_cost_new_task(weft_state *W, weft_id id) {
+void weft__cost_new_task(weft_state *W, weft_id id) {
   (void)id; /* its record is made when it is first charged */
   weft_costs *C = &W->cost;
-  uint32_t want = C->tcount + (weft_sched_task_count(W->S) >> RESERVE_SHIFT) + 16;
+  uint32_t want = C->tcount + (weft__sched_task_count(W->S) >> RESERVE_SHIFT) + 16;
   if (want * 4 <= C->tcap * 3) return;
   uint32_t cap = C->tcap ? C->tcap : 64;
   while (want * 4 > cap * 3) cap *= 2;
@@ -241,7 +241,7 @@ static void add(weft_state *W, weft_cost_rec *r, uint64_t us) {
   if (r->frame_us > r->worst_us) r->worst_us = r->frame_us;
 }
 
-void weft_cost_new_group(weft_state *W, weft_id g) { rec_in(W, &W->cost.grecs, g, 1); }
+void weft__cost_new_group(weft_state *W, weft_id g) { rec_in(W, &W->cost.grecs, g, 1); }
 
 /* A stretch of task id (its script time between two waits) took us: a
    slow task takes more than slow_us, and again; a long piece of work
@@ -259,12 +259,12 @@ static void note_slow(weft_state *W, weft_cost_rec *r, weft_id id, uint64_t us) 
   W->cost.slow[W->cost.nslow++] = id;
 }
 
-void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
+void weft__cost_charge(weft_state *W, weft_id id, uint64_t us) {
   W->cost.frame_us += us;
   /* The task's groups, out to the root, total their tasks' time, those
      that ended too. Charges come a tick at a time (a few a frame), so the
      walk is rare. */
-  for (weft_id g = weft_task_group(W->S, id); g; g = weft_group_parent(W->S, g)) {
+  for (weft_id g = weft__task_group(W->S, id); g; g = weft__group_parent(W->S, g)) {
     weft_cost_rec *gr = rec_in(W, &W->cost.grecs, g, 1);
     if (gr) add(W, gr, us);
   }
@@ -273,7 +273,7 @@ void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
   add(W, r, us);
   /* A resume that ended in a wait and took more than slow_us on its own;
      stretches the budget preempted are told at their wait
-     (weft_cost_stretch). */
+     (weft__cost_stretch). */
   ltask *lt = LT(W, id);
   if (r->told) /* the resume that ended a preempted stretch: told at its wait */
     r->told = 0;
@@ -281,7 +281,7 @@ void weft_cost_charge(weft_state *W, weft_id id, uint64_t us) {
     note_slow(W, r, id, us);
 }
 
-void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us) {
+void weft__cost_stretch(weft_state *W, weft_id id, uint64_t us) {
   weft_cost_rec *r = rec_of(W, id, 1);
   if (!r) return;
   r->told = 1;
@@ -290,25 +290,25 @@ void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us) {
 
 static void warn(weft_state *W);
 
-void weft_cost_frame(weft_state *W) {
+void weft__cost_frame(weft_state *W) {
   if (W->cost.nslow) warn(W); /* went over before any frame (a file's start) */
   W->cost.frame++;
   W->cost.frame_us = 0;
   if (W->watching && atomic_load_explicit(&W->wd.napping, memory_order_relaxed)) wake_watchdog(W);
-  weft_cost_pick_way(W);
-  if (W->prof) weft_profile_frame(W, 0);
+  weft__cost_pick_way(W);
+  if (W->prof) weft__profile_frame(W, 0);
 }
 
 /* The watchdog naps between frames, its clock 0: the clock is read here
    and the watchdog woken (at most once a nap). */
 static void wake_watchdog(weft_state *W) {
   weft_watchdog *D = &W->wd;
-  atomic_store_explicit(&D->clock_us, weft_thread_cpu_ns() / 1000u, memory_order_relaxed);
-  weft_mutex_lock(&D->mu);
+  atomic_store_explicit(&D->clock_us, weft__thread_cpu_ns() / 1000u, memory_order_relaxed);
+  weft__mutex_lock(&D->mu);
   D->wake = 1;
   atomic_store_explicit(&D->napping, 0, memory_order_relaxed); /* one wake a nap */
-  weft_cond_signal(&D->cv);
-  weft_mutex_unlock(&D->mu);
+  weft__cond_signal(&D->cv);
+  weft__mutex_unlock(&D->mu);
 }
 
 /* Each slow task once: who it is, and the line it waits at now (the end
@@ -319,28 +319,28 @@ static void warn(weft_state *W) {
     weft_cost_rec *r = rec_of(W, id, 0);
     if (!r) continue; /* it ended */
     char label[300], where[256] = "", msg[640];
-    if (!weft_task_label(W, W->L, id, label, sizeof label) && W->cost.slow_site[i])
+    if (!weft__task_label(W, W->L, id, label, sizeof label) && W->cost.slow_site[i])
       snprintf(label, sizeof label, "a task spawned at %s",
-               weft_site_where(W->sites, W->cost.slow_site[i]));
+               weft__site_where(W->sites, W->cost.slow_site[i]));
     ltask *lt = LT(W, id);
-    if (lt && lt->co) weft_where_suspended(lt->co, where, sizeof where);
+    if (lt && lt->co) weft__where_suspended(lt->co, where, sizeof where);
     char *colon = strrchr(where, ':');
     uint32_t line = colon ? (uint32_t)strtoul(colon + 1, NULL, 10) : 0;
     snprintf(msg, sizeof msg, "%s: %.1f ms of script time between two waits, again", label,
              W->cost.slow_len[i] / 1000.0);
     if (colon) *colon = 0;
-    weft_log_at(W, WEFT_LOG_WARN, WEFT_LOG_SLOW_TASK, msg, *where ? where : NULL, line);
+    weft__log_at(W, WEFT_LOG_WARN, WEFT_LOG_SLOW_TASK, msg, *where ? where : NULL, line);
   }
   W->cost.nslow = 0;
 }
 
-void weft_cost_frame_end(weft_state *W) {
+void weft__cost_frame_end(weft_state *W) {
   W->cost.last_us = W->cost.frame_us;
-  if (W->prof) weft_profile_frame(W, 1);
+  if (W->prof) weft__profile_frame(W, 1);
   if (W->cost.nslow) warn(W);
 }
 
-/* A record's figures in milliseconds (see weft_cost_of). */
+/* A record's figures in milliseconds (see weft__cost_of). */
 static int figures(weft_state *W, const weft_cost_rec *r, double *frame_ms, double *avg_ms,
                    double *worst_ms) {
   if (!r) {
@@ -364,14 +364,14 @@ static int figures(weft_state *W, const weft_cost_rec *r, double *frame_ms, doub
   return 1;
 }
 
-int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms) {
+int weft__cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms) {
   if (figures(W, rec_of(W, id, 0), frame_ms, avg_ms, worst_ms)) return 1;
-  return weft_task_state(W->S, id) > 0; /* never charged: all 0 */
+  return weft__task_state(W->S, id) > 0; /* never charged: all 0 */
 }
 
-int weft_cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_ms,
-                       double *worst_ms) {
-  if (g != weft_sched_root(W->S) && !weft_group_live(W->S, g))
+int weft__cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_ms,
+                        double *worst_ms) {
+  if (g != weft__sched_root(W->S) && !weft__group_live(W->S, g))
     return figures(W, NULL, frame_ms, avg_ms, worst_ms);
   figures(W, rec_in(W, &W->cost.grecs, g, 0), frame_ms, avg_ms, worst_ms); /* none yet: 0 */
   return 1;

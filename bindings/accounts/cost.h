@@ -38,14 +38,14 @@ typedef struct weft_cost_mark {
 } weft_cost_mark;
 
 /* Charges task id us microseconds. */
-void weft_cost_charge(weft_state *W, weft_id id, uint64_t us);
+void weft__cost_charge(weft_state *W, weft_id id, uint64_t us);
 /* A debugger held the scripts stopped for us microseconds of the cost
-   clock (weft_budget_unhold): the resume it held them in, and every one
+   clock (weft__budget_unhold): the resume it held them in, and every one
    around it, is not charged them. */
-void weft_cost_held(weft_state *W, uint64_t us);
+void weft__cost_held(weft_state *W, uint64_t us);
 /* Task id's stretch the budget preempted on the way took us in all,
    told at its wait: a slow task's (desc.slow_task_us) too. */
-void weft_cost_stretch(weft_state *W, weft_id id, uint64_t us);
+void weft__cost_stretch(weft_state *W, weft_id id, uint64_t us);
 /* How resumes are timed (W->cost.slow_way). */
 enum {
   WEFT_COST_TICKS = 0, /* watched: the watchdog's clock, two loads */
@@ -53,60 +53,60 @@ enum {
   WEFT_COST_COARSE = 2 /* no watchdog: the coarse real clock, read at both ends */
 };
 /* Picks it, when the budgets or the profile change. */
-static inline void weft_cost_pick_way(weft_state *W) {
+static inline void weft__cost_pick_way(weft_state *W) {
   W->cost.slow_way = W->prof ? WEFT_COST_SLOW : W->watching ? WEFT_COST_TICKS : WEFT_COST_COARSE;
 }
 /* The slow ways (a profile is on; the watchdog naps, its clock then 0;
    a tick came during the resume; the coarse clock moved). */
-void weft_cost_begin_slow(weft_state *W, weft_cost_mark *m);
-void weft_cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m);
-void weft_cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t ns);
+void weft__cost_begin_slow(weft_state *W, weft_cost_mark *m);
+void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m);
+void weft__cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t ns);
 
 /* Around a task's resume. The usual resume, watched and shorter than a
    tick, costs two loads of the clock and one of the flag; counted, two
    reads of the coarse clock (in nanoseconds, in m->t0 meanwhile). */
-static inline void weft_cost_begin(weft_state *W, weft_cost_mark *m) {
+static inline void weft__cost_begin(weft_state *W, weft_cost_mark *m) {
   m->inner = W->cost.inner;
   if (W->cost.slow_way == WEFT_COST_COARSE) {
-    m->t0 = weft_clock_coarse_ns();
+    m->t0 = weft__clock_coarse_ns();
     return;
   }
   m->t0 = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  if (__builtin_expect(!m->t0 || W->cost.slow_way, 0)) weft_cost_begin_slow(W, m);
+  if (__builtin_expect(!m->t0 || W->cost.slow_way, 0)) weft__cost_begin_slow(W, m);
 }
 
 /* After the resume: its time, less that of tasks it ran inside it (a
    spawn runs the new task at once), goes to id. */
-static inline void weft_cost_end(weft_state *W, weft_id id, const weft_cost_mark *m) {
+static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mark *m) {
   if (W->cost.slow_way == WEFT_COST_COARSE) {
-    uint64_t ns = weft_clock_coarse_ns();
-    if (ns != m->t0) weft_cost_end_coarse(W, id, m, ns);
+    uint64_t ns = weft__clock_coarse_ns();
+    if (ns != m->t0) weft__cost_end_coarse(W, id, m, ns);
     return;
   }
   uint64_t t = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) weft_cost_end_slow(W, id, m);
+  if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) weft__cost_end_slow(W, id, m);
 }
 
 /* A new task: its record is made when it is first charged (most tasks
    never are between two looks), from room kept for a share of the live
    tasks, which is grown here, so the frames that charge seldom allocate. */
-void weft_cost_new_task(weft_state *W, weft_id id);
+void weft__cost_new_task(weft_state *W, weft_id id);
 /* Frees the records (weft_close). */
-void weft_cost_free(weft_state *W);
+void weft__cost_free(weft_state *W);
 /* The same for a new group (and the root). */
-void weft_cost_new_group(weft_state *W, weft_id g);
+void weft__cost_new_group(weft_state *W, weft_id g);
 /* At each frame's start: a new frame to charge, the clock fresh. */
-void weft_cost_frame(weft_state *W);
+void weft__cost_frame(weft_state *W);
 /* At each frame's end: its total, and the warnings of tasks over the
    threshold. */
-void weft_cost_frame_end(weft_state *W);
+void weft__cost_frame_end(weft_state *W);
 /* A task's costs in milliseconds: the last frame it ran in (0 when that
    is not the last frame), the moving average, the worst frame (all 0 for
    a task never charged). Returns 0 when it is not a live task. */
-int weft_cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms);
+int weft__cost_of(weft_state *W, weft_id id, double *frame_ms, double *avg_ms, double *worst_ms);
 /* The same for a group: every task's in it and in the groups inside it,
    those that ended too. Returns 0 for a group that is not live. */
-int weft_cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_ms,
-                       double *worst_ms);
+int weft__cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_ms,
+                        double *worst_ms);
 
 #endif

@@ -14,8 +14,8 @@
 /* Cold records are side data of the task pool (weft_side): a game whose
    tasks only sleep makes none. A task's record is zeroed when it first
    asks (lt->cold is clear in every new task's data). */
-ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt) {
-  ltask_cold *x = weft_side_make(&W->cold, WEFT_ID_INDEX(id), weft_host_alloc, W);
+ltask_cold *weft__cold_make(weft_state *W, weft_id id, ltask *lt) {
+  ltask_cold *x = weft__side_make(&W->cold, WEFT_ID_INDEX(id), weft__host_alloc, W);
   if (x && !lt->cold) {
     memset(x, 0, sizeof *x);
     lt->cold = 1;
@@ -27,14 +27,14 @@ ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt) {
 
 /* A task's handle is made the first time something asks for it (spawn's
    result, current(), weft.tasks(), a report ...: all through
-   weft_handle_make) and cached weakly in ref_handles[index + 1], so asking
+   weft__handle_make) and cached weakly in ref_handles[index + 1], so asking
    again while anyone holds it gives the same value. Nothing a task needs
    lives only in its handle: its thread is anchored in ref_tasks, and a
    handle that holds a name is pinned in ref_pinned until the task ends.
    Once the task ends its handle (if one is held) keeps the outcome. */
 
 /* The spawn running task id at once, or NULL. */
-weft_spawning *weft_spawning_of(weft_state *W, weft_id id) {
+weft_spawning *weft__spawning_of(weft_state *W, weft_id id) {
   for (int d = W->run_depth; d >= 0; d--)
     if (W->spawning[d].id == id) return &W->spawning[d];
   return NULL;
@@ -42,7 +42,7 @@ weft_spawning *weft_spawning_of(weft_state *W, weft_id id) {
 
 /* Pushes the handle made for task id while anyone still holds it and
    returns it; pushes nothing and returns NULL when there is none. */
-thandle *weft_handle_if(weft_state *W, lua_State *L, weft_id id) {
+thandle *weft__handle_if(weft_state *W, lua_State *L, weft_id id) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_handles);
   lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
   thandle *h = lua_touserdata(L, -1); /* the slot's last handle, maybe an earlier task's */
@@ -55,11 +55,11 @@ thandle *weft_handle_if(weft_state *W, lua_State *L, weft_id id) {
 }
 
 /* Pushes a new handle, not yet a task's, with nuv (0 or 2) user values. */
-thandle *weft_handle_new(weft_state *W, lua_State *L, int nuv) {
+thandle *weft__handle_new(weft_state *W, lua_State *L, int nuv) {
   thandle *h = lua_newuserdatauv(L, sizeof *h, nuv);
   memset(h, 0, sizeof *h);
   h->bare = nuv == 0;
-  weft_set_meta(L, W->ref_task_mt);
+  weft__set_meta(L, W->ref_task_mt);
   return h;
 }
 
@@ -95,28 +95,29 @@ static int store_handle(weft_state *W, lua_State *L, weft_id id) {
    ref_handles. Every live task's handle is made here; a task that ended
    inside spawn gets its handle there. Returns 0 with the error pushed
    when out of memory (the caller undoes the task or raises). */
-int weft_handle_make(weft_state *W, lua_State *L, weft_id id, thandle *h) {
-  if (!h) h = weft_handle_new(W, L, 2);
+int weft__handle_make(weft_state *W, lua_State *L, weft_id id, thandle *h) {
+  if (!h) h = weft__handle_new(W, L, 2);
   h->id = id;
   h->site = LT(W, id)->site;
   return store_handle(W, L, id);
 }
 
-void weft_push_task(weft_state *W, lua_State *L, weft_id id) {
+void weft__push_task(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = id ? LT(W, id) : NULL;
   if (!lt || !lt->co) { /* not a live Lua task (ended, or a combinator) */
     lua_pushnil(L);
     return;
   }
-  if (weft_handle_if(W, L, id)) return;
-  if (!weft_handle_make(W, L, id, NULL)) lua_error(L);
-  weft_spawning *sp = weft_spawning_of(W, id);
+  if (weft__handle_if(W, L, id)) return;
+  if (!weft__handle_make(W, L, id, NULL)) lua_error(L);
+  weft_spawning *sp = weft__spawning_of(W, id);
   if (sp) sp->made = 1;
 }
 
-int weft_push_task_name(weft_state *W, lua_State *L, weft_id id) {
+int weft__push_task_name(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = id ? LT(W, id) : NULL;
-  if (!lt || !lt->pinned || !weft_handle_if(W, L, id)) return 0; /* only a named handle is pinned */
+  if (!lt || !lt->pinned || !weft__handle_if(W, L, id))
+    return 0; /* only a named handle is pinned */
   if (lua_getiuservalue(L, -1, 2) == LUA_TSTRING) {
     lua_remove(L, -2);
     return 1;
@@ -125,8 +126,8 @@ int weft_push_task_name(weft_state *W, lua_State *L, weft_id id) {
   return 0;
 }
 
-int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
-                  lua_CFunction gc, const weft_waitable *w, const char *short_name) {
+int weft__new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
+                   lua_CFunction gc, const weft_waitable *w, const char *short_name) {
   luaL_newmetatable(L, name);
   lua_pushcfunction(L, index);
   lua_setfield(L, -2, "__index");
@@ -152,7 +153,7 @@ int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunc
 
 /* ---- group handles ---- */
 
-void weft_push_group_id(weft_state *W, lua_State *L, weft_id id) {
+void weft__push_group_id(weft_state *W, lua_State *L, weft_id id) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_groups);
   lua_rawgeti(L, -1, (lua_Integer)WEFT_ID_INDEX(id) + 1);
   ghandle *g = lua_touserdata(L, -1);
@@ -164,7 +165,7 @@ void weft_push_group_id(weft_state *W, lua_State *L, weft_id id) {
   g = lua_newuserdatauv(L, sizeof *g, 1);
   g->id = 0;
   luaL_setmetatable(L, WEFT_GROUP_MT);
-  if (weft_group_retain(W->S, id) != WEFT_OK) {
+  if (weft__group_retain(W->S, id) != WEFT_OK) {
     lua_pop(L, 2);
     lua_pushnil(L);
     return;
@@ -181,7 +182,7 @@ static lua_Integer cache_key(int kind, weft_id id) {
   return (lua_Integer)WEFT_ID_INDEX(id) * 4 + kind;
 }
 
-shandle *weft_sync_handle_new(weft_state *W, lua_State *L, const char *mt, int kind, int nuv) {
+shandle *weft__sync_handle_new(weft_state *W, lua_State *L, const char *mt, int kind, int nuv) {
   shandle *h = lua_newuserdatauv(L, sizeof *h, nuv);
   memset(h, 0, sizeof *h);
   h->kind = (uint8_t)kind;
@@ -190,7 +191,7 @@ shandle *weft_sync_handle_new(weft_state *W, lua_State *L, const char *mt, int k
   return h;
 }
 
-void weft_sync_handle_cache(weft_state *W, lua_State *L, int idx, shandle *h) {
+void weft__sync_handle_cache(weft_state *W, lua_State *L, int idx, shandle *h) {
   idx = lua_absindex(L, idx);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_syncs);
   lua_pushvalue(L, idx);
@@ -199,7 +200,7 @@ void weft_sync_handle_cache(weft_state *W, lua_State *L, int idx, shandle *h) {
 }
 
 /* Pushes the cached handle of a live object, or nil. */
-shandle *weft_sync_handle_push(weft_state *W, lua_State *L, int kind, weft_id id) {
+shandle *weft__sync_handle_push(weft_state *W, lua_State *L, int kind, weft_id id) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_syncs);
   lua_rawgeti(L, -1, cache_key(kind, id));
   lua_remove(L, -2);
@@ -212,7 +213,7 @@ shandle *weft_sync_handle_push(weft_state *W, lua_State *L, int kind, weft_id id
   return h;
 }
 
-shandle *weft_sync_handle_check(lua_State *L, int idx, const char *mt, const char *what) {
+shandle *weft__sync_handle_check(lua_State *L, int idx, const char *mt, const char *what) {
   shandle *h = luaL_checkudata(L, idx, mt);
   if (!h->id) luaL_argerror(L, idx, lua_pushfstring(L, "dead %s", what));
   return h;
@@ -224,18 +225,18 @@ shandle *weft_sync_handle_check(lua_State *L, int idx, const char *mt, const cha
    ...; weft.start's own naming after the module does not count), else
    the innermost named group around it that weft.start did not make (the
    demo names each entity's group after the entity), else nobody. */
-int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
-  weft_id g = task ? weft_task_group(W->S, task) : 0;
+int weft__push_who(weft_state *W, lua_State *L, weft_id task) {
+  weft_id g = task ? weft__task_group(W->S, task) : 0;
   if (!g) return 0;
   luaL_checkstack(L, 6, NULL);
   int top = lua_gettop(L);
   lua_getfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS);
   int starts = top + 1;
-  if (weft_push_task_name(W, L, task)) {
+  if (weft__push_task_name(W, L, task)) {
     int explicit = 1;
-    weft_push_group_id(W, L, g);
+    weft__push_group_id(W, L, g);
     if (lua_istable(L, starts) && lua_rawget(L, starts) != LUA_TNIL) { /* a start's own task? */
-      weft_push_group_id(W, L, g);
+      weft__push_group_id(W, L, g);
       lua_getiuservalue(L, -1, 1);
       explicit = !lua_rawequal(L, -1, top + 2);
     }
@@ -246,8 +247,8 @@ int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
     }
   }
   lua_settop(L, starts);
-  for (weft_id root = weft_sched_root(W->S); g && g != root; g = weft_group_parent(W->S, g)) {
-    weft_push_group_id(W, L, g);
+  for (weft_id root = weft__sched_root(W->S); g && g != root; g = weft__group_parent(W->S, g)) {
+    weft__push_group_id(W, L, g);
     int skip = lua_istable(L, starts) && (lua_pushvalue(L, -1), lua_rawget(L, starts) != LUA_TNIL);
     if (lua_istable(L, starts)) lua_pop(L, 1);
     if (!skip && lua_getiuservalue(L, -1, 1) == LUA_TSTRING && lua_rawlen(L, -1) > 0) {
@@ -261,19 +262,19 @@ int weft_push_who(weft_state *W, lua_State *L, weft_id task) {
   return 0;
 }
 
-void weft_where_suspended(lua_State *co, char *buf, size_t n) {
+void weft__where_suspended(lua_State *co, char *buf, size_t n) {
   lua_Debug ar;
   buf[0] = 0;
   for (int level = 0; co && lua_getstack(co, level, &ar); level++) {
     if (!lua_getinfo(co, "Sl", &ar)) break;
-    if (ar.currentline >= 0 && !weft_chunk_embedded(ar.source)) {
+    if (ar.currentline >= 0 && !weft__chunk_embedded(ar.source)) {
       snprintf(buf, n, "%s:%d", ar.short_src, ar.currentline);
       return;
     }
   }
 }
 
-void weft_frame_name(const lua_Debug *ar, char *out, size_t n) {
+void weft__frame_name(const lua_Debug *ar, char *out, size_t n) {
   if (ar->name)
     snprintf(out, n, "%s", ar->name);
   else if (strcmp(ar->what, "main") == 0)
@@ -292,13 +293,13 @@ static int l_label(lua_State *L) {
   weft_id id = (weft_id)lua_tointeger(L, 2);
   ltask *lt = LT(W, id);
   if (!lt || !lt->co) return 0; /* gone: nil */
-  const char *site = weft_site_where(W->sites, lt->site);
-  if (!weft_push_who(W, L, id) && !weft_push_task_name(W, L, id)) {
+  const char *site = weft__site_where(W->sites, lt->site);
+  if (!weft__push_who(W, L, id) && !weft__push_task_name(W, L, id)) {
     char buf[256];
     if (strcmp(site, "?") != 0) {
       lua_pushstring(L, site);
     } else { /* no name (a file's task): where it is */
-      weft_where_suspended(lt->co, buf, sizeof buf);
+      weft__where_suspended(lt->co, buf, sizeof buf);
       lua_pushstring(L, buf);
     }
   }
@@ -311,7 +312,7 @@ static int l_label(lua_State *L) {
   return 1;
 }
 
-int weft_task_label(weft_state *W, lua_State *L, weft_id id, char *out, size_t n) {
+int weft__task_label(weft_state *W, lua_State *L, weft_id id, char *out, size_t n) {
   snprintf(out, n, "task");
   if (!lua_checkstack(L, 8)) return 0;
   int top = lua_gettop(L);

@@ -50,7 +50,7 @@ typedef struct thandle {
    of the live task in the slot (a thread's mark is cleared when its task
    ends, before the slot can be reused). */
 _Static_assert(LUA_EXTRASPACE >= sizeof(uint32_t), "weft needs 4 bytes of LUA_EXTRASPACE");
-static inline void weft_thread_set_task(lua_State *L, weft_id id) {
+static inline void weft__thread_set_task(lua_State *L, weft_id id) {
   void *p = lua_getextraspace(L);
   if (LUA_EXTRASPACE >= sizeof(weft_id)) {
     memcpy(p, &id, sizeof id);
@@ -59,7 +59,7 @@ static inline void weft_thread_set_task(lua_State *L, weft_id id) {
     memcpy(p, &i, sizeof i);
   }
 }
-static inline weft_id weft_thread_task(lua_State *L) {
+static inline weft_id weft__thread_task(lua_State *L) {
   const void *p = lua_getextraspace(L);
   if (LUA_EXTRASPACE >= sizeof(weft_id)) {
     weft_id id;
@@ -68,49 +68,49 @@ static inline weft_id weft_thread_task(lua_State *L) {
   }
   uint32_t i;
   memcpy(&i, p, sizeof i);
-  return i ? weft_sched_task_at(weft_get(L)->S, i - 1) : 0;
+  return i ? weft__sched_task_at(weft__get(L)->S, i - 1) : 0;
 }
 
 /* Its cold record when it has one in use, else NULL. */
-static inline ltask_cold *weft_cold_if(const weft_state *W, weft_id id, const ltask *lt) {
+static inline ltask_cold *weft__cold_if(const weft_state *W, weft_id id, const ltask *lt) {
   if (!lt->cold) return NULL;
-  return weft_side_at(&W->cold, WEFT_ID_INDEX(id));
+  return weft__side_at(&W->cold, WEFT_ID_INDEX(id));
 }
 /* Makes it (zeroed) for task id, whose data is lt; NULL when out of
    memory. Never raises. */
-ltask_cold *weft_cold_make(weft_state *W, weft_id id, ltask *lt);
+ltask_cold *weft__cold_make(weft_state *W, weft_id id, ltask *lt);
 /* A task's cold record, made the first time it needs one (NULL: out of
    memory; never raises). */
-static inline ltask_cold *weft_cold(weft_state *W, weft_id id, ltask *lt) {
-  return lt->cold ? weft_cold_if(W, id, lt) : weft_cold_make(W, id, lt);
+static inline ltask_cold *weft__cold(weft_state *W, weft_id id, ltask *lt) {
+  return lt->cold ? weft__cold_if(W, id, lt) : weft__cold_make(W, id, lt);
 }
 
 /* The spawn running task id at once (its depth's record), or NULL. */
-weft_spawning *weft_spawning_of(weft_state *W, weft_id id);
+weft_spawning *weft__spawning_of(weft_state *W, weft_id id);
 /* Pushes the handle made for task id while anyone still holds it and
    returns it; pushes nothing and returns NULL when there is none. */
-thandle *weft_handle_if(weft_state *W, lua_State *L, weft_id id);
+thandle *weft__handle_if(weft_state *W, lua_State *L, weft_id id);
 /* Pushes a new handle, not yet a task's, with nuv (0 or 2) user values. */
-thandle *weft_handle_new(weft_state *W, lua_State *L, int nuv);
-/* Makes the handle of live task id: h (weft_handle_new's, on top), or a
+thandle *weft__handle_new(weft_state *W, lua_State *L, int nuv);
+/* Makes the handle of live task id: h (weft__handle_new's, on top), or a
    new one pushed when h is NULL. Returns 0 with the error pushed when out
    of memory (the caller undoes the task or raises). */
-int weft_handle_make(weft_state *W, lua_State *L, weft_id id, thandle *h);
+int weft__handle_make(weft_state *W, lua_State *L, weft_id id, thandle *h);
 /* Pushes the handle of a live Lua task (or nil), made now if nobody
    holds one. May raise (memory). */
-void weft_push_task(weft_state *W, lua_State *L, weft_id task);
+void weft__push_task(weft_state *W, lua_State *L, weft_id task);
 /* Pushes the name a script gave a live task (t.name = ...) and returns
    1, or pushes nothing and returns 0; makes no handle. */
-int weft_push_task_name(weft_state *W, lua_State *L, weft_id task);
+int weft__push_task_name(weft_state *W, lua_State *L, weft_id task);
 
 /* Pushes a new metatable for a handle type: __index, __tostring and __gc
    (either may be NULL), __wait when w is given, __name, and a hidden
    __metatable so scripts cannot reach it; returns a registry ref to it
-   (for weft_set_meta). */
-int weft_new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
-                  lua_CFunction gc, const weft_waitable *w, const char *short_name);
+   (for weft__set_meta). */
+int weft__new_meta(lua_State *L, const char *name, lua_CFunction index, lua_CFunction tostring,
+                   lua_CFunction gc, const weft_waitable *w, const char *short_name);
 /* Sets the metatable kept at registry ref on the value on top. */
-static inline void weft_set_meta(lua_State *L, int ref) {
+static inline void weft__set_meta(lua_State *L, int ref) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   lua_setmetatable(L, -2);
 }
@@ -123,7 +123,7 @@ typedef struct ghandle {
 
 /* Pushes the handle of group id, made now if nobody holds one (nil when
    the group cannot be held). */
-void weft_push_group_id(weft_state *W, lua_State *L, weft_id id);
+void weft__push_group_id(weft_state *W, lua_State *L, weft_id id);
 
 /* A signal's or a channel's handle, cached weakly in ref_syncs by kind
    and slot index. */
@@ -136,29 +136,29 @@ typedef struct shandle {
 } shandle;
 /* Pushes a new handle of that kind, with metatable mt and nuv user values
    (its id still 0). */
-shandle *weft_sync_handle_new(weft_state *W, lua_State *L, const char *mt, int kind, int nuv);
-/* Caches the handle at L[idx] (its id set) for weft_sync_handle_push. */
-void weft_sync_handle_cache(weft_state *W, lua_State *L, int idx, shandle *h);
+shandle *weft__sync_handle_new(weft_state *W, lua_State *L, const char *mt, int kind, int nuv);
+/* Caches the handle at L[idx] (its id set) for weft__sync_handle_push. */
+void weft__sync_handle_cache(weft_state *W, lua_State *L, int idx, shandle *h);
 /* Pushes the cached handle of a live object and returns it, or pushes nil
    and returns NULL. */
-shandle *weft_sync_handle_push(weft_state *W, lua_State *L, int kind, weft_id id);
+shandle *weft__sync_handle_push(weft_state *W, lua_State *L, int kind, weft_id id);
 /* The handle at L[idx] of metatable mt; raises "dead <what>" for one whose
    object is gone. */
-shandle *weft_sync_handle_check(lua_State *L, int idx, const char *mt, const char *what);
+shandle *weft__sync_handle_check(lua_State *L, int idx, const char *mt, const char *what);
 
 /* Where weft.start keeps the groups it made (registry key). */
 #define WEFT_START_GROUPS "weft.start_groups"
 /* Pushes who a report about the task names first (its entity or its
    name: see handles.c) and returns 1, or pushes nothing and returns 0.
    May raise (memory). */
-int weft_push_who(weft_state *W, lua_State *L, weft_id task);
+int weft__push_who(weft_state *W, lua_State *L, weft_id task);
 /* A frame's function as tracebacks name it (ar filled with "Sn"): its
    name, "main chunk", "[C]" or "function <file:line>". */
-void weft_frame_name(const lua_Debug *ar, char *out, size_t n);
+void weft__frame_name(const lua_Debug *ar, char *out, size_t n);
 /* Where a thread is suspended: its innermost script line ("" when none). */
-void weft_where_suspended(lua_State *co, char *buf, size_t n);
+void weft__where_suspended(lua_State *co, char *buf, size_t n);
 /* "who spawn-site" for a task into out ("task" when it has none), worked
    out on thread L. */
-int weft_task_label(weft_state *W, lua_State *L, weft_id id, char *out, size_t n);
+int weft__task_label(weft_state *W, lua_State *L, weft_id id, char *out, size_t n);
 
 #endif

@@ -94,7 +94,7 @@ typedef struct weft_profile prof;
 static int grow(prof *P, void **v, size_t n, size_t *cap, size_t size) {
   if (n < *cap) return 1;
   size_t c = *cap ? *cap * 2 : 1024;
-  void *m = weft_mem_realloc(P->W, *v, *cap * size, c * size);
+  void *m = weft__mem_realloc(P->W, *v, *cap * size, c * size);
   if (!m) return P->failed = 1, 0;
   *v = m;
   *cap = c;
@@ -110,7 +110,7 @@ static inline uint8_t *put_u(uint8_t *p, uint64_t v) {
 
 /* A new block for the events; 0 when out of memory. */
 static int new_block(prof *P) {
-  uint8_t *b = PUSH(P, sblocks) ? weft_mem_alloc(P->W, SBLOCK) : NULL;
+  uint8_t *b = PUSH(P, sblocks) ? weft__mem_alloc(P->W, SBLOCK) : NULL;
   if (!b) return P->failed = 1, 0;
   if (P->ev_p) *P->ev_p = EV_END;
   P->sblocks[P->nsblocks++] = b;
@@ -194,12 +194,12 @@ static int slice_next(prof *P, slices_read *r, slice *out) {
   }
 }
 
-static uint64_t now(prof *P) { return weft_clock_ns() - P->start; }
+static uint64_t now(prof *P) { return weft__clock_ns() - P->start; }
 
 static tinfo *task_info(prof *P, weft_id id) {
   if ((P->ntasks + 1) * 2 > P->tcap) {
     uint32_t cap = P->tcap ? P->tcap * 2 : 256;
-    tinfo *t = weft_mem_calloc(P->W, cap, sizeof *t);
+    tinfo *t = weft__mem_calloc(P->W, cap, sizeof *t);
     if (!t) return NULL;
     for (uint32_t i = 0; i < P->tcap; i++)
       if (P->tasks[i].id) {
@@ -207,7 +207,7 @@ static tinfo *task_info(prof *P, weft_id id) {
         while (t[j].id) j = (j + 1) & (cap - 1);
         t[j] = P->tasks[i];
       }
-    weft_mem_free(P->W, P->tasks, P->tcap * sizeof *t);
+    weft__mem_free(P->W, P->tasks, P->tcap * sizeof *t);
     P->tasks = t;
     P->tcap = cap;
   }
@@ -242,14 +242,14 @@ static int l_label(lua_State *L) {
   weft_state *W = lua_touserdata(L, 1);
   weft_id id = (weft_id)lua_tointeger(L, 2);
   char base[300];
-  if (!weft_task_label(W, L, id, base, sizeof base)) return 0;
+  if (!weft__task_label(W, L, id, base, sizeof base)) return 0;
   lua_settop(L, 2);
   lua_getfield(L, LUA_REGISTRYINDEX, WEFT_START_GROUPS); /* 3 */
-  weft_push_group_id(W, L, weft_task_group(W->S, id));   /* 4 */
+  weft__push_group_id(W, L, weft__task_group(W->S, id)); /* 4 */
   int started = lua_istable(L, 3) && !lua_isnil(L, 4) && lua_rawget(L, 3) != LUA_TNIL;
   lua_settop(L, 2);
-  if (started && weft_push_task_name(W, L, id) && lua_isstring(L, 3)) { /* 3: the module */
-    if (weft_push_who(W, L, id) && lua_isstring(L, 4) &&
+  if (started && weft__push_task_name(W, L, id) && lua_isstring(L, 3)) { /* 3: the module */
+    if (weft__push_who(W, L, id) && lua_isstring(L, 4) &&
         strcmp(lua_tostring(L, 4), lua_tostring(L, 3)) != 0)
       lua_pushfstring(L, "%s %s", lua_tostring(L, 4), lua_tostring(L, 3));
     else
@@ -269,8 +269,8 @@ static void label(weft_state *W, prof *P, weft_id id) {
   lua_pushlightuserdata(P->E, W);
   lua_pushinteger(P->E, (lua_Integer)id);
   if (lua_pcall(P->E, 2, 2, 0) == LUA_OK && lua_isstring(P->E, -2)) {
-    t->label = weft_mem_strdup(W, lua_tostring(P->E, -2));
-    if (lua_isstring(P->E, -1)) t->module = weft_mem_strdup(W, lua_tostring(P->E, -1));
+    t->label = weft__mem_strdup(W, lua_tostring(P->E, -2));
+    if (lua_isstring(P->E, -1)) t->module = weft__mem_strdup(W, lua_tostring(P->E, -1));
   }
   lua_settop(P->E, top);
 }
@@ -285,7 +285,7 @@ static void close_open(prof *P, uint64_t t) {
    one starts (or the frame ends), the scheduler's fraction of a
    microsecond between them going to the one before; resumes inside
    resumes read it at both ends. */
-void weft_profile_begin(weft_state *W) {
+void weft__profile_begin(weft_state *W) {
   prof *P = W->prof;
   P->last = 0;
   uint64_t t = now(P);
@@ -306,7 +306,7 @@ void weft_profile_begin(weft_state *W) {
   }
 }
 
-void weft_profile_end(weft_state *W, weft_id id) {
+void weft__profile_end(weft_state *W, weft_id id) {
   prof *P = W->prof;
   P->last = id;
   if (--P->depth >= MAX_DEPTH || P->depth < 0) {
@@ -318,7 +318,7 @@ void weft_profile_end(weft_state *W, weft_id id) {
      the next sample, another task's, would take it): one clock read a
      sampled resume, none for the many short ones. */
   if (P->nsamples != P->s0[P->depth] && P->samples[P->nsamples - 1].id == id) {
-    uint64_t cpu = weft_thread_cpu_ns();
+    uint64_t cpu = weft__thread_cpu_ns();
     if (cpu > P->cpu) P->samples[P->nsamples - 1].us += (uint32_t)((cpu - P->cpu) / 1000u);
     P->cpu = cpu;
   }
@@ -327,13 +327,13 @@ void weft_profile_end(weft_state *W, weft_id id) {
   if (W->curL && lua_status(W->curL) != LUA_YIELD) label(W, P, id);
 }
 
-void weft_profile_frame(weft_state *W, int end) {
+void weft__profile_frame(weft_state *W, int end) {
   prof *P = W->prof;
   P->last = 0; /* timers wake tasks at a frame's start */
   close_open(P, now(P));
   if (!end) {
     P->frame_t0 = now(P);
-    P->cpu = weft_thread_cpu_ns();
+    P->cpu = weft__thread_cpu_ns();
     return;
   }
   if (!PUSH(P, frames)) return; /* room for the pair: the sizes are even, pairs go in whole */
@@ -351,14 +351,14 @@ static uint32_t str_hash(const char *s) {
 static int intern(prof *P, const char *name) {
   if ((P->nf + 1) * 2 > P->hcap) {
     uint32_t cap = P->hcap ? P->hcap * 2 : 1024;
-    uint32_t *h = weft_mem_calloc(P->W, cap, sizeof *h);
+    uint32_t *h = weft__mem_calloc(P->W, cap, sizeof *h);
     if (!h) return -1;
     for (uint32_t i = 0; i < P->nf; i++) {
       uint32_t j = str_hash(P->fnames[i]) & (cap - 1);
       while (h[j]) j = (j + 1) & (cap - 1);
       h[j] = i + 1;
     }
-    weft_mem_free(P->W, P->fhash, P->hcap * sizeof *h);
+    weft__mem_free(P->W, P->fhash, P->hcap * sizeof *h);
     P->fhash = h;
     P->hcap = cap;
   }
@@ -367,12 +367,12 @@ static int intern(prof *P, const char *name) {
     if (strcmp(P->fnames[P->fhash[j] - 1], name) == 0) return (int)P->fhash[j] - 1;
   if (P->nf == P->capf) {
     uint32_t c = P->capf ? P->capf * 2 : 256;
-    char **m = weft_mem_realloc(P->W, P->fnames, P->capf * sizeof *m, c * sizeof *m);
+    char **m = weft__mem_realloc(P->W, P->fnames, P->capf * sizeof *m, c * sizeof *m);
     if (!m) return -1;
     P->fnames = m;
     P->capf = c;
   }
-  char *s = weft_mem_strdup(P->W, name);
+  char *s = weft__mem_strdup(P->W, name);
   if (!s) return -1;
   P->fnames[P->nf] = s;
   P->fhash[j] = ++P->nf;
@@ -385,7 +385,7 @@ static void walk(prof *P, lua_State *th, uint32_t *n) {
   for (int level = 0; *n < MAX_FRAMES && lua_getstack(th, level, &ar); level++) {
     if (!lua_getinfo(th, "Sn", &ar)) break;
     char name[400], fn[200];
-    weft_frame_name(&ar, fn, sizeof fn);
+    weft__frame_name(&ar, fn, sizeof fn);
     snprintf(name, sizeof name, "%s\t%s\t%d", fn, ar.short_src, ar.linedefined);
     int f = intern(P, name);
     if (f < 0 || !PUSH(P, stack)) return;
@@ -394,13 +394,13 @@ static void walk(prof *P, lua_State *th, uint32_t *n) {
   }
 }
 
-void weft_profile_sample(weft_state *W, lua_State *L) {
+void weft__profile_sample(weft_state *W, lua_State *L) {
   prof *P = W->prof;
   if (!P || !W->cur || W->holding || !PUSH(P, samples)) return;
   uint32_t at = (uint32_t)P->nstack, n = 0;
   walk(P, L, &n);
   if (W->curL && W->curL != L) walk(P, W->curL, &n); /* a coroutine the task resumed */
-  uint64_t cpu = weft_thread_cpu_ns();
+  uint64_t cpu = weft__thread_cpu_ns();
   uint64_t us = cpu > P->cpu ? (cpu - P->cpu) / 1000u : 0;
   P->cpu = cpu;
   if (n)
@@ -408,7 +408,7 @@ void weft_profile_sample(weft_state *W, lua_State *L) {
         (sample){W->cur, at, n, us > UINT32_MAX ? UINT32_MAX : (uint32_t)us};
 }
 
-void weft_profile_held(weft_state *W, uint64_t cpu_ns) { W->prof->cpu += cpu_ns; }
+void weft__profile_held(weft_state *W, uint64_t cpu_ns) { W->prof->cpu += cpu_ns; }
 
 /* ---- writing ---- */
 
@@ -543,7 +543,7 @@ static int write_speedscope(prof *P, const char *path) {
   for (size_t i = 0; i < P->nsamples; i++)
     ngroups += i == 0 || P->samples[i].id != P->samples[i - 1].id;
   size_t spans_size = sizeof(group_span) * (ngroups ? ngroups : 1);
-  group_span *spans = weft_mem_alloc(P->W, spans_size);
+  group_span *spans = weft__mem_alloc(P->W, spans_size);
   if (!spans) {
     fclose(f);
     return WEFT_ENOMEM;
@@ -575,7 +575,7 @@ static int write_speedscope(prof *P, const char *path) {
     for (size_t k = i; k < j; k++) fprintf(f, "%s%u", k > i ? "," : "", P->samples[k].us);
     fprintf(f, "]}");
   }
-  weft_mem_free(P->W, spans, spans_size);
+  weft__mem_free(P->W, spans, spans_size);
   fprintf(f, "]}\n");
   return fclose(f) == 0 ? WEFT_OK : WEFT_EIO;
 }
@@ -584,8 +584,8 @@ static int write_speedscope(prof *P, const char *path) {
 static char *speedscope_path(weft_state *W, const char *path) {
   size_t n = strlen(path);
   if (n >= 5 && strcmp(path + n - 5, ".json") == 0) n -= 5;
-  size_t k = n + sizeof ".speedscope.json"; /* the string and its 0: weft_mem_free_str's size */
-  char *p = weft_mem_alloc(W, k);
+  size_t k = n + sizeof ".speedscope.json"; /* the string and its 0: weft__mem_free_str's size */
+  char *p = weft__mem_alloc(W, k);
   if (p) snprintf(p, k, "%.*s.speedscope.json", (int)n, path);
   return p;
 }
@@ -593,47 +593,47 @@ static char *speedscope_path(weft_state *W, const char *path) {
 int weft_profile_start(weft_state *W, const char *path) {
   if (!W || !path) return WEFT_EINVAL;
   if (W->prof) return WEFT_ESTATE;
-  prof *P = weft_mem_calloc(W, 1, sizeof *P);
+  prof *P = weft__mem_calloc(W, 1, sizeof *P);
   if (P) P->W = W;
-  if (!P || !(P->path = weft_mem_strdup(W, path)) || !lua_checkstack(W->L, 2)) {
-    if (P) weft_mem_free_str(W, P->path);
-    weft_mem_free(W, P, sizeof *P);
+  if (!P || !(P->path = weft__mem_strdup(W, path)) || !lua_checkstack(W->L, 2)) {
+    if (P) weft__mem_free_str(W, P->path);
+    weft__mem_free(W, P, sizeof *P);
     return WEFT_ENOMEM;
   }
   P->E = lua_newthread(W->L);
   P->ref_E = luaL_ref(W->L, LUA_REGISTRYINDEX);
-  P->start = weft_clock_ns();
-  P->cpu = weft_thread_cpu_ns();
+  P->start = weft__clock_ns();
+  P->cpu = weft__thread_cpu_ns();
   W->prof = P;
   W->cost.slow_way = 1;
-  weft_sched_on_ready(W->S, on_ready, W);
+  weft__sched_on_ready(W->S, on_ready, W);
   atomic_store(&W->wd.sample, 1);
   return WEFT_OK;
 }
 
 static void free_prof(weft_state *W, prof *P) {
   for (uint32_t i = 0; i < P->tcap; i++)
-    weft_mem_free_str(W, P->tasks[i].label), weft_mem_free_str(W, P->tasks[i].module);
-  for (uint32_t i = 0; i < P->nf; i++) weft_mem_free_str(W, P->fnames[i]);
+    weft__mem_free_str(W, P->tasks[i].label), weft__mem_free_str(W, P->tasks[i].module);
+  for (uint32_t i = 0; i < P->nf; i++) weft__mem_free_str(W, P->fnames[i]);
   if (W->L) luaL_unref(W->L, LUA_REGISTRYINDEX, P->ref_E);
-  weft_mem_free(W, P->tasks, P->tcap * sizeof *P->tasks);
-  weft_mem_free(W, P->fnames, P->capf * sizeof *P->fnames);
-  weft_mem_free(W, P->fhash, P->hcap * sizeof *P->fhash);
-  for (size_t i = 0; i < P->nsblocks; i++) weft_mem_free(W, P->sblocks[i], SBLOCK);
-  weft_mem_free(W, P->sblocks, P->capsblocks * sizeof *P->sblocks);
-  weft_mem_free(W, P->wakes, P->capwakes * sizeof *P->wakes);
-  weft_mem_free(W, P->samples, P->capsamples * sizeof *P->samples);
-  weft_mem_free(W, P->stack, P->capstack * sizeof *P->stack);
-  weft_mem_free(W, P->frames, P->capframes * sizeof *P->frames);
-  weft_mem_free_str(W, P->path);
-  weft_mem_free(W, P, sizeof *P);
+  weft__mem_free(W, P->tasks, P->tcap * sizeof *P->tasks);
+  weft__mem_free(W, P->fnames, P->capf * sizeof *P->fnames);
+  weft__mem_free(W, P->fhash, P->hcap * sizeof *P->fhash);
+  for (size_t i = 0; i < P->nsblocks; i++) weft__mem_free(W, P->sblocks[i], SBLOCK);
+  weft__mem_free(W, P->sblocks, P->capsblocks * sizeof *P->sblocks);
+  weft__mem_free(W, P->wakes, P->capwakes * sizeof *P->wakes);
+  weft__mem_free(W, P->samples, P->capsamples * sizeof *P->samples);
+  weft__mem_free(W, P->stack, P->capstack * sizeof *P->stack);
+  weft__mem_free(W, P->frames, P->capframes * sizeof *P->frames);
+  weft__mem_free_str(W, P->path);
+  weft__mem_free(W, P, sizeof *P);
 }
 
 int weft_profile_stop(weft_state *W) {
   prof *P = W ? W->prof : NULL;
   if (!P) return WEFT_ESTATE;
   atomic_store(&W->wd.sample, 0);
-  weft_sched_on_ready(W->S, NULL, NULL);
+  weft__sched_on_ready(W->S, NULL, NULL);
   close_open(P, now(P));
   slices_read r = {0};
   slice s;
@@ -643,11 +643,11 @@ int weft_profile_stop(weft_state *W) {
   char *sp = speedscope_path(W, P->path);
   int rc = write_trace(P, P->path);
   if (rc == WEFT_OK) rc = sp ? write_speedscope(P, sp) : WEFT_ENOMEM;
-  weft_mem_free_str(W, sp);
+  weft__mem_free_str(W, sp);
   free_prof(W, P);
   return rc;
 }
 
-void weft_profile_free(weft_state *W) {
+void weft__profile_free(weft_state *W) {
   if (W->prof) weft_profile_stop(W);
 }

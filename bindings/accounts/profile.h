@@ -8,18 +8,18 @@
 #include "../base/internal.h"
 
 /* Around each task resume while a profile is on (cost.h). */
-void weft_profile_begin(weft_state *W);
-void weft_profile_end(weft_state *W, weft_id id);
+void weft__profile_begin(weft_state *W);
+void weft__profile_end(weft_state *W, weft_id id);
 /* At a frame's start and end. */
-void weft_profile_frame(weft_state *W, int end);
+void weft__profile_frame(weft_state *W, int end);
 /* From the count hook when the watchdog asked for a sample: the stack of
    L (and of the task's thread under it). None while a debugger holds
    the scripts (W->holding). */
-void weft_profile_sample(weft_state *W, lua_State *L);
+void weft__profile_sample(weft_state *W, lua_State *L);
 /* A debugger held the scripts stopped for cpu_ns of the thread's
    processor time: no sample is given it. */
-void weft_profile_held(weft_state *W, uint64_t cpu_ns);
+void weft__profile_held(weft_state *W, uint64_t cpu_ns);
 /* weft_close: a profile still on is written and freed. */
-void weft_profile_free(weft_state *W);
+void weft__profile_free(weft_state *W);
 
 #endif

@@ -15,7 +15,7 @@
    be copied into every line of a report nobody can read. */
 #define REPORT_MESSAGE_MAX 8192
 
-const char *weft_tostring(lua_State *L, int idx) {
+const char *weft__tostring(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   switch (lua_type(L, idx)) {
   case LUA_TSTRING:
@@ -33,7 +33,7 @@ const char *weft_tostring(lua_State *L, int idx) {
          neither hangs the host nor spends the budget of the task that
          happens to report it) or returns a non-string is not trusted. */
       int st =
-          weft_budget_pcall(weft_get(L), L, 1, 1, 0, "__tostring ran too long", TOSTRING_BUDGET);
+          weft__budget_pcall(weft__get(L), L, 1, 1, 0, "__tostring ran too long", TOSTRING_BUDGET);
       if (st == LUA_OK && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
       lua_pop(L, 1);
     }
@@ -41,7 +41,7 @@ const char *weft_tostring(lua_State *L, int idx) {
   }
 }
 
-int weft_is_cancel_error(weft_state *W, lua_State *L, int idx) {
+int weft__is_cancel_error(weft_state *W, lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
   int eq = lua_rawequal(L, idx, -1);
@@ -53,7 +53,7 @@ int weft_is_cancel_error(weft_state *W, lua_State *L, int idx) {
    first REPORT_MESSAGE_MAX bytes and its size when longer (the error itself
    stays whole). */
 static const char *quoted(lua_State *L, int idx) {
-  const char *msg = weft_tostring(L, idx);
+  const char *msg = weft__tostring(L, idx);
   size_t len = lua_rawlen(L, -1);
   if (len <= REPORT_MESSAGE_MAX) return msg;
   return lua_pushfstring(L, "%s... (%I bytes in all)", lua_pushlstring(L, msg, REPORT_MESSAGE_MAX),
@@ -65,9 +65,9 @@ static const char *with_sites(weft_state *W, lua_State *L, const char *trace, ui
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   luaL_addstring(&b, trace);
-  for (; site; site = weft_site_parent(W->sites, site)) {
+  for (; site; site = weft__site_parent(W->sites, site)) {
     luaL_addstring(&b, "\nspawned at ");
-    luaL_addstring(&b, weft_site_where(W->sites, site));
+    luaL_addstring(&b, weft__site_where(W->sites, site));
   }
   luaL_pushresult(&b);
   return lua_tostring(L, -1);
@@ -117,7 +117,7 @@ static int l_report(lua_State *L) {
     drop_own_frames(L);
     trace = lua_tostring(L, -1);
   }
-  if (weft_push_who(W, L, a->task)) { /* "gate_guard: patrol.lua:17: ..." */
+  if (weft__push_who(W, L, a->task)) { /* "gate_guard: patrol.lua:17: ..." */
     int who = lua_gettop(L);
     lua_pushfstring(L, "%s: %s", lua_tostring(L, who), msg);
     msg = lua_tostring(L, -1);
@@ -135,12 +135,12 @@ static int l_report(lua_State *L) {
     lua_State *h = lua_newthread(L);
     lua_rawgeti(h, LUA_REGISTRYINDEX, W->ref_on_error);
     lua_pushvalue(L, 1);
-    weft_push_task(W, L, a->task);
+    weft__push_task(W, L, a->task);
     lua_pushstring(L, full);
     lua_xmove(L, h, 3);
     weft_id saved = W->cur;
     int nres = 0;
-    int st = weft_budget_resume(W, h, L, 3, &nres, "weft.on_error handler ran too long", 0);
+    int st = weft__budget_resume(W, h, L, 3, &nres, "weft.on_error handler ran too long", 0);
     W->cur = saved;
     if (st == LUA_YIELD) {
       lua_settop(h, 0);
@@ -152,22 +152,22 @@ static int l_report(lua_State *L) {
     }
     lua_xmove(h, L, 1);
     lua_remove(L, -2); /* the thread */
-    const char *herr = weft_tostring(L, -1);
+    const char *herr = weft__tostring(L, -1);
     if (W->desc.report)
       W->desc.report(W->desc.user, "error in weft.on_error handler", herr);
     else
-      weft_logf(W, WEFT_LOG_ERROR, WEFT_LOG_HANDLER_FAILED, "error in weft.on_error handler: %s",
-                herr);
+      weft__logf(W, WEFT_LOG_ERROR, WEFT_LOG_HANDLER_FAILED, "error in weft.on_error handler: %s",
+                 herr);
   }
-  weft_log_report(W, msg, full);
+  weft__log_report(W, msg, full);
   return 0;
 }
 
 /* Reports the error at L[idx]. Never raises: if building the report runs
    out of memory (it has some headroom past the limit), a short report
    without the traceback goes to the sink instead. */
-void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace,
-                        lua_State *co) {
+void weft__report_thread(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace,
+                         lua_State *co) {
   W->errors++;
   if (!lua_checkstack(L, 8)) return;
   idx = lua_absindex(L, idx);
@@ -185,29 +185,29 @@ void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, cons
     int len = snprintf(full, sizeof full, "%s", trace ? trace : msg);
     ltask *lt = task ? LT(W, task) : NULL;
     for (uint32_t s = lt ? lt->site : 0; s && len >= 0 && (size_t)len < sizeof full;
-         s = weft_site_parent(W->sites, s))
+         s = weft__site_parent(W->sites, s))
       len += snprintf(full + len, sizeof full - (size_t)len, "\nspawned at %s",
-                      weft_site_where(W->sites, s));
-    weft_log_report(W, msg, full);
+                      weft__site_where(W->sites, s));
+    weft__log_report(W, msg, full);
     lua_pop(L, 1);
   }
   W->mem.in_report--;
 }
 
-void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace) {
-  weft_report_thread(W, L, idx, task, trace, NULL);
+void weft__report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace) {
+  weft__report_thread(W, L, idx, task, trace, NULL);
 }
 
 /* ---- weft.on_error, weft.is_cancelled, finally ---- */
 
 static int l_is_cancelled(lua_State *L) {
-  weft_state *W = weft_get(L);
-  lua_pushboolean(L, weft_is_cancel_error(W, L, 1));
+  weft_state *W = weft__get(L);
+  lua_pushboolean(L, weft__is_cancel_error(W, L, 1));
   return 1;
 }
 
 static int l_on_error(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   if (!lua_isnil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
   lua_settop(L, 1);
   if (W->ref_on_error != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, W->ref_on_error);
@@ -217,13 +217,13 @@ static int l_on_error(lua_State *L) {
 
 /* finally(fn): a to-be-closed value whose close runs fn protected. */
 static int l_finally_close(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   lua_getiuservalue(L, 1, 1);
   if (lua_isnil(L, -1)) return 0;
   lua_pushnil(L);
   lua_setiuservalue(L, 1, 1); /* runs once */
   int top = lua_gettop(L);
-  lua_pushcfunction(L, weft_l_traceback_handler);
+  lua_pushcfunction(L, weft__l_traceback_handler);
   lua_insert(L, top);
   W->in_cleanup++;
   int st = lua_pcall(L, 0, 0, top);
@@ -232,9 +232,9 @@ static int l_finally_close(lua_State *L) {
     if (lua_type(L, -1) == LUA_TTABLE) { /* the handler left {err, trace} */
       lua_rawgeti(L, -1, 1);
       lua_rawgeti(L, -2, 2);
-      weft_report(W, L, -2, W->cur, lua_tostring(L, -1));
+      weft__report(W, L, -2, W->cur, lua_tostring(L, -1));
     } else { /* the handler itself could not run (out of memory) */
-      weft_report(W, L, -1, W->cur, NULL);
+      weft__report(W, L, -1, W->cur, NULL);
     }
   }
   return 0;
@@ -260,7 +260,7 @@ static int l_finally(lua_State *L) {
 }
 
 /* Message handler: packs {err, traceback}. */
-int weft_l_traceback_handler(lua_State *L) {
+int weft__l_traceback_handler(lua_State *L) {
   lua_createtable(L, 2, 0);
   int packed = lua_gettop(L);
   lua_pushvalue(L, 1);
@@ -273,7 +273,7 @@ int weft_l_traceback_handler(lua_State *L) {
   return 1;
 }
 
-void weft_open_reports(weft_state *W, lua_State *L) {
+void weft__open_reports(weft_state *W, lua_State *L) {
   lua_pushcfunction(L, l_finally);
   lua_setfield(L, -2, "finally");
   lua_getfield(L, -1, "weft");

@@ -5,19 +5,19 @@
 
 #include "../base/internal.h"
 
-void weft_open_reports(weft_state *W, lua_State *L);
+void weft__open_reports(weft_state *W, lua_State *L);
 /* Nonzero when L[idx] is the cancellation error. */
-int weft_is_cancel_error(weft_state *W, lua_State *L, int idx);
+int weft__is_cancel_error(weft_state *W, lua_State *L, int idx);
 /* Reports the error at L[idx] for task (0: none); the traceback is
    `trace`, or taken from thread co (NULL: the message alone). Never
    raises. */
-void weft_report_thread(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace,
-                        lua_State *co);
+void weft__report_thread(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace,
+                         lua_State *co);
 /* The same without a thread: the traceback is `trace` (NULL: none). */
-void weft_report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace);
+void weft__report(weft_state *W, lua_State *L, int idx, weft_id task, const char *trace);
 /* A printable form of any error value; never raises. Pushes it. */
-const char *weft_tostring(lua_State *L, int idx);
+const char *weft__tostring(lua_State *L, int idx);
 /* Message handler: packs {err, traceback}. */
-int weft_l_traceback_handler(lua_State *L);
+int weft__l_traceback_handler(lua_State *L);
 
 #endif

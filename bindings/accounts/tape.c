@@ -22,7 +22,7 @@
 static void write_raw(weft_tape *T, const void *p, size_t n) {
   if (T->failed || !T->f) return;
   if (fwrite(p, 1, n, T->f) != n) T->failed = 1;
-  T->sum = weft_tape_fnv32(T->sum, p, n);
+  T->sum = weft__tape_fnv32(T->sum, p, n);
 }
 
 /* The scratch buffer, emptied, for the next record's body. */
@@ -57,15 +57,15 @@ static void write_rec(weft_tape *T, int tag, const bytes *body) {
    file flushed to the system (no fsync): a file cut short by a kill or a
    crash replays up to its last checkpoint. */
 static void checkpoint(weft_tape *T) {
-  uint64_t now = weft_clock_ns();
+  uint64_t now = weft__clock_ns();
   T->check_dt += T->dt;
   if (T->check_dt < CHECK_EVERY_S - 1e-9 && now - T->check_ns < (uint64_t)(CHECK_EVERY_S * 1e9))
     return;
   T->check_dt = 0;
   T->check_ns = now;
   bytes *b = body_of(T);
-  weft_tape_put_u(b, T->frame + 1, 8);
-  weft_tape_put_u(b, T->sum, 4);
+  weft__tape_put_u(b, T->frame + 1, 8);
+  weft__tape_put_u(b, T->sum, 4);
   write_rec(T, R_CHECK, b);
   if (!T->failed && T->f && fflush(T->f) != 0) T->failed = 1;
 }
@@ -83,8 +83,8 @@ static int part_id(weft_tape *T, const char *name) {
   p->set = 0;
   if (T->recording) {
     bytes *b = body_of(T);
-    weft_tape_put_varint(b, (uint64_t)T->nparts);
-    weft_tape_put(b, p->name, strlen(p->name));
+    weft__tape_put_varint(b, (uint64_t)T->nparts);
+    weft__tape_put(b, p->name, strlen(p->name));
     write_rec(T, R_PART, b);
   }
   return T->nparts++;
@@ -93,7 +93,7 @@ static int part_id(weft_tape *T, const char *name) {
 static void fold(weft_tape *T, const char *name, const void *data, size_t len) {
   int id = part_id(T, name);
   if (id < 0) return;
-  T->parts[id].h = weft_tape_fnv64(T->parts[id].h, data, len);
+  T->parts[id].h = weft__tape_fnv64(T->parts[id].h, data, len);
   T->parts[id].set = 1;
 }
 
@@ -123,11 +123,11 @@ static void fold_library(weft_state *W, weft_tape *T) {
     double now, real;
     uint64_t frame, resumes;
     uint32_t tasks, errors, reloads, pad;
-  } s = {weft_sched_now(W->S),
-         weft_sched_realtime(W->S),
-         weft_sched_frame(W->S),
-         weft_sched_resumes(W->S),
-         weft_sched_task_count(W->S),
+  } s = {weft__sched_now(W->S),
+         weft__sched_realtime(W->S),
+         weft__sched_frame(W->S),
+         weft__sched_resumes(W->S),
+         weft__sched_task_count(W->S),
          W->errors,
          W->mods.reloads,
          0};
@@ -151,30 +151,30 @@ static tfile *find_file(weft_tape *T, const char *path, int flags) {
 /* Sets the latest text of a file; owned copies when recording. */
 static int set_file(weft_tape *T, const char *path, size_t plen, int flags, const char *text,
                     size_t len) {
-  char *key = weft_tape_mem(T, NULL, 0, plen + 1);
+  char *key = weft__tape_mem(T, NULL, 0, plen + 1);
   if (!key) return -1;
   memcpy(key, path, plen);
   key[plen] = 0;
   tfile *f = find_file(T, key, flags);
   const char *copy = text;
   if (T->recording) {
-    char *c = weft_tape_mem(T, NULL, 0, len + 1);
-    if (!c) return weft_tape_mem(T, key, plen + 1, 0), -1;
+    char *c = weft__tape_mem(T, NULL, 0, len + 1);
+    if (!c) return weft__tape_mem(T, key, plen + 1, 0), -1;
     memcpy(c, text, len);
     c[len] = 0;
     copy = c;
   }
   if (f) {
-    weft_tape_mem(T, key, plen + 1, 0);
-    if (T->recording) weft_tape_mem(T, (void *)f->text, f->len + 1, 0);
+    weft__tape_mem(T, key, plen + 1, 0);
+    if (T->recording) weft__tape_mem(T, (void *)f->text, f->len + 1, 0);
   } else {
     if (T->nfiles == T->capfiles) {
       int cap = T->capfiles ? T->capfiles * 2 : 16;
       tfile *nf =
-          weft_tape_mem(T, T->files, sizeof *nf * (size_t)T->capfiles, sizeof *nf * (size_t)cap);
+          weft__tape_mem(T, T->files, sizeof *nf * (size_t)T->capfiles, sizeof *nf * (size_t)cap);
       if (!nf) {
-        if (T->recording) weft_tape_mem(T, (void *)copy, len + 1, 0);
-        return weft_tape_mem(T, key, plen + 1, 0), -1;
+        if (T->recording) weft__tape_mem(T, (void *)copy, len + 1, 0);
+        return weft__tape_mem(T, key, plen + 1, 0), -1;
       }
       T->files = nf;
       T->capfiles = cap;
@@ -200,15 +200,15 @@ static const char *tape_path(weft_state *W, const char *path, int *flags) {
   return path;
 }
 
-int weft_tape_read_file(weft_state *W, lua_State *L, const char *path,
-                        int (*read)(lua_State *L, const char *path)) {
+int weft__tape_read_file(weft_state *W, lua_State *L, const char *path,
+                         int (*read)(lua_State *L, const char *path)) {
   weft_tape *T = W->tape;
   int flags;
   const char *key = tape_path(W, path, &flags);
   if (!T->recording) {
     tfile *f = find_file(T, key, flags);
     if (!f) {
-      weft_tape_diverged(W, "a script read a file the recording never read");
+      weft__tape_diverged(W, "a script read a file the recording never read");
       lua_pushfstring(L, "cannot open %s (not in the recording)", path);
       return 0;
     }
@@ -223,9 +223,9 @@ int weft_tape_read_file(weft_state *W, lua_State *L, const char *path,
   if (f && f->flags == flags && f->len == len && memcmp(f->text, text, len) == 0) return ok;
   bytes *b = body_of(T);
   unsigned char fl = (unsigned char)flags;
-  weft_tape_put(b, &fl, 1);
-  weft_tape_put_str(b, key, strlen(key));
-  weft_tape_put(b, text, len);
+  weft__tape_put(b, &fl, 1);
+  weft__tape_put_str(b, key, strlen(key));
+  weft__tape_put(b, text, len);
   write_rec(T, R_FILE, b);
   if (set_file(T, key, strlen(key), flags, text, len) != 0) T->failed = 1;
   return ok;
@@ -233,17 +233,17 @@ int weft_tape_read_file(weft_state *W, lua_State *L, const char *path,
 
 /* ---- reloads, jobs, clocks ---- */
 
-void weft_tape_reload(weft_state *W, const char *relpath) {
+void weft__tape_reload(weft_state *W, const char *relpath) {
   if (!W->tape || !W->tape->recording) return;
   bytes *b = body_of(W->tape);
-  weft_tape_put(b, relpath, strlen(relpath));
+  weft__tape_put(b, relpath, strlen(relpath));
   write_rec(W->tape, R_RELOAD, b);
 }
 
-void weft_tape_job(weft_state *W, uint64_t seq) {
+void weft__tape_job(weft_state *W, uint64_t seq) {
   if (!W->tape || !W->tape->recording) return;
   bytes *b = body_of(W->tape);
-  weft_tape_put_varint(b, seq);
+  weft__tape_put_varint(b, seq);
   write_rec(W->tape, R_JOB, b);
 }
 
@@ -251,7 +251,7 @@ void weft_tape_job(weft_state *W, uint64_t seq) {
 static int next_rec(const weft_tape *T, size_t *at, size_t end, rec *r) {
   if (*at >= end) return 0;
   reader rd = {T->buf + *at + 1, T->buf + end, 0};
-  uint64_t n = weft_tape_get_varint(&rd);
+  uint64_t n = weft__tape_get_varint(&rd);
   r->tag = T->buf[*at];
   r->body = rd.p;
   r->len = (size_t)n;
@@ -266,7 +266,7 @@ static int next_of(weft_tape *T, size_t *cur, int tag, rec *r) {
   return 0;
 }
 
-const char *weft_tape_next_reload(weft_state *W) {
+const char *weft__tape_next_reload(weft_state *W) {
   weft_tape *T = W->tape;
   rec r;
   if (!next_of(T, &T->cur_reload, R_RELOAD, &r)) return NULL;
@@ -276,12 +276,12 @@ const char *weft_tape_next_reload(weft_state *W) {
   return T->reload_path;
 }
 
-int weft_tape_next_job(weft_state *W, uint64_t *seq) {
+int weft__tape_next_job(weft_state *W, uint64_t *seq) {
   weft_tape *T = W->tape;
   rec r;
   if (!next_of(T, &T->cur_job, R_JOB, &r)) return 0;
   reader rd = {r.body, r.body + r.len, 0};
-  *seq = weft_tape_get_varint(&rd);
+  *seq = weft__tape_get_varint(&rd);
   return 1;
 }
 
@@ -299,7 +299,7 @@ int weft_record_input(weft_state *W, const void *data, size_t len) {
   if (!W || !W->tape || !W->tape->recording) return WEFT_ESTATE;
   if (!data && len) return WEFT_EINVAL;
   bytes *b = body_of(W->tape);
-  weft_tape_put(b, data, len);
+  weft__tape_put(b, data, len);
   write_rec(W->tape, R_INPUT, b);
   return W->tape->failed ? WEFT_EIO : WEFT_OK;
 }
@@ -311,56 +311,56 @@ static void put_value(bytes *b, lua_State *L, int idx, int depth) {
   switch (lua_type(L, idx)) {
   case LUA_TBOOLEAN:
     t = lua_toboolean(L, idx) ? 'T' : 'B';
-    weft_tape_put(b, &t, 1);
+    weft__tape_put(b, &t, 1);
     break;
   case LUA_TNUMBER:
     if (lua_isinteger(L, idx)) {
       t = 'i';
-      weft_tape_put(b, &t, 1);
-      weft_tape_put_u(b, (uint64_t)lua_tointeger(L, idx), 8);
+      weft__tape_put(b, &t, 1);
+      weft__tape_put_u(b, (uint64_t)lua_tointeger(L, idx), 8);
     } else {
       t = 'f';
-      weft_tape_put(b, &t, 1);
-      weft_tape_put_f64(b, lua_tonumber(L, idx));
+      weft__tape_put(b, &t, 1);
+      weft__tape_put_f64(b, lua_tonumber(L, idx));
     }
     break;
   case LUA_TSTRING: {
     size_t n;
     const char *s = lua_tolstring(L, idx, &n);
     t = 's';
-    weft_tape_put(b, &t, 1);
-    weft_tape_put_str(b, s, n);
+    weft__tape_put(b, &t, 1);
+    weft__tape_put_str(b, s, n);
     break;
   }
   case LUA_TTABLE:
     if (depth == 0) {
       t = 't';
-      weft_tape_put(b, &t, 1);
+      weft__tape_put(b, &t, 1);
       idx = lua_absindex(L, idx);
       lua_pushnil(L);
       while (lua_next(L, idx)) {
         if (lua_type(L, -2) == LUA_TSTRING) {
           size_t n;
           const char *k = lua_tolstring(L, -2, &n);
-          weft_tape_put_str(b, k, n);
+          weft__tape_put_str(b, k, n);
           put_value(b, L, -1, 1);
         }
         lua_pop(L, 1);
       }
-      weft_tape_put_str(b, "", 0); /* the end */
+      weft__tape_put_str(b, "", 0); /* the end */
       break;
     }
     /* fallthrough */
   default:
     t = 'n';
-    weft_tape_put(b, &t, 1);
+    weft__tape_put(b, &t, 1);
   }
 }
 
 /* Protected: pushes the value read from the reader (light userdata at 1). */
 static int l_get_value(lua_State *L) {
   reader *r = lua_touserdata(L, 1);
-  int tag = (int)weft_tape_get_u(r, 1);
+  int tag = (int)weft__tape_get_u(r, 1);
   switch (tag) {
   case 'T':
     lua_pushboolean(L, 1);
@@ -369,14 +369,14 @@ static int l_get_value(lua_State *L) {
     lua_pushboolean(L, 0);
     break;
   case 'i':
-    lua_pushinteger(L, (lua_Integer)weft_tape_get_u(r, 8));
+    lua_pushinteger(L, (lua_Integer)weft__tape_get_u(r, 8));
     break;
   case 'f':
-    lua_pushnumber(L, weft_tape_get_f64(r));
+    lua_pushnumber(L, weft__tape_get_f64(r));
     break;
   case 's': {
     size_t n;
-    const char *s = weft_tape_get_str(r, &n);
+    const char *s = weft__tape_get_str(r, &n);
     lua_pushlstring(L, s, n);
     break;
   }
@@ -384,7 +384,7 @@ static int l_get_value(lua_State *L) {
     lua_newtable(L);
     for (;;) {
       size_t n;
-      const char *k = weft_tape_get_str(r, &n);
+      const char *k = weft__tape_get_str(r, &n);
       if (r->bad || n == 0) break;
       lua_pushlstring(L, k, n);
       lua_pushcfunction(L, l_get_value);
@@ -403,7 +403,7 @@ static int l_get_value(lua_State *L) {
    function (upvalue 1) runs as ever (its errors are its own); its value
    is recorded, or replaced by the recorded one. */
 static int l_clock(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
@@ -417,7 +417,7 @@ static int l_clock(lua_State *L) {
   }
   rec r;
   if (!next_of(T, &T->cur_clock, R_CLOCK, &r)) {
-    weft_tape_diverged(W, "a script read the clock more often than when recorded");
+    weft__tape_diverged(W, "a script read the clock more often than when recorded");
     return 1;
   }
   reader rd = {r.body, r.body + r.len, 0};
@@ -449,8 +449,8 @@ static void wrap_clocks(weft_state *W) {
 /* ---- starting ---- */
 
 static int fresh(const weft_state *W) {
-  return !W->tape && weft_sched_resumes(W->S) == 0 && weft_sched_task_count(W->S) == 0 &&
-         weft_sched_frame(W->S) == 0;
+  return !W->tape && weft__sched_resumes(W->S) == 0 && weft__sched_task_count(W->S) == 0 &&
+         weft__sched_frame(W->S) == 0;
 }
 
 int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len) {
@@ -458,31 +458,31 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   if (!fresh(W)) return WEFT_ESTATE;
   const unsigned char *rng = rng_state(W->L);
   if (!rng) return WEFT_EINVAL;
-  weft_tape *T = weft_mem_calloc(W, 1, sizeof *T);
+  weft_tape *T = weft__mem_calloc(W, 1, sizeof *T);
   if (!T) return WEFT_ENOMEM;
-  weft_tape_set_alloc(T, weft_host_alloc, W);
+  weft__tape_set_alloc(T, weft__host_alloc, W);
   T->recording = 1;
   T->sum = FNV32_INIT;
   T->f = fopen(path, "wb");
-  if (!T->f) return weft_mem_free(W, T, sizeof *T), WEFT_EIO;
-  T->check_ns = weft_clock_ns();
+  if (!T->f) return weft__mem_free(W, T, sizeof *T), WEFT_EIO;
+  T->check_ns = weft__clock_ns();
   write_raw(T, MAGIC, 8);
   bytes *h = body_of(T);
-  weft_tape_put_u(h, VERSION, 4);
-  weft_tape_put_str(h, WEFT_VERSION_STRING, strlen(WEFT_VERSION_STRING));
-  weft_tape_put_str(h, W->root, strlen(W->root));
-  weft_tape_put_u(h, W->desc.memory_limit, 8);
-  weft_tape_put_u(h, W->desc.instr_budget, 4);
-  weft_tape_put_u(h, W->desc.runaway_us, 4);
-  weft_tape_put_u(h, W->desc.frame_budget, 4);
-  weft_tape_put_u(h, W->desc.max_tasks, 4);
-  weft_tape_put(h, rng, RNG_BYTES);
-  weft_tape_put_str(h, meta ? meta : "", meta_len);
+  weft__tape_put_u(h, VERSION, 4);
+  weft__tape_put_str(h, WEFT_VERSION_STRING, strlen(WEFT_VERSION_STRING));
+  weft__tape_put_str(h, W->root, strlen(W->root));
+  weft__tape_put_u(h, W->desc.memory_limit, 8);
+  weft__tape_put_u(h, W->desc.instr_budget, 4);
+  weft__tape_put_u(h, W->desc.runaway_us, 4);
+  weft__tape_put_u(h, W->desc.frame_budget, 4);
+  weft__tape_put_u(h, W->desc.max_tasks, 4);
+  weft__tape_put(h, rng, RNG_BYTES);
+  weft__tape_put_str(h, meta ? meta : "", meta_len);
   write_rec(T, 'H', h);
   if (!T->failed && fflush(T->f) != 0) T->failed = 1;
   W->tape = T;
   wrap_clocks(W);
-  weft_budget_count(W); /* a replay stops every stretch where this run does */
+  weft__budget_count(W); /* a replay stops every stretch where this run does */
   return T->failed ? WEFT_EIO : WEFT_OK;
 }
 
@@ -493,7 +493,7 @@ int weft_record_stop(weft_state *W) {
   tail[0] = R_END;
   tail[1] = 12;
   for (int i = 0; i < 8; i++) tail[2 + i] = (unsigned char)(T->frame >> (8 * i));
-  uint32_t sum = weft_tape_fnv32(T->sum, tail, 10);
+  uint32_t sum = weft__tape_fnv32(T->sum, tail, 10);
   for (int i = 0; i < 4; i++) tail[10 + i] = (unsigned char)(sum >> (8 * i));
   write_raw(T, tail, sizeof tail);
   if (fclose(T->f) != 0) T->failed = 1;
@@ -521,20 +521,20 @@ static void enter_frame(weft_tape *T) {
       T->seg_end = here;
       T->ended = 0;
       reader rd = {r.body, r.body + r.len, 0};
-      if (weft_tape_get_u(&rd, 1) & 1) T->last_dt = weft_tape_get_f64(&rd);
+      if (weft__tape_get_u(&rd, 1) & 1) T->last_dt = weft__tape_get_f64(&rd);
       T->dt = T->last_dt;
       break;
     }
     if (r.tag == R_FILE) {
       reader rd = {r.body, r.body + r.len, 0};
-      int flags = (int)weft_tape_get_u(&rd, 1);
+      int flags = (int)weft__tape_get_u(&rd, 1);
       size_t pl;
-      const char *p = weft_tape_get_str(&rd, &pl);
+      const char *p = weft__tape_get_str(&rd, &pl);
       if (set_file(T, p, pl, flags, (const char *)rd.p, (size_t)(rd.end - rd.p)) != 0)
         snprintf(T->diverged, sizeof T->diverged, "out of memory while replaying");
     } else if (r.tag == R_PART) {
       reader rd = {r.body, r.body + r.len, 0};
-      uint64_t id = weft_tape_get_varint(&rd);
+      uint64_t id = weft__tape_get_varint(&rd);
       if ((int)id == T->nparts) {
         size_t nl = (size_t)(rd.end - rd.p) < 31 ? (size_t)(rd.end - rd.p) : 31;
         memcpy(T->parts[id].name, rd.p, nl);
@@ -552,8 +552,8 @@ int weft_replay(weft_state *W, weft_tape *T) {
   if (!fresh(W)) return WEFT_ESTATE;
   /* W's limits are the recording's, or tighter where the recording's were
      looser than the replaying program allows (weft_tape_desc): said. */
-  if (strcmp(W->root, T->root) != 0 || weft_desc_looser(&W->desc, &T->desc)) return WEFT_EINVAL;
-  int tighter = weft_desc_looser(&T->desc, &W->desc);
+  if (strcmp(W->root, T->root) != 0 || weft__desc_looser(&W->desc, &T->desc)) return WEFT_EINVAL;
+  int tighter = weft__desc_looser(&T->desc, &W->desc);
   if (tighter) {
     char held[200];
     snprintf(held, sizeof held, "%s%s%s%s%s", tighter & WEFT_LIMIT_MEMORY ? " memory" : "",
@@ -561,10 +561,10 @@ int weft_replay(weft_state *W, weft_tape *T) {
              tighter & WEFT_LIMIT_RUNAWAY ? " runaway" : "",
              tighter & WEFT_LIMIT_FRAME ? " frame-budget" : "",
              tighter & WEFT_LIMIT_TASKS ? " tasks" : "");
-    weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_REPLAY_LIMITS,
-              "the recording was made with looser limits than this program allows (%s): it "
-              "replays under this program's, and differs where its scripts ran into them",
-              held + 1);
+    weft__logf(W, WEFT_LOG_WARN, WEFT_LOG_REPLAY_LIMITS,
+               "the recording was made with looser limits than this program allows (%s): it "
+               "replays under this program's, and differs where its scripts ran into them",
+               held + 1);
   }
   unsigned char *rng = rng_state(W->L);
   if (!rng) return WEFT_EINVAL;
@@ -572,12 +572,12 @@ int weft_replay(weft_state *W, weft_tape *T) {
   T->recording = 0;
   W->tape = T;
   wrap_clocks(W);
-  weft_budget_count(W);
+  weft__budget_count(W);
   enter_frame(T);
   return WEFT_OK;
 }
 
-int weft_tape_replaying(const weft_state *W) { return W->tape && !W->tape->recording; }
+int weft__tape_replaying(const weft_state *W) { return W->tape && !W->tape->recording; }
 
 int weft_replay_frame(weft_state *W, double *dt) {
   if (!W || !W->tape || W->tape->recording || W->tape->ended) return 0;
@@ -585,7 +585,7 @@ int weft_replay_frame(weft_state *W, double *dt) {
   return 1;
 }
 
-void weft_tape_diverged(weft_state *W, const char *what) {
+void weft__tape_diverged(weft_state *W, const char *what) {
   weft_tape *T = W->tape;
   if (!T || T->recording || T->diverged[0]) return;
   snprintf(T->diverged, sizeof T->diverged, "frame %llu: %s", (unsigned long long)T->frame + 1,
@@ -602,7 +602,7 @@ uint64_t weft_replay_position(const weft_state *W) {
   return W && W->tape && !W->tape->recording ? W->tape->frame : 0;
 }
 
-double weft_tape_step_begin(weft_state *W, double dt) {
+double weft__tape_step_begin(weft_state *W, double dt) {
   weft_tape *T = W->tape;
   if (T->recording) T->dt = dt;
   return T->recording || T->ended ? dt : T->dt;
@@ -611,7 +611,7 @@ double weft_tape_step_begin(weft_state *W, double dt) {
 static uint32_t total_hash(const weft_tape *T) {
   uint32_t h = FNV32_INIT;
   for (int i = 0; i < T->nparts; i++)
-    if (T->parts[i].set) h = weft_tape_fnv32(h, &T->parts[i].h, 8);
+    if (T->parts[i].set) h = weft__tape_fnv32(h, &T->parts[i].h, 8);
   return h;
 }
 
@@ -621,15 +621,15 @@ static void check_step(weft_state *W, weft_tape *T) {
   size_t at = T->seg_end;
   next_rec(T, &at, T->body_end, &r);
   reader rd = {r.body, r.body + r.len, 0};
-  if (weft_tape_get_u(&rd, 1) & 1) weft_tape_get_f64(&rd);
-  uint32_t total = (uint32_t)weft_tape_get_u(&rd, 4);
-  uint64_t np = weft_tape_get_varint(&rd);
+  if (weft__tape_get_u(&rd, 1) & 1) weft__tape_get_f64(&rd);
+  uint32_t total = (uint32_t)weft__tape_get_u(&rd, 4);
+  uint64_t np = weft__tape_get_varint(&rd);
   char what[200] = "";
   size_t w = 0;
   int seen[MAX_PARTS] = {0};
   for (uint64_t i = 0; i < np; i++) {
-    int id = (int)weft_tape_get_varint(&rd);
-    uint16_t h16 = (uint16_t)weft_tape_get_u(&rd, 2);
+    int id = (int)weft__tape_get_varint(&rd);
+    uint16_t h16 = (uint16_t)weft__tape_get_u(&rd, 2);
     if (id >= T->nparts) continue;
     seen[id] = 1;
     if (!T->parts[id].set || (uint16_t)T->parts[id].h != h16)
@@ -644,35 +644,35 @@ static void check_step(weft_state *W, weft_tape *T) {
   if (w || what[0]) {
     char msg[sizeof what + 8];
     snprintf(msg, sizeof msg, "%s %s", what, strchr(what, ',') ? "differ" : "differs");
-    weft_tape_diverged(W, msg);
+    weft__tape_diverged(W, msg);
   }
   if (!T->diverged[0]) {
     rec c;
     size_t cur = T->cur_clock;
     if (next_of(T, &cur, R_CLOCK, &c))
-      weft_tape_diverged(W, "a script read the clock less often than when recorded");
+      weft__tape_diverged(W, "a script read the clock less often than when recorded");
   }
   T->seg = at;
 }
 
-void weft_tape_step_end(weft_state *W) {
+void weft__tape_step_end(weft_state *W) {
   weft_tape *T = W->tape;
   if (!T->recording && T->ended) return;
   fold_library(W, T);
   if (T->recording) {
     bytes *b = body_of(T);
     int newdt = T->frame == 0 || T->last_dt != T->dt;
-    weft_tape_put_u(b, (uint64_t)newdt, 1);
-    if (newdt) weft_tape_put_f64(b, T->dt);
+    weft__tape_put_u(b, (uint64_t)newdt, 1);
+    if (newdt) weft__tape_put_f64(b, T->dt);
     T->last_dt = T->dt;
-    weft_tape_put_u(b, total_hash(T), 4);
+    weft__tape_put_u(b, total_hash(T), 4);
     int n = 0;
     for (int i = 0; i < T->nparts; i++) n += T->parts[i].set;
-    weft_tape_put_varint(b, (uint64_t)n);
+    weft__tape_put_varint(b, (uint64_t)n);
     for (int i = 0; i < T->nparts; i++)
       if (T->parts[i].set) {
-        weft_tape_put_varint(b, (uint64_t)i);
-        weft_tape_put_u(b, T->parts[i].h & 0xffff, 2);
+        weft__tape_put_varint(b, (uint64_t)i);
+        weft__tape_put_u(b, T->parts[i].h & 0xffff, 2);
       }
     write_rec(T, R_STEP, b);
     checkpoint(T);
@@ -687,7 +687,7 @@ void weft_tape_step_end(weft_state *W) {
   if (!T->recording) enter_frame(T);
 }
 
-void weft_tape_free_state(weft_state *W) {
+void weft__tape_free_state(weft_state *W) {
   if (!W->tape) return;
   if (W->tape->recording) {
     weft_record_stop(W);

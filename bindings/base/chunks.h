@@ -10,7 +10,7 @@
 #define WEFT_CHUNK_MODULES "=[weft modules]" /* the module system, loaded by reload.c */
 
 /* Nonzero when source (a lua_Debug's) is one of the embedded parts. */
-static inline int weft_chunk_embedded(const char *source) {
+static inline int weft__chunk_embedded(const char *source) {
   return source[0] == '=' &&
          (strcmp(source, WEFT_CHUNK_PRELUDE) == 0 || strcmp(source, WEFT_CHUNK_MODULES) == 0);
 }

@@ -7,7 +7,7 @@
 #define DEFAULT_MEMORY ((size_t)256 << 20)
 #define DEFAULT_FRAME 1000000000u /* resumes a frame (host/sched.c's default) */
 
-void weft_desc_defaults(weft_desc *d) {
+void weft__desc_defaults(weft_desc *d) {
   if (!d->memory_limit) d->memory_limit = DEFAULT_MEMORY;
   if (!d->instr_budget) d->instr_budget = 1000000;
   if (d->instr_budget != WEFT_BUDGET_OFF && d->instr_budget > 0x7fffffff)
@@ -31,7 +31,7 @@ static uint64_t budget_cap(const weft_desc *d) {
   return cap > d->instr_budget ? cap : d->instr_budget;
 }
 
-int weft_desc_looser(const weft_desc *have, const weft_desc *want) {
+int weft__desc_looser(const weft_desc *have, const weft_desc *want) {
   int bits = 0;
   if (have->memory_limit > want->memory_limit) bits |= WEFT_LIMIT_MEMORY;
   if (as_bound(have->instr_budget) > budget_cap(want)) bits |= WEFT_LIMIT_BUDGET;
@@ -43,11 +43,11 @@ int weft_desc_looser(const weft_desc *have, const weft_desc *want) {
   return bits;
 }
 
-int weft_desc_no_looser(weft_desc *d, const weft_desc *rec) {
+int weft__desc_no_looser(weft_desc *d, const weft_desc *rec) {
   weft_desc own = *d, r = *rec;
-  weft_desc_defaults(&own);
-  weft_desc_defaults(&r);
-  int bits = weft_desc_looser(&r, &own);
+  weft__desc_defaults(&own);
+  weft__desc_defaults(&r);
+  int bits = weft__desc_looser(&r, &own);
   d->memory_limit = bits & WEFT_LIMIT_MEMORY ? own.memory_limit : r.memory_limit;
   d->instr_budget = bits & WEFT_LIMIT_BUDGET ? own.instr_budget : r.instr_budget;
   d->runaway_us = bits & WEFT_LIMIT_RUNAWAY ? own.runaway_us : r.runaway_us;

@@ -7,7 +7,7 @@
 
 /* Fills the zero fields of d that weft_open defaults (memory, budgets,
    runaway, tasks, the slow-task threshold). */
-void weft_desc_defaults(weft_desc *d);
+void weft__desc_defaults(weft_desc *d);
 
 /* The limits that bound what a script may take (memory, a slice's
    instructions, the runaway limit, resumes a frame, live tasks), as
@@ -23,9 +23,9 @@ enum {
    own (its zero fields: the defaults): a recording made under looser
    limits replays under the replaying program's. Returns the limits that
    were looser in rec (WEFT_LIMIT_* bits), 0 when all were taken. */
-int weft_desc_no_looser(weft_desc *d, const weft_desc *rec);
+int weft__desc_no_looser(weft_desc *d, const weft_desc *rec);
 /* The WEFT_LIMIT_* bits where have is looser than want (both with
    defaults filled). */
-int weft_desc_looser(const weft_desc *have, const weft_desc *want);
+int weft__desc_looser(const weft_desc *have, const weft_desc *want);
 
 #endif

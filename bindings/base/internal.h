@@ -33,12 +33,12 @@ typedef struct ltask {
   unsigned started : 1; /* resumed at least once */
   unsigned single : 1;  /* the current wait returns every value of slot 0 */
   unsigned raise : 1;   /* the wait ended by a failure: raise the value on top */
-  unsigned fast : 1;    /* suspended in a plain sleep: resume with weft_task_slept */
+  unsigned fast : 1;    /* suspended in a plain sleep: resume with weft__task_slept */
   unsigned next : 1;    /* ...of wait() or wait(0), which the resume asks the scheduler for */
   unsigned hooked : 1;  /* the budget hook is armed on its thread */
   unsigned seen : 1;    /* a script holds its thread (coroutine.running): never reused */
   unsigned pinned : 1;  /* its handle holds a name: held in ref_pinned */
-  unsigned cold : 1;    /* its cold record is in use (weft_cold) */
+  unsigned cold : 1;    /* its cold record is in use (weft__cold) */
 } ltask;
 
 struct weft_state {
@@ -88,12 +88,12 @@ struct weft_state {
   ltask *curlt;           /* its data, or NULL */
   weft_budget *bud;       /* the stretch of script code running now (budget.c)... */
   weft_budget bud_idle;   /* ...at the bottom: none (all zero) */
-  weft_budget bud_top;    /* ...a task's begun at the bottom (weft_budget_begin_top) */
+  weft_budget bud_top;    /* ...a task's begun at the bottom (weft__budget_begin_top) */
   uint32_t held_us;       /* watched: the scripts thread's time a debugger held scripts stopped,
-                             in all, microseconds: not the stretches' (weft_budget_clock) */
-  int holding;            /* ...and it holds them now (weft_budget_hold) */
+                             in all, microseconds: not the stretches' (weft__budget_clock) */
+  int holding;            /* ...and it holds them now (weft__budget_hold) */
   int watching;           /* budgets are times a watchdog checks, not counts */
-  int32_t task_limit;     /* a task's budget (weft_budget_setup): instructions, 0: off... */
+  int32_t task_limit;     /* a task's budget (weft__budget_setup): instructions, 0: off... */
   uint32_t task_us;       /* ...and watched, its time in microseconds, 0: counted */
   uint32_t runaway_us;    /* watched: a stretch's script time before a kill, 0: never */
   uint64_t runaway_instr; /* counted: ...its instructions, 0: never */
@@ -133,10 +133,10 @@ struct weft_state {
 };
 
 /* Task id's per-task data (its slot's), NULL when the task is gone. */
-static inline ltask *LT(weft_state *W, weft_id id) { return weft_task_udata(W->S, id); }
+static inline ltask *LT(weft_state *W, weft_id id) { return weft__task_udata(W->S, id); }
 
 /* The state from any thread (it is the allocator's user data). */
-static inline weft_state *weft_get(lua_State *L) {
+static inline weft_state *weft__get(lua_State *L) {
   void *ud;
   lua_getallocf(L, &ud);
   return (weft_state *)ud;

@@ -71,8 +71,8 @@ static int under(const char *p, size_t pn, int abs, const char *r, size_t rn, in
   return pn > *at && memcmp(p, r, *at - 1) == 0 && p[*at - 1] == '/';
 }
 
-int weft_path_place(lua_State *L, const char *path, size_t len, int roots) {
-  weft_state *W = weft_get(L);
+int weft__path_place(lua_State *L, const char *path, size_t len, int roots) {
+  weft_state *W = weft__get(L);
   if (memchr(path, 0, len)) return 0;
   const char *top[2] = {W->root, W->assets};
   size_t rlen[2] = {strlen(W->root), strlen(W->assets)};
@@ -102,10 +102,10 @@ int weft_path_place(lua_State *L, const char *path, size_t len, int roots) {
 /* The resolved path is the one read after, so a link changed in between
    is not followed (only a directory on the way swapped for a link in
    that instant could be, and scripts make no links). */
-const char *weft_path_confine(weft_state *W, const char *root, const char *path, char *real) {
+const char *weft__path_confine(weft_state *W, const char *root, const char *path, char *real) {
   char dir[WEFT_PATH_MAX];
-  if (weft_path_resolve(path, real, WEFT_PATH_MAX) != WEFT_OK ||
-      weft_path_resolve(root, dir, sizeof dir) != WEFT_OK) {
+  if (weft__path_resolve(path, real, WEFT_PATH_MAX) != WEFT_OK ||
+      weft__path_resolve(root, dir, sizeof dir) != WEFT_OK) {
     W->load_why = strerror(ENOENT);
     W->load_errno = ENOENT;
     return NULL;
@@ -127,9 +127,9 @@ const char *weft_path_confine(weft_state *W, const char *root, const char *path,
    unreadable. */
 static void *read_path(weft_state *W, const char *root, const char *path, size_t *size) {
   char real[WEFT_PATH_MAX];
-  if (root && !(path = weft_path_confine(W, root, path, real))) return NULL;
+  if (root && !(path = weft__path_confine(W, root, path, real))) return NULL;
   weft_stat st;
-  int rc = weft_stat_path(path, &st);
+  int rc = weft__stat_path(path, &st);
   if (rc != WEFT_OK) { /* the C library's words, as Lua's io.open gives them */
     W->load_why = strerror(rc == WEFT_EINVAL ? ENOENT : EIO);
     W->load_errno = rc == WEFT_EINVAL ? ENOENT : EIO;
@@ -138,15 +138,15 @@ static void *read_path(weft_state *W, const char *root, const char *path, size_t
   W->load_errno = EIO;
   if (!st.is_file) {
     W->load_why = "not a regular file";
-    weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_SCRIPT_SKIPPED, "%s is not a regular file: not read",
-              path);
+    weft__logf(W, WEFT_LOG_WARN, WEFT_LOG_SCRIPT_SKIPPED, "%s is not a regular file: not read",
+               path);
     return NULL;
   }
   if ((unsigned long long)st.size > W->desc.memory_limit) {
     W->load_why = "larger than the memory limit";
-    weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_SCRIPT_SKIPPED,
-              "%s is larger than the memory limit (%.0f bytes): not read", path,
-              (double)W->desc.memory_limit);
+    weft__logf(W, WEFT_LOG_WARN, WEFT_LOG_SCRIPT_SKIPPED,
+               "%s is larger than the memory limit (%.0f bytes): not read", path,
+               (double)W->desc.memory_limit);
     return NULL;
   }
   FILE *f = fopen(path, "rb");
@@ -199,18 +199,18 @@ static void *read_path(weft_state *W, const char *root, const char *path, size_t
 /* The default loader: ud is the state. */
 static void *file_load(void *ud, const char *rel, size_t *size) {
   weft_state *W = ud;
-  char *full = weft_mem_join(W, W->root, rel);
+  char *full = weft__mem_join(W, W->root, rel);
   if (!full) {
     W->load_why = "not enough memory";
     W->load_errno = ENOMEM;
     return NULL;
   }
   void *p = read_path(W, W->root, full, size);
-  weft_mem_free_str(W, full);
+  weft__mem_free_str(W, full);
   return p;
 }
 
-void weft_load_init(weft_state *W) {
+void weft__load_init(weft_state *W) {
   if (!W->desc.load) {
     W->desc.load = file_load;
     W->desc.load_ud = W;
@@ -246,7 +246,7 @@ static loaded *push_block(lua_State *L, weft_state *W) {
   return b;
 }
 
-int weft_push_why(lua_State *L, int idx, const char *path) {
+int weft__push_why(lua_State *L, int idx, const char *path) {
   size_t len, pre = strlen("cannot open ") + strlen(path) + 2;
   const char *msg = lua_tolstring(L, idx, &len);
   if (msg && len > pre && msg[len - 1] == ')' && strncmp(msg, "cannot open ", 12) == 0 &&
@@ -269,11 +269,11 @@ static int settle(lua_State *L, int base, int ok) {
   return ok;
 }
 
-int weft_push_script(lua_State *L, const char *path) {
-  weft_state *W = weft_get(L);
+int weft__push_script(lua_State *L, const char *path) {
+  weft_state *W = weft__get(L);
   int base = lua_gettop(L);
   const char *rel =
-      weft_path_place(L, path, strlen(path), WEFT_IN_SCRIPTS) ? lua_tostring(L, -1) : NULL;
+      weft__path_place(L, path, strlen(path), WEFT_IN_SCRIPTS) ? lua_tostring(L, -1) : NULL;
   loaded *b = push_block(L, W);
   W->load_why = NULL;
   W->load_errno = 0;
@@ -295,8 +295,8 @@ int weft_push_script(lua_State *L, const char *path) {
   return settle(L, base, 1);
 }
 
-int weft_push_file(lua_State *L, const char *path) {
-  weft_state *W = weft_get(L);
+int weft__push_file(lua_State *L, const char *path) {
+  weft_state *W = weft__get(L);
   loaded *b = push_block(L, W);
   W->load_why = NULL;
   W->load_errno = 0;

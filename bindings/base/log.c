@@ -20,16 +20,16 @@ static void say(const weft_desc *d, uint32_t level, uint32_t id, const char *msg
     fprintf(stderr, "weft: %s\n", msg);
 }
 
-void weft_log_desc(const weft_desc *d, uint32_t level, uint32_t id, const char *msg) {
+void weft__log_desc(const weft_desc *d, uint32_t level, uint32_t id, const char *msg) {
   say(d, level, id, msg, NULL, 0);
 }
 
-void weft_log_at(weft_state *W, uint32_t level, uint32_t id, const char *msg, const char *file,
-                 uint32_t line) {
+void weft__log_at(weft_state *W, uint32_t level, uint32_t id, const char *msg, const char *file,
+                  uint32_t line) {
   say(&W->desc, level, id, msg, file, line);
 }
 
-void weft_logf(weft_state *W, uint32_t level, uint32_t id, const char *fmt, ...) {
+void weft__logf(weft_state *W, uint32_t level, uint32_t id, const char *fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
@@ -38,7 +38,7 @@ void weft_logf(weft_state *W, uint32_t level, uint32_t id, const char *fmt, ...)
   say(&W->desc, level, id, buf, NULL, 0);
 }
 
-void weft_log_print(weft_state *W, const char *line, size_t len) {
+void weft__log_print(weft_state *W, const char *line, size_t len) {
   const weft_desc *d = &W->desc;
   if (d->log) {
     d->log(d->user, line, len);
@@ -51,7 +51,8 @@ void weft_log_print(weft_state *W, const char *line, size_t len) {
   }
 }
 
-void weft_log_warning(weft_state *W, const char *msg, size_t len, const char *file, uint32_t line) {
+void weft__log_warning(weft_state *W, const char *msg, size_t len, const char *file,
+                       uint32_t line) {
   const weft_desc *d = &W->desc;
   if (d->logger) {
     d->logger(d->logger_ud, "weft", WEFT_LOG_WARN, WEFT_LOG_WARNING, msg, file, line);
@@ -63,7 +64,7 @@ void weft_log_warning(weft_state *W, const char *msg, size_t len, const char *fi
   fflush(stderr);
 }
 
-void weft_log_report(weft_state *W, const char *msg, const char *trace) {
+void weft__log_report(weft_state *W, const char *msg, const char *trace) {
   const weft_desc *d = &W->desc;
   if (d->report) {
     d->report(d->user, msg, trace);

@@ -12,9 +12,9 @@
 
 #define HEADROOM (1u << 20) /* bytes past the limit allowed while reporting */
 
-void weft_mem_init(weft_memory *m, const weft_desc *d) {
+void weft__mem_init(weft_memory *m, const weft_desc *d) {
   memset(m, 0, sizeof *m);
-  m->alloc = d->alloc ? d->alloc : weft_default_alloc; /* realloc and free */
+  m->alloc = d->alloc ? d->alloc : weft__default_alloc; /* realloc and free */
   m->ud = d->alloc ? d->alloc_ud : NULL;
   m->limit = d->memory_limit;
 }
@@ -29,12 +29,12 @@ void weft_mem_init(weft_memory *m, const weft_desc *d) {
    resident. */
 #define RESERVE (256u << 10)
 
-int weft_mem_open_reserve(weft_state *W) {
+int weft__mem_open_reserve(weft_state *W) {
   W->mem.reserve = W->mem.alloc(W->mem.ud, NULL, 0, RESERVE);
   return W->mem.reserve != NULL;
 }
 
-void weft_mem_close_reserve(weft_state *W) {
+void weft__mem_close_reserve(weft_state *W) {
   if (W->mem.reserve) W->mem.alloc(W->mem.ud, W->mem.reserve, RESERVE, 0);
   W->mem.reserve = NULL;
 }
@@ -61,7 +61,7 @@ static int refused(weft_state *W, size_t nsize) {
   return W->mem.fail && W->mem.fail(W->mem.fail_user, nsize);
 }
 
-void *weft_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+void *weft__lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   weft_memory *m = &W->mem;
   size_t old = ptr ? osize : 0;
@@ -116,25 +116,25 @@ static int roomy(const weft_memory *m) {
   return m->limit > mg && m->used <= m->limit - mg;
 }
 
-int weft_mem_room(weft_state *W) {
+int weft__mem_room(weft_state *W) {
   weft_memory *m = &W->mem;
   if (roomy(m)) return 1;
-  uint64_t f = weft_sched_frame(W->S) + 1;
+  uint64_t f = weft__sched_frame(W->S) + 1;
   if (m->squeezed == f && !m->died) { /* collected this frame already: no storm */
-    weft_mem_owe(W);
+    weft__mem_owe(W);
     return 0;
   }
   m->squeezed = f;
   m->died = 0;
   lua_gc(W->L, LUA_GCCOLLECT);
   if (roomy(m)) return 1;
-  weft_mem_owe(W); /* what the asker made becomes garbage when it fails */
+  weft__mem_owe(W); /* what the asker made becomes garbage when it fails */
   return 0;
 }
 
-void weft_mem_owe(weft_state *W) { W->mem.reclaim = 2; }
+void weft__mem_owe(weft_state *W) { W->mem.reclaim = 2; }
 
-void weft_mem_died(weft_state *W) {
+void weft__mem_died(weft_state *W) {
   W->mem.reclaim = 2;
   W->mem.died = 1;
 }
@@ -144,17 +144,17 @@ void weft_mem_died(weft_state *W) {
    frames. */
 #define RECLAIM_STEPS 32 /* steps of 64 KB a frame, counted */
 
-void weft_mem_reclaim(weft_state *W, uint32_t us) {
+void weft__mem_reclaim(weft_state *W, uint32_t us) {
   weft_memory *m = &W->mem;
   if (!m->reclaim) return;
-  uint64_t end = weft_clock_ns() + (uint64_t)us * 1000u;
+  uint64_t end = weft__clock_ns() + (uint64_t)us * 1000u;
   for (int n = 0;; n++) {
     if (lua_gc(W->L, LUA_GCSTEP, 64) && --m->reclaim == 0) return;
-    if (W->tape ? n + 1 >= RECLAIM_STEPS : weft_clock_ns() >= end) return;
+    if (W->tape ? n + 1 >= RECLAIM_STEPS : weft__clock_ns() >= end) return;
   }
 }
 
-void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+void *weft__host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   weft_state *W = ud;
   weft_memory *m = &W->mem;
   size_t old = ptr ? osize : 0;
@@ -176,30 +176,30 @@ void *weft_host_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return p;
 }
 
-void *weft_mem_alloc(weft_state *W, size_t n) { return weft_host_alloc(W, NULL, 0, n ? n : 1); }
+void *weft__mem_alloc(weft_state *W, size_t n) { return weft__host_alloc(W, NULL, 0, n ? n : 1); }
 
-void *weft_mem_calloc(weft_state *W, size_t count, size_t size) {
+void *weft__mem_calloc(weft_state *W, size_t count, size_t size) {
   if (size && count > SIZE_MAX / size) return NULL;
   size_t n = count * size;
-  void *p = weft_mem_alloc(W, n);
+  void *p = weft__mem_alloc(W, n);
   if (p) memset(p, 0, n ? n : 1);
   return p;
 }
 
-void *weft_mem_realloc(weft_state *W, void *p, size_t osize, size_t nsize) {
-  return weft_host_alloc(W, p, osize, nsize ? nsize : 1);
+void *weft__mem_realloc(weft_state *W, void *p, size_t osize, size_t nsize) {
+  return weft__host_alloc(W, p, osize, nsize ? nsize : 1);
 }
 
-void weft_mem_free(weft_state *W, void *p, size_t n) {
-  if (p) weft_host_alloc(W, p, n ? n : 1, 0);
+void weft__mem_free(weft_state *W, void *p, size_t n) {
+  if (p) weft__host_alloc(W, p, n ? n : 1, 0);
 }
 
-char *weft_mem_strdup(weft_state *W, const char *s) {
-  return weft_str_join(weft_host_alloc, W, s, "");
+char *weft__mem_strdup(weft_state *W, const char *s) {
+  return weft__str_join(weft__host_alloc, W, s, "");
 }
 
-char *weft_mem_join(weft_state *W, const char *a, const char *b) {
-  return weft_str_join(weft_host_alloc, W, a, b);
+char *weft__mem_join(weft_state *W, const char *a, const char *b) {
+  return weft__str_join(weft__host_alloc, W, a, b);
 }
 
-void weft_mem_free_str(weft_state *W, char *s) { weft_str_free(weft_host_alloc, W, s); }
+void weft__mem_free_str(weft_state *W, char *s) { weft__str_free(weft__host_alloc, W, s); }

@@ -30,7 +30,7 @@ typedef struct weft_stretch {
 } weft_stretch;
 
 /* The stretch running now and what it means: each lives in the C frame
-   that runs it (weft_budget_begin to weft_budget_leave), linked to the
+   that runs it (weft__budget_begin to weft__budget_leave), linked to the
    one it runs inside, so starting and ending one copies nothing. */
 typedef struct weft_budget {
   struct weft_budget *prev; /* the stretch it runs inside (the state's idle one at the bottom) */

@@ -47,18 +47,18 @@ struct sites {
   uint32_t nslots;
 };
 
-struct sites *weft_sites_new(weft_state *W) {
-  struct sites *st = weft_mem_calloc(W, 1, sizeof *st);
+struct sites *weft__sites_new(weft_state *W) {
+  struct sites *st = weft__mem_calloc(W, 1, sizeof *st);
   if (st) st->W = W;
   return st;
 }
 
-void weft_sites_free(weft_state *W, struct sites *st) {
+void weft__sites_free(weft_state *W, struct sites *st) {
   if (!st) return;
-  for (uint32_t i = 1; i <= st->n; i++) weft_mem_free_str(W, st->v[i].where);
-  weft_mem_free(W, st->v, st->cap * sizeof *st->v);
-  weft_mem_free(W, st->slots, st->nslots * sizeof *st->slots);
-  weft_mem_free(W, st, sizeof *st);
+  for (uint32_t i = 1; i <= st->n; i++) weft__mem_free_str(W, st->v[i].where);
+  weft__mem_free(W, st->v, st->cap * sizeof *st->v);
+  weft__mem_free(W, st->slots, st->nslots * sizeof *st->slots);
+  weft__mem_free(W, st, sizeof *st);
 }
 
 static uint32_t hash_of(const char *src, int line, uint32_t parent) {
@@ -69,14 +69,14 @@ static uint32_t hash_of(const char *src, int line, uint32_t parent) {
 
 static int rehash(struct sites *st) {
   uint32_t n = st->nslots ? st->nslots * 2 : 256;
-  uint32_t *s = weft_mem_calloc(st->W, n, sizeof *s);
+  uint32_t *s = weft__mem_calloc(st->W, n, sizeof *s);
   if (!s) return 0;
   for (uint32_t i = 1; i <= st->n; i++) {
     uint32_t j = st->v[i].hash & (n - 1);
     while (s[j]) j = (j + 1) & (n - 1);
     s[j] = i;
   }
-  weft_mem_free(st->W, st->slots, st->nslots * sizeof *st->slots);
+  weft__mem_free(st->W, st->slots, st->nslots * sizeof *st->slots);
   st->slots = s;
   st->nslots = n;
   return 1;
@@ -89,8 +89,8 @@ static int same(const site *x, const char *src, int line, uint32_t parent) {
 
 static uint32_t intern(struct sites *st, const char *src, int line, uint32_t parent);
 
-uint32_t weft_site_intern(struct sites *st, const char *source, const char *src, int line,
-                          uint32_t parent) {
+uint32_t weft__site_intern(struct sites *st, const char *source, const char *src, int line,
+                           uint32_t parent) {
   if (!st) return 0;
   if (parent && st->v[parent].depth >= MAX_DEPTH) parent = st->v[parent].parent;
   uintptr_t a = (uintptr_t)source;
@@ -116,14 +116,14 @@ static uint32_t intern(struct sites *st, const char *src, int line, uint32_t par
   if ((st->n + 1) * 2 >= st->nslots && !rehash(st)) return 0;
   if (st->n + 1 >= st->cap) {
     uint32_t nc = st->cap ? st->cap * 2 : 64;
-    site *v = weft_mem_realloc(st->W, st->v, st->cap * sizeof *v, nc * sizeof *v);
+    site *v = weft__mem_realloc(st->W, st->v, st->cap * sizeof *v, nc * sizeof *v);
     if (!v) return 0;
     st->v = v;
     st->cap = nc;
   }
   char buf[256];
   snprintf(buf, sizeof buf, "%s:%d", src, line);
-  char *w = weft_mem_strdup(st->W, buf);
+  char *w = weft__mem_strdup(st->W, buf);
   if (!w) return 0;
   uint32_t i = ++st->n;
   st->v[i] = (site){.where = w,
@@ -138,7 +138,7 @@ static uint32_t intern(struct sites *st, const char *src, int line, uint32_t par
   return i;
 }
 
-const char *weft_site_where(struct sites *st, uint32_t s) {
+const char *weft__site_where(struct sites *st, uint32_t s) {
   return (st && s && s <= st->n) ? st->v[s].where : "?";
 }
 
@@ -153,10 +153,10 @@ static void grew(struct sites *st, site *x) {
   for (uint32_t p = x->parent; p && n > 0 && (size_t)n < sizeof msg; p = st->v[p].parent)
     n += snprintf(msg + n, sizeof msg - (size_t)n, ", spawned at %s", st->v[p].where);
   snprintf(file, sizeof file, "%.*s", (int)x->srclen, x->where);
-  weft_log_at(st->W, WEFT_LOG_WARN, WEFT_LOG_TASK_GROWTH, msg, file, (uint32_t)x->line);
+  weft__log_at(st->W, WEFT_LOG_WARN, WEFT_LOG_TASK_GROWTH, msg, file, (uint32_t)x->line);
 }
 
-void weft_site_live(struct sites *st, uint32_t s, int delta, double now) {
+void weft__site_live(struct sites *st, uint32_t s, int delta, double now) {
   if (!st || !s || s > st->n) return;
   site *x = &st->v[s];
   if (delta < 0) {
@@ -179,16 +179,16 @@ void weft_site_live(struct sites *st, uint32_t s, int delta, double now) {
   grew(st, x);
 }
 
-uint32_t weft_site_parent(struct sites *st, uint32_t s) {
+uint32_t weft__site_parent(struct sites *st, uint32_t s) {
   return (st && s && s <= st->n) ? st->v[s].parent : 0;
 }
 
-uint32_t weft_site_count(struct sites *st) { return st ? st->n : 0; }
+uint32_t weft__site_count(struct sites *st) { return st ? st->n : 0; }
 
-uint32_t weft_site_live_of(struct sites *st, uint32_t s) {
+uint32_t weft__site_live_of(struct sites *st, uint32_t s) {
   return (st && s && s <= st->n) ? st->v[s].live : 0;
 }
 
-int weft_site_grew(struct sites *st, uint32_t s) {
+int weft__site_grew(struct sites *st, uint32_t s) {
   return (st && s && s <= st->n) ? st->v[s].warned : 0;
 }

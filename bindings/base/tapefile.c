@@ -12,19 +12,19 @@
 
 /* ---- encoding ---- */
 
-uint64_t weft_tape_fnv64(uint64_t h, const void *p, size_t n) {
+uint64_t weft__tape_fnv64(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211u;
   return h;
 }
 
-uint32_t weft_tape_fnv32(uint32_t h, const void *p, size_t n) {
+uint32_t weft__tape_fnv32(uint32_t h, const void *p, size_t n) {
   const unsigned char *b = p;
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 16777619u;
   return h;
 }
 
-void weft_tape_put(bytes *b, const void *p, size_t n) {
+void weft__tape_put(bytes *b, const void *p, size_t n) {
   if (b->oom) return;
   if (b->n + n > b->cap) {
     size_t cap = b->cap ? b->cap : 64;
@@ -41,7 +41,7 @@ void weft_tape_put(bytes *b, const void *p, size_t n) {
   b->n += n;
 }
 
-void weft_tape_put_varint(bytes *b, uint64_t v) {
+void weft__tape_put_varint(bytes *b, uint64_t v) {
   unsigned char c[10];
   int n = 0;
   do {
@@ -50,27 +50,27 @@ void weft_tape_put_varint(bytes *b, uint64_t v) {
     if (v) c[n] |= 0x80;
     n++;
   } while (v);
-  weft_tape_put(b, c, (size_t)n);
+  weft__tape_put(b, c, (size_t)n);
 }
 
-void weft_tape_put_u(bytes *b, uint64_t v, int nbytes) {
+void weft__tape_put_u(bytes *b, uint64_t v, int nbytes) {
   unsigned char c[8];
   for (int i = 0; i < nbytes; i++) c[i] = (unsigned char)(v >> (8 * i));
-  weft_tape_put(b, c, (size_t)nbytes);
+  weft__tape_put(b, c, (size_t)nbytes);
 }
 
-void weft_tape_put_f64(bytes *b, double d) {
+void weft__tape_put_f64(bytes *b, double d) {
   uint64_t v;
   memcpy(&v, &d, 8);
-  weft_tape_put_u(b, v, 8);
+  weft__tape_put_u(b, v, 8);
 }
 
-void weft_tape_put_str(bytes *b, const char *s, size_t n) {
-  weft_tape_put_varint(b, n);
-  weft_tape_put(b, s, n);
+void weft__tape_put_str(bytes *b, const char *s, size_t n) {
+  weft__tape_put_varint(b, n);
+  weft__tape_put(b, s, n);
 }
 
-uint64_t weft_tape_get_varint(reader *r) {
+uint64_t weft__tape_get_varint(reader *r) {
   uint64_t v = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (r->p >= r->end) break;
@@ -82,7 +82,7 @@ uint64_t weft_tape_get_varint(reader *r) {
   return 0;
 }
 
-uint64_t weft_tape_get_u(reader *r, int nbytes) {
+uint64_t weft__tape_get_u(reader *r, int nbytes) {
   if (r->end - r->p < nbytes) {
     r->bad = 1;
     r->p = r->end;
@@ -94,15 +94,15 @@ uint64_t weft_tape_get_u(reader *r, int nbytes) {
   return v;
 }
 
-double weft_tape_get_f64(reader *r) {
-  uint64_t v = weft_tape_get_u(r, 8);
+double weft__tape_get_f64(reader *r) {
+  uint64_t v = weft__tape_get_u(r, 8);
   double d;
   memcpy(&d, &v, 8);
   return d;
 }
 
-const char *weft_tape_get_str(reader *r, size_t *n) {
-  uint64_t len = weft_tape_get_varint(r);
+const char *weft__tape_get_str(reader *r, size_t *n) {
+  uint64_t len = weft__tape_get_varint(r);
   if (r->bad || len > (uint64_t)(r->end - r->p)) {
     r->bad = 1;
     *n = 0;
@@ -129,30 +129,30 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
 /* Reads the header record; 0 when it is malformed. */
 static int read_header(weft_tape *T, const rec *r) {
   reader rd = {r->body, r->body + r->len, 0};
-  uint64_t version = weft_tape_get_u(&rd, 4); /* checked before */
+  uint64_t version = weft__tape_get_u(&rd, 4); /* checked before */
   size_t n;
-  weft_tape_get_str(&rd, &n); /* the library version that wrote it */
-  const char *root = weft_tape_get_str(&rd, &n);
-  T->root = weft_tape_mem(T, NULL, 0, n + 1);
+  weft__tape_get_str(&rd, &n); /* the library version that wrote it */
+  const char *root = weft__tape_get_str(&rd, &n);
+  T->root = weft__tape_mem(T, NULL, 0, n + 1);
   if (!T->root) return 0;
   memcpy(T->root, root, n);
   T->root[n] = 0;
   /* A 64-bit recorder's limit may not fit a 32-bit size: the most this
      one holds is looser still, and weft_tape_desc tightens it. */
-  uint64_t memory = weft_tape_get_u(&rd, 8);
+  uint64_t memory = weft__tape_get_u(&rd, 8);
   T->desc.memory_limit = memory > SIZE_MAX ? SIZE_MAX : (size_t)memory;
-  T->desc.instr_budget = (uint32_t)weft_tape_get_u(&rd, 4);
-  T->desc.runaway_us = (uint32_t)weft_tape_get_u(&rd, 4);
+  T->desc.instr_budget = (uint32_t)weft__tape_get_u(&rd, 4);
+  T->desc.runaway_us = (uint32_t)weft__tape_get_u(&rd, 4);
   if (version < 3) T->desc.runaway_us = 1000000; /* the slot held overruns: the default limit */
-  T->desc.frame_budget = (uint32_t)weft_tape_get_u(&rd, 4);
-  T->desc.max_tasks = (uint32_t)weft_tape_get_u(&rd, 4);
+  T->desc.frame_budget = (uint32_t)weft__tape_get_u(&rd, 4);
+  T->desc.max_tasks = (uint32_t)weft__tape_get_u(&rd, 4);
   /* A recording is made with weft_open's limits, none of them 0. */
   if (!T->desc.memory_limit || !T->desc.instr_budget || !T->desc.runaway_us || !T->desc.max_tasks)
     return 0;
   if (rd.end - rd.p < RNG_BYTES) return 0;
   memcpy(T->rng, rd.p, RNG_BYTES);
   rd.p += RNG_BYTES;
-  T->meta = (const unsigned char *)weft_tape_get_str(&rd, &T->meta_len);
+  T->meta = (const unsigned char *)weft__tape_get_str(&rd, &T->meta_len);
   return !rd.bad;
 }
 
@@ -170,7 +170,7 @@ static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, co
   while (at < T->body_end) {
     size_t start = at;
     reader rd = {T->buf + at + 1, T->buf + T->body_end, 0};
-    uint64_t n = weft_tape_get_varint(&rd);
+    uint64_t n = weft__tape_get_varint(&rd);
     if (rd.bad || n > (uint64_t)(rd.end - rd.p)) {
       /* The record being written when the file was cut; not a trailer
          whose length byte changed. */
@@ -187,42 +187,42 @@ static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, co
     case R_RELOAD:
       break;
     case R_FILE:
-      weft_tape_get_u(&b, 1);
-      weft_tape_get_str(&b, &sl);
+      weft__tape_get_u(&b, 1);
+      weft__tape_get_str(&b, &sl);
       break;
     case R_JOB:
-      weft_tape_get_varint(&b);
+      weft__tape_get_varint(&b);
       break;
     case R_CLOCK:
       if (n == 0) b.bad = 1;
       break;
     case R_PART:
-      if (weft_tape_get_varint(&b) >= MAX_PARTS || b.p == b.end) b.bad = 1;
+      if (weft__tape_get_varint(&b) >= MAX_PARTS || b.p == b.end) b.bad = 1;
       break;
     case R_STEP: {
-      int flags = (int)weft_tape_get_u(&b, 1);
-      double dt = flags & 1 ? weft_tape_get_f64(&b) : 0;
+      int flags = (int)weft__tape_get_u(&b, 1);
+      double dt = flags & 1 ? weft__tape_get_f64(&b) : 0;
       if (!b.bad && !(dt >= 0 && dt <= WEFT_MAX_DT)) /* NaN, negative, infinite */
         return fail(err, errlen, "%s: corrupted: a frame time of %g s at byte %llu", path, dt,
                     (unsigned long long)start);
-      weft_tape_get_u(&b, 4);
-      uint64_t np = weft_tape_get_varint(&b);
+      weft__tape_get_u(&b, 4);
+      uint64_t np = weft__tape_get_varint(&b);
       for (uint64_t i = 0; i < np && !b.bad; i++) {
-        if (weft_tape_get_varint(&b) >= MAX_PARTS) b.bad = 1;
-        weft_tape_get_u(&b, 2);
+        if (weft__tape_get_varint(&b) >= MAX_PARTS) b.bad = 1;
+        weft__tape_get_u(&b, 2);
       }
       frames++;
       break;
     }
     case R_CHECK: {
-      uint64_t f = weft_tape_get_u(&b, 8);
-      uint32_t want = (uint32_t)weft_tape_get_u(&b, 4);
+      uint64_t f = weft__tape_get_u(&b, 8);
+      uint32_t want = (uint32_t)weft__tape_get_u(&b, 4);
       if (b.bad || b.p != b.end || f != frames) {
         b.bad = 1;
         break;
       }
       if (!T->cut) break; /* the trailer's checksum covers it */
-      sum = weft_tape_fnv32(sum, T->buf + summed, start - summed);
+      sum = weft__tape_fnv32(sum, T->buf + summed, start - summed);
       summed = start;
       if (sum != want)
         return fail(err, errlen, "%s: corrupted: the checksum at byte %llu does not match", path,
@@ -286,14 +286,14 @@ int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen) 
     if (err && errlen) snprintf(err, errlen, "cannot read %s", path);
     return WEFT_EIO;
   }
-  return weft_tape_parse(buf, n, path, out, err, errlen);
+  return weft__tape_parse(buf, n, path, out, err, errlen);
 }
 
-int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **out, char *err,
-                    size_t errlen) {
+int weft__tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **out, char *err,
+                     size_t errlen) {
   *out = NULL;
   weft_tape *T = calloc(1, sizeof *T); /* the default allocator's: freed by weft_tape_free */
-  if (T) weft_tape_set_alloc(T, weft_default_alloc, NULL);
+  if (T) weft__tape_set_alloc(T, weft__default_alloc, NULL);
   if (!T) {
     free(buf);
     if (err && errlen) snprintf(err, errlen, "%s: not enough memory", path);
@@ -308,14 +308,14 @@ int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **
   }
   /* the header: 'H', length, version first */
   reader rd = {buf + (n < 9 ? n : 9), buf + n, 0};
-  uint64_t hlen = weft_tape_get_varint(&rd);
+  uint64_t hlen = weft__tape_get_varint(&rd);
   if (n < 9 || buf[8] != 'H' || rd.bad || hlen > (uint64_t)(rd.end - rd.p) || hlen < 4) {
     fail(err, errlen, "%s: truncated: the header is cut short (%llu bytes in all)", path,
          (unsigned long long)n);
     goto out;
   }
   reader vr = {rd.p, rd.p + hlen, 0};
-  uint64_t version = weft_tape_get_u(&vr, 4);
+  uint64_t version = weft__tape_get_u(&vr, 4);
   if (version < 1 || version > VERSION) {
     fail(err, errlen, "%s: recorded in format version %llu; this weft reads version %u", path,
          (unsigned long long)version, VERSION);
@@ -330,9 +330,9 @@ int weft_tape_parse(unsigned char *buf, size_t n, const char *path, weft_tape **
     T->body_end = n;
   } else {
     reader tr = {buf + n - 12, buf + n, 0};
-    T->frames = weft_tape_get_u(&tr, 8);
-    uint32_t sum = (uint32_t)weft_tape_get_u(&tr, 4);
-    if (weft_tape_fnv32(FNV32_INIT, buf, n - 4) != sum) {
+    T->frames = weft__tape_get_u(&tr, 8);
+    uint32_t sum = (uint32_t)weft__tape_get_u(&tr, 4);
+    if (weft__tape_fnv32(FNV32_INIT, buf, n - 4) != sum) {
       fail(err, errlen, "%s: corrupted: the checksum does not match (%llu bytes)", path,
            (unsigned long long)n);
       goto out;
@@ -366,18 +366,18 @@ int weft_tape_cut(const weft_tape *T) { return T ? T->cut : 0; }
 void weft_tape_desc(const weft_tape *T, weft_desc *d) {
   if (!T || !d) return;
   d->scripts_root = T->root;
-  weft_desc_no_looser(d, &T->desc);
+  weft__desc_no_looser(d, &T->desc);
 }
 
 void weft_tape_free(weft_tape *T) {
   if (!T) return;
   for (int i = 0; i < T->nfiles; i++) {
-    weft_tape_mem(T, T->files[i].path, strlen(T->files[i].path) + 1, 0);
-    if (T->recording) weft_tape_mem(T, (void *)T->files[i].text, T->files[i].len + 1, 0);
+    weft__tape_mem(T, T->files[i].path, strlen(T->files[i].path) + 1, 0);
+    if (T->recording) weft__tape_mem(T, (void *)T->files[i].text, T->files[i].len + 1, 0);
   }
-  if (T->files) weft_tape_mem(T, T->files, sizeof *T->files * (size_t)T->capfiles, 0);
-  if (T->scratch.p) weft_tape_mem(T, T->scratch.p, T->scratch.cap, 0);
-  if (T->buf) weft_tape_mem(T, T->buf, T->len, 0);
-  if (T->root) weft_tape_mem(T, T->root, strlen(T->root) + 1, 0);
-  weft_tape_mem(T, T, sizeof *T, 0);
+  if (T->files) weft__tape_mem(T, T->files, sizeof *T->files * (size_t)T->capfiles, 0);
+  if (T->scratch.p) weft__tape_mem(T, T->scratch.p, T->scratch.cap, 0);
+  if (T->buf) weft__tape_mem(T, T->buf, T->len, 0);
+  if (T->root) weft__tape_mem(T, T->root, strlen(T->root) + 1, 0);
+  weft__tape_mem(T, T, sizeof *T, 0);
 }

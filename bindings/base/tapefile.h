@@ -69,7 +69,7 @@ struct weft_tape {
   uint32_t sum;      /* FNV-1a 32 of every byte written */
   int failed;        /* a write failed */
   double check_dt;   /* game seconds since the last checkpoint */
-  uint64_t check_ns; /* when it was written (weft_clock_ns) */
+  uint64_t check_ns; /* when it was written (weft__clock_ns) */
   bytes scratch;     /* the record being written (reused: no allocation per frame) */
   /* replay */
   unsigned char *buf;
@@ -98,11 +98,11 @@ struct weft_tape {
 };
 
 /* A block of the tape's: lua_Alloc's contract over T->alloc. */
-static inline void *weft_tape_mem(weft_tape *T, void *p, size_t osize, size_t nsize) {
+static inline void *weft__tape_mem(weft_tape *T, void *p, size_t osize, size_t nsize) {
   return T->alloc(T->ud, p, osize, nsize);
 }
 /* Sets T's allocator (and its scratch buffer's). */
-static inline void weft_tape_set_alloc(weft_tape *T, weft_alloc_fn alloc, void *ud) {
+static inline void weft__tape_set_alloc(weft_tape *T, weft_alloc_fn alloc, void *ud) {
   T->alloc = T->scratch.alloc = alloc;
   T->ud = T->scratch.ud = ud;
 }
@@ -110,17 +110,17 @@ static inline void weft_tape_set_alloc(weft_tape *T, weft_alloc_fn alloc, void *
 #define FNV64_INIT 14695981039346656037u
 #define FNV32_INIT 2166136261u
 /* FNV-1a of n bytes at p, continuing from h (FNV64_INIT, FNV32_INIT). */
-uint64_t weft_tape_fnv64(uint64_t h, const void *p, size_t n);
-uint32_t weft_tape_fnv32(uint32_t h, const void *p, size_t n);
+uint64_t weft__tape_fnv64(uint64_t h, const void *p, size_t n);
+uint32_t weft__tape_fnv32(uint32_t h, const void *p, size_t n);
 
 /* Appends to a record body: bytes, a varint, an nbytes little-endian
    unsigned, a double, a string (varint length, bytes). Out of memory sets
    b->oom and drops the rest. */
-void weft_tape_put(bytes *b, const void *p, size_t n);
-void weft_tape_put_varint(bytes *b, uint64_t v);
-void weft_tape_put_u(bytes *b, uint64_t v, int nbytes);
-void weft_tape_put_f64(bytes *b, double d);
-void weft_tape_put_str(bytes *b, const char *s, size_t n);
+void weft__tape_put(bytes *b, const void *p, size_t n);
+void weft__tape_put_varint(bytes *b, uint64_t v);
+void weft__tape_put_u(bytes *b, uint64_t v, int nbytes);
+void weft__tape_put_f64(bytes *b, double d);
+void weft__tape_put_str(bytes *b, const char *s, size_t n);
 
 /* A bounded reader over a record body. */
 typedef struct reader {
@@ -130,14 +130,14 @@ typedef struct reader {
 
 /* Reads what weft_tape_put_* wrote; past the end or malformed, r->bad is
    set and a zero (an empty string) is returned. */
-uint64_t weft_tape_get_varint(reader *r);
-uint64_t weft_tape_get_u(reader *r, int nbytes);
-double weft_tape_get_f64(reader *r);
-const char *weft_tape_get_str(reader *r, size_t *n);
+uint64_t weft__tape_get_varint(reader *r);
+uint64_t weft__tape_get_u(reader *r, int nbytes);
+double weft__tape_get_f64(reader *r);
+const char *weft__tape_get_str(reader *r, size_t *n);
 
 /* Checks and indexes a recording in memory (buf: malloc'd, taken over,
    n bytes; name: for messages), as weft_tape_load does a file. */
-int weft_tape_parse(unsigned char *buf, size_t n, const char *name, weft_tape **out, char *err,
-                    size_t errlen);
+int weft__tape_parse(unsigned char *buf, size_t n, const char *name, weft_tape **out, char *err,
+                     size_t errlen);
 
 #endif

@@ -25,21 +25,21 @@
 #define MIN_TICK_US 200 /* the finest tick */
 #define STACK (64 * 1024)
 
-static uint64_t now_us(void) { return weft_clock_ns() / 1000u; }
+static uint64_t now_us(void) { return weft__clock_ns() / 1000u; }
 
 /* Waits us microseconds or until asked to stop (under D->mu); returns 0
    when asked. */
 static int pause_for(weft_watchdog *D, uint64_t us) {
-  uint64_t end = weft_clock_ns() + us * 1000u;
+  uint64_t end = weft__clock_ns() + us * 1000u;
   for (;;) {
     if (D->quit) return 0;
     if (D->wake) {
       D->wake = 0;
       return 1;
     }
-    uint64_t t = weft_clock_ns();
+    uint64_t t = weft__clock_ns();
     if (t >= end) return 1;
-    weft_cond_wait_ns(&D->cv, &D->mu, end - t);
+    weft__cond_wait_ns(&D->cv, &D->mu, end - t);
   }
 }
 
@@ -52,7 +52,7 @@ static void interrupt(weft_watchdog *D) {
     atomic_fetch_add_explicit(&weft__lua_stops, 1, memory_order_release);
 }
 
-void weft_watchdog_retract(weft_watchdog *D) {
+void weft__watchdog_retract(weft_watchdog *D) {
   if (atomic_exchange_explicit(&D->asked, 0, memory_order_acq_rel))
     atomic_fetch_sub_explicit(&weft__lua_stops, 1, memory_order_relaxed);
 }
@@ -66,10 +66,10 @@ void weft_watchdog_retract(weft_watchdog *D) {
    allocator is not weft's) are left alone. */
 static int on_vm_stop(lua_State *L) {
   void *ud;
-  if (lua_getallocf(L, &ud) != weft_lua_alloc) return 0;
+  if (lua_getallocf(L, &ud) != weft__lua_alloc) return 0;
   weft_watchdog *D = &((weft_state *)ud)->wd;
   if (!atomic_load_explicit(&D->asked, memory_order_relaxed)) return 0;
-  weft_watchdog_retract(D);
+  weft__watchdog_retract(D);
   int mask = lua_gethookmask(L);
   if (!(mask & LUA_MASKCOUNT)) lua_sethook(L, D->stop, mask | LUA_MASKCOUNT, 1);
   return 1;
@@ -81,7 +81,7 @@ static void watch(void *ud) {
   uint32_t seen = 0;  /* the stretch last seen */
   uint64_t since = 0; /* ...when it was first seen */
   unsigned idle = 0;  /* ticks nothing ran */
-  weft_mutex_lock(&D->mu);
+  weft__mutex_lock(&D->mu);
   for (;;) {
     int nap = idle >= IDLE_TICKS;
     atomic_store_explicit(&D->napping, nap, memory_order_seq_cst);
@@ -101,7 +101,7 @@ static void watch(void *ud) {
     uint32_t limit = atomic_load_explicit(&D->limit_us, memory_order_acquire);
     uint32_t gen = atomic_load_explicit(&D->gen, memory_order_acquire);
     uint64_t t = now_us();
-    atomic_store_explicit(&D->clock_us, weft_cpu_clock_ns(&D->cpu) / 1000u,
+    atomic_store_explicit(&D->clock_us, weft__cpu_clock_ns(&D->cpu) / 1000u,
                           memory_order_relaxed); /* the cost clock (cost.h) */
     if (limit && atomic_load_explicit(&D->sample, memory_order_relaxed)) {
       atomic_store_explicit(&D->want_sample, 1, memory_order_relaxed);
@@ -126,28 +126,28 @@ static void watch(void *ud) {
     atomic_store_explicit(&D->fire, gen, memory_order_release);
     interrupt(D);
   }
-  weft_mutex_unlock(&D->mu);
+  weft__mutex_unlock(&D->mu);
 }
 
-void weft_watchdog_frame(weft_watchdog *D, int on) {
+void weft__watchdog_frame(weft_watchdog *D, int on) {
   if (!D->frame_us || !D->on) return;
   if (!on) {
     atomic_store_explicit(&D->frame_at, 0, memory_order_release);
     return;
   }
   atomic_store_explicit(&D->frame_over, 0, memory_order_relaxed);
-  atomic_store_explicit(&D->frame_at, weft_clock_ns() / 1000u + 1, memory_order_seq_cst);
-  if (atomic_load_explicit(&D->napping, memory_order_seq_cst)) weft_watchdog_wake(D);
+  atomic_store_explicit(&D->frame_at, weft__clock_ns() / 1000u + 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&D->napping, memory_order_seq_cst)) weft__watchdog_wake(D);
 }
 
-void weft_watchdog_wake(weft_watchdog *D) {
-  weft_mutex_lock(&D->mu);
+void weft__watchdog_wake(weft_watchdog *D) {
+  weft__mutex_lock(&D->mu);
   D->wake = 1;
-  weft_cond_signal(&D->cv);
-  weft_mutex_unlock(&D->mu);
+  weft__cond_signal(&D->cv);
+  weft__mutex_unlock(&D->mu);
 }
 
-int weft_watchdog_start(weft_state *W, lua_Hook stop) {
+int weft__watchdog_start(weft_state *W, lua_Hook stop) {
   weft_watchdog *D = &W->wd;
   D->stop = stop;
   D->tick_us = (uint32_t)(W->desc.time_budget_us / 2);
@@ -155,44 +155,44 @@ int weft_watchdog_start(weft_state *W, lua_Hook stop) {
   if (ft && ft != WEFT_BUDGET_OFF && ft / 2 < D->tick_us) D->tick_us = ft / 2;
   if (D->tick_us > COST_TICK_US) D->tick_us = COST_TICK_US; /* the cost clock's resolution */
   if (D->tick_us < MIN_TICK_US) D->tick_us = MIN_TICK_US;
-  if (weft_cpu_clock_self(&D->cpu) != WEFT_OK) return -1;
-  atomic_store(&D->clock_us, weft_thread_cpu_ns() / 1000u);
+  if (weft__cpu_clock_self(&D->cpu) != WEFT_OK) return -1;
+  atomic_store(&D->clock_us, weft__thread_cpu_ns() / 1000u);
   atomic_store(&D->napping, 0);
   D->quit = 0;
   D->wake = 0;
   atomic_store(&D->fire, 0);
   atomic_store(&D->asked, 0);
   weft__lua_stop_handler(on_vm_stop);
-  if (weft_cond_init(&D->cv) != WEFT_OK) {
-    weft_cpu_clock_close(&D->cpu);
+  if (weft__cond_init(&D->cv) != WEFT_OK) {
+    weft__cpu_clock_close(&D->cpu);
     return -1;
   }
-  if (weft_mutex_init(&D->mu) != WEFT_OK) {
-    weft_cond_destroy(&D->cv);
-    weft_cpu_clock_close(&D->cpu);
+  if (weft__mutex_init(&D->mu) != WEFT_OK) {
+    weft__cond_destroy(&D->cv);
+    weft__cpu_clock_close(&D->cpu);
     return -1;
   }
-  if (weft_thread_start(&D->thread, watch, W, STACK) != WEFT_OK) {
-    weft_mutex_destroy(&D->mu);
-    weft_cond_destroy(&D->cv);
-    weft_cpu_clock_close(&D->cpu);
+  if (weft__thread_start(&D->thread, watch, W, STACK) != WEFT_OK) {
+    weft__mutex_destroy(&D->mu);
+    weft__cond_destroy(&D->cv);
+    weft__cpu_clock_close(&D->cpu);
     return -1;
   }
   D->on = 1;
   return 0;
 }
 
-void weft_watchdog_stop(weft_state *W) {
+void weft__watchdog_stop(weft_state *W) {
   weft_watchdog *D = &W->wd;
   if (!D->on) return;
-  weft_mutex_lock(&D->mu);
+  weft__mutex_lock(&D->mu);
   D->quit = 1;
-  weft_cond_signal(&D->cv);
-  weft_mutex_unlock(&D->mu);
-  weft_thread_join(&D->thread);
-  weft_watchdog_retract(D); /* an ask no script code took */
-  weft_cpu_clock_close(&D->cpu);
-  weft_mutex_destroy(&D->mu);
-  weft_cond_destroy(&D->cv);
+  weft__cond_signal(&D->cv);
+  weft__mutex_unlock(&D->mu);
+  weft__thread_join(&D->thread);
+  weft__watchdog_retract(D); /* an ask no script code took */
+  weft__cpu_clock_close(&D->cpu);
+  weft__mutex_destroy(&D->mu);
+  weft__cond_destroy(&D->cv);
   D->on = 0;
 }

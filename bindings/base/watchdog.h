@@ -11,23 +11,23 @@
 /* Starts the watchdog (0 when it runs): a stretch past its time gets the
    hook `stop`, armed by the thread running it on itself with a count of
    one instruction; stops it. */
-int weft_watchdog_start(weft_state *W, lua_Hook stop);
-void weft_watchdog_stop(weft_state *W);
+int weft__watchdog_start(weft_state *W, lua_Hook stop);
+void weft__watchdog_stop(weft_state *W);
 
 /* A step starts (on) or ends: with a frame time set, the watchdog raises
    frame_over once the step has run frame_us (one clock read a step); a
    watchdog napping between frames is woken, so the step is timed from
    its start. */
-void weft_watchdog_frame(weft_watchdog *D, int on);
+void weft__watchdog_frame(weft_watchdog *D, int on);
 /* Withdraws a stop asked of script code that has not taken it (the
    stretch it was for has ended). */
-void weft_watchdog_retract(weft_watchdog *D);
+void weft__watchdog_retract(weft_watchdog *D);
 /* Ends a nap: something started to run. */
-void weft_watchdog_wake(weft_watchdog *D);
+void weft__watchdog_wake(weft_watchdog *D);
 /* The running stretch is past its time: the watchdog stopped it (for C
    code that runs long without an instruction, such as Lua's parser, to
    ask between pieces of its work). */
-static inline int weft_watchdog_fired(weft_watchdog *D) {
+static inline int weft__watchdog_fired(weft_watchdog *D) {
   return atomic_load_explicit(&D->fire, memory_order_acquire) ==
          atomic_load_explicit(&D->gen, memory_order_relaxed);
 }

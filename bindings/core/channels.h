@@ -4,9 +4,9 @@
 
 #include "../accounts/handles.h"
 
-void weft_open_channels(weft_state *W, lua_State *L);
+void weft__open_channels(weft_state *W, lua_State *L);
 /* A cancelled task gives back what channels gave it or hold for it: a
    waiting sender's value, a value handed to it it never ran with. */
-void weft_channel_give_back(weft_state *W, lua_State *L, weft_id task, ltask *lt);
+void weft__channel_give_back(weft_state *W, lua_State *L, weft_id task, ltask *lt);
 
 #endif

@@ -20,13 +20,13 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud);
 static void lt_warm(void *ud);
 static const weft_task_class lua_task_class = {lt_resume, lt_cancel, lt_warm};
 
-weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
-                             weft_id parent) {
+weft_id weft__new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                              weft_id parent) {
   fidx = lua_absindex(L, fidx);
-  thandle *h = weft_handle_new(W, L, 2); /* first: a task is never left without it */
-  weft_id id = weft_new_task(W, L, fidx, nargs, g, parent);
-  if (!weft_handle_make(W, L, id, h)) {
-    weft_discard_task(W, L, id);
+  thandle *h = weft__handle_new(W, L, 2); /* first: a task is never left without it */
+  weft_id id = weft__new_task(W, L, fidx, nargs, g, parent);
+  if (!weft__handle_make(W, L, id, h)) {
+    weft__discard_task(W, L, id);
     lua_error(L);
   }
   return id;
@@ -78,7 +78,7 @@ static int push_outcome(lua_State *L, int idx, int n, uint8_t *packed) {
 
 /* Moves the value on top of L to W->spawns for the spawn at depth d. */
 static void keep_aside(weft_state *W, lua_State *L, int d) {
-  lua_xmove(L, W->spawns, 1); /* room is reserved (weft_open_tasks) */
+  lua_xmove(L, W->spawns, 1); /* room is reserved (weft__open_tasks) */
   lua_replace(W->spawns, d + 1);
 }
 
@@ -86,12 +86,12 @@ static void keep_aside(weft_state *W, lua_State *L, int d) {
    one is held, and unpins it. A task ending inside spawn keeps its
    handle, or without one its outcome, aside for spawn to return. */
 static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final, int idx, int n) {
-  weft_spawning *sp = weft_spawning_of(W, id);
+  weft_spawning *sp = weft__spawning_of(W, id);
   idx = lua_absindex(L, idx);
   thandle *h = NULL;
   if (!sp || sp->made) {
     if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
-    h = weft_handle_if(W, L, id);
+    h = weft__handle_if(W, L, id);
   }
   if (h) {
     h->final = (uint8_t) final;
@@ -113,7 +113,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
     }
   }
   unpin(W, L, id, lt);
-  weft_site_live(W->sites, lt->site, -1, 0);
+  weft__site_live(W->sites, lt->site, -1, 0);
 }
 
 /* Who runs: the task, its thread and data, saved and set around every
@@ -150,11 +150,11 @@ static inline void who_leave(weft_state *W, const running *saved) {
 static inline void run_enter(weft_state *W, running *saved, weft_id id, lua_State *co, ltask *lt,
                              weft_stretch *s, const char *msg, int kind) {
   who_enter(W, saved, id, co, lt);
-  weft_budget_begin(W, &saved->bud, s, co, msg, W->task_limit, W->task_us, kind);
+  weft__budget_begin(W, &saved->bud, s, co, msg, W->task_limit, W->task_us, kind);
 }
 
 static inline void run_leave(weft_state *W, const running *saved) {
-  weft_budget_leave(W, &saved->bud);
+  weft__budget_leave(W, &saved->bud);
   who_leave(W, saved);
 }
 
@@ -165,7 +165,7 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   running saved;
   weft_stretch cleanup = {0};
   run_enter(W, &saved, id, co, LT(W, id), &cleanup, "cleanup ran too long", WEFT_STRETCH_PLAIN);
-  weft_budget_arm_home(W, co, 0);
+  weft__budget_arm_home(W, co, 0);
   int st = LUA_OK;
   if (W->close_depth < MAX_CLOSE_DEPTH) {
     W->close_depth++;
@@ -174,13 +174,13 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   } else { /* cleanups cancelling tasks whose cleanups cancel...: stop */
     lua_pushliteral(co, "cleanups nested too deep: this task's cleanups were skipped");
     lua_xmove(co, L, 1);
-    weft_report(W, L, -1, id, NULL);
+    weft__report(W, L, -1, id, NULL);
     lua_pop(L, 1);
   }
   run_leave(W, &saved);
   if (st != LUA_OK && lua_checkstack(L, 4)) {
     lua_xmove(co, L, 1);
-    if (!orig || !lua_rawequal(L, -1, orig)) weft_report_thread(W, L, -1, id, NULL, co);
+    if (!orig || !lua_rawequal(L, -1, orig)) weft__report_thread(W, L, -1, id, NULL, co);
     lua_pop(L, 1);
   }
   lua_settop(co, 0);
@@ -215,7 +215,7 @@ static int push_anchors(weft_state *W, lua_State *L, uint32_t i) {
 
 /* After task id (now ended) is done with its thread co. */
 static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int seen) {
-  weft_thread_set_task(co, 0); /* a plain (dead) coroutine from now on */
+  weft__thread_set_task(co, 0); /* a plain (dead) coroutine from now on */
   if (!seen && W->nidle < THREAD_POOL && lua_status(co) == LUA_OK && lua_gettop(co) == 0) {
     W->nidle++; /* stays in the slot */
     uint32_t i = WEFT_ID_INDEX(id);
@@ -233,7 +233,7 @@ static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int 
 /* Protected: a new thread anchored for slot index (at 1), and its
    chunk's anchor table if there is none yet. */
 static int l_new_thread(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   uint32_t i = (uint32_t)lua_tointeger(L, 1);
   if (push_anchors(W, L, i) != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -267,7 +267,7 @@ static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
     lua_pushcfunction(L, l_new_thread);
     lua_pushinteger(L, (lua_Integer)i);
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-      weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+      weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
       lua_error(L);
     }
     push_anchors(W, L, i);
@@ -281,16 +281,16 @@ static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
 static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   lua_State *co = lt->co;
   int top = lua_gettop(co), idx = top - nres + 1;
-  weft_wlist *waiters = weft_task_listed(W->S, id);
+  weft_wlist *waiters = weft__task_listed(W->S, id);
   if (waiters && waiters->head) {
     lua_checkstack(co, 4);
-    weft_complete_all(W, waiters, co, idx, nres, 0);
+    weft__complete_all(W, waiters, co, idx, nres, 0);
   }
   settle(W, co, id, lt, WEFT_TASK_DONE, idx, nres);
   lt->co = NULL;
   if (top) lua_settop(co, 0);
   int seen = lt->seen;
-  weft_task_finish(W->S, id, WEFT_TASK_DONE);
+  weft__task_finish(W->S, id, WEFT_TASK_DONE);
   recycle(W, W->curL ? W->curL : W->L, id, co, seen);
 }
 
@@ -316,7 +316,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   lua_xmove(co, L, 1);
   int orig = lua_gettop(L); /* as raised: close_thread knows it by it */
   if (lua_type(L, orig) == LUA_TSTRING && strstr(lua_tostring(L, orig), "not enough memory"))
-    weft_mem_died(W);
+    weft__mem_died(W);
   if (lua_type(L, orig) == LUA_TSTRING && strcmp(lua_tostring(L, orig), "not enough memory") == 0) {
     lua_pushcfunction(L, l_memory_where); /* Lua's own message has no line */
     lua_pushlightuserdata(L, co);
@@ -327,17 +327,17 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
     lua_pushvalue(L, orig);
   }
   int e = lua_gettop(L);
-  int cancelled = weft_is_cancel_error(W, L, e);
+  int cancelled = weft__is_cancel_error(W, L, e);
   if (!cancelled && W->on_task_error) W->on_task_error(W, id, co, L, e);
-  if (!cancelled) weft_report_thread(W, L, e, id, NULL, co);
-  weft_task_cancel_children(W->S, id); /* children first */
+  if (!cancelled) weft__report_thread(W, L, e, id, NULL, co);
+  weft__task_cancel_children(W->S, id); /* children first */
   close_thread(W, L, id, co, orig);
-  weft_complete_all(W, weft_task_listed(W->S, id), L, e, 1, 1);
+  weft__complete_all(W, weft__task_listed(W->S, id), L, e, 1, 1);
   settle(W, L, id, lt, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
   lt->co = NULL;
   lua_settop(L, orig - 1);
   int keep_out = lt->b.killed || lt->seen;
-  weft_task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
+  weft__task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
   /* Not a killed task's thread: the kill left the hook's error unwinding
      past every pcall, and Lua then keeps hooks off on that thread, so the
      next task on it would run without a budget. */
@@ -352,9 +352,9 @@ WEFT_NOINLINE static void resumed(weft_state *W, weft_id id, int st, int nres, l
   if (st == LUA_YIELD) {
     if (nres) lua_pop(lt->co, nres);
     if (lt->b.preempted) { /* over budget: go on next frame */
-      weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-      weft_wait_sleep(W->S, id, 0, 0, 0);
-      weft_wait_commit(W->S, id);
+      weft__wait_begin(W->S, id, WEFT_WAIT_ALL);
+      weft__wait_sleep(W->S, id, 0, 0, 0);
+      weft__wait_commit(W->S, id);
     }
   } else if (st == LUA_OK) {
     finish_ok(W, id, lt, nres);
@@ -372,7 +372,7 @@ WEFT_NOINLINE static int first_resume(weft_state *W, ltask *lt) {
     nargs = lt->base;
   }
   if (!lt->hooked || lt->b.killed) {
-    weft_budget_arm_home(W, lt->co, lt->b.killed);
+    weft__budget_arm_home(W, lt->co, lt->b.killed);
     lt->hooked = 1;
   }
   return nargs;
@@ -380,7 +380,7 @@ WEFT_NOINLINE static int first_resume(weft_state *W, ltask *lt) {
 
 /* Resumes a task's thread once (the first time with the arguments it was
    spawned with) and handles how it stopped; slept is the scheduler's
-   weft_task_slept. Returns WEFT_RESUMED_NEXT when the task asked for the
+   weft__task_slept. Returns WEFT_RESUMED_NEXT when the task asked for the
    next frame in wait's fast path (the scheduler queues the sleep). */
 static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept) {
   lua_State *co = lt->co;
@@ -393,12 +393,12 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
   who_enter(W, &saved, id, co, lt);
   const weft_budget *b = &saved.bud;
   if (W->bud == &W->bud_idle) /* the usual: a frame's task */
-    b = weft_budget_begin_top(W, &lt->b, co);
+    b = weft__budget_begin_top(W, &lt->b, co);
   else
-    weft_budget_begin(W, &saved.bud, &lt->b, co, WEFT_TASK_RUNAWAY, W->task_limit, W->task_us,
-                      WEFT_STRETCH_TASK);
+    weft__budget_begin(W, &saved.bud, &lt->b, co, WEFT_TASK_RUNAWAY, W->task_limit, W->task_us,
+                       WEFT_STRETCH_TASK);
   lt->b.preempted = 0;
-  if (lt->cold) weft_cold_if(W, id, lt)->chrecv = 0; /* a value handed over is now the task's */
+  if (lt->cold) weft__cold_if(W, id, lt)->chrecv = 0; /* a value handed over is now the task's */
   if (lt->fast) {
     /* wait's fast path yielded with nothing pushed in its C frame, which
        Lua gave LUA_MINSTACK free slots: room for the elapsed time, which
@@ -413,10 +413,10 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
   }
   int nres = 0;
   weft_cost_mark cost;
-  weft_cost_begin(W, &cost);
+  weft__cost_begin(W, &cost);
   int st = lua_resume(co, saved.curL, nargs, &nres);
-  weft_cost_end(W, id, &cost);
-  weft_budget_leave(W, b);
+  weft__cost_end(W, id, &cost);
+  weft__budget_leave(W, b);
   who_leave(W, &saved);
   WEFT_ASSERT(!lt->fast || st == LUA_YIELD); /* the fast path yields at once */
   WEFT_ASSERT(!lt->next || lt->fast);
@@ -435,7 +435,7 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
 static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept) {
   ltask *lt = ud;
   if (!lt->co) return WEFT_RESUMED;
-  return resume_task(weft_sched_user(S), id, lt, slept);
+  return resume_task(weft__sched_user(S), id, lt, slept);
 }
 
 /* The next task's thread: the extra space and the lua_State after it
@@ -450,16 +450,16 @@ static void lt_warm(void *ud) {
 /* Unwinds a cancelled task: its <close> variables run (errors reported),
    its waiters get the cancellation error, its handle records it. */
 static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
-  weft_state *W = weft_sched_user(S);
+  weft_state *W = weft__sched_user(S);
   ltask *lt = ud;
   lua_State *L = W->curL ? W->curL : W->L;
   lua_checkstack(L, 8);
-  weft_channel_give_back(W, L, id, lt);
+  weft__channel_give_back(W, L, id, lt);
   lua_State *co = lt->co;
   if (co) close_thread(W, L, id, co, 0);
   lt = LT(W, id);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
-  weft_complete_all(W, weft_task_listed(S, id), L, lua_gettop(L), 1, 1);
+  weft__complete_all(W, weft__task_listed(S, id), L, lua_gettop(L), 1, 1);
   if (lt->co) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
   lua_pop(L, 1);
   lt->co = NULL;
@@ -487,34 +487,34 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
   int helper = -1;
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar)) break;
-    if (ar.currentline < 0 || weft_chunk_embedded(ar.source)) continue;
+    if (ar.currentline < 0 || weft__chunk_embedded(ar.source)) continue;
     if (in_lib(W, ar.source)) {
       if (helper < 0) helper = level;
       continue;
     }
-    return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
+    return weft__site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   }
   ltask *spawner = helper >= 0 && W->cur ? LT(W, W->cur) : NULL;
   if (spawner && spawner->site) return spawner->site; /* a g:spawn's too, no child of it */
   if (helper >= 0 && lua_getstack(L, helper, &ar) && lua_getinfo(L, "Sl", &ar))
-    return weft_site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
+    return weft__site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   return parent_site;
 }
 
-uint32_t weft_caller_site(weft_state *W, lua_State *L) {
+uint32_t weft__caller_site(weft_state *W, lua_State *L) {
   return spawn_site(W, L, W->cur ? LT(W, W->cur)->site : 0);
 }
 
-void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) {
+void weft__task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) {
   ltask *lt = LT(W, id);
   if (!lt) return;
   if (lt->co) { /* its live count moves with it */
-    weft_site_live(W->sites, lt->site, -1, 0);
-    weft_site_live(W->sites, site, 1, weft_sched_realtime(W->S));
+    weft__site_live(W->sites, lt->site, -1, 0);
+    weft__site_live(W->sites, site, 1, weft__sched_realtime(W->S));
   }
   lt->site = site;
   if (lt->co && lua_checkstack(L, 2)) {
-    thandle *h = weft_handle_if(W, L, id);
+    thandle *h = weft__handle_if(W, L, id);
     if (h) {
       h->site = site;
       lua_pop(L, 1);
@@ -522,7 +522,7 @@ void weft_task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) 
   }
 }
 
-/* weft_new_task, giving the task's data in *out too. With move set, the
+/* weft__new_task, giving the task's data in *out too. With move set, the
    function and its arguments are the top values of L and are moved to
    the task's thread instead of copied. */
 static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent,
@@ -533,81 +533,82 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
     lua_pop(L, 1);
   }
   if (!move) luaL_checkstack(L, nargs + 8, "too many arguments");
-  if (!g) g = W->cur ? weft_task_group(W->S, W->cur) : 0;
-  if (!weft_mem_room(W))
+  if (!g) g = W->cur ? weft__task_group(W->S, W->cur) : 0;
+  if (!weft__mem_room(W))
     luaL_error(L, "not enough memory (the heap is near its limit of %d MB: no new task)",
                (int)(W->mem.limit >> 20));
   weft_id id;
   ltask *lt;
-  int rc = weft_task_create(W->S, g, parent, &lua_task_class, &id, (void **)&lt);
+  int rc = weft__task_create(W->S, g, parent, &lua_task_class, &id, (void **)&lt);
   if (rc == WEFT_ELIMIT) luaL_error(L, "too many tasks (limit %d)", (int)W->desc.max_tasks);
   if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
   if (rc != WEFT_OK) luaL_error(L, "cannot create task: %s", weft_strerror(rc));
   lua_State *co = take_thread(W, L, id);
   if (!lua_checkstack(co, nargs + 8)) {
     recycle(W, L, id, co, 0);
-    weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+    weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
     luaL_error(L, "not enough memory");
   }
-  weft_thread_set_task(co, id);
+  weft__thread_set_task(co, id);
   ltask *plt = !parent ? NULL : parent == W->cur && W->curlt ? W->curlt : LT(W, parent);
   lt->site = spawn_site(W, L, plt ? plt->site : 0);
-  weft_site_live(W->sites, lt->site, 1, weft_sched_realtime(W->S));
+  weft__site_live(W->sites, lt->site, 1, weft__sched_realtime(W->S));
   lt->base = (unsigned)nargs; /* below LUAI_MAXSTACK: co has room for them */
   if (!move)
     for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
   lua_xmove(L, co, nargs + 1);
   lt->co = co;
   W->spawned++;
-  weft_cost_new_task(W, id);
+  weft__cost_new_task(W, id);
   *out = lt;
   return id;
 }
 
-weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent) {
+weft_id weft__new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                       weft_id parent) {
   ltask *lt;
   return new_task(W, L, fidx, nargs, g, parent, 0, &lt);
 }
 
-void weft_discard_task(weft_state *W, lua_State *L, weft_id id) {
+void weft__discard_task(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = LT(W, id);
   if (!lt) return;
   lua_State *co = lt->co;
   if (co && lua_checkstack(L, 4)) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 0);
   lt->co = NULL;
-  weft_task_finish(W->S, id, WEFT_TASK_CANCELLED);
+  weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
   if (co) { /* never ran: nothing to unwind */
     lua_settop(co, 0);
     recycle(W, L, id, co, 0);
   }
 }
 
-/* weft_run_now for the live Lua task id. */
+/* weft__run_now for the live Lua task id. */
 static void run_now(weft_state *W, weft_id id) {
-  if (weft_task_held(W->S, id)) {
-    weft_task_wake(W->S, id); /* runs when its group resumes */
+  if (weft__task_held(W->S, id)) {
+    weft__task_wake(W->S, id); /* runs when its group resumes */
     return;
   }
   W->run_depth++;
-  weft_task_run(W->S, id);
+  weft__task_run(W->S, id);
   W->run_depth--;
 }
 
-void weft_run_now(weft_state *W, weft_id id) {
+void weft__run_now(weft_state *W, weft_id id) {
   ltask *lt = LT(W, id);
   if (lt && lt->co) run_now(W, id);
 }
 
 /* After a nested run or a cancel: a task whose cancel was put off because
    it was running yields now and is unwound by its resumer. */
-void weft_yield_if_doomed(weft_state *W, lua_State *L) {
-  if (W->cur && weft_task_doomed(W->S, W->cur) && weft_thread_task(L) == W->cur &&
+void weft__yield_if_doomed(weft_state *W, lua_State *L) {
+  if (W->cur && weft__task_doomed(W->S, W->cur) && weft__thread_task(L) == W->cur &&
       lua_isyieldable(L))
     lua_yield(L, 0);
 }
 
-int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
-  weft_state *W = weft_get(L);
+int weft__spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
+  weft_state *W = weft__get(L);
   if (W->run_depth >= MAX_RUN_DEPTH)
     return luaL_error(L, "tasks started inside each other too deep (over %d): use defer",
                       MAX_RUN_DEPTH);
@@ -623,15 +624,15 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   sp->id = 0;
   lt = sp->final ? NULL : LT(W, id);
   if (lt && lt->co) { /* still running; a handle made meanwhile is cached */
-    if ((!sp->made || !weft_handle_if(W, L, id)) && !weft_handle_make(W, L, id, NULL)) {
-      weft_task_cancel(W->S, id);
+    if ((!sp->made || !weft__handle_if(W, L, id)) && !weft__handle_make(W, L, id, NULL)) {
+      weft__task_cancel(W->S, id);
       return lua_error(L);
     }
   } else if (sp->kept && sp->handle) {
     lua_pushvalue(W->spawns, d + 1);
     lua_xmove(W->spawns, L, 1);
   } else {
-    thandle *h = weft_handle_new(W, L, sp->kept ? 2 : 0);
+    thandle *h = weft__handle_new(W, L, sp->kept ? 2 : 0);
     h->id = id;
     h->site = sp->site;
     h->final = sp->final ? sp->final : WEFT_TASK_CANCELLED;
@@ -646,32 +647,32 @@ int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
     lua_pushnil(W->spawns);
     lua_replace(W->spawns, d + 1);
   }
-  if (W->cur && weft_task_doomed(W->S, W->cur)) {
+  if (W->cur && weft__task_doomed(W->S, W->cur)) {
     lua_settop(L, 0);
-    weft_yield_if_doomed(W, L);
+    weft__yield_if_doomed(W, L);
   }
   return 1;
 }
 
 static int l_spawn(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   luaL_checkany(L, 1);
-  return weft_spawn_in(L, 1, 0, W->cur);
+  return weft__spawn_in(L, 1, 0, W->cur);
 }
 
 static int l_defer(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   luaL_checkany(L, 1);
   int nargs = lua_gettop(L) - 1;
-  weft_id id = weft_new_task_handle(W, L, 1, nargs, 0, W->cur);
+  weft_id id = weft__new_task_handle(W, L, 1, nargs, 0, W->cur);
   ltask *lt = LT(W, id);
   lt->single = 1;
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  if (weft_wait_sleep(W->S, id, 0, 0, 0) != WEFT_OK) {
-    weft_task_cancel(W->S, id);
+  weft__wait_begin(W->S, id, WEFT_WAIT_ALL);
+  if (weft__wait_sleep(W->S, id, 0, 0, 0) != WEFT_OK) {
+    weft__task_cancel(W->S, id);
     return luaL_error(L, "not enough memory");
   }
-  weft_wait_commit(W->S, id);
+  weft__wait_commit(W->S, id);
   return 1;
 }
 
@@ -694,9 +695,9 @@ static const char *status_name(weft_state *W, thandle *h) {
 static int poll_task(weft_state *W, lua_State *L, int idx, int one, weft_wlist **list) {
   thandle *h = lua_touserdata(L, idx);
   if (!h->final) {
-    *list = weft_task_waiters(W->S, h->id);
+    *list = weft__task_waiters(W->S, h->id);
     if (*list) return 0;
-    if (weft_task_state(W->S, h->id) == WEFT_ESTALE) return 1;
+    if (weft__task_state(W->S, h->id) == WEFT_ESTALE) return 1;
     lua_pushliteral(L, "not enough memory"); /* its list of waiters could not be made */
     return -1;
   }
@@ -723,7 +724,7 @@ static int poll_task(weft_state *W, lua_State *L, int idx, int one, weft_wlist *
 
 static void task_name(weft_state *W, lua_State *L, weft_id id, const void *ptr) {
   (void)ptr;
-  weft_push_task(W, L, id);
+  weft__push_task(W, L, id);
   if (!lua_isnil(L, -1)) {
     lua_getfield(L, -1, "name");
     lua_remove(L, -2);
@@ -733,17 +734,17 @@ static void task_name(weft_state *W, lua_State *L, weft_id id, const void *ptr) 
 static const weft_waitable task_waitable = {poll_task, "task", task_name};
 
 static int l_task_cancel(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   thandle *h = check_task(L, 1);
   if (h->final) return 0;
-  if (weft_task_cancel(W->S, h->id) == WEFT_ENOMEM) /* nothing changed: it runs on */
+  if (weft__task_cancel(W->S, h->id) == WEFT_ENOMEM) /* nothing changed: it runs on */
     return luaL_error(L, "not enough memory");
-  weft_yield_if_doomed(W, L); /* a cleanup may have cancelled the caller */
+  weft__yield_if_doomed(W, L); /* a cleanup may have cancelled the caller */
   return 0;
 }
 
 static int l_task_index(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   thandle *h = check_task(L, 1);
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "status") == 0) {
@@ -756,14 +757,14 @@ static int l_task_index(lua_State *L) {
     } else {
       lua_getiuservalue(L, 1, 2); /* a bare handle has none: nil */
     }
-    if (lua_isnil(L, -1)) lua_pushstring(L, weft_site_where(W->sites, h->site));
+    if (lua_isnil(L, -1)) lua_pushstring(L, weft__site_where(W->sites, h->site));
   } else if (strcmp(k, "cancel") == 0) {
     lua_pushcfunction(L, l_task_cancel);
   } else if (strcmp(k, "group") == 0) {
     if (h->final)
       lua_pushnil(L);
     else
-      weft_push_group_id(W, L, weft_task_group(W->S, h->id));
+      weft__push_group_id(W, L, weft__task_group(W->S, h->id));
   } else if (strcmp(k, "error") == 0) {
     if (h->final == WEFT_TASK_FAILED || h->final == WEFT_TASK_CANCELLED)
       lua_getiuservalue(L, 1, 1);
@@ -776,7 +777,7 @@ static int l_task_index(lua_State *L) {
 }
 
 static int l_task_newindex(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   thandle *h = check_task(L, 1);
   const char *k = luaL_checkstring(L, 2);
   if (strcmp(k, "name") != 0) return luaL_error(L, "task field '%s' is read-only", k);
@@ -803,7 +804,7 @@ static int l_task_newindex(lua_State *L) {
 }
 
 static int l_task_tostring(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   thandle *h = check_task(L, 1);
   lua_getfield(L, 1, "name");
   lua_pushfstring(L, "task %s (%s)", lua_tostring(L, -1), status_name(W, h));
@@ -811,14 +812,14 @@ static int l_task_tostring(lua_State *L) {
 }
 
 static int l_current(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_push_task(W, L, W->cur);
+  weft_state *W = weft__get(L);
+  weft__push_task(W, L, W->cur);
   return 1;
 }
 
 /* ---- registration ---- */
 
-void weft_open_tasks(weft_state *W, lua_State *L) {
+void weft__open_tasks(weft_state *W, lua_State *L) {
   W->cold.elem_size = sizeof(ltask_cold);
   W->spawns = lua_newthread(L);
   luaL_ref(L, LUA_REGISTRYINDEX);
@@ -831,7 +832,7 @@ void weft_open_tasks(weft_state *W, lua_State *L) {
   lua_setmetatable(L, -2);
   W->ref_names = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_task_mt =
-      weft_new_meta(L, WEFT_TASK_MT, l_task_index, l_task_tostring, NULL, &task_waitable, "task");
+      weft__new_meta(L, WEFT_TASK_MT, l_task_index, l_task_tostring, NULL, &task_waitable, "task");
   lua_pushcfunction(L, l_task_newindex);
   lua_setfield(L, -2, "__newindex");
   lua_pop(L, 1);

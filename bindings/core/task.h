@@ -8,26 +8,26 @@
 /* spawn/g:spawn: a task for the callable at L[fidx] and the values above
    it, in group g (0: the spawner's) as a child of parent, run at once;
    returns its handle. */
-int weft_spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent);
-void weft_open_tasks(weft_state *W, lua_State *L);
+int weft__spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent);
+void weft__open_tasks(weft_state *W, lua_State *L);
 /* Creates a task running the callable at L[fidx] with the nargs values
    above it, in group g (0: the spawner's), as a child of parent (0: none).
    Pushes nothing (no handle is made); raises a Lua error on failure, with
    no task left behind. */
-weft_id weft_new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent);
+weft_id weft__new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g, weft_id parent);
 /* The same, and pushes the new task's handle. */
-weft_id weft_new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
-                             weft_id parent);
+weft_id weft__new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, weft_id g,
+                              weft_id parent);
 /* The spawn site of a task the calling script line would start now. */
-uint32_t weft_caller_site(weft_state *W, lua_State *L);
+uint32_t weft__caller_site(weft_state *W, lua_State *L);
 /* Gives a task another spawn site. */
-void weft_task_set_site(weft_state *W, lua_State *L, weft_id task, uint32_t site);
+void weft__task_set_site(weft_state *W, lua_State *L, weft_id task, uint32_t site);
 /* Takes back a NEW task that could not be completely set up. */
-void weft_discard_task(weft_state *W, lua_State *L, weft_id task);
+void weft__discard_task(weft_state *W, lua_State *L, weft_id task);
 /* After running other tasks' code (cleanups, callbacks) from inside the
    current task: if that cancelled it, it unwinds now. */
-void weft_yield_if_doomed(weft_state *W, lua_State *L);
+void weft__yield_if_doomed(weft_state *W, lua_State *L);
 /* Runs a NEW task at once, up to its first wait. */
-void weft_run_now(weft_state *W, weft_id task);
+void weft__run_now(weft_state *W, weft_id task);
 
 #endif

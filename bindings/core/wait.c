@@ -1,7 +1,7 @@
 /* The wait protocol: how a task (a Lua task, or a combinator's C task)
    waits on things, and how what it waited on is delivered to it.
 
-   A wait is built, then committed: weft_wait_begin, one record per
+   A wait is built, then committed: weft__wait_begin, one record per
    element (a sleep, or a place in something's list of waiters), then
    commit. A Lua task then yields (wait_yield) and, when every record (or
    the first, for first{}) has completed, is resumed: wait_k returns the
@@ -10,9 +10,9 @@
    What can be waited on is open: a full userdata whose metatable has a
    `__wait` field (a light userdata pointing to a weft_waitable, see
    wait.h) can be waited on, in wait(), in lists, in first/all/timeout.
-   A new primitive gives its metatable `__wait` (weft_new_meta does it),
+   A new primitive gives its metatable `__wait` (weft__new_meta does it),
    implements poll (done at once? else: which waiter list), and completes
-   its waiters with weft_complete_all when it fires. Numbers (sleeps) and
+   its waiters with weft__complete_all when it fires. Numbers (sleeps) and
    nil (the next frame) are built in; plain lists are combinators.c's
    (wait{...}, a nested all{...}). */
 #include <math.h>
@@ -23,9 +23,9 @@
 
 /* ---- delivery ---- */
 
-void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed) {
-  weft_id w = weft_rec_waiter(W->S, r);
-  int slot = weft_rec_slot(W->S, r);
+void weft__complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed) {
+  weft_id w = weft__rec_waiter(W->S, r);
+  int slot = weft__rec_slot(W->S, r);
   ltask *lt = LT(W, w);
   WEFT_ASSERT(lt); /* a record's waiter lives until the record completes */
   WEFT_CHECKED(int top0 = lua_gettop(from);)
@@ -49,21 +49,21 @@ void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, i
       }
     }
   } else { /* a C task (a combinator) takes it through its callback */
-    const ltask_cold *c = weft_cold_if(W, w, lt);
+    const ltask_cold *c = weft__cold_if(W, w, lt);
     if (c && c->deliver) c->deliver(W, w, from, idx, n, slot, failed);
   }
   WEFT_CHECKED(WEFT_ASSERT(lua_gettop(from) == top0);) /* the values stay where they were */
-  weft_rec_complete(W->S, r, failed);
+  weft__rec_complete(W->S, r, failed);
 }
 
-void weft_complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed) {
+void weft__complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed) {
   weft_rec r;
   if (!l) return;
-  while ((r = weft_wlist_head(l)) != 0) weft_complete(W, r, from, idx, n, failed);
+  while ((r = weft__wlist_head(l)) != 0) weft__complete(W, r, from, idx, n, failed);
 }
 
 /* Timer completions from the scheduler: the elapsed seconds. */
-void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
+void weft__timer_done(void *user, weft_id waiter, int slot, double elapsed) {
   weft_state *W = user;
   ltask *lt = LT(W, waiter);
   /* A deferred start or a preempted task takes no value from its timer. */
@@ -74,7 +74,7 @@ void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
     lua_pushnumber(co, elapsed);
     if (!lt->single) lua_replace(co, lt->base + slot);
   } else {
-    const ltask_cold *c = weft_cold_if(W, waiter, lt);
+    const ltask_cold *c = weft__cold_if(W, waiter, lt);
     lua_State *L = W->L;
     if (!c || !c->deliver || !lua_checkstack(L, 1)) return;
     lua_pushnumber(L, elapsed);
@@ -88,7 +88,7 @@ void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed) {
 static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   ltask *lt = W->curlt; /* the resumed task is the current one */
   if (lt->raise) {
     lt->raise = 0;
@@ -97,18 +97,18 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   return lua_gettop(L) - lt->base + 1;
 }
 
-int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int base,
-                    lua_KFunction k) {
+int weft__wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int base,
+                     lua_KFunction k) {
   ltask *lt = LT(W, id);
   lt->single = (uint8_t)single;
   lt->base = (unsigned)base;
-  weft_task_waited(W, lt);
-  weft_wait_commit(W->S, id);
+  weft__task_waited(W, lt);
+  weft__wait_commit(W->S, id);
   return lua_yieldk(L, 0, 0, k ? k : wait_k);
 }
 
-weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what) {
-  weft_id id = weft_thread_task(L);
+weft_id weft__wait_task(weft_state *W, lua_State *L, const char *what) {
+  weft_id id = weft__thread_task(L);
   if ((!id || id != W->cur) && W->in_call)
     luaL_error(L, "%s cannot wait in a function C calls (weft_call runs it to its end)", what);
   if (!id || id != W->cur) luaL_error(L, "%s can only be called from a task", what);
@@ -123,89 +123,89 @@ weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what) {
 }
 
 /* The dispatcher: every element a wait is built from comes here. */
-int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one, int argn) {
+int weft__wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one, int argn) {
   int t = lua_type(L, idx);
   if (t == LUA_TNIL || t == LUA_TNONE || t == LUA_TNUMBER) {
     double s = t == LUA_TNUMBER ? lua_tonumber(L, idx) : 0;
     if (isnan(s)) {
-      weft_wait_abort(W, id);
+      weft__wait_abort(W, id);
       luaL_argerror(L, argn, "cannot wait for NaN seconds");
     }
-    if (weft_wait_sleep(W->S, id, slot, s, 0) != WEFT_OK) {
-      weft_wait_abort(W, id);
+    if (weft__wait_sleep(W->S, id, slot, s, 0) != WEFT_OK) {
+      weft__wait_abort(W, id);
       luaL_error(L, "not enough memory");
     }
     return 0;
   }
-  const weft_waitable *wt = weft_waitable_of(L, idx);
+  const weft_waitable *wt = weft__waitable_of(L, idx);
   if (!wt) {
-    weft_wait_abort(W, id);
+    weft__wait_abort(W, id);
     return luaL_argerror(L, argn, lua_pushfstring(L, "cannot wait on a %s", luaL_typename(L, idx)));
   }
   weft_wlist *list = NULL;
   int r = wt->poll(W, L, idx, one, &list);
   if (r != 0) return r;
-  ltask_cold *c = weft_cold(W, id, LT(W, id));
+  ltask_cold *c = weft__cold(W, id, LT(W, id));
   if (!c) {
-    weft_wait_abort(W, id);
+    weft__wait_abort(W, id);
     luaL_error(L, "not enough memory");
   }
   c->wwhat = wt; /* for weft.tasks(): what it waits on */
   c->wptr = lua_touserdata(L, idx);
   c->wobj = *(weft_id *)c->wptr; /* every handle is at least 8 bytes */
-  if (list == weft_task_listed(W->S, id)) {
-    weft_wait_abort(W, id);
+  if (list == weft__task_listed(W->S, id)) {
+    weft__wait_abort(W, id);
     luaL_argerror(L, argn, "a task cannot wait for itself");
   }
-  if (weft_wait_on(W->S, id, slot, list) != WEFT_OK) {
-    weft_wait_abort(W, id);
+  if (weft__wait_on(W->S, id, slot, list) != WEFT_OK) {
+    weft__wait_abort(W, id);
     luaL_error(L, "not enough memory");
   }
   return 0;
 }
 
-weft_id weft_wait_start(weft_state *W, lua_State *L) {
-  weft_id id = weft_wait_task(W, L, "wait");
+weft_id weft__wait_start(weft_state *W, lua_State *L) {
+  weft_id id = weft__wait_task(W, L, "wait");
   lua_settop(L, 1);
   ltask *lt = LT(W, id);
-  if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
+  if (lt->cold) weft__cold_if(W, id, lt)->wwhat = NULL;
   return id;
 }
 
-WEFT_NOINLINE int weft_wait_any(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id id = weft_wait_start(W, L);
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  int r = weft_wait_add(W, L, id, 1, 0, 0, 1);
+WEFT_NOINLINE int weft__wait_any(lua_State *L) {
+  weft_state *W = weft__get(L);
+  weft_id id = weft__wait_start(W, L);
+  weft__wait_begin(W->S, id, WEFT_WAIT_ALL);
+  int r = weft__wait_add(W, L, id, 1, 0, 0, 1);
   if (r < 0) {
-    weft_wait_abort(W, id);
-    weft_task_waited(W, LT(W, id));
+    weft__wait_abort(W, id);
+    weft__task_waited(W, LT(W, id));
     return lua_error(L);
   }
   if (r > 0) {
-    weft_task_waited(W, LT(W, id));
+    weft__task_waited(W, LT(W, id));
     return lua_gettop(L) - 1;
   }
-  return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
+  return weft__wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
 }
 
-int weft_l_wait_one(lua_State *L) {
-  if (weft_wait_fast(weft_get(L), L)) return lua_yield(L, 0);
-  return weft_wait_any(L);
+int weft__l_wait_one(lua_State *L) {
+  if (weft__wait_fast(weft__get(L), L)) return lua_yield(L, 0);
+  return weft__wait_any(L);
 }
 
 static int l_wait_realtime(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id id = weft_wait_task(W, L, "wait_realtime");
+  weft_state *W = weft__get(L);
+  weft_id id = weft__wait_task(W, L, "wait_realtime");
   double s = luaL_checknumber(L, 1);
   if (isnan(s)) luaL_argerror(L, 1, "seconds must be a number, got NaN");
   lua_settop(L, 1);
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
-  if (weft_wait_sleep(W->S, id, 0, s, 1) != WEFT_OK) return luaL_error(L, "not enough memory");
-  return weft_wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
+  weft__wait_begin(W->S, id, WEFT_WAIT_ALL);
+  if (weft__wait_sleep(W->S, id, 0, s, 1) != WEFT_OK) return luaL_error(L, "not enough memory");
+  return weft__wait_yield(W, L, id, 1, lua_gettop(L) + 1, NULL);
 }
 
-void weft_open_waits(weft_state *W, lua_State *L) {
+void weft__open_waits(weft_state *W, lua_State *L) {
   (void)W;
   static const luaL_Reg api[] = {{"wait_realtime", l_wait_realtime}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);

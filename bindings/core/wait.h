@@ -18,7 +18,7 @@ struct weft_waitable {
   void (*name)(weft_state *W, lua_State *L, weft_id obj, const void *ptr);
 };
 
-static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
+static inline const weft_waitable *weft__waitable_of(lua_State *L, int idx) {
   if (lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx)) return NULL;
   lua_pushliteral(L, "__wait");
   lua_rawget(L, -2);
@@ -35,7 +35,7 @@ static inline const weft_waitable *weft_waitable_of(lua_State *L, int idx) {
    to the resumer, which has the task in hand and cannot fail: it asks
    the scheduler for it as the resume returns (WEFT_RESUMED_NEXT).
    Returns 0 for anything else, or where no task can wait. */
-static inline int weft_wait_fast(weft_state *W, lua_State *L) {
+static inline int weft__wait_fast(weft_state *W, lua_State *L) {
   double s = 0;
   if (lua_gettop(L) > 0) { /* wait() is the commonest: no argument to look at */
     int ty = lua_type(L, 1);
@@ -44,14 +44,14 @@ static inline int weft_wait_fast(weft_state *W, lua_State *L) {
     else if (ty != LUA_TNIL)
       return 0;
   }
-  weft_id id = weft_thread_task(L);
+  weft_id id = weft__thread_task(L);
   if (!id || id != W->cur || !lua_isyieldable(L)) return 0;
   if (s != s) return 0; /* NaN: the general path says why not */
   ltask *lt = W->curlt;
-  weft_task_waited(W, lt);
-  if (lt->cold) weft_cold_if(W, id, lt)->wwhat = NULL;
+  weft__task_waited(W, lt);
+  if (lt->cold) weft__cold_if(W, id, lt)->wwhat = NULL;
   if (s > 0) {
-    if (weft_wait_sleep_only(W->S, id, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
+    if (weft__wait_sleep_only(W->S, id, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
   } else {
     lt->next = 1;
   }
@@ -60,40 +60,41 @@ static inline int weft_wait_fast(weft_state *W, lua_State *L) {
 }
 /* wait(x) begins: the task it belongs to (raises where none can wait),
    x alone left on the stack, what it waited on before forgotten. */
-weft_id weft_wait_start(weft_state *W, lua_State *L);
+weft_id weft__wait_start(weft_state *W, lua_State *L);
 /* wait(x)'s general path, for one element x (not a plain list). */
-int weft_wait_any(lua_State *L);
+int weft__wait_any(lua_State *L);
 /* wait(x) for one element x: the fast path, else the general one. */
-int weft_l_wait_one(lua_State *L);
-void weft_open_waits(weft_state *W, lua_State *L);
+int weft__l_wait_one(lua_State *L);
+void weft__open_waits(weft_state *W, lua_State *L);
 /* The task a wait by `what` (for messages) in L belongs to; raises where
    no task can wait (outside tasks, in a cleanup, a module's top level, a
    metamethod or C function). */
-weft_id weft_wait_task(weft_state *W, lua_State *L, const char *what);
+weft_id weft__wait_task(weft_state *W, lua_State *L, const char *what);
 /* Adds the element at L[idx] to the wait being built for task `id`, in
    `slot` (one: only its first value counts). Returns 1 when it is already
    done (its values pushed), -1 when it already failed (the error pushed),
    0 when a record was added. Raises (the wait dropped) for what cannot be
    waited on, at argument argn (a plain list among them: the caller makes
    it an all{...} first). */
-int weft_wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one, int argn);
+int weft__wait_add(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one, int argn);
 /* Drops the records of a wait being built, so that a task raising out of
    it (a bad element, no memory) is left waiting on nothing. */
-static inline void weft_wait_abort(weft_state *W, weft_id id) {
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+static inline void weft__wait_abort(weft_state *W, weft_id id) {
+  weft__wait_begin(W->S, id, WEFT_WAIT_ALL);
 }
 /* Commits the wait of Lua task `id` and yields L; delivered values land
    from stack index base (single: every value of slot 0), and k (NULL:
    the standard one) returns them when the task is resumed. */
-int weft_wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int base, lua_KFunction k);
+int weft__wait_yield(weft_state *W, lua_State *L, weft_id id, int single, int base,
+                     lua_KFunction k);
 
 /* Timer completions from the scheduler (its callback): the elapsed
    seconds go to the waiter. */
-void weft_timer_done(void *user, weft_id waiter, int slot, double elapsed);
+void weft__timer_done(void *user, weft_id waiter, int slot, double elapsed);
 /* Gives a waiter the values from[idx .. idx+n-1] (or the error at idx when
    failed) for its slot, then completes the record. */
-void weft_complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed);
-/* weft_complete for every waiter in the list l. */
-void weft_complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed);
+void weft__complete(weft_state *W, weft_rec r, lua_State *from, int idx, int n, int failed);
+/* weft__complete for every waiter in the list l. */
+void weft__complete_all(weft_state *W, weft_wlist *l, lua_State *from, int idx, int n, int failed);
 
 #endif

@@ -15,11 +15,11 @@
 int dap_wire_listen(dap_wire *w, int port, int *bound) {
   memset(w, 0, sizeof *w);
   w->listener = w->client = w->spare = WEFT_SOCK_NONE;
-  return weft_sock_listen(port, &w->listener, bound) == WEFT_OK ? WEFT_OK : WEFT_EINVAL;
+  return weft__sock_listen(port, &w->listener, bound) == WEFT_OK ? WEFT_OK : WEFT_EINVAL;
 }
 
 void dap_wire_drop(dap_wire *w) {
-  weft_sock_close(w->client);
+  weft__sock_close(w->client);
   w->client = WEFT_SOCK_NONE;
   w->inlen = 0;
 }
@@ -32,9 +32,9 @@ weft_sock dap_wire_take_spare(dap_wire *w) {
 
 void dap_wire_close(dap_wire *w) {
   dap_wire_drop(w);
-  weft_sock_close(w->spare);
+  weft__sock_close(w->spare);
   w->spare = WEFT_SOCK_NONE;
-  weft_sock_close(w->listener);
+  weft__sock_close(w->listener);
   w->listener = WEFT_SOCK_NONE;
   free(w->in);
   w->in = NULL;
@@ -51,8 +51,8 @@ static void turn_away(weft_sock s) {
   char msg[400];
   int n = snprintf(msg, sizeof msg, "Content-Length: %d\r\n\r\n%sContent-Length: %d\r\n\r\n%s",
                    (int)sizeof out - 1, out, (int)sizeof bye - 1, bye);
-  if (n > 0 && (size_t)n < sizeof msg) (void)weft_sock_send(s, msg, (size_t)n);
-  weft_sock_close(s); /* a fresh socket has room for it all */
+  if (n > 0 && (size_t)n < sizeof msg) (void)weft__sock_send(s, msg, (size_t)n);
+  weft__sock_close(s); /* a fresh socket has room for it all */
 }
 
 /* Takes every connection waiting (the listener does not block): the
@@ -62,7 +62,7 @@ static void turn_away(weft_sock s) {
 static int accept_all(dap_wire *w) {
   int got = 0;
   weft_sock s;
-  while (weft_sock_accept(w->listener, &s) == WEFT_OK) {
+  while (weft__sock_accept(w->listener, &s) == WEFT_OK) {
     if (dap_wire_connected(w) && w->spare == WEFT_SOCK_NONE) {
       w->spare = s;
     } else if (dap_wire_connected(w)) {
@@ -86,7 +86,7 @@ static int read_input(dap_wire *w) {
     w->in = n;
     w->incap = w->inlen + READ_CHUNK;
   }
-  long r = weft_sock_recv(w->client, w->in + w->inlen, w->incap - w->inlen);
+  long r = weft__sock_recv(w->client, w->in + w->inlen, w->incap - w->inlen);
   if (r == 0) return DAP_IDLE;
   if (r < 0) {
     dap_wire_drop(w);
@@ -102,7 +102,7 @@ static int read_input(dap_wire *w) {
 int dap_wire_service(dap_wire *w, int timeout_ms) {
   int connected = dap_wire_connected(w);
   weft_sock s[2] = {w->listener, w->client};
-  int ready = weft_sock_wait_in(s, connected ? 2 : 1, timeout_ms);
+  int ready = weft__sock_wait_in(s, connected ? 2 : 1, timeout_ms);
   if (ready <= 0) return DAP_IDLE;
   if (connected && (ready & 2)) {
     int what = read_input(w);
@@ -163,8 +163,8 @@ void dap_wire_consume(dap_wire *w, size_t n) {
 /* Sends all n bytes, waiting for room when the buffer is full. */
 static int send_all(dap_wire *w, const char *p, size_t n) {
   while (n > 0) {
-    long k = weft_sock_send(w->client, p, n);
-    if (k < 0 || (k == 0 && weft_sock_wait(w->client, WEFT_SOCK_OUT, -1) < 0)) {
+    long k = weft__sock_send(w->client, p, n);
+    if (k < 0 || (k == 0 && weft__sock_wait(w->client, WEFT_SOCK_OUT, -1) < 0)) {
       dap_wire_drop(w);
       return WEFT_ECLOSED;
     }

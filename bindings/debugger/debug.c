@@ -103,7 +103,7 @@ static int grow_known(dbg *D, uint32_t cap) {
 
 static void see_task(void *ud, weft_id id) {
   dbg *D = ud;
-  ltask *lt = weft_task_udata(D->W->S, id);
+  ltask *lt = weft__task_udata(D->W->S, id);
   if (!lt || !lt->co) return;
   if ((D->ntasks + 1) * 2 > D->cap && !grow_known(D, D->cap ? D->cap * 2 : 64)) return;
   known *k = find_known(D, id);
@@ -121,13 +121,13 @@ static void see_task(void *ud, weft_id id) {
    and as many live: none can have ended either). */
 static void sync_threads(dbg *D) {
   if (!dap_wire_connected(&D->conn.wire) || !D->conn.initialized) return;
-  uint32_t live = weft_sched_task_count(D->W->S);
+  uint32_t live = weft__sched_task_count(D->W->S);
   if (D->synced && D->W->spawned == D->spawned_seen && live == D->live_seen) return;
   D->synced = 1;
   D->spawned_seen = D->W->spawned;
   D->live_seen = live;
   D->stamp++;
-  weft_sched_each_task(D->W->S, see_task, D);
+  weft__sched_each_task(D->W->S, see_task, D);
   int gone = 0;
   for (uint32_t i = 0; i < D->cap; i++)
     if (D->tasks[i].id && D->tasks[i].stamp != D->stamp) {
@@ -151,13 +151,13 @@ static weft_id task_of(dbg *D, int dap) {
 }
 
 static lua_State *home_of(dbg *D, weft_id task) {
-  ltask *lt = task ? weft_task_udata(D->W->S, task) : NULL;
+  ltask *lt = task ? weft__task_udata(D->W->S, task) : NULL;
   return lt ? lt->co : NULL;
 }
 
 /* ---- the hook and stops ---- */
 
-static int is_prelude(const char *source) { return weft_chunk_embedded(source); }
+static int is_prelude(const char *source) { return weft__chunk_embedded(source); }
 
 static int frames_of(lua_State *th) {
   lua_Debug ar;
@@ -177,7 +177,7 @@ static int task_depth(dbg *D, lua_State *L, weft_id task) {
    pause is under way; otherwise no hook runs beyond the budget's. */
 static void update_mask(dbg *D, lua_State *L) {
   int want = D->nbps > 0 || D->step || D->pause_req;
-  weft_budget_set_extra(D->W, dap_wire_connected(&D->conn.wire) && want ? LUA_MASKLINE : 0, L);
+  weft__budget_set_extra(D->W, dap_wire_connected(&D->conn.wire) && want ? LUA_MASKLINE : 0, L);
 }
 
 static int service(dbg *D, int timeout_ms);
@@ -206,7 +206,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
   if (!dap_wire_connected(&D->conn.wire) || !D->conn.initialized || D->stopped || D->terminate)
     return;
   weft_hold held;
-  weft_budget_hold(D->W, &held); /* time stopped, telling the client too, is not the script's */
+  weft__budget_hold(D->W, &held); /* time stopped, telling the client too, is not the script's */
   D->step = STEP_NONE;
   D->pause_req = 0;
   D->stopped = 1;
@@ -242,7 +242,7 @@ static void stop(dbg *D, lua_State *L, weft_id task, const char *reason, const c
     cJSON_AddBoolToObject(body, "allThreadsContinued", 1);
     dap_conn_send(&D->conn, m);
   }
-  weft_budget_unhold(D->W, &held);
+  weft__budget_unhold(D->W, &held);
 }
 
 /* The breakpoint file a chunk name ("@scripts/ai/patrol.lua") is, or -1.
@@ -253,7 +253,7 @@ static int file_of(dbg *D, const char *source) {
     if (D->cache[i].src && strcmp(D->cache[i].src, source) == 0) return D->cache[i].file;
   char abs[WEFT_PATH_MAX];
   int file = -1;
-  if (weft_path_resolve(source + 1, abs, sizeof abs) == WEFT_OK)
+  if (weft__path_resolve(source + 1, abs, sizeof abs) == WEFT_OK)
     for (int i = 0; i < D->nfiles && file < 0; i++)
       if (strcmp(D->files[i].path, abs) == 0) file = i;
   int slot = D->cache_next++ % SRC_CACHE;
@@ -292,7 +292,7 @@ static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
     if (b->cond) {
       int truthy = 0;
       char buf[256];
-      if (!weft_debug_eval_value(D, L, 0, b->cond, buf, sizeof buf, &truthy)) {
+      if (!weft__debug_eval_value(D, L, 0, b->cond, buf, sizeof buf, &truthy)) {
         if (!b->cond_failed) { /* said once; the breakpoint never stops on it */
           char msg[400];
           int n = snprintf(msg, sizeof msg, "breakpoint condition `%s` failed: %s", b->cond, buf);
@@ -305,9 +305,9 @@ static void check_breakpoints(dbg *D, lua_State *L, lua_Debug *ar) {
       if (!truthy) continue;
     }
     b->hits++;
-    if (b->hit && !weft_debug_hit_matches(b->hit, b->hits)) continue;
+    if (b->hit && !weft__debug_hit_matches(b->hit, b->hits)) continue;
     if (b->log) {
-      weft_debug_log_point(D, L, b->log);
+      weft__debug_log_point(D, L, b->log);
       continue;
     }
     nhit = add_hit(D, nhit, b->id);
@@ -359,7 +359,7 @@ static void on_task_error(weft_state *W, weft_id task, lua_State *co, lua_State 
    off they are Lua's own in behaviour, yields included. */
 
 static void stop_on_error(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   dbg *D = W->dbg;
   if (!D || !dap_wire_connected(&D->conn.wire) || D->stopped || D->in_eval || !D->exc_all) return;
   char text[512];
@@ -379,12 +379,12 @@ static int l_stop_handler(lua_State *L) {
 /* xpcall's: stops, then hands the error to the script's handler as the
    sandbox's xpcall does. */
 static int l_stop_xhandler(lua_State *L) {
-  if (!weft_budget_killing(weft_get(L))) stop_on_error(L); /* a kill is no caught error */
-  return weft_l_xhandler(L);
+  if (!weft__budget_killing(weft__get(L))) stop_on_error(L); /* a kill is no caught error */
+  return weft__l_xhandler(L);
 }
 
 static int catching(lua_State *L) {
-  dbg *D = weft_get(L)->dbg;
+  dbg *D = weft__get(L)->dbg;
   return D && dap_wire_connected(&D->conn.wire) && D->exc_all;
 }
 
@@ -398,12 +398,12 @@ static int l_pcall(lua_State *L) {
   }
   lua_pushboolean(L, 1);
   lua_insert(L, h + 1);
-  int st = lua_pcallk(L, lua_gettop(L) - h - 2, LUA_MULTRET, h, h, weft_pcall_done);
-  return weft_pcall_done(L, st, h);
+  int st = lua_pcallk(L, lua_gettop(L) - h - 2, LUA_MULTRET, h, h, weft__pcall_done);
+  return weft__pcall_done(L, st, h);
 }
 
 static int l_xpcall(lua_State *L) {
-  return weft_xpcall_with(L, catching(L) ? l_stop_xhandler : weft_l_xhandler);
+  return weft__xpcall_with(L, catching(L) ? l_stop_xhandler : weft__l_xhandler);
 }
 
 /* ---- requests ---- */
@@ -456,7 +456,7 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
   const char *path = str_arg(src, "path");
   if (!path) return dap_conn_respond(&D->conn, req, "setBreakpoints needs source.path", NULL);
   char abs[WEFT_PATH_MAX];
-  int verified = weft_path_resolve(path, abs, sizeof abs) == WEFT_OK;
+  int verified = weft__path_resolve(path, abs, sizeof abs) == WEFT_OK;
   if (!verified) snprintf(abs, sizeof abs, "%s", path);
   int f = 0;
   while (f < D->nfiles && strcmp(D->files[f].path, abs) != 0) f++;
@@ -487,7 +487,7 @@ static void req_set_breakpoints(dbg *D, cJSON *req, cJSON *args) {
     for (int i = 0; i < n && b; i++, b = b->next) {
       bp[i].id = ++D->next_bp;
       int asked = (int)num_arg(b, "line", 0),
-          code = verified ? weft_debug_code_line(abs, asked) : -1;
+          code = verified ? weft__debug_code_line(abs, asked) : -1;
       bp[i].line = code > 0 ? code : asked;
       bp[i].cond = dup_arg(b, "condition");
       bp[i].hit = dup_arg(b, "hitCondition");
@@ -570,7 +570,7 @@ static void req_threads(dbg *D, cJSON *req) {
   }
   for (uint32_t i = 0; i < n; i++) {
     int top = lua_gettop(E);
-    lua_pushcfunction(E, weft_debug_thread_name);
+    lua_pushcfunction(E, weft__debug_thread_name);
     lua_pushlightuserdata(E, D);
     lua_pushinteger(E, (lua_Integer)list[i].id);
     const char *name = lua_pcall(E, 2, 1, 0) == LUA_OK ? lua_tostring(E, -1) : "task";
@@ -587,8 +587,8 @@ static void req_threads(dbg *D, cJSON *req) {
 /* The absolute path of a chunk name's file into out, or 0. */
 static int source_path(const char *source, char *out) {
   if (source[0] != '@') return 0;
-  return weft_path_resolve(source + 1, out, WEFT_PATH_MAX) == WEFT_OK ||
-         weft_path_absolute(source + 1, out, WEFT_PATH_MAX) == WEFT_OK;
+  return weft__path_resolve(source + 1, out, WEFT_PATH_MAX) == WEFT_OK ||
+         weft__path_absolute(source + 1, out, WEFT_PATH_MAX) == WEFT_OK;
 }
 
 /* The threads whose frames make a task's stack, innermost first. */
@@ -622,9 +622,9 @@ static void req_stack_trace(dbg *D, cJSON *req, cJSON *args) {
       lua_getinfo(ths[t], "Sln", &ar);
       cJSON *f = cJSON_CreateObject();
       cJSON_AddItemToArray(arr, f);
-      cJSON_AddNumberToObject(f, "id", weft_debug_add_frame(D, ths[t], level));
+      cJSON_AddNumberToObject(f, "id", weft__debug_add_frame(D, ths[t], level));
       char name[256];
-      weft_frame_name(&ar, name, sizeof name);
+      weft__frame_name(&ar, name, sizeof name);
       cJSON_AddStringToObject(f, "name", name);
       cJSON_AddNumberToObject(f, "line", ar.currentline > 0 ? ar.currentline : 0);
       cJSON_AddNumberToObject(f, "column", ar.currentline > 0 ? 1 : 0);
@@ -689,13 +689,13 @@ static void dispatch(dbg *D, cJSON *req) {
   } else if (strcmp(cmd, "stackTrace") == 0) {
     req_stack_trace(D, req, args);
   } else if (strcmp(cmd, "scopes") == 0) {
-    weft_debug_scopes(D, req, args);
+    weft__debug_scopes(D, req, args);
   } else if (strcmp(cmd, "variables") == 0) {
-    weft_debug_variables(D, req, args);
+    weft__debug_variables(D, req, args);
   } else if (strcmp(cmd, "evaluate") == 0) {
-    weft_debug_evaluate(D, req, args);
+    weft__debug_evaluate(D, req, args);
   } else if (strcmp(cmd, "setVariable") == 0) {
-    weft_debug_set_variable(D, req, args);
+    weft__debug_set_variable(D, req, args);
   } else if (strcmp(cmd, "continue") == 0) {
     req_resume(D, req, args, STEP_NONE);
   } else if (strcmp(cmd, "next") == 0) {
@@ -706,7 +706,7 @@ static void dispatch(dbg *D, cJSON *req) {
     req_resume(D, req, args, STEP_OUT);
   } else if (strcmp(cmd, "exceptionInfo") == 0) {
     if (!D->exc[0]) return dap_conn_respond(&D->conn, req, "not stopped at an error", NULL);
-    dap_conn_respond(&D->conn, req, NULL, weft_debug_exception_info(D));
+    dap_conn_respond(&D->conn, req, NULL, weft__debug_exception_info(D));
   } else if (strcmp(cmd, "pause") == 0) {
     if (!D->stopped) D->pause_req = 1;
     dap_conn_respond(&D->conn, req, NULL, NULL);
@@ -819,7 +819,7 @@ static int service(dbg *D, int timeout_ms) {
   }
   check_client(D);
   if (!D->client && !D->stopped && take_second(D)) return 1; /* a stop ends first */
-  if (D->client) weft_debug_turn_away(D);
+  if (D->client) weft__debug_turn_away(D);
   return what != DAP_IDLE;
 }
 
@@ -900,10 +900,10 @@ int weft_debug_wait(weft_state *W, double seconds) {
   dbg *D = W ? W->dbg : NULL;
   if (!D) return 0;
   if (!(seconds > 0)) seconds = 0; /* NaN too */
-  uint64_t end = weft_clock_ns() + (uint64_t)((seconds < 1e9 ? seconds : 1e9) * 1e9);
+  uint64_t end = weft__clock_ns() + (uint64_t)((seconds < 1e9 ? seconds : 1e9) * 1e9);
   int rc;
   while (!(rc = weft_debug_poll(W))) {
-    uint64_t now = weft_clock_ns(), left = now < end ? (end - now) / 1000000 : 0;
+    uint64_t now = weft__clock_ns(), left = now < end ? (end - now) / 1000000 : 0;
     int ms = left > 1000 ? 1000 : (int)left; /* a long wait in slices of a second */
     if (ms <= 0 || (!service(D, ms) && left <= 1000)) break;
   }
@@ -941,7 +941,7 @@ static void debug_free(weft_state *W) {
   W->on_close = NULL;
   dap_wire_close(&D->conn.wire);
   dap_wire_close(&D->other);
-  weft_budget_set_extra(W, 0, NULL);
+  weft__budget_set_extra(W, 0, NULL);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_E);
   luaL_unref(W->L, LUA_REGISTRYINDEX, D->ref_anchors);
   clear_breakpoints(D);

@@ -12,7 +12,7 @@
 #include "../env/inspect.h"
 
 /* "N" or "==N": the Nth hit; ">N", ">=N", "<N", "<=N"; "%N": every Nth. */
-int weft_debug_hit_matches(const char *cond, unsigned hits) {
+int weft__debug_hit_matches(const char *cond, unsigned hits) {
   while (*cond == ' ') cond++;
   char op[3] = {0};
   int k = 0;
@@ -32,10 +32,10 @@ int weft_debug_hit_matches(const char *cond, unsigned hits) {
 
 /* Pushes the name of a task's thread: who or its name, its spawn site,
    what it waits on (protected: light userdata dbg at 1, id at 2). */
-int weft_debug_thread_name(lua_State *E) {
+int weft__debug_thread_name(lua_State *E) {
   dbg *D = lua_touserdata(E, 1);
   weft_id id = (weft_id)lua_tointeger(E, 2);
-  if (!weft_push_task_info(D->W, E, id)) return lua_pushliteral(E, "task"), 1;
+  if (!weft__push_task_info(D->W, E, id)) return lua_pushliteral(E, "task"), 1;
   int t = lua_gettop(E);
   if (lua_getfield(E, t, "who") != LUA_TSTRING) {
     lua_pop(E, 1);
@@ -89,7 +89,7 @@ static int long_close(const char **p, int level) {
 /* Line hooks fire only on lines with code: a breakpoint on a blank line
    or a comment would never hit, so it moves down to the next line that
    has some (long strings count as code, long comments do not). */
-int weft_debug_code_line(const char *path, int line) {
+int weft__debug_code_line(const char *path, int line) {
   FILE *f = fopen(path, "rb");
   if (!f) return -1;
   char buf[4096];
@@ -121,7 +121,7 @@ int weft_debug_code_line(const char *path, int line) {
   return found;
 }
 
-void weft_debug_turn_away(dbg *D) {
+void weft__debug_turn_away(dbg *D) {
   dap_wire *o = &D->other;
   if (!dap_wire_connected(o)) {
     o->client = dap_wire_take_spare(&D->conn.wire); /* accepted meanwhile (dap_wire.c) */
@@ -159,7 +159,7 @@ void weft_debug_turn_away(dbg *D) {
   dap_wire_drop(o);
 }
 
-cJSON *weft_debug_exception_info(dbg *D) {
+cJSON *weft__debug_exception_info(dbg *D) {
   cJSON *b = cJSON_CreateObject();
   int caught = strstr(D->exc, " (caught)") != NULL;
   cJSON_AddStringToObject(b, "exceptionId", caught ? "caught error" : "error");

@@ -20,7 +20,7 @@ enum { V_LOCALS, V_UPVALUES, V_GLOBALS, V_VALUE }; /* what a var_ref lists */
 
 /* ---- values ---- */
 
-int weft_debug_add_frame(dbg *D, lua_State *th, int level) {
+int weft__debug_add_frame(dbg *D, lua_State *th, int level) {
   if (D->nframes == D->capframes) {
     int cap = D->capframes ? D->capframes * 2 : 32;
     frame_ref *f = realloc(D->frames, (size_t)cap * sizeof *f);
@@ -125,7 +125,7 @@ static void describe(lua_State *E, int idx, char *out, size_t n) {
     break;
   }
   case LUA_TUSERDATA:
-    snprintf(out, n, "%s", weft_tostring(E, idx));
+    snprintf(out, n, "%s", weft__tostring(E, idx));
     lua_pop(E, 1);
     break;
   default:
@@ -217,7 +217,7 @@ static int find_upvalue(lua_State *L, int fidx, const char *name) {
 /* Pushes the globals of the frame: the _ENV of its function or of an
    outer frame's, else the script API. */
 static void push_env(frame_ctx *c, lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   lua_Debug ar;
   for (int level = c->level; c->th && lua_getstack(c->th, level, &ar); level++) {
     if (!lua_checkstack(c->th, 2)) break;
@@ -329,7 +329,7 @@ static int eval_at(dbg *D, lua_State *th, int level, const char *expr) {
   lua_insert(E, -2); /* ctx under the function */
   int was = D->in_eval;
   D->in_eval = 1;
-  st = weft_budget_pcall(D->W, E, 0, LUA_MULTRET, 0, "evaluation ran too long", EVAL_BUDGET);
+  st = weft__budget_pcall(D->W, E, 0, LUA_MULTRET, 0, "evaluation ran too long", EVAL_BUDGET);
   D->in_eval = was;
   c->valid = 0;
   return st;
@@ -364,7 +364,7 @@ static int l_eval_value(lua_State *E) {
       }
     }
   } else if (r->out) {
-    snprintf(r->out, r->n, "%s", weft_tostring(E, -1));
+    snprintf(r->out, r->n, "%s", weft__tostring(E, -1));
   }
   return 0;
 }
@@ -372,8 +372,8 @@ static int l_eval_value(lua_State *E) {
 /* Evaluates expr in a frame for a condition or a logpoint: its first
    value as text into out and whether it is truthy. Returns 1 when it ran
    without error. */
-int weft_debug_eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
-                          int *truthy) {
+int weft__debug_eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
+                           int *truthy) {
   eval_req r = {D, th, level, expr, out, n, 0, 0};
   lua_State *E = D->E;
   int top = lua_gettop(E);
@@ -386,7 +386,7 @@ int weft_debug_eval_value(dbg *D, lua_State *th, int level, const char *expr, ch
 }
 
 /* A logpoint: the message with each {expression} replaced by its value. */
-void weft_debug_log_point(dbg *D, lua_State *L, const char *fmt) {
+void weft__debug_log_point(dbg *D, lua_State *L, const char *fmt) {
   char out[2048];
   size_t o = 0;
   for (const char *p = fmt; *p && o < sizeof out - 1;) {
@@ -401,7 +401,7 @@ void weft_debug_log_point(dbg *D, lua_State *L, const char *fmt) {
     memcpy(expr, p + 1, el);
     expr[el] = 0;
     int truthy;
-    weft_debug_eval_value(D, L, 0, expr, val, sizeof val, &truthy);
+    weft__debug_eval_value(D, L, 0, expr, val, sizeof val, &truthy);
     o += (size_t)snprintf(out + o, sizeof out - o, "%s", val);
     if (o >= sizeof out) o = sizeof out - 1;
     p = close + 1;
@@ -410,7 +410,7 @@ void weft_debug_log_point(dbg *D, lua_State *L, const char *fmt) {
   lua_Debug ar;
   char path[WEFT_PATH_MAX];
   int at = lua_getstack(L, 0, &ar) && lua_getinfo(L, "Sl", &ar) && ar.source[0] == '@' &&
-           weft_path_resolve(ar.source + 1, path, sizeof path) == WEFT_OK;
+           weft__path_resolve(ar.source + 1, path, sizeof path) == WEFT_OK;
   dap_conn_output_at(&D->conn, "console", out, o, at ? path : NULL, at ? ar.currentline : 0);
 }
 
@@ -419,7 +419,7 @@ static frame_ref *frame_at(dbg *D, cJSON *args, const char *key) {
   return id >= 1 && id <= D->nframes ? &D->frames[id - 1] : NULL;
 }
 
-void weft_debug_scopes(dbg *D, cJSON *req, cJSON *args) {
+void weft__debug_scopes(dbg *D, cJSON *req, cJSON *args) {
   frame_ref *f = frame_at(D, args, "frameId");
   if (!f) return dap_conn_respond(&D->conn, req, "no such frame", NULL);
   int fi = (int)(f - D->frames);
@@ -637,7 +637,7 @@ static int eval_top(vreq *r, const char *expr, int frame, const char **err) {
   int base = lua_gettop(E);
   int st = eval_at(D, c.th, c.level, expr);
   if (st != LUA_OK) {
-    *err = lua_pushfstring(E, "%s", weft_tostring(E, -1));
+    *err = lua_pushfstring(E, "%s", weft__tostring(E, -1));
     return 0;
   }
   if (lua_gettop(E) < base + 2)
@@ -654,13 +654,13 @@ static int l_evaluate(lua_State *E) {
   if (!expr) return r->error = "evaluate needs an expression", 0;
   int fid = (int)num_arg(r->args, "frameId", 0);
   int frame = fid >= 1 && fid <= D->nframes ? fid - 1 : -1;
-  if (frame < 0 && D->stopped && D->stop_L) frame = weft_debug_add_frame(D, D->stop_L, 0) - 1;
+  if (frame < 0 && D->stopped && D->stop_L) frame = weft__debug_add_frame(D, D->stop_L, 0) - 1;
   int base = lua_gettop(E);
   const char *err;
   frame_ctx c = ctx_of(D, frame);
   int st = eval_at(D, c.th, c.level, expr);
   if (st != LUA_OK) {
-    err = weft_tostring(E, -1);
+    err = weft__tostring(E, -1);
     cJSON_AddStringToObject(r->body, "error", err);
     r->error = err;
     return 0;
@@ -763,8 +763,8 @@ static void req_lua(dbg *D, cJSON *req, cJSON *args, lua_CFunction fn) {
   dap_conn_respond(&D->conn, req, NULL, r.body);
 }
 
-void weft_debug_variables(dbg *D, cJSON *req, cJSON *args) { req_lua(D, req, args, l_variables); }
-void weft_debug_evaluate(dbg *D, cJSON *req, cJSON *args) { req_lua(D, req, args, l_evaluate); }
-void weft_debug_set_variable(dbg *D, cJSON *req, cJSON *args) {
+void weft__debug_variables(dbg *D, cJSON *req, cJSON *args) { req_lua(D, req, args, l_variables); }
+void weft__debug_evaluate(dbg *D, cJSON *req, cJSON *args) { req_lua(D, req, args, l_evaluate); }
+void weft__debug_set_variable(dbg *D, cJSON *req, cJSON *args) {
   req_lua(D, req, args, l_set_variable);
 }

@@ -8,20 +8,20 @@
 
 /* A frame the client may refer to by the number returned (0: out of
    memory); valid until the program goes on. */
-int weft_debug_add_frame(dbg *D, lua_State *th, int level);
+int weft__debug_add_frame(dbg *D, lua_State *th, int level);
 /* Evaluates expr in frame (th, level) for a condition or a logpoint: its
    first value as text into out (n bytes) and whether it is truthy.
    Returns 1 when it ran without error. */
-int weft_debug_eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
-                          int *truthy);
+int weft__debug_eval_value(dbg *D, lua_State *th, int level, const char *expr, char *out, size_t n,
+                           int *truthy);
 /* A logpoint in L's running frame: fmt with each {expression} replaced by
    its value, sent as console output. */
-void weft_debug_log_point(dbg *D, lua_State *L, const char *fmt);
+void weft__debug_log_point(dbg *D, lua_State *L, const char *fmt);
 /* The scopes, variables, evaluate and setVariable requests: each sends
    its response. req and args stay the caller's. */
-void weft_debug_scopes(dbg *D, cJSON *req, cJSON *args);
-void weft_debug_variables(dbg *D, cJSON *req, cJSON *args);
-void weft_debug_evaluate(dbg *D, cJSON *req, cJSON *args);
-void weft_debug_set_variable(dbg *D, cJSON *req, cJSON *args);
+void weft__debug_scopes(dbg *D, cJSON *req, cJSON *args);
+void weft__debug_variables(dbg *D, cJSON *req, cJSON *args);
+void weft__debug_evaluate(dbg *D, cJSON *req, cJSON *args);
+void weft__debug_set_variable(dbg *D, cJSON *req, cJSON *args);
 
 #endif

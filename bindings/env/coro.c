@@ -16,7 +16,7 @@ static lua_CFunction original(lua_State *L) { return lua_tocfunction(L, lua_upva
 static lua_State *check_co(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTHREAD);
   lua_State *co = lua_tothread(L, 1);
-  if (weft_thread_task(co))
+  if (weft__thread_task(co))
     luaL_argerror(L, 1, "this is a task's thread: wait for or cancel the task instead");
   return co;
 }
@@ -32,19 +32,19 @@ enum { BY_RESUME, BY_WRAP };
    the budget preempted the task inside co: the caller yields (see
    resume_again). */
 static int resume_co(lua_State *L, lua_State *co, int narg) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   if (!lua_checkstack(co, narg)) {
     lua_pushliteral(L, "too many arguments to resume");
     return -1;
   }
   lua_xmove(L, co, narg);
   for (;;) {
-    weft_budget_before_nested(W, co);
+    weft__budget_before_nested(W, co);
     int nres = 0;
     int st = lua_resume(co, L, narg, &nres);
-    weft_budget_after_nested(W, L, co, st);
+    weft__budget_after_nested(W, L, co, st);
     if (st == LUA_YIELD) {
-      int p = weft_budget_preempting(W, L);
+      int p = weft__budget_preempting(W, L);
       if (p == 1) return PREEMPTED;
       if (p == 2) { /* cannot pass it up: co goes on now */
         narg = 0;
@@ -69,7 +69,7 @@ static int resume_co(lua_State *L, lua_State *co, int narg) {
    close further coroutines: Lua 5.4.4 starts each close's C-call count
    afresh, so such chains are stopped at MAX_CLOSE_DEPTH. */
 static int close_dead(lua_State *L, lua_State *co) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   if (W->close_depth >= MAX_CLOSE_DEPTH)
     return luaL_error(L, "coroutine.close nested too deep (over %d)", MAX_CLOSE_DEPTH);
   W->close_depth++;
@@ -135,33 +135,33 @@ static int l_wrap(lua_State *L) {
 }
 
 static int l_close(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   lua_State *co = check_co(L);
   lua_Debug ar;
   int st = lua_status(co);
   if (co == L || (st == LUA_OK && lua_getstack(co, 0, &ar)))
     return original(L)(L); /* running or normal: Lua's error */
-  weft_budget_before_nested(W, co);
+  weft__budget_before_nested(W, co);
   if (W->close_depth >= MAX_CLOSE_DEPTH)
     return luaL_error(L, "coroutine.close nested too deep (over %d)", MAX_CLOSE_DEPTH);
   W->close_depth++;
   int n = original(L)(L);
   W->close_depth--;
-  weft_budget_after_nested(W, L, co, LUA_OK);
+  weft__budget_after_nested(W, L, co, LUA_OK);
   return n;
 }
 
 /* coroutine.yield: a wait in a task's own thread, a plain yield elsewhere. */
 static int l_yield(lua_State *L) {
-  if (weft_thread_task(L)) return weft_l_wait(L);
+  if (weft__thread_task(L)) return weft__l_wait(L);
   return lua_yield(L, lua_gettop(L));
 }
 
 /* coroutine.running: a task's thread a script has seen is never reused
    for another task. */
 static int l_running(lua_State *L) {
-  weft_state *W = weft_get(L);
-  weft_id id = weft_thread_task(L);
+  weft_state *W = weft__get(L);
+  weft_id id = weft__thread_task(L);
   if (id) {
     ltask *lt = LT(W, id);
     if (lt) lt->seen = 1;
@@ -169,7 +169,7 @@ static int l_running(lua_State *L) {
   return original(L)(L);
 }
 
-void weft_open_coroutines(weft_state *W, lua_State *L, int api) {
+void weft__open_coroutines(weft_state *W, lua_State *L, int api) {
   (void)W;
   lua_getfield(L, api, "coroutine");
   int co = lua_gettop(L);

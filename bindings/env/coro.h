@@ -6,6 +6,6 @@
 
 /* Puts weft's resume, yield and their kin in the coroutine table of the
    API table at index api. */
-void weft_open_coroutines(weft_state *W, lua_State *L, int api);
+void weft__open_coroutines(weft_state *W, lua_State *L, int api);
 
 #endif

@@ -4,6 +4,6 @@
 
 #include "../accounts/handles.h"
 
-void weft_open_groups(weft_state *W, lua_State *L);
+void weft__open_groups(weft_state *W, lua_State *L);
 
 #endif

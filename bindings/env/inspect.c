@@ -17,10 +17,10 @@ typedef struct snap {
   int n;
 } snap;
 
-int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
+int weft__push_task_info(weft_state *W, lua_State *L, weft_id id) {
   ltask *lt = LT(W, id);
   if (!lt || !lt->co) return 0;
-  weft_push_task(W, L, id);
+  weft__push_task(W, L, id);
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
     return 0;
@@ -35,14 +35,14 @@ int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
   lua_setfield(L, -2, "name");
   lua_getfield(L, h, "status");
   lua_setfield(L, -2, "status");
-  if (weft_push_who(W, L, id)) lua_setfield(L, -2, "who");
-  weft_push_group_id(W, L, weft_task_group(W->S, id));
+  if (weft__push_who(W, L, id)) lua_setfield(L, -2, "who");
+  weft__push_group_id(W, L, weft__task_group(W->S, id));
   lua_getiuservalue(L, -1, 1);
   lua_setfield(L, -3, "group");
   lua_pop(L, 1);
   char buf[256];
-  weft_wait_describe(W->S, id, buf, sizeof buf);
-  const ltask_cold *c = weft_cold_if(W, id, lt);
+  weft__wait_describe(W->S, id, buf, sizeof buf);
+  const ltask_cold *c = weft__cold_if(W, id, lt);
   if (c && c->wwhat && strcmp(buf, "wait") == 0) {
     lua_pushstring(L, c->wwhat->what);
     if (c->wwhat->name) {
@@ -59,15 +59,15 @@ int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
     lua_pushstring(L, buf);
   }
   lua_setfield(L, -2, "waiting");
-  weft_where_suspended(lt->co, buf, sizeof buf);
+  weft__where_suspended(lt->co, buf, sizeof buf);
   lua_pushstring(L, buf);
   lua_setfield(L, -2, "where");
-  lua_pushstring(L, weft_site_where(W->sites, lt->site));
+  lua_pushstring(L, weft__site_where(W->sites, lt->site));
   lua_setfield(L, -2, "spawned");
-  lua_pushinteger(L, weft_task_resumes(W->S, id));
+  lua_pushinteger(L, weft__task_resumes(W->S, id));
   lua_setfield(L, -2, "resumes");
   double ms[3];
-  weft_cost_of(W, id, &ms[0], &ms[1], &ms[2]);
+  weft__cost_of(W, id, &ms[0], &ms[1], &ms[2]);
   lua_pushnumber(L, ms[0]);
   lua_setfield(L, -2, "ms"); /* script time in the last frame */
   lua_pushnumber(L, ms[1]);
@@ -80,7 +80,7 @@ int weft_push_task_info(weft_state *W, lua_State *L, weft_id id) {
 
 static void snap_one(void *ud, weft_id id) {
   snap *sp = ud;
-  if (weft_push_task_info(sp->W, sp->L, id)) lua_rawseti(sp->L, -2, ++sp->n);
+  if (weft__push_task_info(sp->W, sp->L, id)) lua_rawseti(sp->L, -2, ++sp->n);
 }
 
 /* ---- a slice, the costliest first ----
@@ -128,7 +128,7 @@ static void rank_one(void *ud, weft_id id) {
   ranked e = {id, 0, r->seen++};
   if (r->by >= 0) {
     double ms[3];
-    weft_cost_of(r->W, id, &ms[0], &ms[1], &ms[2]);
+    weft__cost_of(r->W, id, &ms[0], &ms[1], &ms[2]);
     e.key = ms[r->by];
   } else {
     e.key = -(double)e.order; /* the walk's order */
@@ -179,17 +179,17 @@ static int tasks_slice(weft_state *W, lua_State *L) {
   if (first < 1) luaL_argerror(L, 1, "first must be 1 or more");
   if (count < 0) luaL_argerror(L, 1, "count must not be negative");
   /* the m costliest are kept: first - 1 + count, at most every task */
-  lua_Integer live = (lua_Integer)weft_sched_task_count(W->S);
+  lua_Integer live = (lua_Integer)weft__sched_task_count(W->S);
   lua_Integer m = first > live ? 0 : count > live - (first - 1) ? live : first - 1 + count;
   ranking r = {W, lua_newuserdatauv(L, sizeof(ranked) * (size_t)(m ? m : 1), 0), (uint32_t)m, 0, 0,
                by};
-  weft_sched_each_task(W->S, rank_one, &r);
+  weft__sched_each_task(W->S, rank_one, &r);
   qsort(r.heap, r.n, sizeof *r.heap, by_rank);
   lua_createtable(L, (lua_Integer)r.n >= first ? (int)((lua_Integer)r.n - first + 1) : 0, 0);
   luaL_checkstack(L, 16, NULL);
   int n = 0;
   for (uint32_t i = (lua_Integer)r.n >= first ? (uint32_t)(first - 1) : r.n; i < r.n; i++)
-    if (weft_push_task_info(W, L, r.heap[i].id)) lua_rawseti(L, -2, ++n);
+    if (weft__push_task_info(W, L, r.heap[i].id)) lua_rawseti(L, -2, ++n);
   lua_pushinteger(L, (lua_Integer)r.seen);
   return 2;
 }
@@ -198,12 +198,12 @@ static int tasks_slice(weft_state *W, lua_State *L) {
    weft.tasks(slice), slice a table: the rows of the slice, and how many
    live tasks there are. */
 static int l_tasks(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   if (lua_istable(L, 1)) return tasks_slice(W, L); /* anything else is ignored, as ever */
   lua_newtable(L);
   luaL_checkstack(L, 16, NULL);
   snap sp = {W, L, 0};
-  weft_sched_each_task(W->S, snap_one, &sp);
+  weft__sched_each_task(W->S, snap_one, &sp);
   return 1;
 }
 
@@ -217,36 +217,36 @@ static int by_live(const void *a, const void *b) {
    "file:line", by = the spawner's own spawn site or nil, live = n,
    growing = true once named in a TASK_GROWTH warning}. O(places). */
 static int l_sites(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   lua_Integer count = luaL_optinteger(L, 1, 100);
   if (count < 0) luaL_argerror(L, 1, "count must not be negative");
-  uint32_t n = weft_site_count(W->sites), k = 0;
+  uint32_t n = weft__site_count(W->sites), k = 0;
   uint32_t *v = lua_newuserdatauv(L, sizeof(uint32_t) * 2 * (n ? n : 1), 0);
   for (uint32_t s = 1; s <= n; s++)
-    if (weft_site_live_of(W->sites, s))
-      v[2 * k] = weft_site_live_of(W->sites, s), v[2 * k + 1] = s, k++;
+    if (weft__site_live_of(W->sites, s))
+      v[2 * k] = weft__site_live_of(W->sites, s), v[2 * k + 1] = s, k++;
   qsort(v, k, sizeof(uint32_t) * 2, by_live);
   if ((lua_Integer)k > count) k = (uint32_t)count;
   lua_createtable(L, (int)k, 0);
   for (uint32_t i = 0; i < k; i++) {
-    uint32_t s = v[2 * i + 1], p = weft_site_parent(W->sites, s);
+    uint32_t s = v[2 * i + 1], p = weft__site_parent(W->sites, s);
     lua_createtable(L, 0, 4);
-    lua_pushstring(L, weft_site_where(W->sites, s));
+    lua_pushstring(L, weft__site_where(W->sites, s));
     lua_setfield(L, -2, "spawned");
     if (p) {
-      lua_pushstring(L, weft_site_where(W->sites, p));
+      lua_pushstring(L, weft__site_where(W->sites, p));
       lua_setfield(L, -2, "by");
     }
     lua_pushinteger(L, (lua_Integer)v[2 * i]);
     lua_setfield(L, -2, "live");
-    lua_pushboolean(L, weft_site_grew(W->sites, s));
+    lua_pushboolean(L, weft__site_grew(W->sites, s));
     lua_setfield(L, -2, "growing");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;
 }
 
-void weft_open_inspect(weft_state *W, lua_State *L) {
+void weft__open_inspect(weft_state *W, lua_State *L) {
   (void)W;
   lua_getfield(L, -1, "weft");
   lua_pushcfunction(L, l_tasks);

@@ -12,7 +12,7 @@
    table.move and table.concat run long in C on a range a script names by
    two numbers, whatever the table holds (a move of a billion nils; a
    concat through an __index that is a C function): they are Lua's, done
-   in pieces that yield when the task's slice runs out (weft_budget_piece),
+   in pieces that yield when the task's slice runs out (weft__budget_piece),
    so only a runaway dies. */
 #include <ctype.h>
 #include <limits.h>
@@ -343,7 +343,7 @@ static int too_costly(const char *s, size_t ls, const char *p, size_t lp, size_t
    pattern cannot stall a frame much longer than a script could. 0: no
    guard (the budget is off). */
 static long step_limit(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   if (W->desc.instr_budget == WEFT_BUDGET_OFF) return 0;
   return (long)W->desc.instr_budget * STEPS_PER_BUDGET;
 }
@@ -428,7 +428,7 @@ static int rep_on(lua_State *L, int status, lua_KContext ctx) {
     done += k;
     lua_pushinteger(L, (lua_Integer)done);
     lua_replace(L, 5);
-    if (done < len && weft_budget_piece(weft_get(L), L, (long)(k / 8)))
+    if (done < len && weft__budget_piece(weft__get(L), L, (long)(k / 8)))
       return lua_yieldk(L, 0, 0, rep_on);
   }
   lua_pushlstring(L, p, total);
@@ -506,7 +506,7 @@ static void check_tab(lua_State *L, int arg, const char *const *needs) {
 static int move_on(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   lua_Integer f = lua_tointeger(L, 2), e = lua_tointeger(L, 3), t = lua_tointeger(L, 4);
   lua_Integer n = e - f + 1, done = lua_tointeger(L, 6);
   int tt = lua_isnil(L, 5) ? 1 : 5, forward = lua_toboolean(L, 7);
@@ -519,7 +519,7 @@ static int move_on(lua_State *L, int status, lua_KContext ctx) {
     }
     lua_pushinteger(L, done);
     lua_replace(L, 6);
-    if (done < n && weft_budget_piece(W, L, PIECE)) return lua_yieldk(L, 0, 0, move_on);
+    if (done < n && weft__budget_piece(W, L, PIECE)) return lua_yieldk(L, 0, 0, move_on);
   }
   lua_pushvalue(L, tt);
   return 1;
@@ -553,7 +553,7 @@ static int l_move(lua_State *L) {
 static int concat_on(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   size_t lsep;
   const char *sep = lua_tolstring(L, 2, &lsep);
   lua_Integer i = lua_tointeger(L, 6), last = lua_tointeger(L, 7);
@@ -577,7 +577,7 @@ static int concat_on(lua_State *L, int status, lua_KContext ctx) {
     lua_pushinteger(L, i);
     lua_replace(L, 6);
     long steps = (long)(bytes / 8) > k ? (long)(bytes / 8) : k;
-    if (weft_budget_piece(W, L, steps)) return lua_yieldk(L, 0, 0, concat_on);
+    if (weft__budget_piece(W, L, steps)) return lua_yieldk(L, 0, 0, concat_on);
   }
   /* Lua's concat writes the result once, from the pieces (no buffer) */
   int pieces = (int)lua_rawlen(L, 5);
@@ -610,7 +610,7 @@ static int l_concat(lua_State *L) {
   return concat_on(L, LUA_OK, 0);
 }
 
-void weft_guard_tables(lua_State *L, int table_table) {
+void weft__guard_tables(lua_State *L, int table_table) {
   static const luaL_Reg fns[] = {{"move", l_move}, {"concat", l_concat}, {NULL, NULL}};
   lua_pushvalue(L, table_table);
   luaL_setfuncs(L, fns, 0);
@@ -641,7 +641,7 @@ static double quoted_work(const char *s, size_t n, double enough) {
 static int l_format(lua_State *L) {
   size_t lf;
   const char *f = lua_tolstring(L, 1, &lf);
-  if (f && weft_get(L)->desc.instr_budget != WEFT_BUDGET_OFF) {
+  if (f && weft__get(L)->desc.instr_budget != WEFT_BUDGET_OFF) {
     double work = (double)lf;
     int arg = 1, top = lua_gettop(L);
     for (size_t i = 0; i < lf; i++) {
@@ -679,7 +679,7 @@ static int l_format(lua_State *L) {
   return lua_tocfunction(L, lua_upvalueindex(1))(L);
 }
 
-void weft_guard_patterns(lua_State *L, int string_table) {
+void weft__guard_patterns(lua_State *L, int string_table) {
   static const luaL_Reg fns[] = {
       {"find", l_find}, {"match", l_match}, {"gmatch", l_gmatch}, {"gsub", l_gsub}, {NULL, NULL}};
   string_table = lua_absindex(L, string_table);

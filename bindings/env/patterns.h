@@ -7,9 +7,9 @@
 
 /* Wraps find, match, gmatch and gsub of the string table at idx so that a
    search that would run too long fails instead. */
-void weft_guard_patterns(lua_State *L, int idx);
+void weft__guard_patterns(lua_State *L, int idx);
 /* Wraps move and concat of the table table at idx so that a range of
    more elements than the steps allowed fails instead. */
-void weft_guard_tables(lua_State *L, int idx);
+void weft__guard_tables(lua_State *L, int idx);
 
 #endif

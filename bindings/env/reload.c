@@ -248,7 +248,7 @@ static int p_set(lua_State *L) {
 /* Undoes the applied writes, newest first, with the reserve open. Returns
    0 when one of them could not be made. */
 static int undo(lua_State *L, int log, txn *x) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   int complete = 1;
   W->mem.in_rollback++;
   while (x->applied > 0) {
@@ -269,11 +269,11 @@ static int undo(lua_State *L, int log, txn *x) {
 /* The rest of a failed commit: puts everything back and returns
    false, rec, err (the error at the top, rec at 8). */
 static int abort_commit(lua_State *L, txn *x) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   int err = lua_gettop(L);
   if (!undo(L, 4, x))
-    weft_report(W, L, err, 0,
-                "a failed reload could not put every module back (not enough memory)");
+    weft__report(W, L, err, 0,
+                 "a failed reload could not put every module back (not enough memory)");
   lua_pushboolean(L, 0);
   lua_pushvalue(L, 8);
   lua_pushvalue(L, err);
@@ -345,7 +345,7 @@ static int l_commit(lua_State *L) {
     }
   }
   lua_settop(L, 7);
-  weft_get(L)->mods.reloads++; /* committed, whatever happens after */
+  weft__get(L)->mods.reloads++; /* committed, whatever happens after */
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -356,10 +356,10 @@ static int l_commit(lua_State *L) {
    reload; a runaway (past desc.runaway_us) fails at its line, and keeps
    failing (no pcall inside it can go on). */
 static int load_call(lua_State *L, int nargs) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   W->mods.loading++;
-  int st = weft_budget_pcall(W, L, nargs, 1, 0,
-                             "module took too long to load (a runaway: it never finished)", 0);
+  int st = weft__budget_pcall(W, L, nargs, 1, 0,
+                              "module took too long to load (a runaway: it never finished)", 0);
   W->mods.loading--;
   return st;
 }
@@ -417,13 +417,13 @@ static void set_package_path(lua_State *L, int env, int path) {
    or when a module that was a plain table no longer returns one (its
    dependents hold the table). */
 static int l_stage(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   lua_getfield(L, 1, "file"); /* 2 */
   lua_getfield(L, 1, "name"); /* 3 */
   const char *file = luaL_checkstring(L, 2);
-  if (!weft_load_script(W, L, file)) return lua_error(L);
+  if (!weft__load_script(W, L, file)) return lua_error(L);
   lua_getfield(L, 1, "path"); /* the package.path it was first found with */
   set_package_path(L, -3, -1);
   lua_pop(L, 1);
@@ -445,10 +445,10 @@ static int l_stage(lua_State *L) {
    (its package.path set to package_path, when given), or nil and the
    message. */
 static int l_loadfile(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   const char *path = luaL_checkstring(L, 1);
   lua_settop(L, 2);
-  if (!weft_load_script(W, L, path)) {
+  if (!weft__load_script(W, L, path)) {
     luaL_pushfail(L);
     lua_insert(L, -2);
     return 2;
@@ -461,10 +461,10 @@ static int l_loadfile(lua_State *L) {
 /* place(path): the root's own path to path (root/clean path) when it
    lies under the scripts root by its letters, else nil. */
 static int l_place(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   size_t len;
   const char *path = luaL_checklstring(L, 1, &len);
-  if (!weft_path_place(L, path, len, WEFT_IN_SCRIPTS)) {
+  if (!weft__path_place(L, path, len, WEFT_IN_SCRIPTS)) {
     lua_pushnil(L);
     return 1;
   }
@@ -477,24 +477,24 @@ static int l_place(lua_State *L) {
    over: no save restarts it). */
 static int l_cancels(lua_State *L) {
   ghandle *g = luaL_checkudata(L, 1, WEFT_GROUP_MT);
-  lua_pushinteger(L, (lua_Integer)weft_group_cancels(weft_get(L)->S, g->id));
+  lua_pushinteger(L, (lua_Integer)weft__group_cancels(weft__get(L)->S, g->id));
   return 1;
 }
 
 /* new_env(): a script environment of its own (package.loaded's _G). */
 static int l_new_env(lua_State *L) {
-  weft_new_env(weft_get(L), L);
+  weft__new_env(weft__get(L), L);
   return 1;
 }
 
 static int l_report(lua_State *L) {
-  weft_report(weft_get(L), L, 1, 0, NULL);
+  weft__report(weft__get(L), L, 1, 0, NULL);
   return 0;
 }
 
 /* g:start(name, state, ...) */
-int weft_l_group_start(lua_State *L) {
-  weft_state *W = weft_get(L);
+int weft__l_group_start(lua_State *L) {
+  weft_state *W = weft__get(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->mods.ref_group_start);
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
@@ -510,7 +510,7 @@ static void set_fn(lua_State *L, const char *name, lua_CFunction f) {
 /* Runs modules.lua with one table of what C offers it, and keeps the
    three functions of the table it returns. */
 static int open_modules(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   if (luaL_loadbufferx(L, (const char *)weft_lua_modules, weft_lua_modules_len, WEFT_CHUNK_MODULES,
                        "t") != LUA_OK)
     return lua_error(L);
@@ -521,9 +521,9 @@ static int open_modules(lua_State *L) {
   lua_setfield(L, -2, "root");
   set_fn(L, "loadfile", l_loadfile); /* a script's chunk, or nil and the message */
   set_fn(L, "load_module", l_load_module);
-  set_fn(L, "searchpath", weft_l_searchpath);
+  set_fn(L, "searchpath", weft__l_searchpath);
   set_fn(L, "place", l_place);
-  set_fn(L, "caller_env", weft_l_caller_env);
+  set_fn(L, "caller_env", weft__l_caller_env);
   set_fn(L, "new_env", l_new_env);
   set_fn(L, "commit", l_commit);
   set_fn(L, "report", l_report);
@@ -532,7 +532,7 @@ static int open_modules(lua_State *L) {
   lua_getfield(L, -1, "getinfo");
   lua_setfield(L, -3, "getinfo");
   lua_pop(L, 1);
-  lua_newtable(L); /* the groups weft.start makes, weakly: see weft_push_who */
+  lua_newtable(L); /* the groups weft.start makes, weakly: see weft__push_who */
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "k");
   lua_setfield(L, -2, "__mode");
@@ -543,7 +543,7 @@ static int open_modules(lua_State *L) {
   lua_call(L, 1, 1);
   luaL_checktype(L, -1, LUA_TTABLE);
   /* Error messages name package's functions as they name string's (see
-     weft_open_sandbox): package.loaded holds the package it made. */
+     weft__open_sandbox): package.loaded holds the package it made. */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
   lua_getfield(L, -1, "package");
@@ -560,7 +560,7 @@ static int open_modules(lua_State *L) {
   return 0;
 }
 
-int weft_open_modules(weft_state *W) {
+int weft__open_modules(weft_state *W) {
   lua_State *L = W->L;
   lua_pushcfunction(L, open_modules);
   if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
@@ -589,8 +589,8 @@ static int call_reload(weft_state *W, int ref, const char *arg) {
   lua_pushlightuserdata(L, (void *)arg);
   /* A stretch of its own: a script's metamethod reached from the module
      system (its package table's, a module table's) runs budgeted. */
-  if (weft_budget_pcall(W, L, 2, 1, 0, "a reload ran too long (a runaway)", 0) != LUA_OK)
-    weft_report(W, L, -1, 0, NULL);
+  if (weft__budget_pcall(W, L, 2, 1, 0, "a reload ran too long (a runaway)", 0) != LUA_OK)
+    weft__report(W, L, -1, 0, NULL);
   lua_pop(L, 1);
   return W->mods.reloads != before;
 }
@@ -605,30 +605,30 @@ int weft_reload_file(weft_state *W, const char *relpath) {
 
 static void on_change(void *ud, const char *path) {
   weft_state *W = ud;
-  if (W->tape) weft_tape_reload(W, path);
+  if (W->tape) weft__tape_reload(W, path);
   call_reload(W, W->mods.ref_changed, path);
 }
 
 /* A replay has no watcher: the recorded saves land instead. */
 int weft_watch_scripts(weft_state *W, int on) {
-  if (on && weft_tape_replaying(W)) return WEFT_OK;
+  if (on && weft__tape_replaying(W)) return WEFT_OK;
   if (!on) {
-    weft_watch_close(W->mods.watch);
+    weft__watch_close(W->mods.watch);
     W->mods.watch = NULL;
     return WEFT_OK;
   }
   if (W->mods.watch) return WEFT_OK;
   weft_watch_desc wd = {0};
   wd.force_poll = W->desc.watch_poll != 0;
-  return weft_watch_open(W->root, &wd, weft_host_alloc, W, &W->mods.watch);
+  return weft__watch_open(W->root, &wd, weft__host_alloc, W, &W->mods.watch);
 }
 
-void weft_poll_reload(weft_state *W) {
-  if (weft_tape_replaying(W)) {
+void weft__poll_reload(weft_state *W) {
+  if (weft__tape_replaying(W)) {
     const char *path;
-    while ((path = weft_tape_next_reload(W)) != NULL) call_reload(W, W->mods.ref_changed, path);
+    while ((path = weft__tape_next_reload(W)) != NULL) call_reload(W, W->mods.ref_changed, path);
   } else if (W->mods.watch) {
-    weft_watch_poll(W->mods.watch, weft_watch_clock(), on_change, W);
+    weft__watch_poll(W->mods.watch, weft__watch_clock(), on_change, W);
   }
 }
 

@@ -10,8 +10,8 @@
 
 /* Registry key of the weak set of the groups weft.start makes. */
 
-int weft_open_modules(weft_state *W);
-void weft_poll_reload(weft_state *W);
-int weft_l_group_start(lua_State *L);
+int weft__open_modules(weft_state *W);
+void weft__poll_reload(weft_state *W);
+int weft__l_group_start(lua_State *L);
 
 #endif

@@ -76,7 +76,7 @@ static void copy_table(lua_State *L, int idx) {
 /* The environment's hidden metatable reaches names the host adds to the
    API after the environment was made. getmetatable does not show it, and
    a script's own setmetatable(_ENV, mt) replaces it. */
-void weft_new_env(weft_state *W, lua_State *L) {
+void weft__new_env(weft_state *W, lua_State *L) {
   luaL_checkstack(L, 8, NULL);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
   int api = lua_gettop(L);
@@ -104,7 +104,7 @@ void weft_new_env(weft_state *W, lua_State *L) {
    the recording, when one is made or replayed); 0 with the message pushed
    when it cannot be read. */
 static int push_source(weft_state *W, lua_State *L, const char *path) {
-  return W->tape ? weft_tape_read_file(W, L, path, weft_push_script) : weft_push_script(L, path);
+  return W->tape ? weft__tape_read_file(W, L, path, weft__push_script) : weft__push_script(L, path);
 }
 
 static int load_text(weft_state *W, lua_State *L, const char *s, size_t len, const char *name,
@@ -127,7 +127,7 @@ static size_t chunk_start(const char *s, size_t len, size_t *code) {
 
 /* Loads path as a chunk named "@path" in a fresh environment (pushed
    below the function). Returns 0 with the message pushed on failure. */
-int weft_load_script(weft_state *W, lua_State *L, const char *path) {
+int weft__load_script(weft_state *W, lua_State *L, const char *path) {
   if (!push_source(W, L, path)) return 0;
   size_t len, code;
   const char *src = lua_tolstring(L, -1, &len);
@@ -147,7 +147,7 @@ int weft_load_script(weft_state *W, lua_State *L, const char *path) {
     }
     return 0;
   }
-  weft_new_env(W, L);
+  weft__new_env(W, L);
   lua_pushvalue(L, -1);
   lua_setupvalue(L, -3, 1);
   lua_insert(L, -2); /* env, fn */
@@ -164,7 +164,7 @@ static int is_env_mt(weft_state *W, lua_State *L, int idx) {
 /* ---- getmetatable / setmetatable ---- */
 
 static int l_getmetatable(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   luaL_checkany(L, 1);
   if (lua_getmetatable(L, 1)) {
     int hidden = is_env_mt(W, L, -1);
@@ -203,7 +203,7 @@ static int l_setmetatable(lua_State *L) {
    the table for weft's finalization with the __gc hidden from Lua (see
    l_setmetatable). Returns table 1. */
 static int set_finalized(lua_State *L) {
-  weft_fin_mark(L, 1); /* first: it may fail (memory), the rest cannot */
+  weft__fin_mark(L, 1); /* first: it may fail (memory), the rest cannot */
   lua_pushliteral(L, "__gc");
   lua_pushnil(L);
   lua_rawset(L, 2); /* an existing key: no allocation, nothing can fail */
@@ -232,7 +232,7 @@ static int l_print(lua_State *L) {
   luaL_pushresult(&b);
   size_t len;
   const char *s = lua_tolstring(L, -1, &len);
-  weft_io_print(L, s, len);
+  weft__io_print(L, s, len);
   return 0;
 }
 
@@ -242,13 +242,13 @@ static int l_print(lua_State *L) {
    off until warn("@on"); a message of one piece that starts with '@' is
    a control ("@on", "@off", others ignored), never shown; the pieces
    are one message. Shown where weft's own warnings go (log.h's
-   weft_log_warning), with the caller's file:line. The switch is the
+   weft__log_warning), with the caller's file:line. The switch is the
    state's, as lua.c's is. */
 static int l_warn(lua_State *L) {
   int n = lua_gettop(L);
   luaL_checkstring(L, 1); /* at least one piece, every piece a string */
   for (int i = 2; i <= n; i++) luaL_checkstring(L, i);
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   const char *first = lua_tostring(L, 1);
   if (n == 1 && first[0] == '@') {
     if (strcmp(first + 1, "on") == 0) W->warn_on = 1;
@@ -261,9 +261,9 @@ static int l_warn(lua_State *L) {
   const char *msg = lua_tolstring(L, -1, &len);
   lua_Debug ar;
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0)
-    weft_log_warning(W, msg, len, ar.short_src, (uint32_t)ar.currentline);
+    weft__log_warning(W, msg, len, ar.short_src, (uint32_t)ar.currentline);
   else
-    weft_log_warning(W, msg, len, NULL, 0);
+    weft__log_warning(W, msg, len, NULL, 0);
   return 0;
 }
 
@@ -285,12 +285,12 @@ typedef struct reader {
    pieces would not either. Compiling counts toward the stretch's runaway
    limit and nothing else: a chunk of any size (memory allows) loads. */
 static void stop_if_overrun(weft_state *W, lua_State *L, const char *doing) {
-  if (weft_budget_runaway(W)) luaL_error(L, "script ran too long (%s)", doing);
+  if (weft__budget_runaway(W)) luaL_error(L, "script ran too long (%s)", doing);
 }
 
 static const char *read_piece(lua_State *L, void *ud, size_t *size) {
   reader *r = ud;
-  stop_if_overrun(weft_get(L), L, "load was still compiling its chunk");
+  stop_if_overrun(weft__get(L), L, "load was still compiling its chunk");
   luaL_checkstack(L, 2, "too many nested functions");
   lua_pushvalue(L, 1);
   lua_call(L, 0, 1);
@@ -302,7 +302,7 @@ static const char *read_piece(lua_State *L, void *ud, size_t *size) {
   if (!lua_isstring(L, -1)) luaL_error(L, "reader function must return a string");
   lua_replace(L, r->slot);
   const char *s = lua_tolstring(L, r->slot, size);
-  weft_budget_compiled(weft_get(L), *size);
+  weft__budget_compiled(weft__get(L), *size);
   if (r->first && *size > 0) {
     r->first = 0;
     if (s[0] == LUA_SIGNATURE[0]) {
@@ -333,7 +333,7 @@ static const char *read_string_piece(lua_State *L, void *ud, size_t *size) {
   }
   stop_if_overrun(p->W, L, "load was still compiling its chunk");
   size_t n = p->left < LOAD_PIECE ? p->left : LOAD_PIECE;
-  weft_budget_compiled(p->W, n);
+  weft__budget_compiled(p->W, n);
   const char *r = p->s;
   p->s += n;
   p->left -= n;
@@ -391,13 +391,13 @@ static void push_caller_env(weft_state *W, lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  weft_new_env(W, L);
+  weft__new_env(W, L);
 }
 
 /* load(chunk [, chunkname [, mode [, env]]]) as Lua's, but for binary
    chunks, which scripts cannot load. */
 static int l_load(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   size_t len;
   const char *s = lua_tolstring(L, 1, &len);
   const char *mode = luaL_optstring(L, 3, "bt");
@@ -428,10 +428,10 @@ static int l_load(lua_State *L) {
 /* ---- loadfile, dofile ---- */
 
 /* A path loadfile may read: under the scripts root by its letters
-   (weft_path_place). Pushes the root's own path to it (root/clean path:
+   (weft__path_place). Pushes the root's own path to it (root/clean path:
    the loader gets the clean part), or returns NULL. */
 static const char *script_path(weft_state *W, lua_State *L, const char *path) {
-  if (!weft_path_place(L, path, strlen(path), WEFT_IN_SCRIPTS)) return NULL;
+  if (!weft__path_place(L, path, strlen(path), WEFT_IN_SCRIPTS)) return NULL;
   const char *full = lua_pushfstring(L, "%s/%s", W->root, lua_tostring(L, -1));
   lua_remove(L, -2);
   return full;
@@ -441,7 +441,7 @@ static const char *script_path(weft_state *W, lua_State *L, const char *path) {
    scripts root, read through the state's loader; a chunk loaded without
    env sees the globals of the script that loaded it (see l_load). */
 static int l_loadfile(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   const char *path = luaL_optstring(L, 1, NULL);
   const char *mode = luaL_optstring(L, 2, "bt");
   int env = !lua_isnone(L, 3) ? 3 : 0;
@@ -459,7 +459,7 @@ static int l_loadfile(lua_State *L) {
     return 2;
   }
   if (!push_source(W, L, full)) { /* Lua's words: "cannot open path: why" */
-    weft_push_why(L, -1, full);
+    weft__push_why(L, -1, full);
     luaL_pushfail(L);
     lua_pushfstring(L, "cannot open %s: %s", path, lua_tostring(L, -2));
     return 2;
@@ -483,8 +483,8 @@ static int l_loadfile(lua_State *L) {
    file the templates of path name that loadfile could read (read through
    the state's loader, under the scripts root), or nil and each file
    tried. */
-int weft_l_searchpath(lua_State *L) {
-  weft_state *W = weft_get(L);
+int weft__l_searchpath(lua_State *L) {
+  weft_state *W = weft__get(L);
   const char *name = luaL_checkstring(L, 1);
   const char *path = luaL_checkstring(L, 2);
   const char *sep = luaL_optstring(L, 3, ".");
@@ -521,11 +521,11 @@ int weft_l_searchpath(lua_State *L) {
   return 2;
 }
 
-int weft_l_caller_env(lua_State *L) {
+int weft__l_caller_env(lua_State *L) {
   lua_Debug ar;
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sf", &ar)) break;
-    if (strcmp(ar.what, "C") != 0 && !weft_chunk_embedded(ar.source)) {
+    if (strcmp(ar.what, "C") != 0 && !weft__chunk_embedded(ar.source)) {
       for (int i = 1;; i++) {
         const char *name = lua_getupvalue(L, -1, i);
         if (!name) break;
@@ -564,7 +564,7 @@ static int l_dofile(lua_State *L) {
    host's own error values are: metatables every script shares) what
    getmetatable gives, so no script can change another's. */
 static int l_debug_getmetatable(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   luaL_checkany(L, 1);
   lua_settop(L, 1);
   if (lua_type(L, 1) == LUA_TTABLE && lua_getmetatable(L, 1)) {
@@ -649,7 +649,7 @@ static int l_debug_getinfo(lua_State *L) {
 
 /* Every option Lua has, with Lua's results. The collector is the whole
    state's: "stop" holds it until "restart" or until the heap passes half
-   the memory limit, where the next frame restarts it (weft_gc_frame), so
+   the memory limit, where the next frame restarts it (weft__gc_frame), so
    a stopped collector cannot starve the other scripts (a host that stops
    it through lua_gc is left alone). A full collection
    ("collect") stalls the frame for the whole heap; the finalizers it
@@ -660,19 +660,20 @@ static int l_collectgarbage(lua_State *L) {
                                      "generational", "incremental", NULL};
   int o = luaL_checkoption(L, 1, "collect", opts);
   int n = original(L)(L);
-  if (strcmp(opts[o], "collect") == 0 || strcmp(opts[o], "step") == 0) weft_fin_run(weft_get(L), L);
+  if (strcmp(opts[o], "collect") == 0 || strcmp(opts[o], "step") == 0)
+    weft__fin_run(weft__get(L), L);
   if (strcmp(opts[o], "stop") == 0 || strcmp(opts[o], "restart") == 0)
-    weft_get(L)->mem.gc_stopped = opts[o][0] == 's';
+    weft__get(L)->mem.gc_stopped = opts[o][0] == 's';
   return n;
 }
 
-void weft_gc_frame(weft_state *W) {
+void weft__gc_frame(weft_state *W) {
   lua_State *L = W->L;
   if (W->mem.gc_stopped && W->mem.used > W->desc.memory_limit / 2) { /* a script's stop only */
     lua_gc(L, LUA_GCRESTART);
     W->mem.gc_stopped = 0;
   }
-  weft_fin_run(W, L);
+  weft__fin_run(W, L);
 }
 
 /* ---- building the API ---- */
@@ -726,7 +727,7 @@ static int date_on(lua_State *L, int status, lua_KContext ctx) {
     at = end;
     lua_pushinteger(L, (lua_Integer)at);
     lua_replace(L, 4);
-    if (at < len && weft_budget_piece(weft_get(L), L, (long)n * 64))
+    if (at < len && weft__budget_piece(weft__get(L), L, (long)n * 64))
       return lua_yieldk(L, 0, 0, date_on);
   }
   luaL_Buffer b;
@@ -758,7 +759,7 @@ static int l_date(lua_State *L) {
 
 /* ---- xpcall ---- */
 
-int weft_pcall_done(lua_State *L, int status, lua_KContext extra) {
+int weft__pcall_done(lua_State *L, int status, lua_KContext extra) {
   if (status != LUA_OK && status != LUA_YIELD) {
     lua_pushboolean(L, 0);
     lua_pushvalue(L, -2);
@@ -767,8 +768,8 @@ int weft_pcall_done(lua_State *L, int status, lua_KContext extra) {
   return lua_gettop(L) - (int)extra;
 }
 
-int weft_l_xhandler(lua_State *L) {
-  if (weft_budget_killing(weft_get(L))) { /* the kill goes on as it is */
+int weft__l_xhandler(lua_State *L) {
+  if (weft__budget_killing(weft__get(L))) { /* the kill goes on as it is */
     lua_settop(L, 1);
     return 1;
   }
@@ -778,7 +779,7 @@ int weft_l_xhandler(lua_State *L) {
   return 1;
 }
 
-int weft_xpcall_with(lua_State *L, lua_CFunction handler) {
+int weft__xpcall_with(lua_State *L, lua_CFunction handler) {
   int n = lua_gettop(L);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_pushvalue(L, 2);
@@ -787,8 +788,8 @@ int weft_xpcall_with(lua_State *L, lua_CFunction handler) {
   lua_pushboolean(L, 1);
   lua_pushvalue(L, 1);
   lua_rotate(L, 3, 2); /* f, handler, true, f, args... */
-  int st = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, weft_pcall_done);
-  return weft_pcall_done(L, st, 2);
+  int st = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, weft__pcall_done);
+  return weft__pcall_done(L, st, 2);
 }
 
 /* xpcall(f, debug.traceback), the common case: Lua's traceback of where
@@ -796,7 +797,7 @@ int weft_xpcall_with(lua_State *L, lua_CFunction handler) {
    (the wrapper would add a level: "[C]: in ?"). */
 static int l_xtraceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
-  if (weft_budget_killing(weft_get(L)) || (!msg && !lua_isnoneornil(L, 1))) {
+  if (weft__budget_killing(weft__get(L)) || (!msg && !lua_isnoneornil(L, 1))) {
     lua_settop(L, 1); /* a kill, or an error that is no string: as it is */
     return 1;
   }
@@ -805,14 +806,14 @@ static int l_xtraceback(lua_State *L) {
 }
 
 static int l_xpcall(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   int tb = W->traceback && lua_tocfunction(L, 2) == W->traceback;
-  return weft_xpcall_with(L, tb ? l_xtraceback : weft_l_xhandler);
+  return weft__xpcall_with(L, tb ? l_xtraceback : weft__l_xhandler);
 }
 
-void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
+void weft__open_sandbox(weft_state *W, lua_State *L, int api) {
   api = lua_absindex(L, api);
-  weft_fin_open(L);
+  weft__fin_open(L);
   static const char *const base[] = {
       "assert",   "error",  "ipairs", "next",   "pairs",          "pcall",        "rawequal",
       "rawget",   "rawlen", "rawset", "select", "setmetatable",   "getmetatable", "tonumber",
@@ -845,7 +846,7 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
   wrap(L, api, "setmetatable", l_setmetatable);
   wrap(L, api, "load", l_load);
   wrap(L, api, "collectgarbage", l_collectgarbage);
-  weft_open_io(L, api);
+  weft__open_io(L, api);
   lua_pushcfunction(L, l_loadfile);
   lua_setfield(L, api, "loadfile");
   lua_pushcfunction(L, l_dofile);
@@ -867,12 +868,12 @@ void weft_open_sandbox(weft_state *W, lua_State *L, int api) {
      guarded; strings' methods are this table's (the string metatable
      itself cannot be reached). */
   lua_getfield(L, api, "table");
-  weft_guard_tables(L, -1);
+  weft__guard_tables(L, -1);
   lua_pop(L, 1);
   lua_getfield(L, api, "string");
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
-  weft_guard_patterns(L, -1);
+  weft__guard_patterns(L, -1);
   lua_pushliteral(L, "");
   lua_getmetatable(L, -1);
   lua_pushvalue(L, -3);

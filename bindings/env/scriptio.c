@@ -38,7 +38,7 @@ static sfile *check_file(lua_State *L, int idx) {
 /* Sends the complete lines of the kind's buffer plus s to its sink and
    keeps the rest. */
 static void emit(lua_State *L, int kind, const char *s, size_t len) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   const void *key = kind == F_STDOUT ? &out_buf_key : &err_buf_key;
   lua_rawgetp(L, LUA_REGISTRYINDEX, key);
   size_t have = 0;
@@ -60,10 +60,10 @@ static void emit(lua_State *L, int kind, const char *s, size_t len) {
   const char *all = lua_tolstring(L, -1, &n), *p = all, *nl;
   while ((nl = memchr(p, '\n', n - (size_t)(p - all))) != NULL) {
     if (kind == F_STDOUT) {
-      weft_log_print(W, p, (size_t)(nl - p));
+      weft__log_print(W, p, (size_t)(nl - p));
     } else {
       lua_pushlstring(L, p, (size_t)(nl - p));
-      weft_log_report(W, lua_tostring(L, -1), NULL);
+      weft__log_report(W, lua_tostring(L, -1), NULL);
       lua_pop(L, 1);
     }
     p = nl + 1;
@@ -102,10 +102,10 @@ static int write_to(lua_State *L, sfile *f, int fidx, int arg) {
   return 1;
 }
 
-void weft_io_print(lua_State *L, const char *s, size_t len) {
+void weft__io_print(lua_State *L, const char *s, size_t len) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &out_buf_key) != LUA_TSTRING || lua_rawlen(L, -1) == 0) {
     lua_pop(L, 1);
-    weft_log_print(weft_get(L), s, len);
+    weft__log_print(weft__get(L), s, len);
     return;
   }
   lua_pop(L, 1);
@@ -123,7 +123,7 @@ static int io_write(lua_State *L) {
   return write_to(L, check_file(L, 1), 1, 2);
 }
 
-void weft_io_flush(weft_state *W) {
+void weft__io_flush(weft_state *W) {
   lua_State *L = W->L;
   const void *keys[2] = {&out_buf_key, &err_buf_key};
   for (int i = 0; i < 2 && lua_checkstack(L, 2); i++) {
@@ -132,9 +132,9 @@ void weft_io_flush(weft_state *W) {
         lua_rawgetp(L, LUA_REGISTRYINDEX, keys[i]) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
     if (s && n) {
       if (i == 0)
-        weft_log_print(W, s, n);
+        weft__log_print(W, s, n);
       else
-        weft_log_report(W, s, NULL);
+        weft__log_report(W, s, NULL);
     }
     lua_pop(L, 1);
   }
@@ -156,9 +156,9 @@ static void new_read_file(lua_State *L) {
    to it (root/clean path): a recording keys it so, the loader is given
    the clean part. */
 static int try_open(lua_State *L, const char *path) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   int base = lua_gettop(L), code = 0;
-  int at = weft_path_place(L, path, strlen(path), WEFT_IN_SCRIPTS | WEFT_IN_ASSETS);
+  int at = weft__path_place(L, path, strlen(path), WEFT_IN_SCRIPTS | WEFT_IN_ASSETS);
   if (!at) {
     lua_pushliteral(L, "not under the scripts or assets root " READ_ONLY);
     code = EACCES;
@@ -167,11 +167,11 @@ static int try_open(lua_State *L, const char *path) {
                                        lua_tostring(L, -1));
     /* A recording keeps what was read, so a replay reads the same. */
     int (*reader)(lua_State *, const char *) =
-        at == WEFT_IN_SCRIPTS ? weft_push_script : weft_push_file;
-    if (W->tape ? weft_tape_read_file(W, L, full, reader) : reader(L, full))
+        at == WEFT_IN_SCRIPTS ? weft__push_script : weft__push_file;
+    if (W->tape ? weft__tape_read_file(W, L, full, reader) : reader(L, full))
       new_read_file(L);
     else
-      code = weft_push_why(L, -1, full);
+      code = weft__push_why(L, -1, full);
   }
   if (lua_gettop(L) > base + 1) {
     lua_replace(L, base + 1);
@@ -518,7 +518,7 @@ static void new_std(lua_State *L, int kind, const char *name, int io) {
   lua_setfield(L, io, name);
 }
 
-void weft_open_io(lua_State *L, int api) {
+void weft__open_io(lua_State *L, int api) {
   api = lua_absindex(L, api);
   luaL_newmetatable(L, FILE_MT);
   static const luaL_Reg methods[] = {{"read", f_read},       {"write", f_write}, {"lines", f_lines},

@@ -6,11 +6,11 @@
 
 /* Sets api.io: writes to the log and report sinks, reads files under the
    scripts and assets roots. */
-void weft_open_io(lua_State *L, int api);
+void weft__open_io(lua_State *L, int api);
 /* print's line: after what io.write left without a line end. May raise
    (memory). */
-void weft_io_print(lua_State *L, const char *s, size_t len);
+void weft__io_print(lua_State *L, const char *s, size_t len);
 /* Sends what io.write left without a line end to its sink (at close). */
-void weft_io_flush(weft_state *W);
+void weft__io_flush(weft_state *W);
 
 #endif

@@ -21,7 +21,7 @@ static const weft_task_class comb_class = {comb_resume, comb_cancel, NULL};
 enum { COMB_OUT = 0, COMB_LIST = 3, COMB_RESULTS = 4 };
 
 static void push_comb(weft_state *W, lua_State *L, weft_id id, int field) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, weft_cold_if(W, id, LT(W, id))->ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, weft__cold_if(W, id, LT(W, id))->ref);
   if (field == COMB_OUT) return;
   lua_getiuservalue(L, -1, field);
   lua_remove(L, -2);
@@ -30,7 +30,7 @@ static void push_comb(weft_state *W, lua_State *L, weft_id id, int field) {
 /* Lets go of a combinator's data: the out future no longer keeps the
    list (nor all's results, unless they are its value). */
 static void comb_release(weft_state *W, lua_State *L, weft_id id) {
-  ltask_cold *c = weft_cold_if(W, id, LT(W, id));
+  ltask_cold *c = weft__cold_if(W, id, LT(W, id));
   if (c->ref <= 0) return;
   if (lua_checkstack(L, 4)) {
     push_comb(W, L, id, COMB_OUT);
@@ -54,7 +54,7 @@ typedef struct settle_args {
 
 static int l_settle(lua_State *L) {
   settle_args *a = lua_touserdata(L, 1);
-  weft_fhandle_complete(a->W, L, 2, a->state, 3, a->n);
+  weft__fhandle_complete(a->W, L, 2, a->state, 3, a->n);
   return 0;
 }
 
@@ -72,7 +72,7 @@ static void settle_safe(weft_state *W, lua_State *L, int out, int state, int vid
   for (int i = 0; i < n; i++) lua_pushvalue(L, vidx + i);
   if (lua_pcall(L, n + 2, 0, 0) != LUA_OK) {
     if (((fhandle *)lua_touserdata(L, out))->state == WEFT_FUTURE_PENDING)
-      weft_fhandle_complete(W, L, out, WEFT_FUTURE_FAILED, -1, 1);
+      weft__fhandle_complete(W, L, out, WEFT_FUTURE_FAILED, -1, 1);
     lua_pop(L, 1);
   }
 }
@@ -115,12 +115,12 @@ static void comb_deliver(weft_state *W, weft_id self, lua_State *from, int idx, 
 
 static void comb_finish(weft_state *W, weft_id id, lua_State *L) {
   comb_release(W, L, id);
-  weft_task_finish(W->S, id, WEFT_TASK_DONE);
+  weft__task_finish(W->S, id, WEFT_TASK_DONE);
 }
 
 static int comb_resume(weft_sched *S, weft_id id, void *ud, double slept) {
   (void)slept;
-  weft_state *W = weft_sched_user(S);
+  weft_state *W = weft__sched_user(S);
   ltask *lt = ud;
   lua_State *L = W->curL;
   lua_checkstack(L, 8);
@@ -129,7 +129,7 @@ static int comb_resume(weft_sched *S, weft_id id, void *ud, double slept) {
     fhandle *h = lua_touserdata(L, -1);
     if (h && h->state == WEFT_FUTURE_PENDING) {
       push_comb(W, L, id, COMB_RESULTS);
-      weft_fhandle_complete(W, L, -2, WEFT_FUTURE_RESOLVED, -1, 1);
+      weft__fhandle_complete(W, L, -2, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -139,7 +139,7 @@ static int comb_resume(weft_sched *S, weft_id id, void *ud, double slept) {
 }
 
 static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
-  weft_state *W = weft_sched_user(S);
+  weft_state *W = weft__sched_user(S);
   lua_State *L = W->curL;
   (void)ud;
   lua_checkstack(L, 8);
@@ -147,7 +147,7 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
   fhandle *h = lua_touserdata(L, -1);
   if (h && h->state == WEFT_FUTURE_PENDING) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
-    weft_fhandle_complete(W, L, -2, WEFT_FUTURE_CANCELLED, -1, 1);
+    weft__fhandle_complete(W, L, -2, WEFT_FUTURE_CANCELLED, -1, 1);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -156,15 +156,15 @@ static void comb_cancel(weft_sched *S, weft_id id, void *ud) {
 
 static void combinator(weft_state *W, lua_State *L, int list, int mode);
 
-/* Adds an element of a list to a wait being built (weft_wait_add): a
+/* Adds an element of a list to a wait being built (weft__wait_add): a
    plain list nested in it waits like all{...}. */
 static int add_element(weft_state *W, lua_State *L, weft_id id, int idx, int slot, int one,
                        int argn) {
-  if (lua_type(L, idx) == LUA_TTABLE && !weft_waitable_of(L, idx)) {
+  if (lua_type(L, idx) == LUA_TTABLE && !weft__waitable_of(L, idx)) {
     combinator(W, L, idx, C_ALL);
     lua_replace(L, idx);
   }
-  return weft_wait_add(W, L, id, idx, slot, one, argn);
+  return weft__wait_add(W, L, id, idx, slot, one, argn);
 }
 
 /* Builds a combinator over the list at L[list] (timeout: x at L[list] and
@@ -175,7 +175,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   if (n > WEFT_WAIT_MAX) luaL_argerror(L, 1, "list too long");
   luaL_checkstack(L, 16, NULL);
   static const char *const names[] = {NULL, "first", "all", "timeout"};
-  fhandle *out = weft_fhandle_new(W, L, names[mode], 4);
+  fhandle *out = weft__fhandle_new(W, L, names[mode], 4);
   int outi = lua_gettop(L);
   lua_pushvalue(L, list);
   lua_setiuservalue(L, outi, COMB_LIST);
@@ -185,7 +185,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   } else if (mode == C_ALL) {
     if (n == 0) {
       lua_newtable(L);
-      weft_fhandle_complete(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
+      weft__fhandle_complete(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_settop(L, outi);
       lua_pushnil(L);
       lua_setiuservalue(L, outi, COMB_LIST);
@@ -196,12 +196,12 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   }
   weft_id task;
   ltask *lt;
-  weft_id g = W->cur ? weft_task_group(W->S, W->cur) : 0;
-  int rc = weft_task_create(W->S, g, 0, &comb_class, &task, (void **)&lt);
+  weft_id g = W->cur ? weft__task_group(W->S, W->cur) : 0;
+  int rc = weft__task_create(W->S, g, 0, &comb_class, &task, (void **)&lt);
   if (rc != WEFT_OK) luaL_error(L, "cannot create combinator: %s", weft_strerror(rc));
-  ltask_cold *c = weft_cold(W, task, lt);
+  ltask_cold *c = weft__cold(W, task, lt);
   if (!c) {
-    weft_task_finish(W->S, task, WEFT_TASK_CANCELLED);
+    weft__task_finish(W->S, task, WEFT_TASK_CANCELLED);
     luaL_error(L, "not enough memory");
   }
   W->spawned++;
@@ -209,7 +209,7 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   lt->comb = (unsigned)mode;
   lua_pushvalue(L, outi);
   c->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  weft_wait_begin(W->S, task, mode == C_ALL ? WEFT_WAIT_ALL : WEFT_WAIT_FIRST);
+  weft__wait_begin(W->S, task, mode == C_ALL ? WEFT_WAIT_ALL : WEFT_WAIT_FIRST);
   int added = 0;
   for (int i = 0; i < n; i++) {
     if (out->state != WEFT_FUTURE_PENDING) break;
@@ -232,15 +232,15 @@ static void combinator(weft_state *W, lua_State *L, int list, int mode) {
   }
   if (out->state != WEFT_FUTURE_PENDING || !added) {
     /* settled at once (or nothing to wait for): finish now */
-    weft_wait_abort(W, task);
+    weft__wait_abort(W, task);
     if (out->state == WEFT_FUTURE_PENDING && mode == C_ALL) {
       lua_getiuservalue(L, outi, COMB_RESULTS);
-      weft_fhandle_complete(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
+      weft__fhandle_complete(W, L, outi, WEFT_FUTURE_RESOLVED, -1, 1);
       lua_pop(L, 1);
     }
     comb_finish(W, task, L);
   } else {
-    weft_wait_commit(W->S, task);
+    weft__wait_commit(W->S, task);
   }
   lua_settop(L, outi);
 }
@@ -254,14 +254,14 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id) {
   luaL_checkstack(L, (int)n + 8, "list too long");
   int base = lua_gettop(L) + 1;
   for (lua_Integer i = 0; i < n; i++) lua_pushnil(L);
-  weft_wait_begin(W->S, id, WEFT_WAIT_ALL);
+  weft__wait_begin(W->S, id, WEFT_WAIT_ALL);
   int added = 0;
   for (lua_Integer i = 0; i < n; i++) {
     int top = lua_gettop(L);
     lua_rawgeti(L, 1, i + 1);
     int r = add_element(W, L, id, top + 1, (int)i, 1, 1);
     if (r < 0) {
-      weft_wait_abort(W, id);
+      weft__wait_abort(W, id);
       return lua_error(L);
     }
     if (r > 0)
@@ -271,43 +271,43 @@ static int wait_list(weft_state *W, lua_State *L, weft_id id) {
     lua_settop(L, top);
   }
   if (!added) {
-    weft_task_waited(W, LT(W, id));
+    weft__task_waited(W, LT(W, id));
     return (int)n;
   }
-  return weft_wait_yield(W, L, id, 0, base, NULL);
+  return weft__wait_yield(W, L, id, 0, base, NULL);
 }
 
 /* wait(x) for anything but a plain sleep. */
 WEFT_NOINLINE static int wait_slow(lua_State *L) {
-  if (lua_type(L, 1) != LUA_TTABLE || weft_waitable_of(L, 1)) return weft_wait_any(L);
-  weft_state *W = weft_get(L);
-  return wait_list(W, L, weft_wait_start(W, L));
+  if (lua_type(L, 1) != LUA_TTABLE || weft__waitable_of(L, 1)) return weft__wait_any(L);
+  weft_state *W = weft__get(L);
+  return wait_list(W, L, weft__wait_start(W, L));
 }
 
 /* wait(x): see the design's table of what x may be. The plain sleep
    takes a path with no more to save and restore than it needs. */
-int weft_l_wait(lua_State *L) {
-  if (weft_wait_fast(weft_get(L), L)) return lua_yield(L, 0);
+int weft__l_wait(lua_State *L) {
+  if (weft__wait_fast(weft__get(L), L)) return lua_yield(L, 0);
   return wait_slow(L);
 }
 
 /* ---- first, all, timeout ---- */
 
 static void check_list(lua_State *L, int idx, const char *name) {
-  if (lua_type(L, idx) != LUA_TTABLE || weft_waitable_of(L, idx))
+  if (lua_type(L, idx) != LUA_TTABLE || weft__waitable_of(L, idx))
     luaL_error(L, "bad argument #1 to '%s' (list expected, got %s)", name, luaL_typename(L, idx));
 }
 
 static int l_first(lua_State *L) {
   check_list(L, 1, "first");
   if (lua_rawlen(L, 1) == 0) return luaL_argerror(L, 1, "empty list: nothing can finish first");
-  combinator(weft_get(L), L, 1, C_FIRST);
+  combinator(weft__get(L), L, 1, C_FIRST);
   return 1;
 }
 
 static int l_all(lua_State *L) {
   check_list(L, 1, "all");
-  combinator(weft_get(L), L, 1, C_ALL);
+  combinator(weft__get(L), L, 1, C_ALL);
   return 1;
 }
 
@@ -318,14 +318,14 @@ static int l_timeout(lua_State *L) {
   double s = luaL_checknumber(L, 2);
   if (isnan(s)) return luaL_argerror(L, 2, "seconds must not be NaN");
   lua_settop(L, 2);
-  combinator(weft_get(L), L, 1, C_TIMEOUT);
+  combinator(weft__get(L), L, 1, C_TIMEOUT);
   return 1;
 }
 
 /* ---- registration ---- */
 
-void weft_open_combinators(weft_state *W, lua_State *L) {
-  static const luaL_Reg api[] = {{"wait", weft_l_wait},
+void weft__open_combinators(weft_state *W, lua_State *L) {
+  static const luaL_Reg api[] = {{"wait", weft__l_wait},
                                  {"first", l_first},
                                  {"all", l_all},
                                  {"timeout", l_timeout},

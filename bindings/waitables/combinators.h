@@ -4,9 +4,9 @@
 
 #include "../base/internal.h"
 
-void weft_open_combinators(weft_state *W, lua_State *L);
+void weft__open_combinators(weft_state *W, lua_State *L);
 /* wait(x), x anything the design lists (a plain list: one value per
    element; a list nested in it waits like all{...}). */
-int weft_l_wait(lua_State *L);
+int weft__l_wait(lua_State *L);
 
 #endif

@@ -56,8 +56,8 @@ static int l_sentinel_gc(lua_State *L) {
   return 0;
 }
 
-void weft_fin_open(lua_State *L) {
-  weft_state *W = weft_get(L);
+void weft__fin_open(lua_State *L) {
+  weft_state *W = weft__get(L);
   W->fins.first = 1; /* empty, before anything that may fail */
   W->fins.last = 0;
   lua_newtable(L);
@@ -80,7 +80,7 @@ void weft_fin_open(lua_State *L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &fifo_key);
 }
 
-void weft_fin_mark(lua_State *L, int obj) {
+void weft__fin_mark(lua_State *L, int obj) {
   obj = lua_absindex(L, obj);
   luaL_checkstack(L, 6, NULL);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &eph_key);
@@ -111,7 +111,7 @@ void weft_fin_mark(lua_State *L, int obj) {
 /* Protected: starts the finalizer of the sentinel at 1's object, if its
    metatable still has a callable __gc (the one there now, as in Lua). */
 static int l_start_one(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   lua_settop(L, 1);
   lua_getiuservalue(L, 1, 1); /* 2: the object */
   lua_pushnil(L);
@@ -125,7 +125,7 @@ static int l_start_one(lua_State *L) {
     lua_pop(L, 1);
   }
   lua_pushvalue(L, 2);
-  weft_run_now(W, weft_new_task(W, L, 4, 1, weft_sched_root(W->S), 0));
+  weft__run_now(W, weft__new_task(W, L, 4, 1, weft__sched_root(W->S), 0));
   return 0;
 }
 
@@ -175,10 +175,10 @@ static void take_queued(weft_state *W, lua_State *L) {
   lua_Integer last = W->fins.last + (n < room ? n : room);
   if (n > room) {
     if (!W->fins.said)
-      weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_FINALIZERS,
-                "finalizers are made faster than they run (a __gc that makes objects with "
-                "__gc?): %lld waiting, the newest let go without running",
-                (long long)FIN_BACKLOG);
+      weft__logf(W, WEFT_LOG_WARN, WEFT_LOG_FINALIZERS,
+                 "finalizers are made faster than they run (a __gc that makes objects with "
+                 "__gc?): %lld waiting, the newest let go without running",
+                 (long long)FIN_BACKLOG);
     W->fins.said = 1;
   }
   W->fins.last = last;
@@ -193,7 +193,7 @@ static void start_first(weft_state *W, lua_State *L) {
   lua_pushnil(L);
   lua_rawseti(L, -4, at);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-    weft_report(W, L, -1, 0, NULL);
+    weft__report(W, L, -1, 0, NULL);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -217,7 +217,7 @@ static int frame_has_time(weft_state *W) {
   return !W->watching || !atomic_load_explicit(&W->wd.frame_over, memory_order_relaxed);
 }
 
-int weft_fin_run(weft_state *W, lua_State *L) {
+int weft__fin_run(weft_state *W, lua_State *L) {
   if (W->run_depth >= MAX_RUN_DEPTH || !lua_checkstack(L, 8)) return 0;
   if (W->fins.frame != W->cost.frame) { /* a new frame's share */
     W->fins.frame = W->cost.frame;
@@ -228,7 +228,7 @@ int weft_fin_run(weft_state *W, lua_State *L) {
   return n;
 }
 
-int weft_fin_pending(lua_State *L) {
+int weft__fin_pending(lua_State *L) {
   int t = lua_rawgetp(L, LUA_REGISTRYINDEX, &head_key);
   lua_pop(L, 1);
   return t == LUA_TUSERDATA;
@@ -263,15 +263,15 @@ static int l_queue_all(lua_State *L) {
   return 0;
 }
 
-static int close_has_time(weft_state *W) { return weft_clock_ns() < W->fins.until; }
+static int close_has_time(weft_state *W) { return weft__clock_ns() < W->fins.until; }
 
-void weft_fin_close(weft_state *W) {
+void weft__fin_close(weft_state *W) {
   lua_State *L = W->L;
   if (!lua_checkstack(L, 8)) return;
   int opened = lua_rawgetp(L, LUA_REGISTRYINDEX, &fifo_key) == LUA_TTABLE;
   lua_pop(L, 1);
   if (!opened) return; /* a state that failed to open */
-  W->fins.until = weft_clock_ns() + (uint64_t)FIN_CLOSE_US * 1000u;
+  W->fins.until = weft__clock_ns() + (uint64_t)FIN_CLOSE_US * 1000u;
   /* Each runs in slices of at most FIN_CLOSE_SLICE_US: one that loops is
      preempted there (and cancelled with every task after), so one with
      a long slice leaves time for the others. */
@@ -279,15 +279,15 @@ void weft_fin_close(weft_state *W) {
   start_some(W, L, INT32_MAX, close_has_time); /* those already unreachable first */
   lua_pushcfunction(L, l_queue_all);
   if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
-    weft_report(W, L, -1, 0, NULL);
+    weft__report(W, L, -1, 0, NULL);
     lua_pop(L, 1);
   }
   /* Those the ones run made, too, while there is time. */
-  while (W->fins.first <= W->fins.last || weft_fin_pending(L))
+  while (W->fins.first <= W->fins.last || weft__fin_pending(L))
     if (!start_some(W, L, INT32_MAX, close_has_time)) break;
   lua_Integer left = W->fins.last - W->fins.first + 1;
   if (left > 0)
-    weft_logf(W, WEFT_LOG_WARN, WEFT_LOG_FINALIZERS,
-              "weft_close: %lld finalizers not run (their time at close, %d ms, was spent)",
-              (long long)left, FIN_CLOSE_US / 1000);
+    weft__logf(W, WEFT_LOG_WARN, WEFT_LOG_FINALIZERS,
+               "weft_close: %lld finalizers not run (their time at close, %d ms, was spent)",
+               (long long)left, FIN_CLOSE_US / 1000);
 }

@@ -45,24 +45,24 @@ static void set_name(fhandle *f, const char *name) {
   snprintf(f->name, sizeof f->name, "%s", name ? name : "");
 }
 
-fhandle *weft_fhandle_new(weft_state *W, lua_State *L, const char *name, int nuv) {
+fhandle *weft__fhandle_new(weft_state *W, lua_State *L, const char *name, int nuv) {
   fhandle *f = lua_newuserdatauv(L, sizeof *f, nuv);
   memset(f, 0, sizeof *f);
   f->state = WEFT_FUTURE_PENDING;
   f->nuv = (uint8_t)nuv;
   set_name(f, name);
-  weft_set_meta(L, W->ref_future_mt);
+  weft__set_meta(L, W->ref_future_mt);
   return f;
 }
 
 static fhandle *new_future(weft_state *W, lua_State *L, const char *name) {
-  return weft_fhandle_new(W, L, name, 2);
+  return weft__fhandle_new(W, L, name, 2);
 }
 
 /* Runs on_done(fn) for the future as a task spawned where on_done was
    called: fn at 1, the handle at 2, that site at 3. */
 static int l_spawn_done(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   uint32_t site = (uint32_t)lua_tointeger(L, 3);
   lua_settop(L, 2);
   /* a callback that completes the next future nests four C calls a level */
@@ -70,14 +70,14 @@ static int l_spawn_done(lua_State *L) {
     return luaL_error(L,
                       "on_done callback set at %s: callbacks completing futures inside each "
                       "other too deep (over %d)",
-                      weft_site_where(W->sites, site), MAX_RUN_DEPTH / 4);
-  weft_id t = weft_new_task(W, L, 1, 1, weft_sched_root(W->S), 0);
-  weft_task_set_site(W, L, t, site);
-  weft_run_now(W, t);
+                      weft__site_where(W->sites, site), MAX_RUN_DEPTH / 4);
+  weft_id t = weft__new_task(W, L, 1, 1, weft__sched_root(W->S), 0);
+  weft__task_set_site(W, L, t, site);
+  weft__run_now(W, t);
   return 0;
 }
 
-int weft_fhandle_complete(weft_state *W, lua_State *L, int hidx, int state, int vidx, int n) {
+int weft__fhandle_complete(weft_state *W, lua_State *L, int hidx, int state, int vidx, int n) {
   hidx = lua_absindex(L, hidx);
   vidx = lua_absindex(L, vidx);
   fhandle *h = lua_touserdata(L, hidx);
@@ -115,7 +115,7 @@ int weft_fhandle_complete(weft_state *W, lua_State *L, int hidx, int state, int 
   h->state = (uint8_t)state;
   h->packed = (uint8_t)packed;
   lua_setiuservalue(L, hidx, 1);
-  weft_complete_all(W, &h->waiters, L, vidx, n, state != WEFT_FUTURE_RESOLVED);
+  weft__complete_all(W, &h->waiters, L, vidx, n, state != WEFT_FUTURE_RESOLVED);
   if (h->cid) keep_future(W, L, hidx, h->cid, 0); /* C is done with it */
   /* on_done callbacks run as new tasks, oldest first. Past this point
      nothing may raise: a callback that cannot get a task (out of memory)
@@ -132,7 +132,7 @@ int weft_fhandle_complete(weft_state *W, lua_State *L, int hidx, int state, int 
       lua_rawgeti(L, -4, i + 1);
       int st = lua_pcall(L, 3, 0, 0);
       if (st != LUA_OK && st != LUA_ERRMEM) { /* not started, not for memory: say why */
-        weft_report(W, L, -1, 0, NULL);
+        weft__report(W, L, -1, 0, NULL);
         lua_pop(L, 1);
       } else if (st != LUA_OK) {
         lua_pop(L, 1);
@@ -147,8 +147,8 @@ int weft_fhandle_complete(weft_state *W, lua_State *L, int hidx, int state, int 
           snprintf(what, sizeof what,
                    "%s\non_done callback set at %s, called without a task "
                    "(out of memory)",
-                   e, weft_site_where(W->sites, site));
-          weft_report(W, L, -1, 0, what);
+                   e, weft__site_where(W->sites, site));
+          weft__report(W, L, -1, 0, what);
           lua_pop(L, 1);
         }
       }
@@ -156,7 +156,7 @@ int weft_fhandle_complete(weft_state *W, lua_State *L, int hidx, int state, int 
   }
   lua_pop(L, 1);
   WEFT_CHECKED(
-      WEFT_ASSERT(lua_gettop(L) == top0 && h->state == state && weft_wlist_empty(&h->waiters));)
+      WEFT_ASSERT(lua_gettop(L) == top0 && h->state == state && weft__wlist_empty(&h->waiters));)
   return WEFT_OK;
 }
 
@@ -164,18 +164,18 @@ static const char *const future_states[] = {"?", "pending", "resolved", "failed"
 
 static int l_future_new(lua_State *L) {
   const char *name = luaL_optstring(L, 1, NULL);
-  new_future(weft_get(L), L, name);
+  new_future(weft__get(L), L, name);
   return 1;
 }
 
 static fhandle *check_future(lua_State *L, int idx) { return luaL_checkudata(L, idx, FUTURE_MT); }
 
 static int future_complete(lua_State *L, int state, int vidx, int n) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   fhandle *f = check_future(L, 1);
-  if (weft_fhandle_complete(W, L, 1, state, vidx, n) == WEFT_ESTATE)
+  if (weft__fhandle_complete(W, L, 1, state, vidx, n) == WEFT_ESTATE)
     return luaL_error(L, "future already completed (%s)", future_states[f->state]);
-  weft_yield_if_doomed(W, L); /* an on_done callback may have cancelled the caller */
+  weft__yield_if_doomed(W, L); /* an on_done callback may have cancelled the caller */
   return 0;
 }
 
@@ -191,7 +191,7 @@ static int l_future_fail(lua_State *L) {
 }
 
 static int l_future_cancel(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   fhandle *h = check_future(L, 1);
   if (h->state != WEFT_FUTURE_PENDING) return 0; /* like a finished task */
   lua_settop(L, 1);
@@ -267,17 +267,17 @@ static int l_append_pair(lua_State *L) {
 }
 
 static int l_future_on_done(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   fhandle *h = check_future(L, 1);
   if (lua_type(L, 2) != LUA_TFUNCTION && luaL_getmetafield(L, 2, "__call") == LUA_TNIL)
     luaL_typeerror(L, 2, "function");
   lua_settop(L, 2);
-  uint32_t site = weft_caller_site(W, L);
+  uint32_t site = weft__caller_site(W, L);
   if (h->state != WEFT_FUTURE_PENDING) {
     lua_pushvalue(L, 1);
-    weft_id t = weft_new_task(W, L, 2, 1, weft_sched_root(W->S), 0);
-    weft_task_set_site(W, L, t, site);
-    weft_run_now(W, t);
+    weft_id t = weft__new_task(W, L, 2, 1, weft__sched_root(W->S), 0);
+    weft__task_set_site(W, L, t, site);
+    weft__run_now(W, t);
     return 0;
   }
   if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
@@ -350,11 +350,11 @@ static int l_future_tostring(lua_State *L) {
 /* Protected: anchors the future at 1 under its cid. */
 static int l_keep(lua_State *L) {
   fhandle *f = lua_touserdata(L, 1);
-  keep_future(weft_get(L), L, 1, f->cid, 1);
+  keep_future(weft__get(L), L, 1, f->cid, 1);
   return 0;
 }
 
-weft_id weft_cfuture_new(weft_state *W) {
+weft_id weft__cfuture_new(weft_state *W) {
   lua_State *L = W->L;
   if (!lua_checkstack(L, 4)) return 0;
   lua_pushcfunction(L, l_future_new);
@@ -371,17 +371,17 @@ weft_id weft_cfuture_new(weft_state *W) {
   return st == LUA_OK ? f->cid : 0;
 }
 
-weft_future weft_future_new(weft_state *W) { return (weft_future){W ? weft_cfuture_new(W) : 0}; }
+weft_future weft_future_new(weft_state *W) { return (weft_future){W ? weft__cfuture_new(W) : 0}; }
 
 void weft_push_future(weft_state *W, lua_State *L, weft_future f) { push_cfuture(W, L, f.id); }
 
-void weft_cfuture_push(weft_state *W, lua_State *L, weft_id cid) { push_cfuture(W, L, cid); }
+void weft__cfuture_push(weft_state *W, lua_State *L, weft_id cid) { push_cfuture(W, L, cid); }
 
 void weft_future_set_name(weft_state *W, weft_future f, const char *name) {
-  weft_cfuture_set_name(W, f.id, name);
+  weft__cfuture_set_name(W, f.id, name);
 }
 
-void weft_cfuture_set_name(weft_state *W, weft_id cid, const char *name) {
+void weft__cfuture_set_name(weft_state *W, weft_id cid, const char *name) {
   fhandle *f = lua_checkstack(W->L, 2) ? push_cfuture(W, W->L, cid) : NULL;
   if (f) set_name(f, name);
   lua_pop(W->L, 1);
@@ -393,7 +393,7 @@ typedef struct ccomplete {
 } ccomplete;
 
 static int l_ccomplete(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   ccomplete *c = lua_touserdata(L, 1);
   int n = c->n;
   if (!push_cfuture(W, L, c->id)) {
@@ -406,12 +406,12 @@ static int l_ccomplete(lua_State *L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_cancelled);
     n = 1;
   }
-  int rc = weft_fhandle_complete(W, L, 2, c->state, 3, n);
+  int rc = weft__fhandle_complete(W, L, 2, c->state, 3, n);
   lua_pushinteger(L, rc);
   return 1;
 }
 
-int weft_cfuture_complete(weft_state *W, weft_id id, int state, int nvalues) {
+int weft__cfuture_complete(weft_state *W, weft_id id, int state, int nvalues) {
   if (!W) return WEFT_EINVAL;
   lua_State *L = W->L;
   if (state != WEFT_FUTURE_RESOLVED && state != WEFT_FUTURE_FAILED &&
@@ -435,18 +435,18 @@ int weft_cfuture_complete(weft_state *W, weft_id id, int state, int nvalues) {
 }
 
 int weft_future_resolve(weft_state *W, weft_future f, int nvalues) {
-  return weft_cfuture_complete(W, f.id, WEFT_FUTURE_RESOLVED, nvalues);
+  return weft__cfuture_complete(W, f.id, WEFT_FUTURE_RESOLVED, nvalues);
 }
 
 int weft_future_fail(weft_state *W, weft_future f) {
-  return weft_cfuture_complete(W, f.id, WEFT_FUTURE_FAILED, 1);
+  return weft__cfuture_complete(W, f.id, WEFT_FUTURE_FAILED, 1);
 }
 
 int weft_future_cancel(weft_state *W, weft_future f) {
-  return weft_cfuture_complete(W, f.id, WEFT_FUTURE_CANCELLED, 0);
+  return weft__cfuture_complete(W, f.id, WEFT_FUTURE_CANCELLED, 0);
 }
 
-int weft_future_state_of(weft_state *W, weft_id cid) {
+int weft__future_state_of(weft_state *W, weft_id cid) {
   fhandle *f = lua_checkstack(W->L, 2) ? push_cfuture(W, W->L, cid) : NULL;
   int st = f ? f->state : WEFT_ESTALE;
   lua_pop(W->L, 1);
@@ -467,9 +467,9 @@ static void future_name(weft_state *W, lua_State *L, weft_id id, const void *ptr
 
 static const weft_waitable future_waitable = {poll_future, "future", future_name};
 
-void weft_open_futures(weft_state *W, lua_State *L) {
-  W->ref_future_mt = weft_new_meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL,
-                                   &future_waitable, "future");
+void weft__open_futures(weft_state *W, lua_State *L) {
+  W->ref_future_mt = weft__new_meta(L, FUTURE_MT, l_future_index, l_future_tostring, NULL,
+                                    &future_waitable, "future");
   lua_pop(L, 1);
   static const luaL_Reg api[] = {{"future", l_future_new}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);

@@ -47,28 +47,28 @@ static const weft_job_kind *find_kind(weft_state *W, const char *name) {
 }
 
 static int l_job(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   const char *name = luaL_checkstring(L, 1);
   const weft_job_kind *k = find_kind(W, name);
   if (!k) return luaL_argerror(L, 1, lua_pushfstring(L, "no job kind '%s'", name));
-  int replaying = weft_tape_replaying(W);
+  int replaying = weft__tape_replaying(W);
   if (!W->J && !replaying) {
     int rc = W->desc.job_submit
-                 ? weft_jobs_create_on(W->desc.job_submit, W->desc.job_submit_ud, weft_host_alloc,
-                                       W, &W->J)
-                 : weft_jobs_create((int)W->desc.job_threads, weft_host_alloc, W, &W->J);
+                 ? weft__jobs_create_on(W->desc.job_submit, W->desc.job_submit_ud, weft__host_alloc,
+                                        W, &W->J)
+                 : weft__jobs_create((int)W->desc.job_threads, weft__host_alloc, W, &W->J);
     if (rc != WEFT_OK) return luaL_error(L, "cannot start the job threads: %s", weft_strerror(rc));
   }
   void *data = k->prepare(L, 2, lua_gettop(L) - 1, k->user);
-  weft_id f = weft_cfuture_new(W);
+  weft_id f = weft__cfuture_new(W);
   if (f) {
     char label[80];
     snprintf(label, sizeof label, "job %s", k->name);
-    weft_cfuture_set_name(W, f, label);
+    weft__cfuture_set_name(W, f, label);
   }
-  jrun *run = weft_mem_alloc(W, sizeof *run);
+  jrun *run = weft__mem_alloc(W, sizeof *run);
   if (!f || !run || !data) {
-    weft_mem_free(W, run, sizeof *run);
+    weft__mem_free(W, run, sizeof *run);
     if (data) k->free(data);
     return luaL_error(L, "not enough memory");
   }
@@ -81,58 +81,58 @@ static int l_job(lua_State *L) {
     jrun **end = &W->held;
     while (*end) end = &(*end)->next;
     *end = run;
-  } else if (weft_jobs_submit(W->J, trampoline, run, f) != WEFT_OK) {
+  } else if (weft__jobs_submit(W->J, trampoline, run, f) != WEFT_OK) {
     k->free(data);
-    weft_mem_free(W, run, sizeof *run);
+    weft__mem_free(W, run, sizeof *run);
     return luaL_error(L, "not enough memory");
   }
-  weft_cfuture_push(W, L, f);
+  weft__cfuture_push(W, L, f);
   return 1;
 }
 
 /* Completes one job's future inside a protected call. */
 static int l_job_done(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   jrun *r = lua_touserdata(L, 1);
   weft_id f = (weft_id)lua_tointeger(L, 2);
   lua_settop(L, 0);
   int n = r->kind->finish(L, r->data);
   if (n < 0)
-    weft_cfuture_complete(W, f, WEFT_FUTURE_FAILED, 1);
+    weft__cfuture_complete(W, f, WEFT_FUTURE_FAILED, 1);
   else
-    weft_cfuture_complete(W, f, WEFT_FUTURE_RESOLVED, n);
+    weft__cfuture_complete(W, f, WEFT_FUTURE_RESOLVED, n);
   return 0;
 }
 
 static void job_done(void *ud, void *p, uint64_t tag) {
   weft_state *W = ud;
   jrun *r = p;
-  if (W->tape) weft_tape_job(W, r->seq);
+  if (W->tape) weft__tape_job(W, r->seq);
   /* A cancelled or collected future drops the result. */
-  if (weft_future_state_of(W, tag) == WEFT_FUTURE_PENDING) {
+  if (weft__future_state_of(W, tag) == WEFT_FUTURE_PENDING) {
     lua_State *L = W->L;
     lua_pushcfunction(L, l_job_done);
     lua_pushlightuserdata(L, r);
     lua_pushinteger(L, (lua_Integer)tag);
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
-      weft_report(W, L, -1, 0, NULL);
+      weft__report(W, L, -1, 0, NULL);
       lua_pop(L, 1);
     }
   }
   r->kind->free(r->data);
-  weft_mem_free(W, r, sizeof *r);
+  weft__mem_free(W, r, sizeof *r);
 }
 
 /* Replaying: runs and delivers the jobs the recording delivered in this
    frame, in its order. */
 static void deliver_recorded(weft_state *W) {
   uint64_t seq;
-  while (weft_tape_next_job(W, &seq)) {
+  while (weft__tape_next_job(W, &seq)) {
     jrun **at = &W->held;
     while (*at && (*at)->seq != seq) at = &(*at)->next;
     jrun *r = *at;
     if (!r) {
-      weft_tape_diverged(W, "the recording delivered a job no script asked for");
+      weft__tape_diverged(W, "the recording delivered a job no script asked for");
       continue;
     }
     *at = r->next;
@@ -141,11 +141,11 @@ static void deliver_recorded(weft_state *W) {
   }
 }
 
-void weft_poll_jobs(weft_state *W) {
-  if (weft_tape_replaying(W))
+void weft__poll_jobs(weft_state *W) {
+  if (weft__tape_replaying(W))
     deliver_recorded(W);
   else if (W->J)
-    weft_jobs_poll(W->J, job_done, W);
+    weft__jobs_poll(W->J, job_done, W);
 }
 
 static void drop_job(void *ud, void *p, uint64_t tag) {
@@ -153,17 +153,17 @@ static void drop_job(void *ud, void *p, uint64_t tag) {
   (void)tag;
   jrun *r = p;
   r->kind->free(r->data);
-  weft_mem_free(W, r, sizeof *r);
+  weft__mem_free(W, r, sizeof *r);
 }
 
-uint32_t weft_jobs_waiting(const weft_state *W) {
-  uint32_t n = W->J ? weft_jobs_pending(W->J) : 0;
+uint32_t weft__jobs_waiting(const weft_state *W) {
+  uint32_t n = W->J ? weft__jobs_pending(W->J) : 0;
   for (const jrun *r = W->held; r; r = r->next) n++;
   return n;
 }
 
-void weft_stop_jobs(weft_state *W) {
-  if (W->J) weft_jobs_destroy(W->J, drop_job, W);
+void weft__stop_jobs(weft_state *W) {
+  if (W->J) weft__jobs_destroy(W->J, drop_job, W);
   W->J = NULL;
   while (W->held) {
     jrun *r = W->held;
@@ -193,13 +193,13 @@ typedef struct rfile {
 
 static void rf_free(void *d) {
   rfile *f = d;
-  weft_mem_free_str(f->W, f->path);
-  weft_mem_free_str(f->W, f->real);
+  weft__mem_free_str(f->W, f->path);
+  weft__mem_free_str(f->W, f->real);
   if (f->lent)
     f->W->mem.alloc(f->W->mem.ud, f->buf, f->cap ? f->cap : 1, 0);
   else
-    weft_mem_free(f->W, f->buf, f->cap);
-  weft_mem_free(f->W, f, sizeof *f);
+    weft__mem_free(f->W, f->buf, f->cap);
+  weft__mem_free(f->W, f, sizeof *f);
 }
 
 /* The name is a path under the assets root: by its letters (a ".." may
@@ -213,15 +213,15 @@ static void *rf_prepare(lua_State *L, int first, int n, void *user) {
   int placed = p[0] != '/' && p[0] != '\\' && len > 0 && !memchr(p, 0, len);
   if (placed) {
     lua_pushfstring(L, "%s/%s", W->assets, p);
-    placed = weft_path_place(L, lua_tostring(L, -1), lua_rawlen(L, -1), WEFT_IN_ASSETS);
+    placed = weft__path_place(L, lua_tostring(L, -1), lua_rawlen(L, -1), WEFT_IN_ASSETS);
   }
   if (!placed)
     luaL_argerror(L, first, "path must be relative to the assets directory, and stay inside it");
-  char *path = weft_mem_join(W, W->assets, lua_tostring(L, -1));
+  char *path = weft__mem_join(W, W->assets, lua_tostring(L, -1));
   lua_pop(L, 2);
-  rfile *f = path ? weft_mem_calloc(W, 1, sizeof *f) : NULL;
+  rfile *f = path ? weft__mem_calloc(W, 1, sizeof *f) : NULL;
   if (!f) {
-    weft_mem_free_str(W, path);
+    weft__mem_free_str(W, path);
     return NULL;
   }
   f->W = W;
@@ -234,17 +234,17 @@ static void *rf_prepare(lua_State *L, int first, int n, void *user) {
     return f;
   }
   char real[WEFT_PATH_MAX];
-  if (!weft_path_confine(W, W->assets, f->path, real)) {
+  if (!weft__path_confine(W, W->assets, f->path, real)) {
     f->err = W->load_errno; /* the future fails with it */
     return f;
   }
-  f->real = weft_mem_strdup(W, real);
+  f->real = weft__mem_strdup(W, real);
   if (!f->real) {
     rf_free(f);
     return NULL;
   }
   weft_stat st;
-  if (weft_stat_path(f->real, &st) != WEFT_OK) {
+  if (weft__stat_path(f->real, &st) != WEFT_OK) {
     f->err = ENOENT;
     return f;
   }
@@ -257,7 +257,7 @@ static void *rf_prepare(lua_State *L, int first, int n, void *user) {
     return f;
   }
   f->cap = (size_t)st.size + 1; /* one more byte tells a file that grew */
-  f->buf = weft_mem_alloc(W, f->cap);
+  f->buf = weft__mem_alloc(W, f->cap);
   if (!f->buf) {
     f->cap = 0;
     rf_free(f);
@@ -326,11 +326,11 @@ typedef struct gpath {
 static void fp_free(void *d) {
   gpath *g = d;
   size_t n = (size_t)g->w * (size_t)g->h;
-  weft_mem_free(g->W, g->grid, n);
-  weft_mem_free(g->W, g->prev, n * sizeof(int));
-  weft_mem_free(g->W, g->queue, n * sizeof(int));
-  weft_mem_free(g->W, g->path, n * sizeof(int));
-  weft_mem_free(g->W, g, sizeof *g);
+  weft__mem_free(g->W, g->grid, n);
+  weft__mem_free(g->W, g->prev, n * sizeof(int));
+  weft__mem_free(g->W, g->queue, n * sizeof(int));
+  weft__mem_free(g->W, g->path, n * sizeof(int));
+  weft__mem_free(g->W, g, sizeof *g);
 }
 
 static void *fp_prepare(lua_State *L, int first, int n, void *user) {
@@ -354,16 +354,16 @@ static void *fp_prepare(lua_State *L, int first, int n, void *user) {
     if (v < 1 || v > ((i % 2 == 0) ? w : h)) luaL_argerror(L, first + 1 + i, "outside the grid");
     c[i] = (int)v - 1;
   }
-  gpath *g = weft_mem_calloc(W, 1, sizeof *g);
+  gpath *g = weft__mem_calloc(W, 1, sizeof *g);
   if (!g) return NULL;
   g->W = W;
   g->w = w;
   g->h = h;
   size_t cells = (size_t)w * (size_t)h;
-  g->grid = weft_mem_alloc(W, cells);
-  g->prev = weft_mem_alloc(W, cells * sizeof(int));
-  g->queue = weft_mem_alloc(W, cells * sizeof(int));
-  g->path = weft_mem_alloc(W, cells * sizeof(int));
+  g->grid = weft__mem_alloc(W, cells);
+  g->prev = weft__mem_alloc(W, cells * sizeof(int));
+  g->queue = weft__mem_alloc(W, cells * sizeof(int));
+  g->path = weft__mem_alloc(W, cells * sizeof(int));
   if (!g->grid || !g->prev || !g->queue || !g->path) {
     fp_free(g);
     return NULL;
@@ -431,7 +431,7 @@ static int fp_finish(lua_State *L, void *d) {
   return 1;
 }
 
-void weft_open_jobs(weft_state *W, lua_State *L) {
+void weft__open_jobs(weft_state *W, lua_State *L) {
   weft_job_kind rf = WEFT_JOB_KIND_INIT("read_file", rf_prepare, rf_run, rf_finish, rf_free, W);
   weft_job_kind fp = WEFT_JOB_KIND_INIT("find_path", fp_prepare, fp_run, fp_finish, fp_free, W);
   weft_register_job(W, &rf);

@@ -5,10 +5,10 @@
 
 #include "../base/internal.h"
 
-void weft_open_jobs(weft_state *W, lua_State *L);
-void weft_poll_jobs(weft_state *W);
-void weft_stop_jobs(weft_state *W);
+void weft__open_jobs(weft_state *W, lua_State *L);
+void weft__poll_jobs(weft_state *W);
+void weft__stop_jobs(weft_state *W);
 /* Jobs asked for and not yet delivered (on the pool, or held by a replay). */
-uint32_t weft_jobs_waiting(const weft_state *W);
+uint32_t weft__jobs_waiting(const weft_state *W);
 
 #endif

@@ -17,16 +17,16 @@ typedef struct conn {
 } conn;
 
 static int l_signal_new(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TSTRING);
   lua_settop(L, 1);
-  shandle *h = weft_sync_handle_new(W, L, SIGNAL_MT, WEFT_K_SIGNAL, 3);
+  shandle *h = weft__sync_handle_new(W, L, SIGNAL_MT, WEFT_K_SIGNAL, 3);
   weft_id id;
-  if (weft_signal_create(W->sync, &id) != WEFT_OK) return luaL_error(L, "not enough memory");
+  if (weft__signal_create(W->sync, &id) != WEFT_OK) return luaL_error(L, "not enough memory");
   h->id = id;
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 3);
-  weft_sync_handle_cache(W, L, -1, h);
+  weft__sync_handle_cache(W, L, -1, h);
   return 1;
 }
 
@@ -55,7 +55,7 @@ static void compact(lua_State *L, int t, shandle *h) {
    connection as a task in the group it was connected from. */
 static void fire(weft_state *W, lua_State *L, shandle *h) {
   int n = lua_gettop(L) - 1;
-  weft_complete_all(W, weft_signal_waiters(W->sync, h->id), L, 2, n, 0);
+  weft__complete_all(W, weft__signal_waiters(W->sync, h->id), L, 2, n, 0);
   if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
     lua_pop(L, 1);
     return;
@@ -70,16 +70,16 @@ static void fire(weft_state *W, lua_State *L, shandle *h) {
       lua_pop(L, 1);
       continue;
     }
-    if (!weft_group_live(W->S, c->group) || weft_group_cancels(W->S, c->group) != c->cancels) {
+    if (!weft__group_live(W->S, c->group) || weft__group_cancels(W->S, c->group) != c->cancels) {
       c->live = 0; /* its group was cancelled */
       lua_pop(L, 1);
       continue;
     }
     lua_getiuservalue(L, -1, 1);
     for (int a = 0; a < n; a++) lua_pushvalue(L, 2 + a);
-    weft_id task = weft_new_task(W, L, -(n + 1), n, c->group, 0);
+    weft_id task = weft__new_task(W, L, -(n + 1), n, c->group, 0);
     lua_settop(L, t);
-    weft_run_now(W, task);
+    weft__run_now(W, task);
   }
   h->firing--;
   if (!h->firing) compact(L, t, h);
@@ -87,16 +87,16 @@ static void fire(weft_state *W, lua_State *L, shandle *h) {
 }
 
 static int l_signal_fire(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = weft_sync_handle_check(L, 1, SIGNAL_MT, "signal");
+  weft_state *W = weft__get(L);
+  shandle *h = weft__sync_handle_check(L, 1, SIGNAL_MT, "signal");
   fire(W, L, h);
-  weft_yield_if_doomed(W, L); /* a connection may have cancelled the caller */
+  weft__yield_if_doomed(W, L); /* a connection may have cancelled the caller */
   return 0;
 }
 
 static int l_signal_set(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = weft_sync_handle_check(L, 1, SIGNAL_MT, "signal");
+  weft_state *W = weft__get(L);
+  shandle *h = weft__sync_handle_check(L, 1, SIGNAL_MT, "signal");
   int n = lua_gettop(L) - 1;
   lua_createtable(L, n, 1);
   for (int i = 0; i < n; i++) {
@@ -106,38 +106,38 @@ static int l_signal_set(lua_State *L) {
   lua_pushinteger(L, n);
   lua_setfield(L, -2, "n");
   lua_setiuservalue(L, 1, 1);
-  weft_signal_set_latched(W->sync, h->id, 1);
+  weft__signal_set_latched(W->sync, h->id, 1);
   fire(W, L, h);
-  weft_yield_if_doomed(W, L);
+  weft__yield_if_doomed(W, L);
   return 0;
 }
 
 static int l_signal_reset(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = weft_sync_handle_check(L, 1, SIGNAL_MT, "signal");
-  weft_signal_set_latched(W->sync, h->id, 0);
+  weft_state *W = weft__get(L);
+  shandle *h = weft__sync_handle_check(L, 1, SIGNAL_MT, "signal");
+  weft__signal_set_latched(W->sync, h->id, 0);
   lua_pushnil(L);
   lua_setiuservalue(L, 1, 1);
   return 0;
 }
 
 static int l_signal_connect(lua_State *L) {
-  weft_state *W = weft_get(L);
-  shandle *h = weft_sync_handle_check(L, 1, SIGNAL_MT, "signal");
+  weft_state *W = weft__get(L);
+  shandle *h = weft__sync_handle_check(L, 1, SIGNAL_MT, "signal");
   if (lua_type(L, 2) != LUA_TFUNCTION && luaL_getmetafield(L, 2, "__call") == LUA_TNIL)
     luaL_typeerror(L, 2, "function");
   lua_settop(L, 2);
   conn *c = lua_newuserdatauv(L, sizeof *c, 2);
   c->signal = h->id;
-  c->group = W->cur ? weft_task_group(W->S, W->cur) : weft_sched_root(W->S);
-  c->cancels = weft_group_cancels(W->S, c->group);
+  c->group = W->cur ? weft__task_group(W->S, W->cur) : weft__sched_root(W->S);
+  c->cancels = weft__group_cancels(W->S, c->group);
   c->live = 1;
   luaL_setmetatable(L, CONN_MT);
   lua_pushvalue(L, 2);
   lua_setiuservalue(L, -2, 1);
   /* The connection keeps its group: a cancel of the group (or a
      disconnect) ends it, not the collector finding the handle unused. */
-  weft_push_group_id(W, L, c->group);
+  weft__push_group_id(W, L, c->group);
   lua_setiuservalue(L, -2, 2);
   if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -176,8 +176,8 @@ static int poll_signal(weft_state *W, lua_State *L, int idx, int one, weft_wlist
     lua_pushliteral(L, "dead signal");
     return -1;
   }
-  if (!weft_signal_latched(W->sync, h->id)) {
-    *list = weft_signal_waiters(W->sync, h->id);
+  if (!weft__signal_latched(W->sync, h->id)) {
+    *list = weft__signal_waiters(W->sync, h->id);
     return 0;
   }
   lua_getiuservalue(L, idx, 1);
@@ -209,7 +209,7 @@ static int l_signal_index(lua_State *L) {
     lua_getiuservalue(L, 1, 3);
   else if (strcmp(k, "is_set") == 0) {
     shandle *h = lua_touserdata(L, 1);
-    lua_pushboolean(L, h->id && weft_signal_latched(weft_get(L)->sync, h->id));
+    lua_pushboolean(L, h->id && weft__signal_latched(weft__get(L)->sync, h->id));
   } else
     lua_pushnil(L);
   return 1;
@@ -223,16 +223,16 @@ static int l_signal_tostring(lua_State *L) {
 }
 
 static int l_signal_gc(lua_State *L) {
-  weft_state *W = weft_get(L);
+  weft_state *W = weft__get(L);
   shandle *h = lua_touserdata(L, 1);
-  if (h->id && W->sync) weft_signal_destroy(W->sync, h->id);
+  if (h->id && W->sync) weft__signal_destroy(W->sync, h->id);
   h->id = 0;
   return 0;
 }
 
 static void signal_name(weft_state *W, lua_State *L, weft_id id, const void *ptr) {
   (void)ptr;
-  if (weft_sync_handle_push(W, L, WEFT_K_SIGNAL, id)) {
+  if (weft__sync_handle_push(W, L, WEFT_K_SIGNAL, id)) {
     lua_getiuservalue(L, -1, 3);
     lua_remove(L, -2);
   }
@@ -240,12 +240,12 @@ static void signal_name(weft_state *W, lua_State *L, weft_id id, const void *ptr
 
 static const weft_waitable signal_waitable = {poll_signal, "signal", signal_name};
 
-void weft_open_signals(weft_state *W, lua_State *L) {
+void weft__open_signals(weft_state *W, lua_State *L) {
   (void)W;
-  weft_new_meta(L, SIGNAL_MT, l_signal_index, l_signal_tostring, l_signal_gc, &signal_waitable,
-                "signal");
+  weft__new_meta(L, SIGNAL_MT, l_signal_index, l_signal_tostring, l_signal_gc, &signal_waitable,
+                 "signal");
   lua_pop(L, 1);
-  weft_new_meta(L, CONN_MT, l_conn_index, NULL, NULL, NULL, "connection");
+  weft__new_meta(L, CONN_MT, l_conn_index, NULL, NULL, NULL, "connection");
   lua_pop(L, 1);
   lua_pushcfunction(L, l_signal_new);
   lua_setfield(L, -2, "signal");

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   weft_tape *T;
   char err[256];
-  if (weft_tape_parse(buf, size, "fuzz", &T, err, sizeof err) != WEFT_OK) return 0;
+  if (weft__tape_parse(buf, size, "fuzz", &T, err, sizeof err) != WEFT_OK) return 0;
   /* The replayer's own limits, as a program's flags set them: a
      recording asking for looser ones replays under these (weft_tape_desc). */
   weft_desc d = WEFT_DESC_INIT;
