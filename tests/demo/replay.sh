@@ -122,25 +122,29 @@ fi
 #     them stops there
 if command -v xvfb-run >/dev/null 2>&1 && command -v xdotool >/dev/null 2>&1; then
   cat >"$tmp/console.sh" <<'EOF'
-demo=$1 tape=$2 root=$3
-"$demo" --no-watch --root "$root" --seed 7 --record "$tape" &
+demo=$1 tape=$2 root=$3 log=$4
+"$demo" --no-watch --root "$root" --seed 7 --record "$tape" >"$log" 2>&1 &
 pid=$!
 win=
 n=0
-until [ -n "$win" ] || [ $n -ge 100 ]; do
+until [ -n "$win" ] || [ $n -ge 600 ]; do
   win=$(xdotool search --name Moonwatch 2>/dev/null | head -1); sleep 0.1; n=$((n + 1))
 done
+# Each step waits for the demo to say the last one landed, never for a
+# fixed time alone: on a busy machine a line may take seconds to run.
+said() { n=0; until grep -qF -- "$1" "$log" || [ $n -ge 600 ]; do sleep 0.1; n=$((n + 1)); done; }
 keys() { sleep 0.7; xdotool windowfocus --sync "$win" 2>/dev/null; xdotool key --delay 120 "$@"; }
-line() { keys grave; sleep 0.3; xdotool type --delay 30 "$1"; keys Return grave; }
+line() { keys grave; sleep 0.3; xdotool type --delay 30 "$1"; keys Return; said "console: > $1"; keys grave; }
 sleep 2
 keys Escape
 sleep 1
 line 'player():teleport(tile(33, 22))'
 line 'x = 5'
 line 'wait(1) return x + 1'
-sleep 1.5
+said "console: 6"
 keys ctrl+r
-sleep 2
+said "reset at frame"
+sleep 1
 line 'entity("gate_guard"):teleport(tile(30, 31))'
 sleep 1
 keys ctrl+q
@@ -148,8 +152,8 @@ wait $pid
 EOF
   log="$out/console_record.log"
   if ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-       timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" sh "$tmp/console.sh" "$demo" \
-         "$out/console.tape" "$tmp" >"$log" 2>&1 &&
+       timeout 180 xvfb-run -a -s "-screen 0 1280x720x24" sh "$tmp/console.sh" "$demo" \
+         "$out/console.tape" "$tmp" "$log" >"$log.xvfb" 2>&1 &&
      grep -q "^console: 6$" "$log" && grep -q "reset at frame" "$log"; then
     ok "a windowed session with console lines and Ctrl-R is recorded"
   else
@@ -180,20 +184,26 @@ fi
 #    seconds ahead (503); F7 starts again and runs back to 203; Ctrl-Q quits
 if command -v xvfb-run >/dev/null 2>&1 && command -v xdotool >/dev/null 2>&1; then
   cat >"$tmp/scrub.sh" <<'EOF'
-demo=$1 tape=$2 shot=$3
-"$demo" --replay "$tape" --goto 200 --screenshot "$shot" &
+demo=$1 tape=$2 shot=$3 log=$4
+"$demo" --replay "$tape" --goto 200 --screenshot "$shot" >"$log" 2>&1 &
 pid=$!
-win=
-n=0
-until [ -n "$win" ] || [ $n -ge 100 ]; do
-  win=$(xdotool search --name Moonwatch 2>/dev/null | head -1); sleep 0.1; n=$((n + 1))
-done
+# Waits for what the demo shows, never for a fixed time: a busy machine
+# may take seconds to open a window or to replay 200 frames.
+window() { # the Moonwatch window, once there is one
+  n=0 win=
+  until [ -n "$win" ] || [ $n -ge 600 ]; do
+    sleep 0.1; n=$((n + 1)); win=$(xdotool search --onlyvisible --name Moonwatch 2>/dev/null | head -1)
+  done
+}
+said() { n=0; until grep -q "$1" "$log" || [ $n -ge 600 ]; do sleep 0.1; n=$((n + 1)); done; }
 keys() { sleep 1; xdotool windowfocus --sync "$win" 2>/dev/null; xdotool key --delay 150 "$@"; }
+window
 keys F6 F6 F6
 keys F8
 keys F7
+said "stopped at frame 503"
 sleep 2
-win=$(xdotool search --name Moonwatch 2>/dev/null | head -1)
+window # F7 replays from the start in a new window
 keys F12
 keys F1 F2
 keys grave
@@ -202,12 +212,14 @@ keys Return
 keys grave
 keys ctrl+q
 wait $pid
+cat "$log"
 EOF
   here=$(pwd)
   rm -f "$out"/weft-demo-*.png
   if (cd "$out" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-     timeout 120 xvfb-run -a -s "-screen 0 1280x720x24" sh "$tmp/scrub.sh" "$here/$demo" \
-       "$here/$out/minute.tape" "$here/$out/scrub.png" >"$here/$out/scrub.log" 2>&1) &&
+     timeout 180 xvfb-run -a -s "-screen 0 1280x720x24" sh "$tmp/scrub.sh" "$here/$demo" \
+       "$here/$out/minute.tape" "$here/$out/scrub.png" "$here/$out/scrub.demo.log" \
+       >"$here/$out/scrub.log" 2>&1) &&
      grep -q "stopped at frame 503 of 3600" "$out/scrub.log" &&
      grep -q "stopped at frame 203 of 3600" "$out/scrub.log" && [ -s "$out/scrub.png" ]; then
     ok "a windowed replay pauses, steps, jumps ahead and back (F5-F8)"
