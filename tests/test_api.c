@@ -817,6 +817,42 @@ static void test_cost_table_keeps_the_costly_and_reads_each_charge(void **state)
   assert_int_equal(weft_close(W), 0);
 }
 
+/* Without a watchdog, resumes are timed by the coarse real clock, read once a
+   resume: in a step each begins where the one before ended. A cheap task
+   resumed after one that burns 8 ms of processor time each frame is not
+   charged the burn, and the burner is charged at least half of it (real
+   time on a busy machine is more than processor time, never less). */
+static void test_counted_costs_go_to_the_task_that_ran(void **state) {
+  (void)state;
+  out o;
+  memset(&o, 0, sizeof o);
+  weft_desc d = WEFT_DESC_INIT;
+  d.log = on_log;
+  d.report = on_report;
+  d.user = &o;
+  d.time_budget_us = WEFT_BUDGET_COUNTED;
+  d.instr_budget = WEFT_BUDGET_OFF; /* the burn is not preempted: one stretch a frame */
+  d.slow_task_us = UINT32_MAX;
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  weft_task burner = spawn_src(W, "while true do\n"
+                                  "  local e = os.clock() + 0.008\n"
+                                  "  while os.clock() < e do end\n"
+                                  "  wait()\n"
+                                  "end\n");
+  weft_task cheap = spawn_src(W, "local n = 0 while true do n = n + 1 wait() end");
+  steps(W, 40);
+  weft_task_cost b, c;
+  assert_int_equal(weft_get_task_cost(W, burner, &b), WEFT_OK);
+  assert_int_equal(weft_get_task_cost(W, cheap, &c), WEFT_OK);
+  assert_true(b.worst_ms >= 4.0 && b.avg_ms >= 4.0);
+  assert_true(c.avg_ms < b.avg_ms / 4);
+  weft_task_drop(W, burner);
+  weft_task_drop(W, cheap);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
 /* desc.frame_budget: a frame resumes at most that many tasks; the rest
    run next frame, first, before the tasks that frame wakes. */
 static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(void **state) {
@@ -919,6 +955,7 @@ int main(void) {
       cmocka_unit_test(test_register_job_checks_its_arguments_and_limit),
       cmocka_unit_test(test_steady_frame_allocates_nothing),
       cmocka_unit_test(test_cost_table_keeps_the_costly_and_reads_each_charge),
+      cmocka_unit_test(test_counted_costs_go_to_the_task_that_ran),
       cmocka_unit_test(test_bad_completions_are_refused_and_leave_the_future_pending),
       cmocka_unit_test(test_spawn_without_a_function_fails_with_a_message),
       cmocka_unit_test(test_step_or_close_from_inside_a_task_is_refused),

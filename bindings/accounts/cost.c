@@ -294,6 +294,7 @@ void weft__cost_frame(weft_state *W) {
   if (W->cost.nslow) warn(W); /* went over before any frame (a file's start) */
   W->cost.frame++;
   W->cost.frame_us = 0;
+  W->cost.coarse_ns = 0; /* the frame's first resume reads the clock */
   if (W->watching && atomic_load_explicit(&W->wd.napping, memory_order_relaxed)) wake_watchdog(W);
   weft__cost_pick_way(W);
   if (W->prof) weft__profile_frame(W, 0);
@@ -335,6 +336,7 @@ static void warn(weft_state *W) {
 }
 
 void weft__cost_frame_end(weft_state *W) {
+  W->cost.coarse_ns = 0; /* a resume outside a step reads the clock */
   W->cost.last_us = W->cost.frame_us;
   if (W->prof) weft__profile_frame(W, 1);
   if (W->cost.nslow) warn(W);

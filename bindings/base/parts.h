@@ -90,6 +90,8 @@ typedef struct weft_fins {
 typedef struct weft_costs {
   uint64_t inner;            /* time charged so far to resumes inside the one running */
   int slow_way;              /* how resumes are timed (cost.h's WEFT_COST_*) */
+  uint64_t coarse_ns;        /* counted, in a step: the coarse clock as the last resume
+                                ended, where the next begins; 0: read it afresh */
   uint32_t frame;            /* frames begun */
   uint32_t slow_us;          /* a task's time in one frame that warns (0: never) */
   uint64_t frame_us;         /* every task's time in the frame so far */
