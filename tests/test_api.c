@@ -52,12 +52,18 @@ static void on_report(void *user, const char *msg, const char *trace) {
   snprintf(o->last_report, sizeof o->last_report, "%s", msg);
 }
 
-static weft_state *open_state(out *o, uint32_t job_threads) {
+/* A desc whose log and report go to o (cleared). */
+static weft_desc desc_to(out *o) {
   memset(o, 0, sizeof *o);
   weft_desc d = WEFT_DESC_INIT;
   d.log = on_log;
   d.report = on_report;
   d.user = o;
+  return d;
+}
+
+static weft_state *open_state(out *o, uint32_t job_threads) {
+  weft_desc d = desc_to(o);
   d.job_threads = job_threads;
   /* These tests count what each frame runs: a resume or a frame cut
      short by time on a loaded machine would move the counts
@@ -830,11 +836,7 @@ static void test_cost_table_keeps_the_costly_and_reads_each_charge(void **state)
 static void test_counted_costs_go_to_the_task_that_ran(void **state) {
   (void)state;
   out o;
-  memset(&o, 0, sizeof o);
-  weft_desc d = WEFT_DESC_INIT;
-  d.log = on_log;
-  d.report = on_report;
-  d.user = &o;
+  weft_desc d = desc_to(&o);
   d.time_budget_us = WEFT_BUDGET_COUNTED;
   d.instr_budget = WEFT_BUDGET_OFF; /* the burn is not preempted: one stretch a frame */
   d.slow_task_us = UINT32_MAX;
@@ -863,11 +865,7 @@ static void test_counted_costs_go_to_the_task_that_ran(void **state) {
 static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(void **state) {
   (void)state;
   out o;
-  memset(&o, 0, sizeof o);
-  weft_desc d = WEFT_DESC_INIT;
-  d.log = on_log;
-  d.report = on_report;
-  d.user = &o;
+  weft_desc d = desc_to(&o);
   d.frame_budget = 3;
   weft_state *W = weft_open(&d);
   assert_non_null(W);
