@@ -860,6 +860,39 @@ static void test_counted_costs_go_to_the_task_that_ran(void **state) {
   assert_int_equal(weft_close(W), 0);
 }
 
+/* spawn(f) as a statement takes no handle, so none is made: a thousand
+   such spawns allocate at least 48 bytes a task less than a thousand
+   kept in a local (the handle is made when something asks: current(),
+   weft.tasks(), a C handle), and the tasks run the same. */
+static size_t bytes_to_spawn(const char *src) {
+  out o;
+  weft_state *W = open_state(&o, 0);
+  weft_stats a = WEFT_STATS_INIT, b = WEFT_STATS_INIT;
+  weft_task t = spawn_src(W, "wait(math.huge)"); /* the API and the pools warm */
+  weft_get_stats(W, &a);
+  weft_task u = spawn_src(W, src);
+  weft_get_stats(W, &b);
+  assert_int_equal(b.tasks, a.tasks + 1001);
+  steps(W, 2);
+  weft_get_stats(W, &b);
+  assert_int_equal(b.tasks, a.tasks + 1001);
+  assert_int_equal(o.reports, 0);
+  weft_task_drop(W, t);
+  weft_task_drop(W, u);
+  assert_int_equal(weft_close(W), 0);
+  return (size_t)(b.alloc_bytes - a.alloc_bytes);
+}
+
+static void test_a_spawn_statement_makes_no_handle(void **state) {
+  (void)state;
+  size_t bare = bytes_to_spawn("for i = 1, 1000 do spawn(function() wait(math.huge) end) end\n"
+                               "wait(math.huge)");
+  size_t kept = bytes_to_spawn("for i = 1, 1000 do local t = spawn(function() wait(math.huge) "
+                               "end) end\n"
+                               "wait(math.huge)");
+  assert_true(kept >= bare + 1000 * 48);
+}
+
 /* desc.frame_budget: a frame resumes at most that many tasks; the rest
    run next frame, first, before the tasks that frame wakes. */
 static void test_frame_budget_caps_resumes_and_the_rest_run_first_next_frame(void **state) {
@@ -959,6 +992,7 @@ int main(void) {
       cmocka_unit_test(test_steady_frame_allocates_nothing),
       cmocka_unit_test(test_cost_table_keeps_the_costly_and_reads_each_charge),
       cmocka_unit_test(test_counted_costs_go_to_the_task_that_ran),
+      cmocka_unit_test(test_a_spawn_statement_makes_no_handle),
       cmocka_unit_test(test_bad_completions_are_refused_and_leave_the_future_pending),
       cmocka_unit_test(test_spawn_without_a_function_fails_with_a_message),
       cmocka_unit_test(test_step_or_close_from_inside_a_task_is_refused),

@@ -607,7 +607,7 @@ void weft__yield_if_doomed(weft_state *W, lua_State *L) {
     lua_yield(L, 0);
 }
 
-int weft__spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
+int weft__spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent, int want) {
   weft_state *W = weft__get(L);
   if (W->run_depth >= MAX_RUN_DEPTH)
     return luaL_error(L, "tasks started inside each other too deep (over %d): use defer",
@@ -623,7 +623,10 @@ int weft__spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
   run_now(W, id);
   sp->id = 0;
   lt = sp->final ? NULL : LT(W, id);
-  if (lt && lt->co) { /* still running; a handle made meanwhile is cached */
+  if (!want) {
+    /* The caller drops what spawn returns (a statement): no handle now;
+       a live task gets one when something asks (weft__push_task). */
+  } else if (lt && lt->co) { /* still running; a handle made meanwhile is cached */
     if ((!sp->made || !weft__handle_if(W, L, id)) && !weft__handle_make(W, L, id, NULL)) {
       weft__task_cancel(W->S, id);
       return lua_error(L);
@@ -651,13 +654,14 @@ int weft__spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent) {
     lua_settop(L, 0);
     weft__yield_if_doomed(W, L);
   }
-  return 1;
+  return want;
 }
 
 static int l_spawn(lua_State *L) {
   weft_state *W = weft__get(L);
   luaL_checkany(L, 1);
-  return weft__spawn_in(L, 1, 0, W->cur);
+  /* spawn(f) as a statement takes no handle: 48 to 88 bytes a task less */
+  return weft__spawn_in(L, 1, 0, W->cur, weft__lua_wanted(L) != 0);
 }
 
 static int l_defer(lua_State *L) {

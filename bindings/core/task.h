@@ -7,8 +7,9 @@
 
 /* spawn/g:spawn: a task for the callable at L[fidx] and the values above
    it, in group g (0: the spawner's) as a child of parent, run at once;
-   returns its handle. */
-int weft__spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent);
+   pushes its handle and returns 1, or with want 0 (nobody takes it)
+   pushes nothing and returns 0. */
+int weft__spawn_in(lua_State *L, int fidx, weft_id g, weft_id parent, int want);
 void weft__open_tasks(weft_state *W, lua_State *L);
 /* Creates a task running the callable at L[fidx] with the nargs values
    above it, in group g (0: the spawner's), as a child of parent (0: none).

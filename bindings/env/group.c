@@ -72,7 +72,7 @@ static int l_group_spawn(lua_State *L) {
   weft_state *W = weft__get(L);
   ghandle *g = check_group(L, 1);
   luaL_checkany(L, 2);
-  weft__spawn_in(L, 2, g->id, 0);
+  weft__spawn_in(L, 2, g->id, 0, 1);
   if (W->cur && W->mods.ref_note_spawn) { /* the module system ties it to a start */
     const thandle *h = lua_touserdata(L, -1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, W->mods.ref_note_spawn);
