@@ -556,6 +556,7 @@ static int view_key(game *g, SDL_Scancode sc) {
     return 1;
   case SDL_SCANCODE_F2:
     g->modes.show_graph = !g->modes.show_graph;
+    if (g->modes.show_graph) overlay_graph_on(g);
     return 1;
   case SDL_SCANCODE_F4:
     g->ov.nerrors = 0;

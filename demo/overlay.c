@@ -234,6 +234,10 @@ static void record_top(game *g, int k) {
   lua_settop(L, top);
 }
 
+/* F2 turned the graph on: its count and top three now, not at the next
+   frame a pause may hold back. */
+void overlay_graph_on(game *g) { record_top(g, (g->ov.graph_i + GRAPH_N - 1) % GRAPH_N); }
+
 void overlay_record(game *g, float frame_ms, float script_ms) {
   g->ov.frame_ms[g->ov.graph_i] = frame_ms;
   g->ov.script_ms[g->ov.graph_i] = script_ms;

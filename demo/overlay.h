@@ -34,6 +34,8 @@ void overlay_errors_unbroken(game *g, const char *const *broken, int nbroken);
 void overlay_module_of(game *g, const char *path, size_t len, char *out, size_t cap);
 /* Records one frame's total and script milliseconds. */
 void overlay_record(game *g, float frame_ms, float script_ms);
+/* F2 turned the frame graph on (it reads the tasks at once). */
+void overlay_graph_on(game *g);
 /* Adds drawing time to the last recorded frame. */
 void overlay_add_draw(game *g, float draw_ms);
 /* Draws the overlays that are on. */
