@@ -6,8 +6,13 @@
 # luaG_traceexec, until the instruction that fires it (luai_counting).
 # One function is added at its end: weft__lua_wanted, which reads a
 # call's wanted results where Lua's API does not reach.
+# And ldo.c beside it (IN's directory to OUT's): a return calls rethook
+# only for a hook that needs it, not for a count hook alone, whose
+# rethook would only note 'oldpc' for a line hook that is not there (Lua
+# itself says a stale 'oldpc' costs at most one extra line event once a
+# line hook is set, as without any hook).
 # Fails unless each edit took.
-# Usage: edit.sh IN OUT
+# Usage: edit.sh IN OUT   (IN, OUT: lvm.c paths)
 set -e
 in=$1
 out=$2
@@ -31,3 +36,14 @@ if [ "$n" != 5 ]; then
   exit 1
 fi
 mv "$out.tmp" "$out"
+
+ldo_in=$(dirname "$in")/ldo.c
+ldo_out=$(dirname "$out")/ldo.c
+sed -e 's|^  if (l_unlikely(L->hookmask \&\& !hastocloseCfunc(wanted)))$|  if (l_unlikely((L->hookmask \& ~LUA_MASKCOUNT) \&\& !hastocloseCfunc(wanted)))|' \
+    "$ldo_in" > "$ldo_out.tmp"
+if ! grep -q 'hookmask & ~LUA_MASKCOUNT) && !hastocloseCfunc' "$ldo_out.tmp"; then
+  echo "$ldo_in: the Lua source is not the one weft's return edit was written for" >&2
+  rm -f "$ldo_out.tmp"
+  exit 1
+fi
+mv "$ldo_out.tmp" "$ldo_out"
