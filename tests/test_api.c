@@ -829,10 +829,12 @@ static void test_cost_table_keeps_the_costly_and_reads_each_charge(void **state)
 }
 
 /* Without a watchdog, resumes are timed by the coarse real clock, read once a
-   resume: in a step each begins where the one before ended. A cheap task
-   resumed after one that burns 8 ms of processor time each frame is not
-   charged the burn, and the burner is charged at least half of it (real
-   time on a busy machine is more than processor time, never less). */
+   resume: in a step each of the frame's begins where the one before ended,
+   and one a task starts at once reads the clock. A cheap task resumed
+   after one that burns 8 ms of processor time each frame is not charged
+   the burn, nor is a task started at once after its starter burned, and
+   the burners are charged at least half of it (real time on a busy
+   machine is more than processor time, never less). */
 static void test_counted_costs_go_to_the_task_that_ran(void **state) {
   (void)state;
   out o;
@@ -842,6 +844,21 @@ static void test_counted_costs_go_to_the_task_that_ran(void **state) {
   d.slow_task_us = UINT32_MAX;
   weft_state *W = weft_open(&d);
   assert_non_null(W);
+  /* and inside a task: what it does between two tasks it starts at once
+     is its own, not the second one's */
+  weft_group inner = weft_group_new(W, (weft_group){0}, "inner");
+  lua_State *L = weft_lua(W);
+  weft_push_api(W);
+  weft_push_group(W, L, inner);
+  lua_setfield(L, -2, "inner");
+  lua_pop(L, 1);
+  weft_task outer = spawn_src(W, "while true do\n"
+                                 "  inner:spawn(function() end)\n"
+                                 "  local e = os.clock() + 0.008\n"
+                                 "  while os.clock() < e do end\n"
+                                 "  inner:spawn(function() end)\n"
+                                 "  wait()\n"
+                                 "end\n");
   weft_task burner = spawn_src(W, "while true do\n"
                                   "  local e = os.clock() + 0.008\n"
                                   "  while os.clock() < e do end\n"
@@ -854,6 +871,12 @@ static void test_counted_costs_go_to_the_task_that_ran(void **state) {
   assert_int_equal(weft_get_task_cost(W, cheap, &c), WEFT_OK);
   assert_true(b.worst_ms >= 4.0 && b.avg_ms >= 4.0);
   assert_true(c.avg_ms < b.avg_ms / 4);
+  weft_task_cost ot, in;
+  assert_int_equal(weft_get_task_cost(W, outer, &ot), WEFT_OK);
+  assert_int_equal(weft_get_group_cost(W, inner, &in), WEFT_OK);
+  assert_true(ot.avg_ms >= 4.0 && in.avg_ms < ot.avg_ms / 4);
+  weft_task_drop(W, outer);
+  weft_group_drop(W, inner);
   weft_task_drop(W, burner);
   weft_task_drop(W, cheap);
   assert_int_equal(o.reports, 0);

@@ -65,14 +65,16 @@ void weft__cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, u
 /* Around a task's resume. The usual resume, watched and shorter than a
    tick, costs two loads of the clock and one of the flag; counted, one
    read of the coarse clock (in nanoseconds, in m->t0 meanwhile): in a
-   step a resume begins where the one before it ended (what the
+   step a frame's resume begins where the one before it ended (what the
    scheduler does between two is charged to the next, under the clock's
-   milliseconds), and one inside another, or outside a step, reads it. */
+   milliseconds); a resume inside another (run_depth: a spawn runs its
+   task at once), or one outside a step, reads it, as what the outer
+   one did since the last inner one ended is the outer one's. */
 static inline void weft__cost_begin(weft_state *W, weft_cost_mark *m) {
   m->inner = W->cost.inner;
   if (W->cost.slow_way == WEFT_COST_COARSE) {
-    m->t0 = W->cost.coarse_ns ? W->cost.coarse_ns : weft__clock_coarse_ns();
-    W->cost.coarse_ns = 0; /* taken: a resume inside this one reads the clock */
+    m->t0 = W->cost.coarse_ns && !W->run_depth ? W->cost.coarse_ns : weft__clock_coarse_ns();
+    W->cost.coarse_ns = 0;
     return;
   }
   m->t0 = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
@@ -84,7 +86,7 @@ static inline void weft__cost_begin(weft_state *W, weft_cost_mark *m) {
 static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mark *m) {
   if (W->cost.slow_way == WEFT_COST_COARSE) {
     uint64_t ns = weft__clock_coarse_ns();
-    if (W->in_step) W->cost.coarse_ns = ns; /* the next resume of the step begins here */
+    if (W->in_step && !W->run_depth) W->cost.coarse_ns = ns; /* the step's next begins here */
     if (ns != m->t0) weft__cost_end_coarse(W, id, m, ns);
     return;
   }
