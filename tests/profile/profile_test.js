@@ -66,7 +66,11 @@ test('speedscope draws it under headless Chromium', (t) => {
   const shot = cp.spawnSync(CHROMIUM, [...args, `--screenshot=${png}`, url], { timeout: 60000 });
   assert.ok(fs.existsSync(png), `no screenshot: ${shot.stderr}`);
   assert.ok(fs.statSync(png).size > 5000, 'the screenshot is not blank');
-  const dom = cp.spawnSync(CHROMIUM, [...args, '--dump-dom', url], { timeout: 60000 }).stdout.toString();
+  // On a busy machine the DOM may be dumped before speedscope has drawn
+  // all of its header: up to three looks, each a fresh browser.
+  let dom = '';
+  for (let i = 0; i < 3 && !(/burn4 [^<]*heavy\.lua:\d+/.test(dom) && /\(1\/3\)/.test(dom)); i++)
+    dom = cp.spawnSync(CHROMIUM, [...args, '--dump-dom', url], { timeout: 60000 }).stdout.toString();
   assert.match(dom, /burn4 [^<]*heavy\.lua:\d+/, 'the costliest task is shown first, by name');
   assert.match(dom, /\(1\/3\)/, 'one flame graph per task: three');
 });
