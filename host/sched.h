@@ -280,4 +280,41 @@ uint32_t weft__group_tasks(const weft_sched *s, weft_id g, weft_id *out, uint32_
 /* The live task in slot index idx (WEFT_ID_INDEX of its id), or 0. */
 weft_id weft__sched_task_at(const weft_sched *s, uint32_t idx);
 
+/* ---- saving ---- */
+
+#include "wire.h"
+
+/* What a save of the scheduler names that lies outside it. The wait
+   lists of other objects (a signal's, a future's) are named by whoever
+   owns them; the task classes by name; and each task's user data passes
+   through task_out on its way out, so addresses it holds can be named
+   (the loader fixes them once the rest is back). */
+typedef struct weft_sched_names {
+  /* saving: a list's name, below 2^63; 0: unknown (the save fails) */
+  uint64_t (*list_name)(void *ud, const weft_wlist *list);
+  /* loading: the list of a name; NULL: none (the load fails) */
+  weft_wlist *(*list_at)(void *ud, uint64_t name);
+  /* a class's name, and the class of a name (NULL: none) */
+  const char *(*class_name)(void *ud, const weft_task_class *cls);
+  const weft_task_class *(*class_at)(void *ud, const char *name);
+  /* saving: a copy of a task's user data, to scrub (NULL: as it is) */
+  void (*task_out)(void *ud, weft_id task, void *copy);
+  void *ud;
+} weft_sched_names;
+
+/* Writes the scheduler's state between two frames (no task running):
+   every task, wait record, timer, group, clock and queue, with the
+   handles they have now. WEFT_ESTATE while a task runs; WEFT_EINVAL when
+   something cannot be named (w->err says what); WEFT_EIO when the
+   stream fails. */
+int weft__sched_save(const weft_sched *s, weft_wire *w, const weft_sched_names *names);
+/* Reads a save into s, a scheduler fresh from weft__sched_create with
+   the same task_udata_size and no task ever made: afterwards it is the
+   saved one, handles and all, and its next step is the one the saved
+   scheduler would have made. Every index, link and count read is
+   checked before anything is followed: a damaged or crafted save is
+   refused (WEFT_EINVAL, w->err says why) and s is left empty, to be
+   destroyed. */
+int weft__sched_load(weft_sched *s, weft_wire *w, const weft_sched_names *names);
+
 #endif
