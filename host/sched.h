@@ -290,10 +290,10 @@ weft_id weft__sched_task_at(const weft_sched *s, uint32_t idx);
    through task_out on its way out, so addresses it holds can be named
    (the loader fixes them once the rest is back). */
 typedef struct weft_sched_names {
-  /* saving: a list's name, below 2^63; 0: unknown (the save fails) */
-  uint64_t (*list_name)(void *ud, const weft_wlist *list);
+  /* saving: a list's name, below 2^31; 0: unknown (the save fails) */
+  uint32_t (*list_name)(void *ud, const weft_wlist *list);
   /* loading: the list of a name; NULL: none (the load fails) */
-  weft_wlist *(*list_at)(void *ud, uint64_t name);
+  weft_wlist *(*list_at)(void *ud, uint32_t name);
   /* a class's name, and the class of a name (NULL: none) */
   const char *(*class_name)(void *ud, const weft_task_class *cls);
   const weft_task_class *(*class_at)(void *ud, const char *name);

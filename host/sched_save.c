@@ -6,9 +6,9 @@
    on it. */
 #include "sched_internal.h"
 
-#define MAGIC 0x31534657u        /* "WFS1" */
-#define WAITERS_BIT (1ull << 63) /* a list name: a task's list of waiters */
-#define MAX_NAME 64              /* a class name's bytes */
+#define MAGIC 0x31534657u      /* "WFS1" */
+#define WAITERS_BIT (1u << 31) /* a list name: a task's list of waiters */
+#define MAX_NAME 64            /* a class name's bytes */
 
 /* ---- names for addresses ---- */
 
@@ -40,11 +40,11 @@ static uint32_t waiters_owner(const weft_sched *s, const weft_wlist *l) {
 /* A record's union as a name (what its kind reads of it); 0 for what is
    not read (an ended record). */
 static int rec_out(const weft_sched *s, rec *x, weft_wire *w, const weft_sched_names *nm) {
-  uint64_t n = 0;
+  uint32_t n = 0; /* it fits the union on every machine */
   if (x->kind == REC_TIMER) {
     n = x->u.run;
   } else if (x->kind == REC_NEXT || x->kind == REC_FOREVER) {
-    n = clock_name(s, x->u.clock);
+    n = (uint32_t)clock_name(s, x->u.clock);
   } else if (x->kind == REC_LIST) {
     uint32_t t = waiters_owner(s, x->u.list);
     if (t)
@@ -282,7 +282,7 @@ static int recs_in(const weft_sched *s, const weft_list *l, int kind, const void
 /* A record's links where its kind says it is (its own list's are walked
    where the list is: here only that its neighbours share it). */
 static int rec_fix(weft_sched *s, uint32_t r, rec *x, const weft_sched_names *nm) {
-  uint64_t n;
+  uint32_t n;
   memcpy(&n, &x->u, sizeof n);
   if (x->kind < REC_TIMER || x->kind > REC_DONE) return 0;
   if (x->kind == REC_TIMER) {
@@ -292,9 +292,9 @@ static int rec_fix(weft_sched *s, uint32_t r, rec *x, const weft_sched_names *nm
     if (!(x->u.clock = clock_at(s, n))) return 0;
   } else if (x->kind == REC_LIST) {
     if (n & WAITERS_BIT) {
-      uint64_t t = n & ~WAITERS_BIT;
-      if (!task_ok(s, (uint32_t)t + 1) || t > UINT32_MAX || !T(s, (uint32_t)t)->listed) return 0;
-      x->u.list = waiters_at(s, (uint32_t)t);
+      uint32_t t = n & ~WAITERS_BIT;
+      if (!task_ok(s, t + 1) || !T(s, t)->listed) return 0;
+      x->u.list = waiters_at(s, t);
     } else if (!nm->list_at || !(x->u.list = nm->list_at(nm->ud, n))) {
       return 0;
     }

@@ -1857,11 +1857,11 @@ typedef struct lists {
   weft_wlist v[2];
 } lists;
 
-static uint64_t list_name(void *ud, const weft_wlist *l) {
+static uint32_t list_name(void *ud, const weft_wlist *l) {
   lists *ls = ud;
   return l == &ls->v[0] ? 1 : l == &ls->v[1] ? 2 : 0;
 }
-static weft_wlist *list_at(void *ud, uint64_t n) {
+static weft_wlist *list_at(void *ud, uint32_t n) {
   lists *ls = ud;
   return n == 1 ? &ls->v[0] : n == 2 ? &ls->v[1] : NULL;
 }
