@@ -127,3 +127,62 @@ void weft__side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud) {
   t->blocks = NULL;
   t->nblocks = 0;
 }
+
+int weft__pool_save(const weft_pool *p, weft_wire *w, int (*out)(void *ud, void *copy), void *ud) {
+  uint32_t head[4] = {p->elem_size, p->nchunks, p->free_head, p->used};
+  if (!weft__wire_bytes(w, head, sizeof head)) return 0;
+  void *buf = out ? p->alloc(p->alloc_ud, NULL, 0, p->elem_size) : NULL;
+  if (out && !buf) return weft__wire_fail(w, "out of memory");
+  int ok = 1;
+  for (uint32_t c = 0; ok && c < p->nchunks; c++) {
+    const char *chunk = p->chunks[c];
+    if (!out) {
+      ok = weft__wire_bytes(w, (void *)chunk, (size_t)p->elem_size * WEFT_POOL_CHUNK);
+      continue;
+    }
+    for (uint32_t i = 0; ok && i < WEFT_POOL_CHUNK; i++) {
+      memcpy(buf, chunk + (size_t)i * p->elem_size, p->elem_size);
+      ok = (!weft__slot_live(buf) || out(ud, buf)) && weft__wire_bytes(w, buf, p->elem_size);
+    }
+  }
+  if (buf) p->alloc(p->alloc_ud, buf, p->elem_size, 0);
+  return ok;
+}
+
+int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot), void *ud) {
+  uint32_t head[4];
+  if (!weft__wire_bytes(w, head, sizeof head)) return 0;
+  if (p->nchunks || p->chunks) return weft__wire_fail(w, "a pool to load into is not empty");
+  if (head[0] != p->elem_size) return weft__wire_fail(w, "a pool's slots are not this build's");
+  if (head[1] > p->limit / WEFT_POOL_CHUNK + 1 || head[1] > (1u << 22))
+    return weft__wire_fail(w, "a pool is larger than its limit");
+  uint32_t cap = 4;
+  while (cap < head[1]) cap *= 2;
+  p->chunks = p->alloc(p->alloc_ud, NULL, 0, sizeof(void *) * cap);
+  if (!p->chunks) return weft__wire_fail(w, "out of memory");
+  p->cap_chunks = cap;
+  size_t bytes = (size_t)p->elem_size * WEFT_POOL_CHUNK;
+  for (uint32_t c = 0; c < head[1]; c++) {
+    char *chunk = p->alloc(p->alloc_ud, NULL, 0, bytes);
+    if (!chunk) return weft__wire_fail(w, "out of memory");
+    p->chunks[p->nchunks++] = chunk;
+    int ok = weft__wire_bytes(w, chunk, bytes);
+    for (uint32_t i = 0; in && i < WEFT_POOL_CHUNK; i++) in(ud, chunk + (size_t)i * p->elem_size);
+    if (!ok) return 0;
+  }
+  p->free_head = head[2];
+  p->used = head[3];
+  uint32_t n = weft__pool_capacity(p), nfree = 0, live = 0;
+  for (uint32_t f = p->free_head; f; f = ((weft_slot *)weft__pool_at(p, f - 1))->next_free)
+    if (f - 1 >= n || nfree++ >= n || weft__slot_live(weft__pool_at(p, f - 1)))
+      return weft__wire_fail(w, "a pool's free list is broken");
+  for (uint32_t i = 0; i < n; i++) {
+    weft_slot *sl = weft__pool_at(p, i);
+    if (!weft__slot_live(sl)) continue;
+    if (sl->next_free != i) return weft__wire_fail(w, "a live slot does not name itself");
+    live++;
+  }
+  if (live != p->used || live + nfree != n || p->used > p->limit)
+    return weft__wire_fail(w, "a pool's counts do not add up");
+  return 1;
+}

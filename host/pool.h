@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "weft_base.h"
+#include "wire.h"
 
 /* A handle: slot index in the low 32 bits, generation in the high 32.
    Generations start at 1, so 0 is never a valid handle. */
@@ -118,5 +119,17 @@ static inline void *weft__side_at(const weft_side *t, uint32_t idx) {
 size_t weft__side_bytes(const weft_side *t);
 /* Frees every block (elem_size is kept). */
 void weft__side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud);
+
+/* Saving a pool: its counts and every slot, free ones too, so handles,
+   generations and the order of later allocations come back the same.
+   out (NULL: none) gets a copy of each live slot to scrub before it is
+   written (the addresses in it made names); 0 fails the save. */
+int weft__pool_save(const weft_pool *p, weft_wire *w, int (*out)(void *ud, void *copy), void *ud);
+/* Reads a save into p, an empty pool of the same element size: the free
+   list and the live slots are checked to account for every slot once.
+   in (NULL: none) sees every slot read, live or not, before the check
+   (to clear what the file holds in place of addresses). 0 when refused
+   (w->err says why); p is then to be destroyed. */
+int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot), void *ud);
 
 #endif

@@ -316,5 +316,9 @@ int weft__sched_save(const weft_sched *s, weft_wire *w, const weft_sched_names *
    refused (WEFT_EINVAL, w->err says why) and s is left empty, to be
    destroyed. */
 int weft__sched_load(weft_sched *s, weft_wire *w, const weft_sched_names *names);
+/* For the owners of lists outside the scheduler, once it is loaded:
+   list holds wait records that name it, linked both ways, each of a
+   live task (0 when not), so completing them all ends. */
+int weft__wlist_check(const weft_sched *s, const weft_wlist *list);
 
 #endif

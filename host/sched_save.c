@@ -59,31 +59,35 @@ static int rec_out(const weft_sched *s, rec *x, weft_wire *w, const weft_sched_n
 
 /* ---- writing ---- */
 
-static int pool_out(const weft_sched *s, const weft_pool *p, int which, weft_wire *w,
-                    const weft_sched_names *nm, void *buf) {
-  uint32_t head[4] = {p->elem_size, p->nchunks, p->free_head, p->used};
-  if (!weft__wire_bytes(w, head, sizeof head)) return 0;
-  for (uint32_t i = 0; i < weft__pool_capacity(p); i++) {
-    memcpy(buf, weft__pool_at(p, i), p->elem_size);
-    if (weft__slot_live(buf)) {
-      if (which == 0) { /* a task: its inline record, its user data */
-        task *t = buf;
-        if (t->own_used) {
-          if (!rec_out(s, &t->own, w, nm)) return 0;
-        } else {
-          memset(&t->own.u, 0, sizeof t->own.u);
-        }
-        if (nm->task_out) nm->task_out(nm->ud, weft__pool_id(buf), udata_of(t));
-      } else if (which == 1) {
-        if (!rec_out(s, &((prec *)buf)->r, w, nm)) return 0;
-      } else {
-        group *g = buf;
-        g->clock.v = NULL;
-        g->clock.cap = 0;
-      }
-    }
-    if (!weft__wire_bytes(w, buf, p->elem_size)) return 0;
+/* A slot on its way out (pool_out's filters): its addresses as names. */
+typedef struct outing {
+  const weft_sched *s;
+  weft_wire *w;
+  const weft_sched_names *nm;
+} outing;
+
+static int task_out(void *ud, void *copy) {
+  outing *o = ud;
+  task *t = copy;
+  if (t->own_used) {
+    if (!rec_out(o->s, &t->own, o->w, o->nm)) return 0;
+  } else {
+    memset(&t->own.u, 0, sizeof t->own.u);
   }
+  if (o->nm->task_out) o->nm->task_out(o->nm->ud, weft__pool_id(copy), udata_of(t));
+  return 1;
+}
+
+static int prec_out(void *ud, void *copy) {
+  outing *o = ud;
+  return rec_out(o->s, &((prec *)copy)->r, o->w, o->nm);
+}
+
+static int group_out(void *ud, void *copy) {
+  (void)ud;
+  group *g = copy;
+  g->clock.v = NULL; /* written after the pool */
+  g->clock.cap = 0;
   return 1;
 }
 
@@ -114,13 +118,12 @@ int weft__sched_save(const weft_sched *s, weft_wire *w, const weft_sched_names *
   uint64_t counts[5] = {s->frame, s->seq, s->born, s->npaused, s->resumes};
   uint32_t names[10] = {s->root,        s->all.head,    s->all.tail, s->ready.head, s->ready.tail,
                         s->parked.head, s->parked.tail, s->nruns,    s->runs_free,  s->runs_used};
-  size_t big = s->tasks.elem_size > sizeof(group) ? s->tasks.elem_size : sizeof(group);
-  void *buf = s->desc.alloc(s->desc.alloc_ud, NULL, 0, big);
-  if (!buf) return WEFT_ENOMEM;
-  int ok = weft__wire_bytes(w, layout, sizeof layout) &&
-           weft__wire_bytes(w, counts, sizeof counts) && weft__wire_bytes(w, names, sizeof names) &&
-           class_out(s, w, nm) && clock_out(&s->real, w) && pool_out(s, &s->tasks, 0, w, nm, buf) &&
-           pool_out(s, &s->recs, 1, w, nm, buf) && pool_out(s, &s->groups, 2, w, nm, buf);
+  outing o = {s, w, nm};
+  int ok =
+      weft__wire_bytes(w, layout, sizeof layout) && weft__wire_bytes(w, counts, sizeof counts) &&
+      weft__wire_bytes(w, names, sizeof names) && class_out(s, w, nm) && clock_out(&s->real, w) &&
+      weft__pool_save(&s->tasks, w, task_out, &o) && weft__pool_save(&s->recs, w, prec_out, &o) &&
+      weft__pool_save(&s->groups, w, group_out, &o);
   for (uint32_t i = 0; ok && i < weft__pool_capacity(&s->groups); i++)
     if (weft__slot_live(G(s, i))) ok = clock_out(&G(s, i)->clock, w);
   for (uint32_t i = 0; ok && i < s->nruns; i++) {
@@ -137,54 +140,19 @@ int weft__sched_save(const weft_sched *s, weft_wire *w, const weft_sched_names *
          (!has || weft__wire_bytes(w, s->waiters.blocks[b],
                                    (size_t)s->waiters.elem_size * WEFT_POOL_CHUNK));
   }
-  s->desc.alloc(s->desc.alloc_ud, buf, big, 0);
   if (ok) return WEFT_OK;
   return w->err && strcmp(w->err, "the save ends too soon") == 0 ? WEFT_EIO : WEFT_EINVAL;
 }
 
 /* ---- reading ---- */
 
-static int pool_in(weft_sched *s, weft_pool *p, weft_wire *w) {
-  int groups = p == &s->groups;
-  uint32_t head[4];
-  if (!weft__wire_bytes(w, head, sizeof head)) return 0;
-  if (head[0] != p->elem_size) return weft__wire_fail(w, "a pool's slots are not this build's");
-  if (head[1] > (p->limit / WEFT_POOL_CHUNK) + 1 || head[1] > (1u << 22))
-    return weft__wire_fail(w, "a pool is larger than its limit");
-  uint32_t cap = 4;
-  while (cap < head[1]) cap *= 2;
-  p->chunks = s->desc.alloc(s->desc.alloc_ud, NULL, 0, sizeof(void *) * cap);
-  if (!p->chunks) return weft__wire_fail(w, "out of memory");
-  p->cap_chunks = cap;
-  for (uint32_t i = 0; i < head[1]; i++) {
-    size_t bytes = (size_t)p->elem_size * WEFT_POOL_CHUNK;
-    char *c = s->desc.alloc(s->desc.alloc_ud, NULL, 0, bytes);
-    if (!c) return weft__wire_fail(w, "out of memory");
-    p->chunks[p->nchunks++] = c;
-    if (!weft__wire_bytes(w, c, bytes)) return 0;
-    for (uint32_t k = 0; groups && k < WEFT_POOL_CHUNK; k++) {
-      tclock *ck = &((group *)(c + (size_t)k * p->elem_size))->clock;
-      ck->v = NULL; /* what the file holds there is not an address */
-      ck->n = ck->cap = 0;
-    }
-  }
-  p->free_head = head[2];
-  p->used = head[3];
-  /* the free list and the live slots account for every slot once */
-  uint32_t n = weft__pool_capacity(p), nfree = 0, live = 0;
-  for (uint32_t f = p->free_head; f; f = ((weft_slot *)weft__pool_at(p, f - 1))->next_free) {
-    if (f - 1 >= n || nfree++ >= n || weft__slot_live(weft__pool_at(p, f - 1)))
-      return weft__wire_fail(w, "a pool's free list is broken");
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    weft_slot *sl = weft__pool_at(p, i);
-    if (!weft__slot_live(sl)) continue;
-    if (sl->next_free != i) return weft__wire_fail(w, "a live slot does not name itself");
-    live++;
-  }
-  if (live != p->used || live + nfree != n || p->used > p->limit)
-    return weft__wire_fail(w, "a pool's counts do not add up");
-  return 1;
+/* A group slot as read: what the file holds in place of its heap's
+   address is not one. */
+static void group_in(void *ud, void *slot) {
+  (void)ud;
+  tclock *c = &((group *)slot)->clock;
+  c->v = NULL;
+  c->n = c->cap = 0;
 }
 
 static int clock_in(weft_sched *s, tclock *c, weft_wire *w) {
@@ -277,6 +245,11 @@ static int recs_in(const weft_sched *s, const weft_list *l, int kind, const void
       return 0;
   }
   return 1;
+}
+
+int weft__wlist_check(const weft_sched *s, const weft_wlist *l) {
+  uint32_t max = weft__pool_capacity(&s->tasks) + weft__pool_capacity(&s->recs);
+  return recs_in(s, l, REC_LIST, l, 0, max);
 }
 
 /* A record's links where its kind says it is (its own list's are walked
@@ -462,11 +435,6 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
 
 /* ---- loading ---- */
 
-static void pool_reset(weft_pool *p) {
-  weft__pool_destroy(p);
-  p->chunks = NULL;
-}
-
 /* Back to an empty scheduler with a fresh root group (a load that
    failed). */
 static void wipe(weft_sched *s) {
@@ -476,9 +444,9 @@ static void wipe(weft_sched *s) {
     if (weft__slot_live(g)) weft__array_free(s, g->clock.v, g->clock.cap, sizeof(hent));
   }
   weft__array_free(s, s->real.v, s->real.cap, sizeof(hent));
-  pool_reset(&s->tasks);
-  pool_reset(&s->recs);
-  pool_reset(&s->groups);
+  weft__pool_destroy(&s->tasks);
+  weft__pool_destroy(&s->recs);
+  weft__pool_destroy(&s->groups);
   weft__side_free(&s->waiters, s->desc.alloc, s->desc.alloc_ud);
   s->runs = NULL;
   s->nruns = s->capruns = s->runs_free = s->runs_used = 0;
@@ -514,8 +482,8 @@ static int load(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
   s->all = (weft_list){names[1], names[2]};
   s->ready = (weft_list){names[3], names[4]};
   s->parked = (weft_list){names[5], names[6]};
-  if (!clock_in(s, &s->real, w) || !pool_in(s, &s->tasks, w) || !pool_in(s, &s->recs, w) ||
-      !pool_in(s, &s->groups, w))
+  if (!clock_in(s, &s->real, w) || !weft__pool_load(&s->tasks, w, NULL, NULL) ||
+      !weft__pool_load(&s->recs, w, NULL, NULL) || !weft__pool_load(&s->groups, w, group_in, NULL))
     return 0;
   for (uint32_t i = 0; i < weft__pool_capacity(&s->groups); i++)
     if (weft__slot_live(G(s, i)) && !clock_in(s, &G(s, i)->clock, w)) return 0;

@@ -1,6 +1,7 @@
 /* Signals and channels in generation-checked pools. */
 #include "sync.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,4 +182,112 @@ weft_wlist *weft__channel_senders(weft_sync *y, weft_id id) {
 weft_wlist *weft__channel_receivers(weft_sync *y, weft_id id) {
   channel *c = weft__pool_get(&y->channels, id);
   return c ? &c->receivers : NULL;
+}
+
+/* ---- saving ---- */
+
+#define KIND_SHIFT 29 /* a list's name: its kind above, the slot's index below */
+enum { L_SIGNAL = 1, L_SENDERS, L_RECEIVERS };
+
+static int channel_out(void *ud, void *copy) {
+  (void)ud;
+  ((channel *)copy)->ring = NULL; /* written after the pool */
+  return 1;
+}
+
+static void channel_in(void *ud, void *slot) {
+  (void)ud;
+  ((channel *)slot)->ring = NULL; /* not an address: the ring is read after the pool */
+}
+
+int weft__sync_save(const weft_sync *y, weft_wire *w) {
+  if (!weft__pool_save(&y->signals, w, NULL, NULL) ||
+      !weft__pool_save(&y->channels, w, channel_out, NULL))
+    return 0;
+  for (uint32_t i = 0; i < weft__pool_capacity(&y->channels); i++) {
+    channel *c = weft__pool_at(&y->channels, i);
+    if (!weft__slot_live(c)) continue;
+    for (uint32_t k = 0; k < c->count; k++) /* in order, from the front */
+      if (!weft__wire_u64(w, &c->ring[(c->head + k) % c->cap_ring])) return 0;
+  }
+  return 1;
+}
+
+int weft__sync_load(weft_sync *y, weft_wire *w) {
+  if (y->signals.nchunks || y->channels.nchunks)
+    return weft__wire_fail(w, "signals and channels to load into are not fresh");
+  if (!weft__pool_load(&y->signals, w, NULL, NULL) ||
+      !weft__pool_load(&y->channels, w, channel_in, NULL))
+    return 0;
+  for (uint32_t i = 0; i < weft__pool_capacity(&y->signals); i++) {
+    signal_ *g = weft__pool_at(&y->signals, i);
+    if (weft__slot_live(g) && g->latched > 1) return weft__wire_fail(w, "a signal is damaged");
+  }
+  for (uint32_t i = 0; i < weft__pool_capacity(&y->channels); i++) {
+    channel *c = weft__pool_at(&y->channels, i);
+    if (!weft__slot_live(c)) continue;
+    if (c->count > c->cap_ring || c->cap_ring > (1u << 28) || c->closed > 1)
+      return weft__wire_fail(w, "a channel is damaged");
+    uint32_t cap = c->cap_ring, n = c->count;
+    c->cap_ring = c->count = c->head = 0; /* nothing to free until the ring is made */
+    if (!cap) {
+      if (n) return weft__wire_fail(w, "a channel is damaged");
+      continue;
+    }
+    c->ring = y->alloc(y->alloc_ud, NULL, 0, sizeof(uint64_t) * cap);
+    if (!c->ring) return weft__wire_fail(w, "out of memory");
+    c->cap_ring = cap;
+    for (; c->count < n; c->count++)
+      if (!weft__wire_u64(w, &c->ring[c->count])) return 0;
+  }
+  return 1;
+}
+
+/* The index of the slot of pool p holding address a at offset off, + 1;
+   0: none. */
+static uint32_t slot_of(const weft_pool *p, const void *a, size_t off) {
+  size_t bytes = (size_t)p->elem_size * WEFT_POOL_CHUNK;
+  for (uint32_t c = 0; c < p->nchunks; c++) {
+    const char *base = p->chunks[c];
+    if ((const char *)a < base || (const char *)a >= base + bytes) continue;
+    size_t at = (size_t)((const char *)a - base);
+    if (at % p->elem_size != off) return 0;
+    return c * WEFT_POOL_CHUNK + (uint32_t)(at / p->elem_size) + 1;
+  }
+  return 0;
+}
+
+uint32_t weft__sync_list_name(const weft_sync *y, const weft_wlist *l) {
+  uint32_t i;
+  if ((i = slot_of(&y->signals, l, offsetof(signal_, waiters))) != 0)
+    return (uint32_t)L_SIGNAL << KIND_SHIFT | (i - 1);
+  if ((i = slot_of(&y->channels, l, offsetof(channel, senders))) != 0)
+    return (uint32_t)L_SENDERS << KIND_SHIFT | (i - 1);
+  if ((i = slot_of(&y->channels, l, offsetof(channel, receivers))) != 0)
+    return (uint32_t)L_RECEIVERS << KIND_SHIFT | (i - 1);
+  return 0;
+}
+
+weft_wlist *weft__sync_list_at(weft_sync *y, uint32_t name) {
+  uint32_t kind = name >> KIND_SHIFT, i = name & ((1u << KIND_SHIFT) - 1);
+  const weft_pool *p = kind == L_SIGNAL ? &y->signals : &y->channels;
+  if (kind < L_SIGNAL || kind > L_RECEIVERS || i >= weft__pool_capacity(p)) return NULL;
+  void *e = weft__pool_at(p, i);
+  if (!weft__slot_live(e)) return NULL;
+  if (kind == L_SIGNAL) return &((signal_ *)e)->waiters;
+  return kind == L_SENDERS ? &((channel *)e)->senders : &((channel *)e)->receivers;
+}
+
+int weft__sync_check(const weft_sync *y, const weft_sched *s) {
+  for (uint32_t i = 0; i < weft__pool_capacity(&y->signals); i++) {
+    signal_ *g = weft__pool_at(&y->signals, i);
+    if (weft__slot_live(g) && !weft__wlist_check(s, &g->waiters)) return 0;
+  }
+  for (uint32_t i = 0; i < weft__pool_capacity(&y->channels); i++) {
+    channel *c = weft__pool_at(&y->channels, i);
+    if (weft__slot_live(c) &&
+        (!weft__wlist_check(s, &c->senders) || !weft__wlist_check(s, &c->receivers)))
+      return 0;
+  }
+  return 1;
 }

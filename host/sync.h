@@ -52,4 +52,22 @@ uint32_t weft__channel_capacity(const weft_sync *y, weft_id c);
 weft_wlist *weft__channel_senders(weft_sync *y, weft_id c);
 weft_wlist *weft__channel_receivers(weft_sync *y, weft_id c);
 
+/* ---- saving (see weft__sched_save) ---- */
+
+/* Writes every signal and channel, buffered payloads too, with the
+   handles they have now. 0 when the stream fails. */
+int weft__sync_save(const weft_sync *y, weft_wire *w);
+/* Reads a save into y, fresh from weft__sync_create: 0 when refused
+   (w->err says why; y is then to be destroyed). Load it before the
+   scheduler, whose records name its lists; then weft__sync_check. */
+int weft__sync_load(weft_sync *y, weft_wire *w);
+/* The name of one of its lists (a signal's waiters, a channel's senders
+   or receivers), below 2^31; 0: not one of its lists. */
+uint32_t weft__sync_list_name(const weft_sync *y, const weft_wlist *l);
+/* The list of a name; NULL: none. */
+weft_wlist *weft__sync_list_at(weft_sync *y, uint32_t name);
+/* After the scheduler is loaded: every list holds records that wait on
+   it, linked both ways. 0 when one does not. */
+int weft__sync_check(const weft_sync *y, const weft_sched *s);
+
 #endif

@@ -1822,34 +1822,7 @@ static void test_group_cancel_leaves_tasks_started_by_cleanups(void **state) {
 
 /* ---- saving and loading ---- */
 
-/* A save in memory. */
-typedef struct membuf {
-  unsigned char *p;
-  size_t n, cap, at;
-} membuf;
-
-static int mem_write(void *ud, void *p, size_t n) {
-  membuf *b = ud;
-  if (b->n + n > b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 4096;
-    while (cap < b->n + n) cap *= 2;
-    unsigned char *q = realloc(b->p, cap);
-    if (!q) return 0;
-    b->p = q;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, p, n);
-  b->n += n;
-  return 1;
-}
-
-static int mem_read(void *ud, void *p, size_t n) {
-  membuf *b = ud;
-  if (n > b->n - b->at) return 0;
-  memcpy(p, b->p + b->at, n);
-  b->at += n;
-  return 1;
-}
+#include "membuf.h"
 
 /* The lists outside the scheduler a test's tasks wait on: two of them
    in each of two schedulers. */

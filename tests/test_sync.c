@@ -84,8 +84,8 @@ static int setup(void **state) {
 /* Destroys both and checks nothing leaked. */
 static int teardown(void **state) {
   ctx *c = *state;
+  int slive = weft__sched_destroy(c->s); /* first: its waiters leave the lists */
   int ylive = weft__sync_destroy(c->y);
-  int slive = weft__sched_destroy(c->s);
   int ok = ylive == 0 && slive == 0 && c->ymem.live == 0 && c->smem.live == 0 &&
            c->ymem.bad_osize == 0 && c->smem.bad_osize == 0;
   if (!ok)
@@ -654,6 +654,111 @@ static void test_many_objects_across_pool_chunks(void **state) {
   assert_int_equal(weft__sync_count(c->y), 0);
 }
 
+/* ---- saving and loading ---- */
+
+#include "membuf.h"
+
+static uint32_t list_name(void *ud, const weft_wlist *l) { return weft__sync_list_name(ud, l); }
+static weft_wlist *list_at(void *ud, uint32_t n) { return weft__sync_list_at(ud, n); }
+static const char *class_name(void *ud, const weft_task_class *k) {
+  (void)ud;
+  return k == &cls ? "test" : NULL;
+}
+static const weft_task_class *class_at(void *ud, const char *name) {
+  (void)ud;
+  return strcmp(name, "test") == 0 ? &cls : NULL;
+}
+
+/* The world after the save, the same in both: a signal fired twice and
+   values sent, each step logged. */
+static void after_save(ctx *c, weft_id sg, weft_id ch) {
+  steps(c, 3);
+  fire(c, sg);
+  steps(c, 2);
+  assert_int_equal(send(c, ch, 13), WEFT_OK);
+  assert_int_equal(send(c, ch, 14), WEFT_OK);
+  steps(c, 5);
+  fire(c, sg);
+  assert_int_equal(weft__channel_close(c->y, ch), WEFT_OK);
+  weft_rec r;
+  while ((r = weft__wlist_head(weft__channel_receivers(c->y, ch))) != 0)
+    weft__rec_complete(c->s, r, 0);
+  steps(c, 5);
+}
+
+/* Signals and channels saved with the scheduler, between frames, and
+   loaded into fresh ones go on as the saved ones: waiters of a signal
+   woken but not yet run, receivers waiting, values buffered, a latched
+   signal; the same resumes get the same values on the same frames. */
+static void test_saved_signals_and_channels_go_on_as_they_were(void **state) {
+  ctx *c = *state;
+  weft_id sg, latched, ch;
+  assert_int_equal(weft__signal_create(c->y, &sg), WEFT_OK);
+  assert_int_equal(weft__signal_create(c->y, &latched), WEFT_OK);
+  assert_int_equal(weft__signal_set_latched(c->y, latched, 1), WEFT_OK);
+  assert_int_equal(weft__channel_create(c->y, WEFT_UNBOUNDED, &ch), WEFT_OK);
+  for (int i = 1; i <= 3; i++) TD(c, spawn(c, i, act_signal_loop))->obj = sg;
+  for (int i = 4; i <= 5; i++) {
+    tdata *d = TD(c, spawn(c, i, act_receiver));
+    d->obj = ch;
+    d->count = 3;
+  }
+  steps(c, 2);
+  assert_int_equal(send(c, ch, 10), WEFT_OK);
+  steps(c, 1);
+  assert_int_equal(weft__channel_push(c->y, ch, 11), WEFT_OK);
+  assert_int_equal(weft__channel_push(c->y, ch, 12), WEFT_OK);
+  assert_int_equal(fire(c, sg), 3); /* woken, to run next frame */
+
+  membuf buf = {0};
+  weft_sched_names nm = {list_name, list_at, class_name, class_at, NULL, c->y};
+  weft_wire w = {mem_write, &buf, NULL};
+  assert_true(weft__sync_save(c->y, &w));
+  assert_int_equal(weft__sched_save(c->s, &w, &nm), WEFT_OK);
+
+  ctx *c2 = calloc(1, sizeof *c2);
+  assert_non_null(c2);
+  weft_sched_desc d = {0};
+  d.alloc = count_alloc;
+  d.alloc_ud = &c2->smem;
+  d.task_udata_size = sizeof(tdata);
+  d.user = c2;
+  c2->s = weft__sched_create(&d);
+  c2->y = weft__sync_create(count_alloc, &c2->ymem);
+  assert_true(c2->s && c2->y);
+  weft_wire rd = {mem_read, &buf, NULL};
+  nm.ud = c2->y;
+  assert_true(weft__sync_load(c2->y, &rd));
+  assert_int_equal(weft__sched_load(c2->s, &rd, &nm), WEFT_OK);
+  assert_true(weft__sync_check(c2->y, c2->s));
+  assert_int_equal(buf.at, buf.n);
+  assert_true(weft__signal_latched(c2->y, latched));
+  assert_int_equal(weft__channel_count(c2->y, ch), 2);
+
+  int n0 = c->nruns;
+  after_save(c, sg, ch);
+  after_save(c2, sg, ch);
+  assert_int_equal(c->nruns - n0, c2->nruns);
+  assert_true(c2->nruns > 10);
+  for (int i = 0; i < c2->nruns; i++) {
+    assert_int_equal(c->runs[n0 + i].tag, c2->runs[i].tag);
+    assert_int_equal(c->runs[n0 + i].frame, c2->runs[i].frame);
+    assert_int_equal(c->runs[n0 + i].value, c2->runs[i].value);
+    assert_int_equal(c->runs[n0 + i].failed, c2->runs[i].failed);
+  }
+  ctx *both[2] = {c, c2};
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(weft__sched_destroy(both[k]->s), 0);
+    both[k]->s = NULL; /* teardown: nothing left of it */
+    weft__signal_destroy(both[k]->y, sg);
+    weft__signal_destroy(both[k]->y, latched);
+    weft__channel_destroy(both[k]->y, ch, NULL, NULL);
+  }
+  void *tmp = c2;
+  assert_int_equal(teardown(&tmp), 0);
+  free(buf.p);
+}
+
 int main(void) {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
   const struct CMUnitTest tests[] = {
@@ -674,6 +779,7 @@ int main(void) {
       T(test_stale_ids_return_errors),
       T(test_destroy_counts_live_objects),
       T(test_many_objects_across_pool_chunks),
+      T(test_saved_signals_and_channels_go_on_as_they_were),
   };
 #undef T
   return cmocka_run_group_tests_name("sync", tests, NULL, NULL);
