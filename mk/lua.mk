@@ -16,8 +16,18 @@ LUA_CORE    := lapi lcode lctype ldebug ldo ldump lfunc lgc llex lmem lobject lo
                lstate lstring ltable ltm lundump lvm lzio lauxlib lbaselib lcorolib ldblib liolib \
                lmathlib loadlib loslib lstrlib ltablib lutf8lib linit
 LUA_HEADERS := lua.h luaconf.h lualib.h lauxlib.h lua5.4-deb-multiarch.h lua.hpp
+# The string hash seed is fixed (Lua 5.4.4 makes it from an address and
+# the time, lstate.c's luai_makeseed): a table keyed by strings then lays
+# out, and pairs walks it, in the same order on every run and machine,
+# and a saved table (bindings/base/persist.c) keeps its order when it is
+# loaded into another state. A random seed's guard, against keys made to
+# collide, matters less here: collisions only slow a table down, and a
+# script's time is budgeted. (The cross and web builds compile Lua with
+# their own flags, mk/cross.mk, mk/windows.mk, mk/web.mk, and keep a
+# random seed.) Lua's objects depend on this file for its flags.
+LUA_SEED     := '-Dluai_makeseed(L)=0x77656674u'
 # Sanitizer builds instrument Lua too (SAN_CFLAGS: the Makefile's).
-LUA_BUILD_CFLAGS = -std=gnu11 -g $(OPT) -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote mk/lua $(SAN_CFLAGS)
+LUA_BUILD_CFLAGS = -std=gnu11 -g $(OPT) -DLUA_COMPAT_5_3 -DLUA_USE_POSIX $(LUA_SEED) -iquote mk/lua $(SAN_CFLAGS)
 LUA_OBJ      = $(LUA_CORE:%=$(LUA_OUT)/obj/%.o) $(LUA_OUT)/obj/weft_luai.o
 LUA_PIC_OBJ  = $(LUA_CORE:%=$(LUA_OUT)/pic/%.o) $(LUA_OUT)/pic/weft_luai.o
 LUA_HDR      = $(LUA_OUT)/include/.done
@@ -51,11 +61,11 @@ $(LUA_OUT)/obj/weft_luai.o $(LUA_OUT)/pic/weft_luai.o: mk/lua/weft_luai.c mk/lua
 	@mkdir -p $(dir $@)
 	$(CC) $(LUA_BUILD_CFLAGS) $(if $(findstring /pic/,$@),-fPIC) -c $< -o $@
 
-$(LUA_OUT)/obj/%.o: $(LUA_OUT)/src/.done mk/lua/weft_luai.h
+$(LUA_OUT)/obj/%.o: $(LUA_OUT)/src/.done mk/lua/weft_luai.h mk/lua.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(LUA_BUILD_CFLAGS) -c $(LUA_OUT)/src/$*.c -o $@
 
-$(LUA_OUT)/pic/%.o: $(LUA_OUT)/src/.done mk/lua/weft_luai.h
+$(LUA_OUT)/pic/%.o: $(LUA_OUT)/src/.done mk/lua/weft_luai.h mk/lua.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(LUA_BUILD_CFLAGS) -fPIC -c $(LUA_OUT)/src/$*.c -o $@
 
