@@ -186,3 +186,33 @@ int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot)
     return weft__wire_fail(w, "a pool's counts do not add up");
   return 1;
 }
+
+int weft__side_save(const weft_side *t, weft_wire *w) {
+  uint32_t head[2] = {t->elem_size, t->nblocks};
+  if (!weft__wire_bytes(w, head, sizeof head)) return 0;
+  for (uint32_t b = 0; b < t->nblocks; b++) {
+    uint32_t has = t->blocks[b] != NULL;
+    if (!weft__wire_u32(w, &has) ||
+        (has && !weft__wire_bytes(w, t->blocks[b], (size_t)t->elem_size * WEFT_POOL_CHUNK)))
+      return 0;
+  }
+  return 1;
+}
+
+int weft__side_load(weft_side *t, weft_wire *w, uint32_t max_blocks, weft_alloc_fn alloc,
+                    void *alloc_ud) {
+  uint32_t head[2];
+  if (!weft__wire_bytes(w, head, sizeof head)) return 0;
+  if (t->nblocks) return weft__wire_fail(w, "side data to load into is not empty");
+  if (head[0] != t->elem_size) return weft__wire_fail(w, "side data is not this build's");
+  if (head[1] > max_blocks) return weft__wire_fail(w, "side data is larger than its pool");
+  for (uint32_t b = 0; b < head[1]; b++) {
+    uint32_t has;
+    if (!weft__wire_u32(w, &has)) return 0;
+    if (!has) continue;
+    void *e = weft__side_make(t, b * WEFT_POOL_CHUNK, alloc, alloc_ud);
+    if (!e) return weft__wire_fail(w, "out of memory");
+    if (!weft__wire_bytes(w, e, (size_t)t->elem_size * WEFT_POOL_CHUNK)) return 0;
+  }
+  return 1;
+}

@@ -132,4 +132,11 @@ int weft__pool_save(const weft_pool *p, weft_wire *w, int (*out)(void *ud, void 
    (w->err says why); p is then to be destroyed. */
 int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot), void *ud);
 
+/* Saving side data: which blocks are made, and their bytes (they hold no
+   addresses). Loading fills t, empty, of the same element size, with at
+   most max_blocks blocks; 0 when refused (w->err). */
+int weft__side_save(const weft_side *t, weft_wire *w);
+int weft__side_load(weft_side *t, weft_wire *w, uint32_t max_blocks, weft_alloc_fn alloc,
+                    void *alloc_ud);
+
 #endif

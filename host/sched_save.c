@@ -132,14 +132,7 @@ int weft__sched_save(const weft_sched *s, weft_wire *w, const weft_sched_names *
     memset(&u.clock, 0, sizeof u.clock);
     ok = weft__wire_bytes(w, &u, sizeof u) && weft__wire_u64(w, &c);
   }
-  uint32_t nb = s->waiters.nblocks;
-  ok = ok && weft__wire_u32(w, &nb);
-  for (uint32_t b = 0; ok && b < nb; b++) {
-    uint32_t has = s->waiters.blocks[b] != NULL;
-    ok = weft__wire_u32(w, &has) &&
-         (!has || weft__wire_bytes(w, s->waiters.blocks[b],
-                                   (size_t)s->waiters.elem_size * WEFT_POOL_CHUNK));
-  }
+  ok = ok && weft__side_save(&s->waiters, w);
   if (ok) return WEFT_OK;
   return w->err && strcmp(w->err, "the save ends too soon") == 0 ? WEFT_EIO : WEFT_EINVAL;
 }
@@ -500,18 +493,10 @@ static int load(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
     u->clock = weft__slot_live(u) ? clock_at(s, c) : NULL;
     if (weft__slot_live(u) && !u->clock) return weft__wire_fail(w, "a run's clock is missing");
   }
-  uint32_t nb;
-  if (!weft__wire_u32(w, &nb)) return 0;
-  if (nb > (weft__pool_capacity(&s->tasks) >> WEFT_POOL_CHUNK_SHIFT) + 1)
-    return weft__wire_fail(w, "the lists of waiters are larger than the tasks");
-  for (uint32_t b = 0; b < nb; b++) {
-    uint32_t has;
-    if (!weft__wire_u32(w, &has)) return 0;
-    if (!has) continue;
-    void *e = weft__side_make(&s->waiters, b * WEFT_POOL_CHUNK, s->desc.alloc, s->desc.alloc_ud);
-    if (!e) return weft__wire_fail(w, "out of memory");
-    if (!weft__wire_bytes(w, e, (size_t)s->waiters.elem_size * WEFT_POOL_CHUNK)) return 0;
-  }
+  if (!weft__side_load(&s->waiters, w,
+                       (weft__pool_capacity(&s->tasks) >> WEFT_POOL_CHUNK_SHIFT) + 1, s->desc.alloc,
+                       s->desc.alloc_ud))
+    return 0;
   return check(s, w, nm);
 }
 
