@@ -602,6 +602,104 @@ static void test_a_coroutine_preempted_in_a_hook_goes_on(void **state) {
   same(&s[0], &s[1], "return RESULT");
 }
 
+/* Runs the coroutine CO of a from its start, resuming it with 1, 2, 3...
+   until it ends; at every yield k it also saves it, loads the save into
+   b, and runs that copy to its end with the same values: each copy must
+   end as the original did (its results and what it printed after the
+   save, in RESULT). hook: resumes under a count hook of 1 (a yield
+   before every instruction). Returns the number of yields. */
+static int at_every_yield(st *s, const char *make, int hook) {
+  char want[2048], got[2048];
+  int steps = 0;
+  const char *finish = "local t = {}"
+                       " while coroutine.status(CO) == 'suspended' do"
+                       "  local r = table.pack(coroutine.resume(CO, N))"
+                       "  for i = 1, r.n do r[i] = tostring(r[i]) end"
+                       "  t[#t + 1] = table.concat(r, ' ', 1, r.n) N = N + 1 end"
+                       " RESULT = (t[#t] or '') .. '|' .. OUT return RESULT";
+  for (int k = 0;; k++) {
+    for (int i = 0; i < 2; i++) does(s[i].L, "OUT = ''");
+    does(s[0].L, make);
+    lua_State *L = s[0].L;
+    lua_getglobal(L, "CO");
+    lua_State *co = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    if (hook) lua_sethook(co, yield_every, LUA_MASKCOUNT, 1);
+    int n, status = LUA_YIELD;
+    for (int i = 0; i < k && status == LUA_YIELD; i++) {
+      if (!hook) lua_pushinteger(co, i + 1); /* a hook's yield takes no values */
+      status = lua_resume(co, L, hook ? 0 : 1, &n);
+      lua_pop(co, n);
+    }
+    if (status != LUA_YIELD) break;
+    steps++;
+    copy(&s[0], &s[1], "CO", "CO");
+    for (int i = 0; i < 2; i++) {
+      lua_getglobal(s[i].L, "CO");
+      if (hook) lua_sethook(lua_tothread(s[i].L, -1), yield_every, LUA_MASKCOUNT, 1);
+      lua_pop(s[i].L, 1);
+      lua_pushinteger(s[i].L, k + 1);
+      lua_setglobal(s[i].L, "N");
+    }
+    run(s[0].L, finish, want, sizeof want);
+    run(s[1].L, finish, got, sizeof got);
+    assert_string_equal(want, got);
+  }
+  return steps;
+}
+
+static void test_yields_in_metamethods_iterators_and_closes_all_go_on(void **state) {
+  st *s = *state;
+  static const char make[] =
+      "local y = coroutine.yield"
+      " local mt = {__index = function(t, k) local v = y('index ' .. k)"
+      "  if k == 'm' then return function(self) return y('method') end end return v end,"
+      "  __add = function(a, b) return y('add') end, __lt = function() return y('lt') end,"
+      "  __le = function() return y('le') end, __eq = function() return y('eq') end,"
+      "  __concat = function(a, b) return y('concat') end, __len = function() return y('len') end,"
+      "  __newindex = function(t, k, v) y('newindex') rawset(t, k, v) end,"
+      "  __call = function(self, x) return y('call ' .. x) end, __unm = function() return y('unm') "
+      "end,"
+      "  __close = function() y('close') end}"
+      " CO = coroutine.create(function(...)"
+      "  local o, p = setmetatable({}, mt), setmetatable({}, mt) local r = {...}"
+      "  r[#r + 1] = o.foo r[#r + 1] = o + 1 r[#r + 1] = 2 + o r[#r + 1] = tostring(o < p)"
+      "  r[#r + 1] = tostring(o <= p) r[#r + 1] = tostring(o == p) r[#r + 1] = tostring(o < 3)"
+      "  r[#r + 1] = 'a' .. 'b' .. o .. 'c' r[#r + 1] = #o r[#r + 1] = -o"
+      "  o.bar = 5 r[#r + 1] = o(7) r[#r + 1] = o:m()"
+      "  for i, v in function(_, c) if c < 2 then return c + 1, y('iter ' .. c) end end, nil, 0 do"
+      "   r[#r + 1] = i .. '=' .. tostring(v) end"
+      "  do local c <close> = setmetatable({}, mt) r[#r + 1] = 'in' end"
+      "  local ok, e = pcall(function() local c <close> = setmetatable({}, mt) error('E', 0) end)"
+      "  r[#r + 1] = tostring(ok) .. e"
+      "  local function ret() local c <close> = setmetatable({}, mt) return 'ret', y('before') end"
+      "  r[#r + 1] = table.concat({ret()}, '+')"
+      "  r[#r + 1] = select('#', y('varargs', ...))"
+      "  local t = {y('in a constructor'), 2, y('again'), [y('key')] = y('value')}"
+      "  r[#r + 1] = #t"
+      "  print(table.concat(r, ','))"
+      "  return #r end)";
+  assert_int_equal(at_every_yield(s, make, 0), 26);
+  char out[256];
+  run(s[1].L, "return RESULT", out, sizeof out);
+  assert_string_equal(out, "true 20|1,2,3,4,true,true,true,true,ab9,10,11,13,15,1=16,2=17,in,"
+                           "falseE,ret+20,1,3\n");
+}
+
+static void test_a_coroutine_saved_before_every_instruction_goes_on(void **state) {
+  st *s = *state;
+  static const char make[] =
+      "local M = {k = 3} function M:m(a, ...) return self.k + a + select('#', ...) end"
+      " CO = coroutine.create(function(...)"
+      "  local t = {1, 2, M:m(4, 'x', 'y'), {n = 'a' .. 'b'}, ...}"
+      "  local s = 0 for i = 1, #t - 2 do if type(t[i]) == 'number' then s = s + t[i] end end"
+      "  for k, v in pairs({a = 1, b = 2}) do s = s + v end"
+      "  local c <close> = setmetatable({}, {__close = function() print('closed') end})"
+      "  local ok, e = pcall(error, 'x') local u = {table.unpack(t, 1, 3)}"
+      "  print(s, #u, tostring(ok) .. e, t[4].n) return s, #t, ... end)";
+  assert_true(at_every_yield(s, make, 1) >= 80);
+}
+
 /* ---- refusals ---- */
 
 static void test_every_truncation_and_bit_flip_is_refused(void **state) {
@@ -653,20 +751,22 @@ static void reseal(unsigned char *q, size_t len) {
   for (int i = 0; i < 4; i++) q[28 + i] = (unsigned char)(c >> (8 * i));
 }
 
-static void test_damage_behind_a_good_checksum_is_refused_or_harmless(void **state) {
-  st *s = *state;
-  does(s[0].L,
-       "local up = 0 CO = coroutine.create(function(a, ...) local t = {a, 'x', up, ...}"
-       "  local ok, e = pcall(function() for i = 1, 3 do up = up + coroutine.yield(i) end end)"
-       "  return t, ok, e end)"
-       " coroutine.resume(CO, 1, 2, 3)"
-       " R = {CO, setmetatable({1.5, k = 'v', [true] = 0}, {__index = string}), print,"
-       "  function() return up end}");
+/* Loads every damaged copy of a's save of expr into b: each byte in
+   turn flipped, zeroed and set, the checksum set right. Returns how
+   many loaded. */
+static void out_of_budget(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  luaL_error(L, "out of budget");
+}
+
+static int damage(st *s, const char *expr) {
   size_t len;
-  unsigned char *p = save(s[0].L, "R", &len);
+  unsigned char *p = save(s[0].L, expr, &len);
   unsigned char *q = malloc(len);
   lua_State *L = s[1].L;
   int loaded = 0;
+  /* changed text can loop: the loaded coroutines inherit this */
+  lua_sethook(L, out_of_budget, LUA_MASKCOUNT, 100000);
   for (size_t i = 32; i < len; i++) {
     for (int how = 0; how < 3; how++) {
       memcpy(q, p, len);
@@ -687,9 +787,43 @@ static void test_damage_behind_a_good_checksum_is_refused_or_harmless(void **sta
       lua_settop(L, 1);
     }
   }
-  assert_true(loaded > 0); /* some changes are harmless: a number, a string's byte */
+  lua_sethook(L, NULL, 0, 0);
   free(q);
   free(p);
+  return loaded;
+}
+
+static void test_damage_behind_a_good_checksum_is_refused_or_harmless(void **state) {
+  st *s = *state;
+  does(s[0].L,
+       "local up = 0 CO = coroutine.create(function(a, ...) local t = {a, 'x', up, ...}"
+       "  local ok, e = pcall(function() for i = 1, 3 do up = up + coroutine.yield(i) end end)"
+       "  return t, ok, e end)"
+       " coroutine.resume(CO, 1, 2, 3)"
+       " R = {CO, setmetatable({1.5, k = 'v', [true] = 0}, {__index = string}), print,"
+       "  function() return up end}");
+  assert_true(damage(s, "R") > 0); /* some changes are harmless: a number, a string's byte */
+  /* a pcall unwinding, a __close and an __index suspended */
+  does(s[0].L,
+       "local mt = {__close = function() coroutine.yield('c') end,"
+       "  __index = function(t, k) return coroutine.yield(k) end}"
+       " local function co(f) local c = coroutine.create(f) coroutine.resume(c) return c end"
+       " R = {co(function() return pcall(function() local x <close> = setmetatable({}, mt)"
+       "  error('E') end) end), co(function() local t = setmetatable({}, mt) return t.x + 1 end),"
+       "  co(function(...) local t <const> = {1, 2, coroutine.yield(), 4} return t end)}");
+  damage(s, "R");
+  /* preempted by a hook in a table constructor */
+  lua_State *L = s[0].L;
+  does(L,
+       "R = {coroutine.create(function() local t = {1, 2, {3, 4}, ('x'):rep(2), 5} return t end)}");
+  lua_getglobal(L, "R");
+  lua_rawgeti(L, -1, 1);
+  lua_State *co = lua_tothread(L, -1);
+  lua_sethook(co, yield_every, LUA_MASKCOUNT, 1);
+  int n;
+  for (int i = 0; i < 6; i++) lua_resume(co, L, 0, &n);
+  lua_pop(L, 2);
+  damage(s, "R");
 }
 
 static void test_a_name_the_loading_side_lacks_is_refused(void **state) {
@@ -724,6 +858,8 @@ static const struct CMUnitTest tests[] = {
     T(test_errors_from_loaded_functions_name_their_file_and_line),
     T(test_a_c_continuation_and_its_context_come_back),
     T(test_a_coroutine_preempted_in_a_hook_goes_on),
+    T(test_yields_in_metamethods_iterators_and_closes_all_go_on),
+    T(test_a_coroutine_saved_before_every_instruction_goes_on),
     T(test_every_truncation_and_bit_flip_is_refused),
     T(test_damage_behind_a_good_checksum_is_refused_or_harmless),
     T(test_a_name_the_loading_side_lacks_is_refused),

@@ -103,6 +103,13 @@ static inline lua_KFunction persist_kof(lua_CFunction f) {
   return (lua_KFunction)(void (*)(void))f;
 }
 
+/* A chunk's name as Lua's messages give it ("game/x.lua:", [string
+   "local t = ..."]), in id (LUA_IDSIZE bytes). */
+static inline const char *persist_chunkid(char *id, const char *name, size_t len) {
+  luaO_chunkid(id, name, len);
+  return id;
+}
+
 /* CRC-32 (the reflected 0xEDB88320 polynomial, as zlib's), four bits a
    step. */
 static inline uint32_t persist_crc(uint32_t crc, const unsigned char *p, size_t n) {

@@ -101,7 +101,9 @@ static void check_callee(R *r, int lv, const frame *c, const frame *f) {
   case OP_RETURN:
     ok = !plain && f->nres == 0 && f->f0 >= ctop && c->u2 >= 0 && f->f0 >= a + c->u2;
     break;
-  case OP_CLOSE:
+  case OP_CLOSE: /* each __close at its variable's slot + 2 (luaD_seterrorobj) */
+    ok = !plain && f->nres == 0 && f->f0 >= a + 2 && f->f0 <= ctop + 1;
+    break;
   case OP_SETTABUP:
   case OP_SETTABLE:
   case OP_SETI:
@@ -182,8 +184,11 @@ static void check_rules(R *r, int lv, lua_State *T, const frame *c, const frame 
     lua_rawgeti(L, -2, 2);
     lua_rawgeti(L, -3, 3);
     lua_rawgeti(L, -4, 4);
-    ok = f != NULL && lua_tocfunction(L, -4) == cf && lua_tointeger(L, -3) == c->ctx &&
-         f->f0 == c->func + lua_tointeger(L, -2) && f->nres == lua_tointeger(L, -1);
+    /* a pcall unwinding after an error (recst) calls __close, not its callee */
+    int unwinding = ((c->st >> CIST_RECST) & 7) != LUA_OK;
+    ok =
+        f != NULL && lua_tocfunction(L, -4) == cf && lua_tointeger(L, -3) == c->ctx &&
+        (unwinding || (f->f0 == c->func + lua_tointeger(L, -2) && f->nres == lua_tointeger(L, -1)));
     lua_settop(L, mark + 2);
   }
   lua_settop(L, mark);
@@ -212,13 +217,15 @@ static void check_frame(R *r, int lv, lua_State *T, int top, const frame *c, con
       persist_bad(r, "frame %d: an error handler out of place", lv);
     if (next && f->k == NULL && !(f->st & CIST_CLSRET))
       persist_bad(r, "frame %d: a C function suspended with no continuation", lv);
-    if (next && next->f0 >= f->top) persist_bad(r, "frame %d: its callee above its top", lv);
     int recst = (f->st >> CIST_RECST) & 7;
     if (recst != LUA_OK && (!(f->st & CIST_YPCALL) ||
                             (recst != LUA_ERRRUN && recst != LUA_ERRMEM && recst != LUA_ERRERR)))
       persist_bad(r, "frame %d: call status %#x", lv, f->st);
     if (f->st & CIST_YPCALL) {
-      if (!next || f->k == NULL || f->u2 != next->f0)
+      /* its function is the callee, or, after an error (recst), lies
+         below the __close that yielded while the call was unwound */
+      if (!next || f->k == NULL || f->u2 <= f->func || f->u2 > next->f0 ||
+          (recst == LUA_OK && f->u2 != next->f0))
         persist_bad(r, "frame %d: a protected call out of place", lv);
     } else if (f->st & CIST_CLSRET) {
       if (f->nres >= LUA_MULTRET || f->u2 < 0 || f->u2 > (next ? next->f0 : top) - f->func - 1)

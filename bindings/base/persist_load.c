@@ -49,8 +49,10 @@ static void new_chunk(R *r, lua_Integer id) {
     tlen = r_count(r, 1);
     text = (const char *)r_bytes(r, tlen);
   }
+  char cid[LUA_IDSIZE];
   if (luaL_loadbufferx(L, text, tlen, name, "t") != LUA_OK)
-    persist_bad(r, "chunk %s does not compile: %s", name, lua_tostring(L, -1));
+    persist_bad(r, "chunk %s does not compile: %s", persist_chunkid(cid, name, len),
+                lua_tostring(L, -1));
   r->rec[id].p = clLvalue(s2v(L->top - 1))->p;
   anchor(r, id);
   lua_pop(L, 1);
@@ -229,12 +231,20 @@ static void new_upval(R *r, lua_Integer id) {
 
 /* Checks that every key of t (a table laid out node for node as the
    save has it, keys that hash alike in both states) is found where it
-   lies, by Lua's own lookup, and that no chain loops. */
+   lies, by Lua's own lookup, and that the chains are Lua's: disjoint,
+   without loops, never through a node no key ever took (free[i] 1; 2:
+   a dead key), which a later insertion would take and splice a loop. */
 static void check_layout(R *r, Table *t, const unsigned char *free) {
   lua_State *L = r->L;
-  int size = (int)sizenode(t);
-  unsigned char *mark = lua_newuserdatauv(L, (size_t)size, 0);
-  memset(mark, 0, (size_t)size);
+  size_t n = (size_t)1 << t->lsizenode;
+  int size = (int)n;
+  unsigned char *mark = lua_newuserdatauv(L, n, 0);
+  memset(mark, 0, n);
+  for (int i = 0; i < size; i++) { /* how many chains lead to each node */
+    int j = i + gnext(gnode(t, i));
+    if (j != i && (free[j] == 1 || mark[j]++)) persist_bad(r, "a hash chain out of shape");
+  }
+  memset(mark, 0, n);
   for (int i = 0; i < size; i++) { /* 1: on the walk from i, 2: ends well */
     int j = i;
     while (mark[j] == 0) {
@@ -271,7 +281,7 @@ static void fill_table(R *r, lua_Integer id) {
   for (size_t i = 0; i < s.size; i++) {
     Node *nd = gnode(t, i);
     unsigned tag = r->pos < r->end ? r->body[r->pos] : 0;
-    free[i] = tag == V_FREE || tag == V_DEAD;
+    free[i] = tag == V_FREE ? 1 : tag == V_DEAD ? 2 : 0;
     if (tag == V_FREE) {
       r->pos++;
       setnilkey(nd);

@@ -423,8 +423,10 @@ static void pushchunk(W *w, TString *src) {
   pushtext(w, src);
   size_t len;
   const char *text = lua_tolstring(L, -1, &len);
+  char id[LUA_IDSIZE];
   if (luaL_loadbufferx(L, text, len, getstr(src), "t") != LUA_OK)
-    fail(w, "chunk %s does not compile: %s", getstr(src), lua_tostring(L, -1));
+    fail(w, "chunk %s does not compile: %s", persist_chunkid(id, getstr(src), tsslen(src)),
+         lua_tostring(L, -1));
   lua_remove(L, -2);
   setsvalue2s(L, L->top, src);
   L->top++;
@@ -496,12 +498,13 @@ static void w_proto(W *w) {
   lua_State *L = w->L;
   Proto *p = lua_touserdata(L, -1);
   int path[MAXPATH];
+  char id[LUA_IDSIZE];
   if (p->source == NULL) fail(w, "a function compiled without its chunk name (stripped)");
   pushchunk(w, p->source);
   int depth = findproto(p, clLvalue(s2v(L->top - 1))->p, path, 0);
   if (depth < 0)
-    fail(w, "the text of chunk %s holds no function like this one (of line %d)", getstr(p->source),
-         p->linedefined);
+    fail(w, "the text of chunk %s holds no function like this one (of line %d)",
+         persist_chunkid(id, getstr(p->source), tsslen(p->source)), p->linedefined);
   lua_pop(L, 1);
   setsvalue2s(L, L->top, p->source);
   L->top++;
