@@ -99,7 +99,7 @@ include tests/bench/bench.mk
 -include mk/cross.mk
 -include mk/web.mk
 
-.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-suites test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io clean help
+.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-suites test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io fuzz-save clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -141,6 +141,7 @@ help:
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
 	@echo "make fuzz-tape   the same over recordings (weft__tape_parse and a replay)"
 	@echo "make fuzz-io     the same over io's file methods (reads, seeks, lines, reopens)"
+	@echo "make fuzz-save   the same over saves (weft__persist_load, then what loaded run and closed)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
 	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc, weft-static.pc, weftConfig.cmake and weft (PREFIX=/usr/local, DESTDIR)"
 	@echo "make uninstall   remove what make install put there (same PREFIX and DESTDIR)"
@@ -407,7 +408,8 @@ $(BUILD)/weft-stress: tests/stress/stress.c $(BUILD)/libweft.a
 FUZZ_TIME ?= 60
 FUZZ_SRC = $(HOST_SRC) $(BINDINGS_SRC) $(LUA_CORE:%=$(LUA_OUT)/src/%.c) mk/lua/weft_luai.c
 FUZZ_CC  = clang -std=gnu11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-           -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote host -iquote mk/lua -iquote $(BUILD)/gen $(LUA_CFLAGS)
+           -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote host -iquote mk/lua -iquote $(BUILD)/gen $(LUA_CFLAGS) \
+           -iquote $(LUA_OUT)/src
 FUZZ_NEEDS = deps $(LUA_GEN) $(LUA_HDR)
 define fuzz_clang
 	@command -v clang >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq clang >/dev/null; else echo "  sudo apt-get install -y clang"; exit 1; fi; }
@@ -432,6 +434,14 @@ fuzz-tape: $(FUZZ_NEEDS)
 	$(call fuzz_clang,tape-corpus,fuzz_tape)
 	build-fuzz/fuzz_tape -max_total_time=$(FUZZ_TIME) -max_len=32768 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/tape-corpus tests/fuzz/seeds-tape
+
+# Over saves (weft__persist_load, then what loaded run and closed), the
+# checksum of each input set right; seeds written by the target itself.
+fuzz-save: $(FUZZ_NEEDS)
+	$(call fuzz_clang,save-corpus,fuzz_persist)
+	@mkdir -p build-fuzz/save-seeds
+	WEFT_FUZZ_SEEDS=build-fuzz/save-seeds build-fuzz/fuzz_persist -max_total_time=$(FUZZ_TIME) \
+	  -max_len=16384 -timeout=10 -rss_limit_mb=4096 build-fuzz/save-corpus build-fuzz/save-seeds
 
 # ---- run ----
 
