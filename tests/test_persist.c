@@ -180,6 +180,34 @@ static void test_closures_keep_shared_upvalues_shared(void **state) {
   same(&s[0], &s[1], "F.inc(); F.inc(); return F.get() .. ' ' .. F.inc()");
 }
 
+static void test_a_closure_over_a_suspended_coroutines_local_shares_it(void **state) {
+  st *s = *state;
+  does(s[0].L, "CO = coroutine.create(function() local n = 0"
+               "  GET = function() return n end SET = function(v) n = v end"
+               "  while true do n = n + 1 coroutine.yield(n) end end)"
+               " coroutine.resume(CO)");
+  copy(&s[0], &s[1], "{CO, GET, SET}", "R");
+  does(s[1].L, "CO, GET, SET = R[1], R[2], R[3]");
+  same(&s[0], &s[1],
+       "coroutine.resume(CO) local a = GET() SET(10) coroutine.resume(CO)"
+       " return a .. ' ' .. GET() .. ' ' .. select(2, coroutine.resume(CO))");
+  char out[64];
+  run(s[1].L, "return GET()", out, sizeof out);
+  assert_string_equal(out, "12");
+}
+
+static void test_tables_keyed_by_objects_keep_every_pair(void **state) {
+  st *s = *state;
+  does(s[0].L, "K1, K2 = {}, function() end T = {[K1] = 'table', [K2] = 'function', [print] = 'c',"
+               " [coroutine.running()] = 'main', x = 1} for i = 1, 20 do T[{}] = i end");
+  copy(&s[0], &s[1], "{T, K1, K2}", "R");
+  does(s[1].L, "T, K1, K2 = R[1], R[2], R[3]");
+  same(&s[0], &s[1],
+       "local n, sum = 0, 0 for k, v in pairs(T) do n = n + 1"
+       " if type(v) == 'number' then sum = sum + v end end"
+       " return n .. ' ' .. sum .. T[K1] .. T[K2] .. T[print] .. T[coroutine.running()]");
+}
+
 static void test_a_coroutine_in_a_loop_goes_on_as_the_original(void **state) {
   st *s = *state;
   does(s[0].L, "CO = coroutine.create(function(step) local total, seen = 0, {}"
@@ -844,6 +872,8 @@ static const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     T(test_values_tables_cycles_and_metatables_come_back),
     T(test_closures_keep_shared_upvalues_shared),
+    T(test_a_closure_over_a_suspended_coroutines_local_shares_it),
+    T(test_tables_keyed_by_objects_keep_every_pair),
     T(test_a_coroutine_in_a_loop_goes_on_as_the_original),
     T(test_a_pcall_suspended_inside_still_catches_after_load),
     T(test_an_xpcall_handler_still_handles_after_load),
