@@ -12,6 +12,7 @@
 #include "api.h"
 #include "accounts/budget.h"
 #include "base/chunks.h"
+#include "base/names.h"
 #include "accounts/cost.h"
 #include "waitables/finalize.h"
 #include "env/scriptio.h"
@@ -32,6 +33,7 @@
 /* ---- modules ---- */
 
 static void run_prelude(weft_state *W, lua_State *L) {
+  weft__source_keep(L, WEFT_CHUNK_PRELUDE, (const char *)weft_lua_prelude, weft_lua_prelude_len);
   if (luaL_loadbufferx(L, (const char *)weft_lua_prelude, weft_lua_prelude_len, WEFT_CHUNK_PRELUDE,
                        "t") != LUA_OK ||
       (lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api), lua_setupvalue(L, -2, 1),
@@ -421,6 +423,7 @@ static int l_load_chunk(lua_State *L) {
     if (!weft__load_script(W, L, a->path)) return lua_error(L);
     lua_remove(L, 1); /* env: the function is on top */
   } else {
+    weft__source_keep(L, a->name, a->src, a->len);
     if (luaL_loadbufferx(L, a->src, a->len, a->name, "t") != LUA_OK) return lua_error(L);
     weft__new_env(W, L);
     lua_setupvalue(L, -2, 1);

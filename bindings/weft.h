@@ -320,6 +320,28 @@ WEFT_API int weft_require(weft_state *W, const char *name);
    (valid until the next call). NULL path or task: WEFT_EINVAL. The task's
    outcome stays readable with weft_task_result until weft_task_drop. */
 WEFT_API int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err);
+
+/* ---- saving the running world ---- */
+
+/* Saves everything the scripts are, between two frames: every task with
+   its coroutine mid-wait, groups with their clocks, scales and pauses,
+   timers, signals, channels with their values, futures, modules, the
+   frame count, the random state, the accounts. Garbage is collected
+   first (finalizers due run). write gets the save in one call (0: it
+   failed). Refused (WEFT_ESTATE) inside a frame, while recording,
+   replaying, profiling or debugging, and while a job is in flight;
+   WEFT_EINVAL when a value cannot be saved (a C function or userdata
+   weft does not know), WEFT_EIO when write fails; *err (may be NULL)
+   says why, valid until the next call. */
+WEFT_API int weft_save(weft_state *W, int (*write)(void *ud, const void *p, size_t n), void *ud,
+                       const char **err);
+/* Loads a save (len bytes at data) into W, a state opened with the same
+   desc that has run nothing yet (the same embedder functions registered:
+   job kinds, verbs). The next weft_step goes on from where the saved state
+   was. WEFT_EINVAL with *err when the save is refused: not a save, made
+   by another build or with other limits, cut short, damaged; W is then
+   to be closed. */
+WEFT_API int weft_load(weft_state *W, const void *data, size_t len, const char **err);
 /* The same with argc strings as the chunk's arguments (`...`, as lua.c
    passes a script's): copied, argv may go once it returns. */
 WEFT_API int weft_run_file_args(weft_state *W, const char *path, int argc, const char *const *argv,

@@ -78,6 +78,9 @@ typedef struct config {
   const char *record, *replay; /* recording files */
   int debug;                   /* --debug PORT: port + 1; 0: no debugger */
   const char *profile;         /* --profile OUT: the profile's file, NULL: none */
+  double save_at;              /* --save-at N OUT: the frame after which to save, */
+  const char *save_out;        /* ...into this file; NULL: no save */
+  const char *load;            /* --load F: the save to go on from, NULL: none */
   weft_desc d;
 } config;
 
@@ -156,6 +159,13 @@ static const char *set_debug(config *c, const char *v) {
   return c->debug = (int)port + 1, NULL;
 }
 static const char *set_profile(config *c, const char *v) { return c->profile = v, NULL; }
+/* --save-at N OUT: v is "N", and OUT the next argument (parse). */
+static const char *set_save_at(config *c, const char *v) {
+  return parse_num(v, &c->save_at) && c->save_at >= 0 && c->save_at == floor(c->save_at)
+             ? NULL
+             : "a frame number >= 0, then the file";
+}
+static const char *set_load(config *c, const char *v) { return c->load = v, NULL; }
 static const char *set_list(config *c, const char *v) { return (void)v, c->list = 1, NULL; }
 static const char *set_inline(config *c, const char *v) {
   return (void)v, c->d.job_threads = WEFT_JOBS_INLINE, NULL;
@@ -186,6 +196,9 @@ static const option options[] = {
      set_debug},
     {"--profile", "OUT", RUN, "write a profile: OUT (Chrome trace), OUT's .speedscope.json",
      set_profile},
+    {"--save-at", "N OUT", RUN, "save the running world into OUT after frame N, and go on",
+     set_save_at},
+    {"--load", "F", RUN, "go on from save F (made by --save-at; no FILE.lua)", set_load},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 
@@ -236,11 +249,13 @@ static int parse(int cmd, int argc, char **argv, config *c) {
       fprintf(stderr, "weft: unknown option %s (weft --help lists them)\n", a);
       return -1;
     }
-    if (o->arg && i + 1 >= argc) {
+    int two = o->arg && strchr(o->arg, ' ') != NULL; /* "N OUT": two values */
+    if (o->arg && i + 1 + two >= argc) {
       fprintf(stderr, "weft: %s needs a value (%s)\n", a, o->arg);
       return -1;
     }
     const char *why = o->set(c, o->arg ? argv[++i] : NULL);
+    if (!why && two) c->save_out = argv[++i];
     if (why) {
       fprintf(stderr, "weft: bad %s %s (%s)\n", a, argv[i], why);
       return -1;
@@ -258,9 +273,68 @@ static int ended_by_debugger(void) {
   return 1;
 }
 
+/* A save of `weft run`: RUN_MAGIC, the file's task, then weft_save's
+   bytes. */
+#define RUN_MAGIC "WEFTRUN1"
+
+static int write_file(void *ud, const void *p, size_t n) { return fwrite(p, 1, n, ud) == n; }
+
+/* --save-at: saves into c->save_out; nonzero when it could not. */
+static int save_run(weft_state *W, weft_task task, const config *c) {
+  FILE *f = fopen(c->save_out, "wb");
+  const char *err = NULL;
+  int rc = WEFT_EIO;
+  if (f && fwrite(RUN_MAGIC, 1, 8, f) == 8 && fwrite(&task.id, sizeof task.id, 1, f) == 1)
+    rc = weft_save(W, write_file, f, &err);
+  if (f && fclose(f) != 0 && rc == WEFT_OK) rc = WEFT_EIO;
+  if (rc != WEFT_OK) {
+    fprintf(stderr, "weft: --save-at: %s\n", err ? err : "cannot write the save");
+    return 1;
+  }
+  return 0;
+}
+
+/* --load F: reads the save into W (fresh) and its file's task into
+ *task; nonzero after saying why. */
+static int load_run(weft_state *W, const char *path, weft_task *task) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  while (f) {
+    if (n == cap) {
+      char *b = realloc(buf, cap = cap ? cap * 2 : 1 << 16);
+      if (!b) break;
+      buf = b;
+    }
+    size_t k = fread(buf + n, 1, cap - n, f);
+    n += k;
+    if (k == 0) break;
+  }
+  if (!f || ferror(f)) {
+    fprintf(stderr, "weft: --load: cannot read %s\n", path);
+    if (f) fclose(f);
+    free(buf);
+    return 1;
+  }
+  fclose(f);
+  const char *err = "bad save: not made by weft run --save-at";
+  int rc = WEFT_EINVAL;
+  if (n >= 16 && memcmp(buf, RUN_MAGIC, 8) == 0) {
+    memcpy(&task->id, buf + 8, sizeof task->id);
+    rc = weft_load(W, buf + 16, n - 16, &err);
+  }
+  free(buf);
+  if (rc != WEFT_OK) {
+    fprintf(stderr, "weft: --load: %s: %s\n", path, err);
+    return 1;
+  }
+  return 0;
+}
+
 static int run_frames(weft_state *W, weft_task task, const config *c) {
   double next = mono_now(), dt = c->dt;
   uint64_t done_frames = 0;
+  if (c->save_out && c->save_at == 0 && save_run(W, task, c)) return 1;
   for (;;) {
     int r = weft_task_result(W, task);
     if (r == WEFT_DONE) return 0;
@@ -289,6 +363,7 @@ static int run_frames(weft_state *W, weft_task task, const config *c) {
     }
     done_frames++;
     if (c->verify && weft_replay_check(W, NULL, 0)) return 1;
+    if (c->save_out && (double)done_frames == c->save_at && save_run(W, task, c)) return 1;
   }
 }
 
@@ -482,22 +557,28 @@ static int cmd_run(int argc, char **argv) {
   config c = {.frames = -1, .dt = 1.0 / 60, .mem = 256, .d = WEFT_DESC_INIT};
   int npos = parse(RUN, argc, argv, &c);
   if (npos < 0) return 1;
-  if (npos < (c.replay ? 0 : 1) || (c.replay && npos > 0) || (c.verify && !c.replay) ||
-      (c.replay && c.record)) {
-    fprintf(stderr, "usage: weft run FILE.lua [ARG...] [options], weft run --replay F [--verify]"
-                    " (weft --help lists them)\n");
+  int bare = c.replay || c.load; /* no FILE.lua */
+  if (npos < (bare ? 0 : 1) || (bare && npos > 0) || (c.verify && !c.replay) ||
+      (c.replay && c.record) || (c.load && (c.replay || c.record))) {
+    fprintf(stderr, "usage: weft run FILE.lua [ARG...] [options], weft run --replay F [--verify],"
+                    " weft run --load F (weft --help lists them)\n");
     return 1;
   }
   char **args = argv, **owned = NULL;
   int nargs = npos;
   weft_state *W = open_run(&c, &args, &nargs, &owned);
   if (!W) return 1;
-  const char *file = args[0];
-  set_arg(W, args, nargs);
+  const char *file = c.load ? c.load : args[0];
   weft_task task;
   const char *err;
-  if (weft_run_file_args(W, file, nargs - 1, (const char *const *)args + 1, &task, &err) !=
-      WEFT_OK) {
+  if (c.load) {
+    if (load_run(W, c.load, &task)) {
+      weft_close(W);
+      return 1;
+    }
+  } else if (set_arg(W, args, nargs),
+             weft_run_file_args(W, file, nargs - 1, (const char *const *)args + 1, &task, &err) !=
+                 WEFT_OK) {
     fprintf(stderr, "%s\n", err);
     weft_debug_exit(W, 1);
     weft_close(W);

@@ -174,6 +174,8 @@ uint64_t weft__sched_frame(const weft_sched *s) { return s->frame; }
 void weft__sched_set_frame_budget(weft_sched *s, uint32_t b) { s->budget = b ? b : 1000000000u; }
 void weft__sched_set_time_flag(weft_sched *s, const atomic_int *over) { s->over = over; }
 uint32_t weft__sched_task_count(const weft_sched *s) { return s->tasks.used; }
+uint32_t weft__sched_task_capacity(const weft_sched *s) { return weft__pool_capacity(&s->tasks); }
+uint32_t weft__sched_group_capacity(const weft_sched *s) { return weft__pool_capacity(&s->groups); }
 uint64_t weft__sched_resumes(const weft_sched *s) { return s->resumes; }
 void *weft__sched_user(const weft_sched *s) { return s->desc.user; }
 

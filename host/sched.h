@@ -112,6 +112,10 @@ void weft__sched_set_frame_budget(weft_sched *s, uint32_t budget);
    order. The caller clears it at each frame's start. NULL: none. */
 void weft__sched_set_time_flag(weft_sched *s, const atomic_int *over);
 uint32_t weft__sched_task_count(const weft_sched *s);
+/* Group slots made (live or free): group indices are below it. */
+uint32_t weft__sched_group_capacity(const weft_sched *s);
+/* Task slots made (see weft__sched_task_at). */
+uint32_t weft__sched_task_capacity(const weft_sched *s);
 /* Task resumes since the scheduler was made. */
 uint64_t weft__sched_resumes(const weft_sched *s);
 /* The user pointer given in the desc. */

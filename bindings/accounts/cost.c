@@ -378,3 +378,52 @@ int weft__cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_
   figures(W, rec_in(W, &W->cost.grecs, g, 0), frame_ms, avg_ms, worst_ms); /* none yet: 0 */
   return 1;
 }
+
+/* ---- saving ---- */
+
+/* The counts saved beside the records. */
+typedef struct cost_head {
+  uint64_t frame_us, last_us;
+  uint32_t frame, tcap, tcount, nslow;
+  weft_id slow[8];
+  uint32_t slow_len[8], slow_site[8];
+} cost_head;
+
+int weft__cost_save(weft_state *W, weft_wire *w) {
+  weft_costs *C = &W->cost;
+  cost_head h = {C->frame_us,        C->last_us, C->frame, C->tcap, C->tcount,
+                 (uint32_t)C->nslow, {0},        {0},      {0}};
+  memcpy(h.slow, C->slow, sizeof h.slow);
+  memcpy(h.slow_len, C->slow_len, sizeof h.slow_len);
+  memcpy(h.slow_site, C->slow_site, sizeof h.slow_site);
+  return weft__wire_bytes(w, &h, sizeof h) &&
+         weft__wire_bytes(w, C->tab, sizeof *C->tab * C->tcap) && weft__side_save(&C->grecs, w);
+}
+
+int weft__cost_load(weft_state *W, weft_wire *w) {
+  weft_costs *C = &W->cost;
+  cost_head h;
+  if (!weft__wire_bytes(w, &h, sizeof h)) return 0;
+  if ((h.tcap & (h.tcap - 1)) || h.tcap > (1u << 26) || h.tcount > h.tcap || h.nslow > 8)
+    return weft__wire_fail(w, "the costs are damaged");
+  weft__cost_free(W); /* the fresh state's */
+  if (h.tcap && !(C->tab = weft__host_alloc(W, NULL, 0, sizeof *C->tab * h.tcap)))
+    return weft__wire_fail(w, "out of memory");
+  C->tcap = h.tcap;
+  if (!weft__wire_bytes(w, C->tab, sizeof *C->tab * C->tcap)) return 0;
+  uint32_t n = 0;
+  for (uint32_t k = 0; k < C->tcap; k++) n += C->tab[k].id != 0;
+  if (n != h.tcount || (h.tcap && n == h.tcap)) /* a probe always ends */
+    return weft__wire_fail(w, "the costs are damaged");
+  C->tcount = n;
+  C->frame = h.frame;
+  C->frame_us = h.frame_us;
+  C->last_us = h.last_us;
+  C->nslow = (int)h.nslow;
+  memcpy(C->slow, h.slow, sizeof h.slow);
+  memcpy(C->slow_len, h.slow_len, sizeof h.slow_len);
+  memcpy(C->slow_site, h.slow_site, sizeof h.slow_site);
+  return weft__side_load(&C->grecs, w,
+                         (weft__sched_group_capacity(W->S) >> WEFT_POOL_CHUNK_SHIFT) + 1,
+                         weft__host_alloc, W);
+}

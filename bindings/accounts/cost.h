@@ -100,6 +100,11 @@ static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mar
 void weft__cost_new_task(weft_state *W, weft_id id);
 /* Frees the records (weft_close). */
 void weft__cost_free(weft_state *W);
+/* Saving (see weft_save): every task's and group's record, the frame's
+   count and its slow tasks not yet told. Loading replaces what a fresh
+   state holds; 0 when the stream fails or the save is refused. */
+int weft__cost_save(weft_state *W, weft_wire *w);
+int weft__cost_load(weft_state *W, weft_wire *w);
 /* The same for a new group (and the root). */
 void weft__cost_new_group(weft_state *W, weft_id g);
 /* At each frame's start: a new frame to charge, the clock fresh. */

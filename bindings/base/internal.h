@@ -55,6 +55,8 @@ struct weft_state {
   struct sites *sites;
   weft_job_kind kinds[WEFT_MAX_JOB_KINDS];
   int nkinds;
+  weft_kname knames[16]; /* continuations of weft's C frames (names.c) */
+  int nknames;
   uint64_t job_seq;       /* jobs asked for so far (their numbers) */
   struct jrun *held;      /* replaying: jobs asked for, run when the recording delivers them */
   struct weft_tape *tape; /* recording or replaying (tape.c), NULL: neither */

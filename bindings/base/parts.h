@@ -117,6 +117,14 @@ typedef struct weft_modules {
   int loading;              /* running modules' top levels */
 } weft_modules;
 
+/* ---- names.c: a continuation a suspended C frame of weft's holds,
+   named for a save ---- */
+
+typedef struct weft_kname {
+  const char *name;
+  lua_KFunction k;
+} weft_kname;
+
 /* ---- task.c: spawns running at once, and threads kept for reuse ---- */
 
 /* A spawn running its new task at once (task.c): its handle is made

@@ -192,3 +192,65 @@ uint32_t weft__site_live_of(struct sites *st, uint32_t s) {
 int weft__site_grew(struct sites *st, uint32_t s) {
   return (st && s && s <= st->n) ? st->v[s].warned : 0;
 }
+
+/* ---- saving ---- */
+
+/* A site as saved: its numbers, then its text. */
+typedef struct site_rec {
+  uint32_t len, srclen, parent, hash, live;
+  int32_t line;
+  uint16_t depth;
+  uint8_t nsamples, warned;
+  uint32_t sample[GROW_SAMPLES];
+  double sampled;
+} site_rec;
+
+int weft__sites_save(struct sites *st, weft_wire *w) {
+  uint32_t n = st ? st->n : 0;
+  if (!weft__wire_u32(w, &n)) return 0;
+  for (uint32_t i = 1; i <= n; i++) {
+    const site *x = &st->v[i];
+    site_rec r = {(uint32_t)strlen(x->where),
+                  x->srclen,
+                  x->parent,
+                  x->hash,
+                  x->live,
+                  x->line,
+                  x->depth,
+                  x->nsamples,
+                  x->warned,
+                  {0},
+                  x->sampled};
+    memcpy(r.sample, x->sample, sizeof r.sample);
+    if (!weft__wire_bytes(w, &r, sizeof r) || !weft__wire_bytes(w, x->where, r.len)) return 0;
+  }
+  return 1;
+}
+
+int weft__sites_load(struct sites *st, weft_wire *w) {
+  uint32_t n;
+  if (!weft__wire_u32(w, &n)) return 0;
+  if (!st || st->n) return weft__wire_fail(w, "spawn sites to load into are not fresh");
+  if (n >= MAX_SITES) return weft__wire_fail(w, "too many spawn sites");
+  uint32_t cap = 64;
+  while (cap <= n) cap *= 2;
+  if (n && !(st->v = weft__mem_calloc(st->W, cap, sizeof *st->v)))
+    return weft__wire_fail(w, "out of memory");
+  if (n) st->cap = cap;
+  for (uint32_t i = 1; i <= n; i++) {
+    site_rec r;
+    char buf[256];
+    if (!weft__wire_bytes(w, &r, sizeof r)) return 0;
+    if (r.len >= sizeof buf || r.srclen > r.len || r.parent >= i || r.nsamples > GROW_SAMPLES ||
+        r.depth > MAX_DEPTH + 1 || !weft__wire_bytes(w, buf, r.len))
+      return weft__wire_fail(w, w->err ? w->err : "a spawn site is damaged");
+    buf[r.len] = 0;
+    char *where = weft__mem_strdup(st->W, buf);
+    if (!where) return weft__wire_fail(w, "out of memory");
+    st->v[i] = (site){where,      r.srclen, r.line, r.parent, r.hash,   r.depth,
+                      r.nsamples, r.warned, r.live, {0},      r.sampled};
+    memcpy(st->v[i].sample, r.sample, sizeof r.sample);
+    st->n = i;
+  }
+  return n == 0 || rehash(st) ? 1 : weft__wire_fail(w, "out of memory");
+}

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../weft.h"
+#include "../../host/wire.h"
 
 struct sites;
 
@@ -29,5 +30,11 @@ uint32_t weft__site_parent(struct sites *st, uint32_t site);
 uint32_t weft__site_count(struct sites *st);
 uint32_t weft__site_live_of(struct sites *st, uint32_t site);
 int weft__site_grew(struct sites *st, uint32_t site);
+
+/* Saving (see weft_save): every chain, its text, its live count and its
+   growth samples; the lookup cache starts empty. 0 when the stream
+   fails or (loading into st, fresh) the save is refused. */
+int weft__sites_save(struct sites *st, weft_wire *w);
+int weft__sites_load(struct sites *st, weft_wire *w);
 
 #endif

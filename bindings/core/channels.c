@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "channels.h"
+#include "../base/names.h"
 #include "wait.h"
 
 #define CHANNEL_MT "weft.channel"
@@ -239,14 +240,15 @@ static int l_channel_len(lua_State *L) {
   return 1;
 }
 
+static const luaL_Reg channel_methods[] = {
+    {"send", l_channel_send},         {"recv", l_channel_recv},   {"try_send", l_channel_try_send},
+    {"try_recv", l_channel_try_recv}, {"close", l_channel_close}, {NULL, NULL}};
+
 static int l_channel_index(lua_State *L) {
   weft_state *W = weft__get(L);
   shandle *h = luaL_checkudata(L, 1, CHANNEL_MT);
   const char *k = luaL_checkstring(L, 2);
-  static const luaL_Reg m[] = {{"send", l_channel_send},         {"recv", l_channel_recv},
-                               {"try_send", l_channel_try_send}, {"try_recv", l_channel_try_recv},
-                               {"close", l_channel_close},       {NULL, NULL}};
-  for (const luaL_Reg *r = m; r->name; r++)
+  for (const luaL_Reg *r = channel_methods; r->name; r++)
     if (strcmp(k, r->name) == 0) {
       lua_pushcfunction(L, r->func);
       return 1;
@@ -287,6 +289,8 @@ void weft__channel_give_back(weft_state *W, lua_State *L, weft_id task, ltask *l
 void weft__open_channels(weft_state *W, lua_State *L) {
   (void)W;
   weft__new_meta(L, CHANNEL_MT, l_channel_index, NULL, l_channel_gc, &channel_waitable, "channel");
+  weft__name_methods(L, "channel", channel_methods);
+  weft__name_k(W, "channel.send_k", send_k);
   lua_pushcfunction(L, l_channel_len);
   lua_setfield(L, -2, "__len");
   lua_pop(L, 1);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "task.h"
+#include "../base/names.h"
 #include "../accounts/handles.h"
 #include "../accounts/budget.h"
 #include "../base/chunks.h"
@@ -837,6 +838,7 @@ void weft__open_tasks(weft_state *W, lua_State *L) {
   W->ref_names = luaL_ref(L, LUA_REGISTRYINDEX);
   W->ref_task_mt =
       weft__new_meta(L, WEFT_TASK_MT, l_task_index, l_task_tostring, NULL, &task_waitable, "task");
+  weft__name_c(L, "task.cancel", l_task_cancel);
   lua_pushcfunction(L, l_task_newindex);
   lua_setfield(L, -2, "__newindex");
   lua_pop(L, 1);
@@ -846,3 +848,5 @@ void weft__open_tasks(weft_state *W, lua_State *L) {
       {"spawn", l_spawn}, {"defer", l_defer}, {"current", l_current}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
 }
+
+const weft_task_class *weft__lua_task_class(void) { return &lua_task_class; }

@@ -31,4 +31,7 @@ void weft__yield_if_doomed(weft_state *W, lua_State *L);
 /* Runs a NEW task at once, up to its first wait. */
 void weft__run_now(weft_state *W, weft_id task);
 
+/* For a save: the class of script tasks. */
+const weft_task_class *weft__lua_task_class(void);
+
 #endif

@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "wait.h"
+#include "../base/names.h"
 #include "../accounts/handles.h"
 #include "../accounts/budget.h"
 
@@ -206,7 +207,7 @@ static int l_wait_realtime(lua_State *L) {
 }
 
 void weft__open_waits(weft_state *W, lua_State *L) {
-  (void)W;
+  weft__name_k(W, "wait.k", wait_k);
   static const luaL_Reg api[] = {{"wait_realtime", l_wait_realtime}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
 }

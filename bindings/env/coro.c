@@ -7,6 +7,7 @@
    directly (no C level of their own, so coroutines nest as deep as in
    plain Lua), the rest call Lua's functions directly. */
 #include "coro.h"
+#include "../base/names.h"
 #include "../accounts/handles.h"
 #include "../accounts/budget.h"
 #include "../waitables/combinators.h"
@@ -170,7 +171,7 @@ static int l_running(lua_State *L) {
 }
 
 void weft__open_coroutines(weft_state *W, lua_State *L, int api) {
-  (void)W;
+  weft__name_k(W, "coroutine.resume_again", resume_again);
   lua_getfield(L, api, "coroutine");
   int co = lua_gettop(L);
   lua_pushcfunction(L, l_resume);

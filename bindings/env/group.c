@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "group.h"
+#include "../base/names.h"
 #include "../accounts/cost.h"
 #include "reload.h"
 #include "../core/task.h"
@@ -122,6 +123,10 @@ static int l_group_tasks(lua_State *L) {
   return 1;
 }
 
+static const luaL_Reg group_methods[] = {{"spawn", l_group_spawn},   {"pause", l_group_pause},
+                                         {"resume", l_group_resume}, {"cancel", l_group_cancel},
+                                         {"tasks", l_group_tasks},   {NULL, NULL}};
+
 static int l_group_index(lua_State *L) {
   weft_state *W = weft__get(L);
   ghandle *gh = luaL_checkudata(L, 1, WEFT_GROUP_MT);
@@ -135,10 +140,7 @@ static int l_group_index(lua_State *L) {
     return 1;
   }
   ghandle *g = check_group(L, 1);
-  static const luaL_Reg methods[] = {{"spawn", l_group_spawn},   {"pause", l_group_pause},
-                                     {"resume", l_group_resume}, {"cancel", l_group_cancel},
-                                     {"tasks", l_group_tasks},   {NULL, NULL}};
-  for (const luaL_Reg *m = methods; m->name; m++)
+  for (const luaL_Reg *m = group_methods; m->name; m++)
     if (strcmp(k, m->name) == 0) {
       lua_pushcfunction(L, m->func);
       return 1;
@@ -228,6 +230,8 @@ static int l_time_scale(lua_State *L) {
 }
 
 void weft__open_groups(weft_state *W, lua_State *L) {
+  weft__name_methods(L, "group", group_methods);
+  weft__name_c(L, "group.start", weft__l_group_start);
   weft__new_meta(L, WEFT_GROUP_MT, l_group_index, l_group_tostring, l_group_gc, NULL, "group");
   lua_pushcfunction(L, l_group_newindex);
   lua_setfield(L, -2, "__newindex");
@@ -237,6 +241,7 @@ void weft__open_groups(weft_state *W, lua_State *L) {
                                  {"group", l_group_new}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
   lua_getfield(L, -1, "weft");
+  weft__name_c(L, "weft._gnow", l_group_clock); /* the prelude keeps it, the API does not */
   lua_pushcfunction(L, l_group_clock);
   lua_setfield(L, -2, "_gnow");
   weft__push_group_id(W, L, weft__sched_root(W->S));

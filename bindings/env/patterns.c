@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "patterns.h"
+#include "../base/names.h"
 #include "../accounts/budget.h"
 #include "../base/internal.h"
 
@@ -693,4 +694,10 @@ void weft__guard_patterns(lua_State *L, int string_table) {
   lua_getfield(L, string_table, "format");
   lua_pushcclosure(L, l_format, 1);
   lua_setfield(L, string_table, "format");
+}
+
+void weft__patterns_name_ks(weft_state *W) {
+  weft__name_k(W, "string.rep_on", rep_on);
+  weft__name_k(W, "table.move_on", move_on);
+  weft__name_k(W, "table.concat_on", concat_on);
 }

@@ -6,6 +6,7 @@
    commit, error reports and the watcher. The two meet once, when the
    state opens: C hands modules.lua one table of what it offers and gets
    one table back (open_modules). */
+#include <stdio.h>
 #include <string.h>
 
 #include "../../host/watch.h"
@@ -14,6 +15,7 @@
 #include "../base/load.h"
 #include "../accounts/budget.h"
 #include "../base/chunks.h"
+#include "../base/names.h"
 #include "../accounts/report.h"
 #include "sandbox.h"
 #include "../accounts/tape.h"
@@ -503,6 +505,9 @@ int weft__l_group_start(lua_State *L) {
 
 /* Sets t[name] (t on top) to the C function f. */
 static void set_fn(lua_State *L, const char *name, lua_CFunction f) {
+  char full[64];
+  snprintf(full, sizeof full, "modules.%s", name);
+  weft__name_c(L, full, f); /* modules.lua keeps them in upvalues */
   lua_pushcfunction(L, f);
   lua_setfield(L, -2, name);
 }
@@ -511,6 +516,7 @@ static void set_fn(lua_State *L, const char *name, lua_CFunction f) {
    three functions of the table it returns. */
 static int open_modules(lua_State *L) {
   weft_state *W = weft__get(L);
+  weft__source_keep(L, WEFT_CHUNK_MODULES, (const char *)weft_lua_modules, weft_lua_modules_len);
   if (luaL_loadbufferx(L, (const char *)weft_lua_modules, weft_lua_modules_len, WEFT_CHUNK_MODULES,
                        "t") != LUA_OK)
     return lua_error(L);
@@ -530,6 +536,7 @@ static int open_modules(lua_State *L) {
   set_fn(L, "cancels", l_cancels);
   lua_getglobal(L, "debug");
   lua_getfield(L, -1, "getinfo");
+  if (lua_tocfunction(L, -1)) weft__name_c(L, "modules.getinfo", lua_tocfunction(L, -1));
   lua_setfield(L, -3, "getinfo");
   lua_pop(L, 1);
   lua_newtable(L); /* the groups weft.start makes, weakly: see weft__push_who */

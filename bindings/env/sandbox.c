@@ -18,6 +18,7 @@
 #include "sandbox.h"
 #include "../accounts/budget.h"
 #include "../base/chunks.h"
+#include "../base/names.h"
 #include "../base/watchdog.h"
 #include "../waitables/finalize.h"
 #include "../base/load.h"
@@ -345,6 +346,8 @@ static const char *read_string_piece(lua_State *L, void *ud, size_t *size) {
    it is large. */
 static int load_text(weft_state *W, lua_State *L, const char *s, size_t len, const char *name,
                      const char *mode) {
+  /* a file's text, for a save (a string's is its own name, unless named) */
+  if (name[0] == '@') weft__source_keep(L, name, s, len);
   if (len <= LOAD_PIECE) return luaL_loadbufferx(L, s, len, name, mode);
   pieces p = {W, s, len};
   return lua_load(L, read_string_piece, &p, name, mode);
@@ -813,6 +816,10 @@ static int l_xpcall(lua_State *L) {
 
 void weft__open_sandbox(weft_state *W, lua_State *L, int api) {
   api = lua_absindex(L, api);
+  weft__name_k(W, "dofile.done", dofile_done);
+  weft__name_k(W, "os.date_on", date_on);
+  weft__name_k(W, "pcall.done", weft__pcall_done);
+  weft__patterns_name_ks(W);
   weft__fin_open(L);
   static const char *const base[] = {
       "assert",   "error",  "ipairs", "next",   "pairs",          "pcall",        "rawequal",

@@ -5,6 +5,8 @@
    Anything that writes a file or runs a program raises, naming the
    rule. */
 #include "scriptio.h"
+#include "../base/names.h"
+#include "../base/persist.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -526,6 +528,7 @@ void weft__open_io(lua_State *L, int api) {
                                      {"setvbuf", f_setvbuf}, {NULL, NULL}};
   luaL_newlib(L, methods);
   lua_setfield(L, -2, "__index");
+  weft__name_methods(L, "file", methods);
   lua_pushcfunction(L, f_tostring);
   lua_setfield(L, -2, "__tostring");
   lua_pushcfunction(L, f_gc);
@@ -552,4 +555,14 @@ void weft__open_io(lua_State *L, int api) {
   lua_pushcfunction(L, io_refuse_tmpfile);
   lua_setfield(L, io, "tmpfile");
   lua_setfield(L, api, "io");
+}
+
+void weft__io_names(lua_State *L, int names) {
+  lua_pushlightuserdata(L, (void *)&input_key);
+  weft__persist_name(L, names, "io.input", -1);
+  lua_pushlightuserdata(L, (void *)&out_buf_key);
+  weft__persist_name(L, names, "io.outbuf", -1);
+  lua_pushlightuserdata(L, (void *)&err_buf_key);
+  weft__persist_name(L, names, "io.errbuf", -1);
+  lua_pop(L, 3);
 }

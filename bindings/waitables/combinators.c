@@ -336,3 +336,6 @@ void weft__open_combinators(weft_state *W, lua_State *L) {
   lua_setfield(L, -2, "TIMEOUT");
   lua_pop(L, 1);
 }
+
+const weft_task_class *weft__comb_class(void) { return &comb_class; }
+weft_deliver_fn weft__comb_deliver(void) { return comb_deliver; }

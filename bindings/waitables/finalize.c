@@ -23,6 +23,7 @@
    (a WARN log, not a report each). weft_close gives the finalizers still
    to run FIN_CLOSE_US in all. */
 #include "finalize.h"
+#include "../base/persist.h"
 
 #include "../base/log.h"
 #include "../accounts/report.h"
@@ -290,4 +291,23 @@ void weft__fin_close(weft_state *W) {
     weft__logf(W, WEFT_LOG_WARN, WEFT_LOG_FINALIZERS,
                "weft_close: %lld finalizers not run (their time at close, %d ms, was spent)",
                (long long)left, FIN_CLOSE_US / 1000);
+}
+
+void weft__fin_names(lua_State *L, int names) {
+  static const struct {
+    const char *name;
+    const void *key;
+  } keys[] = {{"fin.eph", &eph_key},
+              {"fin.mt", &mt_key},
+              {"fin.head", &head_key},
+              {"fin.seq", &seq_key},
+              {"fin.fifo", &fifo_key}};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    lua_pushlightuserdata(L, (void *)keys[i].key);
+    weft__persist_name(L, names, keys[i].name, -1);
+    lua_pop(L, 1);
+  }
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
+  if (lua_istable(L, -1)) weft__persist_type(L, names, "fin.sentinel", -1, NULL);
+  lua_pop(L, 1);
 }

@@ -7,6 +7,9 @@
 
 /* Makes the registry tables the finalizers use (while the state opens). */
 void weft__fin_open(lua_State *L);
+/* For a save: names the registry keys and the sentinels' type in the
+   names set at names (base/persist.h). */
+void weft__fin_names(lua_State *L, int names);
 /* Marks the table at obj for finalization, as lua_setmetatable marks an
    object whose metatable has __gc: once, until its finalizer has run.
    May raise (memory). */

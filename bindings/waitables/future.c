@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "future.h"
+#include "../base/names.h"
 #include "../accounts/report.h"
 #include "../base/sites.h"
 #include "../core/task.h"
@@ -301,6 +302,14 @@ static int l_future_on_done(lua_State *L) {
   return 0;
 }
 
+static const luaL_Reg future_methods[] = {{"resolve", l_future_resolve},
+                                          {"fail", l_future_fail},
+                                          {"cancel", l_future_cancel},
+                                          {"result", l_future_result},
+                                          {"done", l_future_done},
+                                          {"on_done", l_future_on_done},
+                                          {NULL, NULL}};
+
 static int l_future_index(lua_State *L) {
   fhandle *h = check_future(L, 1);
   const char *k = luaL_checkstring(L, 2);
@@ -311,14 +320,7 @@ static int l_future_index(lua_State *L) {
       lua_pushnil(L);
     return 1;
   }
-  static const luaL_Reg m[] = {{"resolve", l_future_resolve},
-                               {"fail", l_future_fail},
-                               {"cancel", l_future_cancel},
-                               {"result", l_future_result},
-                               {"done", l_future_done},
-                               {"on_done", l_future_on_done},
-                               {NULL, NULL}};
-  for (const luaL_Reg *r = m; r->name; r++)
+  for (const luaL_Reg *r = future_methods; r->name; r++)
     if (strcmp(k, r->name) == 0) {
       lua_pushcfunction(L, r->func);
       return 1;
@@ -473,4 +475,9 @@ void weft__open_futures(weft_state *W, lua_State *L) {
   lua_pop(L, 1);
   static const luaL_Reg api[] = {{"future", l_future_new}, {NULL, NULL}};
   luaL_setfuncs(L, api, 0);
+  weft__name_methods(L, "future", future_methods);
+  weft__name_c(L, "future.spawn_done", l_spawn_done);
+  weft__name_c(L, "future.append_pair", l_append_pair);
+  weft__name_c(L, "future.keep", l_keep);
+  weft__name_c(L, "future.ccomplete", l_ccomplete);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "signals.h"
+#include "../base/names.h"
 #include "../core/task.h"
 #include "../core/wait.h"
 
@@ -192,15 +193,16 @@ static int poll_signal(weft_state *W, lua_State *L, int idx, int one, weft_wlist
   return 1;
 }
 
+static const luaL_Reg signal_methods[] = {{"fire", l_signal_fire},
+                                          {"set", l_signal_set},
+                                          {"reset", l_signal_reset},
+                                          {"connect", l_signal_connect},
+                                          {NULL, NULL}};
+
 static int l_signal_index(lua_State *L) {
   luaL_checkudata(L, 1, SIGNAL_MT);
   const char *k = luaL_checkstring(L, 2);
-  static const luaL_Reg m[] = {{"fire", l_signal_fire},
-                               {"set", l_signal_set},
-                               {"reset", l_signal_reset},
-                               {"connect", l_signal_connect},
-                               {NULL, NULL}};
-  for (const luaL_Reg *r = m; r->name; r++)
+  for (const luaL_Reg *r = signal_methods; r->name; r++)
     if (strcmp(k, r->name) == 0) {
       lua_pushcfunction(L, r->func);
       return 1;
@@ -246,6 +248,8 @@ void weft__open_signals(weft_state *W, lua_State *L) {
                  "signal");
   lua_pop(L, 1);
   weft__new_meta(L, CONN_MT, l_conn_index, NULL, NULL, NULL, "connection");
+  weft__name_methods(L, "signal", signal_methods);
+  weft__name_c(L, "connection.disconnect", l_conn_disconnect);
   lua_pop(L, 1);
   lua_pushcfunction(L, l_signal_new);
   lua_setfield(L, -2, "signal");
