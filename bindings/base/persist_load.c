@@ -142,7 +142,10 @@ static persist_tinfo *typeof_name(R *r, const char *name, size_t len) {
 
 static void new_udata(R *r, lua_Integer id) {
   lua_State *L = r->L;
-  size_t size = (size_t)r_var(r);
+  uint64_t size64 = r_var(r);
+  if (size64 > r->len + PERSIST_MAX_BLOCK)
+    persist_bad(r, "a userdata of %llu bytes", (unsigned long long)size64);
+  size_t size = (size_t)size64; /* the checks below bound it further */
   int nuv = (int)r_urange(r, 0, USHRT_MAX, "a count of user values");
   if ((size_t)nuv > r->end - r->pos) persist_bad(r, "%d user values run past the record", nuv);
   unsigned typed = r_u8(r);
