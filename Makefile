@@ -99,7 +99,7 @@ include tests/bench/bench.mk
 -include mk/cross.mk
 -include mk/web.mk
 
-.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-conformance test-suites test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io fuzz-save clean help
+.PHONY: stress all weft deps install uninstall check check-load test test-c test-lua test-cli test-layout test-save test-conformance test-suites test-embed test-demo test-docs test-dap test-profile usage run asan tsan bench fuzz fuzz-tape fuzz-io fuzz-save clean help
 
 all: deps
 	@$(MAKE) --no-print-directory weft
@@ -114,6 +114,7 @@ help:
 	@echo "make test-c      the C unit tests (build/tests/test_*)"
 	@echo "make test-lua    the script tests: weft test tests/lua scripts"
 	@echo "make test-cli    the weft program: exit codes, output, weft test's report"
+	@echo "make test-save   saving the running world: loaded runs go on as saved ones did (tests/save, 300 random programs)"
 	@echo "make test-layout the source's rooms: files under 1,000 lines, one owner per function, no include circle, no call up a layer (nm), clang-format's shape"
 	@echo "make test-conformance  the same Lua scripts under lua5.4 and in weft tasks, outputs compared"
 	@echo "make test-suites the upstream test suites of Lua libraries from Debian under lua5.4 and weft run, compared"
@@ -290,7 +291,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libweft.a | $(LUA_HDR)
 
 # With -j, each suite's output is printed whole when it ends.
 check: deps
-	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli
+	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli test-save
 
 # Anything that depends on time, tried with every core busy (tests/load.sh).
 check-load: deps
@@ -298,7 +299,7 @@ check-load: deps
 	@sh tests/load.sh 5 $(MAKE) --no-print-directory check
 
 test: deps
-	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli test-conformance \
+	@$(MAKE) --no-print-directory --output-sync=target test-layout test-c test-lua test-cli test-save test-conformance \
 	  test-suites test-embed test-dap test-profile test-demo test-docs
 
 test-c: $(CTEST_BIN)
@@ -323,6 +324,12 @@ test-layout: $(BUILD)/libweft.a
 test-cli: $(BUILD)/weft
 	@echo "== the weft program"
 	@SAN=$(SAN) sh tests/cli/run.sh $(BUILD)/weft
+
+# Saves of the running world: a loaded run goes on as the saved one did,
+# over tests/save's programs and 300 random ones; bad saves are refused.
+test-save: $(BUILD)/weft
+	@echo "== saving and loading the running world (weft run --save-at, --load)"
+	@sh tests/save/run.sh $(BUILD)/weft
 
 # The documentation against the programs: usage blocks, make help, and
 # every command README.md and docs/*.md show, and their links.
@@ -379,7 +386,7 @@ test-embed: $(BUILD)/weft $(BUILD)/libweft.a $(BUILD)/libweft.so
 	@sh tests/embed/exports.sh $(BUILD)
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-conformance test-dap test-demo test-docs
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT=-O1 test-c test-lua test-cli test-save test-conformance test-dap test-demo test-docs
 
 # Two states on two threads at once (runaways the watchdog stops, waits,
 # jobs, a profile: tests/tsan/tsan.c), then the jobs' and the watchdog's

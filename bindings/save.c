@@ -17,6 +17,8 @@
 
 #include "accounts/cost.h"
 #include "accounts/handles.h"
+#include "accounts/tape.h"
+#include "base/tapefile.h"
 #include "base/internal.h"
 #include "base/names.h"
 #include "base/persist.h"
@@ -28,7 +30,7 @@
 #include "waitables/future.h"
 #include "env/scriptio.h"
 
-#define MAGIC "WEFTSAVE"
+#define SAVE_MAGIC "WEFTSAVE"
 #define FORMAT 1u
 
 /* ---- the byte streams ---- */
@@ -291,6 +293,8 @@ typedef struct counters {
   uint32_t reloads, nidle, fins_frame, fins_started;
   int32_t warn_ready, warn_on, gc_stopped, fins_said;
   char warnbuf[512];
+  unsigned char rng[RNG_BYTES]; /* math.random's state */
+  int32_t has_rng;
 } counters;
 
 static void counters_of(weft_state *W, counters *c) {
@@ -312,6 +316,9 @@ static void counters_of(weft_state *W, counters *c) {
   c->gc_stopped = W->mem.gc_stopped;
   c->fins_said = W->fins.said;
   memcpy(c->warnbuf, W->warnbuf, sizeof c->warnbuf);
+  const unsigned char *rng = weft__rng_state(W->L);
+  c->has_rng = rng != NULL;
+  if (rng) memcpy(c->rng, rng, RNG_BYTES);
 }
 
 static void counters_set(weft_state *W, const counters *c) {
@@ -333,6 +340,8 @@ static void counters_set(weft_state *W, const counters *c) {
   W->fins.said = c->fins_said;
   memcpy(W->warnbuf, c->warnbuf, sizeof W->warnbuf);
   W->warnbuf[sizeof W->warnbuf - 1] = 0;
+  unsigned char *rng = weft__rng_state(W->L);
+  if (rng && c->has_rng) memcpy(rng, c->rng, RNG_BYTES);
 }
 
 /* The cold records (what few tasks use): their addresses go, but for
@@ -364,13 +373,28 @@ static int cold_in(weft_state *W, weft_wire *w) {
     if (!weft__wire_bytes(w, &c, sizeof c) || !weft__wire_u32(w, &comb)) return 0;
     weft_id id = weft__sched_task_at(W->S, i);
     ltask *lt = id ? LT(W, id) : NULL;
-    if (!lt || !lt->cold) return weft__wire_fail(w, "a task's cold record has no task");
+    if (!lt || !lt->cold || (lt->comb != 0) != (comb != 0))
+      return weft__wire_fail(w, "a task's cold record has no task");
     lt->cold = 0; /* made afresh, then filled */
     ltask_cold *x = weft__cold_make(W, id, lt);
     if (!x) return weft__wire_fail(w, "out of memory");
     *x = c;
     x->deliver = comb ? weft__comb_deliver() : NULL;
   }
+}
+
+/* Every task that had a cold record has one again (its block at least:
+   a damaged save may leave it zeroed, never missing). */
+static int cold_all_in(weft_state *W, weft_wire *w) {
+  uint32_t n = weft__sched_task_capacity(W->S);
+  for (uint32_t i = 0; i < n; i++) {
+    weft_id id = weft__sched_task_at(W->S, i);
+    ltask *lt = id ? LT(W, id) : NULL;
+    uint32_t b = i >> WEFT_POOL_CHUNK_SHIFT;
+    if (lt && lt->cold && (b >= W->cold.nblocks || !W->cold.blocks[b]))
+      return weft__wire_fail(w, "a task's cold record is missing");
+  }
+  return 1;
 }
 
 /* Each live Lua task's thread, from its anchor: marked as the task's. */
@@ -385,7 +409,6 @@ static int threads_in(weft_state *W, lua_State *L, weft_wire *w) {
     if (!lt) continue;
     lt->co = NULL;
     lt->hooked = 0;
-    if (lt->cold && (i >> WEFT_POOL_CHUNK_SHIFT) >= W->cold.nblocks) lt->cold = 0;
     if (lt->comb) continue;
     lua_rawgeti(L, anchors, (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1);
     if (lua_istable(L, -1)) lua_rawgeti(L, -1, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
@@ -476,7 +499,7 @@ int weft_save(weft_state *W, int (*write)(void *ud, const void *p, size_t n), vo
   int top = lua_gettop(L);
   outbuf b = {W, NULL, 0, 0};
   weft_wire w = {out_io, &b, NULL};
-  char head[8 + 4 + 4 + 8 + 4] = MAGIC;
+  char head[8 + 4 + 4 + 8 + 4] = SAVE_MAGIC;
   int ok = out_io(&b, head, sizeof head) && lua_checkstack(L, 16) && save_body(W, L, &w);
   lua_settop(L, top);
   lua_pushnil(L);
@@ -541,7 +564,7 @@ static int load_body(weft_state *W, lua_State *L, inbuf *in) {
   weft_sched_names nm = names_of(W);
   int ok = weft__wire_bytes(&w, &c, sizeof c) && weft__sync_load(W->sync, &w) &&
            weft__sched_load(W->S, &w, &nm) == WEFT_OK && threads_in(W, L, &w) && cold_in(W, &w) &&
-           weft__sites_load(W->sites, &w) && weft__cost_load(W, &w);
+           cold_all_in(W, &w) && weft__sites_load(W->sites, &w) && weft__cost_load(W, &w);
   if (ok && !weft__sync_check(W->sync, W->S))
     ok = weft__wire_fail(&w, "a list of waiters is broken");
   if (ok) { /* every future's list */
@@ -571,7 +594,7 @@ int weft_load(weft_state *W, const void *data, size_t len, const char **err) {
   uint64_t body;
   if (cannot_save(W) || !fresh(W))
     why = "cannot load: a save loads into a state just opened";
-  else if (len < sizeof head || memcmp(data, MAGIC, 8) != 0)
+  else if (len < sizeof head || memcmp(data, SAVE_MAGIC, 8) != 0)
     why = "bad save: not a weft save";
   if (!why) {
     memcpy(head, data, sizeof head);

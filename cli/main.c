@@ -291,6 +291,8 @@ static int save_run(weft_state *W, weft_task task, const config *c) {
     fprintf(stderr, "weft: --save-at: %s\n", err ? err : "cannot write the save");
     return 1;
   }
+  fflush(stdout); /* what was printed before it comes before the line */
+  fprintf(stderr, "weft: saved after frame %.0f into %s\n", c->save_at, c->save_out);
   return 0;
 }
 

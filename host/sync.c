@@ -186,7 +186,7 @@ weft_wlist *weft__channel_receivers(weft_sync *y, weft_id id) {
 
 /* ---- saving ---- */
 
-#define KIND_SHIFT 29 /* a list's name: its kind above, the slot's index below */
+#define KIND_SHIFT 28 /* a list's name: its kind above (bits 28, 29), the slot's index below */
 enum { L_SIGNAL = 1, L_SENDERS, L_RECEIVERS };
 
 static int channel_out(void *ud, void *copy) {
@@ -251,8 +251,8 @@ static uint32_t slot_of(const weft_pool *p, const void *a, size_t off) {
     const char *base = p->chunks[c];
     if ((const char *)a < base || (const char *)a >= base + bytes) continue;
     size_t at = (size_t)((const char *)a - base);
-    if (at % p->elem_size != off) return 0;
-    return c * WEFT_POOL_CHUNK + (uint32_t)(at / p->elem_size) + 1;
+    uint32_t i = c * WEFT_POOL_CHUNK + (uint32_t)(at / p->elem_size);
+    return at % p->elem_size == off && i < (1u << KIND_SHIFT) ? i + 1 : 0;
   }
   return 0;
 }

@@ -62,7 +62,8 @@ int weft__sync_save(const weft_sync *y, weft_wire *w);
    scheduler, whose records name its lists; then weft__sync_check. */
 int weft__sync_load(weft_sync *y, weft_wire *w);
 /* The name of one of its lists (a signal's waiters, a channel's senders
-   or receivers), below 2^31; 0: not one of its lists. */
+   or receivers), below 2^30 (the bits above are its owner's to use); 0:
+   not one of its lists. */
 uint32_t weft__sync_list_name(const weft_sync *y, const weft_wlist *l);
 /* The list of a name; NULL: none. */
 weft_wlist *weft__sync_list_at(weft_sync *y, uint32_t name);

@@ -240,13 +240,8 @@ static int l_finally_close(lua_State *L) {
   return 0;
 }
 
-static int l_finally(lua_State *L) {
-  if (lua_type(L, 1) != LUA_TFUNCTION && luaL_getmetafield(L, 1, "__call") == LUA_TNIL)
-    luaL_typeerror(L, 1, "function");
-  lua_settop(L, 1);
-  lua_newuserdatauv(L, 0, 1);
-  lua_pushvalue(L, 1);
-  lua_setiuservalue(L, -2, 1);
+/* Pushes the type of finally's values, made at open (a save names it). */
+static void push_finally_meta(lua_State *L) {
   if (luaL_newmetatable(L, "weft.finally")) {
     lua_pushcfunction(L, l_finally_close);
     lua_setfield(L, -2, "__close");
@@ -255,6 +250,16 @@ static int l_finally(lua_State *L) {
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
   }
+}
+
+static int l_finally(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TFUNCTION && luaL_getmetafield(L, 1, "__call") == LUA_TNIL)
+    luaL_typeerror(L, 1, "function");
+  lua_settop(L, 1);
+  lua_newuserdatauv(L, 0, 1);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  push_finally_meta(L);
   lua_setmetatable(L, -2);
   return 1;
 }
@@ -274,6 +279,8 @@ int weft__l_traceback_handler(lua_State *L) {
 }
 
 void weft__open_reports(weft_state *W, lua_State *L) {
+  push_finally_meta(L);
+  lua_pop(L, 1);
   lua_pushcfunction(L, l_finally);
   lua_setfield(L, -2, "finally");
   lua_getfield(L, -1, "weft");

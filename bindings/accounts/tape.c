@@ -98,7 +98,7 @@ static void fold(weft_tape *T, const char *name, const void *data, size_t len) {
 }
 
 /* math.random's state (pushes nothing; NULL when not the expected one). */
-static unsigned char *rng_state(lua_State *L) {
+unsigned char *weft__rng_state(lua_State *L) {
   unsigned char *st = NULL;
   lua_getglobal(L, "math");
   if (lua_istable(L, -1)) {
@@ -117,7 +117,7 @@ static unsigned char *rng_state(lua_State *L) {
 /* The library's own parts: the random generator, and the scheduler's
    clocks and counts. */
 static void fold_library(weft_state *W, weft_tape *T) {
-  unsigned char *st = rng_state(W->L);
+  unsigned char *st = weft__rng_state(W->L);
   if (st) fold(T, "random", st, RNG_BYTES);
   struct {
     double now, real;
@@ -456,7 +456,7 @@ static int fresh(const weft_state *W) {
 int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len) {
   if (!W || !path || (!meta && meta_len)) return WEFT_EINVAL;
   if (!fresh(W)) return WEFT_ESTATE;
-  const unsigned char *rng = rng_state(W->L);
+  const unsigned char *rng = weft__rng_state(W->L);
   if (!rng) return WEFT_EINVAL;
   weft_tape *T = weft__mem_calloc(W, 1, sizeof *T);
   if (!T) return WEFT_ENOMEM;
@@ -566,7 +566,7 @@ int weft_replay(weft_state *W, weft_tape *T) {
                "replays under this program's, and differs where its scripts ran into them",
                held + 1);
   }
-  unsigned char *rng = rng_state(W->L);
+  unsigned char *rng = weft__rng_state(W->L);
   if (!rng) return WEFT_EINVAL;
   memcpy(rng, T->rng, RNG_BYTES);
   T->recording = 0;

@@ -38,4 +38,8 @@ void weft__tape_diverged(weft_state *W, const char *what);
 /* Writes the trailer (recording) and frees the tape; weft_close. */
 void weft__tape_free_state(weft_state *W);
 
+/* math.random's state (RNG_BYTES), or NULL when it is not the one
+   expected (recordings and saves keep it). */
+unsigned char *weft__rng_state(lua_State *L);
+
 #endif
