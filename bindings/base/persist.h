@@ -63,8 +63,11 @@ void weft__persist_name_tree(lua_State *L, int names, int idx, const char *prefi
 /* Names what Lua's own libraries give, as luaL_openlibs opens them: each
    library table in package.loaded and what it holds (name_tree; for _G,
    "_G" and its C functions only: the other tables a script sets in _G
-   are saved), the main thread ("lua.main"), the registry
-   ("lua.registry"), the strings' metatable ("lua.stringmt"), and the
+   are saved), the C functions the libraries hand out without keeping
+   them in a table ("lua.ipairsaux", "lua.auxwrap" of coroutine.wrap,
+   "lua.codes" and "lua.codeslax" of utf8.codes), the main thread
+   ("lua.main"), the registry ("lua.registry"), the strings' metatable
+   ("lua.stringmt"), and the
    continuations of pcall and xpcall ("lua.pcallk"), of pairs with a
    __pairs ("lua.pairsk") and of dofile ("lua.dofilek"; named only where
    the null device reads as an empty file), found by suspending each
