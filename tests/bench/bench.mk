@@ -9,7 +9,7 @@ BENCH_CFLAGS = $(CFLAGS) -O2 $(LUA_CFLAGS) -I bindings
 .PHONY: bench-run
 
 bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-latency \
-           $(BENCH_OUT)/debug-cost $(BENCH_OUT)/api-cost
+           $(BENCH_OUT)/debug-cost $(BENCH_OUT)/api-cost $(BENCH_OUT)/save-cost
 	@$(BENCH_OUT)/weft-bench --dir tests/bench --floor $(BENCH_OUT)/bench-floor \
 	  $(if $(BENCH_QUICK),--quick) $(BENCH_ARGS)
 	@echo "== hot reload: a file's close to the new code running"
@@ -18,6 +18,8 @@ bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-
 	@$(BENCH_OUT)/debug-cost tests/bench 10000 60 $(if $(BENCH_QUICK),60 1,600 5)
 	@echo "== engine calls on one growing object: ns per call, first vs last 10^4 of 10^5"
 	@$(BENCH_OUT)/api-cost tests/bench $(if $(BENCH_QUICK),20000,100000)
+	@echo "== saving the running world: N sleeping tasks saved (weft_save) and loaded (weft_load)"
+	@$(BENCH_OUT)/save-cost $(if $(BENCH_QUICK),1 0 1000 10000,5)
 
 $(BENCH_OUT)/api-cost: tests/bench/api_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
@@ -28,6 +30,10 @@ $(BENCH_OUT)/api-cost: tests/bench/api_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 $(BENCH_OUT)/debug-cost: tests/bench/debug_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -iquote bindings -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
+
+$(BENCH_OUT)/save-cost: tests/bench/save_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
 
 # Real files, the real watcher, frames paced at 60 Hz.
 $(BENCH_OUT)/reload-latency: tests/bench/reload_latency.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
