@@ -217,6 +217,25 @@ static void push_names(weft_state *W, lua_State *L) {
   if (luaL_getmetatable(L, "weft.future") == LUA_TTABLE)
     weft__persist_type(L, names, "weft.future", -1, &future_saver);
   lua_pop(L, 1);
+  /* the embedder's (weft_save_name, weft_save_pointer, weft_save_type) */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, WEFT_PNAMES) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      weft__persist_name(L, names, lua_tostring(L, -2), -1);
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, WEFT_TNAMES) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      const char *tname = lua_tostring(L, -2);
+      const weft__persist_saver *sv = lua_touserdata(L, -1);
+      if (luaL_getmetatable(L, tname) == LUA_TTABLE) weft__persist_type(L, names, tname, -1, sv);
+      lua_pop(L, 2);
+    }
+  }
+  lua_pop(L, 1);
   weft__fin_names(L, names);
   weft__io_names(L, names);
   lua_pushthread(W->spawns);
@@ -445,8 +464,11 @@ static void push_root(lua_State *L) {
   lua_pushnil(L);
   while (lua_next(L, LUA_REGISTRYINDEX)) {
     if (lua_type(L, -2) == LUA_TSTRING && (strcmp(lua_tostring(L, -2), FUT_SAVED) == 0 ||
+                                           strcmp(lua_tostring(L, -2), WEFT_TNAMES) == 0 ||
                                            strcmp(lua_tostring(L, -2), "weft.loaded") == 0)) {
-      lua_pop(L, 1); /* this save's own, and the type of a load under way (made at first use) */
+      /* this save's own, the savers (both sides have theirs), the type
+         of a load under way (made at first use) */
+      lua_pop(L, 1);
       continue;
     }
     lua_pushvalue(L, -2);
@@ -624,4 +646,57 @@ int weft_load(weft_state *W, const void *data, size_t len, const char **err) {
   if (ok) return WEFT_OK;
   if (err) *err = W->errbuf;
   return WEFT_EINVAL;
+}
+
+/* ---- the embedder's names ---- */
+
+/* Runs fn protected (a names table may need memory). */
+static int named(weft_state *W, lua_CFunction fn, void *a, void *b) {
+  if (!W || W->in_step || W->cur) return W ? WEFT_EBUSY : WEFT_EINVAL;
+  lua_State *L = W->L;
+  if (!lua_checkstack(L, 4)) return WEFT_ENOMEM;
+  lua_pushcfunction(L, fn);
+  lua_pushlightuserdata(L, a);
+  lua_pushlightuserdata(L, b);
+  int st = lua_pcall(L, 2, 0, 0);
+  if (st != LUA_OK) lua_pop(L, 1);
+  return st == LUA_OK ? WEFT_OK : WEFT_ENOMEM;
+}
+
+typedef struct name_args {
+  const char *name;
+  lua_CFunction fn;
+  void *p;
+  weft__persist_saver saver;
+  int plain;
+} name_args;
+
+static int l_name(lua_State *L) {
+  name_args *a = lua_touserdata(L, 1);
+  if (a->fn)
+    weft__name_c(L, a->name, a->fn);
+  else if (a->p)
+    weft__name_pointer(L, a->name, a->p);
+  else
+    weft__name_type(L, a->name, a->plain ? NULL : &a->saver, sizeof a->saver);
+  return 0;
+}
+
+int weft_save_name(weft_state *W, const char *name, lua_CFunction fn) {
+  if (!name || !fn) return WEFT_EINVAL;
+  name_args a = {name, fn, NULL, {0}, 0};
+  return named(W, l_name, &a, NULL);
+}
+
+int weft_save_pointer(weft_state *W, const char *name, void *p) {
+  if (!name || !p) return WEFT_EINVAL;
+  name_args a = {name, NULL, p, {0}, 0};
+  return named(W, l_name, &a, NULL);
+}
+
+int weft_save_type(weft_state *W, const char *tname, weft_save_userdata_fn save,
+                   weft_save_userdata_fn load, void *ud) {
+  if (!tname || !save != !load) return WEFT_EINVAL;
+  name_args a = {tname, NULL, NULL, {save, load, ud, 0}, !save};
+  return named(W, l_name, &a, NULL);
 }

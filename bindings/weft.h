@@ -321,27 +321,6 @@ WEFT_API int weft_require(weft_state *W, const char *name);
    outcome stays readable with weft_task_result until weft_task_drop. */
 WEFT_API int weft_run_file(weft_state *W, const char *path, weft_task *task, const char **err);
 
-/* ---- saving the running world ---- */
-
-/* Saves everything the scripts are, between two frames: every task with
-   its coroutine mid-wait, groups with their clocks, scales and pauses,
-   timers, signals, channels with their values, futures, modules, the
-   frame count, the random state, the accounts. Garbage is collected
-   first (finalizers due run). write gets the save in one call (0: it
-   failed). Refused (WEFT_ESTATE) inside a frame, while recording,
-   replaying, profiling or debugging, and while a job is in flight;
-   WEFT_EINVAL when a value cannot be saved (a C function or userdata
-   weft does not know), WEFT_EIO when write fails; *err (may be NULL)
-   says why, valid until the next call. */
-WEFT_API int weft_save(weft_state *W, int (*write)(void *ud, const void *p, size_t n), void *ud,
-                       const char **err);
-/* Loads a save (len bytes at data) into W, a state opened with the same
-   desc that has run nothing yet (the same embedder functions registered:
-   job kinds, verbs). The next weft_step goes on from where the saved state
-   was. WEFT_EINVAL with *err when the save is refused: not a save, made
-   by another build or with other limits, cut short, damaged; W is then
-   to be closed. */
-WEFT_API int weft_load(weft_state *W, const void *data, size_t len, const char **err);
 /* The same with argc strings as the chunk's arguments (`...`, as lua.c
    passes a script's): copied, argv may go once it returns. */
 WEFT_API int weft_run_file_args(weft_state *W, const char *path, int argc, const char *const *argv,
@@ -400,6 +379,46 @@ WEFT_API int weft_cancel(weft_state *W, weft_task task);
 /* Describes what a task waits on, e.g. "sleep 1.25 s left", into buf (n
    bytes, always terminated; nothing written when n is 0). */
 WEFT_API void weft_describe_wait(weft_state *W, weft_task task, char *buf, size_t n);
+
+/* ---- saving the running world ---- */
+
+/* Saves everything the scripts are, between two frames: every task with
+   its coroutine mid-wait, groups with their clocks, scales and pauses,
+   timers, signals, channels with their values, futures, modules, the
+   frame count, the random state, the accounts. Garbage is collected
+   first (finalizers due run). write gets the save in one call (0: it
+   failed). Refused (WEFT_ESTATE) inside a frame, while recording,
+   replaying, profiling or debugging, and while a job is in flight;
+   WEFT_EINVAL when a value cannot be saved (a C function or userdata
+   weft does not know), WEFT_EIO when write fails; *err (may be NULL)
+   says why, valid until the next call. */
+WEFT_API int weft_save(weft_state *W, int (*write)(void *ud, const void *p, size_t n), void *ud,
+                       const char **err);
+/* Loads a save (len bytes at data) into W, a state opened with the same
+   desc that has run nothing yet (the same embedder functions registered:
+   job kinds, verbs). The next weft_step goes on from where the saved state
+   was. WEFT_EINVAL with *err when the save is refused: not a save, made
+   by another build or with other limits, cut short, damaged; W is then
+   to be closed. */
+WEFT_API int weft_load(weft_state *W, const void *data, size_t len, const char **err);
+/* What a save names instead of writing, for the engine's own: a C
+   function (a verb scripts call, a callback they hold) or a pointer (a
+   light userdata: a game object) is saved as its name and loaded as the
+   loading state's of that name; every function and userdata in the
+   script API table (weft_push_api) is named by its path already
+   ("api.verbs.move_to"). A full userdata type (userdata whose metatable is
+   registry[tname], as luaL_newmetatable makes it) is saved with save,
+   which pushes one value standing for it (a string of bytes, a table),
+   and loaded with load, which finds that value pushed above the new
+   userdata and fills its block; with save and load NULL its bytes are
+   saved as they are (they hold no address). Give the same names, in the
+   loading state, before weft_load. A value with no name makes a save fail
+   naming the path to it ("root...door: a userdata without a saver"). */
+WEFT_API int weft_save_name(weft_state *W, const char *name, lua_CFunction fn);
+WEFT_API int weft_save_pointer(weft_state *W, const char *name, void *p);
+typedef void (*weft_save_userdata_fn)(lua_State *L, void *block, size_t size, void *ud);
+WEFT_API int weft_save_type(weft_state *W, const char *tname, weft_save_userdata_fn save,
+                            weft_save_userdata_fn load, void *ud);
 
 /* ---- futures from C ----
    Every long action a game offers (walk to, say, load) returns a future

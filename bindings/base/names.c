@@ -1,5 +1,6 @@
 /* What a save names instead of writing: see names.h. */
 #include <stdio.h>
+#include <string.h>
 
 #include "names.h"
 
@@ -38,5 +39,24 @@ void weft__source_keep(lua_State *L, const char *chunk, const char *text, size_t
   registry_table(L, WEFT_SOURCES);
   lua_pushlstring(L, text, len);
   lua_setfield(L, -2, chunk);
+  lua_pop(L, 1);
+}
+
+void weft__name_pointer(lua_State *L, const char *name, void *p) {
+  luaL_checkstack(L, 3, NULL);
+  registry_table(L, WEFT_PNAMES);
+  lua_pushlightuserdata(L, p);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+void weft__name_type(lua_State *L, const char *tname, const void *saver, size_t size) {
+  luaL_checkstack(L, 3, NULL);
+  registry_table(L, WEFT_TNAMES);
+  if (saver)
+    memcpy(lua_newuserdatauv(L, size, 0), saver, size);
+  else
+    lua_pushboolean(L, 0);
+  lua_setfield(L, -2, tname);
   lua_pop(L, 1);
 }

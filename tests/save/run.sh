@@ -15,10 +15,14 @@ fail=0
 
 # same FILE N: the saved run's lines after its save, and the loaded
 # run's, are the same; so are their exit codes.
+# Budgets counted in instructions, no frame budget: what a run does does
+# not depend on how fast the machine runs it (a watched budget stops a
+# resume at a time, and a slow machine's runs part there).
+opts="--budget 1000000 --frame-budget off"
 same() {
-  "$weft" run "$1" --save-at "$2" "$dir/s.sav" > "$dir/full" 2>&1
+  "$weft" run "$1" $opts --save-at "$2" "$dir/s.sav" > "$dir/full" 2>&1
   rcf=$?
-  "$weft" run --load "$dir/s.sav" > "$dir/post" 2>&1
+  "$weft" run --load "$dir/s.sav" $opts > "$dir/post" 2>&1
   rcp=$?
   if ! grep -q '^weft: saved after frame' "$dir/full"; then
     echo "FAIL $1 at frame $2: no save made"
