@@ -18,6 +18,7 @@
 #include "accounts/cost.h"
 #include "accounts/handles.h"
 #include "accounts/tape.h"
+#include "base/chunks.h"
 #include "base/tapefile.h"
 #include "base/internal.h"
 #include "base/names.h"
@@ -246,8 +247,11 @@ static void push_names(weft_state *W, lua_State *L) {
     lua_pushnil(L);
     while (lua_next(L, -2)) {
       size_t len;
-      const char *text = lua_tolstring(L, -1, &len);
-      weft__persist_source(L, names, lua_tostring(L, -2), text, len);
+      const char *text = lua_tolstring(L, -1, &len), *chunk = lua_tostring(L, -2);
+      if (weft__chunk_embedded(chunk)) /* this build's own: both sides have it */
+        weft__persist_shared(L, names, chunk, text, len);
+      else
+        weft__persist_source(L, names, chunk, text, len);
       lua_pop(L, 1);
     }
   }

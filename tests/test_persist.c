@@ -886,6 +886,82 @@ static void test_a_name_the_loading_side_lacks_is_refused(void **state) {
   free(p);
 }
 
+/* A chunk both sides have: the save holds its name, length and CRC, not
+   its text, wherever the text is (the chunk's functions, a value equal
+   to it); a script's text is written once however many values hold
+   it. */
+static const char shared_fmt[] = "local M = {}\n"
+                                 "-- a chunk the program carries: %02000d\n"
+                                 "function M.step(n)\n"
+                                 "  local total = 0\n"
+                                 "  for i = 1, n do total = total + coroutine.yield(i) end\n"
+                                 "  return total\n"
+                                 "end\n"
+                                 "return M\n";
+
+static void load_shared(lua_State *L, const char *text) {
+  assert_int_equal(luaL_loadbuffer(L, text, strlen(text), "=[shared]"), LUA_OK);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "S");
+  weft__persist_shared(L, 1, "=[shared]", text, strlen(text));
+}
+
+static void test_a_shared_chunk_is_written_by_name_and_checked(void **state) {
+  st *s = *state;
+  char shared_text[2400];
+  snprintf(shared_text, sizeof shared_text, shared_fmt, 0);
+  load_shared(s[0].L, shared_text);
+  load_shared(s[1].L, shared_text);
+  for (int i = 0; i < 2; i++) {
+    lua_pushstring(s[i].L, shared_text);
+    lua_setglobal(s[i].L, "TEXT");
+  }
+  does(s[0].L, "CO = coroutine.wrap(S.step) CO(3) CO(10)");
+  size_t len;
+  unsigned char *p = save(s[0].L, "{co = CO, text = TEXT}", &len);
+  assert_true(len < strlen(shared_text));
+  load_as(s[1].L, p, len, "R");
+  does(s[0].L, "R = {co = CO, text = TEXT}");
+  same(&s[0], &s[1], "return R.co(20) .. ' ' .. R.co(30) .. ' ' .. tostring(R.text == TEXT)");
+  /* another build's text of the same chunk is refused, and so is a
+     loading side without it */
+  st other[2];
+  open_state(&other[0]);
+  open_state(&other[1]);
+  char changed[sizeof shared_text];
+  snprintf(changed, sizeof changed, shared_fmt, 1);
+  load_shared(other[0].L, changed);
+  assert_int_equal(weft__persist_load(other[0].L, 1, p, len), LUA_ERRRUN);
+  assert_string_equal(lua_tostring(other[0].L, -1),
+                      "chunk =[shared]: this build's text differs from the save's");
+  assert_int_equal(weft__persist_load(other[1].L, 1, p, len), LUA_ERRRUN);
+  assert_string_equal(lua_tostring(other[1].L, -1),
+                      "the save shares chunk =[shared], which the names set lacks");
+  close_state(&other[0]);
+  close_state(&other[1]);
+  free(p);
+}
+
+static void test_a_scripts_text_is_written_once(void **state) {
+  st *s = *state;
+  char text[2048];
+  snprintf(text, sizeof text, "local M = {}\n-- %0900d\nfunction M.f() return 7 end\nreturn M\n",
+           0);
+  assert_int_equal(luaL_loadbuffer(s[0].L, text, strlen(text), "@game/once.lua"), LUA_OK);
+  lua_call(s[0].L, 0, 1);
+  lua_setglobal(s[0].L, "M");
+  lua_pushstring(s[0].L, text);
+  lua_setglobal(s[0].L, "TEXT");
+  weft__persist_source(s[0].L, 1, "@game/once.lua", text, strlen(text));
+  size_t len;
+  unsigned char *p = save(s[0].L, "{M.f, TEXT, TEXT .. ''}", &len);
+  assert_true(len > strlen(text) && len < 2 * strlen(text));
+  load_as(s[1].L, p, len, "R");
+  free(p);
+  does(s[0].L, "R = {M.f, TEXT, TEXT .. ''}");
+  same(&s[0], &s[1], "return R[1]() .. #R[2] .. tostring(R[2] == R[3])");
+}
+
 static const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     T(test_values_tables_cycles_and_metatables_come_back),
@@ -911,6 +987,8 @@ static const struct CMUnitTest tests[] = {
     T(test_every_truncation_and_bit_flip_is_refused),
     T(test_damage_behind_a_good_checksum_is_refused_or_harmless),
     T(test_a_name_the_loading_side_lacks_is_refused),
+    T(test_a_shared_chunk_is_written_by_name_and_checked),
+    T(test_a_scripts_text_is_written_once),
 #undef T
 };
 

@@ -347,6 +347,18 @@ void weft__persist_source(lua_State *L, int names, const char *chunk, const char
   lua_pop(L, 2);
 }
 
+void weft__persist_shared(lua_State *L, int names, const char *chunk, const char *text,
+                          size_t len) {
+  names = lua_absindex(L, names);
+  luaL_checkstack(L, 4, NULL);
+  lua_pushstring(L, chunk);
+  lua_pushlstring(L, text, len);
+  put(L, names, N_SOURCES, -2, -1);
+  put(L, names, N_SHARED, -2, -1);
+  put(L, names, N_SHAREDBY, -1, -2);
+  lua_pop(L, 2);
+}
+
 /* Runs f over the nargs arguments on top, protected, the collector
    stopped (and started again if it ran). */
 static int run(lua_State *L, int nargs) {

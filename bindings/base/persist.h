@@ -109,6 +109,17 @@ void weft__persist_type(lua_State *L, int names, const char *name, int mt,
    May raise (memory). */
 void weft__persist_source(lua_State *L, int names, const char *chunk, const char *text, size_t len);
 
+/* As weft__persist_source, for a chunk both sides have: the program's
+   own, embedded in it. The loading side registers the same chunk with
+   its own text. A save writes a string that is this text (the chunk's,
+   and any value equal to it) as the chunk's name, the text's length and
+   its CRC-32, not the text; a load takes the loading side's text and
+   refuses the save when its length or CRC differ ("chunk =[weft
+   prelude]: this build's text differs from the save's"). A script's
+   file is not shared: its save keeps its text, which the file on disk
+   may no longer have. May raise (memory). */
+void weft__persist_shared(lua_State *L, int names, const char *chunk, const char *text, size_t len);
+
 /* Saves the value at root, with everything it reaches, using the names
    set at names. Returns LUA_OK and pushes the save (a string), or
    returns LUA_ERRRUN (LUA_ERRMEM) and pushes the message: the path of a

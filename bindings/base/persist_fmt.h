@@ -15,6 +15,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "persist_crc.h"
+
 /* Lua's internals (the build puts their directory on this file's
    include path: Makefile, PERSIST_SRC). */
 #include "lapi.h"
@@ -32,7 +34,7 @@
    numbers, the saving state's string hash seed, the body's length and a
    CRC-32 of the header's first 28 bytes and the body. Little-endian. */
 #define PERSIST_MAGIC "WEFTSAVE"
-#define PERSIST_VERSION 1
+#define PERSIST_VERSION 2
 #define PERSIST_HEADER 32
 
 /* A record: its kind (a byte), its payload's length (4 bytes), the
@@ -40,7 +42,7 @@
 enum {
   K_STR = 1, /* length, bytes */
   K_NAMED,   /* name: a value of the loading state's names set */
-  K_CHUNK,   /* chunk name, text (a text chunk: the name is the text) */
+  K_CHUNK,   /* flag, chunk name, text: a string's number (flag 0), none (1: the name is it) */
   K_PROTO,   /* chunk, path of child indices, shape and code checksum */
   K_TABLE,   /* array part, hash part node by node, metatable */
   K_UDATA,   /* size, user values, how (bytes or a type), metatable */
@@ -48,7 +50,8 @@ enum {
   K_CCL,     /* function name, upvalue values */
   K_THREAD,  /* status, stack, to-be-closed list, call frames */
   K_UPVAL,   /* closed: its value; open: thread and stack slot */
-  K_LAST = K_UPVAL
+  K_TEXT,    /* a string, a shared chunk's text: chunk name, length, CRC-32 */
+  K_LAST = K_TEXT
 };
 
 /* A value: a tag byte, then what it needs. */
@@ -77,7 +80,9 @@ enum {
   N_TYPEMT,     /* metatable -> the same userdata */
   N_SOURCES,    /* chunk name -> text */
   N_KRULES,     /* continuation name -> { {function, ctx, callee offset, results}, ... } */
-  N_COUNT = N_KRULES
+  N_SHARED,     /* shared chunk name -> text */
+  N_SHAREDBY,   /* shared text -> chunk name */
+  N_COUNT = N_SHAREDBY
 };
 
 /* A userdata type's saver as the names set keeps it. */
@@ -110,24 +115,31 @@ static inline const char *persist_chunkid(char *id, const char *name, size_t len
   return id;
 }
 
-/* CRC-32 (the reflected 0xEDB88320 polynomial, as zlib's), four bits a
-   step. */
+/* CRC-32 (persist_crc.c). */
 static inline uint32_t persist_crc(uint32_t crc, const unsigned char *p, size_t n) {
-  static const uint32_t t[16] = {0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac,
-                                 0x76dc4190, 0x6b6b51f4, 0x4db26158, 0x5005713c,
-                                 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
-                                 0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c};
-  crc = ~crc;
-  for (size_t i = 0; i < n; i++) {
-    crc ^= p[i];
-    crc = (crc >> 4) ^ t[crc & 15];
-    crc = (crc >> 4) ^ t[crc & 15];
-  }
-  return ~crc;
+  return weft__persist_crc(crc, p, n);
 }
 
 static inline uint32_t persist_get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The CRC-32 of a function's code, each instruction little-endian. */
+static inline uint32_t persist_codecrc(const Proto *p) {
+  unsigned char b[256];
+  uint32_t crc = 0;
+  for (int i = 0; i < p->sizecode;) {
+    size_t n = 0;
+    for (; i < p->sizecode && n < sizeof b; i++, n += 4) {
+      uint32_t v = (uint32_t)p->code[i];
+      b[n] = (unsigned char)v;
+      b[n + 1] = (unsigned char)(v >> 8);
+      b[n + 2] = (unsigned char)(v >> 16);
+      b[n + 3] = (unsigned char)(v >> 24);
+    }
+    crc = persist_crc(crc, b, n);
+  }
+  return crc;
 }
 
 /* ---- the reader ---- */
@@ -249,7 +261,7 @@ static inline lua_Integer r_id(R *r, unsigned mask, const char *what) {
 
 #define VALUE_KINDS                                                                                \
   ((1u << K_STR) | (1u << K_NAMED) | (1u << K_TABLE) | (1u << K_UDATA) | (1u << K_LCL) |           \
-   (1u << K_CCL) | (1u << K_THREAD))
+   (1u << K_CCL) | (1u << K_THREAD) | (1u << K_TEXT))
 
 /* A value: a scalar, or a reference to an object that is a value. */
 static inline void r_value(R *r, TValue *o) {

@@ -34,6 +34,26 @@ static void new_named(R *r, lua_Integer id) {
   lua_pop(L, 2);
 }
 
+/* A shared chunk's text: the loading side's, when it is the saving
+   side's (its length and CRC). */
+static void new_text(R *r, lua_Integer id) {
+  lua_State *L = r->L;
+  size_t len = r_count(r, 1);
+  lua_rawgeti(L, r->names, N_SHARED);
+  lua_pushlstring(L, (const char *)r_bytes(r, len), len);
+  uint64_t tlen = r_var(r);
+  uint32_t crc = r_u32(r);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) != LUA_TSTRING)
+    luaL_error(L, "the save shares chunk %s, which the names set lacks", lua_tostring(L, -2));
+  size_t have;
+  const char *text = lua_tolstring(L, -1, &have);
+  if (have != tlen || persist_crc(0, (const unsigned char *)text, have) != crc)
+    luaL_error(L, "chunk %s: this build's text differs from the save's", lua_tostring(L, -2));
+  anchor(r, id);
+  lua_pop(L, 2);
+}
+
 /* A chunk: its text compiled here, in text mode. */
 static void new_chunk(R *r, lua_Integer id) {
   lua_State *L = r->L;
@@ -46,8 +66,9 @@ static void new_chunk(R *r, lua_Integer id) {
   const char *text = name;
   size_t tlen = len;
   if (!same) {
-    tlen = r_count(r, 1);
-    text = (const char *)r_bytes(r, tlen);
+    lua_Integer t = r_id(r, (1u << K_STR) | (1u << K_TEXT), "a chunk's text");
+    text = getstr(tsvalue(&r->val[t]));
+    tlen = tsslen(tsvalue(&r->val[t]));
   }
   char cid[LUA_IDSIZE];
   if (luaL_loadbufferx(L, text, tlen, name, "t") != LUA_OK)
@@ -70,13 +91,7 @@ static void new_proto(R *r, lua_Integer id) {
   }
   unsigned np = r_u8(r), va = r_u8(r), ms = r_u8(r);
   uint64_t nup = r_var(r), ncode = r_var(r);
-  uint32_t crc = r_u32(r), got = 0;
-  for (int i = 0; i < p->sizecode; i++) {
-    unsigned char b[4];
-    uint32_t v = (uint32_t)p->code[i];
-    for (int j = 0; j < 4; j++) b[j] = (unsigned char)(v >> (8 * j));
-    got = persist_crc(got, b, 4);
-  }
+  uint32_t crc = r_u32(r), got = persist_codecrc(p);
   if (np != p->numparams || va != p->is_vararg || ms != p->maxstacksize ||
       nup != (uint64_t)p->sizeupvalues || ncode != (uint64_t)p->sizecode || crc != got)
     persist_bad(r, "a function (of line %d) compiles here to other code", p->linedefined);
@@ -509,6 +524,7 @@ int weft__persist_read(lua_State *L) {
   index_records(&r);
   each(&r, 1u << K_STR, new_string, 0);
   each(&r, 1u << K_NAMED, new_named, 0);
+  each(&r, 1u << K_TEXT, new_text, 0);
   each(&r, 1u << K_CHUNK, new_chunk, 0);
   each(&r, 1u << K_PROTO, new_proto, 0);
   each(&r, 1u << K_TABLE, new_table, 0);
@@ -517,7 +533,8 @@ int weft__persist_read(lua_State *L) {
   each(&r, 1u << K_CCL, new_cclosure, 0);
   each(&r, 1u << K_THREAD, weft__persist_thread_new, 0);
   each(&r, 1u << K_UPVAL, new_upval, 0);
-  each(&r, (1u << K_STR) | (1u << K_NAMED) | (1u << K_CHUNK) | (1u << K_PROTO), NULL, 1);
+  each(&r, (1u << K_STR) | (1u << K_NAMED) | (1u << K_TEXT) | (1u << K_CHUNK) | (1u << K_PROTO),
+       NULL, 1);
   each(&r, 1u << K_TABLE, fill_table, 1);
   each(&r, 1u << K_UDATA, fill_udata, 1);
   each(&r, 1u << K_LCL, fill_lclosure, 1);

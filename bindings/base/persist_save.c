@@ -24,6 +24,7 @@ enum {
   E_SLOT,   /* stack slot aux of a coroutine */
   E_OWNER,  /* the coroutine an open upvalue lives in */
   E_CLOSED, /* a closed upvalue's value */
+  E_TEXT,   /* a chunk's text */
 };
 
 typedef struct wobj {
@@ -95,6 +96,12 @@ static void w_bytes(W *w, const void *p, size_t len) {
   need(w, len);
   if (len) memcpy(w->p + w->n, p, len);
   w->n += len;
+}
+
+static void w_string(W *w, int idx) {
+  size_t len;
+  const char *s = lua_tolstring(w->L, idx, &len);
+  w_bytes(w, s, len);
 }
 
 /* ---- paths, for messages ---- */
@@ -208,6 +215,9 @@ static void pushlabel(W *w, lua_Integer id) {
   case E_CHUNK:
     lua_pushliteral(L, ".<chunk>");
     break;
+  case E_TEXT:
+    lua_pushliteral(L, ".<text>");
+    break;
   case E_SLOT:
     lua_rawgeti(L, S_OBJS, o->parent);
     pushslot(L, lua_tothread(L, -1), o->aux);
@@ -294,6 +304,10 @@ static lua_Integer ref(W *w, int idx, int edge, lua_Integer aux, int key) {
     case LUA_VSHRSTR:
     case LUA_VLNGSTR:
       kind = K_STR;
+      lua_rawgeti(L, S_NAMES, N_SHAREDBY);
+      lua_pushvalue(L, idx);
+      if (lua_rawget(L, -2) == LUA_TSTRING) kind = K_TEXT;
+      lua_pop(L, 2);
       break;
     case LUA_VTABLE:
       kind = K_TABLE;
@@ -483,17 +497,6 @@ static int findproto(const Proto *want, const Proto *in, int *path, int depth) {
   return -1;
 }
 
-/* The CRC-32 of a function's code, each instruction little-endian. */
-static uint32_t codecrc(const Proto *p) {
-  uint32_t crc = 0;
-  for (int i = 0; i < p->sizecode; i++) {
-    unsigned char b[4];
-    put32(b, (uint32_t)p->code[i]);
-    crc = persist_crc(crc, b, 4);
-  }
-  return crc;
-}
-
 static void w_proto(W *w) {
   lua_State *L = w->L;
   Proto *p = lua_touserdata(L, -1);
@@ -516,9 +519,12 @@ static void w_proto(W *w) {
   w_u8(w, p->maxstacksize);
   w_var(w, (uint64_t)p->sizeupvalues);
   w_var(w, (uint64_t)p->sizecode);
-  w_u32(w, codecrc(p));
+  w_u32(w, persist_codecrc(p));
 }
 
+/* A chunk: its name, and its text as a string of the save (a script's
+   text is one string however many values hold it; a shared chunk's is
+   a K_TEXT), or nothing when the name is the text. */
 static void w_chunk(W *w) {
   lua_State *L = w->L;
   TString *src = tsvalue(s2v(L->top - 1));
@@ -528,16 +534,24 @@ static void w_chunk(W *w) {
   int same = len == tlen && memcmp(name, text, len) == 0;
   w_u8(w, (unsigned)same);
   w_bytes(w, name, len);
-  if (!same) w_bytes(w, text, tlen);
+  if (!same) w_var(w, (uint64_t)ref(w, -1, E_TEXT, 0, 0));
+}
+
+/* A shared chunk's text: the chunk's name, the text's length and CRC. */
+static void w_text(W *w) {
+  lua_State *L = w->L;
+  size_t len;
+  const char *text = lua_tolstring(L, -1, &len);
+  lua_rawgeti(L, S_NAMES, N_SHAREDBY);
+  lua_pushvalue(L, -2);
+  lua_rawget(L, -2);
+  w_string(w, -1);
+  lua_pop(L, 2);
+  w_var(w, len);
+  w_u32(w, persist_crc(0, (const unsigned char *)text, len));
 }
 
 /* ---- the other records: each writes its object, on top of the stack ---- */
-
-static void w_string(W *w, int idx) {
-  size_t len;
-  const char *s = lua_tolstring(w->L, idx, &len);
-  w_bytes(w, s, len);
-}
 
 static void w_named(W *w) {
   lua_rawgeti(w->L, S_NAMES, N_BYVALUE);
@@ -821,6 +835,9 @@ static void record(W *w, lua_Integer id) {
     break;
   case K_UPVAL:
     w_upval(w);
+    break;
+  case K_TEXT:
+    w_text(w);
     break;
   }
   lua_settop(L, top);
