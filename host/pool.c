@@ -106,9 +106,10 @@ void *weft__side_make(weft_side *t, uint32_t idx, weft_alloc_fn alloc, void *all
     t->blocks = v;
     t->nblocks = n;
   }
-  if (!t->blocks[c]) {
+  if (!t->blocks[c]) { /* zeroed: a save writes what an element holds, in use or not */
     t->blocks[c] = alloc(alloc_ud, NULL, 0, (size_t)t->elem_size * WEFT_POOL_CHUNK);
     if (!t->blocks[c]) return NULL;
+    memset(t->blocks[c], 0, (size_t)t->elem_size * WEFT_POOL_CHUNK);
   }
   return weft__side_at(t, idx);
 }
@@ -128,6 +129,9 @@ void weft__side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud) {
   t->nblocks = 0;
 }
 
+/* A free slot is written as its header alone (its generation and the
+   next free slot): the rest of it is not state, a slot being cleared
+   when it is taken. */
 int weft__pool_save(const weft_pool *p, weft_wire *w, int (*out)(void *ud, void *copy), void *ud) {
   uint32_t head[4] = {p->elem_size, p->nchunks, p->free_head, p->used};
   if (!weft__wire_bytes(w, head, sizeof head)) return 0;
@@ -136,17 +140,34 @@ int weft__pool_save(const weft_pool *p, weft_wire *w, int (*out)(void *ud, void 
   int ok = 1;
   for (uint32_t c = 0; ok && c < p->nchunks; c++) {
     const char *chunk = p->chunks[c];
-    if (!out) {
-      ok = weft__wire_bytes(w, (void *)chunk, (size_t)p->elem_size * WEFT_POOL_CHUNK);
-      continue;
-    }
     for (uint32_t i = 0; ok && i < WEFT_POOL_CHUNK; i++) {
-      memcpy(buf, chunk + (size_t)i * p->elem_size, p->elem_size);
-      ok = (!weft__slot_live(buf) || out(ud, buf)) && weft__wire_bytes(w, buf, p->elem_size);
+      const void *slot = chunk + (size_t)i * p->elem_size;
+      if (!weft__slot_live(slot))
+        ok = weft__wire_bytes(w, (void *)slot, sizeof(weft_slot));
+      else if (!out)
+        ok = weft__wire_bytes(w, (void *)slot, p->elem_size);
+      else {
+        memcpy(buf, slot, p->elem_size);
+        ok = out(ud, buf) && weft__wire_bytes(w, buf, p->elem_size);
+      }
     }
   }
   if (buf) p->alloc(p->alloc_ud, buf, p->elem_size, 0);
   return ok;
+}
+
+/* A chunk's slots as weft__pool_save wrote them (a free one zeroed past
+   its header). */
+static int chunk_in(weft_pool *p, weft_wire *w, char *chunk) {
+  memset(chunk, 0, (size_t)p->elem_size * WEFT_POOL_CHUNK);
+  for (uint32_t i = 0; i < WEFT_POOL_CHUNK; i++) {
+    char *slot = chunk + (size_t)i * p->elem_size;
+    if (!weft__wire_bytes(w, slot, sizeof(weft_slot))) return 0;
+    if (weft__slot_live(slot) &&
+        !weft__wire_bytes(w, slot + sizeof(weft_slot), p->elem_size - sizeof(weft_slot)))
+      return 0;
+  }
+  return 1;
 }
 
 int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot), void *ud) {
@@ -166,7 +187,7 @@ int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot)
     char *chunk = p->alloc(p->alloc_ud, NULL, 0, bytes);
     if (!chunk) return weft__wire_fail(w, "out of memory");
     p->chunks[p->nchunks++] = chunk;
-    int ok = weft__wire_bytes(w, chunk, bytes);
+    int ok = chunk_in(p, w, chunk);
     for (uint32_t i = 0; in && i < WEFT_POOL_CHUNK; i++) in(ud, chunk + (size_t)i * p->elem_size);
     if (!ok) return 0;
   }
@@ -187,14 +208,31 @@ int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot)
   return 1;
 }
 
+/* Whether the n bytes at p are all zero. */
+static int zero(const unsigned char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i]) return 0;
+  return 1;
+}
+
+/* A block: a bit for each element that is not all zero bytes, then those
+   elements (the others are zero when loaded). */
 int weft__side_save(const weft_side *t, weft_wire *w) {
   uint32_t head[2] = {t->elem_size, t->nblocks};
   if (!weft__wire_bytes(w, head, sizeof head)) return 0;
   for (uint32_t b = 0; b < t->nblocks; b++) {
-    uint32_t has = t->blocks[b] != NULL;
-    if (!weft__wire_u32(w, &has) ||
-        (has && !weft__wire_bytes(w, t->blocks[b], (size_t)t->elem_size * WEFT_POOL_CHUNK)))
-      return 0;
+    const unsigned char *block = t->blocks[b];
+    uint32_t has = block != NULL;
+    if (!weft__wire_u32(w, &has)) return 0;
+    if (!has) continue;
+    unsigned char bits[WEFT_POOL_CHUNK / 8] = {0};
+    for (uint32_t i = 0; i < WEFT_POOL_CHUNK; i++)
+      if (!zero(block + (size_t)i * t->elem_size, t->elem_size)) bits[i / 8] |= 1u << (i % 8);
+    if (!weft__wire_bytes(w, bits, sizeof bits)) return 0;
+    for (uint32_t i = 0; i < WEFT_POOL_CHUNK; i++)
+      if ((bits[i / 8] >> (i % 8) & 1) &&
+          !weft__wire_bytes(w, (void *)(block + (size_t)i * t->elem_size), t->elem_size))
+        return 0;
   }
   return 1;
 }
@@ -210,9 +248,14 @@ int weft__side_load(weft_side *t, weft_wire *w, uint32_t max_blocks, weft_alloc_
     uint32_t has;
     if (!weft__wire_u32(w, &has)) return 0;
     if (!has) continue;
-    void *e = weft__side_make(t, b * WEFT_POOL_CHUNK, alloc, alloc_ud);
+    unsigned char *e = weft__side_make(t, b * WEFT_POOL_CHUNK, alloc, alloc_ud);
     if (!e) return weft__wire_fail(w, "out of memory");
-    if (!weft__wire_bytes(w, e, (size_t)t->elem_size * WEFT_POOL_CHUNK)) return 0;
+    unsigned char bits[WEFT_POOL_CHUNK / 8];
+    if (!weft__wire_bytes(w, bits, sizeof bits)) return 0;
+    for (uint32_t i = 0; i < WEFT_POOL_CHUNK; i++)
+      if ((bits[i / 8] >> (i % 8) & 1) &&
+          !weft__wire_bytes(w, e + (size_t)i * t->elem_size, t->elem_size))
+        return 0;
   }
   return 1;
 }
