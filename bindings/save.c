@@ -13,6 +13,7 @@
    it; a save that does not fit leaves the state as a failed load does:
    to be closed. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "accounts/cost.h"
@@ -147,9 +148,16 @@ static void future_load(lua_State *L, void *block, size_t size, void *ud) {
 
 static const weft__persist_saver future_saver = {future_save, future_load, NULL, sizeof(fhandle)};
 
+static int by_text(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Names every C function and userdata reachable from the table at idx
    through string keys (not the tables: a script's changes to them are
-   saved), by path. */
+   saved), by path: keys in byte order, a table's leaves before its
+   subtables, each table walked once, so both sides give each the same
+   names whatever order their tables hold their keys in (a random
+   string seed: the cross builds). */
 static void name_leaves(lua_State *L, int names, int idx, const char *prefix, int seen, int depth) {
   idx = lua_absindex(L, idx);
   lua_pushvalue(L, idx);
@@ -161,20 +169,44 @@ static void name_leaves(lua_State *L, int names, int idx, const char *prefix, in
   lua_pushvalue(L, idx);
   lua_pushboolean(L, 1);
   lua_rawset(L, seen);
-  luaL_checkstack(L, 6, NULL);
+  luaL_checkstack(L, 8, NULL);
+  size_t n = 0, cap = 16;
+  const char **keys = lua_newuserdatauv(L, cap * sizeof *keys, 0); /* anchors nothing: */
+  int kb = lua_gettop(L); /* the table holds the key strings */
   lua_pushnil(L);
   while (lua_next(L, idx)) {
-    if (lua_type(L, -2) == LUA_TSTRING) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) continue;
+    if (n == cap) {
+      const char **more = lua_newuserdatauv(L, 2 * cap * sizeof *keys, 0);
+      memcpy(more, keys, cap * sizeof *keys);
+      lua_replace(L, kb);
+      keys = more;
+      cap *= 2;
+    }
+    keys[n++] = lua_tostring(L, -1);
+  }
+  qsort(keys, n, sizeof *keys, by_text);
+  for (size_t i = 0; i < n; i++) { /* leaves first, then tables: shorter paths win */
+    lua_getfield(L, idx, keys[i]);
+    int t = lua_type(L, -1);
+    if (t != LUA_TTABLE &&
+        (lua_iscfunction(L, -1) || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA)) {
       char path[256];
-      snprintf(path, sizeof path, "%s.%s", prefix, lua_tostring(L, -2));
-      int t = lua_type(L, -1);
-      if (t == LUA_TTABLE)
-        name_leaves(L, names, -1, path, seen, depth + 1);
-      else if (lua_iscfunction(L, -1) || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA)
-        weft__persist_name(L, names, path, -1);
+      snprintf(path, sizeof path, "%s.%s", prefix, keys[i]);
+      weft__persist_name(L, names, path, -1);
     }
     lua_pop(L, 1);
   }
+  for (size_t i = 0; i < n; i++) {
+    if (lua_getfield(L, idx, keys[i]) == LUA_TTABLE) {
+      char path[256];
+      snprintf(path, sizeof path, "%s.%s", prefix, keys[i]);
+      name_leaves(L, names, -1, path, seen, depth + 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, kb - 1);
 }
 
 static const char *const plain_types[] = {

@@ -145,7 +145,9 @@ static void test_a_loaded_game_goes_on_as_the_saved_one(void **state) {
   size_t at = strlen(logbuf[0]);
 
   weft_state *V = engine(1);
-  assert_int_equal(weft_load(V, b.p, b.n, &err), WEFT_OK);
+  rc = weft_load(V, b.p, b.n, &err);
+  if (rc != WEFT_OK) print_error("%s\n", err);
+  assert_int_equal(rc, WEFT_OK);
   assert_int_equal(loaded_doors, 1);
   for (int f = 0; f < 150; f++) {
     side = 0;
