@@ -636,10 +636,12 @@ static int load_body(weft_state *W, lua_State *L, inbuf *in) {
     }
   }
   if (ok && in->at != in->n) ok = weft__wire_fail(&w, "bytes follow the save");
-  if (ok)
+  if (ok) {
     counters_set(W, &c);
-  else
+    W->loaded = 1; /* a recording may start from here (weft_record_from) */
+  } else {
     snprintf(W->errbuf, sizeof W->errbuf, "bad save: %s", w.err ? w.err : "damaged");
+  }
   return ok;
 }
 

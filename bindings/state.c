@@ -266,6 +266,7 @@ int weft_step(weft_state *W, double dt) {
   if (!W || !(dt >= 0 && dt <= WEFT_MAX_DT)) return WEFT_EINVAL;
   if (busy(W)) return WEFT_EBUSY;
   W->in_step = 1;
+  W->loaded = 0; /* a recording from the save it was loaded from starts before this */
   weft__watchdog_frame(&W->wd, 1);
   int rc = step(W, dt);
   weft__watchdog_frame(&W->wd, 0);

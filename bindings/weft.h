@@ -647,6 +647,13 @@ WEFT_API uint32_t weft_reload_count(const weft_state *W);
    WEFT_EIO when the file cannot be written, WEFT_ESTATE when W already
    records, replays or has run a script. */
 WEFT_API int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len);
+/* The same for a state just loaded from save (save_len bytes: those
+   weft_load was given), before its first frame: the recording starts
+   from the save, which it holds, so a bug report is the save and the
+   seconds after it. A replay loads it (weft_tape_save) before
+   weft_replay. WEFT_ESTATE when W was not just loaded. */
+WEFT_API int weft_record_from(weft_state *W, const char *path, const void *meta, size_t meta_len,
+                              const void *save, size_t save_len);
 /* Ends the recording (weft_close does it too): WEFT_OK when the whole
    file was written, WEFT_EIO when a write failed. */
 WEFT_API int weft_record_stop(weft_state *W);
@@ -669,6 +676,10 @@ typedef struct weft_tape weft_tape;
 WEFT_API int weft_tape_load(const char *path, weft_tape **out, char *err, size_t errlen);
 /* The embedder's meta bytes recorded by weft_record. */
 WEFT_API const void *weft_tape_meta(const weft_tape *T, size_t *len);
+/* The save a recording starts from (weft_record_from): its bytes, valid
+   while T lives, to weft_load into the replaying state before
+   weft_replay; NULL for a recording from the start. */
+WEFT_API const void *weft_tape_save(const weft_tape *T, size_t *len);
 /* Frames in the recording (up to its last checkpoint when cut short). */
 WEFT_API uint64_t weft_tape_frames(const weft_tape *T);
 /* 1 when the file was cut short (no trailer): it holds more frames than
@@ -685,8 +696,9 @@ WEFT_API void weft_tape_desc(const weft_tape *T, weft_desc *d);
 /* Frees a recording that was not handed to weft_replay. */
 WEFT_API void weft_tape_free(weft_tape *T);
 /* Replays T on W, which takes it over (freed by weft_close; T stays
-   readable until then). Call after weft_open and before any script runs.
-   WEFT_ESTATE as for weft_record, WEFT_EINVAL when W's desc differs from
+   readable until then). Call after weft_open and before any script runs
+   (after weft_load of weft_tape_save when the recording starts from a
+   save). WEFT_ESTATE as for weft_record, WEFT_EINVAL when W's desc differs from
    the recorded one in a field weft_tape_desc sets other than by being
    tighter. */
 WEFT_API int weft_replay(weft_state *W, weft_tape *T);

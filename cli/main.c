@@ -81,6 +81,7 @@ typedef struct config {
   double save_at;              /* --save-at N OUT: the frame after which to save, */
   const char *save_out;        /* ...into this file; NULL: no save */
   const char *load;            /* --load F: the save to go on from, NULL: none */
+  uint64_t from_task;          /* a replay from a save: the file's task (the meta) */
   weft_desc d;
 } config;
 
@@ -296,9 +297,11 @@ static int save_run(weft_state *W, weft_task task, const config *c) {
   return 0;
 }
 
-/* --load F: reads the save into W (fresh) and its file's task into
- *task; nonzero after saying why. */
-static int load_run(weft_state *W, const char *path, weft_task *task) {
+/* --load F: reads the save into W (fresh), the task of its file into
+   task, and with --record starts a recording from it; nonzero after
+   saying why. */
+static int load_run(weft_state *W, const config *c, weft_task *task) {
+  const char *path = c->load;
   FILE *f = fopen(path, "rb");
   char *buf = NULL;
   size_t n = 0, cap = 0;
@@ -325,12 +328,20 @@ static int load_run(weft_state *W, const char *path, weft_task *task) {
     memcpy(&task->id, buf + 8, sizeof task->id);
     rc = weft_load(W, buf + 16, n - 16, &err);
   }
-  free(buf);
   if (rc != WEFT_OK) {
     fprintf(stderr, "weft: --load: %s: %s\n", path, err);
+    free(buf);
     return 1;
   }
-  return 0;
+  if (c->record) { /* the meta: the save's own header (magic, task), ended as args are */
+    char meta[17] = {0};
+    memcpy(meta, buf, 16);
+    rc = weft_record_from(W, c->record, meta, sizeof meta, buf + 16, n - 16);
+    if (rc != WEFT_OK)
+      fprintf(stderr, "weft: cannot record into %s: %s\n", c->record, weft_strerror(rc));
+  }
+  free(buf);
+  return rc != WEFT_OK;
 }
 
 static int run_frames(weft_state *W, weft_task task, const config *c) {
@@ -484,7 +495,9 @@ static weft_state *open_run(config *c, char ***args, int *nargs, char ***owned) 
       weft_tape_free(T);
       return NULL;
     }
-    if (!(*owned = *args = unpack_args(meta, n, nargs))) {
+    if (weft_tape_save(T, NULL) && n == 17 && memcmp(meta, RUN_MAGIC, 8) == 0) {
+      memcpy(&c->from_task, meta + 8, sizeof c->from_task); /* no file: the save's task */
+    } else if (!(*owned = *args = unpack_args(meta, n, nargs))) {
       fprintf(stderr, "weft: out of memory\n");
       weft_tape_free(T);
       return NULL;
@@ -502,9 +515,20 @@ static weft_state *open_run(config *c, char ***args, int *nargs, char ***owned) 
     return NULL;
   }
   int rc = WEFT_OK;
+  size_t saved;
+  const void *save = T ? weft_tape_save(T, &saved) : NULL;
+  if (save) { /* a recording from a save: the world it starts from first */
+    const char *err = NULL;
+    if (!c->from_task || weft_load(W, save, saved, &err) != WEFT_OK) {
+      fprintf(stderr, "weft: %s: its save: %s\n", c->replay, err ? err : "not weft run's");
+      weft_tape_free(T);
+      weft_close(W);
+      return NULL;
+    }
+  }
   if (T) rc = weft_replay(W, T);
   if (rc != WEFT_OK) weft_tape_free(T);
-  if (rc == WEFT_OK && c->record) {
+  if (rc == WEFT_OK && c->record && !c->load) {
     size_t n;
     char *meta = pack_args(*args, *nargs, &n);
     rc = meta ? weft_record(W, c->record, meta, n) : WEFT_ENOMEM;
@@ -561,7 +585,7 @@ static int cmd_run(int argc, char **argv) {
   if (npos < 0) return 1;
   int bare = c.replay || c.load; /* no FILE.lua */
   if (npos < (bare ? 0 : 1) || (bare && npos > 0) || (c.verify && !c.replay) ||
-      (c.replay && c.record) || (c.load && (c.replay || c.record))) {
+      (c.replay && c.record) || (c.load && c.replay)) {
     fprintf(stderr, "usage: weft run FILE.lua [ARG...] [options], weft run --replay F [--verify],"
                     " weft run --load F (weft --help lists them)\n");
     return 1;
@@ -570,14 +594,16 @@ static int cmd_run(int argc, char **argv) {
   int nargs = npos;
   weft_state *W = open_run(&c, &args, &nargs, &owned);
   if (!W) return 1;
-  const char *file = c.load ? c.load : args[0];
-  weft_task task;
+  const char *file = c.load ? c.load : c.from_task ? c.replay : args[0];
+  weft_task task = {c.from_task};
   const char *err;
   if (c.load) {
-    if (load_run(W, c.load, &task)) {
+    if (load_run(W, &c, &task)) {
       weft_close(W);
       return 1;
     }
+  } else if (c.from_task) {
+    /* a replay from a save: the save's task runs on */
   } else if (set_arg(W, args, nargs),
              weft_run_file_args(W, file, nargs - 1, (const char *const *)args + 1, &task, &err) !=
                  WEFT_OK) {

@@ -453,9 +453,9 @@ static int fresh(const weft_state *W) {
          weft__sched_frame(W->S) == 0;
 }
 
-int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len) {
-  if (!W || !path || (!meta && meta_len)) return WEFT_EINVAL;
-  if (!fresh(W)) return WEFT_ESTATE;
+/* Starts a recording of W (fresh, or just loaded from save). */
+static int record(weft_state *W, const char *path, const void *meta, size_t meta_len,
+                  const void *save, size_t save_len) {
   const unsigned char *rng = weft__rng_state(W->L);
   if (!rng) return WEFT_EINVAL;
   weft_tape *T = weft__mem_calloc(W, 1, sizeof *T);
@@ -479,11 +479,29 @@ int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_l
   weft__tape_put(h, rng, RNG_BYTES);
   weft__tape_put_str(h, meta ? meta : "", meta_len);
   write_rec(T, 'H', h);
+  if (save) { /* the world it starts from */
+    h = body_of(T);
+    weft__tape_put(h, save, save_len);
+    write_rec(T, R_SAVE, h);
+  }
   if (!T->failed && fflush(T->f) != 0) T->failed = 1;
   W->tape = T;
   wrap_clocks(W);
   weft__budget_count(W); /* a replay stops every stretch where this run does */
   return T->failed ? WEFT_EIO : WEFT_OK;
+}
+
+int weft_record(weft_state *W, const char *path, const void *meta, size_t meta_len) {
+  if (!W || !path || (!meta && meta_len)) return WEFT_EINVAL;
+  if (!fresh(W)) return WEFT_ESTATE;
+  return record(W, path, meta, meta_len, NULL, 0);
+}
+
+int weft_record_from(weft_state *W, const char *path, const void *meta, size_t meta_len,
+                     const void *save, size_t save_len) {
+  if (!W || !path || (!meta && meta_len) || !save) return WEFT_EINVAL;
+  if (W->tape || !W->loaded) return WEFT_ESTATE;
+  return record(W, path, meta, meta_len, save, save_len);
 }
 
 int weft_record_stop(weft_state *W) {
@@ -549,7 +567,7 @@ static void enter_frame(weft_tape *T) {
 
 int weft_replay(weft_state *W, weft_tape *T) {
   if (!W || !T) return WEFT_EINVAL;
-  if (!fresh(W)) return WEFT_ESTATE;
+  if (T->save ? W->tape || !W->loaded : !fresh(W)) return WEFT_ESTATE;
   /* W's limits are the recording's, or tighter where the recording's were
      looser than the replaying program allows (weft_tape_desc): said. */
   if (strcmp(W->root, T->root) != 0 || weft__desc_looser(&W->desc, &T->desc)) return WEFT_EINVAL;

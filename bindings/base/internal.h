@@ -110,6 +110,7 @@ struct weft_state {
   int close_depth;   /* nested coroutine closes and task unwinds */
   int in_cleanup;    /* running finally() cleanups */
   int in_call;       /* running functions C called (weft_call) */
+  int loaded;        /* loaded from a save (weft_load), no frame since: a recording may start */
   uint64_t cserial;  /* ids given to the signals and channels C made */
 
   /* ---- hooks between the parts ---- */

@@ -186,6 +186,12 @@ static int check_records(weft_tape *T, size_t from, char *err, size_t errlen, co
     case R_INPUT:
     case R_RELOAD:
       break;
+    case R_SAVE: /* the world it starts from: before anything else */
+      if (start != from) b.bad = 1;
+      T->save = b.p;
+      T->save_len = (size_t)n;
+      b.p = b.end;
+      break;
     case R_FILE:
       weft__tape_get_u(&b, 1);
       weft__tape_get_str(&b, &sl);
@@ -360,6 +366,11 @@ const void *weft_tape_meta(const weft_tape *T, size_t *len) {
 }
 
 uint64_t weft_tape_frames(const weft_tape *T) { return T ? T->frames : 0; }
+
+const void *weft_tape_save(const weft_tape *T, size_t *len) {
+  if (len) *len = T ? T->save_len : 0;
+  return T ? T->save : NULL;
+}
 
 int weft_tape_cut(const weft_tape *T) { return T ? T->cut : 0; }
 

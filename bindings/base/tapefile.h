@@ -24,6 +24,7 @@ enum {
   R_PART = 'P',   /* a hash part's name: id, name */
   R_STEP = 'S',   /* a frame ran: flags (1: dt follows), dt, hashes */
   R_CHECK = 'K',  /* a checkpoint after a step: frames so far, checksum of every byte before */
+  R_SAVE = 'W',   /* first, when the recording starts from a save: weft_save's bytes */
   R_END = 'E'     /* the trailer: frames, checksum of everything before */
 };
 
@@ -85,6 +86,8 @@ struct weft_tape {
   /* header */
   const unsigned char *meta;
   size_t meta_len;
+  const unsigned char *save; /* the save it starts from (R_SAVE, in buf), NULL: none */
+  size_t save_len;
   unsigned char rng[RNG_BYTES];
   weft_desc desc;
   char *root;
