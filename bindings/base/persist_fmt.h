@@ -34,10 +34,10 @@
    numbers, the saving state's string hash seed, the body's length and a
    CRC-32 of the header's first 28 bytes and the body. Little-endian. */
 #define PERSIST_MAGIC "WEFTSAVE"
-#define PERSIST_VERSION 2
+#define PERSIST_VERSION 3
 #define PERSIST_HEADER 32
 
-/* A record: its kind (a byte), its payload's length (4 bytes), the
+/* A record: its kind (a byte), its payload's length (a varint), the
    payload. An object's number is its record's place, from 1. */
 enum {
   K_STR = 1, /* length, bytes */
@@ -144,16 +144,17 @@ static inline uint32_t persist_codecrc(const Proto *p) {
 
 /* ---- the reader ---- */
 
-/* One record, found by the first pass. */
+/* One record, found by the first pass. Offsets in the body fit 32 bits
+   (a save is at most 4 GiB). */
 typedef struct rrec {
+  uint32_t at, end; /* its payload in the body */
+  uint32_t fill;    /* where its contents start, after its shape */
+  uint32_t mt;      /* a table's or userdata's metatable (an object's number, 0: none), set last */
+  uint32_t saved;   /* a typed userdata: where what its saver gave is written */
+  int top;          /* a thread: its stack's top slot */
+  int size;         /* a thread: its stack's size */
   unsigned char kind;
-  size_t at, end; /* its payload in the body */
-  size_t fill;    /* where its contents start, after its shape */
-  void *p;        /* a prototype's or an upvalue's address */
-  int top;        /* a thread: its stack's top slot */
-  int size;       /* a thread: its stack's size */
-  TValue mt;      /* a table's or userdata's metatable, set last */
-  TValue saved;   /* a typed userdata: what its saver gave */
+  void *p; /* a prototype's, an upvalue's or a type's address */
 } rrec;
 
 /* The reader's state. Its arrays are userdata on L's stack: a refusal
@@ -162,17 +163,35 @@ typedef struct R {
   lua_State *L;
   const unsigned char *body;
   size_t len;
-  size_t pos, end;  /* the cursor, and the end of the record it is in */
-  lua_Integer n;    /* objects */
-  lua_Integer id;   /* the object being read, for messages (0: none) */
-  rrec *rec;        /* [1..n] */
-  TValue *val;      /* [1..n]: the object as a value (anchored in objs) */
-  int objs;         /* stack index of the table anchoring every object */
-  int names;        /* stack index of the names set */
-  int exact;        /* the saving state hashed strings as this one does */
-  lua_Integer root; /* the root's object number, 0: a scalar (rootv) */
+  size_t pos, end;            /* the cursor, and the end of the record it is in */
+  lua_Integer n;              /* objects */
+  lua_Integer id;             /* the object being read, for messages (0: none) */
+  rrec *rec;                  /* [1..n] */
+  TValue *val;                /* [1..n]: the object as a value (anchored in objs) */
+  uint32_t *order;            /* the objects by kind, each kind in order (userdata) */
+  uint32_t first[K_LAST + 2]; /* kind k's objects: order[first[k] .. first[k + 1] - 1] */
+  int objs;                   /* stack index of the table anchoring every object */
+  int names;                  /* stack index of the names set */
+  int scratch;                /* stack index of the scratch block (a userdata, or nil) */
+  void *sp;                   /* the scratch block */
+  size_t scap;                /* its size */
+  int exact;                  /* the saving state hashed strings as this one does */
+  lua_Integer root;           /* the root's object number, 0: a scalar (rootv) */
   TValue rootv;
 } R;
+
+/* A block of at least n bytes for the reader's passing use (what it held
+   before is lost). May raise (memory). */
+static inline void *persist_scratch(R *r, size_t n) {
+  if (n > r->scap) {
+    size_t cap = r->scap ? r->scap : 256;
+    while (cap < n) cap *= 2;
+    r->sp = lua_newuserdatauv(r->L, cap, 0);
+    lua_replace(r->L, r->scratch);
+    r->scap = cap;
+  }
+  return r->sp;
+}
 
 /* Refuses the save: raises "bad save: object N: ..." on r->L. */
 static inline l_noret persist_bad(R *r, const char *fmt, ...) {

@@ -350,7 +350,7 @@ void weft__persist_thread_fill(R *r, lua_Integer id) {
   if (nci > PERSIST_MAX_FRAMES) persist_bad(r, "a coroutine of %d frames", nci);
   luaL_checkstack(L, nci + 4, "too many frames");
   int mark = lua_gettop(L);
-  frame *f = nci ? lua_newuserdatauv(L, (size_t)nci * sizeof(frame), 0) : NULL;
+  frame *f = nci ? persist_scratch(r, (size_t)nci * sizeof(frame)) : NULL;
   for (int i = 0; i < nci; i++) read_frame(r, i + 1, T, top, &f[i]);
   for (int i = 0; i < nci; i++)
     check_frame(r, i + 1, T, top, i ? &f[i - 1] : NULL, &f[i], i + 1 < nci ? &f[i + 1] : NULL);

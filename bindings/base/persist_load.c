@@ -252,11 +252,10 @@ static void new_upval(R *r, lua_Integer id) {
    lies, by Lua's own lookup, and that the chains are Lua's: disjoint,
    without loops, never through a node no key ever took (free[i] 1; 2:
    a dead key), which a later insertion would take and splice a loop. */
-static void check_layout(R *r, Table *t, const unsigned char *free) {
+static void check_layout(R *r, Table *t, const unsigned char *free, unsigned char *mark) {
   lua_State *L = r->L;
   size_t n = (size_t)1 << t->lsizenode;
   int size = (int)n;
-  unsigned char *mark = lua_newuserdatauv(L, n, 0);
   memset(mark, 0, n);
   for (int i = 0; i < size; i++) { /* how many chains lead to each node */
     int j = i + gnext(gnode(t, i));
@@ -280,7 +279,15 @@ static void check_layout(R *r, Table *t, const unsigned char *free) {
     getnodekey(L, &k, nd);
     if (luaH_get(t, &k) != gval(nd)) persist_bad(r, "a key that is not where its hash leads");
   }
-  lua_pop(L, 1);
+}
+
+/* A metatable: nil (0) or a table's object number. */
+static uint32_t r_mt(R *r) {
+  unsigned tag = r_u8(r);
+  if (tag == V_NIL) return 0;
+  lua_Integer mt = tag == V_REF ? r_id(r, VALUE_KINDS, "a metatable") : 0;
+  if (!mt || !ttistable(&r->val[mt])) persist_bad(r, "a metatable not a table");
+  return (uint32_t)mt;
 }
 
 static void fill_table(R *r, lua_Integer id) {
@@ -295,7 +302,7 @@ static void fill_table(R *r, lua_Integer id) {
     luaC_barrierback(L, obj2gco(t), &v);
   }
   int exact = r->exact;
-  unsigned char *free = s.size ? lua_newuserdatauv(L, s.size, 0) : NULL;
+  unsigned char *free = s.size ? persist_scratch(r, 2 * s.size) : NULL; /* then check_layout's */
   for (size_t i = 0; i < s.size; i++) {
     Node *nd = gnode(t, i);
     unsigned tag = r->pos < r->end ? r->body[r->pos] : 0;
@@ -331,13 +338,10 @@ static void fill_table(R *r, lua_Integer id) {
   if (!s.dummy) t->lastfree = gnode(t, s.lastfree);
   invalidateTMcache(t); /* its keys may name metamethods */
   if (s.size && exact)
-    check_layout(r, t, free);
+    check_layout(r, t, free, free + s.size);
   else if (s.size) /* laid out by this state's hashes: each key again, in node order */
     luaH_resize(L, t, (unsigned)s.asize, (unsigned)s.size);
-  if (free) lua_pop(L, 1);
-  r_value(r, &r->rec[id].mt);
-  if (!ttisnil(&r->rec[id].mt) && !ttistable(&r->rec[id].mt))
-    persist_bad(r, "a metatable not a table");
+  r->rec[id].mt = r_mt(r);
 }
 
 /* The type a metatable was registered with (weft__persist_type), NULL:
@@ -363,13 +367,15 @@ static void fill_udata(R *r, lua_Integer id) {
     setobj(L, &u->uv[i].uv, &v);
     luaC_barrierback(L, obj2gco(u), &v);
   }
-  if (ti) r_value(r, &r->rec[id].saved);
-  r_value(r, &r->rec[id].mt);
-  const TValue *mt = &r->rec[id].mt;
-  persist_tinfo *mti = ttistable(mt) ? typeof_mt(r, mt) : NULL;
+  if (ti) { /* read again by finish */
+    r->rec[id].saved = (uint32_t)r->pos;
+    r_value(r, &v);
+  }
+  uint32_t mt = r->rec[id].mt = r_mt(r);
+  persist_tinfo *mti = mt ? typeof_mt(r, &r->val[mt]) : NULL;
   /* bytes go only under a metatable that takes them as bytes, and a
      type's block only under its own */
-  if (ti ? mti != ti : !ttisnil(mt) && !(mti && mti->plain))
+  if (ti ? mti != ti : mt && !(mti && mti->plain))
     persist_bad(r, "a userdata under a metatable not of its type");
 }
 
@@ -401,22 +407,26 @@ static void fill_upval(R *r, lua_Integer id) {
 
 typedef void (*pass)(R *r, lua_Integer id);
 
-/* Runs fn on each object of the kinds (a mask), in order: on its
-   shape (fill 0), or on its contents (fill 1: fn NULL only checks that
-   nothing is left of the record). */
+/* Runs fn on each object of the kinds (a mask), kind by kind, each in
+   order: on its shape (fill 0), or on its contents (fill 1: fn NULL
+   only checks that nothing is left of the record). Each fn leaves the
+   stack as it found it. */
 static void each(R *r, unsigned kinds, pass fn, int fill) {
-  for (lua_Integer id = 1; id <= r->n; id++) {
-    rrec *rc = &r->rec[id];
-    if (!(kinds & (1u << rc->kind))) continue;
-    r->id = id;
-    r->pos = fill ? rc->fill : rc->at;
-    r->end = rc->end;
-    luaL_checkstack(r->L, 20, NULL);
-    if (fn) fn(r, id);
-    if (!fill)
-      rc->fill = r->pos;
-    else if (r->pos != r->end)
-      persist_bad(r, "%zu bytes left in its record", r->end - r->pos);
+  luaL_checkstack(r->L, 20, NULL);
+  for (int k = 1; k <= K_LAST; k++) {
+    if (!(kinds & (1u << k))) continue;
+    for (uint32_t i = r->first[k]; i < r->first[k + 1]; i++) {
+      lua_Integer id = r->order[i];
+      rrec *rc = &r->rec[id];
+      r->id = id;
+      r->pos = fill ? rc->fill : rc->at;
+      r->end = rc->end;
+      if (fn) fn(r, id);
+      if (!fill)
+        rc->fill = (uint32_t)r->pos;
+      else if (r->pos != r->end)
+        persist_bad(r, "%zu bytes left in its record", r->end - r->pos);
+    }
   }
   r->id = 0;
 }
@@ -450,7 +460,7 @@ static void index_records(R *r) {
   r->pos = 0;
   r->end = r->len;
   r->n = r_u32(r);
-  if ((size_t)r->n > r->len / 5)
+  if ((size_t)r->n > r->len / 2)
     persist_bad(r, "%lld objects in %zu bytes", (long long)r->n, r->len);
   size_t root = r->pos;
   if (r_u8(r) == V_REF)
@@ -462,24 +472,29 @@ static void index_records(R *r) {
   size_t first = r->pos;
   r->rec = lua_newuserdatauv(L, (size_t)(r->n + 1) * sizeof(rrec), 0);
   r->val = lua_newuserdatauv(L, (size_t)(r->n + 1) * sizeof(TValue), 0);
+  r->order = lua_newuserdatauv(L, (size_t)(r->n + 1) * sizeof(uint32_t), 0);
   memset(r->rec, 0, (size_t)(r->n + 1) * sizeof(rrec));
   for (lua_Integer i = 0; i <= r->n; i++) setnilvalue(&r->val[i]);
   lua_createtable(L, (int)r->n, 0);
   r->objs = lua_gettop(L);
+  uint32_t count[K_LAST + 2] = {0};
   for (lua_Integer id = 1; id <= r->n; id++) {
     rrec *rc = &r->rec[id];
     rc->kind = (unsigned char)r_u8(r);
     if (rc->kind < 1 || rc->kind > K_LAST)
       persist_bad(r, "object %lld of kind %u", (long long)id, rc->kind);
-    size_t plen = r_u32(r);
+    uint64_t plen = r_var(r);
     if (plen > r->len - r->pos) persist_bad(r, "object %lld runs past the end", (long long)id);
-    rc->at = rc->fill = r->pos;
-    rc->end = r->pos + plen;
-    setnilvalue(&rc->mt);
-    setnilvalue(&rc->saved);
+    rc->at = rc->fill = (uint32_t)r->pos;
+    rc->end = (uint32_t)(r->pos + plen);
     r->pos += plen;
+    count[rc->kind]++;
   }
   if (r->pos != r->len) persist_bad(r, "%zu bytes after the last object", r->len - r->pos);
+  r->first[1] = 0; /* each kind's objects, in order */
+  for (int k = 1; k <= K_LAST; k++) r->first[k + 1] = r->first[k] + count[k];
+  memcpy(count, r->first, sizeof count);
+  for (lua_Integer id = 1; id <= r->n; id++) r->order[count[r->rec[id].kind]++] = (uint32_t)id;
   if (r->body[root] == V_REF) {
     r->pos = root + 1;
     r->end = first;
@@ -495,19 +510,25 @@ static void finish(R *r) {
     persist_tinfo *ti = rc->p;
     if (rc->kind != K_UDATA || ti == NULL) continue;
     int top = lua_gettop(L);
+    TValue saved;
+    r->id = id;
+    r->pos = rc->saved;
+    r->end = rc->end;
+    r_value(r, &saved); /* as fill_udata read it */
+    r->id = 0;
     setobj2s(L, L->top, &r->val[id]);
     L->top++;
-    setobj2s(L, L->top, &rc->saved);
+    setobj2s(L, L->top, &saved);
     L->top++;
     ti->load(L, lua_touserdata(L, top + 1), uvalue(&r->val[id])->len, ti->ud);
     lua_settop(L, top);
   }
   for (lua_Integer id = 1; id <= r->n; id++) {
     rrec *rc = &r->rec[id];
-    if ((rc->kind != K_TABLE && rc->kind != K_UDATA) || ttisnil(&rc->mt)) continue;
+    if ((rc->kind != K_TABLE && rc->kind != K_UDATA) || !rc->mt) continue;
     setobj2s(L, L->top, &r->val[id]);
     L->top++;
-    setobj2s(L, L->top, &rc->mt);
+    setobj2s(L, L->top, &r->val[rc->mt]);
     L->top++;
     lua_setmetatable(L, -2);
     lua_pop(L, 1);
@@ -520,6 +541,9 @@ int weft__persist_read(lua_State *L) {
   r.L = L;
   r.names = 1;
   luaL_checkstack(L, 30, NULL);
+  lua_settop(L, 3);
+  lua_pushnil(L);
+  r.scratch = lua_gettop(L);
   header(&r, lua_touserdata(L, 2), (size_t)lua_tointeger(L, 3));
   index_records(&r);
   each(&r, 1u << K_STR, new_string, 0);

@@ -28,13 +28,34 @@ enum {
 };
 
 typedef struct wobj {
-  lua_Integer parent; /* the object it was reached from, 0: the root */
-  lua_Integer aux;
+  TValue key;      /* E_VAL: the table key it was met at (an object of the save, or a scalar) */
+  uint32_t parent; /* the object it was reached from, 0: the root */
+  uint32_t aux;
   unsigned char kind, edge;
 } wobj;
 
+/* An entry of the map from what the writer met to its number: a value
+   (tag its variant: a collectable's address, a light function's or
+   userdata's pointer) or a part (tag PART | kind: a prototype's or an
+   upvalue's address, a chunk's name). A long string is keyed by its
+   contents, as a Lua table keys it. */
+typedef struct ment {
+  const void *p;
+  uint32_t id;        /* 0: not numbered yet (a name, a shared text) */
+  unsigned char tag;  /* 0: an empty entry */
+  unsigned char kind; /* what it is written as; 0: by its type */
+} ment;
+
+#define PART 0x80
+
+/* A dead key's place in the save and the object it was. */
+typedef struct wdead {
+  const void *gc;
+  size_t at;
+} wdead;
+
 /* Stack slots of the writer's own values. */
-enum { S_NAMES = 1, S_ROOT, S_BUF, S_OBJV, S_SEEN, S_ISEEN, S_OBJS, S_EKEY, S_CHUNKS, S_DEAD };
+enum { S_NAMES = 1, S_ROOT, S_BUF, S_OBJV, S_MAP, S_DEADV, S_OBJS, S_CHUNKS };
 
 typedef struct W {
   lua_State *L;
@@ -42,9 +63,12 @@ typedef struct W {
   size_t n, cap;
   wobj *o; /* [1..count] (userdata at S_OBJV) */
   size_t ocap;
+  ment *m; /* the map, open addressing (userdata at S_MAP) */
+  size_t mcap, mn;
+  wdead *dead; /* dead keys to settle at the end (userdata at S_DEADV) */
+  size_t dcap, ndead;
   lua_Integer count; /* objects numbered */
   lua_Integer cur;   /* the object being written, 0: the root */
-  lua_Integer ndead; /* dead keys to settle at the end */
 } W;
 
 #define MAXDELTA 65535 /* lfunc.c's: the longest step of the tbc list */
@@ -172,7 +196,7 @@ static void pushlabel(W *w, lua_Integer id) {
   wobj *o = &w->o[id];
   switch (o->edge) {
   case E_VAL:
-    lua_rawgeti(L, S_EKEY, id);
+    pushtv(L, &o->key);
     pushkey(L, lua_gettop(L));
     lua_remove(L, -2);
     break;
@@ -196,7 +220,7 @@ static void pushlabel(W *w, lua_Integer id) {
     lua_rawgeti(L, S_OBJS, o->parent);
     if (lua_type(L, -1) == LUA_TFUNCTION && !lua_iscfunction(L, -1)) {
       const Proto *p = clLvalue(s2v(L->top - 1))->p;
-      if (o->aux >= 1 && o->aux <= p->sizeupvalues && p->upvalues[o->aux - 1].name)
+      if (o->aux >= 1 && (int)o->aux <= p->sizeupvalues && p->upvalues[o->aux - 1].name)
         name = getstr(p->upvalues[o->aux - 1].name);
     }
     lua_pop(L, 1);
@@ -263,6 +287,87 @@ static l_noret fail(W *w, const char *fmt, ...) {
 
 /* ---- numbering ---- */
 
+/* The value at stack index idx, as Lua keeps it. */
+static TValue *at(lua_State *L, int idx) { return s2v(L->ci->func + lua_absindex(L, idx)); }
+
+/* Whether the key (p, tag) is a long string, keyed by its contents. */
+static int bycontent(const void *p, int tag) {
+  return (tag & ~PART) == LUA_VLNGSTR ||
+         (tag == (PART | K_CHUNK) && ((const TString *)p)->tt == LUA_VLNGSTR);
+}
+
+static size_t mhash(const void *p, int tag) {
+  uint64_t h = bycontent(p, tag) ? luaS_hashlongstr((TString *)p) : (uint64_t)(uintptr_t)p >> 3;
+  h = (h ^ (uint64_t)tag << 56) * 0x9e3779b97f4a7c15u;
+  return (size_t)(h >> 29);
+}
+
+/* The entry of (p, tag), or the empty one where it would go. */
+static ment *mfind(W *w, const void *p, int tag) {
+  size_t mask = w->mcap - 1, i = mhash(p, tag) & mask;
+  int lng = bycontent(p, tag);
+  for (;; i = (i + 1) & mask) {
+    ment *e = &w->m[i];
+    if (e->tag == 0) return e;
+    if (e->tag == tag && (e->p == p || (lng && luaS_eqlngstr((TString *)e->p, (TString *)p))))
+      return e;
+  }
+}
+
+/* Makes the map cap entries (a power of 2), its entries moved over. May
+   raise (memory). */
+static void mgrow(W *w, size_t cap) {
+  ment *old = w->m, *m = lua_newuserdatauv(w->L, cap * sizeof *m, 0);
+  memset(m, 0, cap * sizeof *m);
+  size_t ocap = w->mcap;
+  w->m = m;
+  w->mcap = cap;
+  for (size_t i = 0; i < ocap; i++)
+    if (old[i].tag) *mfind(w, old[i].p, old[i].tag) = old[i];
+  lua_replace(w->L, S_MAP); /* the old map goes only now */
+}
+
+/* Adds (p, tag), not in the map: its entry. The map stays at most half
+   full. May raise (memory). */
+static ment *madd(W *w, const void *p, int tag) {
+  if ((w->mn + 1) * 2 > w->mcap) mgrow(w, w->mcap * 2);
+  ment *e = mfind(w, p, tag);
+  e->p = p;
+  e->tag = (unsigned char)tag;
+  e->id = 0;
+  e->kind = 0;
+  w->mn++;
+  return e;
+}
+
+/* The key a value is mapped by: its address or pointer; NULL for what
+   is written as it is (nil, booleans, numbers). */
+static const void *keyof(const TValue *v) {
+  if (iscollectable(v)) return gcvalue(v);
+  if (ttislcf(v)) return (const void *)(uintptr_t)fvalue(v);
+  if (ttislightuserdata(v)) return pvalue(v);
+  return NULL;
+}
+
+/* Marks every key of the names set's table slot as written as kind
+   (the values the set names; the shared texts). */
+static void mseed(W *w, int slot, int kind) {
+  lua_State *L = w->L;
+  lua_rawgeti(L, S_NAMES, slot);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    const TValue *k = s2v(L->top - 2);
+    const void *p = keyof(k);
+    if (p) {
+      ment *e = mfind(w, p, ttypetag(k));
+      if (e->tag == 0) e = madd(w, p, ttypetag(k));
+      e->kind = (unsigned char)kind;
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
 static lua_Integer newobj(W *w, int kind, int edge, lua_Integer aux) {
   if ((size_t)w->count + 1 >= w->ocap) {
     size_t cap = w->ocap ? w->ocap * 2 : 256;
@@ -273,77 +378,61 @@ static lua_Integer newobj(W *w, int kind, int edge, lua_Integer aux) {
     w->ocap = cap;
   }
   lua_Integer id = ++w->count;
-  w->o[id].parent = w->cur;
-  w->o[id].aux = aux;
+  w->o[id].parent = (uint32_t)w->cur;
+  w->o[id].aux = (uint32_t)aux;
+  setnilvalue(&w->o[id].key);
   w->o[id].kind = (unsigned char)kind;
   w->o[id].edge = (unsigned char)edge;
   return id;
 }
 
-/* The value at stack index idx, as Lua keeps it. */
-static TValue *at(lua_State *L, int idx) { return s2v(L->ci->func + lua_absindex(L, idx)); }
+static int kindof(const TValue *v) {
+  switch (ttypetag(v)) {
+  case LUA_VSHRSTR:
+  case LUA_VLNGSTR:
+    return K_STR;
+  case LUA_VTABLE:
+    return K_TABLE;
+  case LUA_VUSERDATA:
+    return K_UDATA;
+  case LUA_VTHREAD:
+    return K_THREAD;
+  case LUA_VLCL:
+    return K_LCL;
+  case LUA_VCCL:
+    return K_CCL;
+  default:
+    return 0; /* a light C function or light userdata: only by name */
+  }
+}
 
-/* The number of the object at idx, numbering it when it is new; key is
-   the stack index of the table key it was met at (E_VAL), else 0. */
-static lua_Integer ref(W *w, int idx, int edge, lua_Integer aux, int key) {
+/* The number of the value v (an object, a light function or userdata),
+   numbering it when it is new; key: the table key it was met at (E_VAL),
+   else NULL. */
+static lua_Integer ref(W *w, const TValue *v, int edge, lua_Integer aux, const TValue *key) {
   lua_State *L = w->L;
-  lua_pushvalue(L, idx);
-  if (lua_rawget(L, S_SEEN) == LUA_TNUMBER) {
-    lua_Integer id = lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    return id;
-  }
-  lua_pop(L, 1);
-  int kind = 0;
-  lua_rawgeti(L, S_NAMES, N_BYVALUE);
-  lua_pushvalue(L, idx);
-  if (lua_rawget(L, -2) == LUA_TSTRING) kind = K_NAMED;
-  lua_pop(L, 2);
-  if (!kind) {
-    switch (ttypetag(at(L, idx))) {
-    case LUA_VSHRSTR:
-    case LUA_VLNGSTR:
-      kind = K_STR;
-      lua_rawgeti(L, S_NAMES, N_SHAREDBY);
-      lua_pushvalue(L, idx);
-      if (lua_rawget(L, -2) == LUA_TSTRING) kind = K_TEXT;
-      lua_pop(L, 2);
-      break;
-    case LUA_VTABLE:
-      kind = K_TABLE;
-      break;
-    case LUA_VUSERDATA:
-      kind = K_UDATA;
-      break;
-    case LUA_VTHREAD:
-      kind = K_THREAD;
-      break;
-    case LUA_VLCL:
-      kind = K_LCL;
-      break;
-    case LUA_VCCL:
-      kind = K_CCL;
-      break;
-    default:
-      break; /* a light C function or light userdata */
-    }
-  }
+  const void *p = keyof(v);
+  int tag = ttypetag(v);
+  if ((w->mn + 1) * 2 > w->mcap) mgrow(w, w->mcap * 2); /* room to add it below */
+  ment *e = mfind(w, p, tag);
+  if (e->tag && e->id) return e->id;
+  int kind = e->tag && e->kind ? e->kind : kindof(v);
   lua_Integer id = newobj(w, kind, edge, aux);
-  if (key) {
-    lua_pushvalue(L, key);
-    lua_rawseti(L, S_EKEY, id);
-  }
-  lua_pushvalue(L, idx);
-  lua_rawseti(L, S_OBJS, id);
-  if (!kind) { /* the message names its path: give it a number for that */
+  if (key) w->o[id].key = *key;
+  pushtv(L, v);
+  lua_rawseti(L, S_OBJS, id); /* what the map keys by stays alive */
+  if (!kind) {                /* the message names its path: give it a number for that */
     w->cur = id;
-    if (lua_type(L, idx) == LUA_TLIGHTUSERDATA)
-      fail(w, "light userdata %p has no name", lua_touserdata(L, idx));
-    fail(w, "C function %p has no name", lua_topointer(L, idx));
+    if (ttislightuserdata(v)) fail(w, "light userdata %p has no name", pvalue(v));
+    fail(w, "C function %p has no name", p);
   }
-  lua_pushvalue(L, idx);
-  lua_pushinteger(L, id);
-  lua_rawset(L, S_SEEN);
+  if (!e->tag) { /* newobj and S_OBJS leave the map as it was */
+    e->p = p;
+    e->tag = (unsigned char)tag;
+    e->kind = 0;
+    w->mn++;
+  }
+  e->id = (uint32_t)id;
   return id;
 }
 
@@ -351,58 +440,57 @@ static lua_Integer ref(W *w, int idx, int edge, lua_Integer aux, int key) {
    upvalue: by address; a chunk: by name), anchor on top (popped). */
 static lua_Integer iref(W *w, int kind, int edge, lua_Integer aux) {
   lua_State *L = w->L;
-  lua_pushvalue(L, -1);
-  if (lua_rawget(L, S_ISEEN) == LUA_TNUMBER) {
-    lua_Integer id = lua_tointeger(L, -1);
-    lua_pop(L, 2);
-    return id;
+  const TValue *a = s2v(L->top - 1);
+  const void *p = ttislightuserdata(a) ? pvalue(a) : (const void *)tsvalue(a);
+  ment *e = mfind(w, p, PART | kind);
+  if (e->tag) {
+    lua_pop(L, 1);
+    return e->id;
   }
-  lua_pop(L, 1);
   lua_Integer id = newobj(w, kind, edge, aux);
-  lua_pushvalue(L, -1);
   lua_rawseti(L, S_OBJS, id);
-  lua_pushinteger(L, id);
-  lua_rawset(L, S_ISEEN);
+  madd(w, p, PART | kind)->id = (uint32_t)id;
   return id;
 }
 
-/* Writes the value at idx (met at edge, aux; key as ref's). */
-static void w_value(W *w, int idx, int edge, lua_Integer aux, int key) {
-  lua_State *L = w->L;
-  idx = lua_absindex(L, idx);
-  switch (lua_type(L, idx)) {
-  case LUA_TNIL:
+/* Writes the value v (met at edge, aux; key as ref's). */
+static void w_tv(W *w, const TValue *v, int edge, lua_Integer aux, const TValue *key) {
+  switch (ttypetag(v)) {
+  case LUA_VNIL:
+  case LUA_VEMPTY:
+  case LUA_VABSTKEY:
     w_u8(w, V_NIL);
     break;
-  case LUA_TBOOLEAN:
-    w_u8(w, lua_toboolean(L, idx) ? V_TRUE : V_FALSE);
+  case LUA_VFALSE:
+    w_u8(w, V_FALSE);
     break;
-  case LUA_TNUMBER:
-    if (lua_isinteger(L, idx)) {
-      w_u8(w, V_INT);
-      w_int(w, lua_tointeger(L, idx));
-    } else {
-      lua_Number d = lua_tonumber(L, idx);
-      uint64_t u;
-      memcpy(&u, &d, sizeof u);
-      w_u8(w, V_FLT);
-      w_u32(w, (uint32_t)u);
-      w_u32(w, (uint32_t)(u >> 32));
-    }
+  case LUA_VTRUE:
+    w_u8(w, V_TRUE);
     break;
+  case LUA_VNUMINT:
+    w_u8(w, V_INT);
+    w_int(w, ivalue(v));
+    break;
+  case LUA_VNUMFLT: {
+    lua_Number d = fltvalue(v);
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    w_u8(w, V_FLT);
+    w_u32(w, (uint32_t)u);
+    w_u32(w, (uint32_t)(u >> 32));
+    break;
+  }
   default: {
-    lua_Integer id = ref(w, idx, edge, aux, key);
+    lua_Integer id = ref(w, v, edge, aux, key);
     w_u8(w, V_REF);
     w_var(w, (uint64_t)id);
   }
   }
 }
 
-/* Writes the raw value v (pushed and popped). */
-static void w_tv(W *w, const TValue *v, int edge, lua_Integer aux, int key) {
-  pushtv(w->L, v);
-  w_value(w, -1, edge, aux, key);
-  lua_pop(w->L, 1);
+/* Writes the value at stack index idx. */
+static void w_value(W *w, int idx, int edge, lua_Integer aux) {
+  w_tv(w, at(w->L, idx), edge, aux, NULL);
 }
 
 /* ---- code: a function is its chunk's text and its place in it ---- */
@@ -534,7 +622,7 @@ static void w_chunk(W *w) {
   int same = len == tlen && memcmp(name, text, len) == 0;
   w_u8(w, (unsigned)same);
   w_bytes(w, name, len);
-  if (!same) w_var(w, (uint64_t)ref(w, -1, E_TEXT, 0, 0));
+  if (!same) w_var(w, (uint64_t)ref(w, at(L, -1), E_TEXT, 0, NULL));
 }
 
 /* A shared chunk's text: the chunk's name, the text's length and CRC. */
@@ -560,6 +648,21 @@ static void w_named(W *w) {
   w_string(w, -1);
 }
 
+/* Notes a dead key about to be written (its 4 bytes next), the object
+   it was at gc. */
+static void dead(W *w, const void *gc) {
+  if (w->ndead == w->dcap) {
+    size_t cap = w->dcap ? w->dcap * 2 : 64;
+    wdead *d = lua_newuserdatauv(w->L, cap * sizeof *d, 0);
+    if (w->ndead) memcpy(d, w->dead, w->ndead * sizeof *d);
+    lua_replace(w->L, S_DEADV);
+    w->dead = d;
+    w->dcap = cap;
+  }
+  w->dead[w->ndead].gc = gc;
+  w->dead[w->ndead++].at = w->n;
+}
+
 static void w_table(W *w) {
   lua_State *L = w->L;
   Table *t = hvalue(s2v(L->top - 1));
@@ -572,7 +675,7 @@ static void w_table(W *w) {
     w_u8(w, t->lsizenode);
     w_var(w, (uint64_t)(t->lastfree - t->node));
   }
-  for (unsigned i = 0; i < asize; i++) w_tv(w, &t->array[i], E_IDX, (lua_Integer)i + 1, 0);
+  for (unsigned i = 0; i < asize; i++) w_tv(w, &t->array[i], E_IDX, (lua_Integer)i + 1, NULL);
   for (unsigned i = 0; i < size; i++) {
     Node *nd = gnode(t, i);
     if (keyisnil(nd))
@@ -580,28 +683,23 @@ static void w_table(W *w) {
     else if (keyisdead(nd)) {
       /* the object it was, if the save holds it, is known at the end */
       w_u8(w, V_DEAD);
-      lua_pushinteger(L, (lua_Integer)w->n);
-      lua_rawseti(L, S_DEAD, ++w->ndead);
-      lua_pushlightuserdata(L, gcvalueraw(keyval(nd)));
-      lua_rawseti(L, S_DEAD, ++w->ndead);
+      dead(w, gcvalueraw(keyval(nd)));
       w_u32(w, 0);
     } else {
       TValue k;
       getnodekey(L, &k, nd);
-      pushtv(L, &k);
-      w_value(w, -1, E_KEY, 0, 0);
+      w_tv(w, &k, E_KEY, 0, NULL);
       if (isempty(gval(nd)))
         w_u8(w, V_NIL);
       else
-        w_tv(w, gval(nd), E_VAL, 0, lua_gettop(L));
-      lua_pop(L, 1);
+        w_tv(w, gval(nd), E_VAL, 0, &k);
     }
     w_int(w, gnext(nd));
   }
   if (t->metatable) {
     sethvalue2s(L, L->top, t->metatable);
     L->top++;
-    w_value(w, -1, E_MT, 0, 0);
+    w_value(w, -1, E_MT, 0);
   } else
     w_u8(w, V_NIL);
 }
@@ -634,7 +732,7 @@ static void w_udata(W *w) {
   lua_settop(L, obj);
   for (int i = 1; i <= u->nuvalue; i++) {
     lua_getiuservalue(L, obj, i);
-    w_value(w, -1, E_UV, i, 0);
+    w_value(w, -1, E_UV, i);
     lua_pop(L, 1);
   }
   if (!ti->plain) {
@@ -642,11 +740,11 @@ static void w_udata(W *w) {
     ti->save(L, block, u->len, ti->ud);
     if (lua_gettop(L) != obj + 2)
       fail(w, "a saver pushed %d values, not 1", lua_gettop(L) - obj - 1);
-    w_value(w, -1, E_SAVER, 0, 0);
+    w_value(w, -1, E_SAVER, 0);
     lua_settop(L, obj);
   }
   lua_getmetatable(L, obj);
-  w_value(w, -1, E_MT, 0, 0);
+  w_value(w, -1, E_MT, 0);
 }
 
 static void w_lclosure(W *w) {
@@ -670,7 +768,7 @@ static void w_cclosure(W *w) {
   w_string(w, -1);
   lua_pop(L, 2);
   w_var(w, cl->nupvalues);
-  for (int i = 0; i < cl->nupvalues; i++) w_tv(w, &cl->upvalue[i], E_CUPV, i + 1, 0);
+  for (int i = 0; i < cl->nupvalues; i++) w_tv(w, &cl->upvalue[i], E_CUPV, i + 1, NULL);
 }
 
 /* A coroutine a save can hold: not the main thread, not running nor
@@ -703,13 +801,13 @@ static void w_upval(W *w) {
       w_u8(w, 1);
       setthvalue2s(L, L->top, T);
       L->top++;
-      w_value(w, -1, E_OWNER, 0, 0);
+      w_value(w, -1, E_OWNER, 0);
       w_var(w, (uint64_t)(uplevel(uv) - T->stack));
       return;
     }
   }
   w_u8(w, 0);
-  w_tv(w, uv->v, E_CLOSED, 0, 0);
+  w_tv(w, uv->v, E_CLOSED, 0, NULL);
 }
 
 #if defined(LUA_COMPAT_LT_LE)
@@ -772,18 +870,19 @@ static void w_thread(W *w) {
   w_var(w, (uint64_t)stacksize(T));
   w_var(w, (uint64_t)top);
   luaL_checkstack(L, 8, NULL);
-  for (lua_Integer s = 1; s < top; s++) w_tv(w, s2v(T->stack + s), E_SLOT, s, 0);
+  for (lua_Integer s = 1; s < top; s++) w_tv(w, s2v(T->stack + s), E_SLOT, s, NULL);
   w_var(w, (uint64_t)T->errfunc / sizeof(StackValue));
   /* the to-be-closed list, innermost first, then written outermost first */
-  int *slot = lua_newuserdatauv(L, (size_t)top * sizeof(int), 0), ntbc = 0;
-  for (StkId tbc = T->tbclist; tbc > T->stack && ntbc < top;) {
+  int few[16], *slot = few, ntbc = 0;
+  if (T->tbclist > T->stack && top > 16) slot = lua_newuserdatauv(L, (size_t)top * sizeof(int), 0);
+  for (StkId tbc = T->tbclist; tbc > T->stack && ntbc < (slot == few ? 16 : top);) {
     slot[ntbc++] = (int)(tbc - T->stack);
     tbc -= tbc->tbclist.delta;
     while (tbc > T->stack && tbc->tbclist.delta == 0) tbc -= MAXDELTA;
   }
   w_var(w, (uint64_t)ntbc);
   while (ntbc > 0) w_var(w, (uint64_t)slot[--ntbc]);
-  lua_pop(L, 1);
+  if (slot != few) lua_pop(L, 1);
   int nci = 0;
   if (T->status == LUA_YIELD)
     for (CallInfo *ci = T->ci; ci != &T->base_ci; ci = ci->previous) nci++;
@@ -802,8 +901,8 @@ static void record(W *w, lua_Integer id) {
   luaL_checkstack(L, 40, NULL);
   w->cur = id;
   w_u8(w, w->o[id].kind);
-  size_t at = w->n;
-  w_u32(w, 0);
+  size_t at = w->n, dead = w->ndead;
+  w_u8(w, 0); /* the payload's length, a varint: one byte if under 128 */
   lua_rawgeti(L, S_OBJS, id);
   switch (w->o[id].kind) {
   case K_STR:
@@ -841,37 +940,46 @@ static void record(W *w, lua_Integer id) {
     break;
   }
   lua_settop(L, top);
-  if (w->n - at - 4 > UINT32_MAX) fail(w, "an object of over 4 GiB");
-  put32(w->p + at, (uint32_t)(w->n - at - 4));
+  size_t len = w->n - at - 1, more = 0;
+  if (len > UINT32_MAX) fail(w, "an object of over 4 GiB");
+  for (size_t v = len >> 7; v; v >>= 7) more++;
+  if (more) { /* the payload moves up to make room */
+    need(w, more);
+    memmove(w->p + at + 1 + more, w->p + at + 1, len);
+    w->n += more;
+    for (size_t i = dead; i < w->ndead; i++) w->dead[i].at += more;
+  }
+  for (size_t i = 0; i < more; i++, len >>= 7) w->p[at + i] = (unsigned char)(len | 128);
+  w->p[at + more] = (unsigned char)len;
+}
+
+static int dead_order(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const wdead *)a)->gc, y = (uintptr_t)((const wdead *)b)->gc;
+  return (x > y) - (x < y);
 }
 
 /* Points each dead key at the object it was, when the save holds it
    (a script's next(t, k) over a key removed while it walked finds its
-   place by that object). */
+   place by that object): the dead keys sorted by address, each object
+   of the map looked up among them. O(objects * log(dead keys)). */
 static void settle_dead(W *w) {
-  lua_State *L = w->L;
   if (w->ndead == 0) return;
-  lua_newtable(L);
-  int map = lua_gettop(L);
-  lua_pushnil(L);
-  while (lua_next(L, S_SEEN)) {
-    const TValue *k = s2v(L->top - 2);
-    if (iscollectable(k)) {
-      lua_pushlightuserdata(L, gcvalue(k));
-      lua_pushvalue(L, -2);
-      lua_rawset(L, map);
+  qsort(w->dead, w->ndead, sizeof *w->dead, dead_order);
+  for (size_t i = 0; i < w->mcap; i++) {
+    const ment *e = &w->m[i];
+    if (!e->id || (e->tag & PART) || e->tag == LUA_VLCF || e->tag == LUA_VLIGHTUSERDATA) continue;
+    uintptr_t gc = (uintptr_t)e->p;
+    size_t lo = 0, hi = w->ndead; /* the first dead key at gc or above */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if ((uintptr_t)w->dead[mid].gc < gc)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    lua_pop(L, 1);
+    for (; lo < w->ndead && (uintptr_t)w->dead[lo].gc == gc; lo++)
+      put32(w->p + w->dead[lo].at, e->id);
   }
-  for (lua_Integer i = 1; i < w->ndead; i += 2) {
-    lua_rawgeti(L, S_DEAD, i);
-    size_t off = (size_t)lua_tointeger(L, -1);
-    lua_rawgeti(L, S_DEAD, i + 1);
-    lua_rawget(L, map);
-    put32(w->p + off, (uint32_t)lua_tointeger(L, -1));
-    lua_pop(L, 2);
-  }
-  lua_pop(L, 1);
 }
 
 int weft__persist_write(lua_State *L) {
@@ -879,13 +987,16 @@ int weft__persist_write(lua_State *L) {
   w.L = L;
   luaL_checkstack(L, 20, NULL);
   lua_settop(L, S_ROOT);
-  lua_pushnil(L); /* S_BUF */
-  lua_pushnil(L); /* S_OBJV */
-  for (int i = S_SEEN; i <= S_DEAD; i++) lua_newtable(L);
+  for (int i = S_BUF; i <= S_DEADV; i++) lua_pushnil(L);
+  lua_newtable(L); /* S_OBJS */
+  lua_newtable(L); /* S_CHUNKS */
   need(&w, PERSIST_HEADER + 4);
   memset(w.p, 0, PERSIST_HEADER + 4);
   w.n = PERSIST_HEADER + 4;
-  w_value(&w, S_ROOT, E_ROOT, 0, 0);
+  mgrow(&w, 1024);
+  mseed(&w, N_BYVALUE, K_NAMED);
+  mseed(&w, N_SHAREDBY, K_TEXT);
+  w_value(&w, S_ROOT, E_ROOT, 0);
   for (lua_Integer id = 1; id <= w.count; id++) record(&w, id);
   if (w.n - PERSIST_HEADER > UINT32_MAX || w.count > UINT32_MAX) {
     w.cur = 0;
