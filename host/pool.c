@@ -129,43 +129,73 @@ void weft__side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud) {
   t->nblocks = 0;
 }
 
-/* A free slot is written as its header alone (its generation and the
-   next free slot): the rest of it is not state, a slot being cleared
-   when it is taken. */
+/* A slot goes out as its header (its generation and next free slot),
+   then, when it is live, a bit for each byte of the rest that is not
+   zero, and those bytes. A free slot is its header alone: the rest of
+   it is not state, a slot being cleared when it is taken. */
+#define BODY(p) ((p)->elem_size - sizeof(weft_slot))
+#define PACKED(p) (sizeof(weft_slot) + (BODY(p) + 7) / 8 + BODY(p)) /* at most */
+
+/* Packs the live slot at slot into out: its bytes as written. */
+static size_t pack(const weft_pool *p, const unsigned char *slot, unsigned char *out) {
+  size_t nb = BODY(p), nmask = (nb + 7) / 8, n = sizeof(weft_slot) + nmask;
+  const unsigned char *body = slot + sizeof(weft_slot);
+  memcpy(out, slot, sizeof(weft_slot));
+  unsigned char *mask = out + sizeof(weft_slot);
+  memset(mask, 0, nmask);
+  for (size_t i = 0; i < nb; i++)
+    if (body[i]) {
+      mask[i / 8] |= (unsigned char)(1u << (i % 8));
+      out[n++] = body[i];
+    }
+  return n;
+}
+
 int weft__pool_save(const weft_pool *p, weft_wire *w, int (*out)(void *ud, void *copy), void *ud) {
   uint32_t head[4] = {p->elem_size, p->nchunks, p->free_head, p->used};
   if (!weft__wire_bytes(w, head, sizeof head)) return 0;
-  void *buf = out ? p->alloc(p->alloc_ud, NULL, 0, p->elem_size) : NULL;
-  if (out && !buf) return weft__wire_fail(w, "out of memory");
+  size_t size = p->elem_size + PACKED(p); /* a copy, then it packed */
+  unsigned char *buf = p->nchunks ? p->alloc(p->alloc_ud, NULL, 0, size) : NULL;
+  if (p->nchunks && !buf) return weft__wire_fail(w, "out of memory");
+  unsigned char *packed = buf ? buf + p->elem_size : NULL;
   int ok = 1;
   for (uint32_t c = 0; ok && c < p->nchunks; c++) {
-    const char *chunk = p->chunks[c];
+    const unsigned char *chunk = p->chunks[c];
     for (uint32_t i = 0; ok && i < WEFT_POOL_CHUNK; i++) {
-      const void *slot = chunk + (size_t)i * p->elem_size;
-      if (!weft__slot_live(slot))
+      const unsigned char *slot = chunk + (size_t)i * p->elem_size;
+      if (!weft__slot_live(slot)) {
         ok = weft__wire_bytes(w, (void *)slot, sizeof(weft_slot));
-      else if (!out)
-        ok = weft__wire_bytes(w, (void *)slot, p->elem_size);
-      else {
-        memcpy(buf, slot, p->elem_size);
-        ok = out(ud, buf) && weft__wire_bytes(w, buf, p->elem_size);
+        continue;
       }
+      if (out) {
+        memcpy(buf, slot, p->elem_size);
+        if (!(ok = out(ud, buf))) break;
+        slot = buf;
+      }
+      ok = weft__wire_bytes(w, packed, pack(p, slot, packed));
     }
   }
-  if (buf) p->alloc(p->alloc_ud, buf, p->elem_size, 0);
+  if (buf) p->alloc(p->alloc_ud, buf, size, 0);
   return ok;
 }
 
-/* A chunk's slots as weft__pool_save wrote them (a free one zeroed past
-   its header). */
-static int chunk_in(weft_pool *p, weft_wire *w, char *chunk) {
+/* A chunk's slots as weft__pool_save wrote them; tmp holds a slot's
+   packed bytes. */
+static int chunk_in(weft_pool *p, weft_wire *w, unsigned char *chunk, unsigned char *tmp) {
+  size_t nb = BODY(p), nmask = (nb + 7) / 8;
   memset(chunk, 0, (size_t)p->elem_size * WEFT_POOL_CHUNK);
   for (uint32_t i = 0; i < WEFT_POOL_CHUNK; i++) {
-    char *slot = chunk + (size_t)i * p->elem_size;
+    unsigned char *slot = chunk + (size_t)i * p->elem_size, *body = slot + sizeof(weft_slot);
     if (!weft__wire_bytes(w, slot, sizeof(weft_slot))) return 0;
-    if (weft__slot_live(slot) &&
-        !weft__wire_bytes(w, slot + sizeof(weft_slot), p->elem_size - sizeof(weft_slot)))
-      return 0;
+    if (!weft__slot_live(slot)) continue;
+    const unsigned char *mask = tmp, *byte = tmp + nmask;
+    size_t n = 0;
+    if (!weft__wire_bytes(w, tmp, nmask)) return 0;
+    for (size_t k = 0; k < nmask; k++)
+      for (unsigned b = mask[k]; b; b &= b - 1) n++;
+    if (n > nb || !weft__wire_bytes(w, tmp + nmask, n)) return 0;
+    for (size_t k = 0; k < nb; k++)
+      if ((mask[k / 8] >> (k % 8)) & 1) body[k] = *byte++;
   }
   return 1;
 }
@@ -182,15 +212,22 @@ int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot)
   p->chunks = p->alloc(p->alloc_ud, NULL, 0, sizeof(void *) * cap);
   if (!p->chunks) return weft__wire_fail(w, "out of memory");
   p->cap_chunks = cap;
-  size_t bytes = (size_t)p->elem_size * WEFT_POOL_CHUNK;
-  for (uint32_t c = 0; c < head[1]; c++) {
-    char *chunk = p->alloc(p->alloc_ud, NULL, 0, bytes);
-    if (!chunk) return weft__wire_fail(w, "out of memory");
+  size_t bytes = (size_t)p->elem_size * WEFT_POOL_CHUNK, tsize = PACKED(p);
+  unsigned char *tmp = head[1] ? p->alloc(p->alloc_ud, NULL, 0, tsize) : NULL;
+  if (head[1] && !tmp) return weft__wire_fail(w, "out of memory");
+  int ok = 1;
+  for (uint32_t c = 0; ok && c < head[1]; c++) {
+    unsigned char *chunk = p->alloc(p->alloc_ud, NULL, 0, bytes);
+    if (!chunk) {
+      ok = weft__wire_fail(w, "out of memory");
+      break;
+    }
     p->chunks[p->nchunks++] = chunk;
-    int ok = chunk_in(p, w, chunk);
+    ok = chunk_in(p, w, chunk, tmp);
     for (uint32_t i = 0; in && i < WEFT_POOL_CHUNK; i++) in(ud, chunk + (size_t)i * p->elem_size);
-    if (!ok) return 0;
   }
+  if (tmp) p->alloc(p->alloc_ud, tmp, tsize, 0);
+  if (!ok) return 0;
   p->free_head = head[2];
   p->used = head[3];
   uint32_t n = weft__pool_capacity(p), nfree = 0, live = 0;
