@@ -34,7 +34,7 @@
    numbers, the saving state's string hash seed, the body's length and a
    CRC-32 of the header's first 28 bytes and the body. Little-endian. */
 #define PERSIST_MAGIC "WEFTSAVE"
-#define PERSIST_VERSION 3
+#define PERSIST_VERSION 4 /* 4: a table's or userdata's finalizer mark after its metatable */
 #define PERSIST_HEADER 32
 
 /* A record: its kind (a byte), its payload's length (a varint), the
@@ -154,7 +154,8 @@ typedef struct rrec {
   int top;          /* a thread: its stack's top slot */
   int size;         /* a thread: its stack's size */
   unsigned char kind;
-  void *p; /* a prototype's, an upvalue's or a type's address */
+  unsigned char fin; /* a table or userdata: Lua finalizes it (marked when its metatable was set) */
+  void *p;           /* a prototype's, an upvalue's or a type's address */
 } rrec;
 
 /* The reader's state. Its arrays are userdata on L's stack: a refusal

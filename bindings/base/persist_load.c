@@ -282,6 +282,13 @@ static void check_layout(R *r, Table *t, const unsigned char *free, unsigned cha
 }
 
 /* A metatable: nil (0) or a table's object number. */
+/* A finalizer mark: 0 or 1. */
+static unsigned char r_fin(R *r) {
+  unsigned v = r_u8(r);
+  if (v > 1) persist_bad(r, "a finalizer mark not 0 or 1");
+  return (unsigned char)v;
+}
+
 static uint32_t r_mt(R *r) {
   unsigned tag = r_u8(r);
   if (tag == V_NIL) return 0;
@@ -342,6 +349,7 @@ static void fill_table(R *r, lua_Integer id) {
   else if (s.size) /* laid out by this state's hashes: each key again, in node order */
     luaH_resize(L, t, (unsigned)s.asize, (unsigned)s.size);
   r->rec[id].mt = r_mt(r);
+  r->rec[id].fin = r_fin(r);
 }
 
 /* The type a metatable was registered with (weft__persist_type), NULL:
@@ -372,6 +380,7 @@ static void fill_udata(R *r, lua_Integer id) {
     r_value(r, &v);
   }
   uint32_t mt = r->rec[id].mt = r_mt(r);
+  r->rec[id].fin = r_fin(r);
   persist_tinfo *mti = mt ? typeof_mt(r, &r->val[mt]) : NULL;
   /* bytes go only under a metatable that takes them as bytes, and a
      type's block only under its own */
@@ -530,8 +539,28 @@ static void finish(R *r) {
     L->top++;
     setobj2s(L, L->top, &r->val[rc->mt]);
     L->top++;
-    lua_setmetatable(L, -2);
-    lua_pop(L, 1);
+    /* Lua finalizes it as it did: a metatable set with __gc marks it,
+       so one that was not marked gets its metatable with __gc hidden */
+    int hide = 0;
+    if (!rc->fin) {
+      lua_pushliteral(L, "__gc");
+      hide = lua_rawget(L, -2) != LUA_TNIL;
+      if (!hide) lua_pop(L, 1);
+    }
+    if (hide) { /* obj, mt, gc */
+      lua_pushliteral(L, "__gc");
+      lua_pushnil(L);
+      lua_rawset(L, -4); /* an existing key: no allocation */
+      lua_pushvalue(L, -2);
+      lua_setmetatable(L, -4);
+      lua_pushliteral(L, "__gc");
+      lua_insert(L, -2);
+      lua_rawset(L, -3); /* back into its slot */
+      lua_pop(L, 2);
+    } else {
+      lua_setmetatable(L, -2);
+      lua_pop(L, 1);
+    }
   }
 }
 

@@ -702,6 +702,9 @@ static void w_table(W *w) {
     w_value(w, -1, E_MT, 0);
   } else
     w_u8(w, V_NIL);
+  /* Lua finalizes it only if its metatable had __gc when it was set: a
+     host may set one without, or add __gc after */
+  w_u8(w, tofinalize(obj2gco(t)) ? 1 : 0);
 }
 
 static void w_udata(W *w) {
@@ -743,8 +746,9 @@ static void w_udata(W *w) {
     w_value(w, -1, E_SAVER, 0);
     lua_settop(L, obj);
   }
-  lua_getmetatable(L, obj);
+  if (!lua_getmetatable(L, obj)) lua_pushnil(L);
   w_value(w, -1, E_MT, 0);
+  w_u8(w, tofinalize(obj2gco(u)) ? 1 : 0); /* as for tables */
 }
 
 static void w_lclosure(W *w) {

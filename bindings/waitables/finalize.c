@@ -22,6 +22,8 @@
    FIN_BACKLOG waiting, the newest are dropped without running, said once
    (a WARN log, not a report each). weft_close gives the finalizers still
    to run FIN_CLOSE_US in all. */
+#include <stdlib.h>
+
 #include "finalize.h"
 #include "../base/persist.h"
 
@@ -130,6 +132,50 @@ static int l_start_one(lua_State *L) {
   return 0;
 }
 
+/* A sentinel and where it goes (in_marking_order). */
+typedef struct fin_at {
+  lua_Integer seq;
+  int ref; /* its place in the scratch table */
+} fin_at;
+
+static int newer_first(const void *a, const void *b) {
+  lua_Integer x = ((const fin_at *)a)->seq, y = ((const fin_at *)b)->seq;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Puts the FIFO's [from, to] in the order Lua calls the finalizers of
+   one collection: the newest marked first. Lua calls them in the order
+   their sentinels were marked, which in a state loaded from a save is
+   the order the load set them up in, not the order the scripts marked
+   their objects; sorting by the marking sequence the sentinels carry
+   makes both the scripts' order. */
+static void in_marking_order(lua_State *L, lua_Integer from, lua_Integer to) {
+  if (to - from < 1 || to - from > FIN_BACKLOG) return;
+  size_t n = (size_t)(to - from + 1);
+  if (!lua_checkstack(L, 4)) return;
+  fin_at *v = lua_newuserdatauv(L, n * sizeof *v, 1); /* raises only on memory, in a step */
+  lua_createtable(L, (int)n, 0);
+  lua_setiuservalue(L, -2, 1);
+  lua_getiuservalue(L, -1, 1);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &fifo_key);
+  int sorted = 1;
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, -1, from + (lua_Integer)i);
+    sentinel *s = lua_touserdata(L, -1);
+    v[i] = (fin_at){s ? s->seq : 0, (int)i + 1};
+    if (i && v[i].seq > v[i - 1].seq) sorted = 0;
+    lua_rawseti(L, -3, (lua_Integer)i + 1);
+  }
+  if (!sorted) {
+    qsort(v, n, sizeof *v, newer_first);
+    for (size_t i = 0; i < n; i++) {
+      lua_rawgeti(L, -2, v[i].ref);
+      lua_rawseti(L, -2, from + (lua_Integer)i);
+    }
+  }
+  lua_pop(L, 3);
+}
+
 /* Moves what the collector queued (a list, newest first) to the end of
    the FIFO, oldest first: each sentinel is moved once. Past FIN_BACKLOG
    waiting, the newest are let go unrun (their objects are freed without
@@ -174,6 +220,7 @@ static void take_queued(weft_state *W, lua_State *L) {
   }
   lua_pop(L, 2); /* the list's end, the fifo */
   lua_Integer last = W->fins.last + (n < room ? n : room);
+  in_marking_order(L, W->fins.last + 1, last);
   if (n > room) {
     if (!W->fins.said)
       weft__logf(W, WEFT_LOG_WARN, WEFT_LOG_FINALIZERS,

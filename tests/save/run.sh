@@ -40,7 +40,8 @@ same() {
   fi
 }
 
-for f in "$here"/timers.lua "$here"/waitables.lua "$here"/groups.lua "$here"/state.lua; do
+for f in "$here"/timers.lua "$here"/waitables.lua "$here"/groups.lua "$here"/state.lua \
+  "$here"/finalizers.lua; do
   for n in 0 1 2 3 5 8 13 21 34; do same "$f" "$n"; done
 done
 echo "the programs of tests/save, at 9 frames each: $pass the same"
