@@ -30,6 +30,7 @@
 #include "waitables/combinators.h"
 #include "waitables/finalize.h"
 #include "waitables/future.h"
+#include "waitables/jobs.h"
 #include "env/scriptio.h"
 
 #define SAVE_MAGIC "WEFTSAVE"
@@ -488,7 +489,7 @@ static const char *cannot_save(weft_state *W) {
   if (W->tape) return "a recording or a replay is running";
   if (W->prof) return "a profile is being written";
   if (W->dbg) return "a debugger is attached";
-  if (W->held || (W->J && weft__jobs_pending(W->J))) return "a job is in flight";
+  if (W->held || (W->J && weft__jobs_pending(W->J))) return "a job is still running (10 s waited)";
   return NULL;
 }
 
@@ -543,6 +544,12 @@ int weft_save(weft_state *W, int (*write)(void *ud, const void *p, size_t n), vo
               const char **err) {
   if (err) *err = NULL;
   if (!W || !write) return WEFT_EINVAL;
+  /* A job in flight is awaited, and its result delivered now, as the
+     next frame would deliver it: the save holds its future completed. */
+  if (W->J && !W->in_step && !W->cur && !W->tape && weft__jobs_pending(W->J)) {
+    weft__jobs_settle(W->J, (uint64_t)10 * 1000000000u);
+    weft__poll_jobs(W);
+  }
   const char *why = cannot_save(W);
   if (why) {
     snprintf(W->errbuf, sizeof W->errbuf, "cannot save: %s", why);

@@ -386,9 +386,11 @@ WEFT_API void weft_describe_wait(weft_state *W, weft_task task, char *buf, size_
    its coroutine mid-wait, groups with their clocks, scales and pauses,
    timers, signals, channels with their values, futures, modules, the
    frame count, the random state, the accounts. Garbage is collected
-   first (finalizers due run). write gets the save in one call (0: it
-   failed). Refused (WEFT_ESTATE) inside a frame, while recording,
-   replaying, profiling or debugging, and while a job is in flight;
+   first (finalizers due run), and jobs in flight are awaited and their
+   results delivered, as the next frame would. write gets the save in
+   one call (0: it failed). Refused (WEFT_ESTATE) inside a frame, while
+   recording, replaying, profiling or debugging, or when a job is still
+   running after 10 s;
    WEFT_EINVAL when a value cannot be saved (a C function or userdata
    weft does not know), WEFT_EIO when write fails; *err (may be NULL)
    says why, valid until the next call. */

@@ -34,6 +34,7 @@ struct weft_jobs {
   void (*submit)(void *ud, void (*work)(void *arg), void *arg);
   void *submit_ud;
   uint32_t handed; /* jobs handed to it that have not run yet */
+  int settling;    /* a thread waits in weft__jobs_settle: completions wake it */
 };
 
 static void push(jqueue *q, job *j) {
@@ -67,6 +68,7 @@ static void worker(void *arg) {
     weft__mutex_lock(&J->mu);
     J->running--;
     push(&J->done, j);
+    if (J->settling) weft__cond_broadcast(&J->cv);
   }
   weft__mutex_unlock(&J->mu);
 }
@@ -213,3 +215,19 @@ uint32_t weft__jobs_pending(weft_jobs *J) {
 }
 
 int weft__jobs_threads(const weft_jobs *J) { return J->nthreads; }
+
+int weft__jobs_settle(weft_jobs *J, uint64_t ns) {
+  if (J->nthreads == 0 && !J->submit) return 1;
+  uint64_t end = weft__clock_ns() + ns;
+  weft__mutex_lock(&J->mu);
+  J->settling++;
+  int all;
+  while (!(all = !J->todo.head && J->running == 0 && J->handed == 0)) {
+    uint64_t now = weft__clock_ns();
+    if (now >= end) break;
+    weft__cond_wait_ns(&J->cv, &J->mu, end - now);
+  }
+  J->settling--;
+  weft__mutex_unlock(&J->mu);
+  return all;
+}

@@ -42,6 +42,11 @@ int weft__jobs_submit(weft_jobs *J, weft_job_fn run, void *data, uint64_t tag);
 /* Calls done(ud, data, tag) on the calling thread for every finished job,
    oldest completion first. Returns how many. Never blocks on workers. */
 int weft__jobs_poll(weft_jobs *J, void (*done)(void *ud, void *data, uint64_t tag), void *ud);
+/* Waits, at most ns nanoseconds, until every job submitted has run (its
+   completion queued for weft__jobs_poll): 1 when all have, 0 when the
+   time ran out. An inline pool has nothing to wait for: its poll runs
+   them. */
+int weft__jobs_settle(weft_jobs *J, uint64_t ns);
 /* Jobs queued or running (not yet polled). */
 uint32_t weft__jobs_pending(weft_jobs *J);
 int weft__jobs_threads(const weft_jobs *J);

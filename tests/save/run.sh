@@ -15,10 +15,11 @@ fail=0
 
 # same FILE N: the saved run's lines after its save, and the loaded
 # run's, are the same; so are their exit codes.
-# Budgets counted in instructions, no frame budget: what a run does does
-# not depend on how fast the machine runs it (a watched budget stops a
-# resume at a time, and a slow machine's runs part there).
-opts="--budget 1000000 --frame-budget off"
+# Budgets counted in instructions, no frame budget, jobs run on the main
+# thread: what a run does does not depend on how fast the machine runs it
+# (a watched budget stops a resume at a time, a worker finishes a job
+# when it does, and a slow machine's runs part there).
+opts="--budget 1000000 --frame-budget off --inline-jobs"
 same() {
   "$weft" run "$1" $opts --save-at "$2" "$dir/s.sav" > "$dir/full" 2>&1
   rcf=$?
@@ -41,7 +42,7 @@ same() {
 }
 
 for f in "$here"/timers.lua "$here"/waitables.lua "$here"/groups.lua "$here"/state.lua \
-  "$here"/finalizers.lua; do
+  "$here"/finalizers.lua "$here"/jobs.lua; do
   for n in 0 1 2 3 5 8 13 21 34; do same "$f" "$n"; done
 done
 echo "the programs of tests/save, at 9 frames each: $pass the same"
