@@ -24,7 +24,7 @@ emit("local function say(...) print(frame(), ...) end")
 
 -- One step of a task body, as text (t: the task's number).
 local function step(t)
-  local k = R(1, 16)
+  local k = R(1, 20)
   if k == 1 then return ("wait(%0.2f)"):format(R(0, 30) / 100)
   elseif k == 2 then return "wait()"
   elseif k == 3 then return ("say(%d, 'sig', wait(first{S[%d], %0.2f}))"):format(t, R(1, NS), R(5, 40) / 100)
@@ -43,7 +43,13 @@ local function step(t)
     return ("do local _ <close> = finally(function() say(%d, 'closed') end) wait(%0.2f) end"):format(t, R(0, 20) / 100)
   elseif k == 14 then return ("local g = G[%d] if R2 then g:pause() else g:resume() end R2 = not R2"):format(R(1, NG))
   elseif k == 15 then return ("say(%d, 'child', wait(spawn(function() wait(%0.2f) return %d end)))"):format(t, R(0, 20) / 100, t)
-  else return ("say(%d, 'gen', gen%d())"):format(t, t)
+  elseif k == 16 then return ("say(%d, 'gen', gen%d())"):format(t, t)
+  elseif k == 17 then -- a finalizer: the object dropped at once, collected soon
+    return ("setmetatable({}, {__gc = function() say(%d, 'gc') end}) collectgarbage()"):format(t)
+  elseif k == 18 then return ("G[%d].time_scale = %s"):format(R(1, NG), ({"0.5", "1", "2", "1.25"})[R(1, 4)])
+  elseif k == 19 then -- a send that may wait for room (or fail: closed)
+    return ("say(%d, 'send', pcall(C[%d].send, C[%d], %d))"):format(t, R(1, NC), R(1, NC), t)
+  else return ("say(%d, 'job', #wait(job('read_file', 'castle.level')))"):format(t)
   end
 end
 
