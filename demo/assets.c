@@ -213,6 +213,7 @@ void assets_open(game *g) {
       sizeof(weft_job_kind), "level", lvl_prepare, lvl_run, lvl_finish, lvl_free, g};
   weft_register_job(g->W, &img);
   weft_register_job(g->W, &lvl);
+  weft_save_name(g->W, "demo.assets.load", l_load);
   lua_State *L = g->L;
   static const char *const kinds[2][2] = {{"image", "load_image"}, {"level", "load_level"}};
   for (int i = 0; i < 2; i++) {

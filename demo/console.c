@@ -15,6 +15,7 @@
 
 #include "render.h"
 #include "replay.h"
+#include "verbs.h"
 
 #define G(L) ((game *)lua_touserdata(L, lua_upvalueindex(1)))
 
@@ -457,6 +458,8 @@ void console_open(game *g) {
       {"console_input", l_console_input}, {"console_lines", l_console_lines}, {NULL, NULL}};
   lua_pushlightuserdata(L, g);
   luaL_setfuncs(L, fns, 1);
+  verbs_name(g, "console", fns);
+  weft_save_name(g->W, "demo.console.run_line", l_run_line); /* a line's task */
   /* the lines' globals: their own, then the script API's */
   lua_newtable(L);
   lua_createtable(L, 0, 1);

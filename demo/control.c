@@ -365,6 +365,8 @@ void control_open(game *g) {
   lua_pushlightuserdata(g->L, g);
   luaL_setfuncs(g->L, fns, 1);
   lua_pop(g->L, 1);
+  verbs_name(g, "control", fns);
+  weft_save_name(g->W, "demo.control.unlock", l_unlock); /* what lock_input hands out */
 }
 
 void control_key(game *g, SDL_Scancode sc) {

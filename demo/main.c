@@ -457,6 +457,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   console_open(g);
   session_open(g);
   assets_open(g);
+  session_new_game(g);
   /* launch: the options the boot script follows (launch.play) */
   lua_createtable(g->L, 0, 1);
   if (o->play) lua_pushstring(g->L, o->play), lua_setfield(g->L, -2, "play");

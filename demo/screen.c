@@ -144,4 +144,5 @@ static const luaL_Reg fns[] = {{"pan_camera", l_pan_camera},
 void screen_open(game *g) {
   lua_pushlightuserdata(g->L, g);
   luaL_setfuncs(g->L, fns, 1);
+  verbs_name(g, "screen", fns);
 }

@@ -211,8 +211,55 @@ static int l_reset(lua_State *L) {
   return 1;
 }
 
+/* Notes the game group (its clock is the world's): asked from a task in it. */
+static int l_note_game_group(lua_State *L) {
+  game *g = G(L);
+  g->modes.group = weft_current_group(g->W);
+  return 0;
+}
+
+void session_new_game(game *g) {
+  lua_State *L = g->L;
+  weft_push_api(g->W);
+  int api = lua_gettop(L);
+  /* groups: game (paused and slowed by the keys) > world, cutscenes */
+  lua_createtable(L, 0, 3);
+  int gt = lua_gettop(L);
+  static const char *const names[3] = {"game", "world", "cutscenes"};
+  for (int i = 0; i < 3; i++) {
+    lua_getfield(L, api, "group");
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, names[i]);
+    lua_setfield(L, -2, "name");
+    if (i > 0) {
+      lua_getfield(L, gt, "game");
+      lua_setfield(L, -2, "parent");
+    }
+    lua_call(L, 1, 1);
+    lua_setfield(L, gt, names[i]);
+  }
+  lua_getfield(L, gt, "game");
+  lua_getfield(L, -1, "spawn");
+  lua_insert(L, -2);
+  lua_pushlightuserdata(L, g);
+  lua_pushcclosure(L, l_note_game_group, 1);
+  lua_call(L, 2, 0);
+  /* scripts read them through an empty table: what the API table holds
+     itself a save names, as it is when the state opens, and a loading
+     state has no groups yet (they come from the save) */
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, gt);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, api, "groups");
+  g->refs.groups = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_settop(L, api - 1);
+}
+
 void session_open(game *g) {
   static const luaL_Reg fns[] = {{"reset", l_reset}, {NULL, NULL}};
   lua_pushlightuserdata(g->L, g);
   luaL_setfuncs(g->L, fns, 1);
+  verbs_name(g, "session", fns);
 }

@@ -12,6 +12,10 @@
 
 /* Adds reset([beat]) to the API table on top of g->L. */
 void session_open(game *g);
+/* A new game's groups: game (paused and slowed by P and T) > world (the
+   entities') and game > cutscenes, in the API as `groups`. Not for a
+   game loaded from a save, which holds its own. */
+void session_new_game(game *g);
 /* Starts scripts/main.lua as a task in the game group. A file that does
    not load leaves the boot dead (reported in the panel). */
 void session_boot(game *g);

@@ -144,13 +144,6 @@ float verbs_clocks(game *g) {
   return dt;
 }
 
-/* Notes the game group (its clock is the world's): asked from a task in it. */
-static int l_note_game_group(lua_State *L) {
-  game *g = G(L);
-  g->modes.group = weft_current_group(g->W);
-  return 0;
-}
-
 /* Calls obj:name(args) where obj is below its nargs arguments on g->L;
    reports an error instead of raising. Pops obj and the arguments. */
 void verbs_call_method(game *g, const char *name, int nargs) {
@@ -625,9 +618,8 @@ static int l_spawn_entity(lua_State *L) {
   float x, y;
   verbs_check_point(g, L, 2, &x, &y);
   char name[LEVEL_NAME];
-  static int serial;
   if (lua_isnoneornil(L, 3))
-    snprintf(name, sizeof name, "%s%d", lua_tostring(L, 1), ++serial);
+    snprintf(name, sizeof name, "%s%d", lua_tostring(L, 1), ++g->w.unnamed);
   else
     snprintf(name, sizeof name, "%s", luaL_checkstring(L, 3));
   if (world_find(&g->w, name) >= 0) luaL_argerror(L, 3, "an entity with that name exists");
@@ -875,6 +867,14 @@ static const luaL_Reg globals[] = {{"player", l_player},
                                    {"set_tile", l_set_tile},
                                    {NULL, NULL}};
 
+void verbs_name(game *g, const char *prefix, const luaL_Reg *fns) {
+  for (; fns->name; fns++) {
+    char name[96];
+    snprintf(name, sizeof name, "demo.%s.%s", prefix, fns->name);
+    weft_save_name(g->W, name, fns->func);
+  }
+}
+
 static int new_ref_table(lua_State *L) {
   lua_newtable(L);
   return luaL_ref(L, LUA_REGISTRYINDEX);
@@ -882,6 +882,12 @@ static int new_ref_table(lua_State *L) {
 
 void verbs_open(game *g) {
   lua_State *L = g->L;
+  /* what a save meets that is not in the API table: the game (every
+     function's upvalue), the entities' methods */
+  weft_save_pointer(g->W, "demo.game", g);
+  verbs_name(g, "verbs", globals);
+  verbs_name(g, "entity", ent_methods);
+  weft_save_name(g->W, "demo.entity.__tostring", l_ent_tostring);
   g->refs.ents = new_ref_table(L);
   g->refs.zones = new_ref_table(L);
   g->refs.keys = new_ref_table(L);
@@ -903,31 +909,6 @@ void verbs_open(game *g) {
   luaL_setfuncs(L, globals, 1);
   lua_getfield(L, api, "finally");
   g->refs.finally = luaL_ref(L, LUA_REGISTRYINDEX);
-  /* groups: game (paused and slowed by the keys) > world, cutscenes */
-  lua_createtable(L, 0, 3);
-  int gt = lua_gettop(L);
-  static const char *const names[3] = {"game", "world", "cutscenes"};
-  for (int i = 0; i < 3; i++) {
-    lua_getfield(L, api, "group");
-    lua_createtable(L, 0, 2);
-    lua_pushstring(L, names[i]);
-    lua_setfield(L, -2, "name");
-    if (i > 0) {
-      lua_getfield(L, gt, "game");
-      lua_setfield(L, -2, "parent");
-    }
-    lua_call(L, 1, 1);
-    lua_setfield(L, gt, names[i]);
-  }
-  lua_getfield(L, gt, "game");
-  lua_getfield(L, -1, "spawn");
-  lua_insert(L, -2);
-  lua_pushlightuserdata(L, g);
-  lua_pushcclosure(L, l_note_game_group, 1);
-  lua_call(L, 2, 0);
-  lua_pushvalue(L, gt);
-  lua_setfield(L, api, "groups");
-  g->refs.groups = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_settop(L, api); /* leave the API table for the other modules */
 }
 

@@ -5,12 +5,14 @@
 #ifndef DEMO_VERBS_H
 #define DEMO_VERBS_H
 
+#include <lauxlib.h>
+
 #include "game.h"
 
-/* Adds the demo's functions to the script API (this module's and
-   control.c's) and creates the groups game > world (entities) and
-   game > cutscenes. Call once after weft_open, with the API table on top
-   of g->L; it stays there. */
+/* Adds the demo's functions to the script API (this module's; each
+   named for saves) and the tables the demo keeps in the registry. Call
+   once after weft_open, with the API table on top of g->L; it stays
+   there. Runs nothing: a save can be loaded after it. */
 void verbs_open(game *g);
 /* Turns the world's pending events into future completions and signal
    fires. Called after world_update and after every verb. */
@@ -38,6 +40,10 @@ int verbs_check_ent(game *g, lua_State *L, int arg);
 int verbs_check_point(game *g, lua_State *L, int arg, float *x, float *y);
 /* An optional argument in seconds (>= 0), def when absent. */
 float verbs_opt_seconds(lua_State *L, int arg, float def);
+/* Names each C function of fns (a luaL_Reg list, NULL-terminated) for
+   saves as "demo.PREFIX.NAME": a save writes a function scripts can
+   reach as its name, and a load finds it again by that name. */
+void verbs_name(game *g, const char *prefix, const luaL_Reg *fns);
 /* Calls obj:name(args) with obj below nargs arguments on g->L, reporting
    (not raising) an error; pops them. */
 void verbs_call_method(game *g, const char *name, int nargs);

@@ -114,6 +114,7 @@ typedef struct world {
   int clock;   /* the clock actions started now run on (world_use_clock) */
   double time; /* world seconds (scaled, stops when paused) */
   uint32_t rng;
+  int unnamed; /* entities spawned without a name so far: the next is "guard<unnamed + 1>" */
   /* camera, world units of the view centre */
   float cam_x, cam_y;
   float view_w, view_h; /* size of the view in world units (set by the renderer) */
