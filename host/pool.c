@@ -132,9 +132,19 @@ void weft__side_free(weft_side *t, weft_alloc_fn alloc, void *alloc_ud) {
 /* A slot goes out as its header (its generation and next free slot),
    then, when it is live, a bit for each byte of the rest that is not
    zero, and those bytes. A free slot is its header alone: the rest of
-   it is not state, a slot being cleared when it is taken. */
+   it is not state, a slot being cleared when it is taken. A run of
+   slots never taken, each still linked to the next as grow left it, is
+   one header: generation RUN (no slot's: a free one's is even) and the
+   run's length. */
+#define RUN UINT32_MAX
 #define BODY(p) ((p)->elem_size - sizeof(weft_slot))
 #define PACKED(p) (sizeof(weft_slot) + (BODY(p) + 7) / 8 + BODY(p)) /* at most */
+
+/* Whether slot index idx was never taken and links to the next one. */
+static int untaken(const weft_pool *p, uint32_t idx) {
+  const weft_slot *s = weft__pool_at(p, idx);
+  return s->gen == 0 && s->next_free == idx + 2 && (idx + 1) % WEFT_POOL_CHUNK != 0;
+}
 
 /* Packs the live slot at slot into out: its bytes as written. */
 static size_t pack(const weft_pool *p, const unsigned char *slot, unsigned char *out) {
@@ -142,12 +152,18 @@ static size_t pack(const weft_pool *p, const unsigned char *slot, unsigned char 
   const unsigned char *body = slot + sizeof(weft_slot);
   memcpy(out, slot, sizeof(weft_slot));
   unsigned char *mask = out + sizeof(weft_slot);
-  memset(mask, 0, nmask);
-  for (size_t i = 0; i < nb; i++)
-    if (body[i]) {
-      mask[i / 8] |= (unsigned char)(1u << (i % 8));
-      out[n++] = body[i];
-    }
+  for (size_t g = 0; g < nmask; g++) { /* eight bytes a mask byte */
+    size_t k = nb - 8 * g < 8 ? nb - 8 * g : 8;
+    uint64_t word = 0;
+    memcpy(&word, body + 8 * g, k);
+    unsigned m = 0;
+    for (size_t i = 0; word && i < k; i++)
+      if (body[8 * g + i]) {
+        m |= 1u << i;
+        out[n++] = body[8 * g + i];
+      }
+    mask[g] = (unsigned char)m;
+  }
   return n;
 }
 
@@ -163,6 +179,14 @@ int weft__pool_save(const weft_pool *p, weft_wire *w, int (*out)(void *ud, void 
     const unsigned char *chunk = p->chunks[c];
     for (uint32_t i = 0; ok && i < WEFT_POOL_CHUNK; i++) {
       const unsigned char *slot = chunk + (size_t)i * p->elem_size;
+      uint32_t idx = c * WEFT_POOL_CHUNK + i, n = 0;
+      while (i + n < WEFT_POOL_CHUNK && untaken(p, idx + n)) n++;
+      if (n > 1) {
+        weft_slot run = {RUN, n};
+        ok = weft__wire_bytes(w, &run, sizeof run);
+        i += n - 1;
+        continue;
+      }
       if (!weft__slot_live(slot)) {
         ok = weft__wire_bytes(w, (void *)slot, sizeof(weft_slot));
         continue;
@@ -181,12 +205,25 @@ int weft__pool_save(const weft_pool *p, weft_wire *w, int (*out)(void *ud, void 
 
 /* A chunk's slots as weft__pool_save wrote them; tmp holds a slot's
    packed bytes. */
-static int chunk_in(weft_pool *p, weft_wire *w, unsigned char *chunk, unsigned char *tmp) {
+static int chunk_in(weft_pool *p, weft_wire *w, uint32_t base, unsigned char *chunk,
+                    unsigned char *tmp) {
   size_t nb = BODY(p), nmask = (nb + 7) / 8;
   memset(chunk, 0, (size_t)p->elem_size * WEFT_POOL_CHUNK);
   for (uint32_t i = 0; i < WEFT_POOL_CHUNK; i++) {
     unsigned char *slot = chunk + (size_t)i * p->elem_size, *body = slot + sizeof(weft_slot);
     if (!weft__wire_bytes(w, slot, sizeof(weft_slot))) return 0;
+    weft_slot *h = (weft_slot *)slot;
+    if (h->gen == RUN) { /* slots never taken */
+      uint32_t n = h->next_free;
+      if (n < 2 || n > WEFT_POOL_CHUNK - i) return weft__wire_fail(w, "a pool's run is damaged");
+      for (uint32_t k = 0; k < n; k++, i++) {
+        h = (weft_slot *)(chunk + (size_t)i * p->elem_size);
+        h->gen = 0;
+        h->next_free = base + i + 2;
+      }
+      i--;
+      continue;
+    }
     if (!weft__slot_live(slot)) continue;
     const unsigned char *mask = tmp, *byte = tmp + nmask;
     size_t n = 0;
@@ -194,8 +231,9 @@ static int chunk_in(weft_pool *p, weft_wire *w, unsigned char *chunk, unsigned c
     for (size_t k = 0; k < nmask; k++)
       for (unsigned b = mask[k]; b; b &= b - 1) n++;
     if (n > nb || !weft__wire_bytes(w, tmp + nmask, n)) return 0;
-    for (size_t k = 0; k < nb; k++)
-      if ((mask[k / 8] >> (k % 8)) & 1) body[k] = *byte++;
+    for (size_t g = 0; g < nmask; g++)
+      for (unsigned m = mask[g], b = 0; m; m >>= 1, b++)
+        if ((m & 1) && 8 * g + b < nb) body[8 * g + b] = *byte++;
   }
   return 1;
 }
@@ -223,7 +261,7 @@ int weft__pool_load(weft_pool *p, weft_wire *w, void (*in)(void *ud, void *slot)
       break;
     }
     p->chunks[p->nchunks++] = chunk;
-    ok = chunk_in(p, w, chunk, tmp);
+    ok = chunk_in(p, w, c * WEFT_POOL_CHUNK, chunk, tmp);
     for (uint32_t i = 0; in && i < WEFT_POOL_CHUNK; i++) in(ud, chunk + (size_t)i * p->elem_size);
   }
   if (tmp) p->alloc(p->alloc_ud, tmp, tsize, 0);
