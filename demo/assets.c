@@ -49,19 +49,15 @@ static void img_run(void *data) {
   if (!j->surf) snprintf(j->err, sizeof j->err, "cannot convert %s: %s", j->name, SDL_GetError());
 }
 
-/* Main thread: upload, then resolve with {name=, w=, h=}. */
-static int img_finish(lua_State *L, void *data) {
-  imgjob *j = data;
+/* Main thread: the decoded image as a texture, in the list under its
+   name (replacing one of that name); NULL with j->err said. */
+static image *upload(imgjob *j) {
   game *g = j->g;
-  if (!j->surf) {
-    lua_pushstring(L, j->err);
-    return -1;
-  }
   image *im = assets_get(g, j->name);
   if (!im) {
     if (g->assets.nimages == MAX_IMAGES) {
-      lua_pushstring(L, "too many images");
-      return -1;
+      snprintf(j->err, sizeof j->err, "too many images");
+      return NULL;
     }
     im = &g->assets.images[g->assets.nimages++];
     memset(im, 0, sizeof *im);
@@ -69,14 +65,25 @@ static int img_finish(lua_State *L, void *data) {
   }
   SDL_Texture *t = SDL_CreateTextureFromSurface(g->video.r, j->surf);
   if (!t) {
-    lua_pushfstring(L, "cannot upload %s: %s", j->name, SDL_GetError());
-    return -1;
+    snprintf(j->err, sizeof j->err, "cannot upload %s: %s", j->name, SDL_GetError());
+    return NULL;
   }
   SDL_SetTextureBlendMode(t, SDL_BLENDMODE_BLEND);
   if (im->tex) SDL_DestroyTexture(im->tex);
   im->tex = t;
   im->w = j->surf->w;
   im->h = j->surf->h;
+  return im;
+}
+
+/* Main thread: upload, then resolve with {name=, w=, h=}. */
+static int img_finish(lua_State *L, void *data) {
+  imgjob *j = data;
+  image *im = j->surf ? upload(j) : NULL;
+  if (!im) {
+    lua_pushstring(L, j->err);
+    return -1;
+  }
   lua_createtable(L, 0, 3);
   lua_pushstring(L, im->name);
   lua_setfield(L, -2, "name");
@@ -85,6 +92,18 @@ static int img_finish(lua_State *L, void *data) {
   lua_pushinteger(L, im->h);
   lua_setfield(L, -2, "h");
   return 1;
+}
+
+int assets_load_now(game *g, const char *name, char *err, size_t n) {
+  if (assets_get(g, name)) return 0;
+  imgjob j = {.g = g};
+  snprintf(j.name, sizeof j.name, "%s", name);
+  snprintf(j.path, sizeof j.path, "%s/%s", g->run.assets_dir, name);
+  img_run(&j);
+  int rc = j.surf && upload(&j) ? 0 : -1;
+  if (rc) snprintf(err, n, "%s", j.err);
+  SDL_FreeSurface(j.surf);
+  return rc;
 }
 
 static void img_free(void *data) {

@@ -13,6 +13,10 @@
 void assets_open(game *g);
 /* The texture of a loaded image, or NULL while it is not loaded. */
 image *assets_get(game *g, const char *name);
+/* Loads image `name` (a file under assets/) at once, on this thread,
+   unless it is loaded: what a save loaded in a new process needs drawn.
+   0, or -1 with the reason in err (n bytes). */
+int assets_load_now(game *g, const char *name, char *err, size_t n);
 /* Takes the level parsed by the last load_level (caller owns it, frees it
    with level_free and free), or NULL. */
 level *assets_take_level(game *g);

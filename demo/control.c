@@ -17,6 +17,7 @@
 #include "overlay.h"
 #include "render.h"
 #include "replay.h"
+#include "savegame.h"
 #include "session.h"
 #include "verbs.h"
 
@@ -123,7 +124,8 @@ static int l_hold(lua_State *L) {
 /* errors() -> list of {message =, trace =, repeats =, who =, module =}
    shown by the error overlay, oldest first (who: the entity or task the
    report names first; module: the one whose file raised it). errors(true)
-   lists the panel's warnings too, with warning = "slow" (a slow task) or
+   lists the panel's warnings too, with warning = "slow" (a slow task),
+   "save" or "load" (a quicksave, quickload or rewind not made) or
    "pile-up" (a spawn site whose tasks keep growing). */
 static int l_errors(lua_State *L) {
   game *g = G(L);
@@ -133,7 +135,9 @@ static int l_errors(lua_State *L) {
     if (g->ov.errors[i].warning && !warnings) continue;
     lua_createtable(L, 0, 3);
     if (g->ov.errors[i].warning) {
-      lua_pushstring(L, g->ov.errors[i].warning == 2 ? "pile-up" : "slow");
+      static const char *const kinds[] = {"", "slow", "pile-up", "save", "load"};
+      int k = g->ov.errors[i].warning;
+      lua_pushstring(L, kinds[k >= 1 && k <= 4 ? k : 1]);
       lua_setfield(L, -2, "warning");
     }
     lua_pushstring(L, g->ov.errors[i].msg);
@@ -259,12 +263,49 @@ static int l_overlay_text(lua_State *L) {
   return 1;
 }
 
+/* Sets game_state()'s `save` (the last quicksave, quickload or rewind:
+   {what = "save" | "load" | "rewind", ok =, frame =, bytes =, ms =,
+   why = the reason it failed}, nil before the first) and `rewind` (the
+   ring: {saves =, bytes =, ms = the last save's, max_ms =, why = the
+   reason the last could not be made}) in the table on top. */
+static void push_saves(game *g, lua_State *L) {
+  static const char *const whats[] = {"", "save", "load", "rewind"};
+  if (g->sv.last.what >= SAVE_QUICK && g->sv.last.what <= SAVE_REWIND) {
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, whats[g->sv.last.what]);
+    lua_setfield(L, -2, "what");
+    lua_pushboolean(L, g->sv.last.ok);
+    lua_setfield(L, -2, "ok");
+    lua_pushinteger(L, (lua_Integer)g->sv.last.frame);
+    lua_setfield(L, -2, "frame");
+    lua_pushinteger(L, (lua_Integer)g->sv.last.bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushnumber(L, g->sv.last.ms);
+    lua_setfield(L, -2, "ms");
+    lua_pushstring(L, g->sv.last.why);
+    lua_setfield(L, -2, "why");
+    lua_setfield(L, -2, "save");
+  }
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, g->sv.nring);
+  lua_setfield(L, -2, "saves");
+  lua_pushinteger(L, (lua_Integer)g->sv.ring_bytes);
+  lua_setfield(L, -2, "bytes");
+  lua_pushnumber(L, g->sv.ring_ms);
+  lua_setfield(L, -2, "ms");
+  lua_pushnumber(L, g->sv.ring_ms_max);
+  lua_setfield(L, -2, "max_ms");
+  lua_pushstring(L, g->sv.ring_why);
+  lua_setfield(L, -2, "why");
+  lua_setfield(L, -2, "rewind");
+}
+
 /* game_state() -> {paused =, time_scale =, fade =, zoom =, camera = {x, y},
    following = entity or nil, input_lock =, frame =, headless =, ambient =,
    light = the ambient {r, g, b}, keys = the line of key hints, beat = the
    last beat passed, fast_forward = running unseen to --beat's, boot =
    "failed" once the boot script stopped (until a reset) or "ok",
-   resets = soft resets so far,
+   resets = soft resets so far, save =, rewind = (see push_saves),
    dialogue = {speaker =, text =, portrait = kind, tint = {r, g, b}} or nil}:
    for tests and debug displays. */
 static int l_game_state(lua_State *L) {
@@ -308,6 +349,7 @@ static int l_game_state(lua_State *L) {
   lua_setfield(L, -2, "boot");
   lua_pushinteger(L, g->boot.resets);
   lua_setfield(L, -2, "resets");
+  push_saves(g, L);
   if (g->w.dlg.active) {
     lua_createtable(L, 0, 2);
     lua_pushstring(L, g->w.dlg.speaker);
@@ -583,10 +625,16 @@ static int view_key(game *g, SDL_Scancode sc) {
       SDL_SetWindowFullscreen(g->video.win, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
     }
     return 1;
-  case SDL_SCANCODE_F12:
-    snprintf(g->run.shot_path, sizeof g->run.shot_path, "weft-demo-%06llu.png",
-             (unsigned long long)g->run.frame);
+  case SDL_SCANCODE_F12: { /* a frame shown again (a load, a rewind): -2, -3, ... */
+    struct stat st;
+    int k = 1;
+    do
+      snprintf(g->run.shot_path, sizeof g->run.shot_path,
+               k > 1 ? "weft-demo-%06llu-%d.png" : "weft-demo-%06llu.png",
+               (unsigned long long)g->run.frame, k);
+    while (stat(g->run.shot_path, &st) == 0 && ++k < 1000);
     return 1;
+  }
   default:
     return 0;
   }
@@ -618,6 +666,15 @@ static void press(game *g, SDL_Scancode sc) {
     control_apply_speed(g);
     break;
   }
+  case SDL_SCANCODE_F9: /* saves and loads are made between two frames */
+    g->sv.asked = SAVE_QUICK;
+    break;
+  case SDL_SCANCODE_F10:
+    g->sv.asked = SAVE_LOAD;
+    break;
+  case SDL_SCANCODE_BACKSPACE:
+    g->sv.asked = SAVE_REWIND;
+    break;
   case SDL_SCANCODE_SPACE:
   case SDL_SCANCODE_RETURN:
   case SDL_SCANCODE_E:

@@ -51,7 +51,8 @@ typedef struct error_note {
   int was_broken;          /* its file was listed by weft.reload_errors() */
   double at;               /* realtime seconds when reported */
   int repeats;             /* same message reported again */
-  int warning;             /* a warning, not an error: 1 a slow task, 2 tasks piling up */
+  int warning;             /* a warning, not an error: 1 a slow task, 2 tasks piling up,
+                              3 a save not made, 4 a load not made */
   char task[160];          /* a slow task's label ("ears scripts/ai/x.lua:20"), "" none */
 } error_note;
 
@@ -162,6 +163,10 @@ typedef struct game {
     int profiles;                /* F3's profiles so far */
     char root[PATH_LEN];         /* directory holding scripts/ and assets/ */
     char scripts_dir[DIR_LEN], assets_dir[DIR_LEN];
+    weft_task test; /* --script's task (C holds it; a save keeps it), 0 none */
+    weft_desc desc; /* what the state was opened with: a load opens another so */
+    int watch;      /* scripts/ is watched (hot reload) */
+    int debugging;  /* --debug: a debugger may hold the state */
   } run;
   struct {                 /* the boot script and soft reset (session.c) */
     int task;              /* registry reference to the boot task's handle, LUA_NOREF none */
@@ -174,6 +179,25 @@ typedef struct game {
     char beat[MODULE_LEN]; /* ...then run unseen to this beat, "" none */
     int resets;            /* soft resets so far */
   } boot;
+  struct {                         /* quicksave, quickload and rewind (savegame.c) */
+    int asked;                     /* what a key asked for (SAVE_*), done between two frames */
+    char path[PATH_LEN];           /* the quicksave file: F9 writes it, F10 reads it */
+    int (*reopen)(struct game *g); /* opens a fresh state as the run's was (main.c); 0 or -1 */
+    struct save_slot *ring;        /* the rewind ring: SAVE_RING saves, one a second; owned */
+    int nring;                     /* saves in it, the newest at ring[nring - 1] */
+    size_t ring_bytes;             /* what they hold */
+    double ring_ms;                /* the last save into it took (weft's and the world's) */
+    double ring_ms_max;            /* the costliest so far */
+    char ring_why[MESSAGE_LEN];    /* why the last one failed, "" when it did not */
+    struct {                       /* the last quicksave, quickload or rewind */
+      int what;                    /* SAVE_*, 0 none yet */
+      int ok;
+      uint64_t frame; /* the frame it saved or went back to */
+      size_t bytes;
+      double ms;
+      char why[MESSAGE_LEN]; /* failed: why */
+    } last;
+  } sv;
   /* record and replay (replay.c) */
   struct {
     int recording;                  /* --record: input and hashes go into the recording */

@@ -24,6 +24,7 @@
 #include "overlay.h"
 #include "render.h"
 #include "replay.h"
+#include "savegame.h"
 #include "screen.h"
 #include "session.h"
 #include "verbs.h"
@@ -54,6 +55,8 @@ typedef struct options {
   const char *from;            /* --from: the world state (lib/states.lua) --play sets up */
   uint32_t frame_us;           /* --frame-budget: weft_desc.frame_time_budget_us; 0: default */
   uint32_t runaway_us;         /* --runaway: weft_desc.runaway_us; 0: default */
+  const char *load;            /* --load: start from this save, NULL: the boot script */
+  const char *save;            /* --save: the quicksave file, NULL: --load's or the default */
 } options;
 
 /* One option. The table below drives parsing, `weft-demo --help` and the
@@ -116,6 +119,10 @@ static const char *set_watch(options *o, const char *v) { return (void)v, o->wat
 static const char *set_no_watch(options *o, const char *v) { return (void)v, o->watch = 0, NULL; }
 
 static const char *set_profile(options *o, const char *v) { return o->profile = v, NULL; }
+static const char *set_load(options *o, const char *v) { return o->load = v, NULL; }
+static const char *set_save(options *o, const char *v) {
+  return strlen(v) < PATH_LEN ? (o->save = v, NULL) : "a shorter path";
+}
 static const char *set_debug(options *o, const char *v) {
   char *end;
   errno = 0;
@@ -160,6 +167,9 @@ static const option table[] = {
     {"--root", "DIR", "where scripts/ and assets/ are (default: found)", set_root},
     {"--watch", NULL, "hot-reload scripts/ on save (the default with a window)", set_watch},
     {"--no-watch", NULL, "no hot reload (the default when headless)", set_no_watch},
+    {"--load", "FILE", "start from a save (F9's) where it was, not from the boot script", set_load},
+    {"--save", "FILE", "where F9 saves and F10 loads (default --load's, or weft-demo.save)",
+     set_save},
     {"--record", "FILE", "record the session (seed, input, reloads, level) into FILE", set_record},
     {"--replay", "FILE", "play a recording back (F5 pause, F6 step, F7/F8 -/+5 s)", set_replay},
     {"--verify", NULL, "with --replay: exit 1 at the first frame that differs", set_verify},
@@ -421,6 +431,41 @@ static int open_tape(game *g, const options *o, weft_tape *T) {
   return rc == WEFT_OK ? 0 : -1;
 }
 
+/* One seed for the world and for math.random: runs repeat exactly. */
+static void seed_random(game *g) {
+  lua_getglobal(g->L, "math");
+  lua_getfield(g->L, -1, "randomseed");
+  lua_pushinteger(g->L, (lua_Integer)g->run.seed);
+  lua_call(g->L, 1, 0);
+  lua_pop(g->L, 1);
+}
+
+/* What every state of the game holds before it runs anything: the
+   script API with the demo's functions (each named for saves), the
+   tables the demo keeps, the job kinds. A save can be loaded after it. */
+static void open_game(game *g) {
+  weft_push_api(g->W);
+  verbs_open(g);
+  screen_open(g);
+  control_open(g);
+  console_open(g);
+  session_open(g);
+  assets_open(g);
+  lua_pop(g->L, 1);
+}
+
+/* A load's fresh state (savegame.c), opened as the run's was. */
+static int reopen(game *g) {
+  g->W = weft_open(&g->run.desc);
+  if (!g->W) return -1;
+  g->L = weft_lua(g->W);
+  seed_random(g);
+  open_game(g);
+  if (g->run.watch && weft_watch_scripts(g->W, 1) != WEFT_OK)
+    fprintf(stderr, "weft-demo: cannot watch %s; hot reload is off\n", g->run.scripts_dir);
+  return 0;
+}
+
 static int open_weft(game *g, const options *o, weft_tape *T) {
   weft_desc d = WEFT_DESC_INIT;
   mialloc_use(&d); /* the game chooses its scripts' allocator */
@@ -438,33 +483,25 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
      delivers jobs in their recorded frames itself); and no thread is
      needed, wherever it runs */
   if (o->headless && !T) d.job_threads = WEFT_JOBS_INLINE;
+  g->run.desc = d; /* a load opens another state so */
   if (T) weft_tape_desc(T, &d);
   g->W = weft_open(&d);
   if (!g->W)
     return weft_tape_free(T), fprintf(stderr, "weft-demo: cannot create the weft state\n"), -1;
   g->L = weft_lua(g->W);
-  /* one seed for the world and for math.random: runs repeat exactly */
-  lua_getglobal(g->L, "math");
-  lua_getfield(g->L, -1, "randomseed");
-  lua_pushinteger(g->L, (lua_Integer)o->seed);
-  lua_call(g->L, 1, 0);
-  lua_pop(g->L, 1);
+  seed_random(g);
   if (open_tape(g, o, T) != 0) return -1;
-  weft_push_api(g->W);
-  verbs_open(g);
-  screen_open(g);
-  control_open(g);
-  console_open(g);
-  session_open(g);
-  assets_open(g);
-  session_new_game(g);
+  open_game(g);
+  if (!o->load) session_new_game(g); /* a save holds its own groups */
   /* launch: the options the boot script follows (launch.play) */
+  weft_push_api(g->W);
   lua_createtable(g->L, 0, 1);
   if (o->play) lua_pushstring(g->L, o->play), lua_setfield(g->L, -2, "play");
   if (o->from) lua_pushstring(g->L, o->from), lua_setfield(g->L, -2, "from");
   lua_setfield(g->L, -2, "launch");
   lua_pop(g->L, 1);
   int watch = o->watch < 0 ? !o->headless && !T : o->watch;
+  g->run.watch = watch;
   if (watch && weft_watch_scripts(g->W, 1) != WEFT_OK)
     fprintf(stderr, "weft-demo: cannot watch %s; hot reload is off\n", g->run.scripts_dir);
   return 0;
@@ -483,23 +520,26 @@ static void draw(game *g) {
 
 /* After a step: ends the run when the test script ended or the frames
    ran out. Returns the exit code so far. */
-static int check_end(game *g, const options *o, weft_task test, int rc) {
+static int check_end(game *g, const options *o, int rc) {
+  weft_task test = g->run.test;
   if (test.id) {
     int res = weft_task_result(g->W, test);
     if (res == WEFT_DONE) {
-      fprintf(stderr, "weft-demo: %s passed at frame %llu\n", o->script,
-              (unsigned long long)g->run.frame);
+      fprintf(stderr, "weft-demo: %s passed at frame %llu\n",
+              o->script ? o->script : "the test script", (unsigned long long)g->run.frame);
       g->run.quit = 1;
     } else if (res == WEFT_FAILED || res == WEFT_CANCELLED) {
-      fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n", o->script,
-              (unsigned long long)g->run.frame, weft_task_error(g->W, test));
+      fprintf(stderr, "weft-demo: %s FAILED at frame %llu: %s\n",
+              o->script ? o->script : "the test script", (unsigned long long)g->run.frame,
+              weft_task_error(g->W, test));
       rc = 1;
       g->run.quit = 1;
     }
   }
   if (o->frames >= 0 && (long)g->run.frame >= o->frames && !g->run.quit) {
     if (test.id) {
-      fprintf(stderr, "weft-demo: %s still running after %ld frames\n", o->script, o->frames);
+      fprintf(stderr, "weft-demo: %s still running after %ld frames\n",
+              o->script ? o->script : "the test script", o->frames);
       rc = 2;
     }
     g->run.quit = 1;
@@ -569,14 +609,15 @@ static int steps_due(game *g, double *acc, Uint64 *last) {
 }
 
 /* One frame: from the recording when replaying. */
-static int run_step(game *g, const options *o, weft_task test, int rc) {
+static int run_step(game *g, const options *o, int rc) {
   if (g->rp.on) {
     double dt;
     if (!weft_replay_frame(g->W, &dt)) return g->run.quit = 1, rc;
     control_replay_input(g);
   }
   step(g);
-  rc = check_end(g, o, test, rc);
+  savegame_frame(g); /* between two frames: F9, F10, Backspace, the rewind ring */
+  rc = check_end(g, o, rc);
   if (o->verify && weft_replay_check(g->W, NULL, 0)) g->run.quit = 1, rc = 1;
   if (g->run.shot_path[0] && !g->run.quit) {
     draw(g);
@@ -634,7 +675,6 @@ typedef struct runner {
   options given;    /* as parsed: F7's restart begins from these again */
   options o;        /* as given, then as the recording says (load_replay) */
   replay_meta meta; /* --replay's */
-  weft_task test;   /* --script's task */
   int rc;           /* the exit code so far */
   double acc;       /* real time not yet stepped */
   Uint64 last;      /* when it was last read */
@@ -647,7 +687,7 @@ static int loop_pass(runner *r) {
   const options *o = &r->o;
   poll_debugger(g, o, &r->acc, &r->last);
   int steps = steps_due(g, &r->acc, &r->last);
-  for (int i = 0; i < steps && !g->run.quit; i++) r->rc = run_step(g, o, r->test, r->rc);
+  for (int i = 0; i < steps && !g->run.quit; i++) r->rc = run_step(g, o, r->rc);
   poll_debugger(g, o, &r->acc, &r->last);
   if (g->run.headless || g->run.quit || g->run.fast_forward) return !g->run.quit;
   if (steps == 0 && !g->rp.paused) {
@@ -688,7 +728,6 @@ static int start(runner *r, long go_to) {
   *o = r->given;
   o->go_to = go_to;
   r->rc = 0;
-  r->test = (weft_task){0};
   r->meta = (replay_meta){.seed = 0};
   g->run.headless = o->headless;
   g->modes.time_scale = 1.0;
@@ -703,7 +742,13 @@ static int start(runner *r, long go_to) {
     g->run.fast_forward = 1;
   }
   world_init(&g->w, o->seed);
+  g->sv.reopen = reopen;
+  snprintf(g->sv.path, sizeof g->sv.path, "%s", o->save ? o->save : o->load ? o->load : SAVE_FILE);
+  g->run.debugging = o->debug != 0;
+  /* --load: into the state just opened, before a debugger or a profile
+     holds it */
   if (open_video(g, o) != 0 || open_weft(g, o, T) != 0 ||
+      (o->load && savegame_start(g, o->load) != 0) ||
       (o->debug && start_debugger(g, o->debug - 1) != 0)) {
     if (g->W) weft_close(g->W);
     close_video(g);
@@ -722,8 +767,8 @@ static int start(runner *r, long go_to) {
   if (!g->run.profile_base[0])
     snprintf(g->run.profile_base, sizeof g->run.profile_base, "weft-demo-profile");
   const char *err;
-  session_boot(g);
-  if (o->script && weft_run_file(g->W, o->script, &r->test, &err) != WEFT_OK) {
+  if (!o->load) session_boot(g); /* a save goes on where it was, its boot task in it */
+  if (o->script && weft_run_file(g->W, o->script, &g->run.test, &err) != WEFT_OK) {
     fprintf(stderr, "%s\n", err);
     r->rc = 1;
     g->run.quit = 1;
@@ -753,7 +798,8 @@ static int finish(runner *r) {
     fprintf(stderr, "weft-demo: profile written to %s\n", g->run.profile_path);
   weft_debug_exit(g->W, rc);
   session_close(g);
-  if (r->test.id) weft_task_drop(g->W, r->test);
+  if (g->run.test.id) weft_task_drop(g->W, g->run.test);
+  savegame_close(g);
   int leaked = weft_close(g->W); /* cleanups may still use the world */
   if (leaked) fprintf(stderr, "weft-demo: weft_close reports %d leaked object(s)\n", leaked);
   world_free(&g->w);
@@ -801,6 +847,11 @@ int main(int argc, char **argv) {
   if (rc) return rc < 0 ? 1 : 0;
   if ((r->o.beat || r->o.from) && !r->o.play) {
     fprintf(stderr, "weft-demo: --beat and --from go with --play MODULE\n");
+    return 1;
+  }
+  if (r->o.load && (r->o.record || r->o.replay || r->o.play || r->o.script)) {
+    fprintf(stderr, "weft-demo: --load goes on from the save: not with --record, --replay, "
+                    "--play or --script (a test script saved goes on in it)\n");
     return 1;
   }
   if ((r->o.verify || r->o.go_to >= 0) && !r->o.replay) {

@@ -236,7 +236,7 @@ function key_pressed(name) end
 
 -- The game --------------------------------------------------------------
 
----@return { paused: boolean, time_scale: number, fade: number, zoom: number, camera: Point, following: Entity|nil, input_lock: integer, frame: integer, headless: boolean, ambient: number, light: number[], keys: string, beat: string, fast_forward: boolean, boot: "ok"|"failed", resets: integer, dialogue: { speaker: string, text: string, portrait: string, tint: number[] }|nil }
+---@return { paused: boolean, time_scale: number, fade: number, zoom: number, camera: Point, following: Entity|nil, input_lock: integer, frame: integer, headless: boolean, ambient: number, light: number[], keys: string, beat: string, fast_forward: boolean, boot: "ok"|"failed", resets: integer, dialogue: { speaker: string, text: string, portrait: string, tint: number[] }|nil, save: { what: "save"|"load"|"rewind", ok: boolean, frame: integer, bytes: integer, ms: number, why: string }|nil, rewind: { saves: integer, bytes: integer, ms: number, max_ms: number, why: string } }
 function game_state() end
 ---The game's groups: game (P and T) > world (entities), cutscenes.
 ---@type { game: weft.Group, world: weft.Group, cutscenes: weft.Group }
@@ -275,7 +275,7 @@ function key_down(key) end
 function key_up(key) end
 ---The panel's reports, oldest first; with warnings true, its warnings too.
 ---@param warnings? boolean
----@return { message: string, trace: string, repeats: integer, who: string|nil, module: string|nil, warning: "slow"|"pile-up"|nil }[]
+---@return { message: string, trace: string, repeats: integer, who: string|nil, module: string|nil, warning: "slow"|"pile-up"|"save"|"load"|nil }[]
 function errors(warnings) end
 ---@param name "errors"|"tasks"|"graph"|"paused"|"loading"|"dialogue"|"letterbox"
 ---@return boolean

@@ -94,6 +94,11 @@ void overlay_slow(game *g, const char *msg, const char *file, unsigned line) {
   snprintf(g->ov.errors[0].task, sizeof g->ov.errors[0].task, "%s", label);
 }
 
+void overlay_save_failed(game *g, const char *msg, int load) {
+  overlay_error(g, msg, NULL);
+  g->ov.errors[g->ov.nerrors - 1].warning = load ? 4 : 3;
+}
+
 void overlay_growth(game *g, const char *msg) {
   overlay_warning(g, msg);
   g->ov.errors[0].warning = 2;
@@ -330,7 +335,7 @@ static void fit_right(char *out, size_t cap, const char *s, int width) {
    and the frame graph share the left column, the task inspector has the
    right one. */
 enum { TOP = 90, GAP = 8, LEFT_X = 16, LEFT_W = 520, RIGHT_X = 548, RIGHT_W = 716 };
-enum { GRAPH_H = 170, GRAPH_W = GRAPH_N * 2 + 16 };
+enum { GRAPH_H = 192, GRAPH_W = GRAPH_N * 2 + 16 };
 
 /* The error panel inside area: the newest report, its message wrapped,
    as much of the trace as fits. */
@@ -356,9 +361,9 @@ static void draw_errors(game *g, SDL_Rect area) {
   box(g, r, e->warning ? (SDL_Color){28, 20, 8, 235} : (SDL_Color){28, 8, 12, 235}, edge);
   SDL_Rect head = {r.x, r.y, r.w, 30};
   box(g, head, e->warning ? (SDL_Color){140, 90, 20, 255} : (SDL_Color){150, 28, 36, 255}, edge);
-  const char *kind = e->warning == 2 ? "Tasks pile up"
-                     : e->warning    ? "Slow script"
-                                     : "Script error";
+  static const char *const kinds[] = {"Script error", "Slow script", "Tasks pile up", "Not saved",
+                                      "Not loaded"};
+  const char *kind = kinds[e->warning >= 0 && e->warning <= 4 ? e->warning : 0];
   const char *goes = g->boot.dead ? "stopped" : "goes on";
   char title[96];
   if (g->ov.nerrors > 1)
@@ -649,11 +654,13 @@ static void draw_tasks(game *g, SDL_Rect area) {
   if (mh) draw_modules(g, r.x, r.y + r.h + GAP, r.w, mh, 0);
 }
 
-/* F2: the last GRAPH_N frames: the whole frame (update, scripts, drawing)
-   and the script part (weft_step), on a scale that fits the worst frame. */
+/* F2: the last GRAPH_N frames: the whole frame (update, scripts, drawing,
+   a save into the rewind ring once a second) and the script part
+   (weft_step), on a scale that fits the worst frame; under them, what
+   the rewind ring holds and what its saves cost. */
 static void draw_graph(game *g, int x, int y) {
   const int W = GRAPH_N * 2, H = 100;
-  SDL_Rect r = {x, y, W + 16, H + 70};
+  SDL_Rect r = {x, y, W + 16, GRAPH_H - 8};
   render_note(g, "graph", r);
   box(g, r, (SDL_Color){8, 12, 22, 225}, (SDL_Color){90, 150, 220, 255});
   float sum_f = 0, sum_s = 0, max_f = 0, max_s = 0;
@@ -712,6 +719,13 @@ static void draw_graph(game *g, int x, int y) {
   snprintf(s, sizeof s, "%d tasks    Lua %zu KB    %u errors    scale %g ms", g->ov.live_tasks,
            st.lua_bytes / 1024, st.errors, top);
   font_draw(g->video.f_small, g->video.r, s, r.x + 10, r.y + 30, DIM);
+  if (g->sv.ring_why[0] && !g->sv.nring)
+    snprintf(s, sizeof s, "rewind: no save yet (%.100s)", g->sv.ring_why);
+  else
+    snprintf(s, sizeof s, "rewind: %d saves, %.1f MB; a save %.1f ms (max %.1f) a second",
+             g->sv.nring, (double)g->sv.ring_bytes / (1024.0 * 1024.0), g->sv.ring_ms,
+             g->sv.ring_ms_max);
+  font_draw(g->video.f_small, g->video.r, s, r.x + 10, by + 4, DIM);
   SDL_SetRenderDrawColor(g->video.r, 70, 96, 150, 255);
 }
 

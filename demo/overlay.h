@@ -20,6 +20,10 @@ void overlay_slow(game *g, const char *msg, const char *file, unsigned line);
 /* weft's TASK_GROWTH warning ("412 live tasks spawned at x.lua:30 and
    growing ...") as a warning line of its own kind ("Tasks pile up"). */
 void overlay_growth(game *g, const char *msg);
+/* A save or a load that could not be made (msg: why) as the panel's
+   newest line, amber, titled "Not saved" or "Not loaded" (load != 0):
+   the game goes on as it was. */
+void overlay_save_failed(game *g, const char *msg, int load);
 /* Every half second while slow-task warnings show: drops each whose
    task's script time a frame has dropped under half the threshold on
    average (its fix saved, or the work lighter), or which ended. */

@@ -587,8 +587,8 @@ void render_key_hints(const game *g, char *out, size_t n) {
              g->rp.paused ? "  (paused)" : "", g->rp.paused ? "play" : "pause");
   else
     snprintf(out, n, "%s",
-             "WASD/arrows move   Space talk   Esc skip   P pause   T slow motion   ` console   "
-             "F1 tasks   F2 graph   F4 errors   F11 full screen   F12 shot   Ctrl-R reset   "
+             "WASD move  Space talk  Esc skip  P pause  T slow  ` console  F1/F2 tasks/graph  "
+             "F4 errors  F9/F10 save/load  Bksp rewind  F11 full  F12 shot  Ctrl-R reset  "
              "Ctrl-Q quit");
 }
 

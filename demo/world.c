@@ -320,6 +320,15 @@ void world_load(world *w, level *lv) {
   if (w->loaded) rebuild_blocked(w);
 }
 
+int world_cache(world *w) {
+  free(w->blocked);
+  w->blocked = calloc((size_t)w->lv.w * (size_t)w->lv.h, 1);
+  w->loaded = w->blocked != NULL;
+  if (!w->loaded) return -1;
+  rebuild_blocked(w);
+  return 0;
+}
+
 void world_end(world *w, const char *why) {
   for (int i = 0; i < WORLD_MAX_ENTS; i++) world_destroy(w, i);
   uint64_t *fs[] = {&w->pan.f, &w->fade_r.f, &w->zoom_r.f, &w->amb_r.f, &w->dlg.f, &w->banner.f};

@@ -171,6 +171,10 @@ void world_init(world *w, uint32_t seed);
 /* Takes ownership of *lv (leaves it empty) and builds tiles and doors;
    entities are spawned by the caller. */
 void world_load(world *w, level *lv);
+/* Rebuilds what the world caches from its level's cells and its doors
+   (which cells are solid) once its bytes were read back from a save, and
+   marks it loaded; -1 when out of memory (then not loaded). */
+int world_cache(world *w);
 /* Frees the level and caches. Pending futures are dropped (not completed). */
 void world_free(world *w);
 /* Ends the world before a soft reset: every entity is destroyed (their
