@@ -55,6 +55,7 @@ typedef struct options {
   const char *from;            /* --from: the world state (lib/states.lua) --play sets up */
   uint32_t frame_us;           /* --frame-budget: weft_desc.frame_time_budget_us; 0: default */
   uint32_t runaway_us;         /* --runaway: weft_desc.runaway_us; 0: default */
+  uint32_t budget;             /* --budget: instructions counted a resume; 0: 5 ms watched */
   const char *load;            /* --load: start from this save, NULL: the boot script */
   const char *save;            /* --save: the quicksave file, NULL: --load's or the default */
 } options;
@@ -142,6 +143,16 @@ static const char *set_frame_budget(options *o, const char *v) {
   return o->frame_us = (uint32_t)(ms * 1000 + 0.5), NULL;
 }
 
+/* --budget: a count of instructions. */
+static const char *set_budget(options *o, const char *v) {
+  char *end;
+  errno = 0;
+  unsigned long n = strtoul(v, &end, 10);
+  if (!*v || *end || errno || *v == '-' || n < 1000 || n > 2000000000)
+    return "a count of instructions from 1000 to 2e9";
+  return o->budget = (uint32_t)n, NULL;
+}
+
 /* --runaway: off, or a time as 1s or 500ms. */
 static const char *set_runaway(options *o, const char *v) {
   if (strcmp(v, "off") == 0) return o->runaway_us = WEFT_BUDGET_OFF, NULL;
@@ -179,6 +190,8 @@ static const option table[] = {
      set_frame_budget},
     {"--runaway", "T", "kill a script that runs T without waiting (default 1s), or off",
      set_runaway},
+    {"--budget", "N", "count N instructions a resume, not 5 ms: runs repeat on any machine",
+     set_budget},
     {"--profile", "OUT", "profile the run into OUT (Chrome trace) and OUT's .speedscope.json",
      set_profile},
 };
@@ -476,6 +489,7 @@ static int open_weft(game *g, const options *o, weft_tape *T) {
   d.user = g;
   d.frame_time_budget_us = o->frame_us;
   d.runaway_us = o->runaway_us;
+  if (o->budget) d.time_budget_us = WEFT_BUDGET_COUNTED, d.instr_budget = o->budget;
   d.logger = on_logger;
   d.logger_ud = g;
   /* headless: a job runs at the start of the frame after it was asked
