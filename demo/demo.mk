@@ -37,6 +37,8 @@ test-demo: $(BUILD)/weft-demo $(BUILD)/weft-pngstat $(BUILD)/weft
 	@sh tests/demo/run.sh $(BUILD)/weft-demo $(BUILD)/weft-pngstat
 	@echo "== record and replay (end to end)"
 	@sh tests/demo/replay.sh $(BUILD)/weft-demo
+	@echo "== quicksave, quickload and rewind (end to end)"
+	@sh tests/demo/save.sh $(BUILD)/weft-demo $(BUILD)/weft-pngstat
 
 demo-art: $(BUILD)/weft-artgen
 	$(BUILD)/weft-artgen assets
