@@ -3,6 +3,7 @@
    that order; a record refers to others by number, so shared objects
    and cycles come back as they were. Runs with the collector stopped:
    the addresses it keys its maps by stay those of live objects. */
+#include "persist_protos.h"
 #include "persist_save.h"
 
 #include "persist_fmt.h"
@@ -536,63 +537,14 @@ static void pushchunk(W *w, TString *src) {
   lua_rawset(L, S_CHUNKS);
 }
 
-static int samek(const TValue *a, const TValue *b) {
-  if (ttypetag(a) != ttypetag(b)) return 0;
-  switch (ttypetag(a)) {
-  case LUA_VNUMINT:
-    return ivalue(a) == ivalue(b);
-  case LUA_VNUMFLT: {
-    lua_Number x = fltvalue(a), y = fltvalue(b);
-    return memcmp(&x, &y, sizeof x) == 0;
-  }
-  case LUA_VSHRSTR:
-    return tsvalue(a) == tsvalue(b);
-  case LUA_VLNGSTR:
-    return luaS_eqlngstr(tsvalue(a), tsvalue(b));
-  default:
-    return 1; /* nil, false, true */
-  }
-}
-
-/* Whether b, compiled from the same text, is the function a is. */
-static int sameproto(const Proto *a, const Proto *b) {
-  if (a->sizecode != b->sizecode || a->numparams != b->numparams || a->is_vararg != b->is_vararg ||
-      a->maxstacksize != b->maxstacksize || a->sizeupvalues != b->sizeupvalues ||
-      a->sizek != b->sizek || a->sizep != b->sizep || a->linedefined != b->linedefined ||
-      a->lastlinedefined != b->lastlinedefined ||
-      memcmp(a->code, b->code, (size_t)a->sizecode * sizeof(Instruction)) != 0)
-    return 0;
-  for (int i = 0; i < a->sizek; i++)
-    if (!samek(&a->k[i], &b->k[i])) return 0;
-  for (int i = 0; i < a->sizeupvalues; i++)
-    if (a->upvalues[i].instack != b->upvalues[i].instack ||
-        a->upvalues[i].idx != b->upvalues[i].idx || a->upvalues[i].kind != b->upvalues[i].kind)
-      return 0;
-  return 1;
-}
-
-#define MAXPATH 256 /* nested functions: the parser allows fewer (LUAI_MAXCCALLS) */
-
-/* The depth at which want is found under in (its path in path), or -1. */
-static int findproto(const Proto *want, const Proto *in, int *path, int depth) {
-  if (sameproto(want, in)) return depth;
-  if (depth >= MAXPATH) return -1;
-  for (int i = 0; i < in->sizep; i++) {
-    path[depth] = i;
-    int d = findproto(want, in->p[i], path, depth + 1);
-    if (d >= 0) return d;
-  }
-  return -1;
-}
-
 static void w_proto(W *w) {
   lua_State *L = w->L;
   Proto *p = lua_touserdata(L, -1);
-  int path[MAXPATH];
+  int path[PERSIST_MAXPATH];
   char id[LUA_IDSIZE];
   if (p->source == NULL) fail(w, "a function compiled without its chunk name (stripped)");
   pushchunk(w, p->source);
-  int depth = findproto(p, clLvalue(s2v(L->top - 1))->p, path, 0);
+  int depth = weft__persist_findproto(p, clLvalue(s2v(L->top - 1))->p, path, 0);
   if (depth < 0)
     fail(w, "the text of chunk %s holds no function like this one (of line %d)",
          persist_chunkid(id, getstr(p->source), tsslen(p->source)), p->linedefined);
