@@ -75,8 +75,9 @@ $$($(1)_DIR)/src/.fetched:
 	@touch $$@
 
 # Lua as Debian builds it (LUA_COMPAT_5_3, LUA_USE_POSIX as mk/lua.mk),
-# without its two programs, with weft's stop check.
-$$($(1)_DIR)/deps/lib/liblua.a: $$($(1)_DIR)/src/.fetched mk/lua/edit.sh mk/lua/multiarch.sh mk/lua/weft_luai.c mk/lua/weft_luai.h
+# without its two programs, with weft's stop check and string hash seed
+# (LUA_SEED: tables lay out, and pairs walks them, as the native build's).
+$$($(1)_DIR)/deps/lib/liblua.a: $$($(1)_DIR)/src/.fetched mk/lua.mk mk/lua/edit.sh mk/lua/multiarch.sh mk/lua/weft_luai.c mk/lua/weft_luai.h
 	@rm -rf $$($(1)_DIR)/deps/lua && mkdir -p $$($(1)_DIR)/deps/lua/src $$($(1)_DIR)/deps/lib $$($(1)_DIR)/deps/include
 	@echo "building Lua for $(2) from $$$$(ls -d $$($(1)_DIR)/src/lua5.4-*/)"
 	@cp $$($(1)_DIR)/src/lua5.4-*/src/*.[ch] $$($(1)_DIR)/deps/lua/src/
@@ -84,7 +85,7 @@ $$($(1)_DIR)/deps/lib/liblua.a: $$($(1)_DIR)/src/.fetched mk/lua/edit.sh mk/lua/
 	@cp mk/lua/weft_luai.c $$($(1)_DIR)/deps/lua/src/
 	@sh mk/lua/multiarch.sh $$($(1)_CC) > $$($(1)_DIR)/deps/lua/src/lua5.4-deb-multiarch.h
 	@cd $$($(1)_DIR)/deps/lua && ls src/*.c | grep -v '/luac\?\.c$$$$' | \
-	  xargs -P 2 -n 4 $$($(1)_CC) $$($(1)_CFLAGS) -std=gnu11 -g -O2 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX \
+	  xargs -P 2 -n 4 $$($(1)_CC) $$($(1)_CFLAGS) -std=gnu11 -g -O2 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX $$(LUA_SEED) \
 	    -iquote $$(CURDIR)/mk/lua -c
 	$$($(1)_AR) rcs $$@ $$($(1)_DIR)/deps/lua/*.o
 	cp $$($(1)_DIR)/deps/lua/src/lua.h $$($(1)_DIR)/deps/lua/src/luaconf.h $$($(1)_DIR)/deps/lua/src/lualib.h \

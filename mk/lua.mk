@@ -22,9 +22,10 @@ LUA_HEADERS := lua.h luaconf.h lualib.h lauxlib.h lua5.4-deb-multiarch.h lua.hpp
 # and a saved table (bindings/base/persist.c) keeps its order when it is
 # loaded into another state. A random seed's guard, against keys made to
 # collide, matters less here: collisions only slow a table down, and a
-# script's time is budgeted. (The cross and web builds compile Lua with
-# their own flags, mk/cross.mk, mk/windows.mk, mk/web.mk, and keep a
-# random seed.) Lua's objects depend on this file for its flags.
+# script's time is budgeted. The cross and web builds compile Lua with
+# their own flags (mk/cross.mk, mk/windows.mk, mk/web.mk) and this seed,
+# and the fuzz targets with it too. Lua's objects depend on this file
+# for its flags.
 LUA_SEED     := '-Dluai_makeseed(L)=0x77656674u'
 # Sanitizer builds instrument Lua too (SAN_CFLAGS: the Makefile's).
 LUA_BUILD_CFLAGS = -std=gnu11 -g $(OPT) -DLUA_COMPAT_5_3 -DLUA_USE_POSIX $(LUA_SEED) -iquote mk/lua $(SAN_CFLAGS)

@@ -108,8 +108,9 @@ $(WEB)/src/.fetched:
 	sh mk/debian-src.sh $(WEB)/src $(WEB_PKGS)
 	@touch $@
 
-# Lua as Debian builds it (LUA_COMPAT_5_3, LUA_USE_POSIX), with weft's stop check.
-$(D)/lib/liblua.a: $(WEB)/src/.fetched mk/lua/edit.sh mk/lua/multiarch.sh mk/lua/weft_luai.c mk/lua/weft_luai.h
+# Lua as Debian builds it (LUA_COMPAT_5_3, LUA_USE_POSIX), with weft's stop
+# check and string hash seed (mk/lua.mk).
+$(D)/lib/liblua.a: $(WEB)/src/.fetched mk/lua.mk mk/lua/edit.sh mk/lua/multiarch.sh mk/lua/weft_luai.c mk/lua/weft_luai.h
 	@rm -rf $(D)/lua && mkdir -p $(D)/lua/src $(D)/lib $(D)/include
 	@echo "building Lua for the web from $$(ls -d $(WEB)/src/lua5.4-*/)"
 	@cp $(WEB)/src/lua5.4-*/src/*.[ch] $(D)/lua/src/
@@ -117,7 +118,7 @@ $(D)/lib/liblua.a: $(WEB)/src/.fetched mk/lua/edit.sh mk/lua/multiarch.sh mk/lua
 	@cp mk/lua/weft_luai.c $(D)/lua/src/
 	@sh mk/lua/multiarch.sh emcc > $(D)/lua/src/lua5.4-deb-multiarch.h
 	@cd $(D)/lua && ls src/*.c | grep -v '/luac\?\.c$$' | \
-	  $(WEB_ENV) xargs -P 2 -n 8 emcc -std=gnu11 -O2 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote $(CURDIR)/mk/lua -c
+	  $(WEB_ENV) xargs -P 2 -n 8 emcc -std=gnu11 -O2 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX $(LUA_SEED) -iquote $(CURDIR)/mk/lua -c
 	$(EMAR) rcs $@ $(D)/lua/*.o
 	cp $(D)/lua/src/lua.h $(D)/lua/src/luaconf.h $(D)/lua/src/lualib.h $(D)/lua/src/lauxlib.h \
 	  $(D)/lua/src/lua5.4-deb-multiarch.h $(D)/include/

@@ -52,15 +52,15 @@ $(WIN)/src/.fetched:
 	@touch $@
 
 # Lua as Debian builds it (LUA_COMPAT_5_3), without the two programs, with
-# weft's stop check (mk/lua.mk).
-$(WIN)/deps/lib/liblua.a: $(WIN)/src/.fetched mk/lua/edit.sh mk/lua/weft_luai.c mk/lua/weft_luai.h
+# weft's stop check and string hash seed (mk/lua.mk).
+$(WIN)/deps/lib/liblua.a: $(WIN)/src/.fetched mk/lua.mk mk/lua/edit.sh mk/lua/weft_luai.c mk/lua/weft_luai.h
 	@rm -rf $(WIN)/deps/lua && mkdir -p $(WIN)/deps/lua/src $(WIN)/deps/lib $(WIN)/deps/include
 	@echo "cross-building Lua from $$(ls -d $(WIN)/src/lua5.4-*/)"
 	@cp $(WIN)/src/lua5.4-*/src/*.[ch] $(WIN)/deps/lua/src/
 	@sh mk/lua/edit.sh $(WIN)/src/lua5.4-*/src/lvm.c $(WIN)/deps/lua/src/lvm.c
 	@cp mk/lua/weft_luai.c $(WIN)/deps/lua/src/
 	@cd $(WIN)/deps/lua && ls src/*.c | grep -v '/luac\?\.c$$' | \
-	  xargs -P 2 -n 4 $(WIN_CC) -O2 -DLUA_COMPAT_5_3 -iquote $(CURDIR)/mk/lua -c
+	  xargs -P 2 -n 4 $(WIN_CC) -O2 -DLUA_COMPAT_5_3 $(LUA_SEED) -iquote $(CURDIR)/mk/lua -c
 	$(WIN_AR) rcs $@ $(WIN)/deps/lua/*.o
 	cp $(WIN)/deps/lua/src/lua.h $(WIN)/deps/lua/src/luaconf.h $(WIN)/deps/lua/src/lualib.h \
 	  $(WIN)/deps/lua/src/lauxlib.h $(WIN)/deps/include/
