@@ -25,7 +25,7 @@
 #include "base/names.h"
 #include "base/persist.h"
 #include "base/sites.h"
-#include "state.h"
+#include "save.h"
 #include "core/task.h"
 #include "waitables/combinators.h"
 #include "waitables/finalize.h"
@@ -153,13 +153,14 @@ static int by_text(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Names every C function and userdata reachable from the table at idx
-   through string keys (not the tables: a script's changes to them are
-   saved), by path: keys in byte order, a table's leaves before its
-   subtables, each table walked once, so both sides give each the same
-   names whatever order their tables hold their keys in (a random
-   string seed: the cross builds). */
-static void name_leaves(lua_State *L, int names, int idx, const char *prefix, int seen, int depth) {
+/* Walks the table at idx and what it reaches through string keys, by
+   path: keys in byte order, a table's leaves before its subtables, each
+   table once, so both sides meet each value by the same path whatever
+   order their tables hold their keys in (a random string seed: the
+   cross builds). Calls leaf(L, path, ud) with each C function, light or
+   full userdata on top. */
+static void walk_leaves(lua_State *L, int idx, const char *prefix, int seen, int depth,
+                        void (*leaf)(lua_State *L, const char *path, void *ud), void *ud) {
   idx = lua_absindex(L, idx);
   lua_pushvalue(L, idx);
   if (lua_rawget(L, seen) != LUA_TNIL || depth > 8) {
@@ -172,8 +173,8 @@ static void name_leaves(lua_State *L, int names, int idx, const char *prefix, in
   lua_rawset(L, seen);
   luaL_checkstack(L, 8, NULL);
   size_t n = 0, cap = 16;
-  const char **keys = lua_newuserdatauv(L, cap * sizeof *keys, 0); /* anchors nothing: */
-  int kb = lua_gettop(L); /* the table holds the key strings */
+  const char **keys = lua_newuserdatauv(L, cap * sizeof *keys, 0); /* the table holds the */
+  int kb = lua_gettop(L);                                          /* key strings */
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
@@ -188,26 +189,79 @@ static void name_leaves(lua_State *L, int names, int idx, const char *prefix, in
     keys[n++] = lua_tostring(L, -1);
   }
   qsort(keys, n, sizeof *keys, by_text);
-  for (size_t i = 0; i < n; i++) { /* leaves first, then tables: shorter paths win */
+  char path[256];
+  for (size_t i = 0; i < n; i++) { /* leaves first, then tables */
     lua_getfield(L, idx, keys[i]);
     int t = lua_type(L, -1);
-    if (t != LUA_TTABLE &&
-        (lua_iscfunction(L, -1) || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA)) {
-      char path[256];
+    if (lua_iscfunction(L, -1) || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA) {
       snprintf(path, sizeof path, "%s.%s", prefix, keys[i]);
-      weft__persist_name(L, names, path, -1);
+      leaf(L, path, ud);
     }
     lua_pop(L, 1);
   }
   for (size_t i = 0; i < n; i++) {
     if (lua_getfield(L, idx, keys[i]) == LUA_TTABLE) {
-      char path[256];
       snprintf(path, sizeof path, "%s.%s", prefix, keys[i]);
-      name_leaves(L, names, -1, path, seen, depth + 1);
+      walk_leaves(L, -1, path, seen, depth + 1, leaf, ud);
     }
     lua_pop(L, 1);
   }
   lua_settop(L, kb - 1);
+}
+
+/* The userdata the script API holds as the state opens (weft.root,
+   weft.TIMEOUT, io.stdout...), by path: the same in every state opened
+   the same way, where a userdata a script puts in an API table later (a
+   module's signal in package.loaded) is saved as any value. */
+#define OPEN_USERDATA "weft.save.open" /* registry: [path] = userdata */
+
+static void keep_open(lua_State *L, const char *path, void *ud) {
+  int t = lua_type(L, -1);
+  if (t != LUA_TUSERDATA && t != LUA_TLIGHTUSERDATA) return;
+  lua_pushvalue(L, -1);
+  lua_setfield(L, *(int *)ud, path);
+}
+
+/* Protected: fills OPEN_USERDATA (weft__save_open). */
+static int l_save_open(lua_State *L) {
+  weft_state *W = lua_touserdata(L, 1);
+  lua_newtable(L);
+  int open = lua_gettop(L);
+  lua_newtable(L); /* seen */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
+  walk_leaves(L, -1, "api", open + 1, 0, keep_open, &open);
+  lua_settop(L, open);
+  lua_setfield(L, LUA_REGISTRYINDEX, OPEN_USERDATA);
+  return 0;
+}
+
+int weft__save_open(weft_state *W) {
+  lua_pushcfunction(W->L, l_save_open);
+  lua_pushlightuserdata(W->L, W);
+  if (lua_pcall(W->L, 1, 0, 0) == LUA_OK) return WEFT_OK;
+  lua_pop(W->L, 1);
+  return WEFT_ENOMEM;
+}
+
+/* A C function of the API, named by its first path unless it has a
+   name already (Lua's, weft's own): the embedder's verbs; a function a
+   script stores under another path keeps its first name. */
+typedef struct leaf_names {
+  int names, named; /* the names set; [light function] = true for each named */
+} leaf_names;
+
+static void name_function(lua_State *L, const char *path, void *ud) {
+  leaf_names *ln = ud;
+  lua_CFunction f = lua_tocfunction(L, -1);
+  if (!f) return;
+  lua_pushcfunction(L, f);
+  if (lua_rawget(L, ln->named) == LUA_TNIL) {
+    weft__persist_name(L, ln->names, path, -2);
+    lua_pushcfunction(L, f);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, ln->named);
+  }
+  lua_pop(L, 1);
 }
 
 static const char *const plain_types[] = {
@@ -229,11 +283,25 @@ static void push_names(weft_state *W, lua_State *L) {
       weft__persist_name(L, names, name, -1);
     lua_pop(L, 1);
   }
+  /* weft's own C functions (and what modules.lua and the prelude keep),
+     then the API's by their first path, then its userdata as it opened */
+  lua_newtable(L); /* named functions */
+  int named = lua_gettop(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, WEFT_CNAMES) == LUA_TTABLE) {
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      weft__persist_name(L, names, lua_tostring(L, -2), -1);
+      lua_pushboolean(L, 1);
+      lua_rawset(L, named);
+    }
+  }
+  lua_pop(L, 1);
+  leaf_names ln = {names, named};
   lua_newtable(L); /* seen */
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_api);
-  name_leaves(L, names, -1, "api", names + 1, 0);
-  lua_pop(L, 2);
-  if (lua_getfield(L, LUA_REGISTRYINDEX, WEFT_CNAMES) == LUA_TTABLE) {
+  walk_leaves(L, -1, "api", named + 1, 0, name_function, &ln);
+  lua_settop(L, named - 1);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, OPEN_USERDATA) == LUA_TTABLE) {
     lua_pushnil(L);
     while (lua_next(L, -2)) {
       weft__persist_name(L, names, lua_tostring(L, -2), -1);

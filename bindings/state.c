@@ -8,6 +8,7 @@
 #include <lualib.h>
 
 #include "state.h"
+#include "save.h"
 #include "base/desc.h"
 #include "api.h"
 #include "accounts/budget.h"
@@ -210,6 +211,7 @@ weft_state *weft_open(const weft_desc *desc) {
     return open_failed(W, m ? m : "the script environment failed");
   }
   if (weft__open_modules(W) != WEFT_OK) return open_failed(W, "the module system failed");
+  if (weft__save_open(W) != WEFT_OK) return open_failed(W, "out of memory");
   return W;
 }
 
