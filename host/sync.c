@@ -96,7 +96,8 @@ int weft__channel_create(weft_sync *y, uint32_t capacity, weft_id *out) {
 void weft__channel_destroy(weft_sync *y, weft_id id, void (*drop)(void *ud, uint64_t v), void *ud) {
   channel *c = weft__pool_get(&y->channels, id);
   if (!c) return;
-  for (uint32_t i = 0; drop && i < c->count; i++) drop(ud, c->ring[(c->head + i) % c->cap_ring]);
+  for (uint32_t i = 0; drop && c->ring && i < c->count; i++)
+    drop(ud, c->ring[(c->head + i) % c->cap_ring]);
   if (c->ring) y->alloc(y->alloc_ud, c->ring, sizeof(uint64_t) * c->cap_ring, 0);
   weft__pool_free(&y->channels, id);
 }
@@ -213,32 +214,46 @@ int weft__sync_save(const weft_sync *y, weft_wire *w) {
   return 1;
 }
 
+/* Refuses a load (why: w->err's, NULL when it is set): the live channels
+   from index i on, whose rings were not read, are made empty and
+   ringless, so that closing the state (finalizers may use them) reads no
+   count over a ring that is not there. */
+static int refuse(weft_sync *y, uint32_t i, weft_wire *w, const char *why) {
+  for (; i < weft__pool_capacity(&y->channels); i++) {
+    channel *c = weft__pool_at(&y->channels, i);
+    if (!weft__slot_live(c)) continue;
+    c->ring = NULL;
+    c->head = c->count = c->cap_ring = 0;
+  }
+  return why ? weft__wire_fail(w, why) : 0;
+}
+
 int weft__sync_load(weft_sync *y, weft_wire *w) {
   if (y->signals.nchunks || y->channels.nchunks)
     return weft__wire_fail(w, "signals and channels to load into are not fresh");
   if (!weft__pool_load(&y->signals, w, NULL, NULL) ||
       !weft__pool_load(&y->channels, w, channel_in, NULL))
-    return 0;
+    return refuse(y, 0, w, NULL);
   for (uint32_t i = 0; i < weft__pool_capacity(&y->signals); i++) {
     signal_ *g = weft__pool_at(&y->signals, i);
-    if (weft__slot_live(g) && g->latched > 1) return weft__wire_fail(w, "a signal is damaged");
+    if (weft__slot_live(g) && g->latched > 1) return refuse(y, 0, w, "a signal is damaged");
   }
   for (uint32_t i = 0; i < weft__pool_capacity(&y->channels); i++) {
     channel *c = weft__pool_at(&y->channels, i);
     if (!weft__slot_live(c)) continue;
     if (c->count > c->cap_ring || c->cap_ring > (1u << 28) || c->closed > 1)
-      return weft__wire_fail(w, "a channel is damaged");
+      return refuse(y, i, w, "a channel is damaged");
     uint32_t cap = c->cap_ring, n = c->count;
     c->cap_ring = c->count = c->head = 0; /* nothing to free until the ring is made */
     if (!cap) {
-      if (n) return weft__wire_fail(w, "a channel is damaged");
+      if (n) return refuse(y, i + 1, w, "a channel is damaged");
       continue;
     }
     c->ring = y->alloc(y->alloc_ud, NULL, 0, sizeof(uint64_t) * cap);
-    if (!c->ring) return weft__wire_fail(w, "out of memory");
+    if (!c->ring) return refuse(y, i + 1, w, "out of memory");
     c->cap_ring = cap;
     for (; c->count < n; c->count++)
-      if (!weft__wire_u64(w, &c->ring[c->count])) return 0;
+      if (!weft__wire_u64(w, &c->ring[c->count])) return refuse(y, i + 1, w, NULL);
   }
   return 1;
 }
