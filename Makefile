@@ -142,7 +142,7 @@ help:
 	@echo "make fuzz        the libFuzzer target for FUZZ_TIME seconds (default 60)"
 	@echo "make fuzz-tape   the same over recordings (weft__tape_parse and a replay)"
 	@echo "make fuzz-io     the same over io's file methods (reads, seeks, lines, reopens)"
-	@echo "make fuzz-save   the same over saves (weft__persist_load, then what loaded run and closed)"
+	@echo "make fuzz-save   the same over saves: the persister's, then the whole world's (weft_load)"
 	@echo "make demo-art    repaint assets/*.png with the art generator"
 	@echo "make install     install the libraries, weft.h, weft_base.h, weft.pc, weft-static.pc, weftConfig.cmake and weft (PREFIX=/usr/local, DESTDIR)"
 	@echo "make uninstall   remove what make install put there (same PREFIX and DESTDIR)"
@@ -415,7 +415,7 @@ $(BUILD)/weft-stress: tests/stress/stress.c $(BUILD)/libweft.a
 FUZZ_TIME ?= 60
 FUZZ_SRC = $(HOST_SRC) $(BINDINGS_SRC) $(LUA_CORE:%=$(LUA_OUT)/src/%.c) mk/lua/weft_luai.c
 FUZZ_CC  = clang -std=gnu11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
-           -DLUA_COMPAT_5_3 -DLUA_USE_POSIX -iquote host -iquote mk/lua -iquote $(BUILD)/gen $(LUA_CFLAGS) \
+           -DLUA_COMPAT_5_3 -DLUA_USE_POSIX $(LUA_SEED) -iquote host -iquote mk/lua -iquote $(BUILD)/gen $(LUA_CFLAGS) \
            -iquote $(LUA_OUT)/src
 FUZZ_NEEDS = deps $(LUA_GEN) $(LUA_HDR)
 define fuzz_clang
@@ -442,13 +442,18 @@ fuzz-tape: $(FUZZ_NEEDS)
 	build-fuzz/fuzz_tape -max_total_time=$(FUZZ_TIME) -max_len=32768 -timeout=10 -rss_limit_mb=4096 \
 	  build-fuzz/tape-corpus tests/fuzz/seeds-tape
 
-# Over saves (weft__persist_load, then what loaded run and closed), the
-# checksum of each input set right; seeds written by the target itself.
+# Over saves, FUZZ_TIME seconds each: the persister's (weft__persist_load,
+# then what loaded run and closed), then the whole world's (weft_load of
+# saves of tests/save's programs, then 60 frames and weft_close); the
+# checksums of each input set right; seeds written by the targets.
 fuzz-save: $(FUZZ_NEEDS)
 	$(call fuzz_clang,save-corpus,fuzz_persist)
-	@mkdir -p build-fuzz/save-seeds
+	$(call fuzz_clang,world-corpus,fuzz_save)
+	@mkdir -p build-fuzz/save-seeds build-fuzz/world-seeds
 	WEFT_FUZZ_SEEDS=build-fuzz/save-seeds build-fuzz/fuzz_persist -max_total_time=$(FUZZ_TIME) \
 	  -max_len=16384 -timeout=10 -rss_limit_mb=4096 build-fuzz/save-corpus build-fuzz/save-seeds
+	WEFT_FUZZ_SEEDS=build-fuzz/world-seeds build-fuzz/fuzz_save -max_total_time=$(FUZZ_TIME) \
+	  -max_len=131072 -timeout=10 -rss_limit_mb=4096 -entropic=0 build-fuzz/world-corpus build-fuzz/world-seeds
 
 # ---- run ----
 
