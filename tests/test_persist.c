@@ -962,6 +962,27 @@ static void test_a_scripts_text_is_written_once(void **state) {
   same(&s[0], &s[1], "return R[1]() .. #R[2] .. tostring(R[2] == R[3])");
 }
 
+/* A light userdata named by the caller, the null pointer too. */
+static void test_named_light_userdata_come_back_as_the_loading_sides(void **state) {
+  st *s = *state;
+  static int here, there;
+  for (int i = 0; i < 2; i++) {
+    lua_pushlightuserdata(s[i].L, i ? &there : &here);
+    weft__persist_name(s[i].L, 1, "game.object", -1);
+    lua_setglobal(s[i].L, "OBJ");
+    lua_pushlightuserdata(s[i].L, NULL);
+    weft__persist_name(s[i].L, 1, "game.none", -1);
+    lua_setglobal(s[i].L, "NONE");
+  }
+  copy(&s[0], &s[1], "{OBJ, NONE, {NONE}}", "R");
+  does(s[0].L, "R = {OBJ, NONE, {NONE}}");
+  same(&s[0], &s[1], "return tostring(R[1] == OBJ and R[2] == NONE and R[3][1] == NONE)");
+  lua_getglobal(s[1].L, "R");
+  lua_rawgeti(s[1].L, -1, 1);
+  assert_ptr_equal(lua_touserdata(s[1].L, -1), &there);
+  lua_pop(s[1].L, 2);
+}
+
 static const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     T(test_values_tables_cycles_and_metatables_come_back),
@@ -989,6 +1010,7 @@ static const struct CMUnitTest tests[] = {
     T(test_a_name_the_loading_side_lacks_is_refused),
     T(test_a_shared_chunk_is_written_by_name_and_checked),
     T(test_a_scripts_text_is_written_once),
+    T(test_named_light_userdata_come_back_as_the_loading_sides),
 #undef T
 };
 

@@ -359,7 +359,7 @@ static void mseed(W *w, int slot, int kind) {
   while (lua_next(L, -2)) {
     const TValue *k = s2v(L->top - 2);
     const void *p = keyof(k);
-    if (p) {
+    if (iscollectable(k) || ttislcf(k) || ttislightuserdata(k)) { /* p NULL: a NULL pointer */
       ment *e = mfind(w, p, ttypetag(k));
       if (e->tag == 0) e = madd(w, p, ttypetag(k));
       e->kind = (unsigned char)kind;
