@@ -24,6 +24,7 @@
 #include "base/internal.h"
 #include "base/names.h"
 #include "base/persist.h"
+#include "base/persist_crc.h"
 #include "base/sites.h"
 #include "save.h"
 #include "core/task.h"
@@ -74,16 +75,8 @@ static int in_io(void *ud, void *p, size_t n) {
   return 1;
 }
 
-/* CRC-32 (IEEE), bitwise: a save is read once. */
-static uint32_t crc32_of(const void *p, size_t n) {
-  const unsigned char *s = p;
-  uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; i++) {
-    c ^= s[i];
-    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-  }
-  return ~c;
-}
+/* CRC-32 (IEEE), the persister's (eight bytes a step). */
+static uint32_t crc32_of(const void *p, size_t n) { return weft__persist_crc(0, p, n); }
 
 /* What the C parts' bytes depend on: a save loads only into the build
    that made it. */
@@ -148,6 +141,38 @@ static void future_load(lua_State *L, void *block, size_t size, void *ud) {
 }
 
 static const weft__persist_saver future_saver = {future_save, future_load, NULL, sizeof(fhandle)};
+
+/* A group's handles hold one reference each on it: a load counts them
+   (registry table, made for one load), and the groups' counts are set
+   from them, whatever the save says. */
+#define GROUP_HANDLES "weft.save.groups" /* [group id] = handles loaded */
+
+static void group_save(lua_State *L, void *block, size_t size, void *ud) {
+  (void)ud;
+  lua_pushlstring(L, block, size);
+}
+
+static void group_load(lua_State *L, void *block, size_t size, void *ud) {
+  (void)ud;
+  size_t n;
+  const char *s = lua_tolstring(L, -1, &n);
+  if (!s || n != size) luaL_error(L, "bad save: a group handle is damaged");
+  memcpy(block, s, size);
+  weft_id id;
+  memcpy(&id, block, sizeof id);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, GROUP_HANDLES) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_rawgeti(L, -1, (lua_Integer)id);
+  lua_Integer k = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  lua_pushinteger(L, k + 1);
+  lua_rawseti(L, -2, (lua_Integer)id);
+  lua_pop(L, 1);
+}
+
+static const weft__persist_saver group_saver = {group_save, group_load, NULL, sizeof(ghandle)};
 
 static int by_text(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -265,8 +290,8 @@ static void name_function(lua_State *L, const char *path, void *ud) {
 }
 
 static const char *const plain_types[] = {
-    WEFT_TASK_MT,      "weft.group", "weft.signal",  "weft.channel",
-    "weft.connection", "weft.file",  "weft.finally", NULL};
+    WEFT_TASK_MT,   "weft.signal", "weft.channel", "weft.connection", "weft.file",
+    "weft.finally", NULL};
 
 /* Pushes the names set of W's state: the same calls on both sides give
    each named object the same name. */
@@ -318,6 +343,9 @@ static void push_names(weft_state *W, lua_State *L) {
   }
   if (luaL_getmetatable(L, "weft.future") == LUA_TTABLE)
     weft__persist_type(L, names, "weft.future", -1, &future_saver);
+  lua_pop(L, 1);
+  if (luaL_getmetatable(L, WEFT_GROUP_MT) == LUA_TTABLE)
+    weft__persist_type(L, names, WEFT_GROUP_MT, -1, &group_saver);
   lua_pop(L, 1);
   /* the embedder's (weft_save_name, weft_save_pointer, weft_save_type) */
   if (lua_getfield(L, LUA_REGISTRYINDEX, WEFT_PNAMES) == LUA_TTABLE) {
@@ -550,6 +578,23 @@ static int threads_in(weft_state *W, lua_State *L, weft_wire *w) {
   return ok;
 }
 
+/* Each group but the root holds the references its loaded handles hold
+   (the root's handle is the opening state's own). */
+static int groups_in(weft_state *W, lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, GROUP_HANDLES);
+  weft_id root = weft__sched_root(W->S);
+  for (uint32_t i = 0; i < weft__sched_group_capacity(W->S); i++) {
+    weft_id g = weft__sched_group_at(W->S, i);
+    if (!g || g == root) continue;
+    lua_rawgeti(L, -1, (lua_Integer)g);
+    lua_Integer k = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    weft__group_set_refs(W->S, g, k > 0 && k < UINT32_MAX ? (uint32_t)k : 0);
+  }
+  lua_pop(L, 1);
+  return 1;
+}
+
 /* ---- saving ---- */
 
 static const char *cannot_save(weft_state *W) {
@@ -675,6 +720,8 @@ static int load_body(weft_state *W, lua_State *L, inbuf *in) {
   }
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, FUT_LOADED);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, GROUP_HANDLES);
   push_names(W, L);
   int names = lua_gettop(L);
   if (weft__persist_load(L, names, in->p + in->at, (size_t)n) != LUA_OK) {
@@ -697,7 +744,8 @@ static int load_body(weft_state *W, lua_State *L, inbuf *in) {
   weft_sched_names nm = names_of(W);
   int ok = weft__wire_bytes(&w, &c, sizeof c) && weft__sync_load(W->sync, &w) &&
            weft__sched_load(W->S, &w, &nm) == WEFT_OK && threads_in(W, L, &w) && cold_in(W, &w) &&
-           cold_all_in(W, &w) && weft__sites_load(W->sites, &w) && weft__cost_load(W, &w);
+           cold_all_in(W, &w) && groups_in(W, L) && weft__sites_load(W->sites, &w) &&
+           weft__cost_load(W, &w);
   if (ok && !weft__sync_check(W->sync, W->S))
     ok = weft__wire_fail(&w, "a list of waiters is broken");
   if (ok) { /* every future's list */
@@ -756,6 +804,8 @@ int weft_load(weft_state *W, const void *data, size_t len, const char **err) {
   lua_settop(L, top);
   lua_pushnil(L);
   lua_setfield(L, LUA_REGISTRYINDEX, FUT_LOADED);
+  lua_pushnil(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, GROUP_HANDLES);
   if (ok) return WEFT_OK;
   if (err) *err = W->errbuf;
   return WEFT_EINVAL;

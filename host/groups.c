@@ -193,3 +193,16 @@ uint32_t weft__group_tasks(const weft_sched *s, weft_id id, weft_id *out, uint32
   }
   return k;
 }
+
+weft_id weft__sched_group_at(const weft_sched *s, uint32_t idx) {
+  if (idx >= weft__pool_capacity(&s->groups)) return 0;
+  const group *g = G(s, idx);
+  return weft__slot_live(g) ? weft__pool_id(g) : 0;
+}
+
+void weft__group_set_refs(weft_sched *s, weft_id id, uint32_t refs) {
+  group *g = weft__pool_get(&s->groups, id);
+  if (!g) return;
+  g->refs = refs;
+  weft__group_reap(s, g);
+}

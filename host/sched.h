@@ -114,6 +114,13 @@ void weft__sched_set_time_flag(weft_sched *s, const atomic_int *over);
 uint32_t weft__sched_task_count(const weft_sched *s);
 /* Group slots made (live or free): group indices are below it. */
 uint32_t weft__sched_group_capacity(const weft_sched *s);
+/* The live group in slot index idx, or 0 (idx below
+   weft__sched_group_capacity). */
+weft_id weft__sched_group_at(const weft_sched *s, uint32_t idx);
+/* Sets the references held on group g (a load counts its handles): a
+   group left with none, no task and no subgroup is freed, as when its
+   last reference goes. */
+void weft__group_set_refs(weft_sched *s, weft_id g, uint32_t refs);
 /* Task slots made (see weft__sched_task_at). */
 uint32_t weft__sched_task_capacity(const weft_sched *s);
 /* Task resumes since the scheduler was made. */
