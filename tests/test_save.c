@@ -98,20 +98,7 @@ static weft_state *engine(int named) {
   return W;
 }
 
-typedef struct buf {
-  char *p;
-  size_t n;
-} buf;
-
-static int put(void *ud, const void *p, size_t n) {
-  buf *b = ud;
-  char *q = realloc(b->p, b->n + n);
-  if (!q) return 0;
-  memcpy(q + b->n, p, n);
-  b->p = q;
-  b->n += n;
-  return 1;
-}
+#include "membuf.h"
 
 static const char *game =
     "local d = door(7)\n"
@@ -136,9 +123,9 @@ static void test_a_loaded_game_goes_on_as_the_saved_one(void **state) {
   const char *err;
   assert_int_equal(weft_run_string(W, "=game", game, strlen(game), &t, &err), WEFT_OK);
   for (int f = 0; f < 14; f++) assert_int_equal(weft_step(W, DT), WEFT_OK);
-  buf b = {NULL, 0};
+  membuf b = {0};
   saved_doors = loaded_doors = 0;
-  int rc = weft_save(W, put, &b, &err);
+  int rc = weft_save(W, mem_put, &b, &err);
   if (rc != WEFT_OK) print_error("%s\n", err);
   assert_int_equal(rc, WEFT_OK);
   assert_int_equal(saved_doors, 1);
@@ -176,8 +163,8 @@ static void test_an_unnamed_engine_value_fails_the_save_by_its_path(void **state
   const char *err;
   assert_int_equal(weft_run_string(W, "=game", game, strlen(game), &t, &err), WEFT_OK);
   assert_int_equal(weft_step(W, DT), WEFT_OK);
-  buf b = {NULL, 0};
-  assert_int_equal(weft_save(W, put, &b, &err), WEFT_EINVAL);
+  membuf b = {0};
+  assert_int_equal(weft_save(W, mem_put, &b, &err), WEFT_EINVAL);
   assert_non_null(err);
   assert_non_null(strstr(err, "has no name")); /* open, a local of the main task */
   assert_int_equal(b.n, 0);
@@ -195,8 +182,8 @@ static void test_saves_are_refused_where_they_cannot_be_made_or_read(void **stat
   const char *err;
   assert_int_equal(weft_run_string(W, "=game", game, strlen(game), &t, &err), WEFT_OK);
   assert_int_equal(weft_step(W, DT), WEFT_OK);
-  buf b = {NULL, 0};
-  assert_int_equal(weft_save(W, put, &b, &err), WEFT_OK);
+  membuf b = {0};
+  assert_int_equal(weft_save(W, mem_put, &b, &err), WEFT_OK);
   assert_int_equal(weft_load(W, b.p, b.n, &err), WEFT_EINVAL); /* W has run */
   assert_non_null(strstr(err, "just opened"));
   weft_state *V = engine(1);

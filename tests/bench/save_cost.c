@@ -31,20 +31,7 @@ static void die(const char *what, const char *why) {
   exit(1);
 }
 
-typedef struct buf {
-  char *p;
-  size_t n;
-} buf;
-
-static int put(void *ud, const void *p, size_t n) {
-  buf *b = ud;
-  char *q = realloc(b->p, b->n + n);
-  if (!q) return 0;
-  memcpy(q + b->n, p, n);
-  b->p = q;
-  b->n += n;
-  return 1;
-}
+#include "../membuf.h"
 
 static weft_state *open_state(void) {
   weft_desc d = WEFT_DESC_INIT;
@@ -98,9 +85,9 @@ int main(int argc, char **argv) {
       snprintf(src, sizeof src, "local n = %ld\n%s", ns[k], strchr(script, '\n') + 1);
       if (weft_run_string(W, path, src, strlen(src), &t, &err) != WEFT_OK) die("the script", err);
       for (int f = 0; f < 10; f++) weft_step(W, 1.0 / 60);
-      buf b = {NULL, 0};
+      membuf b = {0};
       double t0 = now();
-      if (weft_save(W, put, &b, &err) != WEFT_OK) die("weft_save", err);
+      if (weft_save(W, mem_put, &b, &err) != WEFT_OK) die("weft_save", err);
       ts[r] = (now() - t0) * 1e3;
       size = b.n;
       weft_state *V = open_state();
