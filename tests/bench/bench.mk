@@ -17,7 +17,7 @@ bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-
 	@echo "== the debugger: W1 with no client, a client and no breakpoint, a breakpoint elsewhere"
 	@$(BENCH_OUT)/debug-cost tests/bench 10000 60 $(if $(BENCH_QUICK),60 1,600 5)
 	@echo "== engine calls on one growing object: ns per call, first vs last 10^4 of 10^5"
-	@$(BENCH_OUT)/api-cost tests/bench $(if $(BENCH_QUICK),20000,100000)
+	@$(BENCH_OUT)/api-cost tests/bench $(if $(BENCH_QUICK),20000 1,100000)
 	@echo "== saving the running world: N sleeping tasks saved (weft_save) and loaded (weft_load)"
 	@$(BENCH_OUT)/save-cost $(if $(BENCH_QUICK),1 0 1000 10000,5)
 
