@@ -1,7 +1,8 @@
 /* weft's part of its Lua build (mk/lua.mk): the stop check Lua's VM makes
    at every jump and every call, and the counted budget's count in the
    VM's loop. lvm.c is compiled from Debian's source with two lines edited
-   to call luai_stopcheck and one to ask luai_counting (mk/lua/edit.sh),
+   to call luai_stopcheck and two to ask luai_counted and luai_counting
+   (mk/lua/edit.sh),
    and this header included.
 
    A watchdog thread never touches a Lua state: it raises a flag of its
@@ -41,9 +42,17 @@ WEFT_LUAI_HIDDEN int weft__lua_wanted(struct lua_State *L);
    only that (and note the pc, which nothing reads until the count runs
    out: an unhooked VM does not note it either). The instruction that
    runs the count out goes through luaG_traceexec, which fires the hook
-   as before. Stack reallocations still correct the base after it. */
+   as before. The trap is then LUA_MASKCOUNT, which no other cause sets
+   (a hook's start sets the whole mask, which is never the count alone
+   with anything else in it; a stack reallocation, a hook set or a stop
+   raised sets it to 1 at the next jump, call or protected operation,
+   updatetrap), and while it is, luai_counted counts an instruction
+   before anything else: the stack cannot have moved since the fetch
+   that set it, so the base needs no correcting. */
 #define luai_counting(L)                                                                           \
   ((L)->hookmask == LUA_MASKCOUNT && (L)->hookcount > 1 && ((L)->hookcount--, 1))
+#define luai_counted(L, trap)                                                                      \
+  ((trap) == LUA_MASKCOUNT && (L)->hookcount > 1 && ((L)->hookcount--, 1))
 
 #if defined(__GNUC__)
 #define luai_stopcheck(L)                                                                          \
