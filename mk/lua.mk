@@ -2,10 +2,11 @@
 # source package (apt-get source lua5.4, fetched once into build/src),
 # compiled as Debian compiles it (LUA_COMPAT_5_3; Debian's luaconf.h
 # reads the machine's multiarch name from lua5.4-deb-multiarch.h, which
-# liblua5.4-dev would bring and mk/lua/multiarch.sh writes) with one change of
-# weft's: the VM's stop check (mk/lua/weft_luai.h, mk/lua/edit.sh), so a
+# liblua5.4-dev would bring and mk/lua/multiarch.sh writes) with weft's
+# changes (mk/lua/edit.sh, mk/lua/weft_luai.h): the VM's stop check, so a
 # watchdog stops a runaway script without touching the Lua state from
-# its thread. libweft.a and libweft.so carry these objects; programs and
+# its thread; the counted budget's count in the VM's loop; and a spawn
+# site kept in each function prototype. libweft.a and libweft.so carry these objects; programs and
 # embedders get Lua's API from them, with the headers installed beside
 # weft.h. Lua's internal headers (for saving a running world) are in
 # $(LUA_OUT)/src.
@@ -58,9 +59,9 @@ $(LUA_OUT)/include/lua.hpp: $(LUA_SRC_DIR)/.fetched
 	@mkdir -p $(dir $@)
 	@cp $(LUA_SRC_DIR)/lua5.4-*/src/lua.hpp $@
 
-$(LUA_OUT)/obj/weft_luai.o $(LUA_OUT)/pic/weft_luai.o: mk/lua/weft_luai.c mk/lua/weft_luai.h
+$(LUA_OUT)/obj/weft_luai.o $(LUA_OUT)/pic/weft_luai.o: mk/lua/weft_luai.c mk/lua/weft_luai.h $(LUA_OUT)/src/.done
 	@mkdir -p $(dir $@)
-	$(CC) $(LUA_BUILD_CFLAGS) $(if $(findstring /pic/,$@),-fPIC) -c $< -o $@
+	$(CC) $(LUA_BUILD_CFLAGS) -iquote $(LUA_OUT)/src $(if $(findstring /pic/,$@),-fPIC) -c $< -o $@
 
 $(LUA_OUT)/obj/%.o: $(LUA_OUT)/src/.done mk/lua/weft_luai.h mk/lua.mk
 	@mkdir -p $(dir $@)

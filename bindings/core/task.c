@@ -484,6 +484,12 @@ static int in_lib(weft_state *W, const char *source) {
    a helper's) is where its spawner was spawned, else at lib/'s
    innermost line. */
 static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
+  /* The usual spawn, from a line of script: the site its function's
+     prototype keeps for that line and parent, which only a spawn of this
+     kind made (lua_getinfo's line costs a walk of the line info). */
+  unsigned pc = 0;
+  unsigned *cache = weft__lua_caller_site(L, &pc);
+  if (cache && cache[2] && cache[0] == pc + 1 && cache[1] == parent_site) return cache[2];
   lua_Debug ar;
   int helper = -1;
   for (int level = 1; lua_getstack(L, level, &ar); level++) {
@@ -493,7 +499,10 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
       if (helper < 0) helper = level;
       continue;
     }
-    return weft__site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
+    uint32_t site =
+        weft__site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
+    if (cache && level == 1) cache[0] = pc + 1, cache[1] = parent_site, cache[2] = site;
+    return site;
   }
   ltask *spawner = helper >= 0 && W->cur ? LT(W, W->cur) : NULL;
   if (spawner && spawner->site) return spawner->site; /* a g:spawn's too, no child of it */

@@ -13,6 +13,8 @@
 # rethook would only note 'oldpc' for a line hook that is not there (Lua
 # itself says a stale 'oldpc' costs at most one extra line event once a
 # line hook is set, as without any hook).
+# And lobject.h and lfunc.c: a function prototype keeps the spawn site
+# of the last spawn made from it (weft__lua_caller_site in weft_luai.c).
 # Fails unless each edit took.
 # Usage: edit.sh IN OUT   (IN, OUT: lvm.c paths)
 set -e
@@ -50,3 +52,19 @@ if ! grep -q 'hookmask & ~LUA_MASKCOUNT) && !hastocloseCfunc' "$ldo_out.tmp"; th
   exit 1
 fi
 mv "$ldo_out.tmp" "$ldo_out"
+
+obj_in=$(dirname "$in")/lobject.h
+obj_out=$(dirname "$out")/lobject.h
+sed -e 's|^  TString  \*source;  /\* used for debug information \*/$|&\n  unsigned int weft_site[3];  /* weft'"'"'s: its last spawn'"'"'s pc + 1, parent site and site */|' \
+    "$obj_in" > "$obj_out.tmp"
+func_in=$(dirname "$in")/lfunc.c
+func_out=$(dirname "$out")/lfunc.c
+sed -e 's|^  f->source = NULL;$|&\n  f->weft_site[0] = f->weft_site[1] = f->weft_site[2] = 0;|' \
+    "$func_in" > "$func_out.tmp"
+if ! grep -q 'unsigned int weft_site\[3\];' "$obj_out.tmp" || ! grep -q 'f->weft_site\[0\] = ' "$func_out.tmp"; then
+  echo "$in: the Lua source is not the one weft's spawn-site cache was written for" >&2
+  rm -f "$obj_out.tmp" "$func_out.tmp"
+  exit 1
+fi
+mv "$obj_out.tmp" "$obj_out"
+mv "$func_out.tmp" "$func_out"

@@ -1,7 +1,11 @@
 /* weft's part of its Lua build: the stop count and the handler the VM's
-   stop check calls (weft_luai.h). Linked with Lua alone (the benchmark
-   floor) it never stops anything: nothing raises the count. */
+   stop check calls, and the spawn-site cache's reader (weft_luai.h).
+   Linked with Lua alone (the benchmark floor) it never stops anything:
+   nothing raises the count. */
 #include "weft_luai.h"
+
+#include "ldebug.h"
+#include "lstate.h"
 
 _Atomic unsigned weft__lua_stops;
 static int (*_Atomic handler)(struct lua_State *L);
@@ -13,4 +17,12 @@ int weft__lua_stop(struct lua_State *L) {
 
 void weft__lua_stop_handler(int (*fn)(struct lua_State *L)) {
   atomic_store_explicit(&handler, fn, memory_order_release);
+}
+
+unsigned *weft__lua_caller_site(struct lua_State *L, unsigned *pc) {
+  CallInfo *ci = L->ci->previous;
+  if (!ci || !isLua(ci)) return NULL;
+  Proto *p = clLvalue(s2v(ci->func))->p;
+  *pc = (unsigned)pcRel(ci->u.l.savedpc, p);
+  return p->weft_site;
 }

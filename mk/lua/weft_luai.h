@@ -35,6 +35,14 @@ WEFT_LUAI_HIDDEN void weft__lua_stop_handler(int (*fn)(struct lua_State *L));
    all): of a suspended thread, those of the C function it yielded from,
    which the values given to lua_resume become (lvm.c, by edit.sh). */
 WEFT_LUAI_HIDDEN int weft__lua_wanted(struct lua_State *L);
+/* The spawn-site cache of the Lua function that called L's running C
+   function (level 1, as lua_getstack counts): three words in its
+   prototype (edit.sh), the pc + 1 of the last spawn made from it, that
+   spawn's parent site and its site (0: none yet), with the caller's pc
+   in *pc. NULL when the caller is not a Lua function. A prototype is
+   one state's, and its words are zero when it is made, compiled or
+   loaded. */
+WEFT_LUAI_HIDDEN unsigned *weft__lua_caller_site(struct lua_State *L, unsigned *pc);
 
 /* In lvm.c's instruction fetch, while the trap is on: a count hook alone
    (a counted budget) whose count does not run out at this instruction

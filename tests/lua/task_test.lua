@@ -664,6 +664,46 @@ test("weft.tasks{...} gives a slice, the costliest first or in the list's order,
   for _, t in ipairs(ts) do t:cancel() end
 end)
 
+test("spawns from one function are sited at their own lines and under their own spawners", function()
+  local function two() -- two lines, called again and again, in turn
+    local a = spawn(wait, 1e9)
+    local b = spawn(wait, 1e9)
+    return a, b
+  end
+  local first = debug.getinfo(two, "S").linedefined + 1
+  for round = 1, 3 do
+    local a, b = two()
+    assert(a.name:match(":(%d+)$") == tostring(first) and b.name:match(":(%d+)$") == tostring(first + 1),
+      "round " .. round .. ": " .. a.name .. ", " .. b.name)
+    a:cancel()
+    b:cancel()
+  end
+  -- one line, spawned from by two spawners in turn: each failure's report
+  -- names its own spawner's line
+  local traces = {}
+  weft.on_error(function(err, task, trace) traces[#traces + 1] = trace end)
+  local function fail() error("boom") end
+  local function child() return spawn(fail) end
+  local line1 = here(); local p1 = spawn(function() child() wait(1e9) end)
+  local line2 = here(); local p2 = spawn(function() child() wait(1e9) end)
+  local line3 = here(); local p3 = spawn(function() child() wait(1e9) end)
+  wait()
+  assert(#traces == 3, "three failures, got " .. #traces)
+  for i, line in ipairs{line1, line2, line3} do
+    assert(traces[i]:find("task_test.lua:" .. line, 1, true),
+      "failure " .. i .. " does not name its spawner's line " .. line .. ":\n" .. traces[i])
+  end
+  for i, other in ipairs{line2, line3, line1} do
+    assert(not traces[i]:find("task_test.lua:" .. other .. "\n", 1, true) and
+      not traces[i]:find("task_test.lua:" .. other .. "$"),
+      "failure " .. i .. " names another spawner's line " .. other .. ":\n" .. traces[i])
+  end
+  p1:cancel()
+  p2:cancel()
+  p3:cancel()
+  weft.on_error(nil)
+end)
+
 test("weft.sites() counts the live tasks of each spawn site, the most first", function()
   local a, b = {}, {}
   local function many(n) for i = 1, n do a[#a + 1] = spawn(wait, 1e9) end end -- one site
