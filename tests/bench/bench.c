@@ -456,7 +456,7 @@ typedef struct summary {
   double secs[NIMPL], ns_resume[NIMPL], ns_op[NIMPL], bframe[NIMPL], live[NIMPL], gc[NIMPL],
       p99[NIMPL];
   double afr[NIMPL], hostgrow, bytes;
-  double weft_floor, pure_weft, cnt_floor, wait_allocs;
+  double weft_floor, pure_weft, cnt_floor, cnt_weft, wait_allocs;
   int mismatch;
 } summary;
 
@@ -574,6 +574,10 @@ static void measure(const workload *w, int si, int n, int runs, int quick, const
     for (int i = 0; i < runs; i++) v[i] = rs[I_WEFTCNT][i].secs / rs[I_FLOOR][i].secs;
     s->cnt_floor = median(v, runs);
   }
+  if (s->ok[I_WEFTCNT]) {
+    for (int i = 0; i < runs; i++) v[i] = rs[I_WEFTCNT][i].secs / rs[I_WEFT][i].secs;
+    s->cnt_weft = median(v, runs);
+  }
   if (w->futures_per_op) {
     /* Bytes here are dominated by pools and tables that grow while the
        collector lags (see README.md); allocation calls tell the waits
@@ -587,7 +591,8 @@ static void measure(const workload *w, int si, int n, int runs, int quick, const
     printf("     ratios (median of per-run):");
     if (s->ok[I_FLOOR]) printf("  weft/floor %.2f", s->weft_floor);
     if (s->ok[I_PURE]) printf("  pure/weft %.2f", s->pure_weft);
-    if (s->ok[I_WEFTCNT]) printf("  weft-cnt/floor %.2f", s->cnt_floor);
+    if (s->ok[I_WEFTCNT])
+      printf("  weft-cnt/floor %.2f  weft-cnt/weft %.2f", s->cnt_floor, s->cnt_weft);
     printf("\n");
   }
   if (s->mismatch) printf("     WARNING: the implementations did different amounts of work\n");
@@ -640,6 +645,14 @@ static void print_targets(void) {
       printf(" (by %.0f%%)", (1.4 / s->pure_weft - 1) * 100);
     printf("\n");
   }
+  /* What the counted budget (tests, recordings, replays) costs. */
+  for (int wi = 0; wi < 2; wi++)
+    for (int si = 0; si < 3; si++) {
+      const summary *s = find_sum(wi ? "W1" : "W0", sizes[si]);
+      if (!s || !s->ok[I_WEFTCNT]) continue;
+      snprintf(what, sizeof what, "%s weft-cnt/weft <= 1.1 at N=%d", s->w->id, s->n);
+      verdict(what, s->cnt_weft <= 1.1, "%.2f", s->cnt_weft, 1.1);
+    }
   static const char *const zero[] = {"W0", "W1", "W2", "W3p", "W3w"};
   for (int z = 0; z < 5; z++)
     for (int si = 0; si < 3; si++) {
