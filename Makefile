@@ -198,15 +198,16 @@ $(BUILD)/gen/lua_%.h: bindings/lua/%.lua
 # The bindings find the generated headers in $(BUILD)/gen, made first.
 $(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(BUILD)/gen -iquote mk/lua
 $(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): | $(LUA_GEN) $(LUA_HDR)
-# The persister (bindings/base/persist*.c) reads Lua's internals: it sees
-# the internal headers of each build's own copy of Lua's source.
-PERSIST_SRC  := $(wildcard bindings/base/persist*.c)
-$(PERSIST_SRC:%.c=$(BUILD)/%.o) $(PERSIST_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(LUA_OUT)/src
-$(PERSIST_SRC:%.c=$(X32_DIR)/%.o): X32_INC += -iquote $(X32_DIR)/deps/lua/src
-$(PERSIST_SRC:%.c=$(A64_DIR)/%.o): A64_INC += -iquote $(A64_DIR)/deps/lua/src
-$(PERSIST_SRC:%.c=$(MUSL_DIR)/%.o): MUSL_INC += -iquote $(MUSL_DIR)/deps/lua/src
-$(PERSIST_SRC:%.c=$(WIN)/%.o): WIN_INC += -iquote $(WIN)/deps/lua/src
-$(PERSIST_SRC:%.c=$(WEB)/%.o): WEB_INC += -iquote $(D)/lua/src
+# The persister (bindings/base/persist*.c) and wait's fast path
+# (bindings/core/wait_fast.h) read Lua's internals: they see the internal
+# headers of each build's own copy of Lua's source.
+LUAI_SRC     := $(wildcard bindings/base/persist*.c) bindings/core/wait.c bindings/waitables/combinators.c
+$(LUAI_SRC:%.c=$(BUILD)/%.o) $(LUAI_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(LUA_OUT)/src
+$(LUAI_SRC:%.c=$(X32_DIR)/%.o): X32_INC += -iquote $(X32_DIR)/deps/lua/src
+$(LUAI_SRC:%.c=$(A64_DIR)/%.o): A64_INC += -iquote $(A64_DIR)/deps/lua/src
+$(LUAI_SRC:%.c=$(MUSL_DIR)/%.o): MUSL_INC += -iquote $(MUSL_DIR)/deps/lua/src
+$(LUAI_SRC:%.c=$(WIN)/%.o): WIN_INC += -iquote $(WIN)/deps/lua/src
+$(LUAI_SRC:%.c=$(WEB)/%.o): WEB_INC += -iquote $(D)/lua/src
 
 $(BUILD)/pic/host/%.o: host/%.c
 	@mkdir -p $(dir $@)

@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "wait.h"
+#include "wait_fast.h"
 #include "../base/names.h"
 #include "../accounts/handles.h"
 #include "../accounts/budget.h"
@@ -191,7 +192,7 @@ WEFT_NOINLINE int weft__wait_any(lua_State *L) {
 }
 
 int weft__l_wait_one(lua_State *L) {
-  if (weft__wait_fast(weft__get(L), L)) return lua_yield(L, 0);
+  if (weft__wait_fast(L)) return lua_yield(L, 0);
   return weft__wait_any(L);
 }
 

@@ -27,37 +27,6 @@ static inline const weft_waitable *weft__waitable_of(lua_State *L, int idx) {
   return w;
 }
 
-/* wait(x)'s fast path, the hot one: a task sleeping on a number, or to
-   the next frame (nil). Returns 1 when the sleep is set: the caller
-   returns lua_yield(L, 0), and the resumer passes the elapsed time as
-   wait's result (arguments after the first are ignored, as on the
-   general path). A sleep to the next frame (nil, a number <= 0) is left
-   to the resumer, which has the task in hand and cannot fail: it asks
-   the scheduler for it as the resume returns (WEFT_RESUMED_NEXT).
-   Returns 0 for anything else, or where no task can wait. */
-static inline int weft__wait_fast(weft_state *W, lua_State *L) {
-  double s = 0;
-  if (lua_gettop(L) > 0) { /* wait() is the commonest: no argument to look at */
-    int ty = lua_type(L, 1);
-    if (ty == LUA_TNUMBER)
-      s = lua_tonumber(L, 1);
-    else if (ty != LUA_TNIL)
-      return 0;
-  }
-  weft_id id = weft__thread_task(L);
-  if (!id || id != W->cur || !lua_isyieldable(L)) return 0;
-  if (s != s) return 0; /* NaN: the general path says why not */
-  ltask *lt = W->curlt;
-  weft__task_waited(W, lt);
-  if (lt->cold) weft__cold_if(W, id, lt)->wwhat = NULL;
-  if (s > 0) {
-    if (weft__wait_sleep_only(W->S, id, s, 0) != WEFT_OK) luaL_error(L, "not enough memory");
-  } else {
-    lt->next = 1;
-  }
-  lt->fast = 1;
-  return 1;
-}
 /* wait(x) begins: the task it belongs to (raises where none can wait),
    x alone left on the stack, what it waited on before forgotten. */
 weft_id weft__wait_start(weft_state *W, lua_State *L);

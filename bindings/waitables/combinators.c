@@ -8,6 +8,7 @@
 #include "../accounts/budget.h"
 #include "future.h"
 #include "../core/wait.h"
+#include "../core/wait_fast.h"
 
 enum { C_FIRST = 1, C_ALL, C_TIMEOUT }; /* ltask.comb */
 
@@ -287,7 +288,7 @@ WEFT_NOINLINE static int wait_slow(lua_State *L) {
 /* wait(x): see the design's table of what x may be. The plain sleep
    takes a path with no more to save and restore than it needs. */
 int weft__l_wait(lua_State *L) {
-  if (weft__wait_fast(weft__get(L), L)) return lua_yield(L, 0);
+  if (weft__wait_fast(L)) return lua_yield(L, 0);
   return wait_slow(L);
 }
 
