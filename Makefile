@@ -198,10 +198,11 @@ $(BUILD)/gen/lua_%.h: bindings/lua/%.lua
 # The bindings find the generated headers in $(BUILD)/gen, made first.
 $(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(BUILD)/gen -iquote mk/lua
 $(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): | $(LUA_GEN) $(LUA_HDR)
-# The persister (bindings/base/persist*.c) and wait's fast path
-# (bindings/core/wait_fast.h) read Lua's internals: they see the internal
+# The persister (bindings/base/persist*.c), wait's fast path
+# (bindings/core/wait_fast.h) and a task's resume read Lua's internals: they see the internal
 # headers of each build's own copy of Lua's source.
-LUAI_SRC     := $(wildcard bindings/base/persist*.c) bindings/core/wait.c bindings/waitables/combinators.c
+LUAI_SRC     := $(wildcard bindings/base/persist*.c) bindings/core/wait.c bindings/core/task.c \
+                bindings/waitables/combinators.c
 $(LUAI_SRC:%.c=$(BUILD)/%.o) $(LUAI_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(LUA_OUT)/src
 $(LUAI_SRC:%.c=$(X32_DIR)/%.o): X32_INC += -iquote $(X32_DIR)/deps/lua/src
 $(LUAI_SRC:%.c=$(A64_DIR)/%.o): A64_INC += -iquote $(A64_DIR)/deps/lua/src

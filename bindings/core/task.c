@@ -15,6 +15,9 @@
 #include "channels.h"
 #include "wait.h"
 #include "weft_luai.h"
+/* Lua's internals (the Makefile's LUAI_SRC): a thread's state and the
+   results its innermost call wants, read on every resume. */
+#include "lstate.h"
 
 static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept);
 static void lt_cancel(weft_sched *S, weft_id id, void *ud);
@@ -407,7 +410,7 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
        statement): the slot is a line of the thread's stack nothing else
        of the resume touches. */
     lt->fast = 0;
-    if (weft__lua_wanted(co) != 0) {
+    if (co->ci->nresults != 0) { /* what the C function it yielded from is to return */
       lua_pushnumber(co, slept);
       nargs = 1;
     }
@@ -436,7 +439,8 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
 static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept) {
   ltask *lt = ud;
   if (!lt->co) return WEFT_RESUMED;
-  return resume_task(weft__sched_user(S), id, lt, slept);
+  (void)S;
+  return resume_task((weft_state *)G(lt->co)->ud, id, lt, slept); /* weft__sched_user(S) */
 }
 
 /* The next task's thread: the extra space and the lua_State after it
@@ -671,7 +675,7 @@ static int l_spawn(lua_State *L) {
   weft_state *W = weft__get(L);
   luaL_checkany(L, 1);
   /* spawn(f) as a statement takes no handle: 48 to 88 bytes a task less */
-  return weft__spawn_in(L, 1, 0, W->cur, weft__lua_wanted(L) != 0);
+  return weft__spawn_in(L, 1, 0, W->cur, L->ci->nresults != 0);
 }
 
 static int l_defer(lua_State *L) {

@@ -6,8 +6,6 @@
 # luaG_traceexec, until the instruction that fires it (luai_counting),
 # and while nothing else needs the trap, before its other work
 # (luai_counted).
-# One function is added at its end: weft__lua_wanted, which reads a
-# call's wanted results where Lua's API does not reach.
 # And ldo.c beside it (IN's directory to OUT's): a return calls rethook
 # only for a hook that needs it, not for a count hook alone, whose
 # rethook would only note 'oldpc' for a line hook that is not there (Lua
@@ -26,17 +24,9 @@ sed -e 's|^#include "lvm.h"$|&\n#include "weft_luai.h"|' \
     -e 's|^  if (l_unlikely(trap)) {  /\* stack reallocation or hooks? \*/ \\$|  if (l_unlikely(trap) \&\& !luai_counted(L, trap)) {  /* stack reallocation or hooks? */ \\|' \
     -e 's|^    trap = luaG_traceexec(L, pc);  /\* handle hooks \*/ \\$|    trap = luai_counting(L) ? LUA_MASKCOUNT : luaG_traceexec(L, pc);  /* handle hooks */ \\|' \
     "$in" > "$out.tmp"
-cat >> "$out.tmp" <<'EOF'
-
-/* weft's: how many results the caller of L's innermost call
-   wants. */
-int weft__lua_wanted (lua_State *L) {
-  return L->ci->nresults;
-}
-EOF
-n=$(grep -c 'weft_luai.h\|luai_stopcheck(L)\|luai_counting(L)\|luai_counted(L, trap)\|^int weft__lua_wanted' "$out.tmp")
-if [ "$n" != 6 ]; then
-  echo "$in: the Lua source is not the one weft's stop check was written for ($n of 6 edits took)" >&2
+n=$(grep -c 'weft_luai.h\|luai_stopcheck(L)\|luai_counting(L)\|luai_counted(L, trap)' "$out.tmp")
+if [ "$n" != 5 ]; then
+  echo "$in: the Lua source is not the one weft's stop check was written for ($n of 5 edits took)" >&2
   rm -f "$out.tmp"
   exit 1
 fi

@@ -31,10 +31,6 @@ extern WEFT_LUAI_HIDDEN _Atomic unsigned weft__lua_stops;
 WEFT_LUAI_HIDDEN int weft__lua_stop(struct lua_State *L);
 /* Sets the handler (weft_open); the same function from every state. */
 WEFT_LUAI_HIDDEN void weft__lua_stop_handler(int (*fn)(struct lua_State *L));
-/* How many results the caller of L's innermost call wants (LUA_MULTRET:
-   all): of a suspended thread, those of the C function it yielded from,
-   which the values given to lua_resume become (lvm.c, by edit.sh). */
-WEFT_LUAI_HIDDEN int weft__lua_wanted(struct lua_State *L);
 /* The spawn-site cache of the Lua function that called L's running C
    function (level 1, as lua_getstack counts): three words in its
    prototype (edit.sh), the pc + 1 of the last spawn made from it, that
