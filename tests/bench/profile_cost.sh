@@ -17,5 +17,5 @@ for w in W1 W0; do
     i=$((i + 1))
   done
   median=$(echo $ratios | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-  echo "$w 10,000 tasks, --profile / off: runs$ratios; median ${median}x (target: within 1.3x)"
+  echo "$w 10,000 tasks, --profile / off: runs$ratios; median ${median}x (target: within 1.15x)"
 done
