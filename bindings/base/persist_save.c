@@ -76,16 +76,24 @@ typedef struct W {
 
 /* ---- bytes ---- */
 
-static void need(W *w, size_t k) {
-  if (w->cap - w->n >= k) return;
-  size_t cap = w->cap ? w->cap * 2 : 1024;
-  while (cap - w->n < k) cap *= 2;
-  unsigned char *p = lua_newuserdatauv(w->L, cap, 0);
-  if (w->n) memcpy(p, w->p, w->n);
-  lua_replace(w->L, S_BUF);
-  w->p = p;
-  w->cap = cap;
+/* Makes room for k more elements (of size bytes) after the n in use of
+   the array *v of *cap, which lives in the userdata at stack slot slot:
+   a new one twice as big (first, the first time), the used part copied.
+   May raise (memory). */
+static void grow(W *w, void **v, size_t n, size_t *cap, size_t k, size_t size, size_t first,
+                 int slot) {
+  if (*cap >= n + k) return;
+  size_t c = *cap ? *cap * 2 : first;
+  while (c < n + k) c *= 2;
+  void *p = lua_newuserdatauv(w->L, c * size, 0);
+  size_t used = n < *cap ? n : *cap; /* n counts the objects' slot 0, not there at first */
+  if (used) memcpy(p, *v, used * size);
+  lua_replace(w->L, slot);
+  *v = p;
+  *cap = c;
 }
+
+static void need(W *w, size_t k) { grow(w, (void **)&w->p, w->n, &w->cap, k, 1, 1024, S_BUF); }
 
 static void w_u8(W *w, unsigned b) {
   need(w, 1);
@@ -370,14 +378,7 @@ static void mseed(W *w, int slot, int kind) {
 }
 
 static lua_Integer newobj(W *w, int kind, int edge, lua_Integer aux) {
-  if ((size_t)w->count + 1 >= w->ocap) {
-    size_t cap = w->ocap ? w->ocap * 2 : 256;
-    wobj *o = lua_newuserdatauv(w->L, cap * sizeof *o, 0);
-    if (w->ocap) memcpy(o, w->o, w->ocap * sizeof *o);
-    lua_replace(w->L, S_OBJV);
-    w->o = o;
-    w->ocap = cap;
-  }
+  grow(w, (void **)&w->o, (size_t)w->count + 1, &w->ocap, 1, sizeof *w->o, 256, S_OBJV);
   lua_Integer id = ++w->count;
   w->o[id].parent = (uint32_t)w->cur;
   w->o[id].aux = (uint32_t)aux;
@@ -603,14 +604,7 @@ static void w_named(W *w) {
 /* Notes a dead key about to be written (its 4 bytes next), the object
    it was at gc. */
 static void dead(W *w, const void *gc) {
-  if (w->ndead == w->dcap) {
-    size_t cap = w->dcap ? w->dcap * 2 : 64;
-    wdead *d = lua_newuserdatauv(w->L, cap * sizeof *d, 0);
-    if (w->ndead) memcpy(d, w->dead, w->ndead * sizeof *d);
-    lua_replace(w->L, S_DEADV);
-    w->dead = d;
-    w->dcap = cap;
-  }
+  grow(w, (void **)&w->dead, w->ndead, &w->dcap, 1, sizeof *w->dead, 64, S_DEADV);
   w->dead[w->ndead].gc = gc;
   w->dead[w->ndead++].at = w->n;
 }
