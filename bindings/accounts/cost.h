@@ -46,15 +46,9 @@ void weft__cost_held(weft_state *W, uint64_t us);
 /* Task id's stretch the budget preempted on the way took us in all,
    told at its wait: a slow task's (desc.slow_task_us) too. */
 void weft__cost_stretch(weft_state *W, weft_id id, uint64_t us);
-/* How resumes are timed (W->cost.slow_way). */
-enum {
-  WEFT_COST_TICKS = 0, /* watched: the watchdog's clock, two loads */
-  WEFT_COST_SLOW = 1,  /* a profile is on: cost.c's slow way */
-  WEFT_COST_COARSE = 2 /* no watchdog: the coarse real clock, read at both ends */
-};
-/* Picks it, when the budgets or the profile change. */
+/* Picks how resumes are timed (parts.h), when the budgets change. */
 static inline void weft__cost_pick_way(weft_state *W) {
-  W->cost.slow_way = W->prof ? WEFT_COST_SLOW : W->watching ? WEFT_COST_TICKS : WEFT_COST_COARSE;
+  W->cost.slow_way = weft__cost_way(W->prof != NULL, W->watching);
 }
 /* The slow ways (a profile is on; the watchdog naps, its clock then 0;
    a tick came during the resume; the coarse clock moved). */

@@ -1,10 +1,12 @@
-/* A profile on demand: each task resume as a slice with exact times,
-   frames, wake-ups from the task that woke another, and the Lua stacks
+/* A profile on demand: each task resume as a slice, frames, wake-ups
+   from the task that woke another, and the Lua stacks
    sampled at the watchdog's ticks (a count hook of one instruction on the
    running thread, as a stop is made, only sampling). Written when it
    stops as Chrome's Trace Event JSON and speedscope's file format. Its
    blocks are the embedder's (desc.alloc, counted as the host's), taken
-   on the scripts thread: samples are taken there too. */
+   on the scripts thread: samples are taken there too.
+   The real clock is read once a watchdog tick, not once a resume: a
+   read costs about as much as a short resume (see weft__profile_begin). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +31,15 @@ typedef struct slice {
    the task's slot index as a difference from the last event's, its
    generation, times as differences from the last time written. A
    top-level resume's slice ends where the next top-level one begins, or
-   at an EV_CLOSE (a frame's start or end, the stop). */
-enum { EV_END = 0, EV_TOP, EV_NEST, EV_CLOSE }; /* EV_END: the rest of a block is unused */
-#define SBLOCK 65536                            /* bytes a block */
-#define EV_MAX 40                               /* bytes an event takes at most */
+   at an EV_CLOSE (a frame's start or end, the stop). An EV_LATER is a
+   top-level resume begun with no clock read: it begins between the
+   times written before and after it, which are exact (see slice_next).
+   An EV_MARK is only a time: the clock read inside a slice (a wake-up,
+   a resume inside it beginning), so what is placed around it stays in
+   order with it. */
+enum { EV_END = 0, EV_TOP, EV_NEST, EV_CLOSE, EV_LATER, EV_MARK }; /* EV_END: the rest unused */
+#define SBLOCK 65536                                               /* bytes a block */
+#define EV_MAX 40 /* bytes an event takes at most */
 
 typedef struct wake {
   weft_id waker, woken;
@@ -73,6 +80,7 @@ struct weft_profile {
   weft_id last;            /* the task whose resume just ended (its end wakes its waiters) */
   uint32_t pending;        /* woken tasks that have not run since */
   int open;                /* a top-level resume's slice is open */
+  uint64_t tick;           /* the watchdog's clock at the last clock read (0: none) */
   VEC(uint8_t *, sblocks); /* the slices' events, in blocks of SBLOCK bytes (see put_event) */
   uint8_t *ev_p, *ev_end;  /* where the next event goes in the last block, and its end */
   uint32_t ev_index;       /* the last event's task slot index... */
@@ -120,16 +128,24 @@ static int new_block(prof *P) {
 }
 static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t) - (int64_t)(d >> 63); }
 
-/* Appends an event (kind; id for EV_TOP and EV_NEST; t, and t1 for
-   EV_NEST). Out of memory, it is dropped. */
-static inline void put_event(prof *P, int kind, weft_id id, uint64_t t, uint64_t t1) {
+/* An event's task: its slot index's difference from the last one's, and
+   its generation. */
+static inline uint8_t *put_id(prof *P, uint8_t *p, weft_id id) {
+  p = put_u(p, zigzag((uint64_t)WEFT_ID_INDEX(id) - P->ev_index));
+  P->ev_index = WEFT_ID_INDEX(id);
+  return put_u(p, WEFT_ID_GEN(id));
+}
+
+/* Appends an event (kind; id but for EV_CLOSE and EV_MARK; t but for
+   EV_LATER, and t1 for EV_NEST). Out of memory, it is dropped. */
+static void put_event(prof *P, int kind, weft_id id, uint64_t t, uint64_t t1) {
   if ((!P->ev_p || P->ev_end - P->ev_p < EV_MAX + 1) && !new_block(P)) return;
   uint8_t *p = P->ev_p;
   *p++ = (uint8_t)kind;
-  if (kind != EV_CLOSE) {
-    p = put_u(p, zigzag((uint64_t)WEFT_ID_INDEX(id) - P->ev_index));
-    p = put_u(p, WEFT_ID_GEN(id));
-    P->ev_index = WEFT_ID_INDEX(id);
+  if (kind != EV_CLOSE && kind != EV_MARK) p = put_id(P, p, id);
+  if (kind == EV_LATER) {
+    P->ev_p = p;
+    return;
   }
   p = put_u(p, zigzag(t - P->ev_t));
   P->ev_t = t;
@@ -150,51 +166,106 @@ static uint64_t get_u(const uint8_t **p) {
 }
 static uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1); }
 
-/* Reading the slices back: each call gives the next one (0 at the end). */
-typedef struct slices_read {
+/* Reading the events back, in the order written. */
+typedef struct cursor {
   size_t b;         /* block */
   const uint8_t *p; /* where in it, NULL: not started */
   uint32_t index;   /* as the writer had them */
-  uint64_t t;
-  int open;  /* a top-level slice is open... */
-  slice top; /* ...this one, its end not known yet */
-} slices_read;
+  uint64_t t;       /* the last time read (an EV_NEST's: its end) */
+} cursor;
 
-static int slice_next(prof *P, slices_read *r, slice *out) {
+/* The next event: its kind and id, and an EV_NEST's start in *t0 (its
+   end, like every other time, in c->t). 0 at the end. */
+static int ev_next(const prof *P, cursor *c, int *kind, weft_id *id, uint64_t *t0) {
   for (;;) {
-    if (r->b >= P->nsblocks) return 0;
-    if (!r->p) r->p = P->sblocks[r->b];
-    if (r->p == P->ev_p || *r->p == EV_END) {
-      r->b++;
-      r->p = NULL;
+    if (c->b >= P->nsblocks) return 0;
+    if (!c->p) c->p = P->sblocks[c->b];
+    if (c->p == P->ev_p || *c->p == EV_END) {
+      c->b++;
+      c->p = NULL;
       continue;
     }
-    int kind = *r->p++;
-    weft_id id = 0;
-    if (kind != EV_CLOSE) {
-      r->index += (uint32_t)unzigzag(get_u(&r->p));
-      id = WEFT_ID_MAKE(r->index, get_u(&r->p));
+    *kind = *c->p++;
+    *id = 0;
+    if (*kind != EV_CLOSE && *kind != EV_MARK) {
+      c->index += (uint32_t)unzigzag(get_u(&c->p));
+      *id = WEFT_ID_MAKE(c->index, get_u(&c->p));
     }
-    r->t += unzigzag(get_u(&r->p));
+    if (*kind == EV_LATER) return 1;
+    c->t += unzigzag(get_u(&c->p));
+    *t0 = c->t;
+    if (*kind == EV_NEST) c->t += get_u(&c->p);
+    return 1;
+  }
+}
+
+/* Reading the slices back: each call gives the next one (0 at the end). */
+typedef struct slices_read {
+  cursor c;
+  int open;         /* a top-level slice is open... */
+  slice top;        /* ...this one, its end not known yet */
+  uint64_t ta, tb;  /* a run of EV_LATERs: the exact times around it */
+  uint32_t run, at; /* ...how many it holds, how many were placed */
+} slices_read;
+
+/* Where the next EV_LATER begins. The resumes of a run of them, begun
+   between two clock reads (ta, tb), share the time between evenly: the
+   first slice of the stretch is the one open at ta (a timed resume, or a
+   frame's start when none is), so a run of k makes k + 1 parts. Each
+   resume's exact time is lost, not the order, what ran in which frame,
+   or the total: what each took is in the samples. */
+static uint64_t later_at(const prof *P, slices_read *r) {
+  if (r->at == r->run) { /* a run begins: the next time read closes it */
+    cursor c = r->c;
+    int kind;
+    weft_id id;
+    uint64_t t0;
+    r->ta = r->tb = r->c.t;
+    r->run = 1;
+    r->at = 0;
+    while (ev_next(P, &c, &kind, &id, &t0)) {
+      if (kind != EV_LATER) {
+        r->tb = t0 > r->ta ? t0 : r->ta; /* an EV_NEST's start */
+        break;
+      }
+      r->run++;
+    }
+  }
+  r->at++;
+  return r->ta + (uint64_t)((double)(r->tb - r->ta) * r->at / (r->run + 1));
+}
+
+static int slice_next(const prof *P, slices_read *r, slice *out) {
+  int kind;
+  weft_id id;
+  uint64_t t0;
+  while (ev_next(P, &r->c, &kind, &id, &t0)) {
+    if (kind == EV_MARK) continue;
     if (kind == EV_NEST) {
-      uint64_t t0 = r->t;
-      r->t += get_u(&r->p);
-      *out = (slice){id, t0, r->t};
+      *out = (slice){id, t0, r->c.t};
       return 1;
     }
+    uint64_t t = kind == EV_LATER ? later_at(P, r) : r->c.t;
     int had = r->open;
     slice done = r->top;
-    done.t1 = r->t;
-    r->open = kind == EV_TOP;
-    r->top = (slice){id, r->t, r->t};
+    done.t1 = t;
+    r->open = kind != EV_CLOSE;
+    r->top = (slice){id, t, t};
     if (had) {
       *out = done;
       return 1;
     }
   }
+  return 0;
 }
 
 static uint64_t now(prof *P) { return weft__clock_ns() - P->start; }
+
+/* The real clock, read; the watchdog's clock is remembered with it. */
+static uint64_t read_now(weft_state *W, prof *P) {
+  P->tick = W->watching ? atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed) : 0;
+  return now(P);
+}
 
 static tinfo *task_info(prof *P, weft_id id) {
   if ((P->ntasks + 1) * 2 > P->tcap) {
@@ -227,7 +298,9 @@ static void on_ready(void *user, weft_id woken) {
   if (!P || !waker || waker == woken || !PUSH(P, wakes)) return;
   tinfo *t = task_info(P, woken);
   if (!t) return;
-  P->wakes[P->nwakes++] = (wake){waker, woken, now(P), 0};
+  uint64_t at = read_now(W, P);
+  if (P->open) put_event(P, EV_MARK, 0, at, 0); /* inside the waker's slice */
+  P->wakes[P->nwakes++] = (wake){waker, woken, at, 0};
   if (!t->wake) P->pending++;
   t->wake = (uint32_t)P->nwakes;
 }
@@ -281,25 +354,45 @@ static void close_open(prof *P, uint64_t t) {
   P->open = 0;
 }
 
-/* One clock read a resume: a top-level resume's slice ends where the next
-   one starts (or the frame ends), the scheduler's fraction of a
-   microsecond between them going to the one before; resumes inside
-   resumes read it at both ends. */
+/* A top-level resume's slice ends where the next one starts (or the
+   frame ends), the scheduler's fraction of a microsecond between them
+   going to the one before. The real clock is read at a resume's start
+   only once the watchdog's clock (which it moves every 250 us while a
+   profile is on) has moved since the last read: a read costs 20-30 ns,
+   a short resume 100, so one a resume was most of a profile's cost. The
+   resumes in between are EV_LATERs, placed between the reads around
+   them when the profile is written. A woken task's first resume (the
+   end of a wake-up's arrow), and resumes inside resumes, at both ends,
+   read it always; so does a counted budget, with no watchdog. */
 void weft__profile_begin(weft_state *W) {
   prof *P = W->prof;
   P->last = 0;
-  uint64_t t = now(P);
-  if (P->depth < MAX_DEPTH) {
-    P->t0[P->depth] = t;
-    P->s0[P->depth] = P->nsamples;
+  tinfo *ti = P->pending && W->cur ? task_info(P, W->cur) : NULL; /* a woken task's first run */
+  if (ti && !ti->wake) ti = NULL;
+  if (P->depth < MAX_DEPTH) P->s0[P->depth] = P->nsamples;
+  if (P->depth == 0 && !ti && P->tick &&
+      atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed) == P->tick) {
+    /* it ends the one open; the commonest event, put here directly */
+    if (P->ev_p && P->ev_end - P->ev_p >= EV_MAX + 1) {
+      *P->ev_p = EV_LATER;
+      P->ev_p = put_id(P, P->ev_p + 1, W->cur);
+    } else {
+      put_event(P, EV_LATER, W->cur, 0, 0);
+    }
+    P->open = 1;
+    P->depth++;
+    return;
   }
+  uint64_t t = read_now(W, P);
+  if (P->depth < MAX_DEPTH) P->t0[P->depth] = t;
   if (P->depth == 0) {
     put_event(P, EV_TOP, W->cur, t, 0); /* it ends the one open */
     P->open = 1;
+  } else {
+    put_event(P, EV_MARK, 0, t, 0); /* the slice around it began before */
   }
   P->depth++;
-  tinfo *ti = P->pending && W->cur ? task_info(P, W->cur) : NULL; /* a woken task's first run */
-  if (ti && ti->wake) {
+  if (ti) {
     P->wakes[ti->wake - 1].tf = t;
     ti->wake = 0;
     P->pending--;
@@ -313,7 +406,7 @@ void weft__profile_end(weft_state *W, weft_id id) {
     if (P->depth < 0) P->depth = 0;
     return;
   }
-  if (P->depth > 0) put_event(P, EV_NEST, id, P->t0[P->depth], now(P));
+  if (P->depth > 0) put_event(P, EV_NEST, id, P->t0[P->depth], read_now(W, P));
   /* A sampled resume's time after its last sample is its own too (else
      the next sample, another task's, would take it): one clock read a
      sampled resume, none for the many short ones. */
@@ -330,15 +423,19 @@ void weft__profile_end(weft_state *W, weft_id id) {
 void weft__profile_frame(weft_state *W, int end) {
   prof *P = W->prof;
   P->last = 0; /* timers wake tasks at a frame's start */
-  close_open(P, now(P));
+  /* The slice open ends, and either way a time is written: the first
+     resumes of a frame are placed after its start, not in the gap. */
+  uint64_t t = read_now(W, P);
+  put_event(P, P->open ? EV_CLOSE : EV_MARK, 0, t, 0);
+  P->open = 0;
   if (!end) {
-    P->frame_t0 = now(P);
+    P->frame_t0 = t;
     P->cpu = weft__thread_cpu_ns();
     return;
   }
   if (!PUSH(P, frames)) return; /* room for the pair: the sizes are even, pairs go in whole */
   P->frames[P->nframes++] = P->frame_t0;
-  P->frames[P->nframes++] = now(P);
+  P->frames[P->nframes++] = t;
 }
 
 static uint32_t str_hash(const char *s) {
@@ -397,6 +494,10 @@ static void walk(prof *P, lua_State *th, uint32_t *n) {
 void weft__profile_sample(weft_state *W, lua_State *L) {
   prof *P = W->prof;
   if (!P || !W->cur || W->holding || !PUSH(P, samples)) return;
+  /* A tick: the clock is read inside the resume it lands in, so a long
+     one is placed to within a tick (see weft__profile_begin). */
+  uint64_t t = read_now(W, P);
+  if (P->open) put_event(P, EV_MARK, 0, t, 0);
   uint32_t at = (uint32_t)P->nstack, n = 0;
   walk(P, L, &n);
   if (W->curL && W->curL != L) walk(P, W->curL, &n); /* a coroutine the task resumed */
@@ -605,7 +706,7 @@ int weft_profile_start(weft_state *W, const char *path) {
   P->start = weft__clock_ns();
   P->cpu = weft__thread_cpu_ns();
   W->prof = P;
-  W->cost.slow_way = 1;
+  W->cost.slow_way = weft__cost_way(W->prof != NULL, W->watching);
   weft__sched_on_ready(W->S, on_ready, W);
   atomic_store(&W->wd.sample, 1);
   return WEFT_OK;
@@ -634,12 +735,12 @@ int weft_profile_stop(weft_state *W) {
   if (!P) return WEFT_ESTATE;
   atomic_store(&W->wd.sample, 0);
   weft__sched_on_ready(W->S, NULL, NULL);
-  close_open(P, now(P));
+  close_open(P, read_now(W, P));
   slices_read r = {0};
   slice s;
   while (slice_next(P, &r, &s)) label(W, P, s.id); /* the tasks still live */
   W->prof = NULL;
-  W->cost.slow_way = !W->watching;
+  W->cost.slow_way = weft__cost_way(W->prof != NULL, W->watching);
   char *sp = speedscope_path(W, P->path);
   int rc = write_trace(P, P->path);
   if (rc == WEFT_OK) rc = sp ? write_speedscope(P, sp) : WEFT_ENOMEM;

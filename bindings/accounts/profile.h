@@ -1,7 +1,8 @@
-/* A profile on demand (profile.c): every resume as a slice with its exact
-   times, frames, wake-ups (waker to woken) and the Lua stacks the
-   watchdog samples each tick, written as Chrome's Trace Event JSON and
-   as speedscope's JSON when it stops. */
+/* A profile on demand (profile.c): every resume as a slice (timed by
+   the real clock once a watchdog tick, the resumes between two reads
+   placed in order between them), frames, wake-ups (waker to woken) and
+   the Lua stacks the watchdog samples each tick, written as Chrome's
+   Trace Event JSON and as speedscope's JSON when it stops. */
 #ifndef WEFT_PROFILE_H
 #define WEFT_PROFILE_H
 

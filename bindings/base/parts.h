@@ -87,9 +87,21 @@ typedef struct weft_fins {
 
 /* ---- cost.c: every task's script time ---- */
 
+/* How resumes are timed (weft_costs.slow_way). */
+enum {
+  WEFT_COST_TICKS = 0, /* watched: the watchdog's clock, two loads */
+  WEFT_COST_SLOW = 1,  /* a profile is on: cost.c's slow way */
+  WEFT_COST_COARSE = 2 /* no watchdog: the coarse real clock, read at both ends */
+};
+/* The way, from whether a profile is on and whether the watchdog watches:
+   set when either changes (cost.h, profile.c). */
+static inline int weft__cost_way(int profiling, int watching) {
+  return profiling ? WEFT_COST_SLOW : watching ? WEFT_COST_TICKS : WEFT_COST_COARSE;
+}
+
 typedef struct weft_costs {
   uint64_t inner;            /* time charged so far to resumes inside the one running */
-  int slow_way;              /* how resumes are timed (cost.h's WEFT_COST_*) */
+  int slow_way;              /* how resumes are timed (WEFT_COST_*) */
   uint64_t coarse_ns;        /* counted, in a step: the coarse clock as the last resume
                                 ended, where the next begins; 0: read it afresh */
   uint32_t frame;            /* frames begun */
