@@ -43,15 +43,23 @@ static int64_t ns_of(const char *line, const char *key) {
   return llround(strtod(p + strlen(key), NULL) * 1e3);
 }
 
+/* Room for element n of v (elements of size bytes): 16 at first, twice
+   as many each time n reaches a power of two past that. */
+static void *room(void *v, size_t n, size_t size) {
+  if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+    v = realloc(v, (n ? 2 * n : 16) * size);
+    assert_non_null(v);
+  }
+  return v;
+}
+
 static void push_span(span **v, size_t *n, span s) {
-  *v = realloc(*v, (*n + 1) * sizeof **v);
-  assert_non_null(*v);
+  *v = room(*v, *n, sizeof **v);
   (*v)[(*n)++] = s;
 }
 
 static void push_flow(flow **v, size_t *n, flow f) {
-  *v = realloc(*v, (*n + 1) * sizeof **v);
-  assert_non_null(*v);
+  *v = room(*v, *n, sizeof **v);
   (*v)[(*n)++] = f;
 }
 
@@ -116,6 +124,7 @@ static void test_a_profile_trace_nests_orders_and_frames_every_resume(void **sta
   (void)state;
   weft_desc d = WEFT_DESC_INIT;
   d.frame_time_budget_us = 10000000; /* every task every frame, however slow the machine */
+  d.slow_task_us = UINT32_MAX;       /* the long resume is meant */
   weft_state *W = weft_open(&d);
   assert_non_null(W);
   weft_task main_task;
