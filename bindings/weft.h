@@ -609,9 +609,11 @@ WEFT_API int weft_get_task_cost(weft_state *W, weft_task task, weft_task_cost *o
    root group's (id 0) are every task's. */
 WEFT_API int weft_get_group_cost(weft_state *W, weft_group g, weft_task_cost *out);
 /* Starts a profile written to path when it stops: Chrome's Trace Event
-   JSON (Perfetto, chrome://tracing) at path, and speedscope's JSON (a
-   flame graph per task) beside it (path with .json replaced by
-   .speedscope.json). WEFT_ESTATE when one is on already, WEFT_ENOMEM. */
+   JSON (Perfetto, chrome://tracing) at path, a slice a resume timed to a
+   watchdog tick (250 us; shorter resumes share their tick's time evenly,
+   in order), and speedscope's JSON (a flame graph per task, from
+   samples) beside it (path with .json replaced by .speedscope.json).
+   WEFT_ESTATE when one is on already, WEFT_ENOMEM. */
 WEFT_API int weft_profile_start(weft_state *W, const char *path);
 /* Stops the profile and writes it: WEFT_OK, WEFT_EIO when a file could
    not be written, WEFT_ESTATE when none is on. */
