@@ -18,14 +18,14 @@ bench-run: $(BENCH_OUT)/weft-bench $(BENCH_OUT)/bench-floor $(BENCH_OUT)/reload-
 	@$(BENCH_OUT)/debug-cost tests/bench 10000 60 $(if $(BENCH_QUICK),60 1,600 5)
 	@echo "== engine calls on one growing object: ns per call, first vs last 10^4 of 10^5"
 	@$(BENCH_OUT)/api-cost tests/bench $(if $(BENCH_QUICK),20000 1,100000)
+	@echo "== the profiler: W1 and W0 with a profile (weft_profile_start) over the timed frames, and without"
+	@sh tests/bench/profile_cost.sh $(BENCH_OUT)/weft-bench tests/bench $(if $(BENCH_QUICK),1 60,5 600)
 	@echo "== saving the running world: N sleeping tasks saved (weft_save) and loaded (weft_load)"
 	@$(BENCH_OUT)/save-cost $(if $(BENCH_QUICK),1 0 1000 10000,5)
 
 $(BENCH_OUT)/api-cost: tests/bench/api_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(MIALLOC_OBJ) $(BUILD)/libweft.a $(LUA_LIBS) -lm -lpthread -ldl
-	@echo "== the profiler: W1 and W0 with a profile (weft_profile_start) over the timed frames, and without"
-	@sh tests/bench/profile_cost.sh $(BENCH_OUT)/weft-bench tests/bench $(if $(BENCH_QUICK),1 60,5 600)
 
 $(BENCH_OUT)/debug-cost: tests/bench/debug_cost.c $(MIALLOC_OBJ) $(BUILD)/libweft.a
 	@mkdir -p $(dir $@)
