@@ -72,7 +72,12 @@ static inline void weft__cost_begin(weft_state *W, weft_cost_mark *m) {
     return;
   }
   m->t0 = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  if (__builtin_expect(!m->t0 || W->cost.slow_way, 0)) weft__cost_begin_slow(W, m);
+  if (__builtin_expect(!m->t0 || W->cost.slow_way, 0)) {
+    if (m->t0 && W->prof && W->watching)
+      weft__profile_begin(W); /* a profile's resume, the clock read as usual */
+    else
+      weft__cost_begin_slow(W, m);
+  }
 }
 
 /* After the resume: its time, less that of tasks it ran inside it (a
@@ -85,7 +90,12 @@ static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mar
     return;
   }
   uint64_t t = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) weft__cost_end_slow(W, id, m);
+  if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) {
+    if (t == m->t0 && W->prof && W->watching)
+      weft__profile_end(W, id); /* no tick came: nothing to charge, as above */
+    else
+      weft__cost_end_slow(W, id, m);
+  }
 }
 
 /* A new task: its record is made when it is first charged (most tasks
