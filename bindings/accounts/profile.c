@@ -1,7 +1,7 @@
 /* A profile on demand: each task resume as a slice, frames, wake-ups
-   from the task that woke another, and the Lua stacks
-   sampled at the watchdog's ticks (a count hook of one instruction on the
-   running thread, as a stop is made, only sampling). Written when it
+   from the task that woke another, and the Lua stacks sampled at the
+   watchdog's ticks (a count hook of one instruction on the running
+   thread, as a stop is made, only sampling). Written when it
    stops as Chrome's Trace Event JSON and speedscope's file format. Its
    blocks are the embedder's (desc.alloc, counted as the host's), taken
    on the scripts thread: samples are taken there too.
@@ -33,13 +33,14 @@ typedef struct slice {
    top-level resume's slice ends where the next top-level one begins, or
    at an EV_CLOSE (a frame's start or end, the stop). An EV_LATER is a
    top-level resume begun with no clock read: it begins between the
-   times written before and after it, which are exact (see slice_next).
+   times written before and after it, which are exact (see later_at).
    An EV_MARK is only a time: the clock read inside a slice (a wake-up,
-   a resume inside it beginning), so what is placed around it stays in
-   order with it. */
-enum { EV_END = 0, EV_TOP, EV_NEST, EV_CLOSE, EV_LATER, EV_MARK }; /* EV_END: the rest unused */
-#define SBLOCK 65536                                               /* bytes a block */
-#define EV_MAX 40 /* bytes an event takes at most */
+   a sample, a resume inside it beginning) or at a frame's start, so what
+   is placed around it stays in order with it. EV_END: the rest of a
+   block is unused. */
+enum { EV_END = 0, EV_TOP, EV_NEST, EV_CLOSE, EV_LATER, EV_MARK };
+#define SBLOCK 65536 /* bytes a block */
+#define EV_MAX 40    /* bytes an event takes at most */
 
 typedef struct wake {
   weft_id waker, woken;
