@@ -69,6 +69,9 @@ typedef struct outing {
 static int task_out(void *ud, void *copy) {
   outing *o = ud;
   task *t = copy;
+  /* The ready queue's first task keeps a stale prev (run_ready's shift):
+     written as the 0 it stands for. */
+  if (t->queued && (INLINE | tidx(t)) == o->s->ready.head) t->own.link.prev = 0;
   if (t->own_used) {
     if (!rec_out(o->s, &t->own, o->w, o->nm)) return 0;
   } else {

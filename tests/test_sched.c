@@ -325,6 +325,22 @@ static void act_cancel_self_next(weft_sched *s, weft_id self, tdata *d) {
   d->next = 1;
 }
 
+/* Asks for the next frame; on its resume number count, first cancels
+   task other. */
+static void act_next_cancel_other(weft_sched *s, weft_id self, tdata *d) {
+  (void)self;
+  if (d->runs == d->count) assert_int_equal(weft__task_cancel(s, d->other), WEFT_OK);
+  d->next = 1;
+}
+
+/* Asks for the next frame; on its resume number count, first wakes task
+   other (the result in rc). */
+static void act_next_wake_other(weft_sched *s, weft_id self, tdata *d) {
+  (void)self;
+  if (d->runs == d->count) d->rc = weft__task_wake(s, d->other);
+  d->next = 1;
+}
+
 /* ---- sleeps ---- */
 
 static void test_half_second_sleep_completes_on_frame_30(void **state) {
@@ -437,6 +453,50 @@ static void test_next_frame_return_is_a_plain_next_frame_sleep(void **state) {
   assert_int_equal(weft__task_cancel(s, t2), WEFT_OK);
   steps(s, 1, DT60);
   EXPECT_FRAME(c, 8, 1, 3, 4);
+  sched_end(s, c);
+}
+
+/* Next-frame returns in two group clocks run each frame in the order they
+   went to sleep, across the clocks; a paused group's wait, asleep until
+   the next frame, and go first once it resumes (they slept first); a
+   cancel or a wake between frames finds each where it waits. */
+static void test_next_frame_returns_keep_sleep_order_across_clocks(void **state) {
+  ctx *c = *state;
+  weft_sched *s = sched_new(c, 0);
+  weft_id g;
+  assert_int_equal(weft__group_create(s, 0, &g), WEFT_OK);
+  spawn(s, 0, 0, 1, act_next_loop, 0);
+  weft_id t2 = spawn(s, g, 0, 2, act_next_loop, 0);
+  weft_id t3 = spawn(s, 0, 0, 3, act_next_loop, 0);
+  weft_id t4 = spawn(s, g, 0, 4, act_next_loop, 0);
+  weft__sched_run_ready(s);
+  EXPECT_FRAME(c, 0, 1, 2, 3, 4);
+  for (uint64_t f = 1; f <= 3; f++) {
+    steps(s, 1, DT60);
+    EXPECT_FRAME(c, f, 1, 2, 3, 4);
+  }
+  assert_int_equal(weft__sched_pause_group(s, g), WEFT_OK);
+  steps(s, 2, DT60);
+  EXPECT_FRAME(c, 5, 1, 3);
+  char buf[64];
+  weft__wait_describe(s, t2, buf, sizeof buf);
+  assert_string_equal(buf, "next frame");
+  assert_int_equal(weft__task_state(s, t2), WEFT_TASK_WAITING);
+  assert_int_equal(weft__sched_resume_group(s, g), WEFT_OK);
+  steps(s, 1, DT60);
+  EXPECT_FRAME(c, 6, 2, 4, 1, 3);
+  assert_near(TD(s, t2)->slept, DT60); /* its clock stood still while it was paused */
+  assert_int_equal(weft__task_cancel(s, t4), WEFT_OK);
+  EXPECT_CANCELS(c, 4);
+  assert_int_equal(weft__task_wake(s, t3), WEFT_OK); /* runs first, before the wake pass */
+  assert_int_equal(weft__task_state(s, t3), WEFT_TASK_READY);
+  weft__wait_describe(s, t3, buf, sizeof buf);
+  assert_string_equal(buf, "ready");
+  steps(s, 1, DT60);
+  EXPECT_FRAME(c, 7, 3, 2, 1);
+  steps(s, 1, DT60);
+  EXPECT_FRAME(c, 8, 3, 2, 1);
+  weft__group_release(s, g);
   sched_end(s, c);
 }
 
@@ -2001,6 +2061,72 @@ static void test_saved_scheduler_goes_on_as_the_one_it_was(void **state) {
   free(c2);
 }
 
+/* Next-frame returns are found where they wait, inside a frame and in a
+   save: one woken again by a task after it runs again that frame; one
+   cancelled before its turn never runs; the ones a frame budget leaves
+   over run first next frame, and a save made then goes on as the world
+   it was. */
+static void test_next_frame_returns_are_found_where_they_wait(void **state) {
+  ctx *c = *state;
+  weft_sched *a = sched_new(c, 0);
+  spawn(a, 0, 0, 1, act_next_loop, 0);
+  weft_id t2 = spawn(a, 0, 0, 2, act_next_wake_other, 0);
+  weft_id t3 = spawn(a, 0, 0, 3, act_next_cancel_other, 0);
+  weft_id t4 = spawn(a, 0, 0, 4, act_next_loop, 0);
+  weft_id t5 = spawn(a, 0, 0, 5, act_next_loop, 0);
+  TD(a, t2)->other = weft__sched_task_at(a, 0); /* 1: it ran already that frame */
+  TD(a, t2)->count = 3;
+  TD(a, t3)->other = t4; /* queued behind it that frame */
+  TD(a, t3)->count = 3;
+  weft__sched_run_ready(a);
+  EXPECT_FRAME(c, 0, 1, 2, 3, 4, 5);
+  steps(a, 2, DT60);
+  EXPECT_FRAME(c, 1, 1, 2, 3, 4, 5);
+  EXPECT_FRAME(c, 2, 1, 2, 3, 5, 1);
+  assert_int_equal(TD(a, t2)->rc, WEFT_OK);
+  EXPECT_CANCELS(c, 4);
+  steps(a, 1, DT60);
+  EXPECT_FRAME(c, 3, 2, 3, 5, 1);
+  weft__sched_set_frame_budget(a, 2);
+  steps(a, 1, DT60);
+  EXPECT_FRAME(c, 4, 2, 3);
+  char buf[64];
+  weft__wait_describe(a, t5, buf, sizeof buf);
+  assert_string_equal(buf, "ready"); /* left over */
+  weft__wait_describe(a, t2, buf, sizeof buf);
+  assert_string_equal(buf, "next frame");
+
+  lists la = {0};
+  membuf mb = {0};
+  save_to(a, &mb, &la);
+  ctx *c2 = calloc(1, sizeof *c2);
+  assert_non_null(c2);
+  weft_sched *b = sched_new(c2, 0);
+  weft_sched_names nm = names_of(&la);
+  weft_wire rd = {mem_read, &mb, NULL};
+  int lrc = weft__sched_load(b, &rd, &nm);
+  if (rd.err) print_error("load: %s\n", rd.err);
+  assert_int_equal(lrc, WEFT_OK);
+  weft__sched_set_frame_budget(b, 2);
+  weft_sched *both[2] = {a, b};
+  ctx *cs[2] = {c, c2};
+  for (int k = 0; k < 2; k++) {
+    cs[k]->s = both[k];
+    assert_int_equal(weft__task_cancel(both[k], t5), WEFT_OK); /* left over, before it runs */
+    steps(both[k], 1, DT60);
+    EXPECT_FRAME(cs[k], 5, 1, 2); /* what was left first, then the budget */
+    weft__sched_set_frame_budget(both[k], 0);
+    steps(both[k], 2, DT60);
+    EXPECT_FRAME(cs[k], 6, 3, 1, 2);
+    EXPECT_FRAME(cs[k], 7, 3, 1, 2);
+  }
+  sched_end(b, c2);
+  c->s = a;
+  sched_end(a, c);
+  free(mb.p);
+  free(c2);
+}
+
 /* A plain class for damaged saves: its user data holds no address. */
 static int plain_resume(weft_sched *s, weft_id self, void *ud, double slept) {
   (void)slept;
@@ -2096,6 +2222,8 @@ int main(void) {
       T(test_repeated_sleeps_wake_on_exact_frames_without_drift),
       T(test_sleep_of_zero_or_less_wakes_next_frame),
       T(test_next_frame_return_is_a_plain_next_frame_sleep),
+      T(test_next_frame_returns_keep_sleep_order_across_clocks),
+      T(test_next_frame_returns_are_found_where_they_wait),
       T(test_infinite_sleep_never_completes),
       T(test_nan_sleep_is_rejected),
       T(test_due_sleeps_wake_earliest_deadline_first),
