@@ -108,7 +108,7 @@ int weft__sched_resume_group(weft_sched *s, weft_id id) {
     i = t->own.link.next;
     if (!G(s, t->group)->held) {
       dequeue(s, t);
-      enqueue(s, &s->ready, t, 1);
+      enqueue(s, &s->ready, t, Q_READY);
     }
   }
   return WEFT_OK;

@@ -65,7 +65,7 @@ void weft__wait_drop(weft_sched *s, task *t) {
 static void make_ready(weft_sched *s, task *t) {
   weft__wait_drop(s, t);
   t->state = WEFT_TASK_READY;
-  enqueue(s, &s->ready, t, 1);
+  enqueue(s, &s->ready, t, Q_READY);
   if (s->on_ready) s->on_ready(s->on_ready_user, weft__pool_id(t));
 }
 
@@ -229,6 +229,27 @@ HOT_INLINE int sleep_plain(weft_sched *s, task *t, tclock *c, double seconds) {
   return 1;
 }
 
+/* Running task t asked for the next frame in wait's fast path: woken
+   already, into its clock's soon list (Q_SOON), its sleep begun now (what
+   the next resume is told it slept) and in sleep order with the other
+   sleeps that end next frame (timer.c orders the two queues by seq). */
+HOT_INLINE void wake_soon(weft_sched *s, task *t, tclock *c) {
+  if (t->recs)
+    weft__wait_drop(s, t);
+  else
+    wait_cleared(t);
+  rec *x = &t->own;
+  x->kind = REC_DONE;
+  x->start = c->now;
+  x->seq = (uint32_t)s->seq++;
+  x->u.run = c->cuts;
+  t->mode = WEFT_WAIT_ALL;
+  t->failed = 0;
+  t->state = WEFT_TASK_READY;
+  weft__list_push(&c->soon, INLINE | tidx(t), &x->link, queue_link, s);
+  t->queued = Q_SOON;
+}
+
 /* Task t (handle id) starts running, on top of the resume stack (which
    has room for 256 resumes inside each other from the start). */
 static inline void task_begin(weft_sched *s, task *t, weft_id id) {
@@ -264,7 +285,7 @@ HOT_INLINE void run_task(weft_sched *s, task *t) {
   stack_pop(s, id);
   if (r == WEFT_RESUMED_NEXT) {
     WEFT_ASSERT(t->h.gen == gen && t->state == WEFT_TASK_RUNNING);
-    sleep_plain(s, t, c, 0); /* a next-frame sleep cannot fail */
+    wake_soon(s, t, c);
   } else if (t->h.gen == gen && t->state == WEFT_TASK_RUNNING) {
     /* The resume may have freed it (pooled slots stay where they are). */
     t->state = WEFT_TASK_WAITING;
@@ -320,13 +341,14 @@ void weft__sched_run_ready(weft_sched *s) {
   while (s->ready.head && ran < s->budget) {
     if (s->over && ran && atomic_load_explicit(s->over, memory_order_relaxed)) break;
     task *t = QT(s, s->ready.head);
-    WEFT_ASSERT(t->queued == 1 && t->state == WEFT_TASK_READY);
+    WEFT_ASSERT((t->queued == Q_READY || (t->queued == Q_SOON && !in_soon(s, t))) &&
+                t->state == WEFT_TASK_READY);
     uint32_t next = t->own.link.next;
     weft__list_shift(&s->ready, &t->own.link);
     t->queued = 0;
     if (next && s->tasks.used >= WARM_TASKS) warm_next(s, QT(s, next));
     if (s->npaused && G(s, t->group)->held && !t->realwake) {
-      enqueue(s, &s->parked, t, 2);
+      enqueue(s, &s->parked, t, Q_PARKED);
       continue;
     }
     ran++;
@@ -432,7 +454,9 @@ void *weft__task_udata(const weft_sched *s, weft_id id) {
 
 int weft__task_state(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
-  return t ? t->state : WEFT_ESTALE;
+  if (!t) return WEFT_ESTALE;
+  /* asleep until the next frame, though woken already */
+  return t->state == WEFT_TASK_READY && in_soon(s, t) ? WEFT_TASK_WAITING : t->state;
 }
 
 weft_id weft__task_group(const weft_sched *s, weft_id id) {
@@ -471,6 +495,10 @@ weft_id weft__sched_current(const weft_sched *s) {
 int weft__task_wake(weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   if (!t) return WEFT_ESTALE;
+  if (t->state == WEFT_TASK_READY && in_soon(s, t)) { /* asleep until the next frame: now */
+    dequeue(s, t);
+    t->state = WEFT_TASK_WAITING;
+  }
   if (t->state != WEFT_TASK_NEW && t->state != WEFT_TASK_WAITING) return WEFT_ESTATE;
   make_ready(s, t);
   return WEFT_OK;
@@ -706,7 +734,7 @@ void weft__wait_describe(const weft_sched *s, weft_id id, char *buf, size_t n) {
   buf[0] = 0;
   if (!t) return;
   if (t->state == WEFT_TASK_READY) {
-    snprintf(buf, n, "ready");
+    snprintf(buf, n, in_soon(s, t) ? "next frame" : "ready");
     return;
   }
   if (t->nrecs == 0) {

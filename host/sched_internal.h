@@ -43,16 +43,22 @@ typedef struct hent {
 } hent;
 
 /* A clock, its timer heap (binary min-heap of runs) and its next-frame
-   queue. Sleeps with a deadline of "now" skip the heap: they are due at the
+   queues. Sleeps with a deadline of "now" skip the heap: they are due at the
    next wake pass and precede every heap entry (whose deadlines lie later,
    or would have woken in an earlier pass), so a FIFO keeps the (due, seq)
-   order at O(1) a sleep. The FIFO is a list of the records. */
+   order at O(1) a sleep. Two FIFOs, each in sleep order, merged by seq
+   when both hold some: the records of waits (next), and the tasks that
+   asked for the next frame as their resume returned, woken already
+   (soon, see Q_SOON): the wait() of every frame, which the wake pass
+   moves to the ready queue in O(1), touching none of them. */
 typedef struct tclock {
   double now;
   hent *v;
   uint32_t n, cap;
   uint32_t dead;  /* heap entries whose run emptied (its sleeps ended early) */
   weft_list next; /* next-frame queue of records (see R) */
+  weft_list soon; /* tasks woken already for the next frame (see Q_SOON) */
+  uint32_t cuts;  /* times soon went to the ready queue whole */
 } tclock;
 
 /* A run of timers: one deadline on one clock, records in sleep order. It
@@ -111,7 +117,7 @@ typedef struct prec {
 typedef struct task {
   weft_slot h;
   uint8_t state;
-  uint8_t queued;        /* in s->ready (1) or s->parked (2) */
+  uint8_t queued;        /* in s->ready (Q_READY), s->parked (Q_PARKED), or Q_SOON */
   uint8_t realwake;      /* woken by a real-time timer: runs though its group is paused */
   unsigned own_used : 1; /* `own` belongs to the current wait */
   unsigned mode : 1;     /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
@@ -149,11 +155,12 @@ typedef struct group {
   tclock clock;
 } group;
 
-/* A queue of tasks (ready, parked) is a list of their inline records
-   (INLINE | task index), so waking a task never allocates and a freed
-   task leaves its queue in O(1); the clocks' next-frame queues name them
-   the same way, so a stretch of one woken together is already linked as
-   the ready queue wants it (wake_plain). */
+/* A queue of tasks (ready, parked, a clock's soon list) is a list of
+   their inline records (INLINE | task index), so waking a task never
+   allocates and a freed task leaves its queue in O(1); the clocks'
+   next-frame queues name them the same way, so a stretch of one woken
+   together is already linked as the ready queue wants it (wake_plain,
+   and the soon list whole). */
 
 typedef struct idvec {
   weft_id *v;
@@ -296,15 +303,31 @@ static inline void wait_cleared(task *t) {
 /* A queue's task, by name. */
 static inline task *QT(const weft_sched *s, uint32_t n) { return T(s, n & ~INLINE); }
 
+/* Where a queued task is (t->queued). A task that asks for the next frame
+   in wait's fast path (a plain wait() or wait(0): nothing but the next
+   frame can end that sleep) is made ready at once and queued Q_SOON in
+   its group clock's soon list, which the clock's next wake pass moves to
+   the back of the ready queue whole (timer.c), its tasks untouched: they
+   stay Q_SOON there until they run. Its inline record then keeps in u.run
+   the clock's count of those moves (cuts) when it joined, so a Q_SOON
+   task whose clock has moved its soon list since is in s->ready. */
+enum { Q_READY = 1, Q_PARKED, Q_SOON };
+
+static inline int in_soon(const weft_sched *s, const task *t) {
+  return t->queued == Q_SOON && t->own.u.run == G(s, t->group)->clock.cuts;
+}
+
 static inline void enqueue(weft_sched *s, weft_list *q, task *t, uint8_t which) {
-  WEFT_ASSERT(!t->queued && q == (which == 1 ? &s->ready : &s->parked));
+  WEFT_ASSERT(!t->queued && q == (which == Q_READY ? &s->ready : &s->parked));
   weft__list_push(q, INLINE | tidx(t), &t->own.link, queue_link, s);
   t->queued = which;
 }
 
 static inline void dequeue(weft_sched *s, task *t) {
   if (!t->queued) return;
-  weft_list *q = t->queued == 1 ? &s->ready : &s->parked;
+  weft_list *q = t->queued == Q_PARKED ? &s->parked
+                 : in_soon(s, t)       ? &G(s, t->group)->clock.soon
+                                       : &s->ready;
   weft__list_unlink(q, INLINE | tidx(t), &t->own.link, queue_link, s);
   t->queued = 0;
 }

@@ -6,7 +6,7 @@
    on it. */
 #include "sched_internal.h"
 
-#define MAGIC 0x31534657u      /* "WFS1" */
+#define MAGIC 0x32534657u      /* "WFS2" */
 #define WAITERS_BIT (1u << 31) /* a list name: a task's list of waiters */
 #define MAX_NAME 64            /* a class name's bytes */
 
@@ -74,8 +74,10 @@ static int task_out(void *ud, void *copy) {
   if (t->queued && (INLINE | tidx(t)) == o->s->ready.head) t->own.link.prev = 0;
   if (t->own_used) {
     if (!rec_out(o->s, &t->own, o->w, o->nm)) return 0;
-  } else {
+  } else { /* a Q_SOON task's keeps its clock's cuts (u.run) */
+    uint32_t run = t->queued == Q_SOON ? t->own.u.run : 0;
     memset(&t->own.u, 0, sizeof t->own.u);
+    t->own.u.run = run;
   }
   if (o->nm->task_out) o->nm->task_out(o->nm->ud, weft__pool_id(copy), udata_of(t));
   return 1;
@@ -96,7 +98,8 @@ static int group_out(void *ud, void *copy) {
 
 static int clock_out(const tclock *c, weft_wire *w) {
   double now = c->now;
-  uint32_t head[4] = {c->n, c->dead, c->next.head, c->next.tail};
+  uint32_t head[7] = {c->n,         c->dead,      c->next.head, c->next.tail,
+                      c->soon.head, c->soon.tail, c->cuts};
   return weft__wire_f64(w, &now) && weft__wire_bytes(w, head, sizeof head) &&
          weft__wire_bytes(w, c->v, sizeof(hent) * c->n);
 }
@@ -152,7 +155,7 @@ static void group_in(void *ud, void *slot) {
 }
 
 static int clock_in(weft_sched *s, tclock *c, weft_wire *w) {
-  uint32_t head[4];
+  uint32_t head[7];
   if (!weft__wire_f64(w, &c->now) || !weft__wire_bytes(w, head, sizeof head)) return 0;
   c->v = NULL;
   c->n = c->cap = 0;
@@ -163,6 +166,8 @@ static int clock_in(weft_sched *s, tclock *c, weft_wire *w) {
   c->dead = head[1];
   c->next.head = head[2];
   c->next.tail = head[3];
+  c->soon = (weft_list){head[4], head[5]};
+  c->cuts = head[6];
   if (!(c->now >= 0 && c->now <= MAX_CLOCK)) return weft__wire_fail(w, "a clock reads nonsense");
   return weft__wire_bytes(w, c->v, sizeof(hent) * c->n);
 }
@@ -283,8 +288,9 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
     if (!weft__slot_live(t)) continue;
     if (t->state != WEFT_TASK_NEW && t->state != WEFT_TASK_READY && t->state != WEFT_TASK_WAITING)
       return weft__wire_fail(w, "a task was saved while it ran");
-    if (t->cls >= s->nclasses || t->queued > 2 || !group_ok(s, t->group + 1) ||
-        (t->parent && !task_ok(s, t->parent)) || t->pending > t->nrecs || t->doomed)
+    if (t->cls >= s->nclasses || t->queued > Q_SOON || !group_ok(s, t->group + 1) ||
+        (t->parent && !task_ok(s, t->parent)) || t->pending > t->nrecs || t->doomed ||
+        (t->queued != 0) != (t->state == WEFT_TASK_READY)) /* a ready task is queued */
       return weft__wire_fail(w, "a task's fields are out of range");
     if (t->listed && ((i >> WEFT_POOL_CHUNK_SHIFT) >= s->waiters.nblocks ||
                       !s->waiters.blocks[i >> WEFT_POOL_CHUNK_SHIFT]))
@@ -305,10 +311,12 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
       if (!rec_fix(s, INLINE | i, &t->own, nm))
         return weft__wire_fail(w, "a wait record names nothing");
     } else {
-      memset(&t->own.u, 0, sizeof t->own.u);
+      if (t->queued != Q_SOON) memset(&t->own.u, 0, sizeof t->own.u);
       if (t->own.kind != REC_DONE && t->own.kind != 0 && t->own.kind != REC_NEXT)
         return weft__wire_fail(w, "a wait record names nothing");
     }
+    if (t->queued == Q_SOON && (t->state != WEFT_TASK_READY || t->nrecs || t->own_used))
+      return weft__wire_fail(w, "a task's fields are out of range");
     uint32_t k = 0;
     for (uint32_t r = t->recs; r; r = rec_tnext(r, R(s, r))) {
       if (!rec_ok(s, r) || rec_task(r, R(s, r)) != i || k++ >= t->nrecs ||
@@ -372,12 +380,13 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
   if (npaused != s->npaused || members != s->tasks.used || subgroups + 1 != s->groups.used)
     return weft__wire_fail(w, "the groups' counts do not add up");
   /* tasks: their children, the queues */
-  uint32_t q1 = 0, q2 = 0;
+  uint32_t q1 = 0, q2 = 0, q3 = 0;
   for (uint32_t i = 0; i < ntask; i++) {
     task *t = T(s, i);
     if (!weft__slot_live(t)) continue;
-    q1 += t->queued == 1;
-    q2 += t->queued == 2;
+    q1 += t->queued == Q_READY || (t->queued == Q_SOON && !in_soon(s, t));
+    q2 += t->queued == Q_PARKED;
+    q3 += in_soon(s, t);
     parented += t->parent != 0;
     long k = walk(s, t->children.head, 0, 1, sib_link, task_ok, ntask);
     if (k < 0) return weft__wire_fail(w, "a task's children are broken");
@@ -390,9 +399,24 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
       walk(s, s->parked.head, s->parked.tail, 0, queue_link, queued_ok, ntask) != q2)
     return weft__wire_fail(w, "the ready queue is broken");
   for (uint32_t n = s->ready.head; n; n = QT(s, n)->own.link.next)
-    if (QT(s, n)->queued != 1) return weft__wire_fail(w, "the ready queue is broken");
+    if (QT(s, n)->queued != Q_READY && (QT(s, n)->queued != Q_SOON || in_soon(s, QT(s, n))))
+      return weft__wire_fail(w, "the ready queue is broken");
   for (uint32_t n = s->parked.head; n; n = QT(s, n)->own.link.next)
-    if (QT(s, n)->queued != 2) return weft__wire_fail(w, "the ready queue is broken");
+    if (QT(s, n)->queued != Q_PARKED) return weft__wire_fail(w, "the ready queue is broken");
+  /* each group clock's soon list: its group's tasks that joined it */
+  if (s->real.soon.head || s->real.soon.tail)
+    return weft__wire_fail(w, "a clock's queue is broken");
+  for (uint32_t gi = 0; gi < ngroup; gi++) {
+    if (!group_ok(s, gi + 1)) continue;
+    const tclock *c = &G(s, gi)->clock;
+    long k = walk(s, c->soon.head, c->soon.tail, 0, queue_link, queued_ok, ntask);
+    if (k < 0) return weft__wire_fail(w, "a clock's queue is broken");
+    for (uint32_t n = c->soon.head; n; n = QT(s, n)->own.link.next)
+      if (QT(s, n)->group != gi || !in_soon(s, QT(s, n)))
+        return weft__wire_fail(w, "a clock's queue is broken");
+    q3 -= (uint32_t)k;
+  }
+  if (q3) return weft__wire_fail(w, "the ready queue is broken");
   /* runs: the free ones, then each live one in one heap, its records */
   uint32_t nfree = 0;
   for (uint32_t f = s->runs_free; f; f = s->runs[f - 1].h.next_free)

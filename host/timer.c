@@ -113,7 +113,7 @@ static void heap_compact(weft_sched *s, tclock *c) {
 }
 
 static inline int clock_due(const tclock *c) {
-  return c->next.head || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
+  return c->next.head || c->soon.head || (c->n > 0 && to_ns(c->now) >= c->v[0].due - 1);
 }
 
 /* A record keeps the low 32 bits of its sleep sequence. A timer's whole
@@ -127,10 +127,26 @@ static inline uint64_t seq_of(uint32_t low, uint64_t base) {
   return base + (uint32_t)(low - (uint32_t)base);
 }
 
+/* The whole sequence of a next-frame sleep (its record's low bits). */
+static inline uint64_t recent_seq(const weft_sched *s, uint32_t low) {
+  return s->seq - (uint32_t)((uint32_t)s->seq - low);
+}
+
+/* Whether the clock's next sleep to end is its soon list's first task
+   (else its next-frame queue's first record, else its heap's first run):
+   the two queues of next-frame sleeps come first, each in sleep order. */
+static inline int soon_first(const weft_sched *s, const tclock *c) {
+  if (!c->soon.head) return 0;
+  if (!c->next.head) return 1;
+  uint32_t now = (uint32_t)s->seq; /* the one that slept longer ago goes first */
+  return now - QT(s, c->soon.head)->own.seq > now - R(s, c->next.head)->seq;
+}
+
 /* Sequence of the clock's next due sleep (an emptied run counts: it is
    dropped when picked, waking nothing). */
 static inline uint64_t clock_head_seq(const weft_sched *s, const tclock *c) {
-  if (c->next.head) return s->seq - (uint32_t)((uint32_t)s->seq - R(s, c->next.head)->seq);
+  if (soon_first(s, c)) return recent_seq(s, QT(s, c->soon.head)->own.seq);
+  if (c->next.head) return recent_seq(s, R(s, c->next.head)->seq);
   uint32_t r = RUN(s, c->v[0].run)->recs.head;
   return r ? seq_of(R(s, r)->seq, c->v[0].seq) : c->v[0].seq;
 }
@@ -192,7 +208,7 @@ static void wake_plain(weft_sched *s, tclock *c) {
     t->own.kind = REC_DONE;
     wait_cleared(t);
     t->state = WEFT_TASK_READY;
-    t->queued = 1;
+    t->queued = Q_READY;
     t->realwake = realwake;
     last = r;
     lt = t;
@@ -206,7 +222,14 @@ static void wake_plain(weft_sched *s, tclock *c) {
    while the clock has due sleeps. */
 static void fire_timers(weft_sched *s, tclock *c, int all) {
   int64_t now = to_ns(c->now) + 1; /* the clock stands still during a wake pass */
-  if (all && (c->next.head & INLINE)) {
+  if (all && c->soon.head && !c->next.head) {
+    /* the usual frame's wait()s: ready already, in sleep order */
+    task *last = QT(s, c->soon.tail);
+    weft__list_move_front(&s->ready, &c->soon, c->soon.tail, &last->own.link, queue_link, s);
+    c->cuts++;
+    if (!clock_due(c)) return;
+  }
+  if (all && (c->next.head & INLINE) && !c->soon.head) {
     wake_plain(s, c);
     if (!clock_due(c)) return;
   }
@@ -215,6 +238,12 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
     rec *x;
     task *t;
     trun *u = NULL;
+    if (soon_first(s, c)) { /* one of the soon list, before a sleep of the queue */
+      t = QT(s, c->soon.head);
+      dequeue(s, t);
+      enqueue(s, &s->ready, t, Q_READY);
+      continue;
+    }
     r = c->next.head;
     if (!r) {
       u = RUN(s, c->v[0].run);
@@ -258,9 +287,9 @@ static void fire_timers(weft_sched *s, tclock *c, int all) {
       weft__wait_drop(s, t);
     }
     t->state = WEFT_TASK_READY;
-    enqueue(s, &s->ready, t, 1);
+    enqueue(s, &s->ready, t, Q_READY);
     t->realwake = c == &s->real; /* wait_realtime ignores pause */
-  } while (all && (c->next.head || (c->n > 0 && now >= c->v[0].due)));
+  } while (all && (c->next.head || c->soon.head || (c->n > 0 && now >= c->v[0].due)));
 }
 
 /* Wakes due timers. Within one clock: (due, seq) order. Across clocks that
