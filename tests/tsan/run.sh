@@ -5,17 +5,17 @@
 # (or crash: a deadly signal is a report too) fails the target.
 # Usage: tests/tsan/run.sh BUILD
 #
-# What the unit tests assert must hold too, except in three watchdog
+# What the unit tests assert must hold too, except in two watchdog
 # cases whose bounds are native speed's: TSan runs Lua's VM about ten
-# times slower, and each gives work 2 s of script time (2,000 frames of
-# 1 ms slices) or expects a listener to finish inside the firing's 5 ms.
+# times slower, and one gives work 2 s of script time (2,000 frames of
+# 1 ms slices), the other expects a listener to finish inside the
+# firing's 5 ms.
 # Those may fail here on their timing alone; make test-c and make asan
 # check them at full speed. Races in them fail all the same.
 build=${1:-build-tsan}
 # Ours first: options in the caller's TSAN_OPTIONS come later and win.
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 slow="a_long_loop_is_preempted_and_finishes_frames_later
-slow_engine_work_is_preempted_and_finishes_later
 listeners_past_the_firing_stretchs_time_run_in_later_frames"
 out=$build/tsan-logs
 mkdir -p "$out"
