@@ -442,7 +442,7 @@ static weft_sched_names names_of(weft_state *W) {
 typedef struct counters {
   uint64_t job_seq, fserial, cserial, spawned, errors, fins_dropped;
   lua_Integer fins_first, fins_last;
-  uint32_t reloads, nidle, fins_frame, fins_started;
+  uint32_t reloads, unused, fins_frame, fins_started;
   int32_t warn_ready, warn_on, gc_stopped, fins_said;
   char warnbuf[512];
   unsigned char rng[RNG_BYTES]; /* math.random's state */
@@ -460,7 +460,6 @@ static void counters_of(weft_state *W, counters *c) {
   c->fins_first = W->fins.first;
   c->fins_last = W->fins.last;
   c->reloads = W->mods.reloads;
-  c->nidle = W->nidle;
   c->fins_frame = W->fins.frame;
   c->fins_started = W->fins.started;
   c->warn_ready = W->warn_ready;
@@ -483,7 +482,6 @@ static void counters_set(weft_state *W, const counters *c) {
   W->fins.first = c->fins_first;
   W->fins.last = c->fins_last;
   W->mods.reloads = c->reloads;
-  W->nidle = c->nidle;
   W->fins.frame = c->fins_frame;
   W->fins.started = c->fins_started;
   W->warn_ready = c->warn_ready;
@@ -549,12 +547,21 @@ static int cold_all_in(weft_state *W, weft_wire *w) {
   return 1;
 }
 
+/* No live task's slot names a thread. */
+static void no_threads(weft_state *W) {
+  uint32_t n = weft__sched_task_capacity(W->S);
+  for (uint32_t i = 0; i < n; i++) {
+    weft_id id = weft__sched_task_at(W->S, i);
+    if (id) LT(W, id)->co = NULL;
+  }
+}
+
 /* Each live Lua task's thread, from its anchor: marked as the task's. */
 static int threads_in(weft_state *W, lua_State *L, weft_wire *w) {
   uint32_t n = weft__sched_task_capacity(W->S);
   lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
   int anchors = lua_gettop(L);
-  int ok = 1;
+  int ok = lua_istable(L, anchors) || weft__wire_fail(w, "the tasks' threads are missing");
   for (uint32_t i = 0; ok && i < n; i++) {
     weft_id id = weft__sched_task_at(W->S, i);
     ltask *lt = id ? LT(W, id) : NULL;
@@ -574,7 +581,6 @@ static int threads_in(weft_state *W, lua_State *L, weft_wire *w) {
     lua_settop(L, anchors);
   }
   lua_settop(L, anchors - 1);
-  memset(W->idle, 0, sizeof W->idle);
   return ok;
 }
 
@@ -633,7 +639,9 @@ static int save_body(weft_state *W, lua_State *L, weft_wire *w) {
   lua_setfield(L, LUA_REGISTRYINDEX, FUT_SAVED);
   push_names(W, L);
   int names = lua_gettop(L);
+  weft__threads_anchor(W, L);
   push_root(L);
+  weft__threads_unanchor(W, L);
   int st = weft__persist_save(L, names, names + 1);
   size_t len;
   const char *g = lua_tolstring(L, -1, &len);
@@ -800,8 +808,12 @@ int weft_load(weft_state *W, const void *data, size_t len, const char **err) {
   lua_State *L = W->L;
   int top = lua_gettop(L);
   inbuf in = {(const char *)data + sizeof head, (size_t)body, 0};
+  W->loading = 1;
   int ok = lua_checkstack(L, 16) && load_body(W, L, &in);
+  if (!ok) no_threads(W); /* what a damaged save left in the slots */
+  W->loading = 0;
   lua_settop(L, top);
+  weft__threads_unanchor(W, L); /* the slots hold the threads now */
   lua_pushnil(L);
   lua_setfield(L, LUA_REGISTRYINDEX, FUT_LOADED);
   lua_pushnil(L);

@@ -190,6 +190,7 @@ weft_state *weft_open(const weft_desc *desc) {
   sd.user = W;
   W->S = weft__sched_create(&sd);
   W->sync = weft__sync_create(weft__host_alloc, W);
+  weft__task_roots_init(); /* the tasks' threads are roots of its collector */
   W->L = lua_newstate(weft__lua_alloc, W);
   if (!W->sites || !W->S || !W->sync || !W->L) return open_failed(W, "out of memory");
   W->curL = W->L;

@@ -5,10 +5,11 @@
 # liblua5.4-dev would bring and mk/lua/multiarch.sh writes) with weft's
 # changes (mk/lua/edit.sh, mk/lua/weft_luai.h): the VM's stop check, so a
 # watchdog stops a runaway script without touching the Lua state from
-# its thread; the counted budget's count in the VM's loop; and a spawn
-# site kept in each function prototype. libweft.a and libweft.so carry these objects; programs and
-# embedders get Lua's API from them, with the headers installed beside
-# weft.h. Lua's internal headers (for saving a running world) are in
+# its thread; the counted budget's count in the VM's loop; a spawn site
+# kept in each function prototype; and the collector's extra roots, the
+# threads weft keeps only in its tasks' slots. libweft.a and libweft.so
+# carry these objects; programs and embedders get Lua's API from them,
+# with the headers installed beside weft.h. Lua's internal headers (for saving a running world) are in
 # $(LUA_OUT)/src.
 
 LUA_SRC_DIR := build/src

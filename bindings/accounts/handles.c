@@ -29,7 +29,7 @@ ltask_cold *weft__cold_make(weft_state *W, weft_id id, ltask *lt) {
    result, current(), weft.tasks(), a report ...: all through
    weft__handle_make) and cached weakly in ref_handles[index + 1], so asking
    again while anyone holds it gives the same value. Nothing a task needs
-   lives only in its handle: its thread is anchored in ref_tasks, and a
+   lives only in its handle: its thread is kept in its slot, and a
    handle that holds a name is pinned in ref_pinned until the task ends.
    Once the task ends its handle (if one is held) keeps the outcome. */
 

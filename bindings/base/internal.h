@@ -65,7 +65,7 @@ struct weft_state {
   int ref_api;             /* the shared script API table */
   int ref_env_mt;          /* hidden metatable of script environments (sandbox.c) */
   lua_CFunction traceback; /* Lua's debug.traceback: xpcall(f, debug.traceback) (sandbox.c) */
-  int ref_tasks;           /* anchors of the tasks' threads, by chunk of slots (task.c) */
+  int ref_tasks;           /* while saving: the tasks' threads, by chunk of slots (task.c) */
   int ref_handles;         /* weak: [index + 1] = handle made for the task in that slot */
   int ref_pinned;          /* [index + 1] = handle of a live task that holds its name */
   int ref_names;           /* weak keys: [handle] = name, for handles without user values */
@@ -74,15 +74,15 @@ struct weft_state {
   int ref_syncs;           /* weak: handles of futures, signals, channels */
   int ref_cweak;           /* weak: completed futures made from C, by id */
   int ref_values;          /* values buffered in channels, by ref */
-  int nidle;               /* threads kept in ref_tasks for reuse */
-  weft_idle idle[WEFT_IDLE_CACHE]; /* some of them, by slot index (task.c) */
-  int ref_on_error;                /* weft.on_error handler or LUA_NOREF */
-  int ref_cancelled;               /* the cancellation error value */
-  int ref_timeout;                 /* the weft.TIMEOUT error value */
-  int ref_task_mt;                 /* metatables of task and future handles (hot paths skip */
-  int ref_future_mt;               /* ...luaL_setmetatable's lookup by name) */
-  weft_side cold;                  /* tasks' cold records, by task slot index (task.c) */
-  weft_id fserial;                 /* ids given to futures made from C */
+  int nspare;              /* threads kept for reuse (task.c) */
+  lua_State *spare[WEFT_SPARE_THREADS]; /* ...which (roots of Lua's collector) */
+  int ref_on_error;                     /* weft.on_error handler or LUA_NOREF */
+  int ref_cancelled;                    /* the cancellation error value */
+  int ref_timeout;                      /* the weft.TIMEOUT error value */
+  int ref_task_mt;                      /* metatables of task and future handles (hot paths skip */
+  int ref_future_mt;                    /* ...luaL_setmetatable's lookup by name) */
+  weft_side cold;                       /* tasks' cold records, by task slot index (task.c) */
+  weft_id fserial;                      /* ids given to futures made from C */
 
   /* ---- what runs now ---- */
   weft_id cur;            /* running task, 0 outside tasks */
@@ -111,6 +111,7 @@ struct weft_state {
   int in_cleanup;    /* running finally() cleanups */
   int in_call;       /* running functions C called (weft_call) */
   int loaded;        /* loaded from a save (weft_load), no frame since: a recording may start */
+  int loading;       /* weft_load runs: the slots' threads are not read yet (task.c) */
   uint64_t cserial;  /* ids given to the signals and channels C made */
 
   /* ---- hooks between the parts ---- */

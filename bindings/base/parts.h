@@ -151,11 +151,7 @@ typedef struct weft_spawning {
   uint8_t made;   /* a handle was made while it ran (cached weakly in ref_handles) */
 } weft_spawning;
 
-/* A slot whose thread is kept in ref_tasks for its next task (task.c). */
-#define WEFT_IDLE_CACHE 64
-typedef struct weft_idle {
-  uint32_t slot; /* slot index + 1, 0: none */
-  lua_State *co; /* the thread kept there */
-} weft_idle;
+/* Finished tasks' threads kept for the next tasks (task.c). */
+#define WEFT_SPARE_THREADS 1024
 
 #endif

@@ -190,96 +190,89 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
   lua_settop(co, 0);
 }
 
-/* Every task slot index has a place in an anchor table: the thread of
-   the Lua task using the slot, which anchors it, and after the task a
-   clean thread kept there for the next task in the slot (the host reuses
-   the slot freed last first), or false. There is one anchor table per
-   chunk of WEFT_POOL_CHUNK slots, made with room for all of them when
-   the chunk's first thread is, in ref_tasks[chunk + 1]: the tables grow
-   with the task pool, without the spare room of an array that doubles
-   (16 bytes a slot; one table for every slot would have up to 32). A
-   spawn then allocates no thread and writes no table, and the collector
-   has fewer threads to free. Up to
-   THREAD_POOL threads are kept; a thread is only kept when it is clean
-   (status OK, empty) and no script ever held it (coroutine.running): a
-   thread a script has seen keeps its identity, and reads as a dead
-   coroutine once its task ends. The slots that kept a thread last are
-   remembered in W->idle (direct-mapped by slot), so taking one back (a
-   spawn after a task ended, the usual churn) reads no table either. */
-#define THREAD_POOL 1024
+/* A Lua task's thread is kept in its slot (ltask.co) and nowhere else:
+   Lua's collector marks the threads of every live slot as roots (weft's
+   edit of lgc.c, weft_luai.h), so a task costs no anchor in a Lua table.
+   Up to WEFT_SPARE_THREADS (1,024) finished threads are kept for the next tasks, in
+   W->spare (roots too), so a spawn after a task ended (the usual churn)
+   allocates no thread: a thread is only kept when it is clean (status
+   OK, empty) and no script ever held it (coroutine.running): a thread a
+   script has seen keeps its identity, and reads as a dead coroutine once
+   its task ends. A thread is always reachable from one of these, or
+   from a Lua stack, whenever Lua may collect: a finished task's thread
+   goes to the spares (or is let go) before its slot is freed. */
 
-/* Pushes the anchor table of slot index i's chunk (nil before its first
-   thread) and returns its type. */
-static int push_anchors(weft_state *W, lua_State *L, uint32_t i) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-  int t = lua_rawgeti(L, -1, (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1);
-  lua_remove(L, -2);
-  return t;
+/* The roots handler (weft_luai.h): every thread weft keeps for a state
+   of its own allocator. */
+static void mark_roots(void *ud, void *(*alloc)(void *, void *, size_t, size_t), void *g,
+                       weft__lua_mark mark) {
+  if (alloc != weft__lua_alloc) return; /* another host's state */
+  weft_state *W = ud;
+  for (int i = 0; i < W->nspare; i++) mark(g, W->spare[i]);
+  if (!W->S || W->loading) return; /* loading: the save's anchors hold them */
+  uint32_t n = weft__sched_task_capacity(W->S);
+  for (uint32_t i = 0; i < n; i++) {
+    weft_id id = weft__sched_task_at(W->S, i);
+    ltask *lt = id ? LT(W, id) : NULL;
+    if (lt && lt->co) mark(g, lt->co);
+  }
 }
 
-/* After task id (now ended) is done with its thread co. */
-static void recycle(weft_state *W, lua_State *L, weft_id id, lua_State *co, int seen) {
+void weft__task_roots_init(void) { weft__lua_roots_handler(mark_roots); }
+
+/* After task id (ended, its slot not yet freed) is done with its thread
+   co: kept for the next task, or let go. */
+static void recycle(weft_state *W, lua_State *co, int seen) {
   weft__thread_set_task(co, 0); /* a plain (dead) coroutine from now on */
-  if (!seen && W->nidle < THREAD_POOL && lua_status(co) == LUA_OK && lua_gettop(co) == 0) {
-    W->nidle++; /* stays in the slot */
-    uint32_t i = WEFT_ID_INDEX(id);
-    W->idle[i % WEFT_IDLE_CACHE] = (weft_idle){i + 1, co};
-    return;
-  }
-  if (!lua_checkstack(L, 3)) L = W->L;
-  uint32_t i = WEFT_ID_INDEX(id);
-  push_anchors(W, L, i);
-  lua_pushboolean(L, 0); /* an existing key: no allocation */
-  lua_rawseti(L, -2, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
-  lua_pop(L, 1);
+  if (!seen && W->nspare < WEFT_SPARE_THREADS && lua_status(co) == LUA_OK && lua_gettop(co) == 0)
+    W->spare[W->nspare++] = co;
 }
 
-/* Protected: a new thread anchored for slot index (at 1), and its
-   chunk's anchor table if there is none yet. */
+/* Protected: a new thread, left on the stack. */
 static int l_new_thread(lua_State *L) {
-  weft_state *W = weft__get(L);
-  uint32_t i = (uint32_t)lua_tointeger(L, 1);
-  if (push_anchors(W, L, i) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, W->ref_tasks);
-    lua_createtable(L, WEFT_POOL_CHUNK, 0);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1);
-  }
   lua_newthread(L);
-  lua_rawseti(L, -2, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
-  return 0;
+  return 1;
 }
 
-/* The thread for new task id: the one kept in its slot, or a new one
-   (anchored there). Raises, the task taken back, when out of memory. */
-static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id) {
-  lua_Integer slot = (lua_Integer)WEFT_ID_INDEX(id) + 1;
-  weft_idle *e = &W->idle[WEFT_ID_INDEX(id) % WEFT_IDLE_CACHE];
-  if (e->slot == slot) {
-    e->slot = 0;
-    W->nidle--;
-    return e->co;
+/* The thread for new task id (its ltask lt), put in lt->co: a spare one,
+   or a new one. Raises, the task taken back, when out of memory. */
+static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
+  if (W->nspare) return lt->co = W->spare[--W->nspare];
+  lua_pushcfunction(L, l_new_thread);
+  if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
+    lua_error(L);
   }
-  uint32_t i = WEFT_ID_INDEX(id);
-  lua_Integer k = (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1;
-  int top = lua_gettop(L);
-  if (push_anchors(W, L, i) == LUA_TTABLE && lua_rawgeti(L, -1, k) == LUA_TTHREAD) {
-    W->nidle--;
-  } else {
-    lua_settop(L, top);
-    lua_pushcfunction(L, l_new_thread);
-    lua_pushinteger(L, (lua_Integer)i);
-    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-      weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
-      lua_error(L);
+  lt->co = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  return lt->co;
+}
+
+void weft__threads_anchor(weft_state *W, lua_State *L) {
+  uint32_t n = weft__sched_task_capacity(W->S);
+  lua_createtable(L, (int)((n + WEFT_POOL_CHUNK - 1) >> WEFT_POOL_CHUNK_SHIFT), 0);
+  for (uint32_t i = 0; i < n; i++) {
+    weft_id id = weft__sched_task_at(W->S, i);
+    ltask *lt = id ? LT(W, id) : NULL;
+    if (!lt || !lt->co) continue;
+    lua_Integer c = (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1;
+    if (lua_rawgeti(L, -1, c) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_createtable(L, WEFT_POOL_CHUNK, 0);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, -3, c);
     }
-    push_anchors(W, L, i);
-    lua_rawgeti(L, -1, k);
+    lua_pushthread(lt->co);
+    lua_xmove(lt->co, L, 1);
+    lua_rawseti(L, -2, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
+    lua_pop(L, 1);
   }
-  lua_State *co = lua_tothread(L, -1);
-  lua_settop(L, top);
-  return co;
+  lua_rawseti(L, LUA_REGISTRYINDEX, W->ref_tasks);
+}
+
+void weft__threads_unanchor(weft_state *W, lua_State *L) {
+  lua_pushboolean(L, 0); /* an existing key: no allocation */
+  lua_rawseti(L, LUA_REGISTRYINDEX, W->ref_tasks);
 }
 
 static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
@@ -293,9 +286,8 @@ static void finish_ok(weft_state *W, weft_id id, ltask *lt, int nres) {
   settle(W, co, id, lt, WEFT_TASK_DONE, idx, nres);
   lt->co = NULL;
   if (top) lua_settop(co, 0);
-  int seen = lt->seen;
+  recycle(W, co, lt->seen);
   weft__task_finish(W->S, id, WEFT_TASK_DONE);
-  recycle(W, W->curL ? W->curL : W->L, id, co, seen);
 }
 
 /* Protected: pushes "file:line: not enough memory" for the innermost
@@ -340,12 +332,11 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
   settle(W, L, id, lt, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED, e, 1);
   lt->co = NULL;
   lua_settop(L, orig - 1);
-  int keep_out = lt->b.killed || lt->seen;
-  weft__task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
   /* Not a killed task's thread: the kill left the hook's error unwinding
      past every pcall, and Lua then keeps hooks off on that thread, so the
      next task on it would run without a budget. */
-  recycle(W, L, id, co, keep_out);
+  recycle(W, co, lt->b.killed || lt->seen);
+  weft__task_finish(W->S, id, cancelled ? WEFT_TASK_CANCELLED : WEFT_TASK_FAILED);
 }
 
 /* How a resume of task id ended, unless in wait's fast path; L is the
@@ -468,7 +459,7 @@ static void lt_cancel(weft_sched *S, weft_id id, void *ud) {
   if (lt->co) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 1);
   lua_pop(L, 1);
   lt->co = NULL;
-  if (co) recycle(W, L, id, co, lt->seen || lt->b.killed);
+  if (co) recycle(W, co, lt->seen || lt->b.killed);
 }
 
 /* ---- creating and running ---- */
@@ -557,9 +548,10 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   if (rc == WEFT_ELIMIT) luaL_error(L, "too many tasks (limit %d)", (int)W->desc.max_tasks);
   if (rc == WEFT_ENOMEM) luaL_error(L, "not enough memory");
   if (rc != WEFT_OK) luaL_error(L, "cannot create task: %s", weft_strerror(rc));
-  lua_State *co = take_thread(W, L, id);
+  lua_State *co = take_thread(W, L, id, lt);
   if (!lua_checkstack(co, nargs + 8)) {
-    recycle(W, L, id, co, 0);
+    lt->co = NULL;
+    recycle(W, co, 0);
     weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
     luaL_error(L, "not enough memory");
   }
@@ -571,7 +563,6 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   if (!move)
     for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);
   lua_xmove(L, co, nargs + 1);
-  lt->co = co;
   W->spawned++;
   weft__cost_new_task(W, id);
   *out = lt;
@@ -590,11 +581,11 @@ void weft__discard_task(weft_state *W, lua_State *L, weft_id id) {
   lua_State *co = lt->co;
   if (co && lua_checkstack(L, 4)) settle(W, L, id, lt, WEFT_TASK_CANCELLED, lua_gettop(L), 0);
   lt->co = NULL;
-  weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
   if (co) { /* never ran: nothing to unwind */
     lua_settop(co, 0);
-    recycle(W, L, id, co, 0);
+    recycle(W, co, 0);
   }
+  weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
 }
 
 /* weft__run_now for the live Lua task id. */

@@ -23,6 +23,14 @@ weft_id weft__new_task_handle(weft_state *W, lua_State *L, int fidx, int nargs, 
 uint32_t weft__caller_site(weft_state *W, lua_State *L);
 /* Gives a task another spawn site. */
 void weft__task_set_site(weft_state *W, lua_State *L, weft_id task, uint32_t site);
+/* Lua's collector marks the threads weft keeps for tasks (task.c): set
+   once, by weft_open. */
+void weft__task_roots_init(void);
+/* Puts every live Lua task's thread in ref_tasks[chunk + 1][index in
+   chunk + 1], for a save to find (and a load to read: weft__threads_in
+   in save.c); unanchor sets it back to false. */
+void weft__threads_anchor(weft_state *W, lua_State *L);
+void weft__threads_unanchor(weft_state *W, lua_State *L);
 /* Takes back a NEW task that could not be completely set up. */
 void weft__discard_task(weft_state *W, lua_State *L, weft_id task);
 /* After running other tasks' code (cleanups, callbacks) from inside the

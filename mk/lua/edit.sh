@@ -13,6 +13,8 @@
 # line hook is set, as without any hook).
 # And lobject.h and lfunc.c: a function prototype keeps the spawn site
 # of the last spawn made from it (weft__lua_caller_site in weft_luai.c).
+# And lgc.c: the collector marks the threads a host keeps only in its own
+# memory (luai_markroots) wherever it marks the registry.
 # Fails unless each edit took.
 # Usage: edit.sh IN OUT   (IN, OUT: lvm.c paths)
 set -e
@@ -58,3 +60,16 @@ if ! grep -q 'unsigned int weft_site\[3\];' "$obj_out.tmp" || ! grep -q 'f->weft
 fi
 mv "$obj_out.tmp" "$obj_out"
 mv "$func_out.tmp" "$func_out"
+
+gc_in=$(dirname "$in")/lgc.c
+gc_out=$(dirname "$out")/lgc.c
+sed -e 's|^#include "lgc.h"$|&\n#include "weft_luai.h"|' \
+    -e 's|^static void restartcollection (global_State \*g) {$|static void luai_markthread (void *g, struct lua_State *th) {\n  markobject((global_State *)g, th);\n}\n\n&|' \
+    -e 's|^  markvalue(g, \&g->l_registry);$|&\n  luai_markroots(g);|' \
+    "$gc_in" > "$gc_out.tmp"
+if [ "$(grep -c 'weft_luai.h\|luai_markthread\|luai_markroots(g);' "$gc_out.tmp")" != 4 ]; then
+  echo "$gc_in: the Lua source is not the one weft's collector roots were written for" >&2
+  rm -f "$gc_out.tmp"
+  exit 1
+fi
+mv "$gc_out.tmp" "$gc_out"

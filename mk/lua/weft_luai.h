@@ -15,6 +15,7 @@
 #define WEFT_LUAI_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 struct lua_State;
 
@@ -39,6 +40,23 @@ WEFT_LUAI_HIDDEN void weft__lua_stop_handler(int (*fn)(struct lua_State *L));
    one state's, and its words are zero when it is made, compiled or
    loaded. */
 WEFT_LUAI_HIDDEN unsigned *weft__lua_caller_site(struct lua_State *L, unsigned *pc);
+
+/* The collector's roots beyond Lua's own: threads a host keeps only in
+   its own memory (weft's tasks keep theirs in their slots, with no
+   reference a script or the registry could see). lgc.c calls
+   luai_markroots where it marks the registry, as a cycle begins and
+   again in its atomic step, so a thread made during a cycle is marked
+   before the sweep; the handler marks each such thread of the state
+   with mark (lgc.c's markobject). A handler is set once, the same
+   function from every state; it leaves other hosts' states alone. */
+typedef void (*weft__lua_mark)(void *g, struct lua_State *th);
+typedef void (*weft__lua_roots_fn)(void *alloc_ud, void *(*alloc)(void *, void *, size_t, size_t),
+                                   void *g, weft__lua_mark mark);
+WEFT_LUAI_HIDDEN void weft__lua_roots(void *alloc_ud,
+                                      void *(*alloc)(void *, void *, size_t, size_t), void *g,
+                                      weft__lua_mark mark);
+WEFT_LUAI_HIDDEN void weft__lua_roots_handler(weft__lua_roots_fn fn);
+#define luai_markroots(g) weft__lua_roots((g)->ud, (g)->frealloc, (g), luai_markthread)
 
 /* In lvm.c's instruction fetch, while the trap is on: a count hook alone
    (a counted budget) whose count does not run out at this instruction

@@ -723,3 +723,31 @@ test("weft.sites() counts the live tasks of each spawn site, the most first", fu
   for _, t in ipairs(a) do t:cancel() end
   for _, t in ipairs(b) do t:cancel() end
 end)
+
+-- A task's thread is held by the host alone (no table of Lua's holds it):
+-- the collector must find it however it runs, and whenever the task was
+-- spawned in a cycle (between steps, or in a cycle's last step).
+test("a task nobody holds lives through collections of every kind", function()
+  local was = collectgarbage("generational")
+  for _, mode in ipairs{"generational", "incremental"} do
+    collectgarbage(mode)
+    local sum, want = 0, 0
+    for i = 1, 300 do
+      want = want + i
+      spawn(function()
+        local mine = {i}
+        for _ = 1, 3 do
+          wait()
+          collectgarbage("step", 0)
+        end
+        wait(0.05)
+        sum = sum + mine[1]
+      end)
+      if i % 50 == 0 then collectgarbage() else collectgarbage("step", 0) end
+    end
+    collectgarbage()
+    wait(0.2)
+    assert(sum == want, mode .. ": the tasks added up to " .. sum .. ", not " .. want)
+  end
+  collectgarbage(was)
+end)
