@@ -161,21 +161,23 @@ int weft__sched_cancel_group(weft_sched *s, weft_id id) {
   }
   g = G(s, gi);
   int busy = 0;
-  if (g->tasks.tail) {
-    uint32_t limit = T(s, g->tasks.tail - 1)->born;
-    for (;;) {
-      g = G(s, gi);
-      task *pick = NULL;
-      for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
-        task *t = T(s, ti - 1);
-        if ((int32_t)(t->born - limit) > 0) break;
-        if (t->state >= WEFT_TASK_CANCELLING || t->doomed) continue;
-        pick = t;
-        break;
-      }
-      if (!pick) break;
-      if (weft__task_cancel(s, weft__pool_id(pick)) == WEFT_EBUSY) busy = 1;
+  /* The tasks it has now, oldest first (each cancel may end others, and
+     cleanups may start new ones, which live on): marked, then each
+     unmarked as it is found. */
+  for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) T(s, ti - 1)->marked = 1;
+  for (;;) {
+    g = G(s, gi);
+    task *pick = NULL;
+    for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
+      task *t = T(s, ti - 1);
+      if (!t->marked) continue;
+      t->marked = 0;
+      if (t->state >= WEFT_TASK_CANCELLING || t->doomed) continue;
+      pick = t;
+      break;
     }
+    if (!pick) break;
+    if (weft__task_cancel(s, weft__pool_id(pick)) == WEFT_EBUSY) busy = 1;
   }
   g = G(s, gi);
   g->refs--;

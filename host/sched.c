@@ -378,11 +378,59 @@ int weft__sched_step(weft_sched *s, double dt) {
 
 static void do_cancel(weft_sched *s, task *t);
 
+/* Task t is no longer its parent's child. */
 static void child_unlink(weft_sched *s, task *t) {
   if (!t->parent) return;
-  WEFT_ASSERT(weft__slot_live(T(s, t->parent - 1)));
-  weft__ring_unlink(&T(s, t->parent - 1)->children, tidx(t) + 1, &t->sib, sib_link, s);
+  task *p = T(s, t->parent - 1);
+  WEFT_ASSERT(weft__slot_live(p) && p->nkids > 0);
+  if (p->nkids != NKIDS_MANY) p->nkids--;
   t->parent = NONE;
+}
+
+/* The first child of t at or after task `from` (index + 1) of its group,
+   0: none there. */
+static uint32_t next_child(const weft_sched *s, const task *t, uint32_t from) {
+  uint32_t me = tidx(t) + 1;
+  for (uint32_t c = from; c; c = T(s, c - 1)->member.next)
+    if (T(s, c - 1)->parent == me) return c;
+  return NONE;
+}
+
+/* Its children outlive t: they stay in the group, parentless. */
+static void orphan_children(weft_sched *s, task *t) {
+  uint32_t me = tidx(t) + 1;
+  for (uint32_t c = t->member.next; c && t->nkids; c = T(s, c - 1)->member.next) {
+    task *k = T(s, c - 1);
+    if (k->parent != me) continue;
+    k->parent = NONE;
+    if (t->nkids != NKIDS_MANY) t->nkids--;
+  }
+  WEFT_ASSERT(t->nkids == 0 || t->nkids == NKIDS_MANY);
+  t->nkids = 0;
+}
+
+/* Cancels t's children in spawn order (t is cancelling: none is added
+   meanwhile); with let_go, a child that is cancelling already is only let
+   go. Each cancel may end any task: the walk goes on from the task after
+   the child when that one is still there, else from the start. */
+static void cancel_children(weft_sched *s, task *t, int let_go) {
+  uint32_t from = t->member.next;
+  while (t->nkids) {
+    uint32_t c = next_child(s, t, from);
+    if (!c) { /* NKIDS_MANY: the walk found them all */
+      WEFT_ASSERT(t->nkids == NKIDS_MANY);
+      t->nkids = 0;
+      break;
+    }
+    task *k = T(s, c - 1);
+    uint32_t after = k->member.next;
+    weft_id after_id = after ? weft__pool_id(T(s, after - 1)) : 0;
+    if (let_go && k->state >= WEFT_TASK_CANCELLING)
+      child_unlink(s, k);
+    else
+      do_cancel(s, k);
+    from = after_id && weft__pool_get(&s->tasks, after_id) ? after : t->member.next;
+  }
 }
 
 static void free_task(weft_sched *s, task *t, int state) {
@@ -394,8 +442,7 @@ static void free_task(weft_sched *s, task *t, int state) {
   weft__wait_drop(s, t);
   dequeue(s, t);
   child_unlink(s, t);
-  /* Children that outlive their parent stay in the group, parentless. */
-  while (t->children.head) child_unlink(s, T(s, t->children.head - 1));
+  if (t->nkids) orphan_children(s, t);
   /* A waiter still listed (a task class without a cancel callback) fails. */
   if (t->listed) {
     weft_wlist *l = waiters_at(s, tidx(t));
@@ -435,12 +482,11 @@ int weft__task_create(weft_sched *s, weft_id gid, weft_id parent, const weft_tas
   t->cls = (uint8_t)ci;
   t->state = WEFT_TASK_NEW;
   t->group = gidx(g);
-  t->born = s->born++;
   weft__list_push(&g->tasks, i + 1, &t->member, member_link, s);
   g->ntasks++;
-  if (p) {
+  if (p) { /* in p's group, after it: found by next_child */
     t->parent = tidx(p) + 1;
-    weft__ring_push(&p->children, i + 1, &t->sib, sib_link, s);
+    if (p->nkids != NKIDS_MANY) p->nkids++;
   }
   *out = id;
   if (udata) *udata = udata_of(t);
@@ -525,7 +571,7 @@ int weft__task_cancel_children(weft_sched *s, weft_id id) {
   if (!t) return WEFT_ESTALE;
   uint8_t st = t->state;
   t->state = WEFT_TASK_CANCELLING; /* children may not re-attach meanwhile */
-  while (t->children.head) do_cancel(s, T(s, t->children.head - 1));
+  cancel_children(s, t, 0);
   t->state = st;
   return WEFT_OK;
 }
@@ -537,7 +583,7 @@ int weft__task_finish(weft_sched *s, weft_id id, int state) {
     return WEFT_EINVAL;
   if (state != WEFT_TASK_DONE) {
     t->state = WEFT_TASK_CANCELLING; /* children may not re-attach */
-    while (t->children.head) do_cancel(s, T(s, t->children.head - 1));
+    cancel_children(s, t, 0);
   }
   free_task(s, t, state);
   return WEFT_OK;
@@ -558,13 +604,7 @@ static void do_cancel(weft_sched *s, task *t) {
   weft_id id = weft__pool_id(t);
   t->state = WEFT_TASK_CANCELLING;
   child_unlink(s, t);
-  while (t->children.head) {
-    task *c = T(s, t->children.head - 1);
-    if (c->state >= WEFT_TASK_CANCELLING)
-      child_unlink(s, c);
-    else
-      do_cancel(s, c);
-  }
+  cancel_children(s, t, 1);
   weft__wait_drop(s, t);
   if (CLS(s, t)->cancel) CLS(s, t)->cancel(s, id, udata_of(t));
   t = tget(s, id);

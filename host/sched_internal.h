@@ -113,29 +113,32 @@ typedef struct prec {
 /* A task's slot: what a wake and a resume touch first (the inline record's
    links and kind follow), what only spawning, cancelling and groups touch
    last. A task is queued (ready or parked) only once its wait is over, so
-   the inline record's links are its links in that queue (see queue_link). */
+   the inline record's links are its links in that queue (see queue_link).
+   Its children are the tasks whose parent it is: all in its group, made
+   after it, so they are found by a walk of its group's tasks onward from
+   it (see next_child), in spawn order; nkids says how many there are. */
+#define NKIDS_MANY 0xFFFFu /* nkids: this many or more (a walk to the group's end finds them) */
 typedef struct task {
   weft_slot h;
-  uint8_t state;
-  uint8_t queued;        /* in s->ready (Q_READY), s->parked (Q_PARKED), or Q_SOON */
-  uint8_t realwake;      /* woken by a real-time timer: runs though its group is paused */
-  unsigned own_used : 1; /* `own` belongs to the current wait */
-  unsigned mode : 1;     /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
-  unsigned failed : 1;   /* the last wait ended by a failure */
-  unsigned doomed : 1;   /* a cancel waits for this task to stop running */
-  unsigned listed : 1;   /* its list of waiters was made (see waiters_at) */
-  unsigned cls : 3;      /* its class, in s->classes */
-  uint16_t pending;      /* records of the current wait not yet completed */
-  uint16_t nrecs;        /* records in the current wait (at most WEFT_WAIT_MAX) */
-  uint32_t recs;         /* first record of the current wait, index + 1 */
-  uint32_t group;        /* group index */
+  uint8_t state : 4;    /* weft_task_status */
+  uint8_t queued : 2;   /* in s->ready (Q_READY), s->parked (Q_PARKED), or Q_SOON */
+  uint8_t realwake : 1; /* woken by a real-time timer: runs though its group is paused */
+  uint8_t marked : 1;   /* a group cancel under way found it in the group (groups.c) */
+  uint8_t own_used : 1; /* `own` belongs to the current wait */
+  uint8_t mode : 1;     /* WEFT_WAIT_ALL or WEFT_WAIT_FIRST */
+  uint8_t failed : 1;   /* the last wait ended by a failure */
+  uint8_t doomed : 1;   /* a cancel waits for this task to stop running */
+  uint8_t listed : 1;   /* its list of waiters was made (see waiters_at) */
+  uint8_t cls : 3;      /* its class, in s->classes */
+  uint16_t nkids;       /* its children, up to NKIDS_MANY */
+  uint16_t pending;     /* records of the current wait not yet completed */
+  uint16_t nrecs;       /* records in the current wait (at most WEFT_WAIT_MAX) */
+  uint32_t recs;        /* first record of the current wait, index + 1 */
+  uint32_t group;       /* group index */
   uint32_t resumes;
-  uint32_t born;      /* creation sequence (wraps) */
-  rec own;            /* the inline record */
-  uint32_t parent;    /* parent task index + 1 */
-  weft_ring children; /* in spawn order, index + 1 (a ring: the slot stays 88 bytes) */
-  weft_link sib;      /* among its parent's children */
-  weft_link member;   /* in its group's tasks */
+  uint32_t parent;  /* parent task index + 1 */
+  rec own;          /* the inline record */
+  weft_link member; /* in its group's tasks, in creation order */
 } task;
 
 typedef struct group {
@@ -185,8 +188,7 @@ struct weft_sched {
   uint32_t root; /* root group index */
   weft_list all; /* every group in creation order, index + 1 */
   uint64_t frame;
-  uint64_t seq;  /* sleep sequence */
-  uint32_t born; /* task creation sequence */
+  uint64_t seq; /* sleep sequence */
   uint32_t budget;
   const atomic_int *over; /* the frame's time is spent (weft__sched_set_time_flag) */
   uint32_t npaused;       /* groups paused themselves: none, no task is held */
@@ -255,7 +257,6 @@ static inline weft_link *rec_link(const void *s, uint32_t r) { return &R(s, r)->
 static inline weft_link *queue_link(const void *s, uint32_t n) {
   return &T(s, n & ~INLINE)->own.link;
 }
-static inline weft_link *sib_link(const void *s, uint32_t n) { return &T(s, n - 1)->sib; }
 static inline weft_link *member_link(const void *s, uint32_t n) { return &T(s, n - 1)->member; }
 static inline weft_link *gsib_link(const void *s, uint32_t n) { return &G(s, n - 1)->sib; }
 static inline weft_link *gall_link(const void *s, uint32_t n) { return &G(s, n - 1)->all; }

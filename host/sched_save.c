@@ -6,7 +6,7 @@
    on it. */
 #include "sched_internal.h"
 
-#define MAGIC 0x32534657u      /* "WFS2" */
+#define MAGIC 0x33534657u      /* "WFS3" */
 #define WAITERS_BIT (1u << 31) /* a list name: a task's list of waiters */
 #define MAX_NAME 64            /* a class name's bytes */
 
@@ -121,7 +121,7 @@ int weft__sched_save(const weft_sched *s, weft_wire *w, const weft_sched_names *
   if (s->stack.n) return WEFT_ESTATE;
   uint32_t layout[7] = {MAGIC,         (uint32_t)sizeof(task), s->tasks.elem_size, sizeof(prec),
                         sizeof(group), sizeof(trun),           sizeof(hent)};
-  uint64_t counts[5] = {s->frame, s->seq, s->born, s->npaused, s->resumes};
+  uint64_t counts[5] = {s->frame, s->seq, 0, s->npaused, s->resumes};
   uint32_t names[10] = {s->root,        s->all.head,    s->all.tail, s->ready.head, s->ready.tail,
                         s->parked.head, s->parked.tail, s->nruns,    s->runs_free,  s->runs_used};
   outing o = {s, w, nm};
@@ -277,6 +277,40 @@ static int rec_fix(weft_sched *s, uint32_t r, rec *x, const weft_sched_names *nm
   return 1;
 }
 
+/* Group g's tasks (index gi) are its own, each after its parent (a task
+   of the group: next_child walks onward from the parent). Marks them on
+   the way, and takes the marks off again. */
+static int tasks_in_order(weft_sched *s, const group *g, uint32_t gi) {
+  int ok = 1;
+  for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
+    task *t = T(s, ti - 1);
+    if (t->group != gi || (t->parent && !T(s, t->parent - 1)->marked)) {
+      ok = 0;
+      break;
+    }
+    t->marked = 1;
+  }
+  for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) T(s, ti - 1)->marked = 0;
+  return ok;
+}
+
+/* Each task's count of children is right (NKIDS_MANY: at least). */
+static int children_counted(weft_sched *s, weft_wire *w) {
+  uint32_t n = weft__pool_capacity(&s->tasks);
+  uint32_t *cnt = s->desc.alloc(s->desc.alloc_ud, NULL, 0, (size_t)n * sizeof *cnt + 1);
+  if (!cnt) return weft__wire_fail(w, "out of memory");
+  memset(cnt, 0, (size_t)n * sizeof *cnt);
+  for (uint32_t i = 0; i < n; i++)
+    if (weft__slot_live(T(s, i)) && T(s, i)->parent) cnt[T(s, i)->parent - 1]++;
+  int ok = 1;
+  for (uint32_t i = 0; ok && i < n; i++) {
+    const task *t = T(s, i);
+    if (weft__slot_live(t)) ok = t->nkids == NKIDS_MANY ? cnt[i] >= NKIDS_MANY : cnt[i] == t->nkids;
+  }
+  s->desc.alloc(s->desc.alloc_ud, cnt, (size_t)n * sizeof *cnt + 1, 0);
+  return ok || weft__wire_fail(w, "a task's children are broken");
+}
+
 static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
   uint32_t ntask = weft__pool_capacity(&s->tasks), ngroup = weft__pool_capacity(&s->groups);
   uint32_t nrec = weft__pool_capacity(&s->recs);
@@ -288,7 +322,7 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
     if (!weft__slot_live(t)) continue;
     if (t->state != WEFT_TASK_NEW && t->state != WEFT_TASK_READY && t->state != WEFT_TASK_WAITING)
       return weft__wire_fail(w, "a task was saved while it ran");
-    if (t->cls >= s->nclasses || t->queued > Q_SOON || !group_ok(s, t->group + 1) ||
+    if (t->cls >= s->nclasses || !group_ok(s, t->group + 1) || t->marked ||
         (t->parent && !task_ok(s, t->parent)) || t->pending > t->nrecs || t->doomed ||
         (t->queued != 0) != (t->state == WEFT_TASK_READY)) /* a ready task is queued */
       return weft__wire_fail(w, "a task's fields are out of range");
@@ -351,7 +385,7 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
   /* groups: the list of all, the tree, their tasks */
   long ng = walk(s, s->all.head, s->all.tail, 0, gall_link, group_ok, ngroup);
   if (ng != (long)s->groups.used) return weft__wire_fail(w, "the list of groups is broken");
-  uint32_t npaused = 0, members = 0, subgroups = 0, children = 0, parented = 0;
+  uint32_t npaused = 0, members = 0, subgroups = 0;
   for (uint32_t gi = s->all.head; gi; gi = G(s, gi - 1)->all.next) {
     group *g = G(s, gi - 1);
     if ((g->parent && !group_ok(s, g->parent)) || (!g->parent && gi - 1 != s->root))
@@ -361,15 +395,7 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
       return weft__wire_fail(w, "a group's scale is out of range");
     long k = walk(s, g->tasks.head, g->tasks.tail, 0, member_link, task_ok, ntask);
     if (k != (long)g->ntasks) return weft__wire_fail(w, "a group's tasks are broken");
-    uint32_t born = 0;
-    for (uint32_t ti = g->tasks.head; ti; ti = T(s, ti - 1)->member.next) {
-      /* in creation order, each made before the save */
-      const task *t = T(s, ti - 1);
-      if (t->group != gi - 1 || (ti != g->tasks.head && (int32_t)(t->born - born) <= 0) ||
-          (int32_t)(s->born - t->born) <= 0)
-        return weft__wire_fail(w, "a group's tasks are broken");
-      born = t->born;
-    }
+    if (!tasks_in_order(s, g, gi - 1)) return weft__wire_fail(w, "a group's tasks are broken");
     members += (uint32_t)k;
     k = walk(s, g->children.head, 0, 1, gsib_link, group_ok, ngroup);
     if (k < 0) return weft__wire_fail(w, "a group's subgroups are broken");
@@ -387,14 +413,8 @@ static int check(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
     q1 += t->queued == Q_READY || (t->queued == Q_SOON && !in_soon(s, t));
     q2 += t->queued == Q_PARKED;
     q3 += in_soon(s, t);
-    parented += t->parent != 0;
-    long k = walk(s, t->children.head, 0, 1, sib_link, task_ok, ntask);
-    if (k < 0) return weft__wire_fail(w, "a task's children are broken");
-    for (uint32_t c = t->children.head; c; c = T(s, c - 1)->sib.next)
-      if (T(s, c - 1)->parent != i + 1) return weft__wire_fail(w, "a task's children are broken");
-    children += (uint32_t)k;
   }
-  if (children != parented) return weft__wire_fail(w, "a task's children are broken");
+  if (!children_counted(s, w)) return 0;
   if (walk(s, s->ready.head, s->ready.tail, 0, queue_link, queued_ok, ntask) != q1 ||
       walk(s, s->parked.head, s->parked.tail, 0, queue_link, queued_ok, ntask) != q2)
     return weft__wire_fail(w, "the ready queue is broken");
@@ -476,7 +496,7 @@ static void wipe(weft_sched *s) {
   memset(&s->parked, 0, sizeof s->parked);
   memset(s->run_cache, 0, sizeof s->run_cache);
   s->frame = s->seq = s->resumes = 0;
-  s->born = s->npaused = 0;
+  s->npaused = 0;
   s->hot = NULL;
   s->hot_id = 0;
 }
@@ -495,7 +515,6 @@ static int load(weft_sched *s, weft_wire *w, const weft_sched_names *nm) {
     return 0;
   s->frame = counts[0];
   s->seq = counts[1];
-  s->born = (uint32_t)counts[2];
   s->npaused = (uint32_t)counts[3];
   s->resumes = counts[4];
   s->root = names[0];

@@ -1228,6 +1228,67 @@ static void test_cancel_unwinds_children_first_in_spawn_order(void **state) {
   sched_end(s, c);
 }
 
+/* Cleanups for the next test: cancel the task in d->other, or start a
+   task that would be d->other's child (it is cancelling: parentless). */
+static void cleanup_cancel_other(weft_sched *s, weft_id self, tdata *d) {
+  (void)self;
+  d->rc = weft__task_cancel(s, d->other);
+}
+
+static void cleanup_spawn_child(weft_sched *s, weft_id self, tdata *d) {
+  (void)self;
+  ctx *c = weft__sched_user(s);
+  weft_id id = task_new(s, 0, d->other, 9999, act_idle, 0);
+  c->note[0] = (int)weft__task_parent(s, id);
+  c->note[1] = (int)WEFT_ID_INDEX(id) + 1;
+}
+
+/* A task's children are found among the other tasks of its group, more
+   than 65,535 of them: a cancel unwinds each once, in spawn order, past
+   cleanups that cancel the next child or start tasks; a parent that
+   returns leaves its children parentless. */
+static void test_many_children_among_others_cancel_in_spawn_order(void **state) {
+  ctx *c = *state;
+  weft_sched *s = sched_new(c, 0);
+  enum { N = 70000 };
+  weft_id p = spawn(s, 0, 0, 1, act_idle, 0);
+  weft_id q = spawn(s, 0, 0, 2, act_idle, 0);
+  weft__sched_run_ready(s);
+  weft_id *kid = calloc(N, sizeof *kid), *other = calloc(N / 100, sizeof *other);
+  assert_non_null(kid);
+  assert_non_null(other);
+  for (int i = 0; i < N; i++) {
+    kid[i] = task_new(s, 0, p, 10 + i, act_idle, 0);
+    if (i % 100 == 0) other[i / 100] = task_new(s, 0, i % 200 ? q : 0, -1, act_idle, 0);
+  }
+  TD(s, kid[5])->cleanup = cleanup_cancel_other; /* the next one goes with it */
+  TD(s, kid[5])->other = kid[6];
+  TD(s, kid[N - 1])->cleanup = cleanup_cancel_other; /* ...and an earlier one, gone */
+  TD(s, kid[N - 1])->other = kid[7];
+  TD(s, kid[9])->cleanup = cleanup_spawn_child;
+  TD(s, kid[9])->other = p;
+  assert_int_equal(weft__task_cancel(s, p), WEFT_OK);
+  assert_int_equal(c->ncancel, N + 1);
+  for (int i = 0; i < 256; i++) assert_int_equal(c->cancels[i], 10 + i);
+  for (int i = 0; i < N; i++) assert_int_equal(weft__task_state(s, kid[i]), WEFT_ESTALE);
+  assert_int_equal(weft__task_state(s, p), WEFT_ESTALE);
+  assert_int_equal(c->note[0], 0); /* started by a cleanup: parentless, alive */
+  /* kid[5]'s cleanup cancelled kid[6] (in order, once); kid[7] was gone
+     when kid[N - 1]'s asked */
+  assert_int_equal(weft__sched_task_count(s), 1 + N / 100 + 1);
+  /* q returns: its children live on, parentless */
+  assert_int_equal(weft__task_wake(s, q), WEFT_OK);
+  weft__sched_run_ready(s);
+  assert_int_equal(weft__task_state(s, q), WEFT_ESTALE);
+  for (int i = 0; i < N / 100; i++) {
+    assert_int_equal(weft__task_state(s, other[i]), WEFT_TASK_NEW);
+    assert_true(weft__task_parent(s, other[i]) == 0);
+  }
+  free(kid);
+  free(other);
+  sched_end(s, c);
+}
+
 static void test_cancel_removes_wait_records_from_every_list(void **state) {
   ctx *c = *state;
   weft_sched *s = sched_new(c, 0);
@@ -2254,6 +2315,7 @@ int main(void) {
       T(test_group_cancel_from_a_running_task_finishes_after_its_resume),
       T(test_group_freed_when_released_and_empty),
       T(test_cancel_unwinds_children_first_in_spawn_order),
+      T(test_many_children_among_others_cancel_in_spawn_order),
       T(test_cancel_removes_wait_records_from_every_list),
       T(test_cancelled_sleeps_leave_the_rest_in_order),
       T(test_cancel_of_finished_task_is_stale_and_does_nothing),
