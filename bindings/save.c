@@ -35,7 +35,7 @@
 #include "env/scriptio.h"
 
 #define SAVE_MAGIC "WEFTSAVE"
-#define FORMAT 1u
+#define FORMAT 2u
 
 /* ---- the byte streams ---- */
 
@@ -547,6 +547,18 @@ static int cold_all_in(weft_state *W, weft_wire *w) {
   return 1;
 }
 
+/* Each live Lua task's resumes, kept with its thread (weft__thread_resumes)
+   where a save of the thread does not reach: written, or read (w says). */
+static int resumes_io(weft_state *W, weft_wire *w) {
+  uint32_t n = weft__sched_task_capacity(W->S);
+  for (uint32_t i = 0; i < n; i++) {
+    weft_id id = weft__sched_task_at(W->S, i);
+    ltask *lt = id ? LT(W, id) : NULL;
+    if (lt && lt->co && !weft__wire_u32(w, weft__thread_resumes(lt->co, lt))) return 0;
+  }
+  return 1;
+}
+
 /* No live task's slot names a thread. */
 static void no_threads(weft_state *W) {
   uint32_t n = weft__sched_task_capacity(W->S);
@@ -655,7 +667,7 @@ static int save_body(weft_state *W, lua_State *L, weft_wire *w) {
   counters_of(W, &c);
   int ok = weft__wire_u64(w, &n) && weft__wire_bytes(w, (void *)g, len) &&
            weft__wire_bytes(w, &c, sizeof c) && weft__sync_save(W->sync, w) &&
-           weft__sched_save(W->S, w, &nm) == WEFT_OK && cold_out(W, w) &&
+           weft__sched_save(W->S, w, &nm) == WEFT_OK && resumes_io(W, w) && cold_out(W, w) &&
            weft__sites_save(W->sites, w) && weft__cost_save(W, w);
   if (!ok) snprintf(W->errbuf, sizeof W->errbuf, "%s", w->err ? w->err : "out of memory");
   return ok;
@@ -751,9 +763,9 @@ static int load_body(weft_state *W, lua_State *L, inbuf *in) {
   counters c;
   weft_sched_names nm = names_of(W);
   int ok = weft__wire_bytes(&w, &c, sizeof c) && weft__sync_load(W->sync, &w) &&
-           weft__sched_load(W->S, &w, &nm) == WEFT_OK && threads_in(W, L, &w) && cold_in(W, &w) &&
-           cold_all_in(W, &w) && groups_in(W, L) && weft__sites_load(W->sites, &w) &&
-           weft__cost_load(W, &w);
+           weft__sched_load(W->S, &w, &nm) == WEFT_OK && threads_in(W, L, &w) &&
+           resumes_io(W, &w) && cold_in(W, &w) && cold_all_in(W, &w) && groups_in(W, L) &&
+           weft__sites_load(W->sites, &w) && weft__cost_load(W, &w);
   if (ok && !weft__sync_check(W->sync, W->S))
     ok = weft__wire_fail(&w, "a list of waiters is broken");
   if (ok) { /* every future's list */

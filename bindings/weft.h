@@ -159,7 +159,8 @@ typedef struct weft_desc {
   uint32_t runaway_us;           /* script time a stretch (a task between two waits, a module's
                                     top level, a handler) may run without waiting before it is
                                     killed as a runaway at its line; preempted stretches go on
-                                    next frame until then. 0: 1,000,000 (one second);
+                                    next frame until then (at most 134,217,727: about
+                                    134 s). 0: 1,000,000 (one second);
                                     WEFT_BUDGET_OFF: never. Counted budgets kill past
                                     WEFT_INSTR_PER_US instructions for each microsecond */
   uint32_t frame_budget;         /* most resumes per frame; 0: 1,000,000,000 */

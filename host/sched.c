@@ -3,6 +3,9 @@
    groups.c. */
 #include "sched_internal.h"
 
+_Static_assert(offsetof(task, word) + sizeof(uint32_t) == sizeof(task),
+               "a task's word is just before its user data (weft__udata_word)");
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,7 +261,6 @@ static inline void task_begin(weft_sched *s, task *t, weft_id id) {
   else
     idvec_push(s, &s->stack, id);
   t->state = WEFT_TASK_RUNNING;
-  t->resumes++;
   s->resumes++;
 }
 
@@ -513,11 +515,6 @@ weft_id weft__task_group(const weft_sched *s, weft_id id) {
 weft_id weft__task_parent(const weft_sched *s, weft_id id) {
   task *t = tget(s, id);
   return (t && t->parent) ? weft__pool_id(T(s, t->parent - 1)) : 0;
-}
-
-uint32_t weft__task_resumes(const weft_sched *s, weft_id id) {
-  task *t = tget(s, id);
-  return t ? t->resumes : 0;
 }
 
 void weft__task_enter(weft_sched *s, weft_id id) {

@@ -140,6 +140,10 @@ size_t weft__sched_memory(const weft_sched *s);
    (max_tasks, or a 9th class), WEFT_ENOMEM. */
 int weft__task_create(weft_sched *s, weft_id group, weft_id parent, const weft_task_class *cls,
                       weft_id *out, void **udata);
+/* Just before a task's user data, one 32-bit word of its class's own
+   (zeroed with the data, saved with it): where the task's record would
+   otherwise end in padding. */
+static inline uint32_t *weft__udata_word(void *udata) { return (uint32_t *)udata - 1; }
 /* The task's user data, or NULL for a stale handle. */
 void *weft__task_udata(const weft_sched *s, weft_id task);
 /* The task's state, or WEFT_ESTALE once it is finished and freed. */
@@ -149,7 +153,6 @@ weft_id weft__task_group(const weft_sched *s, weft_id task);
    ancestor), so the task may not run now; 0 for a stale handle. */
 int weft__task_held(const weft_sched *s, weft_id task);
 weft_id weft__task_parent(const weft_sched *s, weft_id task);
-uint32_t weft__task_resumes(const weft_sched *s, weft_id task);
 /* Marks task RUNNING on the resume stack / takes it off again. Resumes
    nest (a task may resume another); depth is bounded by the caller. */
 void weft__task_enter(weft_sched *s, weft_id task);

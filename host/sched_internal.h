@@ -135,10 +135,10 @@ typedef struct task {
   uint16_t nrecs;       /* records in the current wait (at most WEFT_WAIT_MAX) */
   uint32_t recs;        /* first record of the current wait, index + 1 */
   uint32_t group;       /* group index */
-  uint32_t resumes;
-  uint32_t parent;  /* parent task index + 1 */
-  rec own;          /* the inline record */
-  weft_link member; /* in its group's tasks, in creation order */
+  rec own;              /* the inline record */
+  uint32_t parent;      /* parent task index + 1 */
+  weft_link member;     /* in its group's tasks, in creation order */
+  uint32_t word;        /* its class's own (weft__udata_word), where there would be padding */
 } task;
 
 typedef struct group {

@@ -1527,7 +1527,6 @@ static void check_dead_task(weft_sched *s, weft_id x) {
   assert_int_equal(weft__task_state(s, x), WEFT_ESTALE);
   assert_true(weft__task_group(s, x) == 0);
   assert_true(weft__task_parent(s, x) == 0);
-  assert_int_equal(weft__task_resumes(s, x), 0);
   assert_int_equal(weft__task_wake(s, x), WEFT_ESTALE);
   assert_int_equal(weft__task_finish(s, x, WEFT_TASK_DONE), WEFT_ESTALE);
   assert_int_equal(weft__task_cancel(s, x), WEFT_ESTALE);

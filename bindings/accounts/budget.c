@@ -88,6 +88,7 @@ void weft__budget_setup(weft_state *W) {
   W->task_limit = limit_of(W, (int32_t)W->desc.instr_budget);
   W->task_us = time_of(W, W->task_limit);
   W->runaway_us = W->desc.runaway_us == WEFT_BUDGET_OFF ? 0 : W->desc.runaway_us;
+  if (W->runaway_us > WEFT_RAN_MAX) W->runaway_us = WEFT_RAN_MAX; /* what a stretch counts to */
   W->runaway_instr = (uint64_t)W->runaway_us * WEFT_INSTR_PER_US;
 }
 
@@ -122,8 +123,9 @@ static uint32_t ran_us(weft_state *W) {
 /* Watched: a task stopped keeps the time it ran for its next resume. */
 static void bank(weft_state *W) {
   if (!W->watching || !W->bud->us) return;
-  uint32_t now;
-  W->bud->s->ran += since_t0(W, &now);
+  uint32_t now, d = since_t0(W, &now);
+  weft_stretch *s = W->bud->s;
+  s->ran = d >= WEFT_RAN_MAX - s->ran ? WEFT_RAN_MAX : s->ran + d;
   W->bud->t0 = now;
 }
 
@@ -133,7 +135,7 @@ static int overran(weft_state *W) {
   weft_stretch *s = W->bud->s;
   if (W->bud->brief) return 1;
   if (W->watching) return W->runaway_us && W->bud->us && ran_us(W) >= W->runaway_us;
-  if (s->ran < UINT32_MAX) s->ran++;
+  if (s->ran < WEFT_RAN_MAX) s->ran++;
   return W->runaway_instr && (uint64_t)s->ran * (uint64_t)W->bud->limit >= W->runaway_instr;
 }
 
@@ -278,7 +280,7 @@ void weft__budget_compiled(weft_state *W, size_t bytes) {
      Lua, the parser's turn) 64 more; in whole slices as overran counts */
   uint64_t spent = (uint64_t)W->bud->spent + bytes + 64, slices = spent / (uint64_t)W->bud->limit;
   W->bud->spent = (int32_t)(spent % (uint64_t)W->bud->limit);
-  s->ran = s->ran + slices >= UINT32_MAX ? UINT32_MAX : s->ran + (uint32_t)slices;
+  s->ran = s->ran + slices >= WEFT_RAN_MAX ? WEFT_RAN_MAX : s->ran + (uint32_t)slices;
 }
 
 /* The home thread ran a whole slice without a wait: a runaway is

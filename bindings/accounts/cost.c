@@ -255,7 +255,7 @@ static void note_slow(weft_state *W, weft_cost_rec *r, weft_id id, uint64_t us) 
   ltask *lt = LT(W, id);
   r->warned = 1;
   W->cost.slow_len[W->cost.nslow] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
-  W->cost.slow_site[W->cost.nslow] = lt ? lt->site : 0;
+  W->cost.slow_site[W->cost.nslow] = lt ? weft__site_of(lt) : 0;
   W->cost.slow[W->cost.nslow++] = id;
 }
 

@@ -98,7 +98,7 @@ static int store_handle(weft_state *W, lua_State *L, weft_id id) {
 int weft__handle_make(weft_state *W, lua_State *L, weft_id id, thandle *h) {
   if (!h) h = weft__handle_new(W, L, 2);
   h->id = id;
-  h->site = LT(W, id)->site;
+  h->site = weft__site_of(LT(W, id));
   return store_handle(W, L, id);
 }
 
@@ -293,7 +293,7 @@ static int l_label(lua_State *L) {
   weft_id id = (weft_id)lua_tointeger(L, 2);
   ltask *lt = LT(W, id);
   if (!lt || !lt->co) return 0; /* gone: nil */
-  const char *site = weft__site_where(W->sites, lt->site);
+  const char *site = weft__site_where(W->sites, weft__site_of(lt));
   if (!weft__push_who(W, L, id) && !weft__push_task_name(W, L, id)) {
     char buf[256];
     if (strcmp(site, "?") != 0) {

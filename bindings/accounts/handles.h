@@ -43,33 +43,49 @@ typedef struct thandle {
   uint32_t site;  /* spawn site chain, kept for reports */
 } thandle;
 
-/* The task a thread belongs to, 0 for the main thread and plain
-   coroutines, kept in the thread's extra space (new threads copy it).
-   LUA_EXTRASPACE is a pointer's size: where a weft_id does not fit
-   (32-bit builds) it keeps the task's slot index + 1, and the id is that
-   of the live task in the slot (a thread's mark is cleared when its task
-   ends, before the slot can be reused). */
+/* The task a thread belongs to, kept in the thread's extra space (new
+   threads copy it): the task's slot index + 1, 0 for the main thread and
+   plain coroutines; the task is the live one in the slot (a thread's mark
+   is cleared when its task ends, before the slot can be reused). Where
+   the extra space has room (a pointer of 8 bytes), the task's resumes
+   follow (weft.tasks()); elsewhere they are in its slot (ltask). */
 _Static_assert(LUA_EXTRASPACE >= sizeof(uint32_t), "weft needs 4 bytes of LUA_EXTRASPACE");
+#define WEFT_RESUMES_IN_THREAD (LUA_EXTRASPACE >= 2 * sizeof(uint32_t))
 static inline void weft__thread_set_task(lua_State *L, weft_id id) {
-  void *p = lua_getextraspace(L);
-  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
-    memcpy(p, &id, sizeof id);
-  } else {
-    uint32_t i = id ? WEFT_ID_INDEX(id) + 1 : 0;
-    memcpy(p, &i, sizeof i);
-  }
+  uint32_t m[2] = {id ? WEFT_ID_INDEX(id) + 1 : 0, 0};
+  memcpy(lua_getextraspace(L), m, WEFT_RESUMES_IN_THREAD ? sizeof m : sizeof m[0]);
+}
+/* The slot index + 1 of thread L's task, 0: none. */
+static inline uint32_t weft__thread_mark(lua_State *L) {
+  uint32_t i;
+  memcpy(&i, lua_getextraspace(L), sizeof i);
+  return i;
 }
 static inline weft_id weft__thread_task(lua_State *L) {
-  const void *p = lua_getextraspace(L);
-  if (LUA_EXTRASPACE >= sizeof(weft_id)) {
-    weft_id id;
-    memcpy(&id, p, sizeof id);
-    return id;
-  }
-  uint32_t i;
-  memcpy(&i, p, sizeof i);
-  return i ? weft__sched_task_at(weft__get(L)->S, i - 1) : 0;
+  uint32_t i = weft__thread_mark(L);
+  if (!i) return 0;
+  weft_state *W = weft__get(L);
+  if (W->cur && WEFT_ID_INDEX(W->cur) == i - 1) return W->cur; /* the usual: it runs */
+  return weft__sched_task_at(W->S, i - 1);
 }
+/* The resumes of the task whose thread is co (its slot: lt), and one more. */
+static inline uint32_t *weft__thread_resumes(lua_State *co, ltask *lt) {
+#if UINTPTR_MAX > 0xFFFFFFFFu
+  _Static_assert(WEFT_RESUMES_IN_THREAD, "a 64-bit Lua has 8 bytes of LUA_EXTRASPACE");
+  (void)lt;
+  return (uint32_t *)((char *)lua_getextraspace(co) + sizeof(uint32_t));
+#else
+  (void)co;
+  return &lt->resumes;
+#endif
+}
+
+/* A task's spawn-site chain (sites.c), 0: unknown: in the word the
+   scheduler keeps beside each task's data (weft__udata_word). */
+static inline uint32_t weft__site_of(const ltask *lt) {
+  return *weft__udata_word((void *)(uintptr_t)lt);
+}
+static inline void weft__site_set(ltask *lt, uint32_t site) { *weft__udata_word(lt) = site; }
 
 /* Its cold record when it has one in use, else NULL. */
 static inline ltask_cold *weft__cold_if(const weft_state *W, weft_id id, const ltask *lt) {

@@ -127,7 +127,7 @@ static int l_report(lua_State *L) {
     }
   }
   ltask *lt = a->task ? LT(W, a->task) : NULL;
-  const char *full = with_sites(W, L, trace ? trace : msg, lt ? lt->site : 0);
+  const char *full = with_sites(W, L, trace ? trace : msg, lt ? weft__site_of(lt) : 0);
   if (W->ref_on_error != LUA_NOREF) {
     /* The handler runs on a thread of its own with a budget of its own:
        one that loops neither hangs the host nor spends (or resets) the
@@ -184,7 +184,7 @@ void weft__report_thread(weft_state *W, lua_State *L, int idx, weft_id task, con
     char full[512];
     int len = snprintf(full, sizeof full, "%s", trace ? trace : msg);
     ltask *lt = task ? LT(W, task) : NULL;
-    for (uint32_t s = lt ? lt->site : 0; s && len >= 0 && (size_t)len < sizeof full;
+    for (uint32_t s = lt ? weft__site_of(lt) : 0; s && len >= 0 && (size_t)len < sizeof full;
          s = weft__site_parent(W->sites, s))
       len += snprintf(full + len, sizeof full - (size_t)len, "\nspawned at %s",
                       weft__site_where(W->sites, s));

@@ -19,16 +19,12 @@
    more raises first, at the script's line. */
 #define MAX_RUN_DEPTH 100
 
-/* Per-task data kept by the scheduler beside each task (in its slot:
-   keep it small, what every resume touches first). What only channels,
-   introspection and C tasks use is in the task's cold record. */
+/* Per-task data in its slot, beside the scheduler's (keep it small: what
+   every resume touches first; the rest is in the task's cold record). */
 typedef struct ltask {
-  lua_State *co;  /* the task's thread; NULL for C tasks */
-  weft_stretch b; /* its budget (budget.c) */
-  uint32_t site;  /* spawn-site chain (sites.c), 0: unknown */
-  /* Before the first resume: the arguments for it; after: the stack index
-     on co where delivered values start (both below LUAI_MAXSTACK). */
-  unsigned base : 21;
+  lua_State *co;        /* the task's thread; NULL for C tasks */
+  weft_stretch b;       /* its budget (budget.c) */
+  unsigned base : 21;   /* first resume's argument count, then where wait's values start */
   unsigned comb : 2;    /* C tasks: which combinator */
   unsigned started : 1; /* resumed at least once */
   unsigned single : 1;  /* the current wait returns every value of slot 0 */
@@ -39,6 +35,9 @@ typedef struct ltask {
   unsigned seen : 1;    /* a script holds its thread (coroutine.running): never reused */
   unsigned pinned : 1;  /* its handle holds a name: held in ref_pinned */
   unsigned cold : 1;    /* its cold record is in use (weft__cold) */
+#if UINTPTR_MAX <= 0xFFFFFFFFu
+  uint32_t resumes; /* where its thread has no room for them (weft__thread_resumes) */
+#endif
 } ltask;
 
 struct weft_state {

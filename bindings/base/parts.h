@@ -19,14 +19,15 @@
 /* What outlives a resume (a task's stretch goes on after a preemption),
    kept in every task's slot: what only one resume needs is in
    weft_budget. */
+#define WEFT_RAN_MAX ((1u << 27) - 1) /* ran's most: 134 s (watched), saturating */
 typedef struct weft_stretch {
-  uint32_t ran;            /* since its last wait, before this resume: script time in
-                              microseconds (watched), or budgets overrun (counted) */
-  uint8_t killed : 1;      /* every instruction raises now */
-  uint8_t waited : 1;      /* tasks: waited since home's hook last fired */
-  uint8_t preempted : 1;   /* tasks: the last resume was stopped by the budget */
-  uint8_t preempt_due : 1; /* tasks: overrun away from home: yield when home runs */
-  uint8_t yielding : 1;    /* tasks: a preemption's yield passes up the resumers */
+  uint32_t ran : 27;        /* since its last wait, before this resume: script time in
+                               microseconds (watched), or budgets overrun (counted) */
+  uint32_t killed : 1;      /* every instruction raises now */
+  uint32_t waited : 1;      /* tasks: waited since home's hook last fired */
+  uint32_t preempted : 1;   /* tasks: the last resume was stopped by the budget */
+  uint32_t preempt_due : 1; /* tasks: overrun away from home: yield when home runs */
+  uint32_t yielding : 1;    /* tasks: a preemption's yield passes up the resumers */
 } weft_stretch;
 
 /* The stretch running now and what it means: each lives in the C frame

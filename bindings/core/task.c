@@ -108,7 +108,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
     }
   } else if (sp) { /* no handle yet: spawn makes it */
     sp->final = (uint8_t) final;
-    sp->site = lt->site;
+    sp->site = weft__site_of(lt);
     if (n || final != WEFT_TASK_DONE) {
       if (!lua_checkstack(L, n + 4)) n = n > 0 ? 1 : 0;
       if (!push_outcome(L, idx, n, &sp->packed)) lua_pushnil(L);
@@ -117,7 +117,7 @@ static void settle(weft_state *W, lua_State *L, weft_id id, ltask *lt, int final
     }
   }
   unpin(W, L, id, lt);
-  weft__site_live(W->sites, lt->site, -1, 0);
+  weft__site_live(W->sites, weft__site_of(lt), -1, 0);
 }
 
 /* Who runs: the task, its thread and data, saved and set around every
@@ -386,6 +386,7 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
   if (__builtin_expect(!lt->started || !lt->hooked || lt->b.killed, 0)) nargs = first_resume(W, lt);
   running saved; /* after the arming: a stretch may begin stopped */
   who_enter(W, &saved, id, co, lt);
+  ++*weft__thread_resumes(co, lt);
   const weft_budget *b = &saved.bud;
   if (W->bud == &W->bud_idle) /* the usual: a frame's task */
     b = weft__budget_begin_top(W, &lt->b, co);
@@ -500,24 +501,25 @@ static uint32_t spawn_site(weft_state *W, lua_State *L, uint32_t parent_site) {
     return site;
   }
   ltask *spawner = helper >= 0 && W->cur ? LT(W, W->cur) : NULL;
-  if (spawner && spawner->site) return spawner->site; /* a g:spawn's too, no child of it */
+  if (spawner && weft__site_of(spawner))
+    return weft__site_of(spawner); /* a g:spawn's too, no child of it */
   if (helper >= 0 && lua_getstack(L, helper, &ar) && lua_getinfo(L, "Sl", &ar))
     return weft__site_intern(W->sites, ar.source, ar.short_src, ar.currentline, parent_site);
   return parent_site;
 }
 
 uint32_t weft__caller_site(weft_state *W, lua_State *L) {
-  return spawn_site(W, L, W->cur ? LT(W, W->cur)->site : 0);
+  return spawn_site(W, L, W->cur ? weft__site_of(LT(W, W->cur)) : 0);
 }
 
 void weft__task_set_site(weft_state *W, lua_State *L, weft_id id, uint32_t site) {
   ltask *lt = LT(W, id);
   if (!lt) return;
   if (lt->co) { /* its live count moves with it */
-    weft__site_live(W->sites, lt->site, -1, 0);
+    weft__site_live(W->sites, weft__site_of(lt), -1, 0);
     weft__site_live(W->sites, site, 1, weft__sched_realtime(W->S));
   }
-  lt->site = site;
+  weft__site_set(lt, site);
   if (lt->co && lua_checkstack(L, 2)) {
     thandle *h = weft__handle_if(W, L, id);
     if (h) {
@@ -557,8 +559,8 @@ static weft_id new_task(weft_state *W, lua_State *L, int fidx, int nargs, weft_i
   }
   weft__thread_set_task(co, id);
   ltask *plt = !parent ? NULL : parent == W->cur && W->curlt ? W->curlt : LT(W, parent);
-  lt->site = spawn_site(W, L, plt ? plt->site : 0);
-  weft__site_live(W->sites, lt->site, 1, weft__sched_realtime(W->S));
+  weft__site_set(lt, spawn_site(W, L, plt ? weft__site_of(plt) : 0));
+  weft__site_live(W->sites, weft__site_of(lt), 1, weft__sched_realtime(W->S));
   lt->base = (unsigned)nargs; /* below LUAI_MAXSTACK: co has room for them */
   if (!move)
     for (int i = 0; i <= nargs; i++) lua_pushvalue(L, fidx + i);

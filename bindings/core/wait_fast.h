@@ -29,8 +29,8 @@ static inline int weft__wait_fast(lua_State *L) {
     else if (!ttisnil(x))
       return 0;
   }
-  weft_id id = weft__thread_task(L);
-  if (!id || id != W->cur || !yieldable(L)) return 0;
+  weft_id id = W->cur; /* L's task, if it runs: its mark is the slot's */
+  if (!id || weft__thread_mark(L) != WEFT_ID_INDEX(id) + 1 || !yieldable(L)) return 0;
   if (s != s) return 0; /* NaN: the general path says why not */
   ltask *lt = W->curlt;
   weft__task_waited(W, lt);

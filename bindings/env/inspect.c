@@ -62,9 +62,9 @@ int weft__push_task_info(weft_state *W, lua_State *L, weft_id id) {
   weft__where_suspended(lt->co, buf, sizeof buf);
   lua_pushstring(L, buf);
   lua_setfield(L, -2, "where");
-  lua_pushstring(L, weft__site_where(W->sites, lt->site));
+  lua_pushstring(L, weft__site_where(W->sites, weft__site_of(lt)));
   lua_setfield(L, -2, "spawned");
-  lua_pushinteger(L, weft__task_resumes(W->S, id));
+  lua_pushinteger(L, *weft__thread_resumes(lt->co, lt));
   lua_setfield(L, -2, "resumes");
   double ms[3];
   weft__cost_of(W, id, &ms[0], &ms[1], &ms[2]);
