@@ -584,9 +584,11 @@ static int threads_in(weft_state *W, lua_State *L, weft_wire *w) {
     lua_rawgeti(L, anchors, (lua_Integer)(i >> WEFT_POOL_CHUNK_SHIFT) + 1);
     if (lua_istable(L, -1)) lua_rawgeti(L, -1, (lua_Integer)(i & (WEFT_POOL_CHUNK - 1)) + 1);
     lua_State *co = lua_tothread(L, -1);
-    if (co && co != L) {
+    if (co && co != L && weft__threads_young(W, co)) {
       lt->co = co;
       weft__thread_set_task(co, id);
+    } else if (co && co != L) {
+      ok = weft__wire_fail(w, "out of memory");
     } else {
       ok = weft__wire_fail(w, "a task's thread is missing");
     }

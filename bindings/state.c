@@ -247,6 +247,7 @@ int weft_close(weft_state *W) {
   if (W->sync) leaked += weft__sync_destroy(W->sync);
   W->sync = NULL;
   weft__side_free(&W->cold, weft__host_alloc, W);
+  weft__threads_free(W);
   weft__cost_free(W);
   weft__sites_free(W, W->sites);
   weft__tape_free_state(W); /* after the cleanups: they may read clocks */

@@ -73,15 +73,15 @@ struct weft_state {
   int ref_syncs;           /* weak: handles of futures, signals, channels */
   int ref_cweak;           /* weak: completed futures made from C, by id */
   int ref_values;          /* values buffered in channels, by ref */
-  int nspare;              /* threads kept for reuse (task.c) */
-  lua_State *spare[WEFT_SPARE_THREADS]; /* ...which (roots of Lua's collector) */
-  int ref_on_error;                     /* weft.on_error handler or LUA_NOREF */
-  int ref_cancelled;                    /* the cancellation error value */
-  int ref_timeout;                      /* the weft.TIMEOUT error value */
-  int ref_task_mt;                      /* metatables of task and future handles (hot paths skip */
-  int ref_future_mt;                    /* ...luaL_setmetatable's lookup by name) */
-  weft_side cold;                       /* tasks' cold records, by task slot index (task.c) */
-  weft_id fserial;                      /* ids given to futures made from C */
+  lua_State *spare[WEFT_SPARE_THREADS], **young; /* Lua's collector's roots (task.c): threads */
+  uint32_t nspare, nyoung, capyoung; /* ...kept for reuse; made since its last atomic step */
+  int ref_on_error;                  /* weft.on_error handler or LUA_NOREF */
+  int ref_cancelled;                 /* the cancellation error value */
+  int ref_timeout;                   /* the weft.TIMEOUT error value */
+  int ref_task_mt;                   /* metatables of task and future handles (hot paths skip */
+  int ref_future_mt;                 /* ...luaL_setmetatable's lookup by name) */
+  weft_side cold;                    /* tasks' cold records, by task slot index (task.c) */
+  weft_id fserial;                   /* ids given to futures made from C */
 
   /* ---- what runs now ---- */
   weft_id cur;            /* running task, 0 outside tasks */

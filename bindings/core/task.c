@@ -18,6 +18,7 @@
 /* Lua's internals (the Makefile's LUAI_SRC): a thread's state and the
    results its innermost call wants, read on every resume. */
 #include "lstate.h"
+#include "lgc.h"
 
 static int lt_resume(weft_sched *S, weft_id id, void *ud, double slept);
 static void lt_cancel(weft_sched *S, weft_id id, void *ud);
@@ -193,22 +194,47 @@ static void close_thread(weft_state *W, lua_State *L, weft_id id, lua_State *co,
 /* A Lua task's thread is kept in its slot (ltask.co) and nowhere else:
    Lua's collector marks the threads of every live slot as roots (weft's
    edit of lgc.c, weft_luai.h), so a task costs no anchor in a Lua table.
-   Up to WEFT_SPARE_THREADS (1,024) finished threads are kept for the next tasks, in
-   W->spare (roots too), so a spawn after a task ended (the usual churn)
-   allocates no thread: a thread is only kept when it is clean (status
-   OK, empty) and no script ever held it (coroutine.running): a thread a
-   script has seen keeps its identity, and reads as a dead coroutine once
-   its task ends. A thread is always reachable from one of these, or
-   from a Lua stack, whenever Lua may collect: a finished task's thread
-   goes to the spares (or is let go) before its slot is freed. */
+   Up to WEFT_SPARE_THREADS (1,024) finished threads are kept for the next
+   tasks, in W->spare (roots too), so a spawn after a task ended (the
+   usual churn) allocates no thread: a thread is only kept when it is
+   clean (status OK, empty) and no script ever held it
+   (coroutine.running): a thread a script has seen keeps its identity,
+   and reads as a dead coroutine once its task ends. A thread is always
+   reachable from one of these, or from a Lua stack, whenever Lua may
+   collect: a finished task's thread goes to the spares (or is let go)
+   before its slot is freed. */
+
+#define YOUNG_MIN 64 /* room kept in W->young */
 
 /* The roots handler (weft_luai.h): every thread weft keeps for a state
-   of its own allocator. */
+   of its own allocator. As a cycle begins (an incremental cycle, or a
+   generational major one), every live slot's; in the atomic step, only
+   the threads made since the last one (W->young): the rest were marked
+   as the cycle began, or, in a generational young collection, are old
+   and not collected. A young thread stays listed, in generational mode,
+   until it is old. As the anchor tables were, a slot's thread is read
+   once a cycle. */
 static void mark_roots(void *ud, void *(*alloc)(void *, void *, size_t, size_t), void *g,
                        weft__lua_mark mark) {
   if (alloc != weft__lua_alloc) return; /* another host's state */
   weft_state *W = ud;
-  for (int i = 0; i < W->nspare; i++) mark(g, W->spare[i]);
+  const global_State *gs = g;
+  for (uint32_t i = 0; i < W->nspare; i++) mark(g, W->spare[i]);
+  if (gs->gcstate == GCSatomic) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < W->nyoung; i++) {
+      lua_State *th = W->young[i];
+      mark(g, th);
+      if (gs->gckind == KGC_GEN && !isold(th)) W->young[k++] = th;
+    }
+    W->nyoung = k;
+    if (W->capyoung > YOUNG_MIN && k < W->capyoung / 4) { /* a burst of spawns is over */
+      uint32_t cap = k * 2 > YOUNG_MIN ? k * 2 : YOUNG_MIN;
+      lua_State **v = weft__mem_realloc(W, W->young, W->capyoung * sizeof *v, cap * sizeof *v);
+      if (v) W->young = v, W->capyoung = cap;
+    }
+    return;
+  }
   if (!W->S || W->loading) return; /* loading: the save's anchors hold them */
   uint32_t n = weft__sched_task_capacity(W->S);
   for (uint32_t i = 0; i < n; i++) {
@@ -216,6 +242,29 @@ static void mark_roots(void *ud, void *(*alloc)(void *, void *, size_t, size_t),
     ltask *lt = id ? LT(W, id) : NULL;
     if (lt && lt->co) mark(g, lt->co);
   }
+}
+
+/* Room for one more young thread (0: out of memory). */
+static int young_room(weft_state *W) {
+  if (W->nyoung < W->capyoung) return 1;
+  uint32_t cap = W->capyoung ? 2 * W->capyoung : YOUNG_MIN;
+  lua_State **v = weft__mem_realloc(W, W->young, W->capyoung * sizeof *v, (size_t)cap * sizeof *v);
+  if (!v) return 0;
+  W->young = v;
+  W->capyoung = cap;
+  return 1;
+}
+
+int weft__threads_young(weft_state *W, lua_State *co) {
+  if (!young_room(W)) return 0;
+  W->young[W->nyoung++] = co;
+  return 1;
+}
+
+void weft__threads_free(weft_state *W) {
+  weft__mem_free(W, W->young, W->capyoung * sizeof *W->young);
+  W->young = NULL;
+  W->nyoung = W->capyoung = 0;
 }
 
 void weft__task_roots_init(void) { weft__lua_roots_handler(mark_roots); }
@@ -238,12 +287,17 @@ static int l_new_thread(lua_State *L) {
    or a new one. Raises, the task taken back, when out of memory. */
 static lua_State *take_thread(weft_state *W, lua_State *L, weft_id id, ltask *lt) {
   if (W->nspare) return lt->co = W->spare[--W->nspare];
+  if (!young_room(W)) {
+    weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
+    luaL_error(L, "not enough memory");
+  }
   lua_pushcfunction(L, l_new_thread);
   if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
     weft__task_finish(W->S, id, WEFT_TASK_CANCELLED);
     lua_error(L);
   }
   lt->co = lua_tothread(L, -1);
+  W->young[W->nyoung++] = lt->co; /* until the collector's next atomic step */
   lua_pop(L, 1);
   return lt->co;
 }

@@ -31,6 +31,11 @@ void weft__task_roots_init(void);
    in save.c); unanchor sets it back to false. */
 void weft__threads_anchor(weft_state *W, lua_State *L);
 void weft__threads_unanchor(weft_state *W, lua_State *L);
+/* A thread made outside a task's spawn (a load's) that only a slot will
+   hold: the collector's next atomic step marks it (0: out of memory). */
+int weft__threads_young(weft_state *W, lua_State *co);
+/* Frees the list of young threads (weft_close). */
+void weft__threads_free(weft_state *W);
 /* Takes back a NEW task that could not be completely set up. */
 void weft__discard_task(weft_state *W, lua_State *L, weft_id task);
 /* After running other tasks' code (cleanups, callbacks) from inside the
