@@ -294,7 +294,7 @@ static int tasks_in_order(weft_sched *s, const group *g, uint32_t gi) {
   return ok;
 }
 
-/* Each task's count of children is right (NKIDS_MANY: at least). */
+/* Each task's count of children is right (NKIDS_MANY: any, walks find them). */
 static int children_counted(weft_sched *s, weft_wire *w) {
   uint32_t n = weft__pool_capacity(&s->tasks);
   uint32_t *cnt = s->desc.alloc(s->desc.alloc_ud, NULL, 0, (size_t)n * sizeof *cnt + 1);
@@ -305,7 +305,7 @@ static int children_counted(weft_sched *s, weft_wire *w) {
   int ok = 1;
   for (uint32_t i = 0; ok && i < n; i++) {
     const task *t = T(s, i);
-    if (weft__slot_live(t)) ok = t->nkids == NKIDS_MANY ? cnt[i] >= NKIDS_MANY : cnt[i] == t->nkids;
+    if (weft__slot_live(t)) ok = t->nkids == NKIDS_MANY || cnt[i] == t->nkids;
   }
   s->desc.alloc(s->desc.alloc_ud, cnt, (size_t)n * sizeof *cnt + 1, 0);
   return ok || weft__wire_fail(w, "a task's children are broken");

@@ -2121,6 +2121,42 @@ static void test_saved_scheduler_goes_on_as_the_one_it_was(void **state) {
   free(c2);
 }
 
+/* A parent with more children than its count holds (65,535), some of
+   them ended since, is saved and loaded as it is, and its cancel in the
+   loaded scheduler still finds every child left. */
+static void test_a_save_keeps_a_parent_of_many_children(void **state) {
+  ctx *c = *state;
+  ctx *c2 = calloc(1, sizeof *c2);
+  assert_non_null(c2);
+  lists la = {0};
+  enum { N = 70000, ENDED = 6000 };
+  weft_sched *a = sched_new(c, 0);
+  weft_id p = spawn(a, 0, 0, 1, act_idle, 0);
+  weft__sched_run_ready(a);
+  weft_id *kid = calloc(N, sizeof *kid);
+  assert_non_null(kid);
+  for (int i = 0; i < N; i++) kid[i] = task_new(a, 0, p, 10 + i, act_idle, 0);
+  for (int i = 0; i < ENDED; i++) assert_int_equal(weft__task_cancel(a, kid[10 * i]), WEFT_OK);
+  free(kid);
+  membuf buf = {0};
+  save_to(a, &buf, &la);
+  weft_sched *b = sched_new(c2, 0);
+  weft_sched_names nm = names_of(&la);
+  weft_wire rd = {mem_read, &buf, NULL};
+  assert_int_equal(weft__sched_load(b, &rd, &nm), WEFT_OK);
+  assert_null(rd.err);
+  assert_int_equal(weft__sched_task_count(b), 1 + N - ENDED);
+  assert_int_equal(weft__task_cancel(b, p), WEFT_OK);
+  assert_int_equal(c2->ncancel, N - ENDED + 1);
+  assert_int_equal(c2->cancels[0], 11); /* the first child left, in spawn order */
+  assert_int_equal(weft__sched_task_count(b), 0);
+  sched_end(b, c2);
+  c->s = a;
+  sched_end(a, c);
+  free(buf.p);
+  free(c2);
+}
+
 /* Next-frame returns are found where they wait, inside a frame and in a
    save: one woken again by a task after it runs again that frame; one
    cancelled before its turn never runs; the ones a frame budget leaves
@@ -2280,6 +2316,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_half_second_sleep_completes_on_frame_30),
       T(test_saved_scheduler_goes_on_as_the_one_it_was),
+      T(test_a_save_keeps_a_parent_of_many_children),
       T(test_damaged_saves_are_refused_or_harmless),
       T(test_sleep_started_mid_run_takes_30_frames),
       T(test_repeated_sleeps_wake_on_exact_frames_without_drift),
