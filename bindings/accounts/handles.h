@@ -68,7 +68,7 @@ static inline weft_id weft__thread_task(lua_State *L) {
   if (W->cur && WEFT_ID_INDEX(W->cur) == i - 1) return W->cur; /* the usual: it runs */
   return weft__sched_task_at(W->S, i - 1);
 }
-/* The resumes of the task whose thread is co (its slot: lt), and one more. */
+/* Where the resumes of the task whose thread is co (its data: lt) are counted. */
 static inline uint32_t *weft__thread_resumes(lua_State *co, ltask *lt) {
 #if UINTPTR_MAX > 0xFFFFFFFFu
   _Static_assert(WEFT_RESUMES_IN_THREAD, "a 64-bit Lua has 8 bytes of LUA_EXTRASPACE");
