@@ -202,7 +202,7 @@ $(BINDINGS_OBJ) $(BINDINGS_SRC:%.c=$(BUILD)/pic/%.o): | $(LUA_GEN) $(LUA_HDR)
 # (bindings/core/wait_fast.h) and a task's resume read Lua's internals: they see the internal
 # headers of each build's own copy of Lua's source.
 LUAI_SRC     := $(wildcard bindings/base/persist*.c) bindings/core/wait.c bindings/core/task.c \
-                bindings/waitables/combinators.c
+                bindings/waitables/combinators.c bindings/accounts/cost.c
 $(LUAI_SRC:%.c=$(BUILD)/%.o) $(LUAI_SRC:%.c=$(BUILD)/pic/%.o): CFLAGS += -iquote $(LUA_OUT)/src
 $(LUAI_SRC:%.c=$(X32_DIR)/%.o): X32_INC += -iquote $(X32_DIR)/deps/lua/src
 $(LUAI_SRC:%.c=$(A64_DIR)/%.o): A64_INC += -iquote $(A64_DIR)/deps/lua/src

@@ -35,7 +35,7 @@
 #include "env/scriptio.h"
 
 #define SAVE_MAGIC "WEFTSAVE"
-#define FORMAT 2u
+#define FORMAT 3u
 
 /* ---- the byte streams ---- */
 

@@ -593,7 +593,9 @@ WEFT_API void weft_get_stats(const weft_state *W, weft_stats *out);
 /* What one task's script costs, always measured (every resume's time is
    charged to its task, to about a quarter of a millisecond per resume and
    right on average): the last frame (0 when it did not run in it), a
-   moving average over about the last 30 frames, the worst frame. */
+   moving average over about the last 30 frames, the worst frame. With a
+   counted budget the time is the task's instructions, WEFT_INSTR_PER_US
+   a microsecond: the same in every run, time inside C not counted. */
 typedef struct weft_task_cost {
   double frame_ms, avg_ms, worst_ms;
 } weft_task_cost;

@@ -828,14 +828,15 @@ static void test_cost_table_keeps_the_costly_and_reads_each_charge(void **state)
   assert_int_equal(weft_close(W), 0);
 }
 
-/* Without a watchdog, resumes are timed by the coarse real clock, read once a
-   resume: in a step each of the frame's begins where the one before ended,
-   and one a task starts at once reads the clock. A cheap task resumed
-   after one that burns 40 ms of processor time each frame is not charged
-   the burn, nor is a task started at once after its starter burned, and
-   the burners are charged at least half of it (real time on a busy
-   machine is more than processor time, never less). */
-static void test_counted_costs_go_to_the_task_that_ran(void **state) {
+/* With no budget (no watchdog, no count), resumes are timed by the
+   coarse real clock, read once a resume: in a step each of the frame's
+   begins where the one before ended, and one a task starts at once reads
+   the clock. A cheap task resumed after one that burns 40 ms of
+   processor time each frame is not charged the burn, nor is a task
+   started at once after its starter burned, and the burners are charged
+   at least half of it (real time on a busy machine is more than
+   processor time, never less). */
+static void test_costs_with_no_budget_go_to_the_task_that_ran(void **state) {
   (void)state;
   out o;
   weft_desc d = desc_to(&o);
@@ -1014,7 +1015,7 @@ int main(void) {
       cmocka_unit_test(test_register_job_checks_its_arguments_and_limit),
       cmocka_unit_test(test_steady_frame_allocates_nothing),
       cmocka_unit_test(test_cost_table_keeps_the_costly_and_reads_each_charge),
-      cmocka_unit_test(test_counted_costs_go_to_the_task_that_ran),
+      cmocka_unit_test(test_costs_with_no_budget_go_to_the_task_that_ran),
       cmocka_unit_test(test_a_spawn_statement_makes_no_handle),
       cmocka_unit_test(test_bad_completions_are_refused_and_leave_the_future_pending),
       cmocka_unit_test(test_spawn_without_a_function_fails_with_a_message),

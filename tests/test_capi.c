@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <weft.h>
@@ -250,6 +251,98 @@ static void test_group_cost_read_from_c(void **state) {
   weft_group_drop(W, ai);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
+}
+
+/* A C function that takes burn_ms of the processor's time (clock()) and
+   runs no instruction of Lua. */
+static double burn_ms;
+static int l_burn(lua_State *L) {
+  (void)L;
+  clock_t end = clock() + (clock_t)(burn_ms * CLOCKS_PER_SEC / 1000);
+  while (clock() < end) {
+  }
+  return 0;
+}
+
+/* One run of test_counted_costs_are_instructions: each figure after 20
+   frames, those of tasks a to e and of the group d spawns into, and the
+   least and most b was charged in a frame after its first. */
+static void counted_costs(weft_task_cost got[6], double *bmin, double *bmax) {
+  out o = {0};
+  weft_desc d = WEFT_DESC_INIT;
+  d.log = on_log;
+  d.report = on_report;
+  d.user = &o;
+  d.time_budget_us = WEFT_BUDGET_COUNTED; /* 1,000,000 instructions a slice */
+  weft_state *W = weft_open(&d);
+  assert_non_null(W);
+  lua_State *L = weft_lua(W);
+  lua_pushcfunction(L, l_burn); /* the last task's x */
+  weft_group kids = weft_group_new(W, (weft_group){0}, "kids");
+  weft_task t[5];
+  lua_pushnil(L);
+  t[0] = run_with(W, "while true do for i = 1, 100000 do end wait() end");
+  lua_pushnil(L);
+  t[1] = run_with(W, "while true do for i = 1, 200000 do end wait() end");
+  lua_pushnil(L);
+  t[2] = run_with(W, "local co = coroutine.wrap(function()\n"
+                     "  while true do for i = 1, 200000 do end coroutine.yield() end end)\n"
+                     "while true do co() wait() end");
+  weft_push_group(W, L, kids);
+  t[3] = run_with(W, "while true do\n"
+                     "  for i = 1, 100000 do end\n"
+                     "  x:spawn(function() for i = 1, 200000 do end end)\n"
+                     "  wait()\n"
+                     "end");
+  t[4] = run_with(W, "while true do x() wait() end");
+  *bmin = 1e9, *bmax = 0;
+  for (int i = 0; i < 20; i++) { /* b's count runs out every fifth frame or so */
+    steps(W, 1);
+    assert_int_equal(weft_get_task_cost(W, t[1], &got[1]), WEFT_OK);
+    if (i == 0) continue;
+    if (got[1].frame_ms < *bmin) *bmin = got[1].frame_ms;
+    if (got[1].frame_ms > *bmax) *bmax = got[1].frame_ms;
+  }
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(weft_task_result(W, t[i]), WEFT_RUNNING);
+    assert_int_equal(weft_get_task_cost(W, t[i], &got[i]), WEFT_OK);
+    weft_task_drop(W, t[i]);
+  }
+  assert_int_equal(weft_get_group_cost(W, kids, &got[5]), WEFT_OK);
+  weft_group_drop(W, kids);
+  assert_int_equal(o.reports, 0);
+  assert_int_equal(weft_close(W), 0);
+}
+
+/* Counted (tests, recordings, replays), a task's script time is its
+   instructions, WEFT_INSTR_PER_US a microsecond: twice the loop costs
+   twice as much; a coroutine's work is the task's that runs it; a task
+   spawned and run at once costs its group, not its spawner, which is
+   charged its own work before the spawn; the time a
+   C function takes is not counted; and every figure is the same in
+   every run, however long the C function took. */
+static void test_counted_costs_are_instructions(void **state) {
+  (void)state;
+  weft_task_cost a[6], b[6];
+  double lo, hi, lo2, hi2;
+  burn_ms = 0;
+  counted_costs(a, &lo, &hi);
+  burn_ms = 3;
+  counted_costs(b, &lo2, &hi2);
+  assert_true(lo == lo2 && hi == hi2);
+  for (int i = 0; i < 6; i++) {
+    assert_true(a[i].frame_ms == b[i].frame_ms);
+    assert_true(a[i].avg_ms == b[i].avg_ms);
+    assert_true(a[i].worst_ms == b[i].worst_ms);
+  }
+  /* 100,000 loop steps are 100,000 instructions: half a millisecond */
+  assert_true(a[0].frame_ms > 0.45 && a[0].frame_ms < 0.55);
+  assert_true(a[1].frame_ms > a[0].frame_ms * 1.9 && a[1].frame_ms < a[0].frame_ms * 2.1);
+  assert_true(lo > 0.95 && hi < 1.05); /* every frame's, its count run out in it or not */
+  assert_true(a[2].frame_ms > a[1].frame_ms * 0.95 && a[2].frame_ms < a[1].frame_ms * 1.05);
+  assert_true(a[3].frame_ms > a[0].frame_ms * 0.99 && a[3].frame_ms < a[0].frame_ms * 1.01);
+  assert_true(a[5].frame_ms > a[1].frame_ms * 0.95 && a[5].frame_ms < a[1].frame_ms * 1.05);
+  assert_true(a[4].frame_ms < 0.05 && a[4].worst_ms < 0.05);
 }
 
 /* What the logger hears: SLOW_TASK lines with their file and line, and
@@ -648,6 +741,7 @@ int main(void) {
       cmocka_unit_test(test_channel_fed_from_c),
       cmocka_unit_test(test_group_made_and_driven_from_c),
       cmocka_unit_test(test_group_cost_read_from_c),
+      cmocka_unit_test(test_counted_costs_are_instructions),
       cmocka_unit_test(test_slow_task_is_named_once_at_its_line_and_a_setup_loop_never),
       cmocka_unit_test(test_growing_spawn_site_is_named_once_and_a_burst_never),
       cmocka_unit_test(test_task_results_read_from_c),

@@ -104,20 +104,26 @@ static const char *game =
     "local d = door(7)\n"
     "local open = d.open\n"
     "local function resumes()\n"
-    "  for _, t in ipairs(weft.tasks()) do if t.task == current() then return t.resumes end end\n"
+    "  for _, t in ipairs(weft.tasks()) do\n"
+    "    if t.task == current() then return t.resumes, t.avg_ms, t.worst_ms end\n"
+    "  end\n"
     "end\n"
     "for i = 1, 3 do\n"
     "  spawn(function()\n"
-    "    for k = 1, 5 do log('guard', i, k, frame(), open(d), resumes()) wait(0.1 * i) end\n"
+    "    for k = 1, 5 do\n"
+    "      for n = 1, 3000 * i do end\n"
+    "      log('guard', i, k, frame(), open(d), resumes())\n"
+    "      wait(0.1 * i)\n"
+    "    end\n"
     "  end)\n"
     "end\n"
     "wait(2)\n"
     "log('end', frame())\n";
 
 /* Saved mid-game and loaded into a new state with the same names, the
-   game goes on as it would have: the same log, the door's state and
-   each task's count of resumes kept, the engine's type saved and loaded
-   by its functions. */
+   game goes on as it would have: the same log, the door's state, each
+   task's count of resumes and its script time (counted: instructions)
+   kept, the engine's type saved and loaded by its functions. */
 static void test_a_loaded_game_goes_on_as_the_saved_one(void **state) {
   (void)state;
   memset(logbuf, 0, sizeof logbuf);

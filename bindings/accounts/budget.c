@@ -64,9 +64,9 @@ static void arm(weft_state *W, lua_State *co, int count) {
   if (W->watching && count != 1) count = 0;
   int mask = W->hook_extra | (count > 0 ? LUA_MASKCOUNT : 0);
   if (mask)
-    lua_sethook(co, hook, mask, count > 0 ? count : 0);
+    weft__cost_sethook(W, co, hook, mask, count > 0 ? count : 0);
   else
-    lua_sethook(co, NULL, 0, 0);
+    weft__cost_sethook(W, co, NULL, 0, 0);
 }
 
 /* A watched stretch's time: its budget's share of the per-resume time. */
@@ -260,6 +260,7 @@ int weft__budget_piece(weft_state *W, lua_State *L, long steps) {
     if (overran(W)) kill(W, L);
   } else {
     W->bud->spent += (int32_t)(steps / WEFT_STEPS_PER_INSTR);
+    W->cost.instr += (uint64_t)steps / WEFT_STEPS_PER_INSTR;
     if (W->bud->spent < W->bud->limit) return 0;
     W->bud->spent = 0;
     if (overran(W)) kill(W, L);
@@ -279,6 +280,7 @@ void weft__budget_compiled(weft_state *W, size_t bytes) {
   /* a byte an instruction, and a piece (a call of the reader from C into
      Lua, the parser's turn) 64 more; in whole slices as overran counts */
   uint64_t spent = (uint64_t)W->bud->spent + bytes + 64, slices = spent / (uint64_t)W->bud->limit;
+  W->cost.instr += bytes + 64;
   W->bud->spent = (int32_t)(spent % (uint64_t)W->bud->limit);
   s->ran = s->ran + slices >= WEFT_RAN_MAX ? WEFT_RAN_MAX : s->ran + (uint32_t)slices;
 }
@@ -318,6 +320,7 @@ static void overrun_home(weft_state *W, lua_State *L) {
 static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
   weft_stretch *s = W->bud->s;
   W->bud->spent += n;
+  W->cost.instr += (uint32_t)n; /* counted: on the instruction clock too (cost.h) */
   if (W->bud->spent < W->bud->limit) return;
   W->bud->spent = 0;
   if (overran(W)) kill(W, L);
@@ -343,7 +346,7 @@ static void charge(weft_state *W, lua_State *L, int32_t n, int in_hook) {
    could keep landing in the callback: a loop calling it runs the same
    instructions each time round. */
 static void arm_until_yieldable(weft_state *W, lua_State *L) {
-  lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT | LUA_MASKRET, QUANTUM);
+  weft__cost_sethook(W, L, hook, W->hook_extra | LUA_MASKCOUNT | LUA_MASKRET, QUANTUM);
 }
 
 static void hook(lua_State *L, lua_Debug *ar) {
@@ -351,11 +354,12 @@ static void hook(lua_State *L, lua_Debug *ar) {
   if (ar->event != LUA_HOOKCOUNT) {
     const weft_stretch *s = W->bud->s;
     if (ar->event == LUA_HOOKRET && s && s->preempt_due && L == W->bud->home && lua_isyieldable(L))
-      lua_sethook(L, hook, W->hook_extra | LUA_MASKCOUNT, 1); /* the next instruction yields */
+      weft__cost_sethook(W, L, hook, W->hook_extra | LUA_MASKCOUNT, 1); /* the next one yields */
     if (W->on_hook && (ar->event != LUA_HOOKRET || (W->hook_extra & LUA_MASKRET)))
       W->on_hook(W, L, ar);
     return;
   }
+  weft__cost_fired(W, L);
   if (atomic_exchange_explicit(&W->wd.want_sample, 0, memory_order_relaxed))
     weft__profile_sample(W, L);
   weft_stretch *s = W->bud->s;
@@ -482,7 +486,7 @@ int weft__budget_pcall(weft_state *W, lua_State *L, int nargs, int nres, int msg
   arm(W, L, W->bud->limit);
   int st = lua_pcall(L, nargs, nres, msgh);
   weft__budget_leave(W, &b);
-  lua_sethook(L, old, omask, ocount);
+  weft__cost_sethook(W, L, old, omask, ocount);
   return st;
 }
 

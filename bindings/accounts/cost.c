@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "lstate.h" /* the instruction clock reads a thread's hook count */
 #include "handles.h"
 #include "../base/log.h"
 #include "../base/sites.h"
@@ -191,8 +192,13 @@ static uint64_t cost_now(weft_state *W) {
   return weft__clock_coarse_ns() / 1000u;
 }
 
-void weft__cost_begin_slow(weft_state *W, weft_cost_mark *m) {
-  if (W->watching && !m->t0) { /* it naps: read the clock, wake it */
+void weft__cost_begin_slow(weft_state *W, weft_cost_mark *m, int *count) {
+  if (W->cost.clock == WEFT_COST_INSTR) { /* a profile is on: the instruction clock as usual */
+    m->open = W->cost.open;
+    m->t0 = weft__cost_instr_now(W);
+    W->cost.open = count;
+    W->cost.open_at = *count;
+  } else if (W->watching && !m->t0) { /* it naps: read the clock, wake it */
     wake_watchdog(W);
     m->t0 = cost_now(W);
   } else if (!W->watching) {
@@ -208,8 +214,14 @@ static void took(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t to
   if (total > inner) weft__cost_charge(W, id, total - inner);
 }
 
+static uint64_t tick_us(uint64_t t);
+
 void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
   if (W->prof) weft__profile_end(W, id);
+  if (W->cost.clock == WEFT_COST_INSTR) {
+    took(W, id, m, tick_us(weft__cost_instr_close(W, m)) - tick_us(m->t0));
+    return;
+  }
   uint64_t t = cost_now(W);
   if (!t && W->watching)
     t = weft__thread_cpu_ns() / 1000u; /* it naps (a debugger held the resume) */
@@ -220,9 +232,36 @@ void weft__cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, u
   took(W, id, m, ns > m->t0 ? ns / 1000u - m->t0 / 1000u : 0);
 }
 
+/* The instruction clock's microsecond at tick k: ticks of 2^SHIFT
+   instructions, WEFT_INSTR_PER_US a microsecond, rounded down, so the
+   charges of the resumes a frame runs add up to the clock's own. */
+static uint64_t tick_us(uint64_t t) {
+  return (t >> WEFT_INSTR_TICK_SHIFT << WEFT_INSTR_TICK_SHIFT) / WEFT_INSTR_PER_US;
+}
+
+void weft__cost_end_instr(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t t) {
+  took(W, id, m, tick_us(t) - tick_us(m->t0));
+}
+
+void weft__cost_sethook(weft_state *W, lua_State *L, lua_Hook fn, int mask, int count) {
+  int open = W->cost.open == &L->hookcount;
+  if (open) weft__cost_instr_now(W);
+  lua_sethook(L, fn, mask, count);
+  if (open) W->cost.open_at = L->hookcount;
+}
+
+void weft__cost_fired(weft_state *W, lua_State *L) {
+  if (W->cost.open != &L->hookcount) return;
+  W->cost.instr += (uint32_t)(W->cost.open_at > 0 ? W->cost.open_at : 0); /* down to 0 */
+  W->cost.open_at = L->hookcount;
+}
+
 /* Time held counts as the time of a resume inside the running ones:
-   each of them takes it out of its own (weft__cost_end_slow). */
-void weft__cost_held(weft_state *W, uint64_t us) { W->cost.inner += us; }
+   each of them takes it out of its own (weft__cost_end_slow). The
+   instruction clock stands still meanwhile. */
+void weft__cost_held(weft_state *W, uint64_t us) {
+  if (W->cost.clock != WEFT_COST_INSTR) W->cost.inner += us;
+}
 
 void weft__cost_new_task(weft_state *W, weft_id id) {
   (void)id; /* its record is made when it is first charged */
@@ -383,7 +422,7 @@ int weft__cost_of_group(weft_state *W, weft_id g, double *frame_ms, double *avg_
 
 /* The counts saved beside the records. */
 typedef struct cost_head {
-  uint64_t frame_us, last_us;
+  uint64_t frame_us, last_us, instr;
   uint32_t frame, tcap, tcount, nslow;
   weft_id slow[8];
   uint32_t slow_len[8], slow_site[8];
@@ -391,8 +430,9 @@ typedef struct cost_head {
 
 int weft__cost_save(weft_state *W, weft_wire *w) {
   weft_costs *C = &W->cost;
-  cost_head h = {C->frame_us,        C->last_us, C->frame, C->tcap, C->tcount,
-                 (uint32_t)C->nslow, {0},        {0},      {0}};
+  cost_head h = {C->frame_us, C->last_us, weft__cost_instr_now(W), C->frame,
+                 C->tcap,     C->tcount,  (uint32_t)C->nslow,      {0},
+                 {0},         {0}};
   memcpy(h.slow, C->slow, sizeof h.slow);
   memcpy(h.slow_len, C->slow_len, sizeof h.slow_len);
   memcpy(h.slow_site, C->slow_site, sizeof h.slow_site);
@@ -419,6 +459,7 @@ int weft__cost_load(weft_state *W, weft_wire *w) {
   C->frame = h.frame;
   C->frame_us = h.frame_us;
   C->last_us = h.last_us;
+  C->instr = h.instr; /* the same ticks as the run saved */
   C->nslow = (int)h.nslow;
   memcpy(C->slow, h.slow, sizeof h.slow);
   memcpy(C->slow_len, h.slow_len, sizeof h.slow_len);

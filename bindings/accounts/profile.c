@@ -707,7 +707,7 @@ int weft_profile_start(weft_state *W, const char *path) {
   P->start = weft__clock_ns();
   P->cpu = weft__thread_cpu_ns();
   W->prof = P;
-  W->cost.slow_way = weft__cost_way(W->prof != NULL, W->watching);
+  W->cost.slow_way = weft__cost_way(W->prof != NULL, W->cost.clock);
   weft__sched_on_ready(W->S, on_ready, W);
   atomic_store(&W->wd.sample, 1);
   return WEFT_OK;
@@ -741,7 +741,7 @@ int weft_profile_stop(weft_state *W) {
   slice s;
   while (slice_next(P, &r, &s)) label(W, P, s.id); /* the tasks still live */
   W->prof = NULL;
-  W->cost.slow_way = weft__cost_way(W->prof != NULL, W->watching);
+  W->cost.slow_way = weft__cost_way(W->prof != NULL, W->cost.clock);
   char *sp = speedscope_path(W, P->path);
   int rc = write_trace(P, P->path);
   if (rc == WEFT_OK) rc = sp ? write_speedscope(P, sp) : WEFT_ENOMEM;

@@ -90,21 +90,27 @@ typedef struct weft_fins {
 
 /* How resumes are timed (weft_costs.slow_way). */
 enum {
-  WEFT_COST_TICKS = 0, /* watched: the watchdog's clock, two loads */
-  WEFT_COST_SLOW = 1,  /* a profile is on: cost.c's slow way */
-  WEFT_COST_COARSE = 2 /* no watchdog: the coarse real clock, read at both ends */
+  WEFT_COST_TICKS = 0,  /* watched: the watchdog's clock, two loads */
+  WEFT_COST_SLOW = 1,   /* a profile is on: cost.c's slow way, by whichever clock */
+  WEFT_COST_COARSE = 2, /* no budget: the coarse real clock, read at both ends */
+  WEFT_COST_INSTR = 3   /* counted: the instruction clock (cost.h) */
 };
-/* The way, from whether a profile is on and whether the watchdog watches:
-   set when either changes (cost.h, profile.c). */
-static inline int weft__cost_way(int profiling, int watching) {
-  return profiling ? WEFT_COST_SLOW : watching ? WEFT_COST_TICKS : WEFT_COST_COARSE;
+/* The way, from whether a profile is on and the clock weft__cost_pick_way
+   picked (TICKS, COARSE or INSTR): set when either changes (cost.h,
+   profile.c). */
+static inline int weft__cost_way(int profiling, int clock) {
+  return profiling ? WEFT_COST_SLOW : clock;
 }
 
 typedef struct weft_costs {
   uint64_t inner;            /* time charged so far to resumes inside the one running */
   int slow_way;              /* how resumes are timed (WEFT_COST_*) */
-  uint64_t coarse_ns;        /* counted, in a step: the coarse clock as the last resume
+  int clock;                 /* the clock they are timed by (weft__cost_pick_way) */
+  uint64_t coarse_ns;        /* no budget, in a step: the coarse clock as the last resume
                                 ended, where the next begins; 0: read it afresh */
+  uint64_t instr;            /* counted: the instruction clock, less what the open count... */
+  int *open;                 /* ...(the running task's thread's hook count) has counted since... */
+  int open_at;               /* ...it was this */
   uint32_t frame;            /* frames begun */
   uint32_t slow_us;          /* a task's time in one frame that warns (0: never) */
   uint64_t frame_us;         /* every task's time in the frame so far */

@@ -463,7 +463,7 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
   }
   int nres = 0;
   weft_cost_mark cost;
-  weft__cost_begin(W, &cost);
+  weft__cost_begin(W, &cost, &co->hookcount);
   int st = lua_resume(co, saved.curL, nargs, &nres);
   weft__cost_end(W, id, &cost);
   weft__budget_leave(W, b);
