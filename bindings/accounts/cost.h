@@ -69,7 +69,7 @@ static inline void weft__cost_pick_way(weft_state *W) {
 /* The slow ways (a profile is on; the watchdog naps, its clock then 0;
    a tick came during the resume; the coarse clock moved). */
 void weft__cost_begin_slow(weft_state *W, weft_cost_mark *m, int *count);
-void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m);
+void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m, int ended);
 void weft__cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t ns);
 void weft__cost_end_instr(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t t);
 /* Counted: L's count hook is set (lua_sethook), what it counted so far
@@ -143,8 +143,9 @@ static inline uint64_t weft__cost_instr_close(weft_state *W, const weft_cost_mar
 }
 
 /* After the resume: its time, less that of tasks it ran inside it (a
-   spawn runs the new task at once), goes to id. */
-static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mark *m) {
+   spawn runs the new task at once), goes to id; ended: the task ended
+   (it did not yield). */
+static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mark *m, int ended) {
   if (W->cost.slow_way == WEFT_COST_INSTR) {
     uint64_t t = weft__cost_instr_close(W, m);
     if ((t ^ m->t0) >> WEFT_INSTR_TICK_SHIFT) weft__cost_end_instr(W, id, m, t);
@@ -159,9 +160,9 @@ static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mar
   uint64_t t = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
   if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) {
     if (t == m->t0 && W->prof && W->watching)
-      weft__profile_end(W, id); /* no tick came: nothing to charge, as above */
+      weft__profile_end(W, id, ended); /* no tick came: nothing to charge, as above */
     else
-      weft__cost_end_slow(W, id, m);
+      weft__cost_end_slow(W, id, m, ended);
   }
 }
 

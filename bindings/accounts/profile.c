@@ -34,11 +34,13 @@ typedef struct slice {
    at an EV_CLOSE (a frame's start or end, the stop). An EV_LATER is a
    top-level resume begun with no clock read: it begins between the
    times written before and after it, which are exact (see later_at).
+   An EV_NEXT is an EV_LATER of the slot after the last event's (a
+   frame's tasks mostly run in slot order): its kind and generation.
    An EV_MARK is only a time: the clock read inside a slice (a wake-up,
    a sample, a resume inside it beginning) or at a frame's start, so what
    is placed around it stays in order with it. EV_END: the rest of a
    block is unused. */
-enum { EV_END = 0, EV_TOP, EV_NEST, EV_CLOSE, EV_LATER, EV_MARK };
+enum { EV_END = 0, EV_TOP, EV_NEST, EV_CLOSE, EV_LATER, EV_MARK, EV_NEXT };
 #define SBLOCK 65536 /* bytes a block */
 #define EV_MAX 40    /* bytes an event takes at most */
 
@@ -188,6 +190,11 @@ static int ev_next(const prof *P, cursor *c, int *kind, weft_id *id, uint64_t *t
     }
     *kind = *c->p++;
     *id = 0;
+    if (*kind == EV_NEXT) {
+      *kind = EV_LATER;
+      *id = WEFT_ID_MAKE(++c->index, get_u(&c->p));
+      return 1;
+    }
     if (*kind != EV_CLOSE && *kind != EV_MARK) {
       c->index += (uint32_t)unzigzag(get_u(&c->p));
       *id = WEFT_ID_MAKE(c->index, get_u(&c->p));
@@ -365,21 +372,13 @@ static void close_open(prof *P, uint64_t t) {
    them when the profile is written. A woken task's first resume (the
    end of a wake-up's arrow), and resumes inside resumes, at both ends,
    read it always; so does a counted budget, with no watchdog. */
-void weft__profile_begin(weft_state *W) {
-  prof *P = W->prof;
-  P->last = 0;
+WEFT_NOINLINE static void begin_timed(weft_state *W, prof *P) {
   tinfo *ti = P->pending && W->cur ? task_info(P, W->cur) : NULL; /* a woken task's first run */
   if (ti && !ti->wake) ti = NULL;
   if (P->depth < MAX_DEPTH) P->s0[P->depth] = P->nsamples;
   if (P->depth == 0 && !ti && P->tick &&
       atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed) == P->tick) {
-    /* it ends the one open; the commonest event, put here directly */
-    if (P->ev_p && P->ev_end - P->ev_p >= EV_MAX + 1) {
-      *P->ev_p = EV_LATER;
-      P->ev_p = put_id(P, P->ev_p + 1, W->cur);
-    } else {
-      put_event(P, EV_LATER, W->cur, 0, 0);
-    }
+    put_event(P, EV_LATER, W->cur, 0, 0); /* it ends the one open */
     P->open = 1;
     P->depth++;
     return;
@@ -400,9 +399,33 @@ void weft__profile_begin(weft_state *W) {
   }
 }
 
-void weft__profile_end(weft_state *W, weft_id id) {
+/* The commonest resume (top level, no woken task waiting for its first
+   run, the watchdog's clock where it was last read, room in the block)
+   is an EV_LATER put here, with no call; begin_timed does the rest. */
+void weft__profile_begin(weft_state *W) {
   prof *P = W->prof;
-  P->last = id;
+  P->last = 0;
+  if (P->depth || P->pending || !P->tick || P->ev_end - P->ev_p < EV_MAX + 1 ||
+      atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed) != P->tick) {
+    begin_timed(W, P);
+    return;
+  }
+  P->s0[0] = P->nsamples;
+  uint8_t *p = P->ev_p;
+  uint32_t index = WEFT_ID_INDEX(W->cur);
+  if (index == P->ev_index + 1) {
+    *p = EV_NEXT;
+    P->ev_index = index;
+    P->ev_p = put_u(p + 1, WEFT_ID_GEN(W->cur));
+  } else {
+    *p = EV_LATER;
+    P->ev_p = put_id(P, p + 1, W->cur);
+  }
+  P->open = 1;
+  P->depth = 1;
+}
+
+WEFT_NOINLINE static void end_nested_or_sampled(weft_state *W, prof *P, weft_id id, int ended) {
   if (--P->depth >= MAX_DEPTH || P->depth < 0) {
     if (P->depth < 0) P->depth = 0;
     return;
@@ -418,7 +441,17 @@ void weft__profile_end(weft_state *W, weft_id id) {
   }
   /* Its label is made once, when it ends (it is gone by the time the
      profile is written) or when the profile stops. */
-  if (W->curL && lua_status(W->curL) != LUA_YIELD) label(W, P, id);
+  if (ended) label(W, P, id);
+}
+
+void weft__profile_end(weft_state *W, weft_id id, int ended) {
+  prof *P = W->prof;
+  P->last = id;
+  if (P->depth != 1 || P->nsamples != P->s0[0] || ended) {
+    end_nested_or_sampled(W, P, id, ended);
+    return;
+  }
+  P->depth = 0; /* a top-level resume no sample landed in that yielded */
 }
 
 void weft__profile_frame(weft_state *W, int end) {

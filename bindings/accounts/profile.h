@@ -8,9 +8,10 @@
 
 #include "../base/internal.h"
 
-/* Around each task resume while a profile is on (cost.h). */
+/* Around each task resume while a profile is on (cost.h); ended: the
+   resume ended the task (it did not yield). */
 void weft__profile_begin(weft_state *W);
-void weft__profile_end(weft_state *W, weft_id id);
+void weft__profile_end(weft_state *W, weft_id id, int ended);
 /* At a frame's start and end. */
 void weft__profile_frame(weft_state *W, int end);
 /* From the count hook when the watchdog asked for a sample: the stack of

@@ -465,7 +465,7 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
   weft_cost_mark cost;
   weft__cost_begin(W, &cost, &co->hookcount);
   int st = lua_resume(co, saved.curL, nargs, &nres);
-  weft__cost_end(W, id, &cost);
+  weft__cost_end(W, id, &cost, st != LUA_YIELD);
   weft__budget_leave(W, b);
   who_leave(W, &saved);
   WEFT_ASSERT(!lt->fast || st == LUA_YIELD); /* the fast path yields at once */
