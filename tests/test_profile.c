@@ -23,6 +23,7 @@
 typedef struct span {
   int64_t t0, t1; /* nanoseconds */
   int burner;     /* the task named "burner" */
+  int unnamed;    /* a slice named "task": its task's name was never kept */
 } span;
 
 typedef struct flow {
@@ -71,7 +72,8 @@ static void read_trace(const char *path, trace *tr) {
   while (fgets(line, sizeof line, f)) {
     if (strstr(line, "\"ph\":\"X\"")) {
       int64_t ts = ns_of(line, "\"ts\":"), dur = ns_of(line, "\"dur\":");
-      span s = {ts, ts + dur, strstr(line, "\"name\":\"burner ") != NULL};
+      span s = {ts, ts + dur, strstr(line, "\"name\":\"burner ") != NULL,
+                strstr(line, "\"name\":\"task\"") != NULL};
       if (strstr(line, "\"cat\":\"task\""))
         push_span(&tr->tasks, &tr->ntasks, s);
       else
@@ -171,6 +173,10 @@ static void test_a_profile_trace_nests_orders_and_frames_every_resume(void **sta
     open[depth++] = x;
   }
   assert_true(nested >= 10); /* the spawns inside resumes */
+  /* Every slice is named, those of the tasks that ended too (they are
+     gone when the profile is written). */
+  for (size_t i = 0; i < tr.ntasks; i++)
+    if (tr.tasks[i].unnamed) fail_msg("slice %zu is of a task whose name was lost", i);
   /* The long resumes keep their length: placed to within a tick, not
      given an even share of the time among short ones (which they would
      be with the clock read only at their ends). */

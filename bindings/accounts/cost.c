@@ -216,8 +216,8 @@ static void took(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t to
 
 static uint64_t tick_us(uint64_t t);
 
-void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m, int ended) {
-  if (W->prof) weft__profile_end(W, id, ended);
+void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
+  if (W->prof) weft__profile_end(W, id);
   if (W->cost.clock == WEFT_COST_INSTR) {
     took(W, id, m, tick_us(weft__cost_instr_close(W, m)) - tick_us(m->t0));
     return;

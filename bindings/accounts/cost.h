@@ -69,7 +69,7 @@ static inline void weft__cost_pick_way(weft_state *W) {
 /* The slow ways (a profile is on; the watchdog naps, its clock then 0;
    a tick came during the resume; the coarse clock moved). */
 void weft__cost_begin_slow(weft_state *W, weft_cost_mark *m, int *count);
-void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m, int ended);
+void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m);
 void weft__cost_end_coarse(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t ns);
 void weft__cost_end_instr(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t t);
 /* Counted: L's count hook is set (lua_sethook), what it counted so far
@@ -108,25 +108,23 @@ static inline uint64_t weft__cost_instr_now(weft_state *W) {
 static inline void weft__cost_begin(weft_state *W, weft_cost_mark *m, int *count) {
   weft_costs *C = &W->cost;
   m->inner = C->inner;
-  if (C->slow_way == WEFT_COST_INSTR) {
+  if (__builtin_expect(C->slow_way <= WEFT_COST_SLOW, 1)) { /* watched, the default */
+    m->t0 = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+    if (__builtin_expect(!m->t0 || C->slow_way, 0)) {
+      if (m->t0 && W->prof && W->watching)
+        weft__profile_begin(W); /* a profile's resume, the clock read as usual */
+      else
+        weft__cost_begin_slow(W, m, count);
+    }
+  } else if (C->slow_way == WEFT_COST_INSTR) {
     m->open = C->open;
     if (__builtin_expect(m->open != NULL, 0)) weft__cost_instr_now(W); /* the outer's */
     m->t0 = C->instr;
     C->open = count;
     C->open_at = *count;
-    return;
-  }
-  if (C->slow_way == WEFT_COST_COARSE) {
+  } else {
     m->t0 = C->coarse_ns && !W->run_depth ? C->coarse_ns : weft__clock_coarse_ns();
     C->coarse_ns = 0;
-    return;
-  }
-  m->t0 = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  if (__builtin_expect(!m->t0 || C->slow_way, 0)) {
-    if (m->t0 && W->prof && W->watching)
-      weft__profile_begin(W); /* a profile's resume, the clock read as usual */
-    else
-      weft__cost_begin_slow(W, m, count);
   }
 }
 
@@ -143,26 +141,23 @@ static inline uint64_t weft__cost_instr_close(weft_state *W, const weft_cost_mar
 }
 
 /* After the resume: its time, less that of tasks it ran inside it (a
-   spawn runs the new task at once), goes to id; ended: the task ended
-   (it did not yield). */
-static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mark *m, int ended) {
-  if (W->cost.slow_way == WEFT_COST_INSTR) {
+   spawn runs the new task at once), goes to id. */
+static inline void weft__cost_end(weft_state *W, weft_id id, const weft_cost_mark *m) {
+  if (__builtin_expect(W->cost.slow_way <= WEFT_COST_SLOW, 1)) {
+    uint64_t t = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
+    if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) {
+      if (t == m->t0 && W->prof && W->watching)
+        weft__profile_end(W, id); /* no tick came: nothing to charge, as above */
+      else
+        weft__cost_end_slow(W, id, m);
+    }
+  } else if (W->cost.slow_way == WEFT_COST_INSTR) {
     uint64_t t = weft__cost_instr_close(W, m);
     if ((t ^ m->t0) >> WEFT_INSTR_TICK_SHIFT) weft__cost_end_instr(W, id, m, t);
-    return;
-  }
-  if (W->cost.slow_way == WEFT_COST_COARSE) {
+  } else {
     uint64_t ns = weft__clock_coarse_ns();
     if (W->in_step && !W->run_depth) W->cost.coarse_ns = ns; /* the step's next begins here */
     if (ns != m->t0) weft__cost_end_coarse(W, id, m, ns);
-    return;
-  }
-  uint64_t t = atomic_load_explicit(&W->wd.clock_us, memory_order_relaxed);
-  if (__builtin_expect(t != m->t0 || W->cost.slow_way, 0)) {
-    if (t == m->t0 && W->prof && W->watching)
-      weft__profile_end(W, id, ended); /* no tick came: nothing to charge, as above */
-    else
-      weft__cost_end_slow(W, id, m, ended);
   }
 }
 

@@ -425,7 +425,7 @@ void weft__profile_begin(weft_state *W) {
   P->depth = 1;
 }
 
-WEFT_NOINLINE static void end_nested_or_sampled(weft_state *W, prof *P, weft_id id, int ended) {
+WEFT_NOINLINE static void end_nested_or_sampled(weft_state *W, prof *P, weft_id id) {
   if (--P->depth >= MAX_DEPTH || P->depth < 0) {
     if (P->depth < 0) P->depth = 0;
     return;
@@ -439,20 +439,21 @@ WEFT_NOINLINE static void end_nested_or_sampled(weft_state *W, prof *P, weft_id 
     if (cpu > P->cpu) P->samples[P->nsamples - 1].us += (uint32_t)((cpu - P->cpu) / 1000u);
     P->cpu = cpu;
   }
-  /* Its label is made once, when it ends (it is gone by the time the
-     profile is written) or when the profile stops. */
-  if (ended) label(W, P, id);
 }
 
-void weft__profile_end(weft_state *W, weft_id id, int ended) {
+void weft__profile_end(weft_state *W, weft_id id) {
   prof *P = W->prof;
   P->last = id;
-  if (P->depth != 1 || P->nsamples != P->s0[0] || ended) {
-    end_nested_or_sampled(W, P, id, ended);
+  if (P->depth != 1 || P->nsamples != P->s0[0]) {
+    end_nested_or_sampled(W, P, id);
     return;
   }
-  P->depth = 0; /* a top-level resume no sample landed in that yielded */
+  P->depth = 0; /* a top-level resume no sample landed in */
 }
+
+/* Its label is made once, when it ends (it is gone by the time the
+   profile is written) or when the profile stops. */
+void weft__profile_ended(weft_state *W, weft_id id) { label(W, W->prof, id); }
 
 void weft__profile_frame(weft_state *W, int end) {
   prof *P = W->prof;

@@ -8,10 +8,12 @@
 
 #include "../base/internal.h"
 
-/* Around each task resume while a profile is on (cost.h); ended: the
-   resume ended the task (it did not yield). */
+/* Around each task resume while a profile is on (cost.h). */
 void weft__profile_begin(weft_state *W);
-void weft__profile_end(weft_state *W, weft_id id, int ended);
+void weft__profile_end(weft_state *W, weft_id id);
+/* A resume ended task id (it did not yield): its name is kept now, as
+   it is gone by the time the profile is written. */
+void weft__profile_ended(weft_state *W, weft_id id);
 /* At a frame's start and end. */
 void weft__profile_frame(weft_state *W, int end);
 /* From the count hook when the watchdog asked for a sample: the stack of

@@ -398,6 +398,7 @@ static void finish_error(weft_state *W, weft_id id, ltask *lt, lua_State *L) {
 WEFT_NOINLINE static void resumed(weft_state *W, weft_id id, int st, int nres, lua_State *L) {
   ltask *lt = LT(W, id);
   if (!lt || !lt->co) return; /* cancelled meanwhile */
+  if (st != LUA_YIELD && W->prof) weft__profile_ended(W, id);
   if (st == LUA_YIELD) {
     if (nres) lua_pop(lt->co, nres);
     if (lt->b.preempted) { /* over budget: go on next frame */
@@ -465,7 +466,7 @@ static inline int resume_task(weft_state *W, weft_id id, ltask *lt, double slept
   weft_cost_mark cost;
   weft__cost_begin(W, &cost, &co->hookcount);
   int st = lua_resume(co, saved.curL, nargs, &nres);
-  weft__cost_end(W, id, &cost, st != LUA_YIELD);
+  weft__cost_end(W, id, &cost);
   weft__budget_leave(W, b);
   who_leave(W, &saved);
   WEFT_ASSERT(!lt->fast || st == LUA_YIELD); /* the fast path yields at once */
