@@ -69,8 +69,13 @@ test('speedscope draws it under headless Chromium', (t) => {
   // On a busy machine the DOM may be dumped before speedscope has drawn
   // all of its header: up to three looks, each a fresh browser.
   let dom = '';
-  for (let i = 0; i < 3 && !(/burn4 [^<]*heavy\.lua:\d+/.test(dom) && /\(1\/3\)/.test(dom)); i++)
+  // One flame graph a task with samples: the three burners, and the
+  // file's own task when a sample lands in its few instructions between
+  // the spawns (a stop asked during a burner's first run, inside the
+  // spawn, is taken at the file's next jump or call).
+  const graphs = /\(1\/[34]\)/;
+  for (let i = 0; i < 3 && !(/burn4 [^<]*heavy\.lua:\d+/.test(dom) && graphs.test(dom)); i++)
     dom = cp.spawnSync(CHROMIUM, [...args, '--dump-dom', url], { timeout: 60000 }).stdout.toString();
   assert.match(dom, /burn4 [^<]*heavy\.lua:\d+/, 'the costliest task is shown first, by name');
-  assert.match(dom, /\(1\/3\)/, 'one flame graph per task: three');
+  assert.match(dom, graphs, 'one flame graph per task: the three burners (and the file\'s own)');
 });
