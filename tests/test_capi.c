@@ -266,8 +266,9 @@ static int l_burn(lua_State *L) {
 
 /* One run of test_counted_costs_are_instructions: each figure after 20
    frames, those of tasks a to e and of the group d spawns into, and the
-   least and most b was charged in a frame after its first. */
-static void counted_costs(weft_task_cost got[6], double *bmin, double *bmax) {
+   least and most b was charged in a frame after its first; with a
+   profile written to profile when it is not NULL. */
+static void counted_costs(weft_task_cost got[6], double *bmin, double *bmax, const char *profile) {
   out o = {0};
   weft_desc d = WEFT_DESC_INIT;
   d.log = on_log;
@@ -296,6 +297,7 @@ static void counted_costs(weft_task_cost got[6], double *bmin, double *bmax) {
                      "end");
   t[4] = run_with(W, "while true do x() wait() end");
   *bmin = 1e9, *bmax = 0;
+  if (profile) assert_int_equal(weft_profile_start(W, profile), WEFT_OK);
   for (int i = 0; i < 20; i++) { /* b's count runs out every fifth frame or so */
     steps(W, 1);
     assert_int_equal(weft_get_task_cost(W, t[1], &got[1]), WEFT_OK);
@@ -309,6 +311,7 @@ static void counted_costs(weft_task_cost got[6], double *bmin, double *bmax) {
     weft_task_drop(W, t[i]);
   }
   assert_int_equal(weft_get_group_cost(W, kids, &got[5]), WEFT_OK);
+  if (profile) assert_int_equal(weft_profile_stop(W), WEFT_OK);
   weft_group_drop(W, kids);
   assert_int_equal(o.reports, 0);
   assert_int_equal(weft_close(W), 0);
@@ -320,15 +323,19 @@ static void counted_costs(weft_task_cost got[6], double *bmin, double *bmax) {
    spawned and run at once costs its group, not its spawner, which is
    charged its own work before the spawn; the time a
    C function takes is not counted; and every figure is the same in
-   every run, however long the C function took. */
+   every run, however long the C function took and with a profile on. */
 static void test_counted_costs_are_instructions(void **state) {
   (void)state;
   weft_task_cost a[6], b[6];
   double lo, hi, lo2, hi2;
   burn_ms = 0;
-  counted_costs(a, &lo, &hi);
+  counted_costs(a, &lo, &hi, NULL);
+  char dir[] = "/tmp/weft-capi-XXXXXX", path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/p.json", dir);
   burn_ms = 3;
-  counted_costs(b, &lo2, &hi2);
+  counted_costs(b, &lo2, &hi2, path);
+  rm_tree(dir);
   assert_true(lo == lo2 && hi == hi2);
   for (int i = 0; i < 6; i++) {
     assert_true(a[i].frame_ms == b[i].frame_ms);

@@ -194,10 +194,7 @@ static uint64_t cost_now(weft_state *W) {
 
 void weft__cost_begin_slow(weft_state *W, weft_cost_mark *m, int *count) {
   if (W->cost.clock == WEFT_COST_INSTR) { /* a profile is on: the instruction clock as usual */
-    m->open = W->cost.open;
-    m->t0 = weft__cost_instr_now(W);
-    W->cost.open = count;
-    W->cost.open_at = *count;
+    m->t0 = weft__cost_instr_open(W, m, count);
   } else if (W->watching && !m->t0) { /* it naps: read the clock, wake it */
     wake_watchdog(W);
     m->t0 = cost_now(W);
@@ -214,12 +211,10 @@ static void took(weft_state *W, weft_id id, const weft_cost_mark *m, uint64_t to
   if (total > inner) weft__cost_charge(W, id, total - inner);
 }
 
-static uint64_t tick_us(uint64_t t);
-
 void weft__cost_end_slow(weft_state *W, weft_id id, const weft_cost_mark *m) {
   if (W->prof) weft__profile_end(W, id);
   if (W->cost.clock == WEFT_COST_INSTR) {
-    took(W, id, m, tick_us(weft__cost_instr_close(W, m)) - tick_us(m->t0));
+    weft__cost_end_instr(W, id, m, weft__cost_instr_close(W, m));
     return;
   }
   uint64_t t = cost_now(W);

@@ -93,6 +93,18 @@ static inline uint64_t weft__cost_instr_now(weft_state *W) {
   return C->instr;
 }
 
+/* The instruction clock at a resume's start: count (its thread's) is
+   opened, the one open before it (the resume it runs inside) kept in m
+   after what it counted goes onto the clock. */
+static inline uint64_t weft__cost_instr_open(weft_state *W, weft_cost_mark *m, int *count) {
+  weft_costs *C = &W->cost;
+  m->open = C->open;
+  if (__builtin_expect(m->open != NULL, 0)) weft__cost_instr_now(W);
+  C->open = count;
+  C->open_at = *count;
+  return C->instr;
+}
+
 /* Around a task's resume; count is its thread's hook count (lstate.h's
    hookcount: what the instruction clock reads). The usual resume,
    watched and shorter than a tick, costs two loads of the clock and one
@@ -117,11 +129,7 @@ static inline void weft__cost_begin(weft_state *W, weft_cost_mark *m, int *count
         weft__cost_begin_slow(W, m, count);
     }
   } else if (C->slow_way == WEFT_COST_INSTR) {
-    m->open = C->open;
-    if (__builtin_expect(m->open != NULL, 0)) weft__cost_instr_now(W); /* the outer's */
-    m->t0 = C->instr;
-    C->open = count;
-    C->open_at = *count;
+    m->t0 = weft__cost_instr_open(W, m, count);
   } else {
     m->t0 = C->coarse_ns && !W->run_depth ? C->coarse_ns : weft__clock_coarse_ns();
     C->coarse_ns = 0;
